@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const boolFromEnv = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
+/** Every PLACARD_* variable the server reads, with its default. Parsed once at boot. */
+const EnvSchema = z.object({
+  PLACARD_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PLACARD_HOST: z.string().min(1).default('0.0.0.0'),
+  PLACARD_DATA_DIR: z.string().min(1).default('./data'),
+  PLACARD_PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  PLACARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  PLACARD_FFMPEG: z.string().min(1).optional(),
+  PLACARD_FFPROBE: z.string().min(1).optional(),
+  /** Largest JSON request body accepted, in bytes. */
+  PLACARD_JSON_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** How long a stopping server waits for in-flight requests before closing them. */
+  PLACARD_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** Trust X-Forwarded-* from a reverse proxy in front of the server. */
+  PLACARD_TRUST_PROXY: boolFromEnv.default(false),
+  /** Check every JSON response against its declared schema (on in tests). */
+  PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly publicUrl: string | null;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly ffmpegPath: string | null;
+  readonly ffprobePath: string | null;
+  readonly jsonLimitBytes: number;
+  readonly shutdownTimeoutMs: number;
+  readonly trustProxy: boolean;
+  readonly validateResponses: boolean;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; throws ConfigError with one readable line on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const parsed = EnvSchema.safeParse(picked);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? '?');
+      return `${key}=${JSON.stringify(picked[key] ?? '')}: ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PLACARD_PORT,
+    host: e.PLACARD_HOST,
+    dataDir: path.resolve(e.PLACARD_DATA_DIR),
+    publicUrl: e.PLACARD_PUBLIC_URL ?? null,
+    logLevel: e.PLACARD_LOG_LEVEL,
+    ffmpegPath: e.PLACARD_FFMPEG ?? null,
+    ffprobePath: e.PLACARD_FFPROBE ?? null,
+    jsonLimitBytes: e.PLACARD_JSON_LIMIT_BYTES,
+    shutdownTimeoutMs: e.PLACARD_SHUTDOWN_TIMEOUT_MS,
+    trustProxy: e.PLACARD_TRUST_PROXY,
+    validateResponses: e.PLACARD_VALIDATE_RESPONSES,
+  });
+}
+
+/** A configuration for tests and tools: defaults, a given data directory, overrides. */
+export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  return Object.freeze({ ...loadConfig({}), dataDir, port: 0, host: '127.0.0.1', logLevel: 'silent', validateResponses: true, ...overrides });
+}

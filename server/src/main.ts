@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { DatabaseTooNewError, migrate, openDatabase } from './platform/db/database.js';
+import { ensureInstanceId } from './platform/db/meta.js';
+import { createLogger } from './platform/log.js';
+import { MediaTools } from './platform/media/tools.js';
+import { listen } from './server.js';
+import { SERVER_VERSION } from './version.js';
+
+function fail(line: string): never {
+  process.stderr.write(`placard: ${line}\n`);
+  process.exit(1);
+}
+
+/** Boot: config -> data directory -> database -> migrations -> HTTP, and a clean stop on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  for (const dir of ['media', 'uploads', 'backups', 'releases']) mkdirSync(path.join(config.dataDir, dir), { recursive: true });
+
+  const database = openDatabase(path.join(config.dataDir, 'placard.db'));
+  try {
+    const report = await migrate(database.db);
+    if (report.applied.length) logger.info({ applied: report.applied }, 'database migrated');
+  } catch (err) {
+    await database.db.destroy();
+    if (err instanceof DatabaseTooNewError) fail(err.message);
+    throw err;
+  }
+  const instanceId = await ensureInstanceId(database.db);
+
+  const tools = new MediaTools(config);
+  const app = buildApp({ config, db: database.db, logger, tools, state: { restoreInProgress: false } });
+  const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs);
+  logger.info({ version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe }, `Placard listening on ${config.publicUrl ?? running.url}`);
+  void tools.check().then((status) => {
+    for (const [name, check] of Object.entries(status)) if (!check.ok) logger.warn({ tool: name }, check.detail);
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing in-flight requests');
+    await running.close();
+    await database.close(); // checkpoints the WAL
+    logger.info('stopped cleanly');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`placard: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+import { MIGRATIONS, type Migration } from './migrations/index.js';
+
+export type Db = Kysely<Database>;
+
+export interface OpenedDatabase {
+  db: Db;
+  /** The raw handle, for pragmas, backups and the WAL checkpoint at shutdown. */
+  sqlite: SQLite.Database;
+  file: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (creating if needed) the SQLite file with the pragmas of DESIGN.md section 9:
+ * WAL, synchronous=FULL (an acknowledged commit survives power loss), foreign keys,
+ * and a busy timeout.
+ */
+export function openDatabase(file: string): OpenedDatabase {
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  return {
+    db,
+    sqlite,
+    file,
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Fold the WAL back into the main file so the data directory is one file at rest.
+      try {
+        sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        await db.destroy(); // closes the better-sqlite3 handle
+      }
+    },
+  };
+}
+
+export class DatabaseTooNewError extends Error {
+  constructor(readonly found: number, readonly known: number) {
+    super(
+      `the database is at schema version ${found} but this server knows only up to ${known}; ` +
+        'run a newer Placard or restore a backup made by this version',
+    );
+    this.name = 'DatabaseTooNewError';
+  }
+}
+
+export interface MigrationReport {
+  applied: number[];
+  current: number;
+}
+
+/**
+ * Brings the schema up to date: each pending migration runs in its own transaction
+ * together with its schema_migrations row. Refuses a database newer than this server.
+ */
+export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationReport> {
+  await db.schema
+    .createTable('schema_migrations')
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', 'text', (c) => c.notNull())
+    .execute();
+  const rows = await db.selectFrom('schema_migrations').select('version').execute();
+  const have = new Set(rows.map((r) => r.version));
+  const known = migrations.at(-1)?.version ?? 0;
+  const newest = Math.max(0, ...have);
+  if (newest > known) throw new DatabaseTooNewError(newest, known);
+
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (have.has(m.version)) continue;
+    await db.transaction().execute(async (trx) => {
+      await m.up(trx);
+      await trx
+        .insertInto('schema_migrations')
+        .values({ version: m.version, name: m.name, applied_at: new Date().toISOString() })
+        .execute();
+    });
+    applied.push(m.version);
+  }
+  return { applied, current: known };
+}
+
+/** Answers whether the database responds (used by /readyz). */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}

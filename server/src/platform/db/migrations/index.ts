@@ -1,0 +1,13 @@
+import type { Kysely } from 'kysely';
+import { m0001_meta } from './0001_meta.js';
+
+export interface Migration {
+  /** Strictly increasing, never reused; the database records the versions it has. */
+  version: number;
+  name: string;
+  /** Runs inside a transaction. Forward-only: there is no down. */
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/** Every migration, in order. A new migration is appended here, never inserted. */
+export const MIGRATIONS: readonly Migration[] = [m0001_meta];

@@ -1,0 +1,66 @@
+/**
+ * The closed vocabulary of error codes (DESIGN.md section 3). Every error the API
+ * answers carries one of these codes and the HTTP status given here. Add a code here,
+ * deliberately, and document it in docs/api-conventions.md; nowhere else.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, description: 'The request (body, query or headers) failed validation; details name each problem.' },
+  malformed_json: { status: 400, description: 'The body is not valid JSON.' },
+  unauthenticated: { status: 401, description: 'No credential of a kind this route accepts, or the session ended.' },
+  invalid_credential: { status: 401, description: 'The credential is unknown or malformed.' },
+  credential_revoked: { status: 401, description: 'The device credential was revoked; the screen must pair again.' },
+  mfa_required: { status: 401, description: 'Password accepted; the second factor is still needed.' },
+  csrf_failed: { status: 403, description: 'An unsafe request without the session’s X-CSRF-Token.' },
+  forbidden: { status: 403, description: 'Authenticated, but the role or capability does not allow this.' },
+  screen_disabled: { status: 403, description: 'The screen is disabled.' },
+  not_found: { status: 404, description: 'No such route or resource (a path id that is not a UUID included).' },
+  method_not_allowed: { status: 405, description: 'The path exists but not for this method; see the Allow header.' },
+  conflict: { status: 409, description: 'The request conflicts with the current state (in use, already exists, ...).' },
+  version_conflict: { status: 412, description: 'If-Match named a revision that is no longer current (409 where no If-Match was involved).' },
+  payload_too_large: { status: 413, description: 'The body is larger than this route accepts.' },
+  unsupported_media_type: { status: 415, description: 'The body’s Content-Type is not one this route accepts.' },
+  range_not_satisfiable: { status: 416, description: 'The Range cannot be served; Content-Range gives the length.' },
+  rate_limited: { status: 429, description: 'Too many attempts; Retry-After says when to try again.' },
+  internal: { status: 500, description: 'An unexpected failure; the message carries the request id.' },
+  not_ready: { status: 503, description: 'A dependency (database, media tools) is unavailable or a restore is running.' },
+  insufficient_storage: { status: 507, description: 'The data directory’s disk is full; nothing was kept.' },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: unknown;
+}
+
+/** An error the API answers as `{"error": {code, message, details?}}`. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: unknown; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = options.status ?? ERROR_CODES[code].status;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): { error: ErrorBody } {
+    const error: ErrorBody = { code: this.code, message: this.message };
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found`);
+export const conflict = (message: string, details?: unknown) => new ApiError('conflict', message, { details });
+export const forbidden = (message = 'You are not allowed to do this') => new ApiError('forbidden', message);

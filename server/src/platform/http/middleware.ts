@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { ApiError, type ErrorCode } from './errors.js';
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Gives every request an id (the caller's X-Request-Id when sane), a child logger and an access log line. */
+export function requestContext(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const id = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = logger.child({ reqId: id });
+    ctx.set('X-Request-Id', id);
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const quiet = ctx.path === '/healthz' || ctx.path === '/readyz';
+      // The path only: query strings may carry things that do not belong in logs.
+      ctx.state.log[quiet ? 'debug' : 'info']({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+    }
+  };
+}
+
+/** For client errors raised outside our code (Koa, its middleware): status -> code. */
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  400: 'validation_failed',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  412: 'version_conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  416: 'range_not_satisfiable',
+  429: 'rate_limited',
+};
+
+/**
+ * Turns every failure into the error envelope. ApiErrors answer as they are; other
+ * client errors raised by Koa or its middleware (with `expose`) map by status; anything
+ * else is 500 `internal` with the request id and no stack.
+ */
+export function errorEnvelope(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      let apiError: ApiError;
+      if (err instanceof ApiError) {
+        apiError = err;
+      } else {
+        const e = err as { status?: number; expose?: boolean; message?: string };
+        const status = typeof e.status === 'number' ? e.status : 500;
+        const code = CODE_BY_STATUS[status];
+        if (status < 500 && e.expose && code) {
+          apiError = new ApiError(code, e.message || code, { status });
+        } else {
+          const id = ctx.state.requestId as string;
+          (ctx.state.log ?? console).error({ err }, 'unhandled error');
+          apiError = new ApiError('internal', `Internal error; quote request id ${id} when reporting it`, { details: { requestId: id } });
+        }
+      }
+      ctx.status = apiError.status;
+      ctx.set(apiError.headers);
+      ctx.body = apiError.toBody();
+    }
+  };
+}
+
+/** Headers every response carries. */
+export function baseHeaders(): Middleware {
+  return async (ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'same-origin');
+    await next();
+    // API answers are live state: never cached unless a route says otherwise.
+    if (ctx.path.startsWith('/api/') && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
+  };
+}

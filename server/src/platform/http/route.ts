@@ -1,0 +1,84 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AuthKind, Principal, Role } from './auth.js';
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+export interface ResponseSpec {
+  description: string;
+  /** Schema of `data` in a JSON success envelope `{"data": ...}`. */
+  data?: z.ZodType;
+  /** A body that is not an envelope (documents, scripts, media): content type -> schema. */
+  content?: Record<string, { schema?: z.ZodType }>;
+  headers?: Record<string, { description: string }>;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  auth: Principal;
+}
+
+/** What a handler returns. `undefined` means the handler wrote ctx.status/ctx.body itself. */
+export type Reply =
+  | { kind: 'json'; status: number; data: unknown; headers?: Record<string, string> }
+  | { kind: 'empty'; status: number; headers?: Record<string, string> };
+
+export const ok = (data: unknown, headers?: Record<string, string>): Reply => ({ kind: 'json', status: 200, data, headers });
+export const created = (data: unknown, headers?: Record<string, string>): Reply => ({ kind: 'json', status: 201, data, headers });
+export const noContent = (headers?: Record<string, string>): Reply => ({ kind: 'empty', status: 204, headers });
+
+type AnyObject = z.ZodType<Record<string, unknown>>;
+
+/**
+ * One object per route: it drives the router, request validation, the response check
+ * and the OpenAPI document, so they cannot drift apart.
+ */
+export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+  method: HttpMethod;
+  /** OpenAPI-style path: `/api/v1/screens/{id}`. */
+  path: string;
+  /** Who may call it; enforced centrally before anything else runs. */
+  auth: AuthKind | readonly AuthKind[];
+  /** For session callers: the weakest role allowed. */
+  minRole?: Role;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  operationId?: string;
+  /** True for routes Placard adds beyond the spec (marked in the OpenAPI document). */
+  extension?: boolean;
+  params?: P;
+  query?: Q;
+  /** JSON body schema. Requests without a body are validated as `{}`. */
+  body?: B;
+  /** Body size limit for this route, when not the server's JSON default. */
+  bodyLimitBytes?: number;
+  /** The handler reads the request stream itself (uploads); no body parsing happens. */
+  rawBody?: { contentTypes: readonly string[] };
+  responses: Record<number, ResponseSpec>;
+  handler: (ctx: Context, input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | void> | Reply | void;
+}
+
+export type Route = RouteDef<AnyObject, AnyObject, z.ZodType>;
+
+export function defineRoute<
+  P extends AnyObject = z.ZodObject<{}>,
+  Q extends AnyObject = z.ZodObject<{}>,
+  B extends z.ZodType = z.ZodUndefined,
+>(def: RouteDef<P, Q, B>): Route {
+  return def as unknown as Route;
+}
+
+export function authKinds(route: Pick<Route, 'auth'>): readonly AuthKind[] {
+  return typeof route.auth === 'string' ? [route.auth] : route.auth;
+}
+
+/** A path id: a UUID, lower-cased. Anything else makes the route answer 404. */
+export const uuidParam = z.uuid().transform((s) => s.toLowerCase());
+
+/** `/api/v1/screens/{id}` -> `/api/v1/screens/:id` for @koa/router. */
+export function toRouterPath(path: string): string {
+  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}

@@ -1,0 +1,182 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { z } from 'zod';
+import { authenticate, type Authenticators } from './auth.js';
+import { ApiError } from './errors.js';
+import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
+
+export interface RouterOptions {
+  jsonLimitBytes: number;
+  validateResponses: boolean;
+  authenticators: () => Authenticators;
+}
+
+type Location = 'params' | 'query' | 'body';
+
+function issuesOf(location: Location, error: z.ZodError) {
+  return error.issues.map((i) => ({ location, path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message, code: i.code }));
+}
+
+function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, location: Location): T {
+  if (!schema) return (location === 'body' ? undefined : {}) as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  if (location === 'params') throw new ApiError('not_found', 'Resource not found');
+  const issues = issuesOf(location, result.error);
+  const first = issues[0];
+  const where = first ? `${location}${first.path.length ? '.' + first.path.join('.') : ''}: ${first.message}` : location;
+  throw new ApiError('validation_failed', `Invalid request ${where}`, { details: { issues } });
+}
+
+const isJsonType = (type: string) => /^application\/([a-z0-9.+-]+\+)?json$/i.test(type);
+
+function hasBody(ctx: Context): boolean {
+  const len = ctx.get('content-length');
+  if (len) return Number(len) > 0;
+  return Boolean(ctx.get('transfer-encoding'));
+}
+
+/** Parses a JSON body with koa-body and maps its failures onto the error vocabulary. */
+function jsonBodyParser(limitBytes: number): (ctx: Context) => Promise<unknown> {
+  const parser = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: limitBytes,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    parsedMethods: Object.values(HttpMethodEnum),
+  }) as unknown as Middleware;
+  return async (ctx) => {
+    if (!hasBody(ctx)) return {};
+    const type = ctx.request.type;
+    if (!isJsonType(type)) {
+      throw new ApiError('unsupported_media_type', `Send the body as application/json${type ? ` (got ${type})` : ''}`);
+    }
+    try {
+      await parser(ctx, async () => {});
+    } catch (err) {
+      const e = err as { status?: number; type?: string; message?: string };
+      if (e.status === 413 || e.type === 'entity.too.large') {
+        throw new ApiError('payload_too_large', `The body is larger than ${limitBytes} bytes`);
+      }
+      if (e.status === 415) throw new ApiError('unsupported_media_type', 'Unsupported body encoding');
+      throw new ApiError('malformed_json', 'The body is not valid JSON');
+    }
+    return ctx.request.body;
+  };
+}
+
+function applyReply(ctx: Context, route: Route, reply: Reply, validateResponses: boolean): void {
+  if (reply.headers) ctx.set(reply.headers);
+  ctx.status = reply.status;
+  if (reply.kind === 'empty') {
+    ctx.body = null;
+    return;
+  }
+  const schema = route.responses[reply.status]?.data;
+  if (validateResponses) {
+    if (!schema) throw new Error(`${route.method} ${route.path} answered ${reply.status}, which it does not declare`);
+    const checked = schema.safeParse(reply.data);
+    if (!checked.success) {
+      throw new Error(`${route.method} ${route.path} answered data that breaks its schema: ${JSON.stringify(checked.error.issues)}`);
+    }
+  }
+  ctx.body = { data: reply.data };
+}
+
+/** Builds the full request pipeline of one route: auth, body, validation, handler, reply. */
+function routeMiddleware(route: Route, options: RouterOptions): Middleware {
+  const kinds = authKinds(route);
+  const parseBody = route.body && !route.rawBody ? jsonBodyParser(route.bodyLimitBytes ?? options.jsonLimitBytes) : null;
+  const rawTypes = route.rawBody?.contentTypes;
+  return async (ctx) => {
+    const auth = await authenticate(ctx, kinds, route.minRole, options.authenticators());
+    ctx.state.auth = auth;
+    const params = validate(route.params, ctx.params, 'params');
+    const query = validate(route.query, ctx.query, 'query');
+    let body: unknown;
+    if (parseBody) {
+      body = validate(route.body, await parseBody(ctx), 'body');
+    } else if (rawTypes && hasBody(ctx) && !rawTypes.includes(ctx.request.type)) {
+      throw new ApiError('unsupported_media_type', `Send the body as ${rawTypes.join(' or ')}`);
+    }
+    const reply = await route.handler(ctx, { params, query, body, auth } as never);
+    if (reply) applyReply(ctx, route, reply, options.validateResponses);
+  };
+}
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter(Boolean);
+}
+
+/**
+ * Literal segments before parameters, position by position, so that
+ * `/content-submissions/{id}/approve` is tried before `/content-submissions/{type}/{id}`;
+ * an explicit HEAD before the GET that would also answer HEAD.
+ */
+export function compareRoutes(a: Pick<Route, 'path' | 'method'>, b: Pick<Route, 'path' | 'method'>): number {
+  const sa = segmentsOf(a.path);
+  const sb = segmentsOf(b.path);
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const pa = sa[i]!.startsWith('{');
+    const pb = sb[i]!.startsWith('{');
+    if (pa !== pb) return pa ? 1 : -1;
+  }
+  if (a.path === b.path && a.method !== b.method) {
+    if (a.method === 'HEAD') return -1;
+    if (b.method === 'HEAD') return 1;
+  }
+  return 0;
+}
+
+/** Checks the route table once at start: one definition per method+path, sane auth. */
+export function checkRoutes(routes: readonly Route[]): void {
+  const seen = new Set<string>();
+  for (const r of routes) {
+    const key = `${r.method} ${r.path}`;
+    if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
+    seen.add(key);
+    const kinds = authKinds(r);
+    if (kinds.length === 0) throw new Error(`route without an auth kind: ${key}`);
+    if (kinds.includes('public') && kinds.length > 1) throw new Error(`a public route takes no other auth kind: ${key}`);
+    for (const m of r.path.matchAll(/\{([^}]+)\}/g)) {
+      const shape = (r.params as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
+      if (!shape || !(m[1]! in shape)) throw new Error(`${key}: path parameter {${m[1]}} has no schema`);
+    }
+  }
+}
+
+/**
+ * The router: every route's pipeline, then the fallbacks. A path that exists for other
+ * methods answers 405 with Allow (OPTIONS answers 204 with Allow); anything else 404.
+ */
+export function buildRouter(routes: readonly Route[], options: RouterOptions): Middleware {
+  checkRoutes(routes);
+  const router = new Router();
+  for (const route of [...routes].sort(compareRoutes)) {
+    const path = toRouterPath(route.path);
+    const methods = route.method === 'GET' ? ['HEAD', 'GET'] : [route.method];
+    router.register(path, methods, routeMiddleware(route, options), { name: `${route.method} ${route.path}` });
+  }
+  const dispatch = router.routes();
+  return (ctx) =>
+    dispatch(ctx as never, async () => {
+      const match = router.match(ctx.path, ctx.method);
+      if (match.path.length === 0) {
+        throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}`);
+      }
+      const allowed = new Set<string>();
+      for (const layer of match.path) for (const m of layer.methods) allowed.add(m);
+      const allow = [...allowed].join(', ');
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Allow', allow);
+        ctx.status = 204;
+        return;
+      }
+      throw new ApiError('method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`, {
+        headers: { Allow: allow },
+      });
+    });
+}

@@ -1,0 +1,136 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import sharp from 'sharp';
+
+const require = createRequire(import.meta.url);
+
+export type ToolSource = 'env' | 'ffmpeg-static' | 'npm-installer' | 'path';
+export interface ResolvedTool {
+  path: string;
+  source: ToolSource;
+}
+
+function fromPackage(load: () => string | null | undefined): string | null {
+  try {
+    const p = load();
+    return p && existsSync(p) ? p : null;
+  } catch {
+    return null; // package absent, or no binary for this platform
+  }
+}
+
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+/**
+ * Resolves ffmpeg and ffprobe in the order of DESIGN.md section 2: the PLACARD_FFMPEG /
+ * PLACARD_FFPROBE setting (used as given, even when wrong, so a bad setting shows in
+ * /readyz instead of being silently replaced), ffmpeg-static when its binary was
+ * downloaded, the binaries shipped in @ffmpeg-installer / @ffprobe-installer, then PATH.
+ */
+export function resolveMediaTools(settings: { ffmpegPath: string | null; ffprobePath: string | null }): {
+  ffmpeg: ResolvedTool | null;
+  ffprobe: ResolvedTool | null;
+} {
+  const ffmpeg: ResolvedTool | null = settings.ffmpegPath
+    ? { path: settings.ffmpegPath, source: 'env' }
+    : pick([
+        ['ffmpeg-static', () => fromPackage(() => require('ffmpeg-static') as string | null)],
+        ['npm-installer', () => fromPackage(() => (require('@ffmpeg-installer/ffmpeg') as { path: string }).path)],
+        ['path', () => onPath('ffmpeg')],
+      ]);
+  const ffprobe: ResolvedTool | null = settings.ffprobePath
+    ? { path: settings.ffprobePath, source: 'env' }
+    : pick([
+        ['npm-installer', () => fromPackage(() => (require('@ffprobe-installer/ffprobe') as { path: string }).path)],
+        ['path', () => onPath('ffprobe')],
+      ]);
+  return { ffmpeg, ffprobe };
+}
+
+function pick(candidates: [ToolSource, () => string | null][]): ResolvedTool | null {
+  for (const [source, find] of candidates) {
+    const p = find();
+    if (p) return { path: p, source };
+  }
+  return null;
+}
+
+/** Runs `<binary> -version`; answers its first line, or throws with why it is unusable. */
+function probeBinary(binary: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(binary, ['-hide_banner', '-version'], { timeout: 10_000 }, (err, stdout) => {
+      if (err) reject(new Error(err.message.split('\n')[0]));
+      else resolve(stdout.split('\n')[0]?.trim() ?? '');
+    });
+  });
+}
+
+export interface ToolCheck {
+  ok: boolean;
+  detail: string;
+}
+
+export interface MediaToolsStatus {
+  sharp: ToolCheck;
+  ffmpeg: ToolCheck;
+  ffprobe: ToolCheck;
+}
+
+/**
+ * The media tools this server uses, with a health check cached for `ttlMs` (spawning
+ * ffmpeg on every /readyz poll would be wasteful). Only platform/media touches them.
+ */
+export class MediaTools {
+  readonly ffmpeg: ResolvedTool | null;
+  readonly ffprobe: ResolvedTool | null;
+  private cached: { at: number; status: Promise<MediaToolsStatus> } | null = null;
+
+  constructor(settings: { ffmpegPath: string | null; ffprobePath: string | null }, private readonly ttlMs = 30_000) {
+    const resolved = resolveMediaTools(settings);
+    this.ffmpeg = resolved.ffmpeg;
+    this.ffprobe = resolved.ffprobe;
+  }
+
+  check(): Promise<MediaToolsStatus> {
+    const now = Date.now();
+    if (!this.cached || now - this.cached.at > this.ttlMs) {
+      this.cached = { at: now, status: this.runChecks() };
+    }
+    return this.cached.status;
+  }
+
+  private async runChecks(): Promise<MediaToolsStatus> {
+    const binary = async (tool: ResolvedTool | null, name: string): Promise<ToolCheck> => {
+      if (!tool) return { ok: false, detail: `${name} not found (set PLACARD_${name.toUpperCase()} or install ${name})` };
+      try {
+        return { ok: true, detail: `${await probeBinary(tool.path)} (${tool.path}, from ${tool.source})` };
+      } catch (err) {
+        return { ok: false, detail: `${name} at ${tool.path} is not usable: ${(err as Error).message}` };
+      }
+    };
+    const [ffmpeg, ffprobe, sharpCheck] = await Promise.all([
+      binary(this.ffmpeg, 'ffmpeg'),
+      binary(this.ffprobe, 'ffprobe'),
+      checkSharp(),
+    ]);
+    return { sharp: sharpCheck, ffmpeg, ffprobe };
+  }
+}
+
+async function checkSharp(): Promise<ToolCheck> {
+  try {
+    await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer();
+    return { ok: true, detail: `sharp ${sharp.versions.sharp ?? ''} (libvips ${sharp.versions.vips})` };
+  } catch (err) {
+    return { ok: false, detail: `sharp is not usable: ${(err as Error).message}` };
+  }
+}

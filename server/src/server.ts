@@ -1,0 +1,47 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+
+export interface RunningServer {
+  server: http.Server;
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  port: number;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (idle keep-alive
+   * connections are closed at once), and after `timeoutMs` closes whatever is left.
+   */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export async function listen(app: Koa, host: string, port: number, defaultTimeoutMs = 10_000): Promise<RunningServer> {
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | null = null;
+  return {
+    server,
+    port: address.port,
+    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    close(timeoutMs = defaultTimeoutMs) {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        timer.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import './no-outbound.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { buildApp, type AppDeps } from '../../server/src/app.js';
+import { testConfig, type Config } from '../../server/src/config.js';
+import { migrate, openDatabase, type OpenedDatabase } from '../../server/src/platform/db/database.js';
+import { createLogger } from '../../server/src/platform/log.js';
+import { MediaTools } from '../../server/src/platform/media/tools.js';
+import type { Route } from '../../server/src/platform/http/route.js';
+import type { Authenticators } from '../../server/src/platform/http/auth.js';
+import { listen, type RunningServer } from '../../server/src/server.js';
+
+/** A fresh temporary data directory, removed when the test ends. */
+export function tempDataDir(t: Test): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface TestApp {
+  url: string;
+  dataDir: string;
+  deps: AppDeps;
+  database: OpenedDatabase;
+  server: RunningServer;
+  /** fetch against the app; `path` starts with '/'. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** fetch and parse JSON; answers status, headers and body. */
+  json<T = any>(path: string, init?: RequestInit & { json?: unknown }): Promise<{ status: number; headers: Headers; body: T }>;
+}
+
+export interface TestAppOptions {
+  config?: Partial<Config>;
+  extraRoutes?: readonly Route[];
+  authenticators?: Authenticators;
+}
+
+/** The real app, on a real port (0), over a real SQLite file in a temp data directory. */
+export async function startApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = tempDataDir(t);
+  const config = testConfig(dataDir, options.config);
+  const database = openDatabase(path.join(dataDir, 'placard.db'));
+  await migrate(database.db);
+  const deps: AppDeps = {
+    config,
+    db: database.db,
+    logger: createLogger(process.env.PLACARD_TEST_LOG ?? 'silent'),
+    tools: new MediaTools(config),
+    state: { restoreInProgress: false },
+    authenticators: options.authenticators,
+    extraRoutes: options.extraRoutes,
+  };
+  const server = await listen(buildApp(deps), '127.0.0.1', 0, 1_000);
+  t.teardown(async () => {
+    await server.close();
+    await database.close();
+  });
+  const doFetch = (p: string, init?: RequestInit) => fetch(server.url + p, init);
+  return {
+    url: server.url,
+    dataDir,
+    deps,
+    database,
+    server,
+    fetch: doFetch,
+    async json(p, init = {}) {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+      const text = await res.text();
+      let body: any = null;
+      if (text) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+      }
+      return { status: res.status, headers: res.headers, body };
+    },
+  };
+}
