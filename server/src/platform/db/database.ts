@@ -38,7 +38,7 @@ export function openDatabase(file: string): OpenedDatabase {
       closed = true;
       // Fold the WAL back into the main file so the data directory is one file at rest.
       try {
-        sqlite.pragma('wal_checkpoint(TRUNCATE)');
+        if (sqlite.open) sqlite.pragma('wal_checkpoint(TRUNCATE)');
       } finally {
         await db.destroy(); // closes the better-sqlite3 handle
       }

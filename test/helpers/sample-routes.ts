@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { ApiError } from '../../server/src/platform/http/errors.js';
+import { created, defineRoute, noContent, ok, uuidParam } from '../../server/src/platform/http/route.js';
+
+// Routes that exist only in this test, to exercise the shared pipeline.
+const Thing = z.object({ id: z.string(), name: z.string(), count: z.number().int() });
+export const sampleRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/test-things',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'create',
+    bodyLimitBytes: 2048,
+    body: z.object({ name: z.string().min(1).max(50), count: z.number().int().min(0) }),
+    responses: { 201: { description: 'made', data: Thing } },
+    handler: (_ctx, { body }) => created({ id: 'x', ...body }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/test-things/{id}',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'read',
+    params: z.object({ id: uuidParam }),
+    query: z.object({ verbose: z.enum(['true', 'false']).optional() }),
+    responses: { 200: { description: 'the thing', data: Thing } },
+    handler: (_ctx, { params }) => ok({ id: params.id, name: 'n', count: 1 }),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/test-things/{id}',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'delete',
+    params: z.object({ id: uuidParam }),
+    responses: { 204: { description: 'gone' } },
+    handler: () => noContent(),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/test-boom',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'fails',
+    responses: { 200: { description: 'never' } },
+    handler: () => {
+      throw new Error('secret internals at /srv/x.ts:12');
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/test-conflict',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'conflict',
+    responses: { 200: { description: 'never' } },
+    handler: () => {
+      throw new ApiError('conflict', 'already there', { details: { where: ['a'] } });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/test-drift',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'answers data that breaks its schema',
+    responses: { 200: { description: 'thing', data: Thing } },
+    handler: () => ok({ id: 1 }),
+  }),
+];
+
