@@ -17,6 +17,7 @@ import { migrate, openDatabase } from '../../server/src/platform/db/database.js'
 import { defineRoute, ok } from '../../server/src/platform/http/route.js';
 import { createLogger } from '../../server/src/platform/log.js';
 import { MediaTools } from '../../server/src/platform/media/tools.js';
+import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import { listen } from '../../server/src/server.js';
 
 const arg = (name: string, fallback: number) => {
@@ -44,7 +45,8 @@ async function main() {
   const config = testConfig(dir, { validateResponses: false });
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
-  const app = buildApp({ config, db: database.db, logger: createLogger('silent'), tools: new MediaTools(config), state: { restoreInProgress: false }, extraRoutes: [echo] });
+  const logger = createLogger('silent');
+  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false }, extraRoutes: [echo] });
   const placard = await listen(app, '127.0.0.1', 0);
 
   const bare = new Koa();

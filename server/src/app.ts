@@ -2,7 +2,9 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './platform/db/database.js';
+import { defaultAuthenticators } from './authenticators.js';
 import type { Authenticators } from './platform/http/auth.js';
+import type { PeriodicTasks } from './platform/jobs/periodic.js';
 import { baseHeaders, errorEnvelope, requestContext } from './platform/http/middleware.js';
 import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
@@ -20,7 +22,9 @@ export interface AppDeps {
   logger: Logger;
   tools: MediaTools;
   state: AppState;
-  /** Credential resolvers installed by the feature modules; none means only public routes answer. */
+  /** Periodic maintenance; modules register their tasks in buildApp, main.ts starts them. */
+  periodic: PeriodicTasks;
+  /** Replaces the modules' credential resolvers (tests of the auth plumbing only). */
   authenticators?: Authenticators;
   /** Routes added by tests and benchmarks, served like any other. */
   extraRoutes?: readonly Route[];
@@ -37,6 +41,7 @@ declare module 'koa' {
 /** The Koa application: conventions, auth, every route. Tests build it on port 0. */
 export function buildApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
+  const authenticators = deps.authenticators ?? defaultAuthenticators(deps);
   const routes = [...ROUTES, ...(deps.extraRoutes ?? [])];
   app.context.deps = deps;
   app.context.routes = routes;
@@ -48,7 +53,7 @@ export function buildApp(deps: AppDeps): Koa {
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,
       validateResponses: deps.config.validateResponses,
-      authenticators: () => deps.authenticators ?? {},
+      authenticators: () => authenticators,
     }),
   );
   return app;

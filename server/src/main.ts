@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseTooNewError, migrate, openDatabase } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
+import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
 import { listen } from './server.js';
@@ -38,8 +39,10 @@ async function main(): Promise<void> {
   const instanceId = await ensureInstanceId(database.db);
 
   const tools = new MediaTools(config);
-  const app = buildApp({ config, db: database.db, logger, tools, state: { restoreInProgress: false } });
+  const periodic = new PeriodicTasks(logger);
+  const app = buildApp({ config, db: database.db, logger, tools, periodic, state: { restoreInProgress: false } });
   const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs);
+  periodic.start();
   logger.info({ version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe }, `Placard listening on ${config.publicUrl ?? running.url}`);
   void tools.check().then((status) => {
     for (const [name, check] of Object.entries(status)) if (!check.ok) logger.warn({ tool: name }, check.detail);
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
     await running.close();
+    await periodic.stop();
     await database.close(); // checkpoints the WAL
     logger.info('stopped cleanly');
     process.exit(0);

@@ -8,6 +8,7 @@ import { testConfig, type Config } from '../../server/src/config.js';
 import { migrate, openDatabase, type OpenedDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
 import { MediaTools } from '../../server/src/platform/media/tools.js';
+import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import type { Route } from '../../server/src/platform/http/route.js';
 import type { Authenticators } from '../../server/src/platform/http/auth.js';
 import { listen, type RunningServer } from '../../server/src/server.js';
@@ -43,10 +44,12 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
   const config = testConfig(dataDir, options.config);
   const database = openDatabase(path.join(dataDir, 'placard.db'));
   await migrate(database.db);
+  const logger = createLogger(process.env.PLACARD_TEST_LOG ?? 'silent');
   const deps: AppDeps = {
     config,
     db: database.db,
-    logger: createLogger(process.env.PLACARD_TEST_LOG ?? 'silent'),
+    logger,
+    periodic: new PeriodicTasks(logger),
     tools: new MediaTools(config),
     state: { restoreInProgress: false },
     authenticators: options.authenticators,
@@ -55,6 +58,7 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
   const server = await listen(buildApp(deps), '127.0.0.1', 0, 1_000);
   t.teardown(async () => {
     await server.close();
+    await deps.periodic.stop();
     await database.close();
   });
   const doFetch = (p: string, init?: RequestInit) => fetch(server.url + p, init);

@@ -1,0 +1,70 @@
+import type { Logger } from 'pino';
+
+interface Task {
+  name: string;
+  everyMs: number;
+  run: () => Promise<void> | void;
+  timer?: NodeJS.Timeout;
+  running?: Promise<void>;
+}
+
+/**
+ * Light periodic maintenance in the server process (pruning, expiring): each task runs
+ * every `everyMs`, never overlapping itself, errors logged. Started by main.ts after the
+ * server listens and stopped (waiting for a running task) at shutdown. Tests start it
+ * only when they want it, and can call `runNow(name)` instead of waiting.
+ */
+export class PeriodicTasks {
+  private readonly tasks = new Map<string, Task>();
+  private started = false;
+
+  constructor(private readonly logger: Logger) {}
+
+  every(name: string, everyMs: number, run: Task['run']): void {
+    if (this.tasks.has(name)) throw new Error(`periodic task ${name} registered twice`);
+    const task: Task = { name, everyMs, run };
+    this.tasks.set(name, task);
+    if (this.started) this.schedule(task);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const task of this.tasks.values()) this.schedule(task);
+  }
+
+  /** Runs a task at once (tests, or a console action); waits for it. */
+  async runNow(name: string): Promise<void> {
+    const task = this.tasks.get(name);
+    if (!task) throw new Error(`no periodic task ${name}`);
+    await this.execute(task);
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    for (const task of this.tasks.values()) clearInterval(task.timer);
+    await Promise.all([...this.tasks.values()].map((t) => t.running));
+  }
+
+  private schedule(task: Task): void {
+    task.timer = setInterval(() => void this.execute(task), task.everyMs);
+    task.timer.unref();
+  }
+
+  private execute(task: Task): Promise<void> {
+    if (task.running) return task.running;
+    const running = (async () => {
+      try {
+        await task.run();
+      } catch (err) {
+        this.logger.error({ err, task: task.name }, 'periodic task failed');
+      }
+    })();
+    task.running = running;
+    // Cleared after assignment, even when run() finished synchronously.
+    void running.finally(() => {
+      if (task.running === running) task.running = undefined;
+    });
+    return running;
+  }
+}

@@ -1,0 +1,35 @@
+import t from 'tap';
+import { PeriodicTasks } from '../server/src/platform/jobs/periodic.js';
+import { createLogger } from '../server/src/platform/log.js';
+
+t.test('periodic tasks run on their interval, never overlap, survive errors, stop cleanly', async (t) => {
+  const tasks = new PeriodicTasks(createLogger('silent'));
+  let runs = 0;
+  let concurrent = 0;
+  let maxConcurrent = 0;
+  let failures = 0;
+  tasks.every('slow', 10, async () => {
+    concurrent++;
+    maxConcurrent = Math.max(maxConcurrent, concurrent);
+    await new Promise((r) => setTimeout(r, 35));
+    concurrent--;
+    runs++;
+  });
+  tasks.every('flaky', 10, () => {
+    failures++;
+    throw new Error('boom');
+  });
+  t.throws(() => tasks.every('slow', 10, () => {}), /twice/);
+  tasks.start();
+  await new Promise((r) => setTimeout(r, 200));
+  await tasks.stop();
+  const after = runs;
+  t.ok(runs >= 2, `ran ${runs} times`);
+  t.equal(maxConcurrent, 1, 'a task never overlaps itself');
+  t.ok(failures >= 2, 'a failing task keeps being scheduled');
+  await new Promise((r) => setTimeout(r, 60));
+  t.equal(runs, after, 'nothing runs after stop');
+  await tasks.runNow('slow');
+  t.equal(runs, after + 1, 'runNow runs it at once');
+  await t.rejects(tasks.runNow('nope'));
+});
