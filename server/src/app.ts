@@ -9,6 +9,9 @@ import { baseHeaders, errorEnvelope, requestContext } from './platform/http/midd
 import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
+import { installSessions } from './modules/accounts/sessions.js';
+import { ServerSecrets } from './platform/security/secrets.js';
+import { Throttle } from './platform/security/throttle.js';
 import { ROUTES } from './routes.js';
 
 /** Process-wide state routes read (a restore in progress turns /readyz to 503). */
@@ -43,12 +46,18 @@ export function buildApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const authenticators = deps.authenticators ?? defaultAuthenticators(deps);
   const routes = [...ROUTES, ...(deps.extraRoutes ?? [])];
+  const secrets = new ServerSecrets(deps.config.dataDir);
+  const throttle = new Throttle(deps.db);
   app.context.deps = deps;
   app.context.routes = routes;
+  app.context.secrets = secrets;
+  app.context.throttle = throttle;
   app.silent = true; // errors are logged by errorEnvelope with the request id
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope());
   app.use(baseHeaders());
+  installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
+  deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
   app.use(
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,

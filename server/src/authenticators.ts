@@ -1,10 +1,15 @@
 import type { AppDeps } from './app.js';
+import { sessionAuthenticator } from './modules/accounts/sessions.js';
+import { integrationAuthenticator } from './modules/accounts/tokens.js';
 import type { Authenticators } from './platform/http/auth.js';
 
 /**
  * The credential resolvers of the feature modules, composed once per app. Each module
  * adds its own: `session` (accounts), `device` (screens), `integration` (accounts).
  */
-export function defaultAuthenticators(_deps: AppDeps): Authenticators {
-  return {};
+export function defaultAuthenticators(deps: AppDeps): Authenticators {
+  return {
+    session: sessionAuthenticator(deps.db),
+    integration: integrationAuthenticator(deps.db),
+  };
 }

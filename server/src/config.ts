@@ -25,6 +25,10 @@ const EnvSchema = z.object({
   PLACARD_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Trust X-Forwarded-* from a reverse proxy in front of the server. */
   PLACARD_TRUST_PROXY: boolFromEnv.default(false),
+  /** A console session ends after this long without a request... */
+  PLACARD_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(60 * 24 * 30).default(12 * 60),
+  /** ...and in any case this long after sign-in. */
+  PLACARD_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(7 * 24),
   /** Check every JSON response against its declared schema (on in tests). */
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
 });
@@ -41,6 +45,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly trustProxy: boolean;
   readonly validateResponses: boolean;
+  readonly sessionIdleMs: number;
+  readonly sessionMaxMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.PLACARD_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.PLACARD_TRUST_PROXY,
     validateResponses: e.PLACARD_VALIDATE_RESPONSES,
+    sessionIdleMs: e.PLACARD_SESSION_IDLE_MINUTES * 60_000,
+    sessionMaxMs: e.PLACARD_SESSION_MAX_HOURS * 3_600_000,
   });
 }
 

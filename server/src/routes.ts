@@ -1,6 +1,19 @@
+import { authRoutes } from './modules/accounts/auth.routes.js';
+import { meRoutes } from './modules/accounts/me.routes.js';
+import { tokenRoutes } from './modules/accounts/tokens.js';
+import { userRoutes } from './modules/accounts/users.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
-export const ROUTES: readonly Route[] = [...healthRoutes, ...openApiRoutes];
+export const ROUTES: readonly Route[] = [
+  ...healthRoutes,
+  ...openApiRoutes,
+  ...identityRoutes,
+  ...authRoutes,
+  ...meRoutes,
+  ...userRoutes,
+  ...tokenRoutes,
+];

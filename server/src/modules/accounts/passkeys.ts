@@ -1,0 +1,137 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransport,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import type { Context } from 'koa';
+import type { Db } from '../../platform/db/database.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { sessionOf, type SessionData } from './sessions.js';
+import { newId, type UserRow } from './users.repo.js';
+
+const CHALLENGE_TTL_MS = 5 * 60_000;
+const RP_NAME = 'Placard';
+
+/** RP ID and origin: from PLACARD_PUBLIC_URL when set, else from the request's host. */
+export function relyingParty(ctx: Context): { rpID: string; origin: string } {
+  const publicUrl = ctx.deps.config.publicUrl;
+  if (publicUrl) {
+    const u = new URL(publicUrl);
+    return { rpID: u.hostname, origin: u.origin };
+  }
+  return { rpID: ctx.hostname, origin: `${ctx.protocol}://${ctx.host}` };
+}
+
+function remember(ctx: Context, challenge: string, purpose: NonNullable<SessionData['webauthn']>['purpose']) {
+  sessionOf(ctx).webauthn = { challenge, purpose, expiresAt: Date.now() + CHALLENGE_TTL_MS };
+}
+
+/** Takes the outstanding challenge for `purpose` out of the session: it works once. */
+function takeChallenge(ctx: Context, purpose: NonNullable<SessionData['webauthn']>['purpose']): string {
+  const session = sessionOf(ctx);
+  const pending = session.webauthn;
+  delete session.webauthn;
+  if (!pending || pending.purpose !== purpose || pending.expiresAt < Date.now()) {
+    throw new ApiError('invalid_credential', 'No passkey challenge is pending (or it expired); ask for new options');
+  }
+  return pending.challenge;
+}
+
+const parseTransports = (json: string) => JSON.parse(json) as AuthenticatorTransport[];
+
+export async function registrationOptions(ctx: Context, db: Db, user: UserRow) {
+  const existing = await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', user.id).execute();
+  const { rpID } = relyingParty(ctx);
+  const options = await generateRegistrationOptions({
+    rpName: RP_NAME,
+    rpID,
+    userName: user.email,
+    userDisplayName: user.display_name,
+    userID: new TextEncoder().encode(user.id),
+    attestationType: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: parseTransports(p.transports) })),
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+  });
+  remember(ctx, options.challenge, 'register');
+  return options;
+}
+
+export async function registerPasskey(ctx: Context, db: Db, user: UserRow, response: RegistrationResponseJSON, name: string) {
+  const expectedChallenge = takeChallenge(ctx, 'register');
+  const { rpID, origin } = relyingParty(ctx);
+  let verification;
+  try {
+    verification = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+  } catch (err) {
+    throw new ApiError('validation_failed', `The passkey could not be verified: ${(err as Error).message}`);
+  }
+  if (!verification.verified || !verification.registrationInfo) throw new ApiError('validation_failed', 'The passkey could not be verified');
+  const info = verification.registrationInfo;
+  const taken = await db.selectFrom('passkeys').select('id').where('credential_id', '=', info.credential.id).executeTakeFirst();
+  if (taken) throw new ApiError('conflict', 'This passkey is already registered');
+  const row = {
+    id: newId(),
+    user_id: user.id,
+    credential_id: info.credential.id,
+    public_key: Buffer.from(info.credential.publicKey),
+    counter: info.credential.counter,
+    transports: JSON.stringify(info.credential.transports ?? response.response.transports ?? []),
+    device_type: info.credentialDeviceType,
+    backed_up: info.credentialBackedUp ? 1 : 0,
+    name,
+    created_at: new Date().toISOString(),
+    last_used_at: null,
+  };
+  await db.insertInto('passkeys').values(row).execute();
+  return row;
+}
+
+/** Options for a passkey assertion: the user's passkeys (second factor) or any discoverable one (passwordless). */
+export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa' | 'login', userId?: string) {
+  const allow = userId
+    ? await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', userId).execute()
+    : [];
+  const { rpID } = relyingParty(ctx);
+  const options = await generateAuthenticationOptions({
+    rpID,
+    userVerification: purpose === 'login' ? 'required' : 'preferred',
+    allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: parseTransports(p.transports) })),
+  });
+  remember(ctx, options.challenge, purpose);
+  return options;
+}
+
+/**
+ * Verifies an assertion against the stored passkey (signature, challenge, origin, RP ID,
+ * sign counter) and answers the user it belongs to; `userId` restricts it (second factor).
+ */
+export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa' | 'login', response: AuthenticationResponseJSON, userId?: string): Promise<string> {
+  const expectedChallenge = takeChallenge(ctx, purpose);
+  const passkey = await db.selectFrom('passkeys').selectAll().where('credential_id', '=', String(response?.id ?? '')).executeTakeFirst();
+  if (!passkey || (userId && passkey.user_id !== userId)) throw new ApiError('invalid_credential', 'This passkey is not known here');
+  const { rpID, origin } = relyingParty(ctx);
+  let verification;
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: purpose === 'login',
+      credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: passkey.counter, transports: parseTransports(passkey.transports) },
+    });
+  } catch (err) {
+    throw new ApiError('invalid_credential', `The passkey assertion was refused: ${(err as Error).message}`);
+  }
+  if (!verification.verified) throw new ApiError('invalid_credential', 'The passkey assertion was refused');
+  await db
+    .updateTable('passkeys')
+    .set({ counter: verification.authenticationInfo.newCounter, last_used_at: new Date().toISOString(), backed_up: verification.authenticationInfo.credentialBackedUp ? 1 : 0 })
+    .where('id', '=', passkey.id)
+    .execute();
+  return passkey.user_id;
+}

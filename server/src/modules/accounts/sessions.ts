@@ -1,0 +1,160 @@
+import type Koa from 'koa';
+import type { Context } from 'koa';
+import { createSession } from 'koa-session';
+import type { AppDeps } from '../../app.js';
+import type { Db } from '../../platform/db/database.js';
+import type { SessionPrincipal } from '../../platform/http/auth.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
+import { findUserById } from './users.repo.js';
+
+export const SESSION_COOKIE = 'placard.sid';
+export const CSRF_HEADER = 'x-csrf-token';
+
+/** What a console session holds (server-side only; the cookie carries a random key). */
+export interface SessionData {
+  userId?: string;
+  /** Password accepted, second factor pending: only /auth/mfa/* accept this session. */
+  mfaPending?: boolean;
+  mfaStartedAt?: number;
+  csrf?: string;
+  authAt?: string;
+  /** An outstanding WebAuthn challenge: single use, expiring. */
+  webauthn?: { challenge: string; purpose: 'register' | 'mfa' | 'login'; expiresAt: number };
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    sessionRowId?: string;
+  }
+}
+
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * koa-session's external store in SQLite. Rows are keyed by the SHA-256 of the cookie's
+ * key, so a database copy does not hold live session keys. Idle and absolute expiry are
+ * enforced here, on every read.
+ */
+export class SqliteSessionStore {
+  constructor(
+    private readonly db: Db,
+    private readonly idleMs: number,
+    private readonly maxMs: number,
+  ) {}
+
+  async get(key: string, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<SessionData | undefined> {
+    const id = sha256Hex(key);
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const now = Date.now();
+    if (Date.parse(row.expires_at) <= now || Date.parse(row.last_seen_at) + this.idleMs <= now) {
+      await this.db.deleteFrom('sessions').where('id', '=', id).execute();
+      return undefined;
+    }
+    if (now - Date.parse(row.last_seen_at) > TOUCH_EVERY_MS) {
+      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now).toISOString() }).where('id', '=', id).execute();
+    }
+    ctx.state.sessionRowId = id;
+    return JSON.parse(row.data) as SessionData;
+  }
+
+  async set(key: string, data: SessionData & Record<string, unknown>, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<void> {
+    const id = sha256Hex(key);
+    const now = new Date();
+    await this.db
+      .insertInto('sessions')
+      .values({
+        id,
+        user_id: data.userId ?? null,
+        data: JSON.stringify(data),
+        created_at: now.toISOString(),
+        last_seen_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + this.maxMs).toISOString(),
+      })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(data), user_id: data.userId ?? null, last_seen_at: now.toISOString() }))
+      .execute();
+    ctx.state.sessionRowId = id;
+  }
+
+  async destroy(key: string): Promise<void> {
+    await this.db.deleteFrom('sessions').where('id', '=', sha256Hex(key)).execute();
+  }
+
+  async prune(): Promise<void> {
+    const now = Date.now();
+    await this.db
+      .deleteFrom('sessions')
+      .where((eb) => eb.or([eb('expires_at', '<=', new Date(now).toISOString()), eb('last_seen_at', '<=', new Date(now - this.idleMs).toISOString())]))
+      .execute();
+  }
+}
+
+/** Installs koa-session (cookie `placard.sid`, HttpOnly, SameSite=Lax, Secure behind HTTPS). */
+export function installSessions(app: Koa, deps: AppDeps, signingKey: string): SqliteSessionStore {
+  const store = new SqliteSessionStore(deps.db, deps.config.sessionIdleMs, deps.config.sessionMaxMs);
+  app.keys = [signingKey];
+  app.use(
+    createSession(
+      {
+        key: SESSION_COOKIE,
+        maxAge: deps.config.sessionMaxMs,
+        httpOnly: true,
+        sameSite: 'lax',
+        signed: true,
+        secure: deps.config.publicUrl?.startsWith('https://') ?? false,
+        rolling: false,
+        renew: false,
+        store: store as never,
+        genid: () => randomToken(32),
+      },
+      app,
+    ),
+  );
+  deps.periodic.every('sessions.prune', 15 * 60_000, () => store.prune());
+  return store;
+}
+
+export function sessionOf(ctx: Context): SessionData {
+  return ctx.session as unknown as SessionData;
+}
+
+/**
+ * Starts a new session for `data` under a new key: the old key (fixation) is destroyed.
+ * Used on sign-in, on MFA completion and when the user's privileges change.
+ */
+export async function startSession(ctx: Context, data: SessionData): Promise<SessionData> {
+  const session = ctx.session as unknown as Record<string, unknown> & { regenerate(): Promise<void> };
+  for (const key of Object.keys(session)) if (!key.startsWith('_')) delete session[key];
+  Object.assign(session, { ...data, csrf: data.csrf ?? randomToken(32) });
+  await session.regenerate();
+  return session as SessionData;
+}
+
+export function endSession(ctx: Context): void {
+  ctx.session = null;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The `session` authenticator: a live, fully signed-in session of an enabled user, CSRF on unsafe methods. */
+export function sessionAuthenticator(db: Db) {
+  return async (ctx: Context): Promise<SessionPrincipal | null> => {
+    if (!ctx.get('cookie')) return null;
+    const session = sessionOf(ctx);
+    if (!session?.userId) return null;
+    if (session.mfaPending) throw new ApiError('mfa_required', 'Finish signing in with your second factor');
+    const user = await findUserById(db, session.userId);
+    if (!user || user.disabled_at) {
+      endSession(ctx);
+      return null;
+    }
+    if (UNSAFE.has(ctx.method)) {
+      const sent = ctx.get(CSRF_HEADER);
+      if (!session.csrf || !sent || !safeEqual(sent, session.csrf)) {
+        throw new ApiError('csrf_failed', `Send the session's CSRF token in ${CSRF_HEADER} (GET /api/v1/auth/status gives it)`);
+      }
+    }
+    return { kind: 'session', userId: user.id, role: user.role, sessionId: ctx.state.sessionRowId ?? '' };
+  };
+}

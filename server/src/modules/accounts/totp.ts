@@ -1,0 +1,45 @@
+import { generateSecret, generateURI, verify } from 'otplib';
+import QRCode from 'qrcode';
+import type { Db } from '../../platform/db/database.js';
+import type { ServerSecrets } from '../../platform/security/secrets.js';
+import type { UserRow } from './users.repo.js';
+
+const SEAL = 'totp';
+export const TOTP_ISSUER = 'Placard';
+
+/** A new base32 secret (30 s, 6 digits, SHA-1: what every authenticator app reads). */
+export async function newTotpEnrolment(secrets: ServerSecrets, user: UserRow, issuer: string) {
+  const secret = generateSecret();
+  const otpauthUri = generateURI({ issuer, label: user.email, secret });
+  const qrCodeDataUrl = await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 1, width: 256 });
+  return { secret, sealed: secrets.seal(SEAL, secret), otpauthUri, qrCodeDataUrl };
+}
+
+const isCode = (code: string) => /^\d{6}$/.test(code);
+
+/** Checks a code against a sealed secret, one step of clock drift either way; answers its time step. */
+export async function checkTotp(secrets: ServerSecrets, sealed: string, code: string, afterTimeStep?: number | null): Promise<number | null> {
+  const token = code.replace(/\s+/g, '');
+  if (!isCode(token)) return null;
+  const secret = secrets.open(SEAL, sealed);
+  const epoch = Math.floor(Date.now() / 1000);
+  const result = await verify({ secret, token, epoch, epochTolerance: 30, ...(afterTimeStep != null ? { afterTimeStep } : {}) });
+  return result.valid ? Math.floor(epoch / 30) + result.delta : null;
+}
+
+/**
+ * Verifies the user's enabled TOTP and consumes the time step atomically: the same code
+ * (or an older one) never works twice, even for two requests racing each other.
+ */
+export async function consumeTotp(db: Db, secrets: ServerSecrets, user: UserRow, code: string): Promise<boolean> {
+  if (!user.totp_enabled || !user.totp_secret_sealed) return false;
+  const step = await checkTotp(secrets, user.totp_secret_sealed, code, user.totp_last_step);
+  if (step === null) return false;
+  const res = await db
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('id', '=', user.id)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}

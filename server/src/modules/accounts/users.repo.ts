@@ -1,0 +1,98 @@
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import type { UsersTable } from '../../platform/db/schema.js';
+import { ROLES, type Role } from '../../platform/http/auth.js';
+
+export type UserRow = UsersTable;
+
+export const UserDto = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    displayName: z.string(),
+    role: z.enum(ROLES),
+    disabled: z.boolean(),
+    totpEnabled: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'User' });
+export type UserDto = z.infer<typeof UserDto>;
+
+export function toUserDto(row: UserRow): UserDto {
+  return {
+    id: row.id,
+    email: row.email,
+    displayName: row.display_name,
+    role: row.role,
+    disabled: row.disabled_at !== null,
+    totpEnabled: row.totp_enabled === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Active (not disabled) owners: there must always be one. */
+export async function countActiveOwners(db: Db, exceptUserId?: string): Promise<number> {
+  let q = db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('role', '=', 'owner').where('disabled_at', 'is', null);
+  if (exceptUserId) q = q.where('id', '!=', exceptUserId);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+export async function insertUser(
+  db: Db,
+  input: { email: string; displayName: string; role: Role; passwordHash: string | null },
+): Promise<UserRow> {
+  const now = new Date().toISOString();
+  const row: UserRow = {
+    id: uuidv7(),
+    email: normalizeEmail(input.email),
+    display_name: input.displayName,
+    role: input.role,
+    password_hash: input.passwordHash,
+    disabled_at: null,
+    totp_secret_sealed: null,
+    totp_pending_sealed: null,
+    totp_enabled: 0,
+    totp_last_step: null,
+    preferences: '{}',
+    created_at: now,
+    updated_at: now,
+  };
+  await db.insertInto('users').values(row).execute();
+  return row;
+}
+
+export async function updateUser(db: Db, id: string, patch: Partial<Omit<UserRow, 'id' | 'created_at'>>): Promise<UserRow> {
+  await db
+    .updateTable('users')
+    .set({ ...patch, updated_at: new Date().toISOString() })
+    .where('id', '=', id)
+    .execute();
+  return (await findUserById(db, id))!;
+}
+
+/** Ends every session of a user (disable, role change, security reset, password change). */
+export async function endUserSessions(db: Db, userId: string, exceptSessionId?: string): Promise<void> {
+  let q = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (exceptSessionId) q = q.where('id', '!=', exceptSessionId);
+  await q.execute();
+}
+
+export const newId = () => uuidv7();
