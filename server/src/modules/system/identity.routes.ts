@@ -32,7 +32,7 @@ export const identityRoutes = [
         version: SERVER_VERSION,
         apiVersion: API_VERSION,
         instanceId: meta.instance_id ?? (await ensureInstanceId(ctx.deps.db)),
-        publicUrl: ctx.deps.config.publicUrl ?? ctx.origin,
+        publicUrl: ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`,
       });
     },
   }),
