@@ -30,6 +30,10 @@ t.test('users: admins manage non-owners, roles apply at once, the last owner sta
   t.ok(res.body.data.nextCursor);
   const second = await app.json(`/api/v1/users?limit=10&cursor=${res.body.data.nextCursor}`, { headers: admin.headers });
   t.equal(res.body.data.items.length + second.body.data.items.length, 4, 'four users across the pages');
+  res = await app.json('/api/v1/users?q=NEW%40', { headers: admin.headers });
+  t.same(res.body.data.items.map((u: { email: string }) => u.email), ['new@example.test'], 'search is case-insensitive');
+  res = await app.json('/api/v1/users?q=%25', { headers: admin.headers });
+  t.same(res.body.data.items, [], 'a % in the search is literal');
   res = await app.json('/api/v1/users?role=editor', { headers: admin.headers });
   t.same(res.body.data.items.map((u: { id: string }) => u.id), [editor.user.id]);
 

@@ -45,7 +45,11 @@ export const userRoutes = [
     responses: { 200: { description: 'Users by email', data: pageOf(UserDto) } },
     handler: async (ctx, { query }) => {
       let q = ctx.deps.db.selectFrom('users').selectAll().where(afterCursor('email', 'id', 'asc', query.cursor));
-      if (query.q) q = q.where((eb) => eb.or([eb('email', 'like', `%${query.q}%`), eb('display_name', 'like', `%${query.q}%`)]));
+      if (query.q) {
+        // instr, not LIKE: the search text is literal (no % or _ wildcards).
+        const needle = query.q.toLowerCase();
+        q = q.where((eb) => eb.or([eb(eb.fn('instr', ['email', eb.val(needle)]), '>', 0), eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(needle)]), '>', 0)]));
+      }
       if (query.role) q = q.where('role', '=', query.role);
       if (query.disabled) q = q.where('disabled_at', query.disabled === 'true' ? 'is not' : 'is', null);
       const rows = await q.orderBy('email').orderBy('id').limit(query.limit + 1).execute();
