@@ -1,0 +1,174 @@
+/**
+ * What plays when: schedule occurrences in their time zone (RRULE, DST-safe) and the
+ * precedence that picks one source for every instant. Pure functions, no database:
+ * the manifest, the schedule preview and the console calendar all call these.
+ *
+ * Model (iCalendar's): a schedule's `startsAt`/`endsAt` is its first occurrence; `rrule`
+ * (RFC 5545 RRULE text, without DTSTART) repeats that window at the same local wall-clock
+ * time in `timeZone`, so "09:00-17:00 every weekday" stays 09:00-17:00 across DST
+ * changes. Without `rrule`, the schedule is the single window `startsAt`..`endsAt` (or
+ * open-ended). The series ends with the RRULE's UNTIL or COUNT.
+ */
+import { DateTime } from 'luxon';
+import rrulePkg from 'rrule';
+
+const { rrulestr } = rrulePkg;
+
+export interface ContentRef {
+  type: 'playlist' | 'layout' | 'campaign';
+  id: string;
+}
+
+export type SourceType = 'takeover' | 'override' | 'alert' | 'schedule' | 'assignment' | 'group-assignment' | 'idle';
+
+export interface ScheduleInput {
+  id: string;
+  content: ContentRef;
+  startsAt: string;
+  endsAt: string | null;
+  rrule: string | null;
+  timeZone: string;
+  priority: number;
+  enabled: boolean;
+  /** Recency breaks priority ties: the most recently changed schedule wins. */
+  updatedAt: string;
+}
+
+export interface Occurrence {
+  scheduleId: string;
+  start: number;
+  end: number;
+}
+
+/** A stronger-than-schedule source active over a window (takeover, override, alert). */
+export interface WindowSource {
+  source: { type: 'takeover' | 'override' | 'alert'; id: string };
+  content: ContentRef;
+  start: number;
+  end: number;
+}
+
+/** What plays when nothing is scheduled: the screen's, then its group's assignment. */
+export interface FallbackSource {
+  source: { type: 'assignment' | 'group-assignment'; id: string };
+  content: ContentRef;
+}
+
+export interface Segment {
+  startsAt: string;
+  endsAt: string;
+  source: { type: SourceType; id: string | null };
+  content: ContentRef | null;
+}
+
+const MAX_OCCURRENCES = 10_000;
+
+/** Wall-clock components of `instant` in `zone`, as a "floating" UTC Date (what rrule works in). */
+function toFloating(instant: number, zone: string): Date {
+  const d = DateTime.fromMillis(instant, { zone });
+  return new Date(Date.UTC(d.year, d.month - 1, d.day, d.hour, d.minute, d.second, d.millisecond));
+}
+
+/** A floating date read as wall-clock time in `zone`: the real instant (gaps move forward). */
+function fromFloating(floating: Date, zone: string): number {
+  return DateTime.fromObject(
+    {
+      year: floating.getUTCFullYear(),
+      month: floating.getUTCMonth() + 1,
+      day: floating.getUTCDate(),
+      hour: floating.getUTCHours(),
+      minute: floating.getUTCMinutes(),
+      second: floating.getUTCSeconds(),
+      millisecond: floating.getUTCMilliseconds(),
+    },
+    { zone },
+  ).toMillis();
+}
+
+export function isValidTimeZone(zone: string): boolean {
+  return DateTime.local().setZone(zone).isValid;
+}
+
+/** Parses RRULE text; throws with a readable message. Answers the normalised rule text. */
+export function parseRrule(text: string): string {
+  const body = text.trim().replace(/^RRULE:/i, '');
+  if (/DTSTART/i.test(body)) throw new Error('give the start as startsAt, not DTSTART');
+  const rule = rrulestr(`RRULE:${body}`, { dtstart: new Date(0) });
+  return rule.toString().replace(/^DTSTART[^\n]*\n/, '').replace(/^RRULE:/, '');
+}
+
+/** Occurrences of a schedule that overlap [from, to), in real instants (ms). */
+export function occurrences(s: ScheduleInput, from: number, to: number): Occurrence[] {
+  if (!s.enabled) return [];
+  const start = Date.parse(s.startsAt);
+  const end = s.endsAt ? Date.parse(s.endsAt) : Number.POSITIVE_INFINITY;
+  if (!s.rrule) return start < to && end > from ? [{ scheduleId: s.id, start, end }] : [];
+  if (!Number.isFinite(end)) return [];
+  // Expand on the floating wall clock, then map each occurrence back into the zone.
+  const dtstart = toFloating(start, s.timeZone);
+  const wallDuration = toFloating(end, s.timeZone).getTime() - dtstart.getTime();
+  const rule = rrulestr(`RRULE:${s.rrule.replace(/^RRULE:/i, '')}`, { dtstart });
+  // Occurrences that started before `from` may still be running: look back one duration
+  // (plus a day of slack for offsets).
+  const lookBack = toFloating(from, s.timeZone).getTime() - wallDuration - 86_400_000;
+  const lookAhead = toFloating(to, s.timeZone).getTime() + 86_400_000;
+  const out: Occurrence[] = [];
+  const starts = rule.between(new Date(lookBack), new Date(lookAhead), true, (_d, i) => i < MAX_OCCURRENCES);
+  for (const floatingStart of starts) {
+    const occStart = fromFloating(floatingStart, s.timeZone);
+    // A start in a spring-forward gap moves forward; keep the occurrence's length then.
+    const occEnd = Math.max(fromFloating(new Date(floatingStart.getTime() + wallDuration), s.timeZone), occStart + Math.min(wallDuration, end - start));
+    if (occStart < to && occEnd > from && occEnd > occStart) out.push({ scheduleId: s.id, start: occStart, end: occEnd });
+  }
+  return out;
+}
+
+/** Schedules ordered strongest first: priority, then recency, then id (stable). */
+export function compareSchedules(a: ScheduleInput, b: ScheduleInput): number {
+  return b.priority - a.priority || b.updatedAt.localeCompare(a.updatedAt) || a.id.localeCompare(b.id);
+}
+
+const WINDOW_RANK: Record<WindowSource['source']['type'], number> = { takeover: 0, override: 1, alert: 2 };
+
+/**
+ * The timeline for [from, to): consecutive segments, each saying what plays and why.
+ * Strongest first: takeover, presentation override, weather-alert rule, schedule by
+ * priority then recency, the screen's assignment, its group's assignment, idle.
+ */
+export function resolveTimeline(
+  input: { schedules: readonly ScheduleInput[]; windows?: readonly WindowSource[]; fallbacks?: readonly FallbackSource[] },
+  from: number,
+  to: number,
+): Segment[] {
+  const byId = new Map(input.schedules.map((s) => [s.id, s]));
+  const occ = input.schedules.flatMap((s) => occurrences(s, from, to));
+  const windows = (input.windows ?? []).filter((w) => w.start < to && w.end > from);
+  const cuts = new Set<number>([from, to]);
+  for (const o of occ) [o.start, o.end].forEach((x) => x > from && x < to && cuts.add(x));
+  for (const w of windows) [w.start, w.end].forEach((x) => x > from && x < to && cuts.add(x));
+  const points = [...cuts].sort((a, b) => a - b);
+  const fallback = input.fallbacks?.[0];
+
+  const segments: Segment[] = [];
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i]!;
+    const b = points[i + 1]!;
+    let pick: Omit<Segment, 'startsAt' | 'endsAt'>;
+    const window = windows.filter((w) => w.start <= a && w.end >= b).sort((x, y) => WINDOW_RANK[x.source.type] - WINDOW_RANK[y.source.type])[0];
+    const schedule = occ
+      .filter((o) => o.start <= a && o.end >= b)
+      .map((o) => byId.get(o.scheduleId)!)
+      .sort(compareSchedules)[0];
+    if (window) pick = { source: window.source, content: window.content };
+    else if (schedule) pick = { source: { type: 'schedule', id: schedule.id }, content: schedule.content };
+    else if (fallback) pick = { source: fallback.source, content: fallback.content };
+    else pick = { source: { type: 'idle', id: null }, content: null };
+    const prev = segments.at(-1);
+    if (prev && prev.source.type === pick.source.type && prev.source.id === pick.source.id && prev.content?.id === pick.content?.id) {
+      prev.endsAt = new Date(b).toISOString();
+    } else {
+      segments.push({ startsAt: new Date(a).toISOString(), endsAt: new Date(b).toISOString(), ...pick });
+    }
+  }
+  return segments;
+}

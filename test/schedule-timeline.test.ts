@@ -1,0 +1,86 @@
+import t from 'tap';
+import { occurrences, parseRrule, resolveTimeline, type ScheduleInput } from '../server/src/modules/schedules/timeline.js';
+
+const ms = (iso: string) => Date.parse(iso);
+const iso = (n: number) => new Date(n).toISOString();
+const base: Omit<ScheduleInput, 'id' | 'startsAt' | 'endsAt'> = {
+  content: { type: 'playlist', id: 'p1' },
+  rrule: null,
+  timeZone: 'UTC',
+  priority: 0,
+  enabled: true,
+  updatedAt: '2026-01-01T00:00:00.000Z',
+};
+
+t.test('a daily 09:00-17:00 London schedule keeps local time across the spring DST change', async (t) => {
+  const s: ScheduleInput = { ...base, id: 's', timeZone: 'Europe/London', startsAt: '2026-03-27T09:00:00.000Z', endsAt: '2026-03-27T17:00:00.000Z', rrule: 'FREQ=DAILY' };
+  const got = occurrences(s, ms('2026-03-27T00:00:00Z'), ms('2026-03-31T00:00:00Z')).map((o) => [iso(o.start), iso(o.end)]);
+  t.same(got, [
+    ['2026-03-27T09:00:00.000Z', '2026-03-27T17:00:00.000Z'],
+    ['2026-03-28T09:00:00.000Z', '2026-03-28T17:00:00.000Z'],
+    ['2026-03-29T08:00:00.000Z', '2026-03-29T16:00:00.000Z'], // BST from 29 March
+    ['2026-03-30T08:00:00.000Z', '2026-03-30T16:00:00.000Z'],
+  ]);
+});
+
+t.test('weekdays at 09:00 in New York across the autumn change, with UNTIL', async (t) => {
+  const s: ScheduleInput = { ...base, id: 's', timeZone: 'America/New_York', startsAt: '2026-10-29T13:00:00.000Z', endsAt: '2026-10-29T14:00:00.000Z', rrule: 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;UNTIL=20261104T000000Z' };
+  const got = occurrences(s, ms('2026-10-01T00:00:00Z'), ms('2026-12-01T00:00:00Z')).map((o) => iso(o.start));
+  t.same(got, ['2026-10-29T13:00:00.000Z', '2026-10-30T13:00:00.000Z', '2026-11-02T14:00:00.000Z', '2026-11-03T14:00:00.000Z']);
+});
+
+t.test('an occurrence in the spring-forward gap moves forward, never vanishes', async (t) => {
+  // 02:30 local does not exist in New York on 8 March 2026.
+  const s: ScheduleInput = { ...base, id: 's', timeZone: 'America/New_York', startsAt: '2026-03-07T07:30:00.000Z', endsAt: '2026-03-07T08:30:00.000Z', rrule: 'FREQ=DAILY;COUNT=3' };
+  const got = occurrences(s, ms('2026-03-01T00:00:00Z'), ms('2026-03-20T00:00:00Z')).map((o) => iso(o.start));
+  t.equal(got.length, 3);
+  t.equal(got[0], '2026-03-07T07:30:00.000Z');
+  t.equal(got[2], '2026-03-09T06:30:00.000Z', '02:30 EDT the day after');
+  t.ok(Date.parse(got[1]!) > Date.parse(got[0]!) && Date.parse(got[1]!) < Date.parse(got[2]!));
+});
+
+t.test('an occurrence already running at the window start is included', async (t) => {
+  const s: ScheduleInput = { ...base, id: 's', startsAt: '2026-05-01T08:00:00.000Z', endsAt: '2026-05-01T20:00:00.000Z', rrule: 'FREQ=DAILY' };
+  const got = occurrences(s, ms('2026-05-03T12:00:00Z'), ms('2026-05-03T13:00:00Z'));
+  t.same(got.map((o) => iso(o.start)), ['2026-05-03T08:00:00.000Z']);
+});
+
+t.test('disabled schedules and bad rules', async (t) => {
+  t.same(occurrences({ ...base, id: 's', enabled: false, startsAt: '2026-05-01T08:00:00.000Z', endsAt: null }, 0, ms('2030-01-01T00:00:00Z')), []);
+  t.equal(parseRrule('RRULE:FREQ=WEEKLY;BYDAY=MO'), 'FREQ=WEEKLY;BYDAY=MO');
+  t.throws(() => parseRrule('FREQ=SOMETIMES'));
+  t.throws(() => parseRrule('DTSTART:20260101T000000Z\nFREQ=DAILY'));
+});
+
+t.test('precedence: window sources, then priority, then recency, then the fallbacks, then idle', async (t) => {
+  const day = (h: number) => ms(`2026-06-01T${String(h).padStart(2, '0')}:00:00Z`);
+  const low: ScheduleInput = { ...base, id: 'low', content: { type: 'playlist', id: 'A' }, startsAt: iso(day(8)), endsAt: iso(day(18)), priority: 1 };
+  const high: ScheduleInput = { ...base, id: 'high', content: { type: 'layout', id: 'B' }, startsAt: iso(day(10)), endsAt: iso(day(12)), priority: 5 };
+  const olderTie: ScheduleInput = { ...base, id: 'old', content: { type: 'playlist', id: 'C' }, startsAt: iso(day(14)), endsAt: iso(day(16)), priority: 1, updatedAt: '2025-01-01T00:00:00.000Z' };
+  const newerTie: ScheduleInput = { ...base, id: 'new', content: { type: 'playlist', id: 'D' }, startsAt: iso(day(15)), endsAt: iso(day(16)), priority: 1, updatedAt: '2026-05-01T00:00:00.000Z' };
+  const timeline = resolveTimeline(
+    {
+      schedules: [low, high, olderTie, newerTie],
+      windows: [{ source: { type: 'takeover', id: 'T' }, content: { type: 'playlist', id: 'X' }, start: day(11), end: day(11) + 1_800_000 }],
+      fallbacks: [{ source: { type: 'assignment', id: 'screen-1' }, content: { type: 'playlist', id: 'F' } }],
+    },
+    day(6),
+    day(20),
+  );
+  t.same(
+    timeline.map((s) => `${s.startsAt.slice(11, 16)}-${s.endsAt.slice(11, 16)} ${s.source.type}:${s.source.id} ${s.content?.id}`),
+    [
+      '06:00-08:00 assignment:screen-1 F',
+      '08:00-10:00 schedule:low A',
+      '10:00-11:00 schedule:high B', // higher priority
+      '11:00-11:30 takeover:T X', // a takeover beats any schedule
+      '11:30-12:00 schedule:high B',
+      '12:00-15:00 schedule:low A', // low and old tie on priority: low changed more recently
+      '15:00-16:00 schedule:new D', // new ties with low on priority and is more recent
+      '16:00-18:00 schedule:low A',
+      '18:00-20:00 assignment:screen-1 F', // adjacent equal segments are merged
+    ],
+  );
+  const idle = resolveTimeline({ schedules: [] }, day(0), day(1));
+  t.same(idle, [{ startsAt: iso(day(0)), endsAt: iso(day(1)), source: { type: 'idle', id: null }, content: null }]);
+});
