@@ -5,6 +5,8 @@ import { userRoutes } from './modules/accounts/users.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { pairingRoutes } from './modules/screens/pairing.routes.js';
+import { playerRoutes } from './modules/screens/player.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
@@ -16,4 +18,6 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...pairingRoutes,
+  ...playerRoutes,
 ];
