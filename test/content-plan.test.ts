@@ -1,9 +1,9 @@
 import t from 'tap';
-import { activeWindows, flattenPlaylist, nestingDepth, wouldCycle, type PlanItem, type PlanPlaylist } from '../server/src/modules/content/plan.js';
+import { activeWindows, flattenPlaylist, nestingDepth, wouldCycle, type PlanItem, type PlanPlaylist, type PlayRule } from '../server/src/modules/content/plan.js';
 
 const ms = (iso: string) => Date.parse(iso);
 const iso = (n: number) => new Date(n).toISOString();
-const always = { validFrom: null, validUntil: null, dayparts: [] };
+const always: PlayRule = { validFrom: null, validUntil: null, dayparts: [] };
 
 t.test('day-parting follows the local wall clock across the spring DST change', async (t) => {
   // Europe/London moves to BST on Sunday 29 March 2026.
