@@ -1,5 +1,6 @@
 import type { Route } from '../../platform/http/route.js';
+import { layoutRoutes } from './layouts.routes.js';
 import { playlistRoutes } from './playlists.routes.js';
 
 /** Every route of the content module (playlists, layouts, schedules, assignments, manifest). */
-export const contentRoutes: readonly Route[] = [...playlistRoutes];
+export const contentRoutes: readonly Route[] = [...playlistRoutes, ...layoutRoutes];
