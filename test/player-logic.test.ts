@@ -339,3 +339,35 @@ t.test('api errors classify lost credentials and network failures', async (t) =>
   t.notOk(new PlayerApiError(403, 'screen_disabled', 'x').credentialLost);
   t.ok(new PlayerApiError(0, 'network', 'x').network);
 });
+
+t.test('manifest items in the playlists module shape: dayparts from/to, 24:00, transitions, disabled items', async (t) => {
+  const m = readManifest({
+    revision: 'r1',
+    timeZone: 'Europe/Paris',
+    timeline: [
+      {
+        startsAt: iso(base),
+        endsAt: iso(base + H),
+        source: { type: 'schedule', id: 's' },
+        playlist: {
+          id: 'p',
+          items: [
+            { id: 'a', type: 'asset', assetId: 'x', assetKind: 'image', effectiveDurationMs: 7000, dayparts: [{ days: [6], from: '20:00', to: '24:00' }], transition: { type: 'slide', durationMs: 300 } },
+            { id: 'b', type: 'asset', assetId: 'x', assetKind: 'image', enabled: false },
+            { id: 'c', type: 'asset', assetId: 'x', assetKind: 'video', transition: { type: 'none', durationMs: 0 } },
+          ],
+        },
+      },
+    ],
+    media: [],
+  });
+  const items = (m.timeline[0]!.content as any).playlist.items;
+  t.same(items.map((i: any) => i.id), ['a', 'c'], 'disabled item dropped');
+  t.same(items[0].dayParts, [{ days: [6], start: 1200, end: 1440 }]);
+  t.same(items[0].transition, { type: 'slide', durationMs: 300 });
+  t.equal(items[0].durationMs, 7000);
+  t.same(items[1].transition, { type: 'none', durationMs: 0 });
+  t.equal(items[1].kind, 'video');
+  t.ok(itemPlayableAt(items[0], Date.parse('2026-03-07T22:59:00Z'), 'Europe/Paris'), 'Saturday 23:59 local, up to 24:00');
+  t.notOk(itemPlayableAt(items[0], Date.parse('2026-03-07T23:00:00Z'), 'Europe/Paris'), 'Sunday 00:00 local');
+});

@@ -38,6 +38,8 @@ export interface PlaylistItem {
   dayParts: DayPart[];
   fit: 'contain' | 'cover' | 'fill';
   name: string | null;
+  /** How this item comes on: a cross-fade (default), a slide, or a cut. */
+  transition: { type: 'fade' | 'slide' | 'none'; durationMs: number };
 }
 
 export interface Playlist {
@@ -137,8 +139,8 @@ function readDayParts(raw: Record<string, any>): DayPart[] {
   for (const p of list) {
     const o = obj(p);
     if (!o) continue;
-    const start = minutesOf(o.start ?? o.startTime ?? o.from);
-    const end = minutesOf(o.end ?? o.endTime ?? o.to);
+    const start = minutesOf(o.from ?? o.start ?? o.startTime);
+    const end = minutesOf(o.to ?? o.end ?? o.endTime);
     if (start === null || end === null) continue;
     const daysRaw: unknown[] = Array.isArray(o.days) ? o.days : Array.isArray(o.daysOfWeek) ? o.daysOfWeek : [];
     parts.push({ days: daysRaw.map(dayOf).filter((d): d is number => d !== null), start, end });
@@ -152,23 +154,31 @@ function readItem(rawItem: unknown, media: MediaEntry[], problems: string[], whe
     problems.push(`${where}: an item is not an object`);
     return null;
   }
+  if (raw.enabled === false) return null;
   const asset = obj(raw.asset);
   const validity = obj(raw.validity);
   const kind = kindOf(raw, media);
   const id = str(raw.id) ?? str(raw.itemId) ?? `${where}#${Math.random().toString(36).slice(2)}`;
   const fit = str(raw.fit);
+  const tr = obj(raw.transition);
+  const trType = str(tr?.type);
+  const trMs = num(tr?.durationMs);
   return {
     id,
     kind,
     assetId: str(raw.assetId) ?? str(asset?.id),
     variantId: str(raw.variantId) ?? str(obj(raw.variant)?.id),
     url: str(raw.url) ?? str(obj(raw.website)?.url) ?? str(asset?.url) ?? str(asset?.websiteUrl),
-    durationMs: num(raw.durationMs) ?? num(asset?.durationMs),
+    durationMs: num(raw.durationMs) ?? num(raw.effectiveDurationMs) ?? num(asset?.durationMs),
     validFrom: time(raw.validFrom ?? raw.startsAt ?? validity?.from ?? validity?.startsAt),
     validUntil: time(raw.validUntil ?? raw.endsAt ?? validity?.until ?? validity?.endsAt),
     dayParts: readDayParts(raw),
     fit: fit === 'cover' || fit === 'fill' ? fit : 'contain',
-    name: str(raw.name) ?? str(asset?.name),
+    name: str(raw.name) ?? str(raw.label) ?? str(asset?.name),
+    transition: {
+      type: trType === 'slide' || trType === 'none' ? trType : 'fade',
+      durationMs: trMs !== null ? Math.min(10_000, Math.max(0, trMs)) : 700,
+    },
   };
 }
 
