@@ -1,5 +1,5 @@
 /**
- * The browser player (`/play`): pairs, enrols, heartbeats, follows the socket (polling
+ * The browser player (`/play`), started by main.ts (the Vite entry): pairs, enrols, heartbeats, follows the socket (polling
  * while it is down), keeps the manifest's media cached and plays it, and carries on from
  * its cache when the server is gone. DESIGN.md sections 6 and 8; docs/player.md.
  */
