@@ -112,7 +112,8 @@ function dispatchPairing(event: PairingEvent): void {
   const { state, effect } = pairingStep(pairing, event);
   pairing = state;
   renderPairing();
-  if (pairingTimer) clearTimeout(pairingTimer);
+  // A tick without consequence must not cancel the scheduled poll.
+  if (effect.type !== 'none' && pairingTimer) clearTimeout(pairingTimer);
   switch (effect.type) {
     case 'create-session':
       pairingTimer = setTimeout(createPairingSession, pairingBackoff.failures ? pairingBackoff.next() : 0);
