@@ -248,7 +248,13 @@ class ContentView {
       const canvas = el('div', 'pl-canvas');
       canvas.style.width = `${content.layout.width}px`;
       canvas.style.height = `${content.layout.height}px`;
-      if (content.layout.background) canvas.style.background = content.layout.background;
+      if (content.layout.background) canvas.style.backgroundColor = content.layout.background;
+      const bgEntry = content.layout.backgroundAssetId ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/')) : undefined;
+      if (bgEntry) {
+        void ctx.cache.objectUrl(bgEntry).then((url) => {
+          if (url) Object.assign(canvas.style, { backgroundImage: `url("${url}")`, backgroundSize: 'cover', backgroundPosition: 'center' });
+        });
+      }
       for (const z of [...content.layout.zones].sort((a, b) => a.zIndex - b.zIndex)) {
         const rect = zoneRect(z, content.layout);
         const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({ width: rect.width * this.scale(), height: rect.height * this.scale() }));
