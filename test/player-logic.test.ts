@@ -8,7 +8,7 @@ import { Backoff, retryDelayMs } from '../console/src/player/backoff.js';
 import { buildHeartbeat, heartbeatIntervalMs, playerFamilyFromSearch } from '../console/src/player/identity.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingState } from '../console/src/player/pairing.js';
 import { mediaForItem, readManifest } from '../console/src/player/manifest.js';
-import { itemDurationMs, itemPlayableAt, localClock, nextBoundary, PlaylistSequencer, segmentAt, segmentKey } from '../console/src/player/schedule.js';
+import { itemDurationMs, itemPlayableAt, localClock, nextBoundary, PlaylistSequencer, segmentAt, segmentKey, segmentToShow } from '../console/src/player/schedule.js';
 import { cacheKey, isMediaPath, planCache, verifyDownload, toHex } from '../console/src/player/cache-plan.js';
 import { fitCanvas, zoneRect } from '../console/src/player/geometry.js';
 import { commandAction, commandExpired, SeenCommands } from '../console/src/player/commands.js';
@@ -208,6 +208,9 @@ t.test('timeline: segment at an instant, boundaries, keys', async (t) => {
   t.equal(nextBoundary(m.timeline, base + 5 * H), null);
   t.equal(segmentKey(segmentAt(m.timeline, base)), 'assignment:asg|playlist:p1');
   t.equal(segmentKey(null), 'none');
+  t.equal(segmentToShow(m.timeline, base - 1), null, 'before the timeline: nothing');
+  t.equal(segmentToShow(m.timeline, base + 10 * H)?.source.id, 's1', 'past the whole timeline (offline for days): the last segment carries on');
+  t.equal(segmentToShow([], base), null);
 });
 
 t.test('day-parts are read in the screen time zone, across DST and midnight', async (t) => {

@@ -10,7 +10,7 @@ import { fitCanvas, zoneRect } from './geometry.js';
 import type { NowPlaying } from './identity.js';
 import { mediaForItem, type Content, type Layout, type MediaEntry, type PlayerManifest, type Playlist, type PlaylistItem, type Segment } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
-import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentAt, segmentKey } from './schedule.js';
+import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentKey, segmentToShow } from './schedule.js';
 
 export const FADE_MS = 700;
 const RETRY_MS = 2_000;
@@ -336,7 +336,7 @@ export class PlaybackEngine {
   refresh(): void {
     if (this.boundaryTimer) clearTimeout(this.boundaryTimer);
     const now = this.ctx.now();
-    const segment = this.manifest ? segmentAt(this.manifest.timeline, now) : null;
+    const segment = this.manifest ? segmentToShow(this.manifest.timeline, now) : null;
     const signature = `${segmentKey(segment)}#${segment ? contentSignature(segment.content) : 'idle'}`;
     if (!this.view || this.view.signature !== signature) this.swap(new ContentView(segment, signature, this.manifest, this.ctx, () => this.idleText()));
     const boundary = this.manifest ? nextBoundary(this.manifest.timeline, now) : null;
