@@ -312,6 +312,7 @@ async function heartbeat(): Promise<void> {
     heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
     wait = heartbeatEveryMs;
     if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest();
+    if (typeof reply.pendingCommands === 'number' && reply.pendingCommands > 0) void pollCommands();
   } catch (err) {
     handleRunError(err, 'Heartbeat failed');
     wait = Math.min(heartbeatEveryMs, heartbeatBackoff.next());
