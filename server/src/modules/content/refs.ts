@@ -3,6 +3,7 @@
  * campaigns later). One place, so a change in the media module touches one file here.
  */
 import { sql } from 'kysely';
+import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
 
 export interface AssetInfo {
@@ -72,4 +73,9 @@ export async function assetsWithTags(db: Db, tags: readonly string[], match: 'an
     const have = new Set(a.tags.map((t) => t.toLowerCase()));
     return match === 'all' ? wanted.every((t) => have.has(t)) : wanted.some((t) => have.has(t));
   });
+}
+
+/** The file of an asset's thumbnail variant, when it has one on disk. */
+export async function assetThumbnailFile(_deps: AppDeps, _assetId: string): Promise<string | null> {
+  return null; // wired to the media module's variants once they exist
 }
