@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   PLACARD_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(7 * 24),
   /** Check every JSON response against its declared schema (on in tests). */
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
+  /** The built console and player (Vite output); default: console/dist of this installation. */
+  PLACARD_CONSOLE_DIR: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -47,6 +49,8 @@ export interface Config {
   readonly validateResponses: boolean;
   readonly sessionIdleMs: number;
   readonly sessionMaxMs: number;
+  /** Directory of the built console (index.html, play.html, assets/); null: console/dist beside package.json. */
+  readonly consoleDir: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -81,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: e.PLACARD_VALIDATE_RESPONSES,
     sessionIdleMs: e.PLACARD_SESSION_IDLE_MINUTES * 60_000,
     sessionMaxMs: e.PLACARD_SESSION_MAX_HOURS * 3_600_000,
+    consoleDir: e.PLACARD_CONSOLE_DIR ? path.resolve(e.PLACARD_CONSOLE_DIR) : null,
   });
 }
 
