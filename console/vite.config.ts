@@ -21,7 +21,16 @@ export default defineConfig({
     sourcemap: true,
     target: 'es2022',
     rollupOptions: {
-      input: { console: here('./index.html'), play: here('./play.html') },
+      input: {
+        console: here('./index.html'),
+        play: here('./play.html'),
+        // The player's service worker: one stable, unhashed file at /play-sw.js (its
+        // scope is /play), revalidated on every load like the HTML pages.
+        'play-sw': here('./src/player/sw.ts'),
+      },
+      output: {
+        entryFileNames: (chunk) => (chunk.name === 'play-sw' ? 'play-sw.js' : 'assets/[name]-[hash].js'),
+      },
     },
   },
   server: {

@@ -79,15 +79,15 @@ t.test('console: first run, sign-in with every factor, account security, users',
 
   // Dark theme from the user's preference; it sticks across reloads.
   await page.getByLabel('Theme').selectOption('dark');
-  await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+  await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === 'dark'; });
   await page.reload();
   await page.getByRole('heading', { name: 'Account & security' }).waitFor();
-  t.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark', 'the theme preference survives a reload');
-  const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  t.equal(await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme; }), 'dark', 'the theme preference survives a reload');
+  const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
   t.ok(luminance(bg) < 0.3, `dark background (${bg})`);
   await snap(page, 'account-1280-dark');
   await page.getByLabel('Theme').selectOption('system');
-  await page.waitForFunction(() => document.documentElement.dataset.theme === undefined);
+  await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === undefined; });
 
   // Users: add an editor; a duplicate email is refused next to the form.
   await page.getByRole('link', { name: 'Users' }).click();
@@ -122,12 +122,12 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.reload();
   await page.getByRole('heading', { name: 'Users' }).waitFor();
   await page.keyboard.press('Tab');
-  t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+  t.equal(await page.evaluate(() => { const w = globalThis as any; return w.document.activeElement?.textContent; }), 'Skip to content');
 
   // Phone width.
   await page.setViewportSize(PHONE);
   await snap(page, 'users-390-light');
-  const usersWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  const usersWidth = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
   t.ok(usersWidth <= PHONE.width, `users page: no sideways scrolling at phone width (${usersWidth}px)`);
   await page.goto(base + '/account');
   await page.getByRole('heading', { name: 'Account & security' }).waitFor();
@@ -191,10 +191,10 @@ t.test('console: phone-width setup and sign-in pages, dark', async (t) => {
   const page = await context.newPage();
   await page.goto(app.url + '/');
   await page.getByRole('heading', { name: 'Welcome to Placard' }).waitFor();
-  const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
   t.ok(luminance(bg) < 0.3, `the device's dark preference applies before sign-in (${bg})`);
   await snap(page, 'setup-390-dark');
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  const width = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
   t.ok(width <= PHONE.width, `no horizontal scrolling at phone width (${width}px)`);
   await context.close();
 });
