@@ -11,6 +11,7 @@ import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
+import { installMedia } from './modules/media/index.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
 import { RealtimeHub } from './platform/realtime/hub.js';
@@ -71,6 +72,7 @@ export function buildApp(deps: AppDeps): Koa {
   // The console and the player pages (before sessions: static files need none).
   app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
+  installMedia(app, deps);
   installScreens(deps, realtime);
   deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
   app.use(
