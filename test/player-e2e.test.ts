@@ -16,6 +16,7 @@ import type { Page } from 'playwright-core';
 import { startApp, type TestApp } from './helpers/harness.js';
 import { signIn, type SignedIn } from './helpers/auth.js';
 import { launchBrowser, snap } from './helpers/browser.js';
+import { settledAsset, uploadAsset } from './helpers/media.js';
 import { deriveStatus, findScreen } from '../server/src/modules/screens/screens.repo.js';
 
 const VIEWPORT = { width: 960, height: 540 };
@@ -138,6 +139,8 @@ t.test('browser player', async (t) => {
     t.type(screen.playerVersion, 'string');
     t.match(screen.lastStatus, { playerFamily: 'desktop-linux', socketConnected: Boolean, display: { width: Number, height: Number } }, 'the status document the player sent');
     t.notOk(await page.getByTestId('pairing').isVisible(), 'pairing screen gone');
+    await until(t, 'the socket is connected', async () => (await facts(page)).socketConnected);
+    t.pass('socket connected with the bearer subprotocol');
 
     // The credential survives a reload: no new pairing, same screen.
     await page.reload();
@@ -171,9 +174,9 @@ t.test('browser player', async (t) => {
     await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 20, g: 200, b: 40 } } }).png().toFile(green);
     execFileSync(app.deps.tools.ffmpeg!.path, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x1428dc:s=640x360:d=4:r=25', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-y', blue]);
 
-    const redAsset = await upload(t, app, admin, red, 'image/png');
-    const blueAsset = await upload(t, app, admin, blue, 'video/mp4');
-    const greenAsset = await upload(t, app, admin, green, 'image/png');
+    const redAsset = await upload(t, app, admin, red);
+    const blueAsset = await upload(t, app, admin, blue);
+    const greenAsset = await upload(t, app, admin, green);
 
     const playlist = await app.json('/api/v1/playlists', { method: 'POST', headers: admin.headers, json: { name: 'Lobby loop' } });
     t.equal(playlist.status, 201);
@@ -234,29 +237,10 @@ async function hasRoute(app: TestApp, p: string): Promise<boolean> {
   return res.status !== 404;
 }
 
-/** Uploads a file through tus and completes it into an asset; waits until it is ready. */
-async function upload(t: Test, app: TestApp, admin: SignedIn, file: string, type: string): Promise<string> {
-  const body = readFileSync(file);
-  const name = path.basename(file);
-  const created = await app.fetch('/api/v1/uploads', {
-    method: 'POST',
-    headers: { ...admin.headers, 'tus-resumable': '1.0.0', 'upload-length': String(body.length), 'upload-metadata': `filename ${Buffer.from(name).toString('base64')},filetype ${Buffer.from(type).toString('base64')}` },
-  });
-  t.equal(created.status, 201, `upload ${name} created`);
-  const location = created.headers.get('location')!;
-  const patched = await app.fetch(location.replace(/^https?:\/\/[^/]+/, ''), {
-    method: 'PATCH',
-    headers: { ...admin.headers, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
-    body,
-  });
-  t.equal(patched.status, 204, `upload ${name} sent`);
-  const done = await app.json(`${location.replace(/^https?:\/\/[^/]+/, '')}/complete`, { method: 'POST', headers: admin.headers, json: { name } });
-  t.equal(done.status, 201, `upload ${name} completed`);
-  const id: string = done.body.data.id;
-  await until(t, `asset ${name} ready`, async () => {
-    const res = await app.json(`/api/v1/assets/${id}`, { headers: admin.headers });
-    if (res.body?.data?.state === 'failed') throw new Error(`asset failed: ${res.body.data.failureReason}`);
-    return res.body?.data?.state === 'ready';
-  }, 60_000);
-  return id;
+/** Uploads a file through tus (the media module's helpers) and waits until it is ready. */
+async function upload(t: Test, app: TestApp, admin: SignedIn, file: string): Promise<string> {
+  const asset = await uploadAsset(app, admin, readFileSync(file), path.basename(file));
+  const settled = await settledAsset(app, admin, asset.id);
+  t.equal(settled.state, 'ready', `${path.basename(file)} processed (${settled.failureReason ?? 'ok'})`);
+  return asset.id;
 }
