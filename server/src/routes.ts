@@ -5,6 +5,7 @@ import { userRoutes } from './modules/accounts/users.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { systemRoutes } from './modules/system/system.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
@@ -16,4 +17,5 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...systemRoutes,
 ];
