@@ -84,3 +84,12 @@ t.test('precedence: window sources, then priority, then recency, then the fallba
   const idle = resolveTimeline({ schedules: [] }, day(0), day(1));
   t.same(idle, [{ startsAt: iso(day(0)), endsAt: iso(day(1)), source: { type: 'idle', id: null }, content: null }]);
 });
+
+t.test('inZone keeps the wall clock when a schedule follows the screen’s zone', async (t) => {
+  const { inZone } = await import('../server/src/modules/schedules/timeline.js');
+  const s: ScheduleInput = { ...base, id: 's', timeZone: 'Europe/London', startsAt: '2026-07-01T08:00:00.000Z', endsAt: '2026-07-01T16:00:00.000Z', rrule: 'FREQ=DAILY' };
+  const ny = inZone(s, 'America/New_York');
+  t.equal(ny.startsAt, '2026-07-01T13:00:00.000Z', '09:00 BST -> 09:00 EDT');
+  t.equal(ny.endsAt, '2026-07-01T21:00:00.000Z');
+  t.equal(inZone(s, 'Europe/London'), s);
+});

@@ -2,6 +2,7 @@ import { authRoutes } from './modules/accounts/auth.routes.js';
 import { meRoutes } from './modules/accounts/me.routes.js';
 import { tokenRoutes } from './modules/accounts/tokens.js';
 import { userRoutes } from './modules/accounts/users.routes.js';
+import { contentRoutes } from './modules/content/content.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
@@ -18,4 +19,5 @@ export const ROUTES: readonly Route[] = [
   ...userRoutes,
   ...tokenRoutes,
   ...systemRoutes,
+  ...contentRoutes,
 ];

@@ -172,3 +172,14 @@ export function resolveTimeline(
   }
   return segments;
 }
+
+/**
+ * The same schedule on the wall clock of another zone: "09:00-17:00 in Europe/London"
+ * becomes "09:00-17:00 in America/New_York". Used for schedules that follow each
+ * screen's own time zone (created without an explicit `timeZone`).
+ */
+export function inZone(s: ScheduleInput, zone: string): ScheduleInput {
+  if (zone === s.timeZone) return s;
+  const move = (instant: string) => new Date(fromFloating(toFloating(Date.parse(instant), s.timeZone), zone)).toISOString();
+  return { ...s, timeZone: zone, startsAt: move(s.startsAt), endsAt: s.endsAt ? move(s.endsAt) : null };
+}

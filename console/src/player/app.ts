@@ -1,0 +1,510 @@
+/**
+ * The browser player (`/play`), started by main.ts (the Vite entry): pairs, enrols, heartbeats, follows the socket (polling
+ * while it is down), keeps the manifest's media cached and plays it, and carries on from
+ * its cache when the server is gone. DESIGN.md sections 6 and 8; docs/player.md.
+ */
+import './player.css';
+import { Backoff, retryDelayMs } from './backoff.js';
+import { commandAction, commandExpired, failed, SeenCommands, succeeded } from './commands.js';
+import { PlaybackEngine } from './engine.js';
+import { buildHeartbeat, heartbeatIntervalMs, playerFamilyFromSearch } from './identity.js';
+import { readManifest, type PlayerManifest } from './manifest.js';
+import { MediaCache } from './media-cache.js';
+import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingEvent, type PairingState } from './pairing.js';
+import { PLAYER_VERSION, PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
+import { parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
+import { PlayerStorage } from './storage.js';
+
+const family = playerFamilyFromSearch(location.search);
+const api = new PlayerApi(location.origin);
+const storage = new PlayerStorage(localStorage);
+const startedAt = new Date().toISOString();
+
+const app = document.getElementById('player') ?? document.body.appendChild(Object.assign(document.createElement('div'), { id: 'player' }));
+app.classList.add('pl-root');
+app.innerHTML = `
+  <div class="pl-stage" data-testid="stage"></div>
+  <section class="pl-pairing" hidden data-testid="pairing">
+    <p class="pl-pairing-lead">Add this screen in Placard with the code</p>
+    <p class="pl-pairing-code" data-testid="pairing-code" aria-live="polite"></p>
+    <p class="pl-pairing-help">Console &rarr; Screens &rarr; Add screen &middot; <span class="pl-pairing-host"></span></p>
+    <p class="pl-pairing-status" data-testid="pairing-status"></p>
+  </section>
+  <div class="pl-notice" hidden data-testid="notice"></div>
+  <div class="pl-identify" hidden data-testid="identify"></div>`;
+const stage = app.querySelector<HTMLElement>('.pl-stage')!;
+const pairingEl = app.querySelector<HTMLElement>('.pl-pairing')!;
+const codeEl = app.querySelector<HTMLElement>('.pl-pairing-code')!;
+const pairingStatusEl = app.querySelector<HTMLElement>('.pl-pairing-status')!;
+const noticeEl = app.querySelector<HTMLElement>('.pl-notice')!;
+const identifyEl = app.querySelector<HTMLElement>('.pl-identify')!;
+app.querySelector<HTMLElement>('.pl-pairing-host')!.textContent = location.host;
+
+/** Server time minus local time, from the heartbeat (a screen with a wrong clock still switches on time). */
+let clockOffsetMs = 0;
+const now = () => Date.now() + clockOffsetMs;
+let lastError: string | null = null;
+const log = (message: string) => {
+  lastError = message;
+  console.warn(`[placard] ${message}`);
+};
+
+const cache = new MediaCache(api, location.href);
+const engine = new PlaybackEngine(stage, { cache, now, log });
+
+/** Exposed for diagnostics and the end-to-end tests: read-only facts about the player. */
+const debug = {
+  state: 'starting' as string,
+  screenId: null as string | null,
+  socketConnected: false,
+  heartbeats: 0,
+  manifestRevision: null as string | null,
+  cache: () => cache.status(),
+  nowPlaying: () => engine.nowPlaying(),
+  lastError: () => lastError,
+};
+(window as unknown as { placardPlayer: typeof debug }).placardPlayer = debug;
+
+function setState(state: string): void {
+  debug.state = state;
+  app.dataset.state = state;
+}
+
+function notice(text: string | null): void {
+  noticeEl.hidden = !text;
+  noticeEl.textContent = text ?? '';
+}
+
+// --- Service worker -------------------------------------------------------------------
+
+async function registerServiceWorker(): Promise<void> {
+  if (!('serviceWorker' in navigator) || !isSecureContext) return;
+  try {
+    // Built as one stable file at the root so its scope can be `/play` (the page's own URL).
+    await navigator.serviceWorker.register('/play-sw.js', { scope: '/play' });
+  } catch (err) {
+    log(`Service worker not registered: ${(err as Error).message}`);
+  }
+}
+
+// --- Pairing ---------------------------------------------------------------------------
+
+let pairing: PairingState = INITIAL_PAIRING;
+let pairingTimer: ReturnType<typeof setTimeout> | null = null;
+let countdownTimer: ReturnType<typeof setInterval> | null = null;
+const pairingBackoff = new Backoff({ baseMs: 2_000, maxMs: 30_000 });
+
+function renderPairing(): void {
+  pairingEl.hidden = false;
+  if (pairing.kind === 'showing-code') {
+    codeEl.textContent = formatPairingCode(pairing.session.code);
+    const left = secondsLeft(pairing.session, now());
+    pairingStatusEl.textContent = `Code valid for ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
+  } else if (pairing.kind === 'enrolling') {
+    pairingStatusEl.textContent = 'Approved. Connecting…';
+  } else if (pairing.kind === 'starting') {
+    if (!codeEl.textContent) codeEl.textContent = '···-···';
+    pairingStatusEl.textContent = pairing.message ?? 'Getting a pairing code…';
+  }
+}
+
+function dispatchPairing(event: PairingEvent): void {
+  const { state, effect } = pairingStep(pairing, event);
+  pairing = state;
+  renderPairing();
+  if (pairingTimer) clearTimeout(pairingTimer);
+  switch (effect.type) {
+    case 'create-session':
+      pairingTimer = setTimeout(createPairingSession, pairingBackoff.failures ? pairingBackoff.next() : 0);
+      break;
+    case 'poll':
+      pairingTimer = setTimeout(pollPairing, effect.afterMs);
+      break;
+    case 'enroll':
+      void enroll(effect.enrollmentToken);
+      break;
+    case 'store-credential':
+      storage.saveIdentity({ screenId: effect.screenId, credential: effect.credential, enrolledAt: new Date().toISOString() });
+      stopPairing();
+      startRunning();
+      break;
+    case 'none':
+      break;
+  }
+}
+
+async function createPairingSession(): Promise<void> {
+  try {
+    const session = await api.createPairingSession({
+      ...(family ? { playerFamily: family } : {}),
+      playerVersion: PLAYER_VERSION,
+      deviceName: deviceName(),
+    });
+    pairingBackoff.reset();
+    dispatchPairing({ type: 'session-created', session });
+  } catch (err) {
+    const e = err as PlayerApiError;
+    pairingTimer = setTimeout(createPairingSession, retryDelayMs(pairingBackoff, e.retryAfterSec ?? null));
+    pairing = { kind: 'starting', message: e.network ? 'Waiting for the Placard server…' : `The server refused a pairing code: ${e.message}` };
+    renderPairing();
+  }
+}
+
+async function pollPairing(): Promise<void> {
+  if (pairing.kind !== 'showing-code') return;
+  const { id, pollSecret } = pairing.session;
+  try {
+    const poll = await api.pollPairingSession(id, pollSecret);
+    dispatchPairing({ type: 'polled', poll, now: now() });
+  } catch (err) {
+    const e = err as PlayerApiError;
+    dispatchPairing({ type: 'failed', message: e.network ? 'Waiting for the Placard server…' : e.message, restart: !e.network && (e.status === 404 || e.status === 401 || e.status === 403) });
+  }
+}
+
+async function enroll(enrollmentToken: string): Promise<void> {
+  try {
+    const result = await api.enroll({ enrollmentToken, ...(family ? { playerFamily: family } : {}), playerVersion: PLAYER_VERSION });
+    dispatchPairing({ type: 'enrolled', screenId: result.screenId, credential: result.credential });
+  } catch (err) {
+    const e = err as PlayerApiError;
+    if (e.network && pairing.kind === 'enrolling') {
+      // Same token again shortly: it has not been used if the request never arrived.
+      setTimeout(() => void enroll(enrollmentToken), pairingBackoff.next());
+      return;
+    }
+    dispatchPairing({ type: 'failed', message: `Enrolment failed: ${e.message}`, restart: true });
+  }
+}
+
+function deviceName(): string {
+  const ua = navigator.userAgent;
+  const os = /Linux/.test(ua) ? 'Linux' : /Windows/.test(ua) ? 'Windows' : /Mac OS/.test(ua) ? 'macOS' : /Android/.test(ua) ? 'Android' : 'Browser';
+  return `${family === 'desktop-linux' ? 'Kiosk' : 'Browser'} player (${os}, ${screen.width}×${screen.height})`;
+}
+
+function startPairing(message: string | null = null): void {
+  setState('pairing');
+  engine.stop();
+  pairing = { kind: 'starting', message };
+  codeEl.textContent = '';
+  renderPairing();
+  void createPairingSession();
+  countdownTimer = setInterval(() => {
+    dispatchPairing({ type: 'tick', now: now() });
+  }, 1000);
+}
+
+function stopPairing(): void {
+  if (pairingTimer) clearTimeout(pairingTimer);
+  if (countdownTimer) clearInterval(countdownTimer);
+  pairingEl.hidden = true;
+}
+
+// --- Running ----------------------------------------------------------------------------
+
+let running = false;
+let heartbeatTimer: ReturnType<typeof setTimeout> | null = null;
+let pollTimer: ReturnType<typeof setTimeout> | null = null;
+let socket: WebSocket | null = null;
+let socketTimer: ReturnType<typeof setTimeout> | null = null;
+const socketBackoff = new Backoff({ baseMs: 1_000, maxMs: 60_000 });
+const heartbeatBackoff = new Backoff({ baseMs: 5_000, maxMs: 120_000 });
+let heartbeatEveryMs = 30_000;
+let manifestEtag: string | null = null;
+let manifestSync: Promise<void> | null = null;
+let manifestAgain = false;
+const seen = new SeenCommands();
+
+function startRunning(): void {
+  const identity = storage.identity();
+  if (!identity) {
+    startPairing();
+    return;
+  }
+  running = true;
+  api.credential = identity.credential;
+  debug.screenId = identity.screenId;
+  setState('running');
+  // Play what we had before, at once: the server may be unreachable.
+  const last = storage.lastManifest();
+  if (last?.manifest) {
+    try {
+      engine.apply(readManifest(last.manifest));
+      manifestEtag = last.etag;
+      debug.manifestRevision = engine.revision;
+    } catch {
+      manifestEtag = null;
+    }
+  } else {
+    engine.refresh();
+  }
+  void cache.load().then(() => engine.refresh());
+  void heartbeat();
+  connectSocket();
+  schedulePoll(0);
+}
+
+function stopRunning(): void {
+  running = false;
+  if (heartbeatTimer) clearTimeout(heartbeatTimer);
+  if (pollTimer) clearTimeout(pollTimer);
+  if (socketTimer) clearTimeout(socketTimer);
+  if (socket) {
+    socket.onclose = null;
+    socket.close();
+    socket = null;
+  }
+  debug.socketConnected = false;
+}
+
+/** The server no longer knows this credential: forget it and everything it downloaded, then pair again. */
+async function credentialLost(reason: string): Promise<void> {
+  if (!running) return;
+  stopRunning();
+  storage.forgetIdentity();
+  api.credential = null;
+  manifestEtag = null;
+  await cache.clear().catch(() => undefined);
+  notice(null);
+  startPairing(reason);
+}
+
+function handleRunError(err: unknown, what: string): void {
+  const e = err as PlayerApiError;
+  if (e instanceof PlayerApiError && e.credentialLost) {
+    void credentialLost(e.code === 'credential_revoked' ? 'This screen was removed from Placard. Pair it again with this code.' : 'This screen is not known to the server. Pair it again with this code.');
+    return;
+  }
+  if (e instanceof PlayerApiError && e.code === 'screen_disabled') {
+    notice('This screen is disabled in Placard.');
+    return;
+  }
+  log(`${what}: ${e?.message ?? e}`);
+}
+
+async function heartbeat(): Promise<void> {
+  if (!running) return;
+  let wait = heartbeatEveryMs;
+  try {
+    const sentAt = Date.now();
+    const reply = await api.heartbeat(
+      buildHeartbeat({
+        playerFamily: family,
+        nowPlaying: engine.nowPlaying(),
+        manifestRevision: engine.revision,
+        display: { width: innerWidth * devicePixelRatio, height: innerHeight * devicePixelRatio },
+        cache: cache.status(),
+        socketConnected: debug.socketConnected,
+        startedAt,
+        userAgent: navigator.userAgent,
+        lastError,
+      }),
+    );
+    debug.heartbeats += 1;
+    heartbeatBackoff.reset();
+    if (noticeEl.textContent === 'This screen is disabled in Placard.') notice(null);
+    if (reply.serverTime) {
+      const server = Date.parse(reply.serverTime);
+      if (Number.isFinite(server)) clockOffsetMs = server + (Date.now() - sentAt) / 2 - Date.now();
+    }
+    heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
+    wait = heartbeatEveryMs;
+    if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest();
+  } catch (err) {
+    handleRunError(err, 'Heartbeat failed');
+    wait = Math.min(heartbeatEveryMs, heartbeatBackoff.next());
+  }
+  if (running) {
+    if (heartbeatTimer) clearTimeout(heartbeatTimer);
+    heartbeatTimer = setTimeout(() => void heartbeat(), wait);
+  }
+}
+
+/** Fetches the manifest (If-None-Match), caches its media, then puts it on screen; one at a time. */
+function syncManifest(): Promise<void> {
+  if (manifestSync) {
+    manifestAgain = true;
+    return manifestSync;
+  }
+  manifestSync = (async () => {
+    do {
+      manifestAgain = false;
+      await syncOnce();
+    } while (manifestAgain && running);
+  })().finally(() => {
+    manifestSync = null;
+  });
+  return manifestSync;
+}
+
+async function syncOnce(): Promise<void> {
+  if (!running) return;
+  let manifest: PlayerManifest | null = null;
+  try {
+    const got = await api.manifest(manifestEtag);
+    if (!got.notModified) {
+      manifest = readManifest(got.manifest);
+      for (const p of manifest.problems) log(`Manifest: ${p}`);
+      storage.saveManifest(got.etag, got.manifest);
+      manifestEtag = got.etag;
+    }
+  } catch (err) {
+    handleRunError(err, 'Manifest download failed');
+    return;
+  }
+  const target = manifest ?? engine.current;
+  if (!target) return;
+  // Media first, then the switch: the new content plays from complete, verified files.
+  await cache.sync(target.media).catch((err) => log(`Media cache: ${(err as Error).message}`));
+  if (!running) return;
+  if (manifest) {
+    engine.apply(manifest);
+    debug.manifestRevision = manifest.revision;
+  } else {
+    engine.refresh();
+  }
+  await cache.evictExcept(target.media).catch(() => undefined);
+}
+
+function schedulePoll(ms: number): void {
+  if (pollTimer) clearTimeout(pollTimer);
+  pollTimer = setTimeout(async () => {
+    if (!running) return;
+    await Promise.allSettled([syncManifest(), pollCommands()]);
+    if (running) schedulePoll(debug.socketConnected ? POLL_WHILE_CONNECTED_MS : POLL_WHILE_DISCONNECTED_MS);
+  }, ms);
+}
+
+function connectSocket(): void {
+  if (!running || !api.credential || typeof WebSocket === 'undefined') return;
+  let ws: WebSocket;
+  try {
+    ws = new WebSocket(socketUrl(location.href), socketProtocols(api.credential));
+  } catch (err) {
+    log(`Socket: ${(err as Error).message}`);
+    socketTimer = setTimeout(connectSocket, socketBackoff.next());
+    return;
+  }
+  socket = ws;
+  ws.onopen = () => {
+    socketBackoff.reset();
+    debug.socketConnected = true;
+    // Anything missed while disconnected.
+    schedulePoll(0);
+  };
+  ws.onmessage = (ev) => {
+    const msg = parseSocketMessage(ev.data);
+    if (!msg) return;
+    if (msg.type === 'manifest.changed' || msg.type === 'takeover.started' || msg.type === 'takeover.ended') {
+      if (msg.type !== 'manifest.changed' || msg.revision === null || msg.revision !== engine.revision) void syncManifest();
+    } else if (msg.type === 'command.pending') {
+      void pollCommands();
+    } else if (msg.type === 'ping') {
+      try {
+        ws.send(JSON.stringify({ type: 'pong' }));
+      } catch {
+        // closing
+      }
+    }
+  };
+  ws.onclose = () => {
+    if (socket === ws) socket = null;
+    const wasConnected = debug.socketConnected;
+    debug.socketConnected = false;
+    if (!running) return;
+    if (wasConnected) schedulePoll(POLL_WHILE_DISCONNECTED_MS);
+    // A refused upgrade may mean a revoked credential: the next heartbeat tells.
+    if (socketBackoff.failures === 2) void heartbeat();
+    socketTimer = setTimeout(connectSocket, socketBackoff.next());
+  };
+}
+
+// --- Commands ---------------------------------------------------------------------------
+
+let commandsBusy = false;
+
+async function pollCommands(): Promise<void> {
+  if (!running || commandsBusy) return;
+  commandsBusy = true;
+  try {
+    const list = await api.pendingCommands();
+    for (const command of list) if (seen.first(command.id)) await runCommand(command);
+  } catch (err) {
+    if (!(err instanceof PlayerApiError && err.status === 404)) handleRunError(err, 'Commands');
+  } finally {
+    commandsBusy = false;
+  }
+}
+
+async function runCommand(command: PlayerCommand): Promise<void> {
+  if (commandExpired(command, now())) {
+    await api.commandResult(command.id, failed('The command expired before the player received it.')).catch(() => undefined);
+    return;
+  }
+  await api.acknowledgeCommand(command.id).catch((err) => log(`Acknowledge ${command.id}: ${(err as Error).message}`));
+  const action = commandAction(command);
+  try {
+    switch (action.kind) {
+      case 'reload':
+        await api.commandResult(command.id, succeeded('Reloading the player.'));
+        setTimeout(() => location.reload(), 300);
+        return;
+      case 'clear-cache': {
+        await cache.clear();
+        manifestEtag = null;
+        await api.commandResult(command.id, succeeded('Media cache cleared; downloading again.'));
+        void syncManifest();
+        return;
+      }
+      case 'sync':
+        manifestEtag = null;
+        await syncManifest();
+        await api.commandResult(command.id, succeeded(`Manifest ${engine.revision ?? 'none'} on screen.`));
+        return;
+      case 'identify':
+        identify(action.seconds);
+        await api.commandResult(command.id, succeeded(`Shown for ${action.seconds} s.`));
+        return;
+      case 'screenshot': {
+        const dataUrl = engine.screenshot();
+        if (!dataUrl) {
+          await api.commandResult(command.id, failed('This browser could not draw a screenshot.'));
+          return;
+        }
+        await api.commandResult(command.id, succeeded('Screenshot taken (websites in frames are drawn black).', { contentType: 'image/jpeg', dataUrl, width: innerWidth, height: innerHeight }));
+        return;
+      }
+      case 'unsupported':
+        await api.commandResult(command.id, failed(action.reason));
+        return;
+    }
+  } catch (err) {
+    log(`Command ${command.type}: ${(err as Error).message}`);
+    await api.commandResult(command.id, failed((err as Error).message)).catch(() => undefined);
+  }
+}
+
+function identify(seconds: number): void {
+  identifyEl.hidden = false;
+  identifyEl.textContent = `Screen ${debug.screenId?.slice(-6) ?? ''} · ${location.host}`;
+  setTimeout(() => {
+    identifyEl.hidden = true;
+  }, seconds * 1000);
+}
+
+// --- Start ------------------------------------------------------------------------------
+
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && running) void syncManifest();
+});
+addEventListener('online', () => {
+  if (running) {
+    void heartbeat();
+    if (!socket) connectSocket();
+  }
+});
+
+void registerServiceWorker();
+if (storage.identity()) startRunning();
+else startPairing();

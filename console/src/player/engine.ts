@@ -1,0 +1,418 @@
+/**
+ * The playback engine: shows the manifest's timeline. A playlist fills the screen; a
+ * layout is a canvas of zones scaled to the screen (letterboxed); each zone plays its
+ * playlist. Images and websites stay for their duration, videos (muted, inline) until
+ * `ended`. A new item fades in over the old one once it is ready to show (image decoded,
+ * video playing, page loaded), so the screen is never blank between items. Only media
+ * that is fully cached and verified plays.
+ */
+import { fitCanvas, zoneRect } from './geometry.js';
+import type { NowPlaying } from './identity.js';
+import { mediaForItem, type Content, type Layout, type MediaEntry, type PlayerManifest, type Playlist, type PlaylistItem, type Segment } from './manifest.js';
+import type { MediaCache } from './media-cache.js';
+import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentAt, segmentKey } from './schedule.js';
+
+export const FADE_MS = 700;
+const RETRY_MS = 2_000;
+
+export interface EngineContext {
+  cache: MediaCache;
+  /** The server-corrected clock. */
+  now(): number;
+  log(message: string): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  e.className = className;
+  return e;
+}
+
+function playlistSignature(p: Playlist | null): string {
+  return p ? JSON.stringify(p.items.map((i) => [i.id, i.assetId, i.variantId, i.url, i.durationMs, i.validFrom, i.validUntil, i.dayParts, i.fit])) : '';
+}
+
+function contentSignature(c: Content): string {
+  if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
+  if (c.type === 'layout') return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist)]))}`;
+  return 'idle';
+}
+
+/** Plays one playlist inside a box (the whole screen or a zone). */
+class ZonePlayer {
+  readonly root: HTMLDivElement;
+  private readonly sequencer: PlaylistSequencer;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private current: { item: PlaylistItem; layer: HTMLElement } | null = null;
+  private stopped = false;
+  private generation = 0;
+
+  constructor(
+    private readonly playlist: Playlist,
+    private readonly manifest: PlayerManifest,
+    private readonly ctx: EngineContext,
+    private readonly box: () => { width: number; height: number },
+  ) {
+    this.root = el('div', 'pl-zone');
+    this.sequencer = new PlaylistSequencer(playlist.items);
+  }
+
+  get nowPlaying(): { item: PlaylistItem | null; playlistId: string } {
+    return { item: this.current?.item ?? null, playlistId: this.playlist.id };
+  }
+
+  start(): void {
+    void this.advance();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const v of this.root.querySelectorAll('video')) v.pause();
+  }
+
+  private media(item: PlaylistItem): MediaEntry | null {
+    return mediaForItem(this.manifest, item, this.box());
+  }
+
+  private ready = (item: PlaylistItem): boolean => {
+    if (item.kind === 'website') return item.url !== null;
+    if (item.kind !== 'image' && item.kind !== 'video') return false;
+    const m = this.media(item);
+    return m !== null && this.ctx.cache.isReady(m);
+  };
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    const gen = this.generation;
+    this.timer = setTimeout(() => {
+      if (gen === this.generation) void this.advance();
+    }, ms);
+  }
+
+  /** Shows the next playable item; when none is, keeps what is on and tries again shortly. */
+  async advance(): Promise<void> {
+    if (this.stopped) return;
+    this.generation += 1;
+    const gen = this.generation;
+    const item = this.sequencer.next(this.ctx.now(), this.manifest.timeZone, this.ready);
+    if (!item) {
+      if (this.current && !this.ready(this.current.item)) this.clear();
+      this.schedule(RETRY_MS);
+      return;
+    }
+    // The same single item again: leave it on (no flicker), restart a video.
+    if (this.current && this.current.item.id === item.id && this.playlist.items.length === 1 && item.kind !== 'video') {
+      this.schedule(itemDurationMs(item));
+      return;
+    }
+    let layer: HTMLElement | null = null;
+    try {
+      layer = await this.build(item);
+    } catch (err) {
+      this.ctx.log(`Item ${item.id} could not be shown: ${(err as Error).message}`);
+    }
+    if (this.stopped || gen !== this.generation) {
+      layer?.remove();
+      return;
+    }
+    if (!layer) {
+      this.schedule(RETRY_MS);
+      return;
+    }
+    this.show(item, layer);
+    if (item.kind === 'video') {
+      const video = layer.querySelector('video');
+      video?.addEventListener('ended', () => {
+        if (gen === this.generation) void this.advance();
+      });
+    }
+    this.schedule(itemDurationMs(item));
+  }
+
+  private clear(): void {
+    const old = this.current?.layer;
+    this.current = null;
+    if (old) this.fadeOut(old);
+  }
+
+  private show(item: PlaylistItem, layer: HTMLElement): void {
+    const old = this.current?.layer ?? null;
+    this.current = { item, layer };
+    layer.dataset.itemId = item.id;
+    if (item.assetId) layer.dataset.assetId = item.assetId;
+    layer.dataset.kind = item.kind;
+    const ms = item.transition.type === 'none' ? 0 : item.transition.durationMs;
+    layer.style.transitionDuration = `${ms}ms`;
+    if (item.transition.type === 'slide') layer.classList.add('pl-slide');
+    requestAnimationFrame(() => requestAnimationFrame(() => layer.classList.add('pl-visible')));
+    // The old item leaves once the new one covers it.
+    if (old) setTimeout(() => this.fadeOut(old, 0), ms);
+  }
+
+  private fadeOut(layer: HTMLElement, ms = FADE_MS): void {
+    layer.style.transitionDuration = `${ms}ms`;
+    layer.classList.remove('pl-visible');
+    const video = layer.querySelector('video');
+    setTimeout(() => {
+      video?.pause();
+      video?.removeAttribute('src');
+      video?.load();
+      layer.remove();
+    }, ms);
+  }
+
+  /** A layer for the item, appended hidden and resolved once it can be shown. */
+  private async build(item: PlaylistItem): Promise<HTMLElement | null> {
+    const layer = el('div', `pl-layer pl-fit-${item.fit}`);
+    if (item.kind === 'website') {
+      const frame = el('iframe', 'pl-frame');
+      frame.src = item.url ?? 'about:blank';
+      frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+      frame.setAttribute('referrerpolicy', 'no-referrer');
+      frame.setAttribute('allow', 'autoplay');
+      frame.tabIndex = -1;
+      layer.append(frame);
+      this.root.append(layer);
+      await Promise.race([new Promise((r) => frame.addEventListener('load', r, { once: true })), delay(4000)]);
+      return layer;
+    }
+    const entry = this.media(item);
+    const src = entry ? await this.ctx.cache.objectUrl(entry) : null;
+    if (!src) return null;
+    if (item.kind === 'image') {
+      const img = el('img', 'pl-media');
+      img.alt = '';
+      img.decoding = 'async';
+      img.src = src;
+      layer.append(img);
+      this.root.append(layer);
+      await img.decode();
+      return layer;
+    }
+    const video = el('video', 'pl-media');
+    video.muted = true;
+    video.defaultMuted = true;
+    video.playsInline = true;
+    video.autoplay = true;
+    video.preload = 'auto';
+    video.setAttribute('muted', '');
+    video.setAttribute('playsinline', '');
+    video.src = src;
+    layer.append(video);
+    this.root.append(layer);
+    await Promise.race([
+      new Promise<void>((resolve, reject) => {
+        video.addEventListener('playing', () => resolve(), { once: true });
+        video.addEventListener('error', () => reject(new Error(`video error ${video.error?.code ?? ''}`)), { once: true });
+      }),
+      video.play().then(() => undefined),
+      delay(8000).then(() => {
+        throw new Error('video did not start');
+      }),
+    ]).catch((err) => {
+      layer.remove();
+      throw err;
+    });
+    return layer;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** One segment's content on the stage: a full-screen playlist, a layout, or the idle slide. */
+class ContentView {
+  readonly root: HTMLDivElement;
+  readonly zones: ZonePlayer[] = [];
+  private canvas: HTMLDivElement | null = null;
+  private layout: Layout | null = null;
+
+  constructor(
+    readonly segment: Segment | null,
+    readonly signature: string,
+    private readonly manifest: PlayerManifest | null,
+    private readonly ctx: EngineContext,
+    private readonly idleText: () => string,
+  ) {
+    this.root = el('div', 'pl-content');
+    const content = segment?.content ?? { type: 'idle' as const };
+    if (content.type === 'playlist' && manifest) {
+      const zone = new ZonePlayer(content.playlist, manifest, ctx, () => ({ width: innerWidth, height: innerHeight }));
+      zone.root.classList.add('pl-full');
+      this.zones.push(zone);
+      this.root.append(zone.root);
+    } else if (content.type === 'layout' && manifest) {
+      this.layout = content.layout;
+      const canvas = el('div', 'pl-canvas');
+      canvas.style.width = `${content.layout.width}px`;
+      canvas.style.height = `${content.layout.height}px`;
+      if (content.layout.background) canvas.style.background = content.layout.background;
+      for (const z of [...content.layout.zones].sort((a, b) => a.zIndex - b.zIndex)) {
+        const rect = zoneRect(z, content.layout);
+        const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({ width: rect.width * this.scale(), height: rect.height * this.scale() }));
+        Object.assign(zp.root.style, { left: `${rect.x}px`, top: `${rect.y}px`, width: `${rect.width}px`, height: `${rect.height}px`, zIndex: String(z.zIndex) });
+        if (z.background) zp.root.style.background = z.background;
+        zp.root.dataset.zoneId = z.id;
+        this.zones.push(zp);
+        canvas.append(zp.root);
+      }
+      this.canvas = canvas;
+      this.root.append(canvas);
+      this.resize();
+    } else {
+      const idle = el('div', 'pl-idle');
+      idle.innerHTML = '<div class="pl-idle-mark">Placard</div><div class="pl-idle-clock"></div>';
+      this.root.append(idle);
+      this.tickIdle();
+    }
+  }
+
+  private scale(): number {
+    return this.layout ? fitCanvas(this.layout, { width: innerWidth, height: innerHeight }).scale : 1;
+  }
+
+  resize(): void {
+    if (!this.canvas || !this.layout) return;
+    const fit = fitCanvas(this.layout, { width: innerWidth, height: innerHeight });
+    this.canvas.style.transform = `translate(${fit.offsetX}px, ${fit.offsetY}px) scale(${fit.scale})`;
+  }
+
+  private idleTimer: ReturnType<typeof setInterval> | null = null;
+
+  private tickIdle(): void {
+    const clock = this.root.querySelector('.pl-idle-clock');
+    const update = () => {
+      if (clock) clock.textContent = this.idleText();
+    };
+    update();
+    this.idleTimer = setInterval(update, 10_000);
+  }
+
+  start(): void {
+    for (const z of this.zones) z.start();
+  }
+
+  stop(): void {
+    for (const z of this.zones) z.stop();
+    if (this.idleTimer) clearInterval(this.idleTimer);
+  }
+}
+
+export class PlaybackEngine {
+  private manifest: PlayerManifest | null = null;
+  private view: ContentView | null = null;
+  private boundaryTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly stage: HTMLElement,
+    private readonly ctx: EngineContext,
+  ) {
+    addEventListener('resize', () => this.view?.resize());
+  }
+
+  get revision(): string | null {
+    return this.manifest?.revision ?? null;
+  }
+
+  get current(): PlayerManifest | null {
+    return this.manifest;
+  }
+
+  /** Puts a (new) manifest on: the content changes only where the timeline's content did. */
+  apply(manifest: PlayerManifest): void {
+    this.manifest = manifest;
+    this.refresh();
+  }
+
+  /** Re-evaluates what should be on now (after a manifest change, a boundary, or new media). */
+  refresh(): void {
+    if (this.boundaryTimer) clearTimeout(this.boundaryTimer);
+    const now = this.ctx.now();
+    const segment = this.manifest ? segmentAt(this.manifest.timeline, now) : null;
+    const signature = `${segmentKey(segment)}#${segment ? contentSignature(segment.content) : 'idle'}`;
+    if (!this.view || this.view.signature !== signature) this.swap(new ContentView(segment, signature, this.manifest, this.ctx, () => this.idleText()));
+    const boundary = this.manifest ? nextBoundary(this.manifest.timeline, now) : null;
+    // Timers are capped so a clock jump or a long sleep is caught within a minute.
+    const wait = boundary === null ? 60_000 : Math.min(60_000, Math.max(50, boundary - now + 20));
+    this.boundaryTimer = setTimeout(() => this.refresh(), wait);
+  }
+
+  private swap(next: ContentView): void {
+    const old = this.view;
+    this.view = next;
+    this.stage.append(next.root);
+    next.start();
+    requestAnimationFrame(() => requestAnimationFrame(() => next.root.classList.add('pl-visible')));
+    if (old) {
+      setTimeout(() => {
+        old.root.classList.remove('pl-visible');
+        setTimeout(() => {
+          old.stop();
+          old.root.remove();
+        }, FADE_MS);
+      }, FADE_MS);
+    }
+  }
+
+  private idleText(): string {
+    const zone = this.manifest?.timeZone ?? 'UTC';
+    try {
+      return new Intl.DateTimeFormat(undefined, { timeZone: zone, hour: '2-digit', minute: '2-digit', weekday: 'long' }).format(new Date(this.ctx.now()));
+    } catch {
+      return '';
+    }
+  }
+
+  /** What is on screen, for the heartbeat (the first zone's item stands for a layout). */
+  nowPlaying(): NowPlaying {
+    const seg = this.view?.segment ?? null;
+    const zone = this.view?.zones.find((z) => z.nowPlaying.item) ?? this.view?.zones[0];
+    const np = zone?.nowPlaying;
+    const content = seg?.content;
+    return {
+      playlistId: content?.type === 'playlist' ? content.playlist.id : (np?.playlistId ?? null),
+      layoutId: content?.type === 'layout' ? content.layout.id : null,
+      itemId: np?.item?.id ?? null,
+      assetId: np?.item?.assetId ?? null,
+      scheduleId: seg?.source.type === 'schedule' ? seg.source.id : null,
+      campaignId: seg?.campaignId ?? null,
+    };
+  }
+
+  stop(): void {
+    if (this.boundaryTimer) clearTimeout(this.boundaryTimer);
+    this.view?.stop();
+    this.view?.root.remove();
+    this.view = null;
+    this.manifest = null;
+  }
+
+  /** Draws what is visible (images and videos; pages in frames cannot be drawn) into a JPEG data URL. */
+  screenshot(maxWidth = 1280): string | null {
+    const width = innerWidth;
+    const height = innerHeight;
+    const scale = Math.min(1, maxWidth / width);
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.round(width * scale);
+    canvas.height = Math.round(height * scale);
+    const g = canvas.getContext('2d');
+    if (!g) return null;
+    g.fillStyle = '#000';
+    g.fillRect(0, 0, canvas.width, canvas.height);
+    for (const media of this.stage.querySelectorAll<HTMLImageElement | HTMLVideoElement>('.pl-layer.pl-visible .pl-media')) {
+      const r = media.getBoundingClientRect();
+      const nw = media instanceof HTMLVideoElement ? media.videoWidth : media.naturalWidth;
+      const nh = media instanceof HTMLVideoElement ? media.videoHeight : media.naturalHeight;
+      if (!nw || !nh) continue;
+      const fit = fitCanvas({ width: nw, height: nh }, { width: r.width, height: r.height });
+      try {
+        g.drawImage(media, (r.left + fit.offsetX) * scale, (r.top + fit.offsetY) * scale, nw * fit.scale * scale, nh * fit.scale * scale);
+      } catch {
+        // A frame that cannot be drawn is left black.
+      }
+    }
+    return canvas.toDataURL('image/jpeg', 0.8);
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * The manifest (DESIGN.md sections 6.3 and 11) read into the player's own model. The
+ * reader is tolerant: unknown fields are ignored, a malformed entry is dropped (and
+ * counted in `problems`) rather than stopping playback of the rest.
+ */
+
+export type ItemKind = 'image' | 'video' | 'website' | 'audio' | 'pdf' | 'widget' | 'unknown';
+
+export interface DayPart {
+  /** ISO weekdays, 1 = Monday .. 7 = Sunday; empty means every day. */
+  days: number[];
+  /** Minutes after local midnight; `end` <= `start` crosses midnight. */
+  start: number;
+  end: number;
+}
+
+export interface MediaEntry {
+  assetId: string;
+  variantId: string;
+  url: string;
+  contentType: string;
+  sizeBytes: number | null;
+  sha256: string | null;
+  width: number | null;
+  height: number | null;
+}
+
+export interface PlaylistItem {
+  id: string;
+  kind: ItemKind;
+  assetId: string | null;
+  variantId: string | null;
+  /** Websites: the page to show. */
+  url: string | null;
+  durationMs: number | null;
+  validFrom: number | null;
+  validUntil: number | null;
+  dayParts: DayPart[];
+  fit: 'contain' | 'cover' | 'fill';
+  name: string | null;
+  /** How this item comes on: a cross-fade (default), a slide, or a cut. */
+  transition: { type: 'fade' | 'slide' | 'none'; durationMs: number };
+}
+
+export interface Playlist {
+  id: string;
+  name: string | null;
+  items: PlaylistItem[];
+}
+
+export interface Zone {
+  id: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  zIndex: number;
+  background: string | null;
+  playlist: Playlist | null;
+}
+
+export interface Layout {
+  id: string;
+  name: string | null;
+  width: number;
+  height: number;
+  background: string | null;
+  zones: Zone[];
+}
+
+export type Content = { type: 'playlist'; playlist: Playlist } | { type: 'layout'; layout: Layout } | { type: 'idle' };
+
+export interface Segment {
+  start: number;
+  end: number;
+  source: { type: string; id: string | null };
+  campaignId: string | null;
+  content: Content;
+}
+
+export interface PlayerManifest {
+  revision: string;
+  generatedAt: number | null;
+  validUntil: number | null;
+  timeZone: string;
+  timeline: Segment[];
+  media: MediaEntry[];
+  overlays: unknown[];
+  problems: string[];
+}
+
+const obj = (v: unknown): Record<string, any> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : null);
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const time = (v: unknown): number | null => {
+  if (typeof v !== 'string') return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+};
+
+const KINDS: ItemKind[] = ['image', 'video', 'website', 'audio', 'pdf', 'widget'];
+
+function kindOf(raw: Record<string, any>, media: MediaEntry[]): ItemKind {
+  const asset = obj(raw.asset);
+  const declared = str(raw.kind) ?? str(raw.assetKind) ?? str(asset?.kind) ?? str(raw.type);
+  if (declared && (KINDS as string[]).includes(declared)) return declared as ItemKind;
+  if (str(raw.url) ?? str(obj(raw.website)?.url)) return 'website';
+  const assetId = str(raw.assetId) ?? str(asset?.id);
+  const entry = media.find((m) => m.assetId === assetId);
+  if (entry?.contentType.startsWith('image/')) return 'image';
+  if (entry?.contentType.startsWith('video/')) return 'video';
+  if (entry?.contentType.startsWith('audio/')) return 'audio';
+  return 'unknown';
+}
+
+/** "09:30" or "09:30:00" -> minutes after midnight. */
+function minutesOf(v: unknown): number | null {
+  if (typeof v === 'number' && v >= 0 && v <= 1440) return v;
+  if (typeof v !== 'string') return null;
+  const m = /^(\d{1,2}):(\d{2})(?::\d{2})?$/.exec(v);
+  if (!m) return null;
+  const h = Number(m[1]);
+  const min = Number(m[2]);
+  if (h > 24 || min > 59) return null;
+  return h * 60 + min;
+}
+
+const DAY_NAMES: Record<string, number> = { mo: 1, tu: 2, we: 3, th: 4, fr: 5, sa: 6, su: 7 };
+
+function dayOf(v: unknown): number | null {
+  if (typeof v === 'number' && v >= 0 && v <= 7) return v === 0 ? 7 : v;
+  if (typeof v === 'string') return DAY_NAMES[v.slice(0, 2).toLowerCase()] ?? null;
+  return null;
+}
+
+function readDayParts(raw: Record<string, any>): DayPart[] {
+  const list: unknown[] = Array.isArray(raw.dayParts) ? raw.dayParts : Array.isArray(raw.dayparts) ? raw.dayparts : [];
+  const parts: DayPart[] = [];
+  for (const p of list) {
+    const o = obj(p);
+    if (!o) continue;
+    const start = minutesOf(o.from ?? o.start ?? o.startTime);
+    const end = minutesOf(o.to ?? o.end ?? o.endTime);
+    if (start === null || end === null) continue;
+    const daysRaw: unknown[] = Array.isArray(o.days) ? o.days : Array.isArray(o.daysOfWeek) ? o.daysOfWeek : [];
+    parts.push({ days: daysRaw.map(dayOf).filter((d): d is number => d !== null), start, end });
+  }
+  return parts;
+}
+
+function readItem(rawItem: unknown, media: MediaEntry[], problems: string[], where: string): PlaylistItem | null {
+  const raw = obj(rawItem);
+  if (!raw) {
+    problems.push(`${where}: an item is not an object`);
+    return null;
+  }
+  if (raw.enabled === false) return null;
+  const asset = obj(raw.asset);
+  const validity = obj(raw.validity);
+  const kind = kindOf(raw, media);
+  const id = str(raw.id) ?? str(raw.itemId) ?? `${where}#${Math.random().toString(36).slice(2)}`;
+  const fit = str(raw.fit);
+  const tr = obj(raw.transition);
+  const trType = str(tr?.type);
+  const trMs = num(tr?.durationMs);
+  return {
+    id,
+    kind,
+    assetId: str(raw.assetId) ?? str(asset?.id),
+    variantId: str(raw.variantId) ?? str(obj(raw.variant)?.id),
+    url: str(raw.url) ?? str(obj(raw.website)?.url) ?? str(asset?.url) ?? str(asset?.websiteUrl),
+    durationMs: num(raw.durationMs) ?? num(raw.effectiveDurationMs) ?? num(asset?.durationMs),
+    validFrom: time(raw.validFrom ?? raw.startsAt ?? validity?.from ?? validity?.startsAt),
+    validUntil: time(raw.validUntil ?? raw.endsAt ?? validity?.until ?? validity?.endsAt),
+    dayParts: readDayParts(raw),
+    fit: fit === 'cover' || fit === 'fill' ? fit : 'contain',
+    name: str(raw.name) ?? str(raw.label) ?? str(asset?.name),
+    transition: {
+      type: trType === 'slide' || trType === 'none' ? trType : 'fade',
+      durationMs: trMs !== null ? Math.min(10_000, Math.max(0, trMs)) : 700,
+    },
+  };
+}
+
+function readPlaylist(rawPlaylist: unknown, media: MediaEntry[], problems: string[]): Playlist | null {
+  const raw = obj(rawPlaylist);
+  if (!raw) return null;
+  const id = str(raw.id) ?? 'playlist';
+  const items = (Array.isArray(raw.items) ? raw.items : [])
+    .map((it: unknown, i: number) => readItem(it, media, problems, `playlist ${id} item ${i}`))
+    .filter((it: PlaylistItem | null): it is PlaylistItem => it !== null);
+  return { id, name: str(raw.name), items };
+}
+
+function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[]): Layout | null {
+  const raw = obj(rawLayout);
+  if (!raw) return null;
+  const canvas = obj(raw.canvas);
+  const width = num(raw.width) ?? num(canvas?.width) ?? 1920;
+  const height = num(raw.height) ?? num(canvas?.height) ?? 1080;
+  const zones: Zone[] = [];
+  const rawZones: unknown[] = Array.isArray(raw.zones) ? raw.zones : [];
+  rawZones.forEach((z, i) => {
+    const o = obj(z);
+    if (!o) return;
+    const x = num(o.x) ?? num(o.left);
+    const y = num(o.y) ?? num(o.top);
+    const w = num(o.width);
+    const h = num(o.height);
+    if (x === null || y === null || w === null || h === null || w <= 0 || h <= 0) {
+      problems.push(`layout ${str(raw.id)} zone ${i}: no geometry`);
+      return;
+    }
+    let playlist = readPlaylist(o.playlist, media, problems);
+    if (!playlist && (o.item || o.assetId)) {
+      const item = readItem(o.item ?? o, media, problems, `layout zone ${i}`);
+      playlist = item ? { id: `zone-${i}`, name: null, items: [item] } : null;
+    }
+    zones.push({
+      id: str(o.id) ?? `zone-${i}`,
+      x,
+      y,
+      width: w,
+      height: h,
+      zIndex: num(o.zIndex) ?? num(o.z) ?? i,
+      background: str(o.background) ?? str(o.backgroundColor),
+      playlist,
+    });
+  });
+  return { id: str(raw.id) ?? 'layout', name: str(raw.name), width, height, background: str(raw.background) ?? str(raw.backgroundColor), zones };
+}
+
+function readMedia(raw: unknown, problems: string[]): MediaEntry | null {
+  const o = obj(raw);
+  const assetId = str(o?.assetId);
+  const url = str(o?.url);
+  if (!o || !assetId || !url) {
+    problems.push('a media entry has no assetId or url');
+    return null;
+  }
+  const sha = str(o.sha256);
+  return {
+    assetId,
+    variantId: str(o.variantId) ?? assetId,
+    url,
+    contentType: str(o.contentType) ?? 'application/octet-stream',
+    sizeBytes: num(o.sizeBytes),
+    sha256: sha && /^[0-9a-f]{64}$/i.test(sha) ? sha.toLowerCase() : null,
+    width: num(o.width),
+    height: num(o.height),
+  };
+}
+
+/** Reads a manifest as served (the `data` of GET /player/manifest). Throws only when it is not an object. */
+export function readManifest(raw: unknown): PlayerManifest {
+  const o = obj(raw);
+  if (!o) throw new Error('The manifest is not an object');
+  const problems: string[] = [];
+  const media = (Array.isArray(o.media) ? o.media : []).map((m: unknown) => readMedia(m, problems)).filter((m: MediaEntry | null): m is MediaEntry => m !== null);
+  const timeline: Segment[] = [];
+  (Array.isArray(o.timeline) ? o.timeline : []).forEach((s: unknown, i: number) => {
+    const seg = obj(s);
+    const start = time(seg?.startsAt);
+    const end = time(seg?.endsAt);
+    if (!seg || start === null || end === null || end <= start) {
+      problems.push(`timeline entry ${i}: no valid startsAt/endsAt`);
+      return;
+    }
+    const source = obj(seg.source);
+    const contentRef = obj(seg.content);
+    let content: Content = { type: 'idle' };
+    const layout = readLayout(seg.layout, media, problems);
+    const playlist = layout ? null : readPlaylist(seg.playlist, media, problems);
+    if (layout) content = { type: 'layout', layout };
+    else if (playlist) content = { type: 'playlist', playlist };
+    timeline.push({
+      start,
+      end,
+      source: { type: str(source?.type) ?? 'schedule', id: str(source?.id) },
+      campaignId: str(seg.campaignId) ?? (str(contentRef?.type) === 'campaign' ? str(contentRef?.id) : null),
+      content,
+    });
+  });
+  timeline.sort((a, b) => a.start - b.start);
+  const revision = o.revision === undefined || o.revision === null ? '' : String(o.revision);
+  return {
+    revision,
+    generatedAt: time(o.generatedAt),
+    validUntil: time(o.validUntil),
+    timeZone: validTimeZone(str(o.timeZone)) ?? 'UTC',
+    timeline,
+    media,
+    overlays: Array.isArray(o.overlays) ? o.overlays : [],
+    problems,
+  };
+}
+
+export function validTimeZone(zone: string | null): string | null {
+  if (!zone) return null;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone;
+  } catch {
+    return null;
+  }
+}
+
+/** The media entry an item plays: its own variant when named, else the asset's best playable one. */
+export function mediaForItem(manifest: Pick<PlayerManifest, 'media'>, item: PlaylistItem, display?: { width: number; height: number }): MediaEntry | null {
+  if (!item.assetId) return null;
+  const candidates = manifest.media.filter((m) => m.assetId === item.assetId);
+  if (item.variantId) {
+    const exact = candidates.find((m) => m.variantId === item.variantId);
+    if (exact) return exact;
+  }
+  const wanted = item.kind === 'video' ? 'video/' : item.kind === 'image' ? 'image/' : item.kind === 'audio' ? 'audio/' : '';
+  const playable = candidates.filter((m) => (wanted ? m.contentType.startsWith(wanted) : true));
+  if (playable.length === 0) return null;
+  if (!display) return playable[0] ?? null;
+  // The smallest variant that covers the display, else the largest.
+  const sized = [...playable].sort((a, b) => (a.width ?? 0) - (b.width ?? 0));
+  return sized.find((m) => (m.width ?? Infinity) >= display.width && (m.height ?? Infinity) >= display.height) ?? sized[sized.length - 1] ?? null;
+}

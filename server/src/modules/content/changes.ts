@@ -1,0 +1,50 @@
+/**
+ * Which screens a content change alters, and telling them. A screen's manifest build
+ * records what it used (playlists, layouts, assets, schedules, tag rules) in
+ * `manifest_deps`; a change to any of those bumps exactly those screens' manifest
+ * revision, which pushes `manifest.changed` on their sockets. Changes that add content
+ * to a screen (a new schedule or assignment) name the screens directly.
+ */
+import type { AppDeps } from '../../app.js';
+import type { Db } from '../../platform/db/database.js';
+import { manifestCache } from './manifest.cache.js';
+
+export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';
+export interface DepRef {
+  kind: DepKind;
+  id: string;
+}
+
+export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const rows = await db
+    .selectFrom('manifest_deps')
+    .select('screen_id')
+    .where((eb) => eb.or(refs.map((r) => eb.and([eb('kind', '=', r.kind), eb('ref_id', '=', r.id)]))))
+    .distinct()
+    .execute();
+  return rows.map((r) => r.screen_id);
+}
+
+/** Bumps the manifests of the screens that used `refs`, plus `screenIds`. Never throws. */
+export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], screenIds: readonly string[] = []): Promise<void> {
+  try {
+    const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
+    if (affected.size === 0) return;
+    for (const id of affected) manifestCache(deps).delete(id);
+    await bumpScreens(deps, [...affected]);
+  } catch (err) {
+    deps.logger.error({ err }, 'could not bump manifests after a content change');
+  }
+}
+
+let bumpImpl: (deps: AppDeps, screenIds: string[]) => Promise<void> = async () => {};
+
+/** The screens module's bumpManifestRevision (wired in content.hooks.ts). */
+export function setManifestBumper(fn: (deps: AppDeps, screenIds: string[]) => Promise<void>): void {
+  bumpImpl = fn;
+}
+
+async function bumpScreens(deps: AppDeps, screenIds: string[]): Promise<void> {
+  await bumpImpl(deps, screenIds);
+}

@@ -1,0 +1,58 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { ApiError } from '../../platform/http/errors.js';
+
+/** `If-Match: 3`, `"3"` or `W/"3"` -> 3; absent -> null; anything else is 400. */
+export function ifMatchRevision(ctx: Context): number | null {
+  const raw = ctx.get('if-match').trim();
+  if (!raw || raw === '*') return null;
+  const m = /^(?:W\/)?"?(\d{1,12})"?$/.exec(raw);
+  if (!m) throw new ApiError('validation_failed', 'If-Match must be a revision number (as in the ETag)', { details: { issues: [{ location: 'headers', path: ['if-match'], message: 'not a revision', code: 'invalid_format' }] } });
+  return Number(m[1]);
+}
+
+/** 412 when the caller's If-Match names a revision that is no longer current. */
+export function checkRevision(ctx: Context, current: number): void {
+  const wanted = ifMatchRevision(ctx);
+  if (wanted !== null && wanted !== current) {
+    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current} is current, If-Match named ${wanted}. Reload and apply your change again.`, { details: { currentRevision: current } });
+  }
+}
+
+export const etagOf = (revision: number) => ({ ETag: `"${revision}"` });
+
+export interface Usage {
+  type: 'playlist' | 'layout' | 'schedule' | 'screen-assignment' | 'group-assignment';
+  id: string;
+  name: string | null;
+}
+
+export const UsageDto = z.object({ type: z.string(), id: z.string(), name: z.string().nullable() });
+
+/** 409 naming everything that still uses the thing being deleted. */
+export function inUse(what: string, users: readonly Usage[]): ApiError {
+  const names = users.slice(0, 5).map((u) => `${u.type} ${u.name ? `"${u.name}"` : u.id}`);
+  const more = users.length > 5 ? ` and ${users.length - 5} more` : '';
+  return new ApiError('conflict', `${what} is in use by ${names.join(', ')}${more}; remove those uses first`, { details: { usedBy: users } });
+}
+
+/** ISO-8601 instant with an offset or Z, normalised to UTC with milliseconds. */
+export const Instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
+
+export const now = () => new Date().toISOString();
+
+export function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Not yet built (issue "widgets", "campaigns"): a clear client error instead of a dangling id. */
+export function notYet(what: 'widgets' | 'campaigns', field: string): ApiError {
+  return new ApiError('validation_failed', `${what === 'widgets' ? 'Widgets' : 'Campaigns'} are not available on this server yet; ${field} cannot be used`, {
+    details: { issues: [{ location: 'body', path: [field], message: `${what} are not available yet`, code: 'not_supported' }] },
+  });
+}

@@ -1,0 +1,222 @@
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schema.js';
+import { ApiError, notFound } from '../../platform/http/errors.js';
+import { notYet, parseJson } from './common.js';
+import { assetInfos } from './refs.js';
+
+export const MAX_ZONES = 32;
+const Color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour #rrggbb').transform((s) => s.toLowerCase());
+
+export const ZoneContentSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('playlist'), playlistId: z.uuid().transform((s) => s.toLowerCase()) }),
+    z.object({ type: z.literal('asset'), assetId: z.uuid().transform((s) => s.toLowerCase()), durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null) }),
+    z.object({ type: z.literal('widget'), widgetId: z.uuid() }),
+  ])
+  .meta({ id: 'ZoneContent' });
+
+export const ZoneSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('stable zone id; made by the server when absent'),
+    name: z.string().trim().max(100).default(''),
+    x: z.number().int().min(0).max(16384),
+    y: z.number().int().min(0).max(16384),
+    width: z.number().int().min(1).max(16384),
+    height: z.number().int().min(1).max(16384),
+    zIndex: z.number().int().min(0).max(1000).default(0),
+    fit: z.enum(['contain', 'cover', 'fill']).default('contain'),
+    muted: z.boolean().default(true),
+    content: ZoneContentSchema.nullable().default(null),
+  })
+  .meta({ id: 'Zone' });
+
+export const LayoutContentSchema = z
+  .object({
+    width: z.number().int().min(16).max(16384).default(1920),
+    height: z.number().int().min(16).max(16384).default(1080),
+    orientation: z.enum(['landscape', 'portrait']).optional().describe('default: from width and height'),
+    background: z.object({ color: Color.default('#000000'), assetId: z.uuid().transform((s) => s.toLowerCase()).nullable().default(null) }).default({ color: '#000000', assetId: null }),
+    zones: z.array(ZoneSchema).max(MAX_ZONES).default([]),
+  })
+  .meta({ id: 'LayoutContentInput' });
+export type LayoutContentInput = z.output<typeof LayoutContentSchema>;
+
+export interface Zone {
+  id: string;
+  name: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  zIndex: number;
+  fit: 'contain' | 'cover' | 'fill';
+  muted: boolean;
+  content: { type: 'playlist'; playlistId: string } | { type: 'asset'; assetId: string; durationMs: number | null } | { type: 'widget'; widgetId: string } | null;
+}
+export interface LayoutContent {
+  width: number;
+  height: number;
+  orientation: 'landscape' | 'portrait';
+  background: { color: string; assetId: string | null };
+  zones: Zone[];
+}
+
+const ZoneDto = z.object({
+  id: z.string(),
+  name: z.string(),
+  x: z.number(),
+  y: z.number(),
+  width: z.number(),
+  height: z.number(),
+  zIndex: z.number(),
+  fit: z.enum(['contain', 'cover', 'fill']),
+  muted: z.boolean(),
+  content: z
+    .union([
+      z.object({ type: z.literal('playlist'), playlistId: z.string() }),
+      z.object({ type: z.literal('asset'), assetId: z.string(), durationMs: z.number().nullable() }),
+      z.object({ type: z.literal('widget'), widgetId: z.string() }),
+    ])
+    .nullable(),
+});
+export const LayoutContentDto = z
+  .object({ width: z.number(), height: z.number(), orientation: z.enum(['landscape', 'portrait']), background: z.object({ color: z.string(), assetId: z.string().nullable() }), zones: z.array(ZoneDto) })
+  .meta({ id: 'LayoutContent' });
+
+export const LayoutSummaryDto = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    revision: z.number().describe('edit revision of the layout and its draft (If-Match)'),
+    width: z.number(),
+    height: z.number(),
+    orientation: z.enum(['landscape', 'portrait']),
+    zoneCount: z.number(),
+    publishedRevisionId: z.string().nullable(),
+    publishedRevisionNumber: z.number().nullable(),
+    publishedAt: z.string().nullable(),
+    hasUnpublishedChanges: z.boolean(),
+    hasCustomPreview: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'LayoutSummary' });
+export const LayoutDto = LayoutSummaryDto.extend({ draft: LayoutContentDto, published: LayoutContentDto.nullable() }).meta({ id: 'Layout' });
+export type LayoutDto = z.infer<typeof LayoutDto>;
+
+export const LayoutRevisionDto = z
+  .object({ id: z.string(), layoutId: z.string(), number: z.number(), note: z.string(), createdBy: z.string().nullable(), createdAt: z.string(), current: z.boolean(), content: LayoutContentDto })
+  .meta({ id: 'LayoutRevision' });
+
+export type LayoutRow = LayoutsTable;
+export type RevisionRow = LayoutRevisionsTable;
+
+/** Fills defaults, zone ids, orientation; checks zones sit on the canvas and ids are unique. */
+export function normalizeContent(input: LayoutContentInput): LayoutContent {
+  const zones: Zone[] = input.zones.map((z) => ({ ...z, id: z.id ?? uuidv7() }));
+  const ids = new Set<string>();
+  const issues: { location: string; path: (string | number)[]; message: string; code: string }[] = [];
+  zones.forEach((z, i) => {
+    if (ids.has(z.id)) issues.push({ location: 'body', path: ['zones', i, 'id'], message: 'zone ids must be unique', code: 'duplicate' });
+    ids.add(z.id);
+    if (z.x + z.width > input.width || z.y + z.height > input.height) issues.push({ location: 'body', path: ['zones', i], message: `zone "${z.name || z.id}" reaches outside the ${input.width}x${input.height} canvas`, code: 'out_of_canvas' });
+  });
+  if (issues.length) throw new ApiError('validation_failed', `Invalid layout: ${issues[0]!.message}`, { details: { issues } });
+  return {
+    width: input.width,
+    height: input.height,
+    orientation: input.orientation ?? (input.height > input.width ? 'portrait' : 'landscape'),
+    background: input.background,
+    zones,
+  };
+}
+
+/** What a layout's content points at. */
+export function contentRefs(content: LayoutContent): { playlistIds: string[]; assetIds: string[]; widgetIds: string[] } {
+  const playlistIds: string[] = [];
+  const assetIds: string[] = [];
+  const widgetIds: string[] = [];
+  if (content.background.assetId) assetIds.push(content.background.assetId);
+  for (const z of content.zones) {
+    if (z.content?.type === 'playlist') playlistIds.push(z.content.playlistId);
+    if (z.content?.type === 'asset') assetIds.push(z.content.assetId);
+    if (z.content?.type === 'widget') widgetIds.push(z.content.widgetId);
+  }
+  return { playlistIds: [...new Set(playlistIds)], assetIds: [...new Set(assetIds)], widgetIds };
+}
+
+/** The references that do not exist (or are archived), as readable strings. */
+export async function missingRefs(db: Db, content: LayoutContent): Promise<string[]> {
+  const refs = contentRefs(content);
+  const missing: string[] = [];
+  if (refs.playlistIds.length) {
+    const found = new Set((await db.selectFrom('playlists').select('id').where('id', 'in', refs.playlistIds).execute()).map((r) => r.id));
+    for (const id of refs.playlistIds) if (!found.has(id)) missing.push(`playlist ${id}`);
+  }
+  const assets = await assetInfos(db, refs.assetIds);
+  for (const id of refs.assetIds) {
+    const a = assets.get(id);
+    if (!a) missing.push(`asset ${id}`);
+    else if (a.state === 'archived') missing.push(`asset "${a.name}" (archived)`);
+  }
+  return missing;
+}
+
+/** 400 when the content names something that does not exist; widgets are not yet available. */
+export async function assertRefs(db: Db, content: LayoutContent): Promise<void> {
+  if (contentRefs(content).widgetIds.length) throw notYet('widgets', 'zones.content.widgetId');
+  const missing = await missingRefs(db, content);
+  if (missing.length) {
+    throw new ApiError('validation_failed', `The layout refers to what does not exist: ${missing.join(', ')}`, {
+      details: { missing, issues: [{ location: 'body', path: ['zones'], message: 'unknown references', code: 'invalid_reference' }] },
+    });
+  }
+}
+
+export async function getLayoutRow(db: Db, id: string): Promise<LayoutRow> {
+  const row = await db.selectFrom('layouts').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Layout');
+  return row;
+}
+
+const EMPTY: LayoutContent = { width: 1920, height: 1080, orientation: 'landscape', background: { color: '#000000', assetId: null }, zones: [] };
+export const contentOf = (text: string): LayoutContent => parseJson<LayoutContent>(text, EMPTY);
+
+export async function publishedRevision(db: Db, row: Pick<LayoutRow, 'published_revision_id'>): Promise<RevisionRow | undefined> {
+  if (!row.published_revision_id) return undefined;
+  return db.selectFrom('layout_revisions').selectAll().where('id', '=', row.published_revision_id).executeTakeFirst();
+}
+
+export function toLayoutSummary(row: LayoutRow, published: RevisionRow | undefined) {
+  const draft = contentOf(row.draft);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    revision: row.revision,
+    width: draft.width,
+    height: draft.height,
+    orientation: draft.orientation,
+    zoneCount: draft.zones.length,
+    publishedRevisionId: published?.id ?? null,
+    publishedRevisionNumber: published?.number ?? null,
+    publishedAt: row.published_at,
+    hasUnpublishedChanges: !published || published.content !== row.draft,
+    hasCustomPreview: row.preview_sha256 !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function layoutDto(db: Db, id: string): Promise<LayoutDto> {
+  const row = await getLayoutRow(db, id);
+  const published = await publishedRevision(db, row);
+  return { ...toLayoutSummary(row, published), draft: contentOf(row.draft), published: published ? contentOf(published.content) : null };
+}
+
+export function toRevisionDto(r: RevisionRow, currentId: string | null) {
+  return { id: r.id, layoutId: r.layout_id, number: r.number, note: r.note, createdBy: r.created_by, createdAt: r.created_at, current: r.id === currentId, content: contentOf(r.content) };
+}

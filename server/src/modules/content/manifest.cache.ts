@@ -1,0 +1,19 @@
+import type { AppDeps } from '../../app.js';
+
+export interface CachedManifest {
+  revision: number;
+  windowStart: number;
+  etag: string;
+  body: string;
+  /** Asset ids the manifest lets the screen download. */
+  assetIds: Set<string>;
+}
+
+const caches = new WeakMap<AppDeps, Map<string, CachedManifest>>();
+
+/** Built manifests per screen, per app (tests run several apps in one process). */
+export function manifestCache(deps: AppDeps): Map<string, CachedManifest> {
+  let cache = caches.get(deps);
+  if (!cache) caches.set(deps, (cache = new Map()));
+  return cache;
+}

@@ -1,0 +1,319 @@
+import { sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import type { PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
+import { ApiError, notFound } from '../../platform/http/errors.js';
+import { Instant, now, parseJson, type Usage } from './common.js';
+import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
+import { assetInfos, effectiveDuration, type AssetInfo } from './refs.js';
+
+export const MAX_ITEMS_PER_PLAYLIST = 2000;
+
+const Hhmm = z.string().regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'a time HH:MM (00:00-24:00)');
+export const DaypartSchema = z
+  .object({
+    days: z.array(z.number().int().min(1).max(7)).min(1).max(7).describe('ISO weekdays, 1 = Monday .. 7 = Sunday'),
+    from: Hhmm,
+    to: Hhmm.describe('at or before `from` means the part runs over midnight; 24:00 is the end of the day'),
+  })
+  .refine((d) => d.from !== '24:00', { message: 'from cannot be 24:00', path: ['from'] })
+  .meta({ id: 'Daypart' });
+
+export const TRANSITIONS = ['none', 'fade', 'slide'] as const;
+export const TransitionSchema = z
+  .object({ type: z.enum(TRANSITIONS), durationMs: z.number().int().min(0).max(10_000).default(500) })
+  .meta({ id: 'Transition' });
+
+/** Fields an item has whatever it shows. */
+export const ItemFields = z.object({
+  durationMs: z.number().int().min(500).max(86_400_000).nullable().optional().describe('null: the video’s own length, else 10 s'),
+  transition: TransitionSchema.optional(),
+  validFrom: Instant.nullable().optional(),
+  validUntil: Instant.nullable().optional(),
+  dayparts: z.array(DaypartSchema).max(28).optional(),
+  enabled: z.boolean().optional(),
+});
+export type ItemPatch = z.output<typeof ItemFields>;
+
+export const NewItemSchema = ItemFields.extend({
+  assetId: z.uuid().optional(),
+  widgetId: z.uuid().optional(),
+  playlistId: z.uuid().optional(),
+  position: z.number().int().min(0).max(MAX_ITEMS_PER_PLAYLIST).optional().describe('0-based insert position; default: at the end'),
+});
+export type NewItem = z.output<typeof NewItemSchema>;
+
+export const TagRuleSchema = z
+  .object({
+    tags: z.array(z.string().trim().min(1).max(64)).max(50),
+    match: z.enum(['any', 'all']).default('any'),
+    order: z.enum(['name', 'newest', 'oldest']).default('name'),
+    durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null),
+    limit: z.number().int().min(1).max(500).nullable().default(null),
+  })
+  .meta({ id: 'TagRule' });
+export type TagRule = z.output<typeof TagRuleSchema>;
+
+export const ItemDto = z
+  .object({
+    id: z.string(),
+    position: z.number(),
+    type: z.enum(['asset', 'widget', 'playlist']),
+    assetId: z.string().nullable(),
+    widgetId: z.string().nullable(),
+    playlistId: z.string().nullable().describe('the nested playlist this item plays'),
+    label: z.string().nullable().describe('the asset’s or nested playlist’s name'),
+    assetKind: z.string().nullable(),
+    assetState: z.string().nullable(),
+    durationMs: z.number().nullable(),
+    effectiveDurationMs: z.number(),
+    transition: z.object({ type: z.enum(TRANSITIONS), durationMs: z.number() }),
+    validFrom: z.string().nullable(),
+    validUntil: z.string().nullable(),
+    dayparts: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
+    enabled: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'PlaylistItem' });
+export type ItemDto = z.infer<typeof ItemDto>;
+
+const TagRuleDto = z.object({ tags: z.array(z.string()), match: z.enum(['any', 'all']), order: z.enum(['name', 'newest', 'oldest']), durationMs: z.number().nullable(), limit: z.number().nullable() });
+
+export const PlaylistSummaryDto = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    revision: z.number(),
+    tagRule: TagRuleDto.nullable(),
+    itemCount: z.number(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'PlaylistSummary' });
+
+export const PlaylistDto = PlaylistSummaryDto.extend({
+  items: z.array(ItemDto),
+  durationMs: z.number().describe('sum of the top-level items’ effective durations (a nested playlist counts its own sum)'),
+}).meta({ id: 'Playlist' });
+export type PlaylistDto = z.infer<typeof PlaylistDto>;
+
+export type PlaylistRow = PlaylistsTable;
+export type ItemRow = PlaylistItemsTable;
+
+export async function getPlaylistRow(db: Db, id: string): Promise<PlaylistRow> {
+  const row = await db.selectFrom('playlists').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Playlist');
+  return row;
+}
+
+export function itemsOf(db: Db, playlistId: string): Promise<ItemRow[]> {
+  return db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', playlistId).orderBy('position').orderBy('id').execute();
+}
+
+export function tagRuleOf(row: Pick<PlaylistRow, 'tag_rule'>): TagRule | null {
+  return parseJson<TagRule | null>(row.tag_rule, null);
+}
+
+export function itemType(row: ItemRow): 'asset' | 'widget' | 'playlist' {
+  return row.asset_id ? 'asset' : row.widget_id ? 'widget' : 'playlist';
+}
+
+function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: Map<string, string>, nestedDurations: Map<string, number>): ItemDto {
+  const asset = row.asset_id ? assets.get(row.asset_id) : undefined;
+  const type = itemType(row);
+  const nested = row.child_playlist_id ? nestedDurations.get(row.child_playlist_id) : undefined;
+  return {
+    id: row.id,
+    position: row.position,
+    type,
+    assetId: row.asset_id,
+    widgetId: row.widget_id,
+    playlistId: row.child_playlist_id,
+    label: asset?.name ?? (row.child_playlist_id ? (playlistNames.get(row.child_playlist_id) ?? null) : null),
+    assetKind: asset?.kind ?? null,
+    assetState: row.asset_id ? (asset?.state ?? 'missing') : null,
+    durationMs: row.duration_ms,
+    effectiveDurationMs: type === 'playlist' ? (row.duration_ms ?? nested ?? 0) : effectiveDuration(row.duration_ms, asset),
+    transition: { type: row.transition_type as (typeof TRANSITIONS)[number], durationMs: row.transition_ms },
+    validFrom: row.valid_from,
+    validUntil: row.valid_until,
+    dayparts: parseJson<Daypart[]>(row.dayparts, []),
+    enabled: row.enabled === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Sum of a playlist's enabled top-level durations, nested playlists included (cycle-safe). */
+async function durationOf(db: Db, id: string, seen: Set<string> = new Set()): Promise<number> {
+  if (seen.has(id) || seen.size > MAX_NESTING) return 0;
+  seen.add(id);
+  const rows = (await itemsOf(db, id)).filter((r) => r.enabled === 1);
+  const assets = await assetInfos(db, rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])));
+  let sum = 0;
+  for (const r of rows) {
+    if (r.child_playlist_id) sum += r.duration_ms ?? (await durationOf(db, r.child_playlist_id, new Set(seen)));
+    else sum += effectiveDuration(r.duration_ms, r.asset_id ? assets.get(r.asset_id) : undefined);
+  }
+  return sum;
+}
+
+export async function itemDtos(db: Db, rows: readonly ItemRow[]): Promise<ItemDto[]> {
+  const assets = await assetInfos(db, rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])));
+  const childIds = [...new Set(rows.flatMap((r) => (r.child_playlist_id ? [r.child_playlist_id] : [])))];
+  const names = new Map<string, string>();
+  const durations = new Map<string, number>();
+  if (childIds.length) {
+    for (const p of await db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', childIds).execute()) names.set(p.id, p.name);
+    for (const c of childIds) durations.set(c, await durationOf(db, c));
+  }
+  return rows.map((r) => toItemDto(r, assets, names, durations));
+}
+
+export function toSummary(row: PlaylistRow, itemCount: number) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    revision: row.revision,
+    tagRule: tagRuleOf(row),
+    itemCount,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function playlistDto(db: Db, id: string): Promise<PlaylistDto> {
+  const row = await getPlaylistRow(db, id);
+  const items = await itemDtos(db, await itemsOf(db, id));
+  const durationMs = items.filter((i) => i.enabled).reduce((s, i) => s + i.effectiveDurationMs, 0);
+  return { ...toSummary(row, items.length), items, durationMs };
+}
+
+/** Marks a change: a new revision and updated_at. Call inside the change's transaction. */
+export async function touchPlaylist(db: Db, id: string): Promise<number> {
+  const row = await db
+    .updateTable('playlists')
+    .set((eb) => ({ revision: eb('revision', '+', 1), updated_at: now() }))
+    .where('id', '=', id)
+    .returning('revision')
+    .executeTakeFirstOrThrow();
+  return row.revision;
+}
+
+/** Nested playlists of each playlist, for cycle and depth checks. */
+export async function nestingGraph(db: Db): Promise<(id: string) => string[]> {
+  const rows = await db.selectFrom('playlist_items').select(['playlist_id', 'child_playlist_id']).where('child_playlist_id', 'is not', null).execute();
+  const graph = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = graph.get(r.playlist_id) ?? [];
+    list.push(r.child_playlist_id!);
+    graph.set(r.playlist_id, list);
+  }
+  return (id) => graph.get(id) ?? [];
+}
+
+/** 409 when nesting `childId` into `parentId` would make a cycle or nest too deep. */
+export async function assertNestable(db: Db, parentId: string, childId: string): Promise<void> {
+  const childrenOf = await nestingGraph(db);
+  if (wouldCycle(parentId, childId, childrenOf)) {
+    throw new ApiError('conflict', parentId === childId ? 'A playlist cannot contain itself' : 'That playlist already contains this one (directly or through others): nesting it here would make a cycle', {
+      details: { cycle: true },
+    });
+  }
+  // Depth of the parent's ancestors plus the child's own depth.
+  const parentsOf = new Map<string, string[]>();
+  const rows = await db.selectFrom('playlist_items').select(['playlist_id', 'child_playlist_id']).where('child_playlist_id', 'is not', null).execute();
+  for (const r of rows) parentsOf.set(r.child_playlist_id!, [...(parentsOf.get(r.child_playlist_id!) ?? []), r.playlist_id]);
+  const up = nestingDepth(parentId, (id) => parentsOf.get(id) ?? []);
+  const down = nestingDepth(childId, childrenOf);
+  if (up + down > MAX_NESTING) throw new ApiError('conflict', `Playlists may nest at most ${MAX_NESTING} levels deep; this would make ${up + down}`);
+}
+
+/** Everything that uses a playlist: parent playlists, layouts, schedules, assignments. */
+export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
+  const parents = await db
+    .selectFrom('playlist_items as i')
+    .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
+    .select(['p.id', 'p.name'])
+    .where('i.child_playlist_id', '=', id)
+    .distinct()
+    .execute();
+  const layouts = await layoutsReferencing(db, 'playlistId', id);
+  const schedules = await db.selectFrom('schedules').select(['id', 'name']).where('playlist_id', '=', id).execute();
+  const assignments = await db.selectFrom('playlist_assignments').select(['target_type', 'target_id']).where('playlist_id', '=', id).execute();
+  return [
+    ...parents.map((p) => ({ type: 'playlist' as const, id: p.id, name: p.name })),
+    ...layouts,
+    ...schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
+    ...assignments.map((a) => ({ type: a.target_type === 'screen' ? ('screen-assignment' as const) : ('group-assignment' as const), id: a.target_id, name: null })),
+  ];
+}
+
+/** Layouts whose draft or published revision has a zone showing `field` = `id`. */
+export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId', id: string): Promise<Usage[]> {
+  const path = `$.content.${field}`;
+  const rows = await sql<{ id: string; name: string }>`
+    select distinct l.id, l.name from layouts l
+    left join layout_revisions r on r.id = l.published_revision_id
+    where exists (select 1 from json_each(l.draft, '$.zones') z where json_extract(z.value, ${path}) = ${id})
+       or exists (select 1 from json_each(r.content, '$.zones') z where json_extract(z.value, ${path}) = ${id})
+       ${field === 'assetId' ? sql`or json_extract(l.draft, '$.background.assetId') = ${id} or json_extract(r.content, '$.background.assetId') = ${id}` : sql``}`.execute(db);
+  return rows.rows.map((r) => ({ type: 'layout' as const, id: r.id, name: r.name }));
+}
+
+/** Rows for new items (positions set by the caller). */
+export function newItemRow(playlistId: string, item: NewItem, position: number): ItemRow {
+  const t = now();
+  return {
+    id: uuidv7(),
+    playlist_id: playlistId,
+    position,
+    asset_id: item.assetId ?? null,
+    widget_id: item.widgetId ?? null,
+    child_playlist_id: item.playlistId ?? null,
+    duration_ms: item.durationMs ?? null,
+    transition_type: item.transition?.type ?? 'none',
+    transition_ms: item.transition?.durationMs ?? 0,
+    valid_from: item.validFrom ?? null,
+    valid_until: item.validUntil ?? null,
+    dayparts: JSON.stringify(item.dayparts ?? []),
+    enabled: item.enabled === false ? 0 : 1,
+    created_at: t,
+    updated_at: t,
+  };
+}
+
+/** Column changes for an item patch (undefined fields stay). */
+export function itemChanges(patch: ItemPatch): Partial<ItemRow> {
+  const set: Partial<ItemRow> = {};
+  if (patch.durationMs !== undefined) set.duration_ms = patch.durationMs;
+  if (patch.transition !== undefined) {
+    set.transition_type = patch.transition.type;
+    set.transition_ms = patch.transition.durationMs;
+  }
+  if (patch.validFrom !== undefined) set.valid_from = patch.validFrom;
+  if (patch.validUntil !== undefined) set.valid_until = patch.validUntil;
+  if (patch.dayparts !== undefined) set.dayparts = JSON.stringify(patch.dayparts);
+  if (patch.enabled !== undefined) set.enabled = patch.enabled ? 1 : 0;
+  return set;
+}
+
+/** validFrom must come before validUntil once a patch is applied. */
+export function assertValidity(validFrom: string | null, validUntil: string | null): void {
+  if (validFrom && validUntil && Date.parse(validUntil) <= Date.parse(validFrom)) {
+    throw new ApiError('validation_failed', 'validUntil must be after validFrom', {
+      details: { issues: [{ location: 'body', path: ['validUntil'], message: 'must be after validFrom', code: 'invalid_range' }] },
+    });
+  }
+}
+
+/** Renumbers positions 0..n-1 in the given order. */
+export async function renumber(db: Db, orderedIds: readonly string[]): Promise<void> {
+  for (let i = 0; i < orderedIds.length; i++) {
+    await db.updateTable('playlist_items').set({ position: i }).where('id', '=', orderedIds[i]!).execute();
+  }
+}

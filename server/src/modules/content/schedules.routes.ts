@@ -1,0 +1,415 @@
+import type { Context } from 'koa';
+import { DateTime } from 'luxon';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import type { SchedulesTable } from '../../platform/db/schema.js';
+import type { SessionPrincipal } from '../../platform/http/auth.js';
+import { ApiError, notFound } from '../../platform/http/errors.js';
+import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
+import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.js';
+import { contentChanged } from './changes.js';
+import { Instant, notYet, now } from './common.js';
+import { DEFAULT_TIME_ZONE, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
+import { resolveSubject, scheduleInput } from './resolve.js';
+
+const TAGS = ['Schedules'];
+const IdParams = z.object({ id: uuidParam });
+const Uuid = z.uuid().transform((s) => s.toLowerCase());
+const MAX_PREVIEW_MS = 62 * 86_400_000;
+
+function invalid(path: string, message: string): ApiError {
+  return new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [path], message, code: 'invalid' }] } });
+}
+
+/** An instant with an offset, or a local date-time (no offset) read in the schedule's zone. */
+const When = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true })]).describe('ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone');
+
+function toInstant(value: string, zone: string, field: string): string {
+  if (/([zZ]|[+-]\d{2}:?\d{2})$/.test(value)) return new Date(value).toISOString();
+  const local = DateTime.fromISO(value, { zone });
+  if (!local.isValid) throw invalid(field, `${field} is not a valid date-time`);
+  return local.toUTC().toISO()!;
+}
+
+const ContentInput = z
+  .object({ playlistId: Uuid.optional(), layoutId: Uuid.optional(), campaignId: Uuid.optional() })
+  .refine((c) => [c.playlistId, c.layoutId, c.campaignId].filter(Boolean).length === 1, { message: 'give exactly one of playlistId, layoutId, campaignId' });
+const TargetsInput = z.object({
+  screenIds: z.array(Uuid).max(1000).default([]),
+  groupIds: z.array(Uuid).max(1000).default([]),
+  locationIds: z.array(Uuid).max(1000).default([]),
+});
+
+const ScheduleFields = {
+  name: z.string().trim().min(1).max(200),
+  content: ContentInput,
+  targets: TargetsInput,
+  startsAt: When,
+  endsAt: When.nullable().optional(),
+  rrule: z.string().trim().max(1000).nullable().optional().describe('RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window'),
+  timeZone: z.string().max(100).nullable().optional().describe('IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is'),
+  priority: z.number().int().min(-1000).max(1000).default(0),
+  enabled: z.boolean().default(true),
+};
+
+const ScheduleDto = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    content: z.object({ type: z.enum(['playlist', 'layout', 'campaign']), id: z.string(), name: z.string().nullable() }),
+    targets: z.object({ screenIds: z.array(z.string()), groupIds: z.array(z.string()), locationIds: z.array(z.string()) }),
+    startsAt: z.string(),
+    endsAt: z.string().nullable(),
+    rrule: z.string().nullable(),
+    timeZone: z.string(),
+    followsScreenTimeZone: z.boolean(),
+    priority: z.number(),
+    enabled: z.boolean(),
+    nextOccurrence: z.object({ startsAt: z.string(), endsAt: z.string() }).nullable().describe('in the schedule’s own zone, within a year'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Schedule' });
+
+async function targetsOf(db: Db, id: string): Promise<Targets> {
+  const rows = await db.selectFrom('schedule_targets').selectAll().where('schedule_id', '=', id).orderBy('target_id').execute();
+  return {
+    screenIds: rows.filter((r) => r.target_type === 'screen').map((r) => r.target_id),
+    groupIds: rows.filter((r) => r.target_type === 'group').map((r) => r.target_id),
+    locationIds: rows.filter((r) => r.target_type === 'location').map((r) => r.target_id),
+  };
+}
+
+async function contentName(db: Db, row: SchedulesTable): Promise<string | null> {
+  if (row.playlist_id) return (await db.selectFrom('playlists').select('name').where('id', '=', row.playlist_id).executeTakeFirst())?.name ?? null;
+  if (row.layout_id) return (await db.selectFrom('layouts').select('name').where('id', '=', row.layout_id).executeTakeFirst())?.name ?? null;
+  return null;
+}
+
+async function toDto(db: Db, row: SchedulesTable) {
+  const t = Date.now();
+  const next = row.enabled ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000)[0] : undefined;
+  return {
+    id: row.id,
+    name: row.name,
+    content: { type: row.content_type, id: (row.playlist_id ?? row.layout_id ?? row.campaign_id)!, name: await contentName(db, row) },
+    targets: await targetsOf(db, row.id),
+    startsAt: row.starts_at,
+    endsAt: row.ends_at,
+    rrule: row.rrule,
+    timeZone: row.time_zone,
+    followsScreenTimeZone: row.follow_screen_zone === 1,
+    priority: row.priority,
+    enabled: row.enabled === 1,
+    nextOccurrence: next ? { startsAt: new Date(next.start).toISOString(), endsAt: new Date(next.end).toISOString() } : null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+async function getRow(db: Db, id: string): Promise<SchedulesTable> {
+  const row = await db.selectFrom('schedules').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Schedule');
+  return row;
+}
+
+interface Input {
+  name: string;
+  content: { playlistId?: string; layoutId?: string; campaignId?: string };
+  targets: Targets;
+  startsAt: string;
+  endsAt?: string | null;
+  rrule?: string | null;
+  timeZone?: string | null;
+  priority: number;
+  enabled: boolean;
+}
+
+/** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
+async function prepare(db: Db, input: Input) {
+  if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
+  if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst())) throw invalid('content', `No playlist ${input.content.playlistId}`);
+  if (input.content.layoutId && !(await db.selectFrom('layouts').select('id').where('id', '=', input.content.layoutId).executeTakeFirst())) throw invalid('content', `No layout ${input.content.layoutId}`);
+  const targets: Targets = { screenIds: [...new Set(input.targets.screenIds)], groupIds: [...new Set(input.targets.groupIds)], locationIds: [...new Set(input.targets.locationIds)] };
+  if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0) throw invalid('targets', 'Name at least one screen, group or location');
+  const missing = await missingTargets(db, targets);
+  if (missing.length) throw invalid('targets', `Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`);
+  let zone: string;
+  if (input.timeZone) {
+    if (!isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
+    zone = input.timeZone;
+  } else {
+    const zones = await zonesOf(db, targets);
+    zone = zones.length === 1 ? zones[0]! : DEFAULT_TIME_ZONE;
+  }
+  const startsAt = toInstant(input.startsAt, zone, 'startsAt');
+  const endsAt = input.endsAt ? toInstant(input.endsAt, zone, 'endsAt') : null;
+  if (endsAt && Date.parse(endsAt) <= Date.parse(startsAt)) throw invalid('endsAt', 'endsAt must be after startsAt');
+  let rrule: string | null = null;
+  if (input.rrule) {
+    try {
+      rrule = parseRrule(input.rrule);
+    } catch (err) {
+      throw invalid('rrule', `Not a valid RRULE: ${(err as Error).message}`);
+    }
+    if (!endsAt) throw invalid('endsAt', 'A recurring schedule needs endsAt: the end of its first occurrence (each occurrence lasts as long)');
+  }
+  return {
+    targets,
+    row: {
+      name: input.name,
+      content_type: (input.content.playlistId ? 'playlist' : 'layout') as 'playlist' | 'layout',
+      playlist_id: input.content.playlistId ?? null,
+      layout_id: input.content.layoutId ?? null,
+      campaign_id: null,
+      starts_at: startsAt,
+      ends_at: endsAt,
+      rrule,
+      time_zone: zone,
+      follow_screen_zone: input.timeZone ? 0 : 1,
+      priority: input.priority,
+      enabled: input.enabled ? 1 : 0,
+    },
+  };
+}
+
+async function writeTargets(db: Db, id: string, targets: Targets) {
+  await db.deleteFrom('schedule_targets').where('schedule_id', '=', id).execute();
+  const rows = [
+    ...targets.screenIds.map((t) => ({ schedule_id: id, target_type: 'screen' as const, target_id: t })),
+    ...targets.groupIds.map((t) => ({ schedule_id: id, target_type: 'group' as const, target_id: t })),
+    ...targets.locationIds.map((t) => ({ schedule_id: id, target_type: 'location' as const, target_id: t })),
+  ];
+  if (rows.length) await db.insertInto('schedule_targets').values(rows).execute();
+}
+
+/** Bumps the screens a schedule reached before and reaches now. */
+async function scheduleChanged(ctx: Context, id: string, before: Targets | null, after: Targets | null) {
+  const screens = new Set<string>();
+  for (const t of [before, after]) if (t) for (const s of await screensOf(ctx.deps.db, t)) screens.add(s);
+  await contentChanged(ctx.deps, [{ kind: 'schedule', id }], [...screens]);
+}
+
+const toggle = (enabled: boolean) =>
+  defineRoute({
+    method: 'POST',
+    path: `/api/v1/schedules/{id}/${enabled ? 'enable' : 'disable'}`,
+    auth: 'session',
+    minRole: 'publisher',
+    tags: TAGS,
+    summary: enabled ? 'Turn a schedule on' : 'Turn a schedule off (kept, plays nothing)',
+    params: IdParams,
+    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
+    handler: async (ctx, { params }) => {
+      const row = await getRow(ctx.deps.db, params.id);
+      if ((row.enabled === 1) !== enabled) {
+        await ctx.deps.db.updateTable('schedules').set({ enabled: enabled ? 1 : 0, updated_at: now() }).where('id', '=', row.id).execute();
+        const targets = await targetsOf(ctx.deps.db, row.id);
+        await scheduleChanged(ctx, row.id, targets, targets);
+      }
+      return ok(await toDto(ctx.deps.db, await getRow(ctx.deps.db, row.id)));
+    },
+  });
+
+const PreviewSegment = z.object({
+  startsAt: z.string(),
+  endsAt: z.string(),
+  source: z.object({ type: z.enum(['takeover', 'override', 'alert', 'schedule', 'assignment', 'group-assignment', 'idle']), id: z.string().nullable(), name: z.string().nullable() }),
+  content: z.object({ type: z.string(), id: z.string(), name: z.string().nullable() }).nullable(),
+  reason: z.string(),
+  outranked: z.array(z.object({ id: z.string(), name: z.string(), priority: z.number() })),
+});
+
+export const scheduleRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/schedules',
+    auth: 'session',
+    minRole: 'viewer',
+    tags: TAGS,
+    summary: 'List schedules by name',
+    query: pageQuery.extend({
+      screenId: Uuid.optional().describe('schedules that name this screen directly'),
+      groupId: Uuid.optional(),
+      locationId: Uuid.optional(),
+      playlistId: Uuid.optional(),
+      layoutId: Uuid.optional(),
+      enabled: z.enum(['true', 'false']).optional(),
+    }),
+    responses: { 200: { description: 'Schedules', data: pageOf(ScheduleDto) } },
+    handler: async (ctx, { query }) => {
+      let q = ctx.deps.db.selectFrom('schedules').selectAll('schedules').where(afterCursor('name', 'id', 'asc', query.cursor));
+      const target = query.screenId ? ['screen', query.screenId] : query.groupId ? ['group', query.groupId] : query.locationId ? ['location', query.locationId] : null;
+      if (target) {
+        q = q.where((eb) =>
+          eb.exists(eb.selectFrom('schedule_targets as t').select('t.schedule_id').whereRef('t.schedule_id', '=', 'schedules.id').where('t.target_type', '=', target[0] as 'screen').where('t.target_id', '=', target[1]!)),
+        );
+      }
+      if (query.playlistId) q = q.where('playlist_id', '=', query.playlistId);
+      if (query.layoutId) q = q.where('layout_id', '=', query.layoutId);
+      if (query.enabled) q = q.where('enabled', '=', query.enabled === 'true' ? 1 : 0);
+      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const page = toPage(rows, query.limit, (r) => r.name);
+      const items = [];
+      for (const r of page.items) items.push(await toDto(ctx.deps.db, r));
+      return ok({ items, nextCursor: page.nextCursor });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/schedules',
+    auth: 'session',
+    minRole: 'publisher',
+    tags: TAGS,
+    summary: 'Schedule a playlist or layout on screens, groups or locations',
+    description:
+      'Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). Campaigns answer 400 until they exist.',
+    body: z.object(ScheduleFields),
+    responses: { 201: { description: 'The schedule', data: ScheduleDto } },
+    handler: async (ctx, { body, auth }) => {
+      const db = ctx.deps.db;
+      const { row, targets } = await prepare(db, body);
+      const id = uuidv7();
+      const t = now();
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('schedules').values({ id, ...row, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t }).execute();
+        await writeTargets(trx, id, targets);
+      });
+      await scheduleChanged(ctx, id, null, targets);
+      return created(await toDto(db, await getRow(db, id)));
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/schedules/preview',
+    auth: 'session',
+    minRole: 'viewer',
+    tags: TAGS,
+    summary: 'What plays on a screen (or for a group) between two instants, and why',
+    description: 'At most 62 days. Each segment names its source (schedule, assignment, group assignment, idle), its content, a sentence saying why, and the schedules it outranked.',
+    body: z
+      .object({ screenId: Uuid.optional(), groupId: Uuid.optional(), from: Instant, to: Instant })
+      .refine((b) => Boolean(b.screenId) !== Boolean(b.groupId), { message: 'give screenId or groupId', path: ['screenId'] }),
+    responses: {
+      200: {
+        description: 'The timeline',
+        data: z.object({ timeZone: z.string(), from: z.string(), to: z.string(), timeline: z.array(PreviewSegment), warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()) }),
+      },
+    },
+    handler: async (ctx, { body }) => {
+      const db = ctx.deps.db;
+      const from = Date.parse(body.from);
+      const to = Date.parse(body.to);
+      if (to <= from) throw invalid('to', 'to must be after from');
+      if (to - from > MAX_PREVIEW_MS) throw invalid('to', 'A preview covers at most 62 days');
+      let resolution;
+      if (body.screenId) {
+        const screen = await screenContext(db, body.screenId);
+        if (!screen) throw notFound('Screen');
+        resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to);
+      } else {
+        const group = await groupExists(db, body.groupId!);
+        if (!group) throw notFound('Group');
+        resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to);
+      }
+      const playlistIds = new Set<string>();
+      const layoutIds = new Set<string>();
+      for (const s of resolution.segments) {
+        if (s.content?.type === 'playlist') playlistIds.add(s.content.id);
+        if (s.content?.type === 'layout') layoutIds.add(s.content.id);
+      }
+      const names = new Map<string, string>();
+      if (playlistIds.size) for (const r of await db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', [...playlistIds]).execute()) names.set(r.id, r.name);
+      if (layoutIds.size) for (const r of await db.selectFrom('layouts').select(['id', 'name']).where('id', 'in', [...layoutIds]).execute()) names.set(r.id, r.name);
+      const timeline = resolution.segments.map((s) => {
+        const schedule = s.source.type === 'schedule' && s.source.id ? resolution.schedules.get(s.source.id) : undefined;
+        const contentName = s.content ? (names.get(s.content.id) ?? null) : null;
+        let reason: string;
+        if (schedule) {
+          reason = `Schedule "${schedule.name}" (priority ${schedule.priority}) applies`;
+          if (s.outranked.length) {
+            const lost = s.outranked.map((o) => `"${o.name}" (priority ${o.priority}${o.priority === schedule.priority ? ', changed earlier' : ''})`);
+            reason += ` and beats ${lost.join(', ')}`;
+          }
+        } else if (s.source.type === 'assignment') reason = 'No schedule applies: the screen’s own playlist assignment plays';
+        else if (s.source.type === 'group-assignment') reason = body.groupId ? 'No schedule applies: the group’s playlist assignment plays' : 'No schedule applies and the screen has no assignment of its own: its group’s playlist assignment plays';
+        else reason = 'Nothing is scheduled or assigned: the idle slide shows';
+        return {
+          startsAt: s.startsAt,
+          endsAt: s.endsAt,
+          source: { type: s.source.type, id: s.source.id, name: schedule?.name ?? null },
+          content: s.content ? { type: s.content.type, id: s.content.id, name: contentName } : null,
+          reason,
+          outranked: s.outranked,
+        };
+      });
+      return ok({ timeZone: resolution.timeZone, from: body.from, to: body.to, timeline, warnings: resolution.warnings });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/schedules/{id}',
+    auth: 'session',
+    minRole: 'viewer',
+    tags: TAGS,
+    summary: 'A schedule',
+    params: IdParams,
+    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
+    handler: async (ctx, { params }) => ok(await toDto(ctx.deps.db, await getRow(ctx.deps.db, params.id))),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/schedules/{id}',
+    auth: 'session',
+    minRole: 'publisher',
+    tags: TAGS,
+    summary: 'Change a schedule (any field; `targets` replaces the targets)',
+    params: IdParams,
+    body: z.object(ScheduleFields).partial(),
+    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
+    handler: async (ctx, { params, body }) => {
+      const db = ctx.deps.db;
+      const row = await getRow(db, params.id);
+      const before = await targetsOf(db, row.id);
+      const merged: Input = {
+        name: body.name ?? row.name,
+        content: body.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined },
+        targets: body.targets ?? before,
+        startsAt: body.startsAt ?? row.starts_at,
+        endsAt: body.endsAt !== undefined ? body.endsAt : row.ends_at,
+        rrule: body.rrule !== undefined ? body.rrule : row.rrule,
+        timeZone: body.timeZone !== undefined ? body.timeZone : row.follow_screen_zone ? null : row.time_zone,
+        priority: body.priority ?? row.priority,
+        enabled: body.enabled ?? row.enabled === 1,
+      };
+      const { row: next, targets } = await prepare(db, merged);
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('schedules').set({ ...next, updated_at: now() }).where('id', '=', row.id).execute();
+        await writeTargets(trx, row.id, targets);
+      });
+      await scheduleChanged(ctx, row.id, before, targets);
+      return ok(await toDto(db, await getRow(db, row.id)));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/schedules/{id}',
+    auth: 'session',
+    minRole: 'publisher',
+    tags: TAGS,
+    summary: 'Delete a schedule',
+    params: IdParams,
+    responses: { 204: { description: 'Deleted' } },
+    handler: async (ctx, { params }) => {
+      const row = await getRow(ctx.deps.db, params.id);
+      const before = await targetsOf(ctx.deps.db, row.id);
+      await ctx.deps.db.deleteFrom('schedules').where('id', '=', row.id).execute();
+      await scheduleChanged(ctx, row.id, before, null);
+      return noContent();
+    },
+  }),
+  toggle(true),
+  toggle(false),
+];

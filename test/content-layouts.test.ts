@@ -1,0 +1,139 @@
+import sharp from 'sharp';
+import t, { type Test } from 'tap';
+import { signIn } from './helpers/auth.js';
+import { startApp } from './helpers/harness.js';
+
+async function setup(t: Test) {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
+  return { app, owner, call };
+}
+
+t.test('draft, publish, revisions, restore, duplicate', async (t) => {
+  const { call } = await setup(t);
+  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Menu' })).body.data;
+  const made = await call('POST', '/api/v1/layouts', {
+    name: 'Split',
+    width: 1920,
+    height: 1080,
+    background: { color: '#102030' },
+    zones: [{ id: 'main', name: 'Main', x: 0, y: 0, width: 1280, height: 1080, content: { type: 'playlist', playlistId: playlist.id } }],
+  });
+  t.equal(made.status, 201);
+  const id = made.body.data.id;
+  t.match(made.body.data, { revision: 1, orientation: 'landscape', zoneCount: 1, publishedRevisionId: null, hasUnpublishedChanges: true, published: null });
+  t.match(made.body.data.draft.zones[0], { id: 'main', zIndex: 0, fit: 'contain', muted: true });
+  t.equal(made.headers.get('etag'), '"1"');
+
+  const draft2 = {
+    width: 1920,
+    height: 1080,
+    background: { color: '#000000' },
+    zones: [
+      { id: 'main', name: 'Main', x: 0, y: 0, width: 1280, height: 1080, content: { type: 'playlist', playlistId: playlist.id } },
+      { name: 'Side', x: 1280, y: 0, width: 640, height: 1080, zIndex: 2 },
+    ],
+  };
+  const put = await call('PUT', `/api/v1/layouts/${id}/draft`, draft2, { 'if-match': '1' });
+  t.equal(put.status, 200);
+  t.equal(put.body.data.revision, 2);
+  t.match(put.body.data.draft.zones[1].id, /^[0-9a-f-]{36}$/, 'the server names a zone without id');
+  t.equal((await call('PUT', `/api/v1/layouts/${id}/draft`, draft2, { 'if-match': '1' })).status, 412, 'stale draft refused');
+
+  const outside = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ name: 'Wide', x: 1000, y: 0, width: 1000, height: 100 }] });
+  t.equal(outside.status, 400);
+  t.match(outside.body.error.message, /outside/);
+  const dup = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10 }, { id: 'a', x: 0, y: 0, width: 10, height: 10 }] });
+  t.equal(dup.status, 400);
+  const ghost = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'playlist', playlistId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }] });
+  t.equal(ghost.status, 400);
+  const widget = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'widget', widgetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }] });
+  t.equal(widget.status, 400);
+  t.match(widget.body.error.message, /Widgets/);
+
+  const pub1 = await call('POST', `/api/v1/layouts/${id}/publish`, { note: 'first' });
+  t.equal(pub1.status, 200);
+  t.equal(pub1.body.data.publishedRevisionNumber, 1);
+  t.equal(pub1.body.data.hasUnpublishedChanges, false);
+  t.equal(pub1.body.data.published.zones.length, 2);
+
+  await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [draft2.zones[0]] });
+  const pub2 = await call('POST', `/api/v1/layouts/${id}/publish`, {});
+  t.equal(pub2.body.data.publishedRevisionNumber, 2);
+  const revs = await call('GET', `/api/v1/layouts/${id}/revisions`);
+  t.same(revs.body.data.items.map((r: any) => [r.number, r.current, r.content.zones.length]), [
+    [2, true, 1],
+    [1, false, 2],
+  ]);
+  t.equal(revs.body.data.items[1].note, 'first');
+
+  const restored = await call('POST', `/api/v1/layouts/${id}/revisions/${revs.body.data.items[1].id}/restore`);
+  t.equal(restored.status, 200);
+  t.equal(restored.body.data.draft.zones.length, 2, 'draft is revision 1 again');
+  t.equal(restored.body.data.published.zones.length, 1, 'screens keep revision 2 until publish');
+  t.equal(restored.body.data.hasUnpublishedChanges, true);
+  t.equal((await call('POST', `/api/v1/layouts/${id}/revisions/0190f5a2-7b3c-7def-8abc-0123456789ab/restore`)).status, 404);
+
+  const copy = await call('POST', `/api/v1/layouts/${id}/duplicate`, {});
+  t.equal(copy.status, 201);
+  t.equal(copy.body.data.name, 'Split (copy)');
+  t.equal(copy.body.data.publishedRevisionId, null);
+  t.same(copy.body.data.draft, restored.body.data.draft);
+
+  const list = await call('GET', '/api/v1/layouts');
+  t.same(list.body.data.items.map((l: any) => [l.name, l.publishedRevisionNumber]), [
+    ['Split', 2],
+    ['Split (copy)', null],
+  ]);
+
+  // A playlist shown by a layout cannot be deleted.
+  const del = await call('DELETE', `/api/v1/playlists/${playlist.id}`);
+  t.equal(del.status, 409);
+  t.same(del.body.error.details.usedBy.map((u: any) => u.type), ['layout', 'layout'], 'the layout and its copy');
+  t.equal((await call('DELETE', `/api/v1/layouts/${copy.body.data.id}`)).status, 204);
+});
+
+t.test('preview image: rendered from the zones, replaced by an upload', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const made = await call('POST', '/api/v1/layouts', {
+    name: 'Preview',
+    width: 1920,
+    height: 1080,
+    background: { color: '#ff0000' },
+    zones: [{ name: 'Left', x: 0, y: 0, width: 960, height: 1080 }],
+  });
+  const id = made.body.data.id;
+  const res = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { headers: owner.headers });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'image/png');
+  const png = Buffer.from(await res.arrayBuffer());
+  const meta = await sharp(png).metadata();
+  t.same([meta.width, meta.height], [960, 540], 'scaled to 960 on the long side');
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  const pixel = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+  t.same(pixel(900, 500), [255, 0, 0], 'background colour outside the zone');
+  t.not(pixel(200, 100).join(), '255,0,0', 'the zone is drawn over the background');
+  const etag = res.headers.get('etag')!;
+  t.equal((await app.fetch(`/api/v1/layouts/${id}/preview-image`, { headers: { ...owner.headers, 'if-none-match': etag } })).status, 304);
+  t.equal((await app.fetch(`/api/v1/layouts/${id}/preview-image?source=published`, { headers: owner.headers })).status, 404, 'not published yet');
+  t.equal((await app.fetch(`/api/v1/layouts/${id}/preview-image?source=uploaded`, { headers: owner.headers })).status, 404);
+
+  const upload = await sharp({ create: { width: 320, height: 180, channels: 3, background: '#00ff00' } }).jpeg().toBuffer();
+  const put = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/jpeg' }, body: upload });
+  t.equal(put.status, 200);
+  t.equal(((await put.json()) as any).data.hasCustomPreview, true);
+  const got = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { headers: owner.headers });
+  const gotMeta = await sharp(Buffer.from(await got.arrayBuffer())).metadata();
+  t.same([gotMeta.width, gotMeta.height, gotMeta.format], [320, 180, 'png']);
+
+  const bad = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: 'not an image' });
+  t.equal(bad.status, 400);
+  const wrongType = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'text/plain' }, body: 'x' });
+  t.equal(wrongType.status, 415);
+  const big = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: Buffer.alloc(10 * 1024 * 1024 + 1) });
+  t.equal(big.status, 413);
+  const draft = await app.fetch(`/api/v1/layouts/${id}/preview-image?source=draft`, { headers: owner.headers });
+  t.equal((await sharp(Buffer.from(await draft.arrayBuffer())).metadata()).width, 960, 'source=draft still renders');
+});

@@ -1,0 +1,141 @@
+import t, { type Test } from 'tap';
+import { signIn } from './helpers/auth.js';
+import { startApp, type TestApp } from './helpers/harness.js';
+
+async function setup(t: Test) {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
+  return { app, owner, call };
+}
+
+async function playlist(call: Awaited<ReturnType<typeof setup>>['call'], name: string) {
+  const res = await call('POST', '/api/v1/playlists', { name });
+  if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+  return res.body.data as { id: string; revision: number };
+}
+
+t.test('create, read, list, rename with If-Match, delete', async (t) => {
+  const { call } = await setup(t);
+  const created = await call('POST', '/api/v1/playlists', { name: 'Lobby', description: 'Front door' });
+  t.equal(created.status, 201);
+  t.match(created.body.data, { name: 'Lobby', description: 'Front door', revision: 1, items: [], tagRule: null, durationMs: 0 });
+  t.equal(created.headers.get('etag'), '"1"');
+  const id = created.body.data.id;
+  await playlist(call, 'Bar');
+  const list = await call('GET', '/api/v1/playlists?limit=1');
+  t.equal(list.body.data.items[0].name, 'Bar');
+  t.ok(list.body.data.nextCursor);
+  const next = await call('GET', `/api/v1/playlists?limit=1&cursor=${list.body.data.nextCursor}`);
+  t.equal(next.body.data.items[0].name, 'Lobby');
+  t.equal((await call('GET', '/api/v1/playlists?q=LOB')).body.data.items.length, 1);
+
+  const renamed = await call('PATCH', `/api/v1/playlists/${id}`, { name: 'Lobby 2' }, { 'if-match': '"1"' });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.data.revision, 2);
+  const stale = await call('PATCH', `/api/v1/playlists/${id}`, { name: 'Lobby 3' }, { 'if-match': '"1"' });
+  t.equal(stale.status, 412);
+  t.equal(stale.body.error.code, 'version_conflict');
+  t.equal((await call('GET', `/api/v1/playlists/${id}`)).body.data.name, 'Lobby 2', 'the stale change was not applied');
+  t.equal((await call('PATCH', `/api/v1/playlists/${id}`, { name: 'x' }, { 'if-match': 'garbage' })).status, 400);
+
+  t.equal((await call('DELETE', `/api/v1/playlists/${id}`)).status, 204);
+  t.equal((await call('GET', `/api/v1/playlists/${id}`)).status, 404);
+  t.equal((await call('GET', '/api/v1/playlists/not-a-uuid')).status, 404);
+});
+
+t.test('nested playlists: order, cycles refused, usage blocks delete', async (t) => {
+  const { call } = await setup(t);
+  const a = await playlist(call, 'A');
+  const b = await playlist(call, 'B');
+  const c = await playlist(call, 'C');
+  const ab = await call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: b.id });
+  t.equal(ab.status, 201);
+  t.match(ab.body.data, { type: 'playlist', playlistId: b.id, label: 'B', position: 0 });
+  t.equal((await call('POST', `/api/v1/playlists/${b.id}/items`, { playlistId: c.id })).status, 201);
+  const cycle = await call('POST', `/api/v1/playlists/${c.id}/items`, { playlistId: a.id });
+  t.equal(cycle.status, 409, 'C -> A -> B -> C');
+  t.equal(cycle.body.error.code, 'conflict');
+  t.equal((await call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: a.id })).status, 409, 'itself');
+  const del = await call('DELETE', `/api/v1/playlists/${b.id}`);
+  t.equal(del.status, 409);
+  t.same(del.body.error.details.usedBy, [{ type: 'playlist', id: a.id, name: 'A' }]);
+  t.match(del.body.error.message, /"A"/);
+});
+
+t.test('items: add at a position, patch, reorder, bulk, delete; bad input', async (t) => {
+  const { call } = await setup(t);
+  const root = await playlist(call, 'Root');
+  const kids = [];
+  for (const name of ['k1', 'k2', 'k3']) kids.push(await playlist(call, name));
+  const ids: string[] = [];
+  for (const k of kids) ids.push((await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: k.id })).body.data.id);
+  const first = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[2]!.id, position: 0, durationMs: 30000 });
+  t.equal(first.body.data.position, 0);
+  let p = (await call('GET', `/api/v1/playlists/${root.id}`)).body.data;
+  t.same(p.items.map((i: any) => i.label), ['k3', 'k1', 'k2', 'k3']);
+  t.equal(p.revision, 5);
+  t.equal(p.durationMs, 30000);
+
+  const patched = await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, {
+    durationMs: 5000,
+    transition: { type: 'fade', durationMs: 800 },
+    validFrom: '2026-06-01T00:00:00+02:00',
+    dayparts: [{ days: [1, 2, 3, 4, 5], from: '08:00', to: '12:00' }],
+  });
+  t.equal(patched.status, 200);
+  t.match(patched.body.data, { durationMs: 5000, transition: { type: 'fade', durationMs: 800 }, validFrom: '2026-05-31T22:00:00.000Z' });
+  t.equal(patched.headers.get('etag'), '"6"');
+  const badRange = await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, { validUntil: '2026-01-01T00:00:00Z' });
+  t.equal(badRange.status, 400, 'validUntil before validFrom');
+  t.equal((await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, { dayparts: [{ days: [8], from: '25:00', to: '1' }] })).status, 400);
+
+  const order = [first.body.data.id, ...ids].reverse();
+  const reordered = await call('PUT', `/api/v1/playlists/${root.id}/items/order`, { itemIds: order });
+  t.equal(reordered.status, 200);
+  t.same(reordered.body.data.items.map((i: any) => i.id), order);
+  t.equal((await call('PUT', `/api/v1/playlists/${root.id}/items/order`, { itemIds: order.slice(1) })).status, 400, 'must list every item');
+
+  const bulk = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, {
+    itemIds: ids,
+    set: { enabled: false },
+    items: [{ id: ids[1], durationMs: 7000 }],
+    delete: [first.body.data.id],
+  });
+  t.equal(bulk.status, 200);
+  p = bulk.body.data;
+  t.equal(p.items.length, 3);
+  t.ok(p.items.every((i: any) => i.enabled === false));
+  t.equal(p.items.find((i: any) => i.id === ids[1]).durationMs, 7000);
+  t.same(p.items.map((i: any) => i.position), [0, 1, 2]);
+  const unknown = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, { delete: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] });
+  t.equal(unknown.status, 400);
+  t.equal((await call('GET', `/api/v1/playlists/${root.id}`)).body.data.items.length, 3, 'nothing changed');
+
+  t.equal((await call('DELETE', `/api/v1/playlists/${root.id}/items/${ids[2]}`)).status, 204);
+  t.equal((await call('DELETE', `/api/v1/playlists/${root.id}/items/${ids[2]}`)).status, 404);
+
+  const none = await call('POST', `/api/v1/playlists/${root.id}/items`, {});
+  t.equal(none.status, 400);
+  const two = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[0]!.id, assetId: kids[1]!.id });
+  t.equal(two.status, 400);
+  const widget = await call('POST', `/api/v1/playlists/${root.id}/items`, { widgetId: kids[0]!.id });
+  t.equal(widget.status, 400);
+  t.match(widget.body.error.message, /Widgets are not available/);
+  const missingAsset = await call('POST', `/api/v1/playlists/${root.id}/items`, { assetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' });
+  t.equal(missingAsset.status, 400);
+});
+
+t.test('tag rule is stored and cleared; viewers read but cannot edit', async (t) => {
+  const { app, call } = await setup(t);
+  const p = await playlist(call, 'Smart');
+  const set = await call('PUT', `/api/v1/playlists/${p.id}/tag-rule`, { tags: ['menu', 'menu', 'promo'], order: 'newest' });
+  t.equal(set.status, 200);
+  t.same(set.body.data.tagRule, { tags: ['menu', 'promo'], match: 'any', order: 'newest', durationMs: null, limit: null });
+  const cleared = await call('PUT', `/api/v1/playlists/${p.id}/tag-rule`, { tags: [] });
+  t.equal(cleared.body.data.tagRule, null);
+  const viewer = await signIn(app as TestApp, { role: 'viewer' });
+  t.equal((await app.json(`/api/v1/playlists/${p.id}`, { headers: viewer.headers })).status, 200);
+  t.equal((await app.json(`/api/v1/playlists/${p.id}`, { method: 'PATCH', headers: viewer.headers, json: { name: 'x' } })).status, 403);
+});
