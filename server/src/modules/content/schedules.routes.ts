@@ -130,6 +130,7 @@ interface Input {
 /** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
 async function prepare(db: Db, input: Input) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
+  if (input.timeZone && !isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
   if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst())) throw invalid('content', `No playlist ${input.content.playlistId}`);
   if (input.content.layoutId && !(await db.selectFrom('layouts').select('id').where('id', '=', input.content.layoutId).executeTakeFirst())) throw invalid('content', `No layout ${input.content.layoutId}`);
   const targets: Targets = { screenIds: [...new Set(input.targets.screenIds)], groupIds: [...new Set(input.targets.groupIds)], locationIds: [...new Set(input.targets.locationIds)] };
@@ -138,7 +139,6 @@ async function prepare(db: Db, input: Input) {
   if (missing.length) throw invalid('targets', `Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`);
   let zone: string;
   if (input.timeZone) {
-    if (!isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
     zone = input.timeZone;
   } else {
     const zones = await zonesOf(db, targets);
