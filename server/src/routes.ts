@@ -7,6 +7,8 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { pairingRoutes } from './modules/screens/pairing.routes.js';
+import { playerRoutes } from './modules/screens/player.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
@@ -19,5 +21,7 @@ export const ROUTES: readonly Route[] = [
   ...userRoutes,
   ...tokenRoutes,
   ...systemRoutes,
+  ...pairingRoutes,
+  ...playerRoutes,
   ...contentRoutes,
 ];
