@@ -4,6 +4,7 @@ import { tokenRoutes } from './modules/accounts/tokens.js';
 import { userRoutes } from './modules/accounts/users.routes.js';
 import { contentRoutes } from './modules/content/content.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -21,6 +22,7 @@ export const ROUTES: readonly Route[] = [
   ...userRoutes,
   ...tokenRoutes,
   ...systemRoutes,
+  ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,
   ...contentRoutes,
