@@ -5,6 +5,7 @@ import type { Db } from './platform/db/database.js';
 import { defaultAuthenticators } from './authenticators.js';
 import type { Authenticators } from './platform/http/auth.js';
 import type { PeriodicTasks } from './platform/jobs/periodic.js';
+import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
 import { baseHeaders, errorEnvelope, requestContext } from './platform/http/middleware.js';
 import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
@@ -69,6 +70,8 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope());
   app.use(baseHeaders());
+  // The console and the player pages (before sessions: static files need none).
+  app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
   installMedia(app, deps);
   installScreens(deps, realtime);
