@@ -7,6 +7,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { systemRoutes } from './modules/system/system.routes.js';
 import { pairingRoutes } from './modules/screens/pairing.routes.js';
 import { playerRoutes } from './modules/screens/player.routes.js';
 import { commandRoutes } from './modules/screens/commands.js';
@@ -25,6 +26,7 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...systemRoutes,
   ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,
