@@ -471,6 +471,7 @@ async function runCommand(command: PlayerCommand): Promise<void> {
       }
       case 'sync':
         manifestEtag = null;
+        await heartbeat();
         await syncManifest();
         await api.commandResult(command.id, succeeded(`Manifest ${engine.revision ?? 'none'} on screen.`));
         return;
@@ -484,7 +485,10 @@ async function runCommand(command: PlayerCommand): Promise<void> {
           await api.commandResult(command.id, failed('This browser could not draw a screenshot.'));
           return;
         }
-        await api.commandResult(command.id, succeeded('Screenshot taken (websites in frames are drawn black).', { contentType: 'image/jpeg', dataUrl, width: innerWidth, height: innerHeight }));
+        await api.commandResult(command.id, {
+          ...succeeded('Screenshot taken (websites in frames are drawn black).', { width: innerWidth, height: innerHeight }),
+          screenshot: { contentType: 'image/jpeg', dataBase64: dataUrl.slice(dataUrl.indexOf(',') + 1) },
+        });
         return;
       }
       case 'unsupported':

@@ -40,6 +40,7 @@ export interface HeartbeatReply {
 export interface PlayerCommand {
   id: string;
   type: string;
+  params?: Record<string, unknown> | null;
   payload?: Record<string, unknown> | null;
   expiresAt?: string | null;
   [key: string]: unknown;
@@ -201,6 +202,8 @@ export interface CommandResult {
   status: 'succeeded' | 'failed';
   message?: string;
   output?: Record<string, unknown>;
+  /** Only for a screenshot command: the image, base64. */
+  screenshot?: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; dataBase64: string };
 }
 
 function errorFromBody(res: Response, body: any): PlayerApiError {
