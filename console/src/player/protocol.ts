@@ -161,6 +161,10 @@ export class PlayerApi {
     return { notModified: false, etag: res.headers.get('etag'), manifest };
   }
 
+  async config(): Promise<{ screenId: string; name: string; timeZone: string | null; heartbeatIntervalSec: number }> {
+    return this.data(await this.request('GET', '/api/v1/player/config'));
+  }
+
   async pendingCommands(): Promise<PlayerCommand[]> {
     const data = await this.data<any>(await this.request('GET', '/api/v1/player/commands'));
     if (Array.isArray(data)) return data;
