@@ -11,6 +11,7 @@ import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
+import { installSystem } from './modules/system/system.routes.js';
 import { installMedia } from './modules/media/index.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
@@ -75,6 +76,7 @@ export function buildApp(deps: AppDeps): Koa {
   installMedia(app, deps);
   installScreens(deps, realtime);
   deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
+  installSystem(deps);
   app.use(
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,

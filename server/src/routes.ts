@@ -7,6 +7,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { systemRoutes } from './modules/system/system.routes.js';
 import { pairingRoutes } from './modules/screens/pairing.routes.js';
 import { playerRoutes } from './modules/screens/player.routes.js';
 import type { Route } from './platform/http/route.js';
@@ -20,6 +21,7 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...systemRoutes,
   ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,
