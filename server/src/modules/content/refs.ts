@@ -2,6 +2,8 @@
  * What content needs to know about things other modules own (assets now; widgets and
  * campaigns later). One place, so a change in the media module touches one file here.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
@@ -15,7 +17,43 @@ export interface AssetInfo {
   width: number | null;
   height: number | null;
   tags: string[];
+  /** Website assets: the page to show. */
+  websiteUrl: string | null;
   createdAt: string;
+}
+
+export interface VariantInfo {
+  id: string;
+  assetId: string;
+  purpose: 'player' | 'thumbnail' | 'poster' | 'preview';
+  contentType: string;
+  width: number | null;
+  height: number | null;
+  page: number | null;
+  sizeBytes: number;
+  sha256: string;
+}
+
+/** Variants of the given assets, grouped by asset. */
+export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<Map<string, VariantInfo[]>> {
+  const out = new Map<string, VariantInfo[]>();
+  const unique = [...new Set(assetIds)];
+  if (unique.length === 0 || !(await assetsTableExists(db))) return out;
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await sql<{ id: string; asset_id: string; purpose: VariantInfo['purpose']; content_type: string; width: number | null; height: number | null; page: number | null; size_bytes: number; sha256: string }>`
+      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(db);
+    for (const r of rows.rows) {
+      const list = out.get(r.asset_id) ?? [];
+      list.push({ id: r.id, assetId: r.asset_id, purpose: r.purpose, contentType: r.content_type, width: r.width, height: r.height, page: r.page, sizeBytes: r.size_bytes, sha256: r.sha256 });
+      out.set(r.asset_id, list);
+    }
+  }
+  return out;
+}
+
+/** Where the media store keeps a file (content-addressed, as the media module writes it). */
+export function mediaFile(dataDir: string, sha256: string): string {
+  return path.join(dataDir, 'media', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
 }
 
 /** Seconds an item plays when it gives no duration: images, pages, PDFs... */
@@ -45,14 +83,31 @@ export async function assetInfos(db: Db, ids: readonly string[]): Promise<Map<st
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
-    const rows = await sql<{ id: string; name: string; kind: string; state: string; duration_ms: number | null; width: number | null; height: number | null; tags: string | null; created_at: string }>`
-      select id, name, kind, state, duration_ms, width, height, tags, created_at from assets where id in (${sql.join(chunk)})`.execute(db);
+    const rows = await sql<AssetRow>`${ASSET_SELECT} where a.id in (${sql.join(chunk)})`.execute(db);
     for (const r of rows.rows) out.set(r.id, toInfo(r));
   }
   return out;
 }
 
-function toInfo(r: { id: string; name: string; kind: string; state: string; duration_ms: number | null; width: number | null; height: number | null; tags: string | null; created_at: string }): AssetInfo {
+interface AssetRow {
+  id: string;
+  name: string;
+  kind: string;
+  state: string;
+  duration_ms: number | null;
+  width: number | null;
+  height: number | null;
+  tags: string | null;
+  website: string | null;
+  created_at: string;
+}
+
+const ASSET_SELECT = sql`
+  select a.id, a.name, a.kind, a.state, a.duration_ms, a.width, a.height, a.website, a.created_at,
+    (select json_group_array(t.name) from asset_tags x join content_tags t on t.id = x.tag_id where x.asset_id = a.id) as tags
+  from assets a`;
+
+function toInfo(r: AssetRow): AssetInfo {
   let tags: string[] = [];
   try {
     const parsed = JSON.parse(r.tags ?? '[]');
@@ -60,14 +115,20 @@ function toInfo(r: { id: string; name: string; kind: string; state: string; dura
   } catch {
     /* no tags */
   }
-  return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, createdAt: r.created_at };
+  let websiteUrl: string | null = null;
+  try {
+    const w = r.website ? (JSON.parse(r.website) as { url?: unknown }) : null;
+    if (w && typeof w.url === 'string') websiteUrl = w.url;
+  } catch {
+    /* not a website */
+  }
+  return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, websiteUrl, createdAt: r.created_at };
 }
 
 /** Ready assets carrying the rule's tags (any or all of them). */
 export async function assetsWithTags(db: Db, tags: readonly string[], match: 'any' | 'all'): Promise<AssetInfo[]> {
   if (tags.length === 0 || !(await assetsTableExists(db))) return [];
-  const rows = await sql<{ id: string; name: string; kind: string; state: string; duration_ms: number | null; width: number | null; height: number | null; tags: string | null; created_at: string }>`
-    select id, name, kind, state, duration_ms, width, height, tags, created_at from assets where state = 'ready'`.execute(db);
+  const rows = await sql<AssetRow>`${ASSET_SELECT} where a.state = 'ready'`.execute(db);
   const wanted = tags.map((t) => t.toLowerCase());
   return rows.rows.map(toInfo).filter((a) => {
     const have = new Set(a.tags.map((t) => t.toLowerCase()));
@@ -76,6 +137,10 @@ export async function assetsWithTags(db: Db, tags: readonly string[], match: 'an
 }
 
 /** The file of an asset's thumbnail variant, when it has one on disk. */
-export async function assetThumbnailFile(_deps: AppDeps, _assetId: string): Promise<string | null> {
-  return null; // wired to the media module's variants once they exist
+export async function assetThumbnailFile(deps: AppDeps, assetId: string): Promise<string | null> {
+  const variants = (await variantsOf(deps.db, [assetId])).get(assetId) ?? [];
+  const pick = variants.find((v) => v.purpose === 'thumbnail') ?? variants.find((v) => v.purpose === 'poster') ?? variants.find((v) => v.purpose === 'player' && v.contentType.startsWith('image/'));
+  if (!pick) return null;
+  const file = mediaFile(deps.config.dataDir, pick.sha256);
+  return existsSync(file) ? file : null;
 }
