@@ -8,7 +8,7 @@ import { Backoff, retryDelayMs } from '../console/src/player/backoff.js';
 import { buildHeartbeat, heartbeatIntervalMs, playerFamilyFromSearch } from '../console/src/player/identity.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingState } from '../console/src/player/pairing.js';
 import { mediaForItem, readManifest } from '../console/src/player/manifest.js';
-import { itemDurationMs, itemPlayableAt, localClock, nextBoundary, PlaylistSequencer, segmentAt, segmentKey } from '../console/src/player/schedule.js';
+import { itemDurationMs, itemPlayableAt, localClock, nextBoundary, PlaylistSequencer, segmentAt, segmentKey, segmentToShow } from '../console/src/player/schedule.js';
 import { cacheKey, isMediaPath, planCache, verifyDownload, toHex } from '../console/src/player/cache-plan.js';
 import { fitCanvas, zoneRect } from '../console/src/player/geometry.js';
 import { commandAction, commandExpired, SeenCommands } from '../console/src/player/commands.js';
@@ -208,6 +208,9 @@ t.test('timeline: segment at an instant, boundaries, keys', async (t) => {
   t.equal(nextBoundary(m.timeline, base + 5 * H), null);
   t.equal(segmentKey(segmentAt(m.timeline, base)), 'assignment:asg|playlist:p1');
   t.equal(segmentKey(null), 'none');
+  t.equal(segmentToShow(m.timeline, base - 1), null, 'before the timeline: nothing');
+  t.equal(segmentToShow(m.timeline, base + 10 * H)?.source.id, 's1', 'past the whole timeline (offline for days): the last segment carries on');
+  t.equal(segmentToShow([], base), null);
 });
 
 t.test('day-parts are read in the screen time zone, across DST and midnight', async (t) => {
@@ -278,7 +281,7 @@ t.test('layout geometry: letterboxed fit and zone rectangles', async (t) => {
   t.same(fitCanvas({ width: 1920, height: 1080 }, { width: 1280, height: 1024 }), { scale: 1280 / 1920, offsetX: 0, offsetY: (1024 - 720) / 2 });
   t.same(fitCanvas({ width: 1080, height: 1920 }, { width: 1920, height: 1080 }), { scale: 0.5625, offsetX: (1920 - 607.5) / 2, offsetY: 0 });
   t.same(fitCanvas({ width: 0, height: 0 }, { width: 10, height: 10 }), { scale: 1, offsetX: 0, offsetY: 0 });
-  t.same(zoneRect({ x: 0.5, y: 0, width: 0.5, height: 1 }, { width: 1920, height: 1080 }), { x: 960, y: 0, width: 960, height: 1080 }, 'fractions');
+  t.same(zoneRect({ x: 0, y: 0, width: 1, height: 1 }, { width: 1920, height: 1080 }), { x: 0, y: 0, width: 1, height: 1 }, 'pixels, even tiny');
   t.same(zoneRect({ x: 1280, y: 0, width: 640, height: 1080 }, { width: 1920, height: 1080 }), { x: 1280, y: 0, width: 640, height: 1080 }, 'pixels');
   t.same(zoneRect({ x: 1800, y: -10, width: 640, height: 2000 }, { width: 1920, height: 1080 }), { x: 1800, y: 0, width: 120, height: 1080 }, 'clipped');
 });
@@ -370,4 +373,39 @@ t.test('manifest items in the playlists module shape: dayparts from/to, 24:00, t
   t.equal(items[1].kind, 'video');
   t.ok(itemPlayableAt(items[0], Date.parse('2026-03-07T22:59:00Z'), 'Europe/Paris'), 'Saturday 23:59 local, up to 24:00');
   t.notOk(itemPlayableAt(items[0], Date.parse('2026-03-07T23:00:00Z'), 'Europe/Paris'), 'Sunday 00:00 local');
+});
+
+t.test('layouts in the layouts module shape: background object, zone content, zone fit', async (t) => {
+  const m = readManifest({
+    revision: 'r',
+    timeZone: 'UTC',
+    timeline: [
+      {
+        startsAt: iso(base),
+        endsAt: iso(base + H),
+        source: { type: 'schedule', id: 's' },
+        layout: {
+          id: 'L',
+          name: 'Lobby',
+          content: {
+            width: 1080,
+            height: 1920,
+            background: { color: '#112233', assetId: 'bg' },
+            zones: [
+              { id: 'top', x: 0, y: 0, width: 1080, height: 1200, zIndex: 2, fit: 'cover', content: { type: 'playlist', playlistId: 'p' }, playlist: { id: 'p', items: [{ id: 'i', assetId: 'x', assetKind: 'image' }] } },
+              { id: 'bottom', x: 0, y: 1200, width: 1080, height: 720, content: { type: 'asset', assetId: 'y', durationMs: 4000 } },
+            ],
+          },
+        },
+      },
+    ],
+    media: [{ assetId: 'y', variantId: 'vy', url: '/u/y', contentType: 'video/mp4', sizeBytes: 1, sha256: null }],
+  });
+  const seg = m.timeline[0]!;
+  t.equal(seg.content.type, 'layout');
+  const layout = (seg.content as any).layout;
+  t.match(layout, { id: 'L', width: 1080, height: 1920, background: '#112233', backgroundAssetId: 'bg' });
+  t.equal(layout.zones[0].playlist.items[0].fit, 'cover', "the zone's fit applies to its items");
+  t.equal(layout.zones[0].zIndex, 2);
+  t.same(layout.zones[1].playlist.items.map((i: any) => [i.assetId, i.kind, i.durationMs]), [['y', 'video', 4000]], 'a single-asset zone');
 });

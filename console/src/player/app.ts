@@ -112,7 +112,8 @@ function dispatchPairing(event: PairingEvent): void {
   const { state, effect } = pairingStep(pairing, event);
   pairing = state;
   renderPairing();
-  if (pairingTimer) clearTimeout(pairingTimer);
+  // A tick without consequence must not cancel the scheduled poll.
+  if (effect.type !== 'none' && pairingTimer) clearTimeout(pairingTimer);
   switch (effect.type) {
     case 'create-session':
       pairingTimer = setTimeout(createPairingSession, pairingBackoff.failures ? pairingBackoff.next() : 0);
@@ -311,6 +312,7 @@ async function heartbeat(): Promise<void> {
     heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
     wait = heartbeatEveryMs;
     if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest();
+    if (typeof reply.pendingCommands === 'number' && reply.pendingCommands > 0) void pollCommands();
   } catch (err) {
     handleRunError(err, 'Heartbeat failed');
     wait = Math.min(heartbeatEveryMs, heartbeatBackoff.next());

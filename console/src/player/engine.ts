@@ -10,7 +10,7 @@ import { fitCanvas, zoneRect } from './geometry.js';
 import type { NowPlaying } from './identity.js';
 import { mediaForItem, type Content, type Layout, type MediaEntry, type PlayerManifest, type Playlist, type PlaylistItem, type Segment } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
-import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentAt, segmentKey } from './schedule.js';
+import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentKey, segmentToShow } from './schedule.js';
 
 export const FADE_MS = 700;
 const RETRY_MS = 2_000;
@@ -248,7 +248,13 @@ class ContentView {
       const canvas = el('div', 'pl-canvas');
       canvas.style.width = `${content.layout.width}px`;
       canvas.style.height = `${content.layout.height}px`;
-      if (content.layout.background) canvas.style.background = content.layout.background;
+      if (content.layout.background) canvas.style.backgroundColor = content.layout.background;
+      const bgEntry = content.layout.backgroundAssetId ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/')) : undefined;
+      if (bgEntry) {
+        void ctx.cache.objectUrl(bgEntry).then((url) => {
+          if (url) Object.assign(canvas.style, { backgroundImage: `url("${url}")`, backgroundSize: 'cover', backgroundPosition: 'center' });
+        });
+      }
       for (const z of [...content.layout.zones].sort((a, b) => a.zIndex - b.zIndex)) {
         const rect = zoneRect(z, content.layout);
         const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({ width: rect.width * this.scale(), height: rect.height * this.scale() }));
@@ -330,7 +336,7 @@ export class PlaybackEngine {
   refresh(): void {
     if (this.boundaryTimer) clearTimeout(this.boundaryTimer);
     const now = this.ctx.now();
-    const segment = this.manifest ? segmentAt(this.manifest.timeline, now) : null;
+    const segment = this.manifest ? segmentToShow(this.manifest.timeline, now) : null;
     const signature = `${segmentKey(segment)}#${segment ? contentSignature(segment.content) : 'idle'}`;
     if (!this.view || this.view.signature !== signature) this.swap(new ContentView(segment, signature, this.manifest, this.ctx, () => this.idleText()));
     const boundary = this.manifest ? nextBoundary(this.manifest.timeline, now) : null;

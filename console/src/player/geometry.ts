@@ -21,17 +21,9 @@ export function fitCanvas(canvas: { width: number; height: number }, viewport: {
   return { scale, offsetX: (viewport.width - canvas.width * scale) / 2, offsetY: (viewport.height - canvas.height * scale) / 2 };
 }
 
-/**
- * A zone's rectangle in canvas pixels. Zones may be given in canvas pixels or as
- * fractions of the canvas (all of x, y, width, height within 0..1).
- */
+/** A zone's rectangle in canvas pixels, clipped to the canvas. */
 export function zoneRect(zone: Rect, canvas: { width: number; height: number }): Rect {
-  const fractional = [zone.x, zone.y, zone.width, zone.height].every((v) => v >= 0 && v <= 1) && (zone.width < 1 || zone.height < 1 || canvas.width <= 1);
-  const r = fractional
-    ? { x: zone.x * canvas.width, y: zone.y * canvas.height, width: zone.width * canvas.width, height: zone.height * canvas.height }
-    : { ...zone };
-  // Clip to the canvas.
-  const x = Math.max(0, Math.min(r.x, canvas.width));
-  const y = Math.max(0, Math.min(r.y, canvas.height));
-  return { x, y, width: Math.max(0, Math.min(r.width, canvas.width - x)), height: Math.max(0, Math.min(r.height, canvas.height - y)) };
+  const x = Math.max(0, Math.min(zone.x, canvas.width));
+  const y = Math.max(0, Math.min(zone.y, canvas.height));
+  return { x, y, width: Math.max(0, Math.min(zone.width, canvas.width - x)), height: Math.max(0, Math.min(zone.height, canvas.height - y)) };
 }

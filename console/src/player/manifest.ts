@@ -65,6 +65,8 @@ export interface Layout {
   width: number;
   height: number;
   background: string | null;
+  /** An image under the zones (from the media list). */
+  backgroundAssetId: string | null;
   zones: Zone[];
 }
 
@@ -195,11 +197,14 @@ function readPlaylist(rawPlaylist: unknown, media: MediaEntry[], problems: strin
 function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[]): Layout | null {
   const raw = obj(rawLayout);
   if (!raw) return null;
-  const canvas = obj(raw.canvas);
-  const width = num(raw.width) ?? num(canvas?.width) ?? 1920;
-  const height = num(raw.height) ?? num(canvas?.height) ?? 1080;
+  // A published layout may come as {id, name, content: {width, height, background, zones}}.
+  const body = obj(raw.content) && Array.isArray(obj(raw.content)?.zones) ? obj(raw.content)! : raw;
+  const canvas = obj(body.canvas);
+  const width = num(body.width) ?? num(canvas?.width) ?? 1920;
+  const height = num(body.height) ?? num(canvas?.height) ?? 1080;
+  const bg = obj(body.background);
   const zones: Zone[] = [];
-  const rawZones: unknown[] = Array.isArray(raw.zones) ? raw.zones : [];
+  const rawZones: unknown[] = Array.isArray(body.zones) ? body.zones : [];
   rawZones.forEach((z, i) => {
     const o = obj(z);
     if (!o) return;
@@ -211,23 +216,35 @@ function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[])
       problems.push(`layout ${str(raw.id)} zone ${i}: no geometry`);
       return;
     }
-    let playlist = readPlaylist(o.playlist, media, problems);
-    if (!playlist && (o.item || o.assetId)) {
-      const item = readItem(o.item ?? o, media, problems, `layout zone ${i}`);
-      playlist = item ? { id: `zone-${i}`, name: null, items: [item] } : null;
+    const content = obj(o.content);
+    let playlist = readPlaylist(o.playlist ?? content?.playlist, media, problems);
+    if (!playlist && (o.item || o.assetId || content?.type === 'asset')) {
+      const item = readItem(o.item ?? (content?.type === 'asset' ? content : o), media, problems, `layout zone ${i}`);
+      playlist = item ? { id: `zone-${str(o.id) ?? i}`, name: null, items: [item] } : null;
     }
+    // The zone's fit applies to the items it shows.
+    const zoneFit = str(o.fit);
+    if (playlist && (zoneFit === 'contain' || zoneFit === 'cover' || zoneFit === 'fill')) playlist = { ...playlist, items: playlist.items.map((it) => ({ ...it, fit: zoneFit })) };
     zones.push({
       id: str(o.id) ?? `zone-${i}`,
       x,
       y,
       width: w,
       height: h,
-      zIndex: num(o.zIndex) ?? num(o.z) ?? i,
+      zIndex: num(o.zIndex) ?? num(o.z) ?? 0,
       background: str(o.background) ?? str(o.backgroundColor),
       playlist,
     });
   });
-  return { id: str(raw.id) ?? 'layout', name: str(raw.name), width, height, background: str(raw.background) ?? str(raw.backgroundColor), zones };
+  return {
+    id: str(raw.id) ?? str(raw.layoutId) ?? 'layout',
+    name: str(raw.name),
+    width,
+    height,
+    background: str(body.background) ?? str(bg?.color) ?? str(body.backgroundColor),
+    backgroundAssetId: str(bg?.assetId),
+    zones,
+  };
 }
 
 function readMedia(raw: unknown, problems: string[]): MediaEntry | null {

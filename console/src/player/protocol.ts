@@ -33,6 +33,7 @@ export interface HeartbeatReply {
   heartbeatIntervalSec?: number;
   ignoredFields?: string[];
   noiseHistory?: { accepted: number };
+  pendingCommands?: number;
   [key: string]: unknown;
 }
 

@@ -12,6 +12,19 @@ export function segmentAt(timeline: readonly Segment[], now: number): Segment | 
   return found;
 }
 
+/**
+ * What to show at `now`: the covering segment; past the end of the whole timeline (the
+ * player has been cut off from the server for longer than the manifest covers) the last
+ * segment carries on, because stale content is better than a blank screen.
+ */
+export function segmentToShow(timeline: readonly Segment[], now: number): Segment | null {
+  const hit = segmentAt(timeline, now);
+  if (hit || timeline.length === 0) return hit;
+  let last: Segment | null = null;
+  for (const s of timeline) if (!last || s.end > last.end) last = s;
+  return last && now >= last.end ? last : null;
+}
+
 /** The next instant after `now` where the timeline changes (a segment starts or ends), or null. */
 export function nextBoundary(timeline: readonly Segment[], now: number): number | null {
   let next: number | null = null;
