@@ -12,6 +12,8 @@ import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
+import { RealtimeHub } from './platform/realtime/hub.js';
+import { installScreens } from './modules/screens/screens.module.js';
 import { ROUTES } from './routes.js';
 
 /** Process-wide state routes read (a restore in progress turns /readyz to 503). */
@@ -27,6 +29,11 @@ export interface AppDeps {
   state: AppState;
   /** Periodic maintenance; modules register their tasks in buildApp, main.ts starts them. */
   periodic: PeriodicTasks;
+  /**
+   * The WebSocket hub (player sockets). Made by buildApp when not given; listen() attaches
+   * it to the HTTP server. Modules push through it (screens/revision.ts).
+   */
+  realtime?: RealtimeHub;
   /** Replaces the modules' credential resolvers (tests of the auth plumbing only). */
   authenticators?: Authenticators;
   /** Routes added by tests and benchmarks, served like any other. */
@@ -38,18 +45,22 @@ declare module 'koa' {
     deps: AppDeps;
     /** Every route this app serves, for the OpenAPI document. */
     routes: readonly Route[];
+    /** The player socket hub (same object as deps.realtime). */
+    realtime: RealtimeHub;
   }
 }
 
 /** The Koa application: conventions, auth, every route. Tests build it on port 0. */
 export function buildApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
+  const realtime = (deps.realtime ??= new RealtimeHub(deps.logger));
   const authenticators = deps.authenticators ?? defaultAuthenticators(deps);
   const routes = [...ROUTES, ...(deps.extraRoutes ?? [])];
   const secrets = new ServerSecrets(deps.config.dataDir);
   const throttle = new Throttle(deps.db);
   app.context.deps = deps;
   app.context.routes = routes;
+  app.context.realtime = realtime;
   app.context.secrets = secrets;
   app.context.throttle = throttle;
   app.silent = true; // errors are logged by errorEnvelope with the request id
@@ -57,6 +68,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(errorEnvelope());
   app.use(baseHeaders());
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
+  installScreens(deps, realtime);
   deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
   app.use(
     buildRouter(routes, {

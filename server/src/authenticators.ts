@@ -1,6 +1,7 @@
 import type { AppDeps } from './app.js';
 import { sessionAuthenticator } from './modules/accounts/sessions.js';
 import { integrationAuthenticator } from './modules/accounts/tokens.js';
+import { deviceAuthenticator } from './modules/screens/device-auth.js';
 import type { Authenticators } from './platform/http/auth.js';
 
 /**
@@ -11,5 +12,6 @@ export function defaultAuthenticators(deps: AppDeps): Authenticators {
   return {
     session: sessionAuthenticator(deps.db),
     integration: integrationAuthenticator(deps.db),
+    device: deviceAuthenticator(deps.db),
   };
 }

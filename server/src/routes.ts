@@ -6,6 +6,8 @@ import { contentRoutes } from './modules/content/content.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { pairingRoutes } from './modules/screens/pairing.routes.js';
+import { playerRoutes } from './modules/screens/player.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
@@ -17,5 +19,7 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...pairingRoutes,
+  ...playerRoutes,
   ...contentRoutes,
 ];

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import type { RealtimeHub } from './platform/realtime/hub.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -16,6 +17,13 @@ export interface RunningServer {
 
 export async function listen(app: Koa, host: string, port: number, defaultTimeoutMs = 10_000): Promise<RunningServer> {
   const server = http.createServer(app.callback());
+  // WebSocket upgrades (the player socket) go to the realtime hub, which checks the
+  // device credential before the handshake; without a hub every upgrade is refused.
+  const realtime = (app.context as { realtime?: RealtimeHub }).realtime;
+  server.on('upgrade', (req, socket, head) => {
+    if (realtime) realtime.handleUpgrade(req, socket, head);
+    else socket.destroy();
+  });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -40,6 +48,7 @@ export async function listen(app: Koa, host: string, port: number, defaultTimeou
           resolve();
         });
         server.closeIdleConnections();
+        realtime?.close();
       });
       return closing;
     },

@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import { effectivePolicy } from './policies.js';
+import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, type ScreenRow } from './screens.repo.js';
+
+/** Limits of spec section 8. */
+export const MAX_BUCKETS = 120;
+export const BUCKET_MS = 10_000;
+export const NOISE_STATUSES = ['active', 'normal', 'loud', 'unavailable', 'inactive'] as const;
+
+/** Optional playback identifiers: a malformed one is dropped and named in ignoredFields. */
+export const PLAYBACK_ID_FIELDS = ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const Level = z.number().min(0).max(100);
+const Ms = z.number().int().min(0).max(10_000);
+
+/** `startedAt`: a date-time on the fixed ten-second grid (any offset; stored as UTC). */
+const GridTime = z
+  .string()
+  .max(64)
+  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(s) && Number.isFinite(Date.parse(s)), 'an ISO-8601 date-time with a time zone')
+  .refine((s) => Date.parse(s) % BUCKET_MS === 0, 'on the ten-second grid (…:00, :10, … :50, no fraction)');
+
+export const NoiseBucket = z
+  .looseObject({
+    startedAt: GridTime,
+    averageLevel: Level,
+    peakLevel: Level,
+    monitoredMs: Ms,
+    warningMs: Ms,
+    loudMs: Ms,
+    triggerCount: z.number().int().min(0).max(1000).nullable().optional(),
+  })
+  .meta({ id: 'NoiseBucket' });
+
+/**
+ * The player status document (spec 2.2). Additive: fields beyond these are accepted and
+ * kept in the screen's last status. `playerFamily`/`playerArchitecture` are never errors,
+ * nor are malformed playback identifiers; the noise meter's bounds are.
+ */
+export const HeartbeatBody = z
+  .looseObject({
+    playerFamily: z.unknown().optional(),
+    playerArchitecture: z.unknown().optional(),
+    playerVersion: z.unknown().optional(),
+    noiseMeter: z
+      .looseObject({
+        status: z.enum(NOISE_STATUSES).nullable().optional(),
+        currentLevel: Level.nullable().optional(),
+        pendingHistory: z.array(NoiseBucket).max(MAX_BUCKETS).nullable().optional(),
+      })
+      .nullable()
+      .optional(),
+  })
+  .meta({ id: 'HeartbeatBody' });
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+
+export const HeartbeatReply = z
+  .object({
+    ignoredFields: z.array(z.string()),
+    noiseHistory: z.object({ accepted: z.number().int() }),
+    serverTime: z.string(),
+    manifestRevision: z.number().int(),
+    heartbeatIntervalSec: z.number().int(),
+    pendingCommands: z.number().int(),
+  })
+  .meta({ id: 'HeartbeatReply' });
+export type HeartbeatReply = z.infer<typeof HeartbeatReply>;
+
+/** Keeps the last status document small enough for a console list. */
+const MAX_STATUS_CHARS = 64 * 1024;
+
+/**
+ * Ingests one heartbeat for the authenticated screen (never a `screenId` from the body):
+ * noise buckets idempotently on (screen, startedAt), the screen's status and history, all
+ * in one transaction that is durable (synchronous=FULL) before the reply.
+ */
+export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: HeartbeatBody, address: string | null, now = Date.now()): Promise<HeartbeatReply> {
+  const ignoredFields: string[] = [];
+  const status: Record<string, unknown> = { ...body };
+  for (const field of PLAYBACK_ID_FIELDS) {
+    if (!(field in body)) continue;
+    const v = body[field];
+    if (v === null || v === undefined) continue;
+    if (typeof v === 'string' && UUID.test(v)) {
+      status[field] = v.toLowerCase();
+    } else {
+      ignoredFields.push(field);
+      delete status[field];
+    }
+  }
+  delete status.screenId; // the screen comes from the credential only
+
+  // Family: an unknown value is recorded as absent; omitting the field keeps the last one.
+  const family = 'playerFamily' in body ? asFamily(body.playerFamily) : (asFamily(screen.player_family) ?? null);
+  const archRaw = 'playerArchitecture' in body ? body.playerArchitecture : screen.player_architecture;
+  const architecture = family === 'edge' && typeof archRaw === 'string' && (PLAYER_ARCHITECTURES as readonly string[]).includes(archRaw) ? archRaw : null;
+  const version = typeof body.playerVersion === 'string' && body.playerVersion.length <= 100 ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
+  status.playerFamily = family;
+  status.playerArchitecture = architecture;
+
+  const buckets = body.noiseMeter?.pendingHistory ?? [];
+  if (status.noiseMeter && typeof status.noiseMeter === 'object') {
+    const { pendingHistory: _omit, ...rest } = status.noiseMeter as Record<string, unknown>;
+    status.noiseMeter = { ...rest, pendingHistoryCount: buckets.length };
+  }
+  let statusText = JSON.stringify(status);
+  if (statusText.length > MAX_STATUS_CHARS) statusText = JSON.stringify({ truncated: true, playerFamily: family, playerVersion: version });
+
+  const nowText = nowIso(now);
+  const policy = await effectivePolicy(db, screen.id);
+  const interval = policy.values.heartbeatIntervalSec;
+
+  const result = await db.transaction().execute(async (trx) => {
+    if (buckets.length) {
+      const rows = buckets.map((b) => {
+        const ms = Date.parse(b.startedAt);
+        return {
+          screen_id: screen.id,
+          started_at: nowIso(ms),
+          started_ms: ms,
+          average_level: b.averageLevel,
+          peak_level: b.peakLevel,
+          monitored_ms: b.monitoredMs,
+          warning_ms: b.warningMs,
+          loud_ms: b.loudMs,
+          trigger_count: b.triggerCount ?? null,
+          received_at: nowText,
+        };
+      });
+      // First write wins: a retry (or a concurrent duplicate) finds its buckets there.
+      await trx.insertInto('noise_buckets').values(rows).onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing()).execute();
+    }
+    const before = await trx.selectFrom('screens').select(['player_version', 'player_family', 'known_status', 'manifest_revision']).where('id', '=', screen.id).executeTakeFirstOrThrow();
+    await trx
+      .updateTable('screens')
+      .set({
+        player_family: family,
+        player_architecture: architecture,
+        player_version: version,
+        last_heartbeat_at: nowText,
+        last_seen_at: nowText,
+        last_seen_ms: now,
+        last_status: statusText,
+        last_address: address,
+        known_status: 'online',
+        expected_interval_sec: interval,
+      })
+      .where('id', '=', screen.id)
+      .execute();
+    const history: { kind: string; detail: Record<string, unknown> }[] = [{ kind: 'heartbeat', detail: { playerVersion: version, buckets: buckets.length } }];
+    if (before.player_version !== version && version !== null) history.push({ kind: 'version', detail: { from: before.player_version, to: version } });
+    if (before.player_family !== family) history.push({ kind: 'family', detail: { from: before.player_family, to: family } });
+    if (before.known_status !== 'online') history.push({ kind: 'status', detail: { from: before.known_status, to: 'online' } });
+    await trx
+      .insertInto('screen_history')
+      .values(history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })))
+      .execute();
+    const pending = await trx
+      .selectFrom('screen_commands')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('screen_id', '=', screen.id)
+      .where('state', 'in', ['queued', 'delivered'])
+      .where('expires_at', '>', nowText)
+      .executeTakeFirstOrThrow();
+    return { manifestRevision: before.manifest_revision, pendingCommands: Number(pending.n) };
+  });
+
+  return {
+    ignoredFields,
+    // Every bucket of the request is stored now (new or already there): a retry gets the same count.
+    noiseHistory: { accepted: buckets.length },
+    serverTime: nowIso(),
+    manifestRevision: result.manifestRevision,
+    heartbeatIntervalSec: interval,
+    pendingCommands: result.pendingCommands,
+  };
+}
+
+/** A liveness ping: keeps the screen online between heartbeats, nothing else. */
+export async function recordLiveness(db: Db, screen: ScreenRow, address: string | null, now = Date.now()): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
+  const nowText = nowIso(now);
+  return db.transaction().execute(async (trx) => {
+    const before = await trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screen.id).executeTakeFirstOrThrow();
+    await trx
+      .updateTable('screens')
+      .set({ last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' })
+      .where('id', '=', screen.id)
+      .execute();
+    const rows = [{ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'liveness', detail: '{}' }];
+    if (before.known_status !== 'online') rows.push({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'status', detail: JSON.stringify({ from: before.known_status, to: 'online' }) });
+    await trx.insertInto('screen_history').values(rows).execute();
+    return { manifestRevision: before.manifest_revision, heartbeatIntervalSec: before.expected_interval_sec };
+  });
+}

@@ -1,0 +1,216 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ApiError } from '../http/errors.js';
+
+/** The path players open the socket on (DESIGN.md section 6.4). */
+export const PLAYER_SOCKET_PATH = '/api/v1/player/socket';
+/** The subprotocol browsers name next to `bearer.<credential>`. */
+export const PLAYER_SUBPROTOCOL = 'placard.v1';
+
+/** A message the server pushes: JSON `{type, ...}` (DESIGN.md section 11). */
+export type RealtimeMessage =
+  | { type: 'manifest.changed'; revision: number }
+  | { type: 'command.pending'; commandId: string }
+  | { type: 'takeover.started'; [key: string]: unknown }
+  | { type: 'takeover.ended'; [key: string]: unknown }
+  | { type: 'ping'; serverTime: string }
+  | { type: 'hello'; screenId: string; serverTime: string; manifestRevision: number }
+  | { type: string; [key: string]: unknown };
+
+/** Who is on the other end of an accepted socket. */
+export interface SocketIdentity {
+  screenId: string;
+  credentialId: string;
+  manifestRevision: number;
+}
+
+/** Resolves a device credential (throws ApiError on an unknown, revoked or disabled one). */
+export type SocketAuthenticator = (token: string) => Promise<SocketIdentity>;
+
+export interface RealtimeOptions {
+  /** How often the server pings every socket; a socket that missed the last pong is closed. */
+  pingIntervalMs?: number;
+}
+
+/** Close codes players can act on. */
+export const CLOSE_CODES = {
+  revoked: 4001,
+  disabled: 4003,
+  replaced: 4009,
+  shutdown: 1001,
+} as const;
+
+interface Client {
+  ws: WebSocket;
+  identity: SocketIdentity;
+  alive: boolean;
+}
+
+/**
+ * The WebSocket hub: one channel per screen (a screen may hold several sockets, e.g. a
+ * player and a preview). It is attached to the HTTP server at listen time and answers
+ * upgrades on the player socket path only, after checking the device credential; any
+ * other request for an upgrade is refused before the handshake.
+ */
+export class RealtimeHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: (protocols) => (protocols.has(PLAYER_SUBPROTOCOL) ? PLAYER_SUBPROTOCOL : false) });
+  private readonly channels = new Map<string, Set<Client>>();
+  private authenticator: SocketAuthenticator | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private readonly pingIntervalMs: number;
+
+  constructor(private readonly logger: Logger, options: RealtimeOptions = {}) {
+    this.pingIntervalMs = options.pingIntervalMs ?? 25_000;
+  }
+
+  /** The screens module installs the device-credential check. */
+  setAuthenticator(authenticator: SocketAuthenticator): void {
+    this.authenticator = authenticator;
+  }
+
+  /** Number of open sockets (all screens, or one). */
+  count(screenId?: string): number {
+    if (screenId) return this.channels.get(screenId)?.size ?? 0;
+    let n = 0;
+    for (const set of this.channels.values()) n += set.size;
+    return n;
+  }
+
+  /** Screens with at least one open socket. */
+  connectedScreens(): string[] {
+    return [...this.channels.entries()].filter(([, s]) => s.size > 0).map(([id]) => id);
+  }
+
+  /** Pushes a message to every socket of one screen; answers how many received it. */
+  send(screenId: string, message: RealtimeMessage): number {
+    const set = this.channels.get(screenId);
+    if (!set) return 0;
+    const text = JSON.stringify(message);
+    let sent = 0;
+    for (const client of set) {
+      if (client.ws.readyState === WebSocket.OPEN) {
+        client.ws.send(text);
+        sent++;
+      }
+    }
+    return sent;
+  }
+
+  /** Closes every socket of a screen at once (revoked, disabled). */
+  closeScreen(screenId: string, code: number, reason: string): void {
+    const set = this.channels.get(screenId);
+    if (!set) return;
+    for (const client of set) client.ws.close(code, reason);
+  }
+
+  /** For `server.on('upgrade')`: authenticates, then completes the handshake or refuses it. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    if (url.pathname !== PLAYER_SOCKET_PATH) {
+      refuse(socket, 404, new ApiError('not_found', `No WebSocket at ${url.pathname}`));
+      return;
+    }
+    const token = credentialOf(req);
+    if (!token || !this.authenticator) {
+      refuse(socket, 401, new ApiError('unauthenticated', 'The socket needs a device credential (Authorization header or bearer.<credential> subprotocol)'));
+      return;
+    }
+    this.authenticator(token).then(
+      (identity) => {
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, identity));
+      },
+      (err: unknown) => {
+        const apiError = err instanceof ApiError ? err : new ApiError('internal', 'The credential could not be checked');
+        if (!(err instanceof ApiError)) this.logger.error({ err }, 'socket authentication failed');
+        refuse(socket, apiError.status, apiError);
+      },
+    );
+  }
+
+  private accept(ws: WebSocket, identity: SocketIdentity): void {
+    const client: Client = { ws, identity, alive: true };
+    let set = this.channels.get(identity.screenId);
+    if (!set) {
+      set = new Set();
+      this.channels.set(identity.screenId, set);
+    }
+    set.add(client);
+    this.ensurePinging();
+    ws.on('pong', () => {
+      client.alive = true;
+    });
+    ws.on('message', (data) => {
+      // Players may send {"type":"ping"}; anything else is ignored (commands go over HTTP).
+      client.alive = true;
+      try {
+        const msg = JSON.parse(String(data)) as { type?: unknown };
+        if (msg.type === 'ping') ws.send(JSON.stringify({ type: 'pong', serverTime: new Date().toISOString() }));
+      } catch {
+        /* not JSON: ignored */
+      }
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', () => {
+      set.delete(client);
+      if (set.size === 0 && this.channels.get(identity.screenId) === set) this.channels.delete(identity.screenId);
+    });
+    ws.send(JSON.stringify({ type: 'hello', screenId: identity.screenId, serverTime: new Date().toISOString(), manifestRevision: identity.manifestRevision }));
+  }
+
+  private ensurePinging(): void {
+    if (this.pingTimer) return;
+    this.pingTimer = setInterval(() => {
+      for (const set of this.channels.values()) {
+        for (const client of set) {
+          if (!client.alive) {
+            client.ws.terminate();
+            continue;
+          }
+          client.alive = false;
+          client.ws.ping();
+          if (client.ws.readyState === WebSocket.OPEN) client.ws.send(JSON.stringify({ type: 'ping', serverTime: new Date().toISOString() }));
+        }
+      }
+    }, this.pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  /** Closes every socket (server shutdown). */
+  close(): void {
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.pingTimer = null;
+    for (const set of this.channels.values()) for (const client of set) client.ws.close(CLOSE_CODES.shutdown, 'server stopping');
+    for (const set of this.channels.values()) for (const client of set) client.ws.terminate();
+    this.channels.clear();
+  }
+}
+
+/** The credential from `Authorization: Bearer ...` or the `bearer.<credential>` subprotocol. */
+export function credentialOf(req: IncomingMessage): string | null {
+  const header = req.headers.authorization;
+  if (header) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return m?.[1] ?? null;
+  }
+  const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim());
+  const bearer = protocols.find((p) => p.startsWith('bearer.'));
+  if (!bearer || !protocols.includes(PLAYER_SUBPROTOCOL)) return null;
+  return bearer.slice('bearer.'.length);
+}
+
+function refuse(socket: Duplex, status: number, error: ApiError): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(error.toBody());
+  const reason = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error' }[status] ?? 'Error';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
