@@ -31,6 +31,20 @@ const EnvSchema = z.object({
   PLACARD_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(7 * 24),
   /** Check every JSON response against its declared schema (on in tests). */
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
+  /** The built console and player (Vite output); default: console/dist of this installation. */
+  PLACARD_CONSOLE_DIR: z.string().min(1).optional(),
+  /** Largest file a tus upload may announce, in bytes (default 8 GiB). */
+  PLACARD_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 ** 3),
+  /** A partial upload untouched this long is deleted. */
+  PLACARD_UPLOAD_EXPIRY_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24),
+  /** Images with more pixels than this are refused (pixel-flood guard). */
+  PLACARD_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(268_402_689),
+  /** Media jobs (probes, thumbnails, transcodes) running at once. */
+  PLACARD_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /** Server-side fetches of user URLs may reach private LAN addresses (10/8, 192.168/16, ...). */
+  PLACARD_FETCH_ALLOW_PRIVATE: boolFromEnv.default(true),
+  /** ...and loopback/link-local ones (development and tests only). */
+  PLACARD_FETCH_ALLOW_LOOPBACK: boolFromEnv.default(false),
 });
 
 export interface Config {
@@ -47,6 +61,14 @@ export interface Config {
   readonly validateResponses: boolean;
   readonly sessionIdleMs: number;
   readonly sessionMaxMs: number;
+  /** Directory of the built console (index.html, play.html, assets/); null: console/dist beside package.json. */
+  readonly consoleDir: string | null;
+  readonly uploadMaxBytes: number;
+  readonly uploadExpiryMs: number;
+  readonly imageMaxPixels: number;
+  readonly jobConcurrency: number;
+  readonly fetchAllowPrivate: boolean;
+  readonly fetchAllowLoopback: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -81,6 +103,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: e.PLACARD_VALIDATE_RESPONSES,
     sessionIdleMs: e.PLACARD_SESSION_IDLE_MINUTES * 60_000,
     sessionMaxMs: e.PLACARD_SESSION_MAX_HOURS * 3_600_000,
+    consoleDir: e.PLACARD_CONSOLE_DIR ? path.resolve(e.PLACARD_CONSOLE_DIR) : null,
+    uploadMaxBytes: e.PLACARD_UPLOAD_MAX_BYTES,
+    uploadExpiryMs: Math.round(e.PLACARD_UPLOAD_EXPIRY_HOURS * 3_600_000),
+    imageMaxPixels: e.PLACARD_IMAGE_MAX_PIXELS,
+    jobConcurrency: e.PLACARD_JOB_CONCURRENCY,
+    fetchAllowPrivate: e.PLACARD_FETCH_ALLOW_PRIVATE,
+    fetchAllowLoopback: e.PLACARD_FETCH_ALLOW_LOOPBACK,
   });
 }
 

@@ -4,8 +4,10 @@ import { tokenRoutes } from './modules/accounts/tokens.js';
 import { userRoutes } from './modules/accounts/users.routes.js';
 import { contentRoutes } from './modules/content/content.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
+import { systemRoutes } from './modules/system/system.routes.js';
 import { pairingRoutes } from './modules/screens/pairing.routes.js';
 import { playerRoutes } from './modules/screens/player.routes.js';
 import type { Route } from './platform/http/route.js';
@@ -19,6 +21,8 @@ export const ROUTES: readonly Route[] = [
   ...meRoutes,
   ...userRoutes,
   ...tokenRoutes,
+  ...systemRoutes,
+  ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,
   ...contentRoutes,

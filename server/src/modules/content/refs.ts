@@ -3,10 +3,10 @@
  * campaigns later). One place, so a change in the media module touches one file here.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { sql } from 'kysely';
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
+import { MediaStore } from '../../platform/media/store.js';
 
 export interface AssetInfo {
   id: string;
@@ -53,7 +53,7 @@ export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<M
 
 /** Where the media store keeps a file (content-addressed, as the media module writes it). */
 export function mediaFile(dataDir: string, sha256: string): string {
-  return path.join(dataDir, 'media', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  return new MediaStore(dataDir).pathOf(sha256);
 }
 
 /** Seconds an item plays when it gives no duration: images, pages, PDFs... */
@@ -125,12 +125,20 @@ function toInfo(r: AssetRow): AssetInfo {
   return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, websiteUrl, createdAt: r.created_at };
 }
 
-/** Ready assets carrying the rule's tags (any or all of them). */
+/** Ready assets carrying the rule's tags (any or all of them, case-insensitive). */
 export async function assetsWithTags(db: Db, tags: readonly string[], match: 'any' | 'all'): Promise<AssetInfo[]> {
   if (tags.length === 0 || !(await assetsTableExists(db))) return [];
-  const rows = await sql<AssetRow>`${ASSET_SELECT} where a.state = 'ready'`.execute(db);
-  const wanted = tags.map((t) => t.toLowerCase());
-  return rows.rows.map(toInfo).filter((a) => {
+  const wanted = [...new Set(tags.map((t) => t.toLowerCase()))];
+  const tagged = await db
+    .selectFrom('asset_tags')
+    .innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id')
+    .innerJoin('assets', 'assets.id', 'asset_tags.asset_id')
+    .select(['asset_tags.asset_id'])
+    .where('assets.state', '=', 'ready')
+    .where(sql<string>`lower(content_tags.name)`, 'in', wanted)
+    .execute();
+  const infos = await assetInfos(db, [...new Set(tagged.map((r) => r.asset_id))]);
+  return [...infos.values()].filter((a) => {
     const have = new Set(a.tags.map((t) => t.toLowerCase()));
     return match === 'all' ? wanted.every((t) => have.has(t)) : wanted.some((t) => have.has(t));
   });

@@ -16,6 +16,7 @@ interface Task {
  */
 export class PeriodicTasks {
   private readonly tasks = new Map<string, Task>();
+  private readonly stopHooks: (() => Promise<void> | void)[] = [];
   private started = false;
 
   constructor(private readonly logger: Logger) {}
@@ -40,10 +41,16 @@ export class PeriodicTasks {
     await this.execute(task);
   }
 
+  /** Runs at stop(), before it resolves: background workers (the job queue) stop with the tasks. */
+  onStop(hook: () => Promise<void> | void): void {
+    this.stopHooks.push(hook);
+  }
+
   async stop(): Promise<void> {
     this.started = false;
     for (const task of this.tasks.values()) clearInterval(task.timer);
     await Promise.all([...this.tasks.values()].map((t) => t.running));
+    await Promise.allSettled(this.stopHooks.map((h) => h()));
   }
 
   private schedule(task: Task): void {

@@ -1,0 +1,176 @@
+import type { Kysely, Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import type { AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
+
+export type DbOrTrx = Kysely<Database> | Transaction<Database>;
+
+export const newId = () => uuidv7();
+export const nowIso = () => new Date().toISOString();
+
+export const ASSET_KINDS = ['image', 'video', 'audio', 'pdf', 'website', 'widget'] as const;
+export const ASSET_STATES = ['uploading', 'processing', 'ready', 'failed', 'archived'] as const;
+
+/** The small read API the manifest builder uses. */
+export async function getAsset(db: DbOrTrx, id: string): Promise<AssetsTable | undefined> {
+  return db.selectFrom('assets').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listVariants(db: DbOrTrx, assetId: string): Promise<AssetVariantsTable[]> {
+  return db.selectFrom('asset_variants').selectAll().where('asset_id', '=', assetId).orderBy('purpose').orderBy('page').orderBy('width').orderBy('id').execute();
+}
+
+export const Variant = z
+  .object({
+    id: z.string(),
+    purpose: z.enum(['player', 'thumbnail', 'poster', 'preview']),
+    contentType: z.string(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    page: z.number().int().nullable(),
+    sizeBytes: z.number().int(),
+    sha256: z.string(),
+  })
+  .meta({ id: 'AssetVariant' });
+
+export const WebsiteSettings = z
+  .object({
+    url: z.string(),
+    refreshIntervalSec: z.number().int().nullable(),
+    zoom: z.number(),
+    viewport: z.object({ width: z.number().int(), height: z.number().int() }).nullable(),
+    injectionEnabled: z.boolean(),
+    css: z.string().nullable(),
+    js: z.string().nullable(),
+  })
+  .meta({ id: 'WebsiteSettings' });
+export type WebsiteSettings = z.infer<typeof WebsiteSettings>;
+
+export const Asset = z
+  .object({
+    id: z.string(),
+    kind: z.enum(ASSET_KINDS),
+    state: z.enum(ASSET_STATES),
+    name: z.string(),
+    sha256: z.string().nullable(),
+    sizeBytes: z.number().int().nullable(),
+    contentType: z.string().nullable(),
+    originalFilename: z.string().nullable(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    durationMs: z.number().int().nullable(),
+    pageCount: z.number().int().nullable(),
+    folderId: z.string().nullable(),
+    tags: z.array(z.string()),
+    collectionIds: z.array(z.string()),
+    failureReason: z.string().nullable(),
+    progress: z.number().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    website: WebsiteSettings.nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    archivedAt: z.string().nullable(),
+    variants: z.array(Variant),
+  })
+  .meta({ id: 'Asset' });
+export type AssetView = z.infer<typeof Asset>;
+
+export function toVariant(v: AssetVariantsTable): z.infer<typeof Variant> {
+  return { id: v.id, purpose: v.purpose, contentType: v.content_type, width: v.width, height: v.height, page: v.page, sizeBytes: v.size_bytes, sha256: v.sha256 };
+}
+
+/** Full views of the given asset rows (tags, collections, variants), in the same order. */
+export async function assetViews(db: DbOrTrx, rows: readonly AssetsTable[]): Promise<AssetView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [tags, cols, variants] = await Promise.all([
+    db.selectFrom('asset_tags').innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id').select(['asset_tags.asset_id', 'content_tags.name']).where('asset_tags.asset_id', 'in', ids).orderBy('content_tags.name').execute(),
+    db.selectFrom('asset_collections').select(['asset_id', 'collection_id']).where('asset_id', 'in', ids).orderBy('added_at').execute(),
+    db.selectFrom('asset_variants').selectAll().where('asset_id', 'in', ids).orderBy('purpose').orderBy('page').orderBy('width').orderBy('content_type').execute(),
+  ]);
+  const group = <T>(list: T[], key: (t: T) => string) => {
+    const m = new Map<string, T[]>();
+    for (const item of list) {
+      const k = key(item);
+      const arr = m.get(k);
+      if (arr) arr.push(item);
+      else m.set(k, [item]);
+    }
+    return m;
+  };
+  const tagsBy = group(tags, (t) => t.asset_id);
+  const colsBy = group(cols, (c) => c.asset_id);
+  const varsBy = group(variants, (v) => v.asset_id);
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    state: r.state,
+    name: r.name,
+    sha256: r.sha256,
+    sizeBytes: r.size_bytes,
+    contentType: r.content_type,
+    originalFilename: r.original_filename,
+    width: r.width,
+    height: r.height,
+    durationMs: r.duration_ms,
+    pageCount: r.page_count,
+    folderId: r.folder_id,
+    tags: (tagsBy.get(r.id) ?? []).map((t) => t.name),
+    collectionIds: (colsBy.get(r.id) ?? []).map((c) => c.collection_id),
+    failureReason: r.failure_reason,
+    progress: r.progress,
+    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    website: r.website ? (JSON.parse(r.website) as WebsiteSettings) : null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    archivedAt: r.archived_at,
+    variants: (varsBy.get(r.id) ?? []).map(toVariant),
+  }));
+}
+
+export async function assetView(db: DbOrTrx, id: string): Promise<AssetView | undefined> {
+  const row = await getAsset(db, id);
+  if (!row) return undefined;
+  return (await assetViews(db, [row]))[0];
+}
+
+/** Tag ids for names, creating the missing tags (case-insensitive match). */
+export async function ensureTags(trx: DbOrTrx, names: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  const seen = new Set<string>();
+  for (const raw of names) {
+    const name = raw.trim();
+    if (!name || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const found = await trx.selectFrom('content_tags').select('id').where('name', '=', name).executeTakeFirst()
+      ?? (await trx.selectFrom('content_tags').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())).executeTakeFirst());
+    if (found) {
+      ids.push(found.id);
+      continue;
+    }
+    const id = newId();
+    await trx.insertInto('content_tags').values({ id, name, color: null, created_at: nowIso() }).execute();
+    ids.push(id);
+  }
+  return ids;
+}
+
+export async function tagAssets(trx: DbOrTrx, assetIds: readonly string[], tagIds: readonly string[]): Promise<void> {
+  for (const asset_id of assetIds) {
+    for (const tag_id of tagIds) {
+      await trx.insertInto('asset_tags').values({ asset_id, tag_id }).onConflict((oc) => oc.doNothing()).execute();
+    }
+  }
+}
+
+/** Media file hashes no asset or variant points at any more (for deletion from disk). */
+export async function orphanedFiles(db: Db, candidates: readonly string[]): Promise<string[]> {
+  const orphans: string[] = [];
+  for (const sha of new Set(candidates)) {
+    const asset = await db.selectFrom('assets').select('id').where('sha256', '=', sha).executeTakeFirst();
+    const variant = asset ? undefined : await db.selectFrom('asset_variants').select('id').where('sha256', '=', sha).executeTakeFirst();
+    if (!asset && !variant) orphans.push(sha);
+  }
+  return orphans;
+}

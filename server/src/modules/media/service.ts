@@ -1,0 +1,227 @@
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type Koa from 'koa';
+import type { AppDeps } from '../../app.js';
+import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
+import { JobQueue, PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
+import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
+import { MediaStore } from '../../platform/media/store.js';
+import { processAudio, processPdf, processVideo, pdfSupport, MediaRejected } from '../../platform/media/av.js';
+import { fireAssetChange } from './hooks.js';
+import { getAsset, listVariants, newId, nowIso, orphanedFiles } from './repo.js';
+
+export const PROCESS_JOB = 'media.process';
+
+declare module 'koa' {
+  interface DefaultContext {
+    media: MediaService;
+  }
+}
+
+/** What processing found out about an asset, plus its rendered variants. */
+export interface ProcessResult {
+  files: RenderedFile[];
+  /** Variants that are the original file itself (a browser already plays it). */
+  originalAs?: { purpose: 'player'; contentType: string; width: number | null; height: number | null }[];
+  width: number | null;
+  height: number | null;
+  durationMs: number | null;
+  pageCount: number | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The media library's runtime: the store, the job queue, and processing. */
+export class MediaService {
+  readonly store: MediaStore;
+  readonly uploadsDir: string;
+  /** Uploads with a PATCH or complete in progress: later requests wait for them. */
+  readonly inflight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    readonly deps: AppDeps,
+    readonly jobs: JobQueue,
+  ) {
+    this.store = new MediaStore(deps.config.dataDir);
+    this.uploadsDir = path.join(deps.config.dataDir, 'uploads');
+  }
+
+  partPath(uploadId: string): string {
+    return path.join(this.uploadsDir, `${uploadId}.part`);
+  }
+
+  /** Runs `fn` while holding the upload's lock; waits (bounded) for the holder before. */
+  async withUploadLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    for (let i = 0; i < 200 && this.inflight.has(id); i++) {
+      await Promise.race([this.inflight.get(id)!.catch(() => {}), new Promise((r) => setTimeout(r, 50))]);
+    }
+    const run = fn();
+    this.inflight.set(id, run);
+    try {
+      return await run;
+    } finally {
+      if (this.inflight.get(id) === run) this.inflight.delete(id);
+    }
+  }
+
+  /** Awaits an in-progress PATCH of this upload (so HEAD answers the settled offset). */
+  async settled(id: string): Promise<void> {
+    const p = this.inflight.get(id);
+    if (p) await Promise.race([p.catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
+  }
+
+  /** Removes media files no asset or variant references any more. */
+  async removeOrphans(candidates: readonly (string | null)[]): Promise<void> {
+    const db = this.deps.db;
+    const orphans = await orphanedFiles(db, candidates.filter((c): c is string => Boolean(c)));
+    for (const sha of orphans) {
+      await db.deleteFrom('media_files').where('sha256', '=', sha).execute();
+      await this.store.remove(sha);
+    }
+  }
+
+  async queueProcessing(assetId: string): Promise<void> {
+    await this.jobs.enqueue(PROCESS_JOB, { assetId });
+  }
+
+  /** The job: probe, render, store, then one short transaction records the result. */
+  async process(assetId: string, job: JobContext): Promise<void> {
+    const db = this.deps.db;
+    const asset = await getAsset(db, assetId);
+    if (!asset || !asset.sha256) return; // deleted meanwhile
+    const current = asset.state === 'archived' ? asset.state_before_archive : asset.state;
+    if (current !== 'processing') return;
+    const source = this.store.pathOf(asset.sha256);
+    const work = await this.store.workDir();
+    try {
+      const progress = async (fraction: number) => {
+        job.progress(fraction);
+        await db.updateTable('assets').set({ progress: Math.round(fraction * 1000) / 1000 }).where('id', '=', assetId).execute();
+      };
+      let result: ProcessResult;
+      try {
+        result = await this.render(asset, source, work, progress, job.signal);
+      } catch (err) {
+        if (err instanceof ImageRejected || err instanceof MediaRejected) throw new PermanentJobError(err.message);
+        throw err;
+      }
+      const stored: { f: RenderedFile | null; sha256: string; size: number; contentType: string; width: number | null; height: number | null; purpose: AssetVariantsTable['purpose']; page: number | null }[] = [];
+      for (const f of result.files) {
+        const s = await this.store.adopt(f.file);
+        stored.push({ f, ...s, contentType: f.contentType, width: f.width, height: f.height, purpose: f.purpose, page: f.page ?? null });
+      }
+      for (const o of result.originalAs ?? []) {
+        stored.push({ f: null, sha256: asset.sha256, size: asset.size_bytes ?? 0, contentType: o.contentType, width: o.width, height: o.height, purpose: o.purpose, page: null });
+      }
+      const old = await listVariants(db, assetId);
+      const now = nowIso();
+      const applied = await db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
+        if (!row) return false;
+        const archived = row.state === 'archived';
+        if ((archived ? row.state_before_archive : row.state) !== 'processing') return false;
+        for (const s of stored) {
+          await trx.insertInto('media_files').values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+        }
+        await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
+        for (const s of stored) {
+          await trx
+            .insertInto('asset_variants')
+            .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+            .execute();
+        }
+        await trx
+          .updateTable('assets')
+          .set({
+            ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
+            width: result.width,
+            height: result.height,
+            duration_ms: result.durationMs,
+            page_count: result.pageCount,
+            metadata: JSON.stringify(result.metadata),
+            failure_reason: null,
+            progress: null,
+            updated_at: now,
+          })
+          .where('id', '=', assetId)
+          .execute();
+        return true;
+      });
+      await this.removeOrphans([...old.map((v) => v.sha256), ...stored.map((s) => s.sha256)]);
+      if (applied) await fireAssetChange(this.deps, { change: 'ready', assetIds: [assetId] });
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  private async render(asset: AssetsTable, source: string, work: string, progress: (f: number) => Promise<void>, signal: AbortSignal): Promise<ProcessResult> {
+    const { config, tools } = this.deps;
+    switch (asset.kind) {
+      case 'image': {
+        const isSvg = asset.content_type === 'image/svg+xml';
+        const info = await probeImage(source, config.imageMaxPixels);
+        await progress(0.2);
+        const files = await renderImage(source, info, work, config.imageMaxPixels, isSvg);
+        return { files, width: info.width, height: info.height, durationMs: null, pageCount: null, metadata: { format: isSvg ? 'svg' : info.format, animated: info.animated, frames: info.frames } };
+      }
+      case 'video':
+        return processVideo(tools, source, work, config.imageMaxPixels, progress, signal);
+      case 'audio':
+        return processAudio(tools, source, asset.content_type ?? '', work, progress, signal);
+      case 'pdf':
+        return processPdf(source, work, config.imageMaxPixels, progress, signal);
+      default:
+        throw new PermanentJobError(`${asset.kind} assets are not processed`);
+    }
+  }
+
+  async markFailed(assetId: string, reason: string): Promise<void> {
+    const db = this.deps.db;
+    const row = await getAsset(db, assetId);
+    if (!row) return;
+    const archived = row.state === 'archived';
+    await db
+      .updateTable('assets')
+      .set({ ...(archived ? { state_before_archive: 'failed' as const } : { state: 'failed' as const }), failure_reason: reason.slice(0, 1000), progress: null, updated_at: nowIso() })
+      .where('id', '=', assetId)
+      .execute();
+    await fireAssetChange(this.deps, { change: 'failed', assetIds: [assetId] });
+  }
+
+  /** Deletes expired partial uploads and stray part files. */
+  async expireUploads(): Promise<void> {
+    const db = this.deps.db;
+    const expired = await db.selectFrom('uploads').select('id').where('expires_at', '<', nowIso()).execute();
+    for (const { id } of expired) {
+      if (this.inflight.has(id)) continue;
+      await db.deleteFrom('uploads').where('id', '=', id).execute();
+      await fs.rm(this.partPath(id), { force: true });
+    }
+    if (!existsSync(this.uploadsDir)) return;
+    const known = new Set((await db.selectFrom('uploads').select('id').execute()).map((r) => r.id));
+    for (const name of await fs.readdir(this.uploadsDir)) {
+      const id = name.replace(/\.part$/, '');
+      if (name.endsWith('.part') && !known.has(id) && !this.inflight.has(id)) await fs.rm(path.join(this.uploadsDir, name), { force: true });
+    }
+  }
+}
+
+/** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
+export function installMedia(app: Koa, deps: AppDeps): MediaService {
+  const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
+  const media = new MediaService(deps, jobs);
+  app.context.media = media;
+  jobs.register(PROCESS_JOB, {
+    run: (payload: { assetId: string }, ctx) => media.process(payload.assetId, ctx),
+    onFailed: (payload: { assetId: string }, error) => media.markFailed(payload.assetId, error),
+  });
+  deps.periodic.every('uploads.expire', 10 * 60_000, () => media.expireUploads());
+  deps.periodic.every('jobs.prune', 6 * 60 * 60_000, () => jobs.prune());
+  deps.periodic.onStop(() => jobs.stop());
+  void fs
+    .mkdir(media.uploadsDir, { recursive: true })
+    .then(() => jobs.start())
+    .catch((err: unknown) => deps.logger.error({ err }, 'media job queue did not start'));
+  void pdfSupport();
+  return media;
+}

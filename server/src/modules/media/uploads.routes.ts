@@ -1,0 +1,373 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { SessionPrincipal } from '../../platform/http/auth.js';
+import { ApiError, notFound } from '../../platform/http/errors.js';
+import { created, defineRoute } from '../../platform/http/route.js';
+import { JobQueue } from '../../platform/jobs/queue.js';
+import { pdfSupport } from '../../platform/media/av.js';
+import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
+import { hashFile, isDiskFull } from '../../platform/media/store.js';
+import { Asset, assetView, ensureTags, newId, nowIso, tagAssets } from './repo.js';
+import { PROCESS_JOB } from './service.js';
+
+const TAGS = ['Uploads'];
+export const TUS_VERSION = '1.0.0';
+export const TUS_EXTENSIONS = 'creation,termination,checksum,expiration';
+const CHECKSUM_ALGORITHMS = ['sha1', 'sha256', 'md5'] as const;
+const OCTETS = 'application/offset+octet-stream';
+
+const tusHeaders = (ctx: Context) => ({
+  'Tus-Resumable': TUS_VERSION,
+  'Tus-Version': TUS_VERSION,
+  'Tus-Max-Size': String(ctx.deps.config.uploadMaxBytes),
+  'Tus-Extension': TUS_EXTENSIONS,
+  'Tus-Checksum-Algorithm': CHECKSUM_ALGORITHMS.join(','),
+});
+
+/** Every tus response carries Tus-Resumable, errors included. */
+function tusError(code: ConstructorParameters<typeof ApiError>[0], message: string, extra: Record<string, string> = {}) {
+  return new ApiError(code, message, { headers: { 'Tus-Resumable': TUS_VERSION, ...extra } });
+}
+
+function requireTus(ctx: Context): void {
+  ctx.set('Tus-Resumable', TUS_VERSION);
+  const v = ctx.get('tus-resumable');
+  if (v !== TUS_VERSION) {
+    throw tusError('unsupported_protocol_version', v ? `Tus-Resumable ${v} is not supported; this server speaks ${TUS_VERSION}` : 'Send Tus-Resumable: 1.0.0 (this is a tus 1.0.0 endpoint)', { 'Tus-Version': TUS_VERSION });
+  }
+}
+
+/** `Upload-Metadata`: comma-separated `key base64value` pairs (value optional). */
+export function parseMetadata(header: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!header.trim()) return out;
+  for (const pair of header.split(',')) {
+    const [key, value, ...rest] = pair.trim().split(' ');
+    if (!key || rest.length > 0 || !/^[\x21-\x7e]+$/.test(key) || key in out) throw tusError('validation_failed', 'Upload-Metadata is malformed');
+    if (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw tusError('validation_failed', `Upload-Metadata value of ${key} is not base64`);
+    out[key] = value ? Buffer.from(value, 'base64').toString('utf8') : '';
+  }
+  return out;
+}
+
+const nonNegInt = (h: string) => (/^\d{1,16}$/.test(h) ? Number(h) : null);
+const httpDate = (iso: string) => new Date(iso).toUTCString();
+
+async function loadUpload(ctx: Context, id: string) {
+  const row = await ctx.deps.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || row.expires_at < nowIso()) throw tusError('not_found', 'Upload not found (it may have expired)');
+  return row;
+}
+
+/** Cleans a file name into an asset name: no path, no control characters, bounded. */
+export function nameFrom(filename: string | null | undefined): string {
+  const base = (filename ?? '').split(/[\\/]/).pop() ?? '';
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  return clean || 'Untitled';
+}
+
+const uploadIdParams = z.object({ id: z.uuid().transform((s) => s.toLowerCase()) });
+/** An answer without a body (the router's empty reply would turn a null body into 204). */
+function empty(ctx: Context, status: number, headers: Record<string, string>): void {
+  ctx.set(headers);
+  ctx.status = status;
+  ctx.body = '';
+  ctx.remove('Content-Type');
+  ctx.length = 0;
+}
+
+export const uploadRoutes = [
+  defineRoute({
+    method: 'OPTIONS',
+    path: '/api/v1/uploads',
+    auth: 'public',
+    extension: true,
+    tags: TAGS,
+    summary: 'tus discovery: version, extensions, maximum size, checksum algorithms',
+    responses: { 204: { description: 'Capabilities in headers', headers: { 'Tus-Version': { description: '1.0.0' }, 'Tus-Extension': { description: TUS_EXTENSIONS }, 'Tus-Max-Size': { description: 'bytes' } } } },
+    handler: (ctx) => empty(ctx, 204, tusHeaders(ctx)),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/uploads',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: 'tus creation: announce an upload (Upload-Length, Upload-Metadata: filename, filetype, name, folderId, tags)',
+    description: 'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`.',
+    rawBody: { contentTypes: [OCTETS] },
+    responses: { 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
+    handler: async (ctx, { auth }) => {
+      requireTus(ctx);
+      const { config, db } = ctx.deps;
+      if (ctx.get('upload-defer-length')) throw tusError('validation_failed', 'Upload-Defer-Length is not supported: send Upload-Length');
+      const length = nonNegInt(ctx.get('upload-length'));
+      if (length === null) throw tusError('validation_failed', 'Upload-Length must be a non-negative integer');
+      if (length === 0) throw tusError('validation_failed', 'An empty file is not media');
+      if (length > config.uploadMaxBytes) throw tusError('payload_too_large', `The file is larger than the ${config.uploadMaxBytes} bytes allowed`, { 'Tus-Max-Size': String(config.uploadMaxBytes) });
+      if (Number(ctx.get('content-length') || 0) > 0) throw tusError('validation_failed', 'creation-with-upload is not supported: send the bytes with PATCH');
+      const metadata = parseMetadata(ctx.get('upload-metadata'));
+      const media = ctx.media;
+      await fs.mkdir(media.uploadsDir, { recursive: true });
+      const stats = await fs.statfs(media.uploadsDir);
+      if (stats.bavail * stats.bsize < length * 2 + 64 * 1024 * 1024) {
+        throw tusError('insufficient_storage', 'Not enough free disk space for this upload and its processing');
+      }
+      const id = newId();
+      const now = Date.now();
+      const expires = new Date(now + config.uploadExpiryMs).toISOString();
+      await fs.writeFile(media.partPath(id), '');
+      await db
+        .insertInto('uploads')
+        .values({
+          id,
+          length_bytes: length,
+          offset_bytes: 0,
+          metadata: JSON.stringify(metadata),
+          filename: metadata.filename ?? null,
+          filetype: metadata.filetype ?? null,
+          created_by: (auth as SessionPrincipal).userId,
+          created_at: new Date(now).toISOString(),
+          updated_at: new Date(now).toISOString(),
+          expires_at: expires,
+        })
+        .execute();
+      return empty(ctx, 201, { Location: `/api/v1/uploads/${id}`, 'Upload-Expires': httpDate(expires), 'Tus-Resumable': TUS_VERSION });
+    },
+  }),
+  defineRoute({
+    method: 'HEAD',
+    path: '/api/v1/uploads/{id}',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: 'tus: the upload offset (to resume)',
+    params: uploadIdParams,
+    responses: { 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
+    handler: async (ctx, { params }) => {
+      requireTus(ctx);
+      await ctx.media.settled(params.id);
+      const row = await loadUpload(ctx, params.id);
+      const headers: Record<string, string> = {
+        'Upload-Offset': String(row.offset_bytes),
+        'Upload-Length': String(row.length_bytes),
+        'Upload-Expires': httpDate(row.expires_at),
+        'Cache-Control': 'no-store',
+        'Tus-Resumable': TUS_VERSION,
+      };
+      const meta = JSON.parse(row.metadata) as Record<string, string>;
+      const encoded = Object.entries(meta).map(([k, v]) => (v ? `${k} ${Buffer.from(v).toString('base64')}` : k)).join(',');
+      if (encoded) headers['Upload-Metadata'] = encoded;
+      return empty(ctx, 200, headers);
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/uploads/{id}',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: 'tus: append bytes at Upload-Offset (application/offset+octet-stream; Upload-Checksum optional)',
+    params: uploadIdParams,
+    rawBody: { contentTypes: [OCTETS] },
+    responses: { 204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } } },
+    handler: async (ctx, { params }) => {
+      requireTus(ctx);
+      if (ctx.request.type !== OCTETS) throw tusError('unsupported_media_type', `Send the bytes as ${OCTETS}`);
+      const offsetHeader = nonNegInt(ctx.get('upload-offset'));
+      if (offsetHeader === null) throw tusError('validation_failed', 'Upload-Offset must be a non-negative integer');
+      let checksum: { algorithm: string; expected: string } | null = null;
+      const checksumHeader = ctx.get('upload-checksum');
+      if (checksumHeader) {
+        const [algorithm, expected, ...rest] = checksumHeader.trim().split(' ');
+        if (!algorithm || !expected || rest.length || !/^[A-Za-z0-9+/]+={0,2}$/.test(expected)) throw tusError('validation_failed', 'Upload-Checksum must be "<algorithm> <base64 digest>"');
+        if (!(CHECKSUM_ALGORITHMS as readonly string[]).includes(algorithm)) throw tusError('validation_failed', `Checksum algorithm ${algorithm} is not supported; use ${CHECKSUM_ALGORITHMS.join(', ')}`);
+        checksum = { algorithm, expected };
+      }
+      const media = ctx.media;
+      const db = ctx.deps.db;
+      return media.withUploadLock(params.id, async () => {
+        const row = await loadUpload(ctx, params.id);
+        if (offsetHeader !== row.offset_bytes) {
+          throw tusError('conflict', `Upload-Offset ${offsetHeader} does not match the ${row.offset_bytes} bytes received`, { 'Upload-Offset': String(row.offset_bytes) });
+        }
+        const declared = ctx.get('content-length') ? Number(ctx.get('content-length')) : null;
+        const room = row.length_bytes - row.offset_bytes;
+        if (declared !== null && declared > room) throw tusError('payload_too_large', `Only ${room} more bytes fit in this upload`);
+        const file = media.partPath(row.id);
+        let handle: fs.FileHandle;
+        try {
+          handle = await fs.open(file, 'r+');
+        } catch {
+          await db.deleteFrom('uploads').where('id', '=', row.id).execute();
+          throw tusError('not_found', 'Upload not found (its data is gone)');
+        }
+        const start = row.offset_bytes;
+        let pos = start;
+        const hash = checksum ? createHash(checksum.algorithm) : null;
+        let failure: unknown = null;
+        try {
+          // A crash after a write but before its offset was recorded leaves extra bytes: drop them.
+          await handle.truncate(start);
+          for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+            if (pos + chunk.length > row.length_bytes) throw tusError('payload_too_large', `The upload is ${row.length_bytes} bytes; more were sent`);
+            let written = 0;
+            while (written < chunk.length) {
+              const { bytesWritten } = await handle.write(chunk, written, chunk.length - written, pos + written);
+              written += bytesWritten;
+            }
+            hash?.update(chunk);
+            pos += chunk.length;
+          }
+        } catch (err) {
+          failure = err;
+        }
+        let keep = pos;
+        const aborted = failure !== null && !(failure instanceof ApiError) && !isDiskFull(failure);
+        if (failure !== null && !aborted) keep = start; // refused or disk full: nothing half-written stays
+        if (aborted && checksum) keep = start; // an unverifiable partial chunk is discarded
+        if (!failure && hash && hash.digest('base64') !== checksum!.expected) {
+          keep = start;
+          failure = tusError('checksum_mismatch', 'The chunk does not match Upload-Checksum; it was discarded', { 'Upload-Offset': String(start) });
+        }
+        try {
+          if (keep !== pos) await handle.truncate(keep);
+          await handle.sync();
+        } catch (err) {
+          failure ??= err;
+          keep = start;
+        } finally {
+          await handle.close();
+        }
+        const expires = new Date(Date.now() + ctx.deps.config.uploadExpiryMs).toISOString();
+        if (keep !== start || !failure) {
+          await db.updateTable('uploads').set({ offset_bytes: keep, updated_at: nowIso(), expires_at: expires }).where('id', '=', row.id).execute();
+        }
+        if (failure) {
+          if (isDiskFull(failure)) throw tusError('insufficient_storage', 'The disk is full; the chunk was discarded');
+          if (failure instanceof ApiError) throw failure;
+          // The client went away: what arrived is kept for the resume; nobody reads this answer.
+          throw tusError('validation_failed', 'The request body ended early');
+        }
+        return empty(ctx, 204, { 'Upload-Offset': String(keep), 'Upload-Expires': httpDate(expires), 'Tus-Resumable': TUS_VERSION });
+      });
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/uploads/{id}',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: 'tus termination: discard a partial upload',
+    params: uploadIdParams,
+    responses: { 204: { description: 'Discarded' } },
+    handler: async (ctx, { params }) => {
+      requireTus(ctx);
+      await ctx.media.withUploadLock(params.id, async () => {
+        const row = await loadUpload(ctx, params.id);
+        await ctx.deps.db.deleteFrom('uploads').where('id', '=', row.id).execute();
+        await fs.rm(ctx.media.partPath(row.id), { force: true });
+      });
+      return empty(ctx, 204, { 'Tus-Resumable': TUS_VERSION });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/uploads/{id}/complete',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: 'Turn a finished upload into an asset and start processing it',
+    description: 'The type is decided from the bytes (not the name); unsupported types answer 415 and the upload is discarded.',
+    params: uploadIdParams,
+    body: z.object({
+      name: z.string().trim().min(1).max(200).optional(),
+      folderId: z.uuid().optional(),
+      tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
+    }),
+    responses: { 201: { description: 'The new asset (state processing)', data: Asset } },
+    handler: async (ctx, { params, body, auth }) => {
+      const media = ctx.media;
+      const db = ctx.deps.db;
+      const assetId = await media.withUploadLock(params.id, async () => {
+        const row = await db.selectFrom('uploads').selectAll().where('id', '=', params.id).executeTakeFirst();
+        if (!row || row.expires_at < nowIso()) throw notFound('Upload');
+        if (row.offset_bytes !== row.length_bytes) throw new ApiError('conflict', `The upload has ${row.offset_bytes} of ${row.length_bytes} bytes; send the rest first`);
+        const meta = JSON.parse(row.metadata) as Record<string, string>;
+        const folderId = body.folderId ?? (meta.folderId && z.uuid().safeParse(meta.folderId).success ? meta.folderId : undefined);
+        if (folderId && !(await db.selectFrom('content_folders').select('id').where('id', '=', folderId.toLowerCase()).executeTakeFirst())) {
+          throw new ApiError('validation_failed', 'folderId names no folder', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+        }
+        const tags = body.tags ?? (meta.tags ? meta.tags.split(',').map((t) => t.trim()).filter((t) => t && t.length <= 64).slice(0, 50) : []);
+        const file = media.partPath(row.id);
+        const discard = async () => {
+          await db.deleteFrom('uploads').where('id', '=', row.id).execute();
+          await fs.rm(file, { force: true });
+        };
+        const sniffed = await sniffFile(file);
+        if (!sniffed) {
+          const why = await describeUnsupported(file);
+          await discard();
+          throw new ApiError('unsupported_media_type', `${why}; upload images (JPEG, PNG, GIF, WebP, AVIF, HEIF, TIFF, SVG), video, audio or PDF`);
+        }
+        if (sniffed.kind === 'pdf') {
+          const support = await pdfSupport();
+          if (!support.available) {
+            await discard();
+            throw new ApiError('unsupported_media_type', `PDF is unavailable on this server: ${support.detail}`);
+          }
+        }
+        let stored: { sha256: string; size: number };
+        try {
+          const hashed = await hashFile(file);
+          stored = await media.store.adopt(file, hashed);
+        } catch (err) {
+          if (isDiskFull(err)) throw new ApiError('insufficient_storage', 'The disk is full; the upload is kept, free some space and complete it again');
+          throw err;
+        }
+        const id = newId();
+        const now = nowIso();
+        const job = JobQueue.row(PROCESS_JOB, { assetId: id });
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: sniffed.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+          await trx
+            .insertInto('assets')
+            .values({
+              id,
+              kind: sniffed.kind,
+              state: 'processing',
+              state_before_archive: null,
+              name: body.name ?? nameFrom(meta.name || row.filename),
+              sha256: stored.sha256,
+              size_bytes: stored.size,
+              content_type: sniffed.contentType,
+              original_filename: row.filename ? nameFrom(row.filename) : null,
+              width: null,
+              height: null,
+              duration_ms: null,
+              page_count: null,
+              folder_id: folderId?.toLowerCase() ?? null,
+              failure_reason: null,
+              progress: 0,
+              metadata: '{}',
+              website: null,
+              created_by: (auth as SessionPrincipal).userId,
+              created_at: now,
+              updated_at: now,
+              archived_at: null,
+            })
+            .execute();
+          if (tags.length) await tagAssets(trx, [id], await ensureTags(trx, tags));
+          await trx.insertInto('jobs').values(job).execute();
+          await trx.deleteFrom('uploads').where('id', '=', row.id).execute();
+        });
+        return id;
+      });
+      media.jobs.kick();
+      return created(await assetView(db, assetId));
+    },
+  }),
+];

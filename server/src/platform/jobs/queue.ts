@@ -1,0 +1,281 @@
+import type { Logger } from 'pino';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../db/database.js';
+import type { JobsTable } from '../db/schema.js';
+
+/** A failure that retrying cannot fix (a corrupt file, an unsupported codec): no retry. */
+export class PermanentJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentJobError';
+  }
+}
+
+export interface JobContext {
+  id: string;
+  attempt: number;
+  /** Reports progress 0..1 (stored on the job, throttled). */
+  progress(fraction: number): void;
+  /** Aborted when the queue stops: long work should give up and will be retried at the next start. */
+  signal: AbortSignal;
+}
+
+export interface JobHandler {
+  run(payload: any, ctx: JobContext): Promise<void>;
+  /** Called once when the job fails for good (after its last attempt). */
+  onFailed?(payload: any, error: string): Promise<void>;
+}
+
+export interface EnqueueOptions {
+  maxAttempts?: number;
+  /** Delay before the first run, ms. */
+  delayMs?: number;
+}
+
+export interface QueueOptions {
+  concurrency: number;
+  /** Backoff of the n-th retry: base * 2^(n-1), capped. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Finished jobs are kept this long, then pruned. */
+  keepDoneMs?: number;
+}
+
+const iso = (ms = Date.now()) => new Date(ms).toISOString();
+
+/**
+ * Jobs persisted in SQLite and run in this process: bounded concurrency, retries with
+ * exponential backoff, progress, and restart safety (a job found `running` at start was
+ * interrupted and is queued again). Claiming a job and recording its outcome are short
+ * single statements; the work itself never runs inside a transaction.
+ */
+export class JobQueue {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private started = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly keepDoneMs: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+    private readonly options: QueueOptions,
+  ) {
+    this.backoffBaseMs = options.backoffBaseMs ?? 2_000;
+    this.backoffMaxMs = options.backoffMaxMs ?? 10 * 60_000;
+    this.keepDoneMs = options.keepDoneMs ?? 7 * 24 * 3_600_000;
+  }
+
+  register(kind: string, handler: JobHandler): void {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
+    this.handlers.set(kind, handler);
+  }
+
+  /** The row to insert for a new job; insert it with `db` or inside the caller's transaction, then `kick()`. */
+  static row(kind: string, payload: unknown, options: EnqueueOptions = {}): JobsTable {
+    const now = Date.now();
+    return {
+      id: uuidv7(),
+      kind,
+      payload: JSON.stringify(payload),
+      state: 'queued',
+      attempts: 0,
+      max_attempts: options.maxAttempts ?? 3,
+      run_after: iso(now + (options.delayMs ?? 0)),
+      progress: null,
+      last_error: null,
+      locked_at: null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    };
+  }
+
+  async enqueue(kind: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
+    const row = JobQueue.row(kind, payload, options);
+    await this.db.insertInto('jobs').values(row).execute();
+    this.kick();
+    return row.id;
+  }
+
+  /** Starts working: jobs left `running` by a previous process are queued again. */
+  async start(): Promise<void> {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    await this.db
+      .updateTable('jobs')
+      .set({ state: 'queued', locked_at: null, updated_at: iso() })
+      .where('state', '=', 'running')
+      .execute();
+    this.kick();
+  }
+
+  /** Stops taking jobs, aborts running ones (they are retried at the next start) and waits for them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.abort.abort();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Resolves when nothing is queued-and-due or running (tests, benchmarks). */
+  async idle(): Promise<void> {
+    if (this.running.size === 0 && !(await this.hasDue())) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Looks for due jobs and runs as many as concurrency allows. */
+  kick(): void {
+    if (!this.started || this.stopped) return;
+    void this.fill().catch((err: unknown) => this.logger.error({ err }, 'job queue failed to claim work'));
+  }
+
+  async prune(): Promise<void> {
+    await this.db
+      .deleteFrom('jobs')
+      .where('state', 'in', ['done', 'failed'])
+      .where('updated_at', '<', iso(Date.now() - this.keepDoneMs))
+      .execute();
+  }
+
+  private async hasDue(): Promise<boolean> {
+    const row = await this.db.selectFrom('jobs').select('id').where('state', '=', 'queued').where('run_after', '<=', iso()).executeTakeFirst();
+    return Boolean(row);
+  }
+
+  private filling = false;
+
+  private async fill(): Promise<void> {
+    if (this.filling) return;
+    this.filling = true;
+    try {
+      while (!this.stopped && this.running.size < this.options.concurrency) {
+        const job = await this.claim();
+        if (!job) break;
+        const run = this.execute(job).finally(() => {
+          this.running.delete(job.id);
+          this.kick();
+          void this.afterSettle();
+        });
+        this.running.set(job.id, run);
+      }
+    } finally {
+      this.filling = false;
+    }
+    await this.scheduleNext();
+    if (this.running.size === 0) await this.afterSettle();
+  }
+
+  private async afterSettle(): Promise<void> {
+    if (this.running.size > 0 || this.idleWaiters.length === 0) return;
+    if (await this.hasDue()) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Claims the next due job in one statement (better-sqlite3 runs it atomically). */
+  private async claim(): Promise<JobsTable | undefined> {
+    const now = iso();
+    const handled = [...this.handlers.keys()];
+    if (handled.length === 0) return undefined;
+    const next = await this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('state', '=', 'queued')
+      .where('run_after', '<=', now)
+      .where('kind', 'in', handled)
+      .orderBy('run_after')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    if (!next) return undefined;
+    return this.db
+      .updateTable('jobs')
+      .set((eb) => ({ state: 'running', attempts: eb('attempts', '+', 1), locked_at: now, updated_at: now, progress: 0 }))
+      .where('id', '=', next.id)
+      .where('state', '=', 'queued')
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Wakes up when the earliest delayed job becomes due. */
+  private async scheduleNext(): Promise<void> {
+    if (this.stopped) return;
+    const next = await this.db
+      .selectFrom('jobs')
+      .select('run_after')
+      .where('state', '=', 'queued')
+      .orderBy('run_after')
+      .limit(1)
+      .executeTakeFirst();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (!next) return;
+    const wait = Math.max(0, Date.parse(next.run_after) - Date.now());
+    if (wait === 0 && this.running.size >= this.options.concurrency) return; // a finishing job kicks again
+    this.timer = setTimeout(() => this.kick(), Math.min(wait + 5, 2 ** 31 - 1));
+    this.timer.unref();
+  }
+
+  private async execute(job: JobsTable): Promise<void> {
+    const handler = this.handlers.get(job.kind)!;
+    const log = this.logger.child({ job: job.id, kind: job.kind, attempt: job.attempts });
+    let lastWrite = 0;
+    let pending: number | null = null;
+    const writeProgress = (fraction: number) => {
+      pending = Math.max(0, Math.min(1, fraction));
+      const now = Date.now();
+      if (now - lastWrite < 500) return;
+      lastWrite = now;
+      const value = pending;
+      void this.db.updateTable('jobs').set({ progress: value }).where('id', '=', job.id).execute().catch(() => {});
+    };
+    try {
+      await handler.run(JSON.parse(job.payload), { id: job.id, attempt: job.attempts, progress: writeProgress, signal: this.abort.signal });
+      await this.db
+        .updateTable('jobs')
+        .set({ state: 'done', progress: 1, last_error: null, locked_at: null, updated_at: iso() })
+        .where('id', '=', job.id)
+        .execute();
+      log.debug('job done');
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (this.stopped) {
+        // Interrupted by shutdown: not a failure, run again (same attempt count) at the next start.
+        await this.db
+          .updateTable('jobs')
+          .set((eb) => ({ state: 'queued', attempts: eb('attempts', '-', 1), locked_at: null, updated_at: iso() }))
+          .where('id', '=', job.id)
+          .execute()
+          .catch(() => {});
+        return;
+      }
+      const permanent = err instanceof PermanentJobError;
+      const final = permanent || job.attempts >= job.max_attempts;
+      if (final) {
+        log.warn({ err: message }, 'job failed');
+        await this.db
+          .updateTable('jobs')
+          .set({ state: 'failed', last_error: message, locked_at: null, updated_at: iso() })
+          .where('id', '=', job.id)
+          .execute();
+        try {
+          await handler.onFailed?.(JSON.parse(job.payload), message);
+        } catch (e) {
+          log.error({ err: e }, 'job failure handler failed');
+        }
+      } else {
+        const delay = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** (job.attempts - 1));
+        log.info({ err: message, retryInMs: delay }, 'job failed; will retry');
+        await this.db
+          .updateTable('jobs')
+          .set({ state: 'queued', last_error: message, locked_at: null, run_after: iso(Date.now() + delay), updated_at: iso() })
+          .where('id', '=', job.id)
+          .execute();
+      }
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import fs from 'node:fs/promises';
+import { fileTypeFromFile } from 'file-type';
+
+export type SniffedKind = 'image' | 'video' | 'audio' | 'pdf';
+
+export interface Sniffed {
+  kind: SniffedKind;
+  contentType: string;
+  ext: string;
+}
+
+/** What the media library accepts, by sniffed MIME type. */
+const ACCEPTED: Record<string, SniffedKind> = {
+  'image/jpeg': 'image',
+  'image/png': 'image',
+  'image/gif': 'image',
+  'image/webp': 'image',
+  'image/avif': 'image',
+  'image/heic': 'image',
+  'image/heif': 'image',
+  'image/tiff': 'image',
+  'image/bmp': 'image',
+  'image/svg+xml': 'image',
+  'video/mp4': 'video',
+  'video/quicktime': 'video',
+  'video/webm': 'video',
+  'video/x-matroska': 'video',
+  'video/x-msvideo': 'video',
+  'video/mpeg': 'video',
+  'video/mp2t': 'video',
+  'video/x-m4v': 'video',
+  'audio/mpeg': 'audio',
+  'audio/mp4': 'audio',
+  'audio/x-m4a': 'audio',
+  'audio/aac': 'audio',
+  'audio/ogg': 'audio',
+  'audio/opus': 'audio',
+  'audio/wav': 'audio',
+  'audio/x-wav': 'audio',
+  'audio/wave': 'audio',
+  'audio/flac': 'audio',
+  'audio/x-flac': 'audio',
+  'application/pdf': 'pdf',
+};
+
+async function head(file: string, bytes: number): Promise<string> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buf, 0, bytes, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** SVG is text: an optional BOM, XML prolog, comments and doctype, then an <svg> root. */
+async function looksLikeSvg(file: string): Promise<boolean> {
+  const text = await head(file, 4096);
+  const stripped = text
+    .replace(/^\uFEFF/, '')
+    .replace(/^\s*<\?xml[\s\S]*?\?>/, '')
+    .replace(/^(\s*(<!--[\s\S]*?-->|<!DOCTYPE[^>]*>))*/i, '');
+  return /^\s*<svg[\s>]/i.test(stripped);
+}
+
+/**
+ * Decides a file's type from its bytes (file-type's magic numbers, plus a check for SVG
+ * text), never from its name. Answers null for anything the library does not accept.
+ */
+export async function sniffFile(file: string): Promise<Sniffed | null> {
+  const found = await fileTypeFromFile(file);
+  if (found) {
+    let mime: string = found.mime;
+    // An .m4a is an MP4 container; ffprobe tells audio from video later.
+    if (mime === 'audio/x-m4a') mime = 'audio/mp4';
+    const kind = ACCEPTED[mime];
+    return kind ? { kind, contentType: mime, ext: found.ext } : null;
+  }
+  if (await looksLikeSvg(file)) return { kind: 'image', contentType: 'image/svg+xml', ext: 'svg' };
+  return null;
+}
+
+/** A name for people: what the sniffer found, for error messages. */
+export async function describeUnsupported(file: string): Promise<string> {
+  const found = await fileTypeFromFile(file).catch(() => undefined);
+  return found ? `${found.mime} files are not supported` : 'the file type is not recognised';
+}
