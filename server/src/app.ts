@@ -5,11 +5,13 @@ import type { Db } from './platform/db/database.js';
 import { defaultAuthenticators } from './authenticators.js';
 import type { Authenticators } from './platform/http/auth.js';
 import type { PeriodicTasks } from './platform/jobs/periodic.js';
+import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
 import { baseHeaders, errorEnvelope, requestContext } from './platform/http/middleware.js';
 import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
+import { installSystem } from './modules/system/system.routes.js';
 import { installMedia } from './modules/media/index.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
@@ -68,10 +70,13 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope());
   app.use(baseHeaders());
+  // The console and the player pages (before sessions: static files need none).
+  app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
   installMedia(app, deps);
   installScreens(deps, realtime);
   deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
+  installSystem(deps);
   app.use(
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,

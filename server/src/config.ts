@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   PLACARD_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(7 * 24),
   /** Check every JSON response against its declared schema (on in tests). */
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
+  /** The built console and player (Vite output); default: console/dist of this installation. */
+  PLACARD_CONSOLE_DIR: z.string().min(1).optional(),
   /** Largest file a tus upload may announce, in bytes (default 8 GiB). */
   PLACARD_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 ** 3),
   /** A partial upload untouched this long is deleted. */
@@ -59,6 +61,8 @@ export interface Config {
   readonly validateResponses: boolean;
   readonly sessionIdleMs: number;
   readonly sessionMaxMs: number;
+  /** Directory of the built console (index.html, play.html, assets/); null: console/dist beside package.json. */
+  readonly consoleDir: string | null;
   readonly uploadMaxBytes: number;
   readonly uploadExpiryMs: number;
   readonly imageMaxPixels: number;
@@ -99,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: e.PLACARD_VALIDATE_RESPONSES,
     sessionIdleMs: e.PLACARD_SESSION_IDLE_MINUTES * 60_000,
     sessionMaxMs: e.PLACARD_SESSION_MAX_HOURS * 3_600_000,
+    consoleDir: e.PLACARD_CONSOLE_DIR ? path.resolve(e.PLACARD_CONSOLE_DIR) : null,
     uploadMaxBytes: e.PLACARD_UPLOAD_MAX_BYTES,
     uploadExpiryMs: Math.round(e.PLACARD_UPLOAD_EXPIRY_HOURS * 3_600_000),
     imageMaxPixels: e.PLACARD_IMAGE_MAX_PIXELS,

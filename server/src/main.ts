@@ -7,6 +7,7 @@ import { ensureInstanceId } from './platform/db/meta.js';
 import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
+import { recoverInterruptedRestore } from './modules/system/restore.js';
 import { listen } from './server.js';
 import { SERVER_VERSION } from './version.js';
 
@@ -27,6 +28,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   for (const dir of ['media', 'uploads', 'backups', 'releases']) mkdirSync(path.join(config.dataDir, dir), { recursive: true });
 
+  const recovered = recoverInterruptedRestore(config.dataDir);
+  if (recovered) logger.warn(recovered);
   const database = openDatabase(path.join(config.dataDir, 'placard.db'));
   try {
     const report = await migrate(database.db);

@@ -39,6 +39,10 @@ export const healthRoutes = [
     },
     handler: async (ctx) => {
       const { db, tools, state } = ctx.deps;
+      if (state.restoreInProgress) {
+        // Answer at once: the database is being swapped and must not be waited on.
+        throw new ApiError('not_ready', 'Not ready: a restore is in progress', { details: { checks: { restore: { ok: false, detail: 'a restore is in progress' } } } });
+      }
       const database = await pingDatabase(db).then(
         () => ({ ok: true, detail: 'answers' }),
         (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}` }),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ensureInstanceId } from '../../platform/db/meta.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
+import { effectivePublicUrl, getSettings } from './settings.js';
 
 export const identityRoutes = [
   defineRoute({
@@ -24,15 +25,14 @@ export const identityRoutes = [
       },
     },
     handler: async (ctx) => {
-      const rows = await ctx.deps.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['instance_id', 'server_name']).execute();
-      const meta = Object.fromEntries(rows.map((r) => [r.key, r.value]));
+      const settings = await getSettings(ctx.deps.db);
       return ok({
         product: 'placard',
-        name: meta.server_name ?? 'Placard',
+        name: settings.serverName,
         version: SERVER_VERSION,
         apiVersion: API_VERSION,
-        instanceId: meta.instance_id ?? (await ensureInstanceId(ctx.deps.db)),
-        publicUrl: ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`,
+        instanceId: await ensureInstanceId(ctx.deps.db),
+        publicUrl: effectivePublicUrl(ctx.deps.config.publicUrl, settings, ctx.origin),
       });
     },
   }),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
@@ -9,10 +9,49 @@ export type Db = Kysely<Database>;
 
 export interface OpenedDatabase {
   db: Db;
-  /** The raw handle, for pragmas, backups and the WAL checkpoint at shutdown. */
-  sqlite: SQLite.Database;
+  /** The raw handle, for pragmas, backups and the WAL checkpoint at shutdown (the current one after a restore). */
+  readonly sqlite: SQLite.Database;
   file: string;
   close(): Promise<void>;
+  /**
+   * Puts the database file `replacement` in place of the live one while the process runs
+   * (a restore): waits for the connection to be free (no transaction in flight), closes
+   * the live handle, renames the live file aside to `<file>.pre-restore` (a crash after
+   * this point is finished by the next start), drops its `-wal`/`-shm`, renames
+   * `replacement` in, and opens it with the same pragmas. Queries after this see the new file.
+   */
+  replaceFile(replacement: string): Promise<void>;
+}
+
+function openHandle(file: string): SQLite.Database {
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  return sqlite;
+}
+
+const opened = new WeakMap<Db, OpenedDatabase>();
+
+/** The OpenedDatabase behind a Kysely instance made by openDatabase (for backup and restore). */
+export function openedDatabaseOf(db: Db): OpenedDatabase | undefined {
+  return opened.get(db);
+}
+
+/** Renames a file and makes the rename durable (fsync of the directory). */
+export function durableRename(from: string, to: string): void {
+  renameSync(from, to);
+  try {
+    const fd = openSync(path.dirname(to), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // some filesystems cannot fsync a directory; the rename itself is atomic
+  }
 }
 
 /**
@@ -22,16 +61,21 @@ export interface OpenedDatabase {
  */
 export function openDatabase(file: string): OpenedDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let sqlite = openHandle(file);
+  // Kysely holds this proxy, so the handle underneath can be swapped by a restore.
+  const proxy = {
+    prepare: (source: string) => sqlite.prepare(source),
+    close: () => {
+      sqlite.close();
+    },
+  };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: proxy as unknown as SQLite.Database }) });
   let closed = false;
-  return {
+  const handle: OpenedDatabase = {
     db,
-    sqlite,
+    get sqlite() {
+      return sqlite;
+    },
     file,
     async close() {
       if (closed) return;
@@ -43,7 +87,25 @@ export function openDatabase(file: string): OpenedDatabase {
         await db.destroy(); // closes the better-sqlite3 handle
       }
     },
+    async replaceFile(replacement: string) {
+      if (file === ':memory:') throw new Error('an in-memory database cannot be replaced');
+      await db.connection().execute(async () => {
+        if (sqlite.open) {
+          sqlite.pragma('wal_checkpoint(TRUNCATE)');
+          sqlite.close();
+        }
+        try {
+          durableRename(file, `${file}.pre-restore`);
+          for (const suffix of ['-wal', '-shm']) rmSync(file + suffix, { force: true });
+          durableRename(replacement, file);
+        } finally {
+          sqlite = openHandle(file);
+        }
+      });
+    },
   };
+  opened.set(db, handle);
+  return handle;
 }
 
 export class DatabaseTooNewError extends Error {

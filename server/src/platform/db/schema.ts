@@ -90,6 +90,16 @@ export interface IntegrationTokensTable {
   revoked_at: string | null;
 }
 
+/** The server's settings document (one row, id 1). */
+export interface SettingsTable {
+  id: number;
+  /** JSON of the Settings object (modules/system/settings.ts). */
+  data: string;
+  revision: number;
+  updated_at: string;
+  updated_by: string | null;
+}
+
 export interface LocationsTable {
   id: string;
   name: string;
@@ -459,6 +469,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   integration_tokens: IntegrationTokensTable;
+  settings: SettingsTable;
   jobs: JobsTable;
   media_files: MediaFilesTable;
   content_folders: ContentFoldersTable;

@@ -1,0 +1,155 @@
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { api, atLeast, setCsrfToken, setUnauthenticatedHandler, type AuthStatus } from './api';
+import { applyTheme, type Theme } from './theme';
+import { ErrorNote, SessionContext, useSession, type Session } from './ui';
+import { SetupPage } from './pages/setup';
+import { SignInPage } from './pages/signin';
+import { HomePage } from './pages/home';
+import { SecurityPage } from './pages/security';
+import { UsersPage } from './pages/users';
+import { NotFoundPage } from './pages/not-found';
+
+/** The gate: setup, sign-in (with its second step), or the signed-in console. */
+export function App() {
+  const [status, setStatus] = useState<AuthStatus | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      const s = await api.get<AuthStatus>('auth/status');
+      setCsrfToken(s.csrfToken);
+      setStatus(s);
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  }, []);
+
+  useEffect(() => {
+    setUnauthenticatedHandler(() => void refresh());
+    void refresh();
+  }, [refresh]);
+
+  if (!status) {
+    return (
+      <main class="container gate">
+        {error ? (
+          <>
+            <ErrorNote error={error} />
+            <button onClick={() => void refresh()}>Try again</button>
+          </>
+        ) : (
+          <p aria-busy="true">Loading…</p>
+        )}
+      </main>
+    );
+  }
+  if (status.setupRequired) return <SetupPage onDone={refresh} />;
+  if (!status.authenticated || !status.user) return <SignInPage mfaPending={status.mfaPending} onDone={refresh} />;
+  return (
+    <LocationProvider>
+      <SignedIn status={status} refresh={refresh} />
+    </LocationProvider>
+  );
+}
+
+function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Promise<void> }) {
+  const user = status.user!;
+  const signOut = useCallback(async () => {
+    try {
+      await api.post('auth/logout');
+    } finally {
+      setCsrfToken(null);
+      await refresh();
+    }
+  }, [refresh]);
+  const session = useMemo<Session>(() => ({ status, user, refresh, signOut }), [status, user, refresh, signOut]);
+
+  // The user's theme preference (light/dark/system) applies on every page.
+  useEffect(() => {
+    api
+      .get<{ theme: Theme }>('me/preferences')
+      .then((p) => applyTheme(p.theme))
+      .catch(() => {});
+  }, [user.id]);
+
+  return (
+    <SessionContext.Provider value={session}>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <Nav />
+      <main class="container" id="main" tabIndex={-1}>
+        <Router>
+          <Route path="/" component={HomePage} />
+          <Route path="/account" component={SecurityPage} />
+          <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
+          <Route default component={NotFoundPage} />
+        </Router>
+      </main>
+    </SessionContext.Provider>
+  );
+}
+
+interface NavItem {
+  href: string;
+  label: string;
+  show: boolean;
+}
+
+function Nav() {
+  const { user, signOut } = useSession();
+  const { path } = useLocation();
+  const items: NavItem[] = [
+    { href: '/', label: 'Overview', show: true },
+    { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
+  ];
+  const current = (href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));
+  return (
+    <header class="site-header">
+      <nav class="container" aria-label="Main">
+        <ul>
+          <li>
+            <a href="/" class="brand">
+              <img src="/favicon.svg" alt="" width="24" height="24" /> <strong>Placard</strong>
+            </a>
+          </li>
+        </ul>
+        <ul class="nav-links">
+          {items
+            .filter((i) => i.show)
+            .map((i) => (
+              <li key={i.href}>
+                <a href={i.href} aria-current={current(i.href) ? 'page' : undefined}>
+                  {i.label}
+                </a>
+              </li>
+            ))}
+          <li>
+            <details class="dropdown">
+              <summary>{user.displayName}</summary>
+              <ul dir="rtl">
+                <li>
+                  <a href="/account">Account &amp; security</a>
+                </li>
+                <li>
+                  <a
+                    href="#sign-out"
+                    onClick={(e) => {
+                      e.preventDefault();
+                      void signOut();
+                    }}
+                  >
+                    Sign out
+                  </a>
+                </li>
+              </ul>
+            </details>
+          </li>
+        </ul>
+      </nav>
+    </header>
+  );
+}
+

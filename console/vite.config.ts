@@ -1,0 +1,40 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+/**
+ * Two pages, one build: the console (index.html, served at `/`) and the browser player
+ * (play.html, served at `/play`). Output goes to console/dist, which the server serves
+ * from the same port (server/src/platform/http/console.ts). Hashed files land in
+ * dist/assets/ and are cached for a year; the HTML pages are revalidated every time.
+ */
+export default defineConfig({
+  root: here('.'),
+  base: '/',
+  publicDir: here('./public'),
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: here('./dist'),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    sourcemap: true,
+    target: 'es2022',
+    rollupOptions: {
+      input: {
+        console: here('./index.html'),
+        play: here('./play.html'),
+        // The player's service worker: one stable, unhashed file at /play-sw.js (its
+        // scope is /play), revalidated on every load like the HTML pages.
+        'play-sw': here('./src/player/sw.ts'),
+      },
+      output: {
+        entryFileNames: (chunk) => (chunk.name === 'play-sw' ? 'play-sw.js' : 'assets/[name]-[hash].js'),
+      },
+    },
+  },
+  server: {
+    // `npx vite --config console/vite.config.ts` for hot reload against a running server.
+    proxy: { '/api': { target: 'http://127.0.0.1:8080', ws: true } },
+  },
+});

@@ -1,0 +1,487 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, fsyncSync, openSync, closeSync, readSync, type Dirent } from 'node:fs';
+import { lstat, mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Worker } from 'node:worker_threads';
+import tar from 'tar-stream';
+import { z } from 'zod';
+import { durableRename } from '../../platform/db/database.js';
+import { MIGRATIONS } from '../../platform/db/migrations/index.js';
+import { SERVER_VERSION } from '../../version.js';
+
+const require = createRequire(import.meta.url);
+
+/** Backup archive format (docs/operations.md): a plain tar, header first, manifest last. */
+export const BACKUP_FORMAT = 'placard-backup';
+export const BACKUP_FORMAT_VERSION = 1;
+export const HEADER_ENTRY = 'placard-backup.json';
+export const MANIFEST_ENTRY = 'manifest.json';
+export const DATABASE_ENTRY = 'placard.db';
+export const SECRET_ENTRY = 'secret.key';
+/** Data directories a backup carries when it includes media. */
+export const MEDIA_DIRS = ['media', 'releases'] as const;
+
+export const BACKUP_KINDS = ['manual', 'scheduled', 'cli', 'pre-upgrade', 'uploaded'] as const;
+export type BackupKind = (typeof BACKUP_KINDS)[number];
+
+/** `placard-backup-20261122T221530123Z-manual.tar` */
+export const BACKUP_NAME = /^placard-backup-\d{8}T\d{9}Z-(?:manual|scheduled|cli|pre-upgrade|uploaded)(?:-[a-z0-9]{4})?\.tar$/;
+export const PARTIAL_PREFIX = '.partial-';
+
+export const BackupHeader = z.object({
+  format: z.literal(BACKUP_FORMAT),
+  formatVersion: z.int().min(1),
+  serverVersion: z.string().max(100),
+  schemaVersion: z.int().min(0),
+  instanceId: z.string().max(100).nullable(),
+  createdAt: z.string().max(40),
+  kind: z.string().max(40),
+  includesMedia: z.boolean(),
+});
+export type BackupHeader = z.output<typeof BackupHeader>;
+
+const ManifestFile = z.object({ path: z.string().min(1).max(4096), sizeBytes: z.int().min(0), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+export const BackupManifest = z.object({ files: z.array(ManifestFile), totalBytes: z.int().min(0) });
+export type BackupManifest = z.output<typeof BackupManifest>;
+
+export class BackupError extends Error {
+  constructor(message: string, readonly kind: 'invalid' | 'newer' | 'failed' = 'invalid') {
+    super(message);
+    this.name = 'BackupError';
+  }
+}
+
+export type Progress = (fraction: number, message: string) => void;
+
+export function backupsDir(dataDir: string): string {
+  return path.join(dataDir, 'backups');
+}
+
+export function backupName(kind: BackupKind, at = new Date()): string {
+  const stamp = at.toISOString().replace(/[-:.]/g, '');
+  return `placard-backup-${stamp}-${kind}-${randomBytes(3).toString('hex').slice(0, 4)}.tar`;
+}
+
+export const knownSchemaVersion = (): number => MIGRATIONS.at(-1)?.version ?? 0;
+
+function fsyncFile(file: string): void {
+  const fd = openSync(file, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A consistent copy of the live database without blocking the server: a worker thread
+ * opens its own connection and runs `VACUUM INTO` (one read transaction: in WAL mode it
+ * sees a snapshot while the server keeps writing), then checks the copy's integrity.
+ */
+export function snapshotDatabase(source: string, dest: string): Promise<{ sizeBytes: number; schemaVersion: number; instanceId: string | null }> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const Database = require(workerData.module);
+    try {
+      const src = new Database(workerData.source, { fileMustExist: true });
+      src.pragma('busy_timeout = 30000');
+      src.prepare('VACUUM INTO ?').run(workerData.dest);
+      src.close();
+      const copy = new Database(workerData.dest, { fileMustExist: true });
+      const check = copy.pragma('integrity_check', { simple: true });
+      if (check !== 'ok') throw new Error('the copy fails integrity_check: ' + check);
+      let schemaVersion = 0, instanceId = null;
+      try { schemaVersion = copy.prepare('select max(version) as v from schema_migrations').get().v || 0; } catch {}
+      try { const row = copy.prepare("select value from meta where key = 'instance_id'").get(); instanceId = row ? row.value : null; } catch {}
+      copy.close();
+      parentPort.postMessage({ ok: true, schemaVersion, instanceId });
+    } catch (err) {
+      parentPort.postMessage({ ok: false, message: String(err && err.message || err) });
+    }
+  `;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(code, { eval: true, workerData: { module: require.resolve('better-sqlite3'), source, dest } });
+    let answered = false;
+    worker.once('message', (msg: { ok: boolean; message?: string; schemaVersion?: number; instanceId?: string | null }) => {
+      answered = true;
+      if (!msg.ok) return reject(new BackupError(`database snapshot failed: ${msg.message}`, 'failed'));
+      stat(dest).then((s) => resolve({ sizeBytes: s.size, schemaVersion: msg.schemaVersion ?? 0, instanceId: msg.instanceId ?? null }), reject);
+    });
+    worker.once('error', (err) => reject(new BackupError(`database snapshot failed: ${err.message}`, 'failed')));
+    worker.once('exit', (code) => {
+      if (!answered) reject(new BackupError(`database snapshot worker exited with ${code}`, 'failed'));
+    });
+  });
+}
+
+/** Regular files under `root` (relative paths with '/'), skipping temp files (dot-names, *.tmp, *.partial). */
+export async function listFiles(root: string): Promise<{ rel: string; size: number }[]> {
+  const out: { rel: string; size: number }[] = [];
+  async function walk(dir: string, prefix: string): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (e.name.startsWith('.') || e.name.endsWith('.tmp') || e.name.endsWith('.partial')) continue;
+      const full = path.join(dir, e.name);
+      const rel = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(full, rel);
+      else if (e.isFile()) {
+        try {
+          out.push({ rel, size: (await lstat(full)).size });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
+      }
+    }
+  }
+  await walk(root, '');
+  return out;
+}
+
+function addEntry(pack: tar.Pack, name: string, size: number, source: NodeJS.ReadableStream | Buffer, mode = 0o600): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    const entry = pack.entry({ name, size, mode, mtime: new Date(), type: 'file' }, (err) => (err ? reject(err) : resolve(hash.digest('hex'))));
+    if (Buffer.isBuffer(source)) {
+      hash.update(source);
+      entry.end(source);
+      return;
+    }
+    source.on('data', (chunk: Buffer) => hash.update(chunk));
+    source.on('error', (err) => {
+      entry.destroy(err);
+      reject(err);
+    });
+    source.pipe(entry);
+  });
+}
+
+export interface CreateBackupOptions {
+  dataDir: string;
+  /** The live database file. */
+  databaseFile: string;
+  kind: BackupKind;
+  includeMedia: boolean;
+  /** Keep this many backups (oldest deleted after success); undefined keeps all. */
+  keep?: number;
+  progress?: Progress;
+}
+
+export interface BackupInfo {
+  name: string;
+  sizeBytes: number;
+  createdAt: string;
+  kind: string;
+  serverVersion: string;
+  schemaVersion: number;
+  includesMedia: boolean;
+}
+
+/**
+ * Writes `backups/.partial-<name>`, fsyncs it and renames it to `<name>`: a backup that
+ * did not finish (a crash, SIGKILL, a full disk) never looks like one and is swept by
+ * `discardPartialBackups` at the next start.
+ */
+export async function createBackup(options: CreateBackupOptions): Promise<BackupInfo> {
+  const progress = options.progress ?? (() => {});
+  const dir = backupsDir(options.dataDir);
+  await mkdir(dir, { recursive: true });
+  const name = backupName(options.kind);
+  const partial = path.join(dir, PARTIAL_PREFIX + name);
+  const snapshot = path.join(dir, `${PARTIAL_PREFIX}${name}.db`);
+  const createdAt = new Date().toISOString();
+  try {
+    progress(0.01, 'snapshotting the database');
+    const snap = await snapshotDatabase(options.databaseFile, snapshot);
+    const mediaFiles: { rel: string; size: number }[] = [];
+    if (options.includeMedia) {
+      for (const d of MEDIA_DIRS) for (const f of await listFiles(path.join(options.dataDir, d))) mediaFiles.push({ rel: `${d}/${f.rel}`, size: f.size });
+    }
+    const secretFile = path.join(options.dataDir, 'secret.key');
+    const hasSecret = existsSync(secretFile);
+    const totalBytes = snap.sizeBytes + mediaFiles.reduce((n, f) => n + f.size, 0);
+    let doneBytes = 0;
+    const report = (message: string) => progress(0.1 + 0.88 * (totalBytes ? doneBytes / totalBytes : 1), message);
+    report('database copied; archiving');
+
+    const header: BackupHeader = {
+      format: BACKUP_FORMAT,
+      formatVersion: BACKUP_FORMAT_VERSION,
+      serverVersion: SERVER_VERSION,
+      schemaVersion: snap.schemaVersion,
+      instanceId: snap.instanceId,
+      createdAt,
+      kind: options.kind,
+      includesMedia: options.includeMedia,
+    };
+    const pack = tar.pack();
+    const out = createWriteStream(partial, { mode: 0o600 });
+    const written = pipeline(pack, out);
+    const files: BackupManifest['files'] = [];
+    const headerBuf = Buffer.from(JSON.stringify(header, null, 2));
+    await addEntry(pack, HEADER_ENTRY, headerBuf.length, headerBuf);
+    files.push({ path: DATABASE_ENTRY, sizeBytes: snap.sizeBytes, sha256: await addEntry(pack, DATABASE_ENTRY, snap.sizeBytes, createReadStream(snapshot)) });
+    doneBytes += snap.sizeBytes;
+    if (hasSecret) {
+      const size = (await stat(secretFile)).size;
+      files.push({ path: SECRET_ENTRY, sizeBytes: size, sha256: await addEntry(pack, SECRET_ENTRY, size, createReadStream(secretFile)) });
+    }
+    let lastReport = Date.now();
+    for (const f of mediaFiles) {
+      const full = path.join(options.dataDir, f.rel);
+      // Media files are written once and renamed into place; one deleted since listing is skipped.
+      let size: number;
+      try {
+        size = (await stat(full)).size;
+      } catch {
+        continue;
+      }
+      if (size !== f.size) f.size = size;
+      const sha256 = await addEntry(pack, f.rel, size, size === 0 ? Buffer.alloc(0) : createReadStream(full, { end: size - 1 }), 0o644);
+      files.push({ path: f.rel, sizeBytes: size, sha256 });
+      doneBytes += size;
+      if (Date.now() - lastReport > 250) {
+        lastReport = Date.now();
+        report(`archiving ${f.rel}`);
+      }
+    }
+    const manifest: BackupManifest = { files, totalBytes: files.reduce((n, f) => n + f.sizeBytes, 0) };
+    const manifestBuf = Buffer.from(JSON.stringify(manifest));
+    await addEntry(pack, MANIFEST_ENTRY, manifestBuf.length, manifestBuf);
+    pack.finalize();
+    await written;
+    fsyncFile(partial);
+    progress(0.99, 'finishing');
+    const final = path.join(dir, name);
+    durableRename(partial, final);
+    await rm(snapshot, { force: true });
+    if (options.keep !== undefined) await pruneBackups(options.dataDir, options.keep);
+    const size = (await stat(final)).size;
+    progress(1, `backup ${name} written`);
+    return { name, sizeBytes: size, createdAt, kind: options.kind, serverVersion: SERVER_VERSION, schemaVersion: snap.schemaVersion, includesMedia: options.includeMedia };
+  } catch (err) {
+    await rm(partial, { force: true });
+    await rm(snapshot, { force: true });
+    throw err;
+  }
+}
+
+/** Deletes what an interrupted backup or restore left in backups/ and the data directory. */
+export async function discardPartialBackups(dataDir: string): Promise<string[]> {
+  const removed: string[] = [];
+  const dir = backupsDir(dataDir);
+  let names: string[] = [];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return removed;
+  }
+  for (const n of names) {
+    if (n.startsWith(PARTIAL_PREFIX)) {
+      await rm(path.join(dir, n), { force: true, recursive: true });
+      removed.push(n);
+    }
+  }
+  return removed;
+}
+
+/** Reads the header entry of a backup archive (the first 512-byte tar block and its body). */
+export function readBackupHeader(file: string): BackupHeader | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const buf = Buffer.alloc(512 + 8192);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    if (n < 512) return null;
+    const name = buf.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    if (name !== HEADER_ENTRY) return null;
+    const size = parseInt(buf.subarray(124, 136).toString('ascii').replace(/\0.*$/s, '').trim() || 'x', 8);
+    if (!Number.isFinite(size) || size <= 0 || 512 + size > n) return null;
+    const parsed = BackupHeader.safeParse(JSON.parse(buf.subarray(512, 512 + size).toString('utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Finished backups in backups/, newest first. */
+export async function listBackups(dataDir: string): Promise<BackupInfo[]> {
+  const dir = backupsDir(dataDir);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: BackupInfo[] = [];
+  for (const name of names) {
+    if (!BACKUP_NAME.test(name)) continue;
+    const file = path.join(dir, name);
+    const header = readBackupHeader(file);
+    if (!header) continue;
+    const s = await stat(file).catch(() => null);
+    if (!s) continue;
+    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia });
+  }
+  return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
+}
+
+/** Keeps the newest `keep` backups. */
+export async function pruneBackups(dataDir: string, keep: number): Promise<string[]> {
+  const all = await listBackups(dataDir);
+  const removed: string[] = [];
+  for (const b of all.slice(keep)) {
+    await unlink(path.join(backupsDir(dataDir), b.name)).catch(() => {});
+    removed.push(b.name);
+  }
+  return removed;
+}
+
+/** A relative archive path that may be written under the staging directory, or null. */
+function safeEntryPath(name: string): string | null {
+  if (name === DATABASE_ENTRY || name === SECRET_ENTRY) return name;
+  if (name.includes('\\') || name.includes('\0')) return null;
+  const parts = name.split('/');
+  if (!(MEDIA_DIRS as readonly string[]).includes(parts[0]!) || parts.length < 2) return null;
+  if (parts.some((p) => p === '' || p === '.' || p === '..')) return null;
+  return name;
+}
+
+export interface VerifiedBackup {
+  header: BackupHeader;
+  manifest: BackupManifest;
+}
+
+/**
+ * Reads a backup archive end to end: the header must come first and be a format this
+ * server reads, every entry must be a known, safe path, each file's sha256 and size must
+ * match the manifest (the last entry: an archive cut short has none), and the schema must
+ * not be newer than this server's. With `extractTo`, files are written there as they pass.
+ * Nothing outside `extractTo` is touched.
+ */
+export async function verifyBackup(file: string, options: { extractTo?: string; progress?: Progress } = {}): Promise<VerifiedBackup> {
+  const progress = options.progress ?? (() => {});
+  const totalSize = (await stat(file).catch(() => null))?.size;
+  if (totalSize === undefined) throw new BackupError('the backup file does not exist');
+  let header: BackupHeader | null = null;
+  let manifest: BackupManifest | null = null;
+  const seen = new Map<string, { sizeBytes: number; sha256: string }>();
+  let index = 0;
+  let readBytes = 0;
+  let lastReport = 0;
+  const extract = tar.extract();
+  extract.on('entry', (h, stream, next) => {
+    const i = index++;
+    const fail = (message: string) => {
+      stream.resume();
+      next(new BackupError(message));
+    };
+    if (h.type !== 'file') return fail(`the archive holds a ${h.type} entry (${h.name}); backups hold regular files only`);
+    const size = h.size ?? 0;
+    if (i === 0 && h.name !== HEADER_ENTRY) return fail('this is not a Placard backup (no placard-backup.json first)');
+    if (h.name === HEADER_ENTRY || h.name === MANIFEST_ENTRY) {
+      if (size > 64 * 1024 * 1024) return fail(`${h.name} is too large`);
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: unknown) => chunks.push(c as Buffer));
+      stream.on('end', () => {
+        try {
+          const json: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          if (h.name === HEADER_ENTRY) {
+            if (i !== 0) return next(new BackupError('placard-backup.json appears twice'));
+            const parsed = BackupHeader.safeParse(json);
+            if (!parsed.success) return next(new BackupError('placard-backup.json is not a backup header this server reads'));
+            if (parsed.data.formatVersion > BACKUP_FORMAT_VERSION) {
+              return next(new BackupError(`the backup format ${parsed.data.formatVersion} is newer than this server reads (${BACKUP_FORMAT_VERSION}); upgrade Placard first`, 'newer'));
+            }
+            if (parsed.data.schemaVersion > knownSchemaVersion()) {
+              return next(new BackupError(`the backup was made by a newer Placard (${parsed.data.serverVersion}, schema ${parsed.data.schemaVersion}; this server knows up to ${knownSchemaVersion()}); upgrade Placard first`, 'newer'));
+            }
+            header = parsed.data;
+          } else {
+            const parsed = BackupManifest.safeParse(json);
+            if (!parsed.success) return next(new BackupError('manifest.json is malformed'));
+            manifest = parsed.data;
+          }
+          next();
+        } catch {
+          next(new BackupError(`${h.name} is not valid JSON`));
+        }
+      });
+      stream.on('error', (err) => next(err));
+      return;
+    }
+    if (manifest) return fail('entries after manifest.json');
+    const rel = safeEntryPath(h.name);
+    if (!rel) return fail(`unexpected entry ${JSON.stringify(h.name.slice(0, 200))} in the backup`);
+    if (seen.has(rel)) return fail(`${rel} appears twice`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    stream.on("data", (chunk: unknown) => {
+      const c = chunk as Buffer;
+      hash.update(c);
+      bytes += c.length;
+      readBytes += c.length;
+      if (totalSize && Date.now() - lastReport > 250) {
+        lastReport = Date.now();
+        progress(readBytes / totalSize, `checking ${rel}`);
+      }
+    });
+    const done = (err?: unknown) => {
+      if (err) return next(err as Error);
+      seen.set(rel, { sizeBytes: bytes, sha256: hash.digest('hex') });
+      next();
+    };
+    if (options.extractTo) {
+      const target = path.join(options.extractTo, rel);
+      mkdirSync(path.dirname(target), { recursive: true });
+      const ws = createWriteStream(target, { mode: rel === SECRET_ENTRY ? 0o600 : 0o644 });
+      let settled = false;
+      const once = (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        done(err);
+      };
+      ws.on('finish', () => once());
+      ws.on('error', (err) => once(err));
+      stream.on('error', (err: Error) => once(err));
+      stream.pipe(ws);
+    } else {
+      stream.on('end', () => done());
+      stream.on('error', done);
+      stream.resume();
+    }
+  });
+  try {
+    await pipeline(createReadStream(file), extract);
+  } catch (err) {
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(`the archive is damaged or cut short: ${(err as Error).message}`);
+  }
+  const h = header as BackupHeader | null;
+  const m = manifest as BackupManifest | null;
+  if (!h) throw new BackupError('this is not a Placard backup (no header)');
+  if (!m) throw new BackupError('the backup is incomplete (no manifest at its end)');
+  for (const f of m.files) {
+    const got = seen.get(f.path);
+    if (!got) throw new BackupError(`the backup lacks ${f.path}, which its manifest lists`);
+    if (got.sha256 !== f.sha256 || got.sizeBytes !== f.sizeBytes) throw new BackupError(`${f.path} in the backup does not match its checksum (damaged)`);
+  }
+  if (seen.size !== m.files.length) throw new BackupError('the backup holds files its manifest does not list');
+  if (!seen.has(DATABASE_ENTRY)) throw new BackupError('the backup holds no database');
+  progress(1, 'backup verified');
+  return { header: h, manifest: m };
+}

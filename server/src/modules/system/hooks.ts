@@ -1,0 +1,109 @@
+import type Koa from 'koa';
+import type { z } from 'zod';
+import type { AppDeps } from '../../app.js';
+import type { Role } from '../../platform/http/auth.js';
+import type { Db } from '../../platform/db/database.js';
+
+/**
+ * Hooks other modules register with, at import time of their module (a top-level call in
+ * their routes or service file). A key registered again replaces the earlier entry, so
+ * re-imports in tests are harmless. See docs/architecture.md ("System hooks").
+ */
+
+// ---------------------------------------------------------------- status contributors
+
+export interface StatusContributor {
+  /** Key of the section in `GET /system/status` `sections` (e.g. `media`, `jobs`, `fleet`). */
+  key: string;
+  title: string;
+  /** A small JSON object. Runs with a 3 s limit; a failure shows as `{ok: false, error}`. */
+  collect(deps: AppDeps): Promise<Record<string, unknown>> | Record<string, unknown>;
+}
+
+const statusContributors = new Map<string, StatusContributor>();
+
+export function registerStatusContributor(contributor: StatusContributor): void {
+  statusContributors.set(contributor.key, contributor);
+}
+
+export function statusContributorList(): StatusContributor[] {
+  return [...statusContributors.values()];
+}
+
+// ---------------------------------------------------------------- maintenance actions
+
+export interface MaintenanceContext {
+  deps: AppDeps;
+  /** The action's validated options (its `options` schema's output). */
+  options: unknown;
+  /** Reports progress: `fraction` in 0..1, and what is happening now. */
+  progress(fraction: number, message: string): void;
+  /** User id of the caller, or null from the CLI or a schedule. */
+  requestedBy: string | null;
+  /** The Koa app the request came through (null outside HTTP), for state on its context. */
+  app: Koa | null;
+}
+
+export interface MaintenanceAction {
+  /** The `{action}` of `POST /api/v1/system/maintenance/{action}`, kebab-case. */
+  name: string;
+  summary: string;
+  /** Weakest console role allowed to run it (default `admin`). */
+  minRole?: Role;
+  /**
+   * Exclusive actions (backup, restore, vacuum, anything that rewrites the database or
+   * the media store) never run two at a time; a second one answers 409 `conflict`.
+   */
+  exclusive?: boolean;
+  /** Options in the request body (`{"options": {...}}`); absent means none. */
+  options?: z.ZodType;
+  /** Does the work; answers a small JSON result. Throw ApiError for a clean failure. */
+  run(ctx: MaintenanceContext): Promise<Record<string, unknown>>;
+}
+
+const maintenanceActions = new Map<string, MaintenanceAction>();
+
+export function registerMaintenanceAction(action: MaintenanceAction): void {
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(action.name)) throw new Error(`maintenance action name must be kebab-case: ${action.name}`);
+  maintenanceActions.set(action.name, action);
+}
+
+export function maintenanceAction(name: string): MaintenanceAction | undefined {
+  return maintenanceActions.get(name);
+}
+
+export function maintenanceActionList(): MaintenanceAction[] {
+  return [...maintenanceActions.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+// ---------------------------------------------------------------- settings export sections
+
+export interface ImportPlan {
+  /** Human-readable lines: what would be created, changed, left alone. */
+  changes: { action: 'create' | 'update' | 'unchanged' | 'delete'; id?: string; name?: string; detail?: string }[];
+}
+
+export interface ExportSection {
+  /** Key in the export document's `sections` (e.g. `settings`, `policies`, `locations`, `groups`). */
+  key: string;
+  /** Version of this section's format; an import refuses a newer one. */
+  version: number;
+  /** Sections are applied in `order` (lower first), so locations come before groups that name them. */
+  order?: number;
+  /** The section's data. No secrets (hashes, keys, tokens) ever go here. */
+  exportData(db: Db): Promise<unknown>;
+  /** Validates `data` and answers what applying it would change, without changing anything. */
+  preview(db: Db, data: unknown, version: number): Promise<ImportPlan>;
+  /** Applies `data` inside the given transaction (all sections share one: the import is atomic). */
+  apply(trx: Db, data: unknown, version: number): Promise<void>;
+}
+
+const exportSections = new Map<string, ExportSection>();
+
+export function registerExportSection(section: ExportSection): void {
+  exportSections.set(section.key, section);
+}
+
+export function exportSectionList(): ExportSection[] {
+  return [...exportSections.values()].sort((a, b) => (a.order ?? 100) - (b.order ?? 100) || a.key.localeCompare(b.key));
+}

@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import { ApiError } from '../../platform/http/errors.js';
+
+/** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
+export const TimeZoneName = z
+  .string()
+  .min(1)
+  .max(64)
+  .refine((tz) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not an IANA time zone name (e.g. Europe/Paris)');
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+/**
+ * The server's settings, section by section. Every field has a default (DEFAULT_SETTINGS),
+ * so a fresh install and an older stored document both read as a whole object.
+ */
+const sections = {
+  retention: z.object({
+    /** Heartbeat status documents and liveness history. */
+    heartbeatDays: z.int().min(1).max(3650),
+    /** Noise meter buckets. */
+    noiseHistoryDays: z.int().min(1).max(3650),
+    /** Screenshots players sent. */
+    screenshotDays: z.int().min(1).max(3650),
+    /** Audit log entries. */
+    auditDays: z.int().min(7).max(3650),
+    /** Finished, failed and cancelled jobs. */
+    jobHistoryDays: z.int().min(1).max(365),
+  }),
+  uploads: z.object({
+    /** Largest single upload (tus Upload-Length), in bytes. */
+    maxSizeBytes: z.int().min(MiB).max(1024 * GiB),
+    /** Uploads not finished after this many hours are discarded. */
+    abandonAfterHours: z.int().min(1).max(24 * 30),
+  }),
+  network: z.object({
+    /**
+     * Server-side fetches of user URLs (website diagnostics, data sources, feeds) may reach
+     * private LAN addresses (10/8, 172.16/12, 192.168/16, fc00::/7). Loopback, link-local
+     * and metadata addresses stay refused whatever this says (DESIGN.md section 9).
+     */
+    allowPrivateFetchTargets: z.boolean(),
+  }),
+  approvals: z.object({
+    /** Editors submit content for approval; publishers approve and publish. */
+    required: z.boolean(),
+  }),
+  backups: z.object({
+    /** Hours between automatic backups; 0 turns them off. */
+    intervalHours: z.int().min(0).max(24 * 31),
+    /** How many backups to keep (older ones are deleted after a new one succeeds). */
+    keep: z.int().min(1).max(365),
+    /** Include the media store (true) or the database only (false). */
+    includeMedia: z.boolean(),
+  }),
+};
+
+const base = {
+  /** Shown in the console, in the player's pairing screen and in /system/identity. */
+  serverName: z.string().trim().min(1).max(100),
+  /**
+   * The URL players and installers use to reach this server. PLACARD_PUBLIC_URL, when set,
+   * wins over this; when neither is set the request's own origin is used.
+   */
+  publicUrl: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL' })
+    .max(2000)
+    .transform((u) => u.replace(/\/+$/, ''))
+    .nullable(),
+  /** Default time zone for locations and schedules that name none. */
+  timeZone: TimeZoneName,
+  ...sections,
+};
+
+export const Settings = z.object(base);
+export type Settings = z.output<typeof Settings>;
+
+export const DEFAULT_SETTINGS: Settings = Object.freeze({
+  serverName: 'Placard',
+  publicUrl: null,
+  timeZone: 'UTC',
+  retention: { heartbeatDays: 30, noiseHistoryDays: 90, screenshotDays: 14, auditDays: 365, jobHistoryDays: 30 },
+  uploads: { maxSizeBytes: 4 * GiB, abandonAfterHours: 24 },
+  network: { allowPrivateFetchTargets: true },
+  approvals: { required: false },
+  backups: { intervalHours: 24, keep: 7, includeMedia: true },
+});
+
+/** A PATCH body: any subset of fields, sections merged key by key, unknown keys refused. */
+export const SettingsPatch = z
+  .object({
+    serverName: base.serverName.optional(),
+    publicUrl: base.publicUrl.optional(),
+    timeZone: base.timeZone.optional(),
+    retention: sections.retention.partial().strict().optional(),
+    uploads: sections.uploads.partial().strict().optional(),
+    network: sections.network.partial().strict().optional(),
+    approvals: sections.approvals.partial().strict().optional(),
+    backups: sections.backups.partial().strict().optional(),
+  })
+  .strict();
+export type SettingsPatch = z.output<typeof SettingsPatch>;
+
+export const SettingsDocument = Settings.extend({ publicUrl: z.string().nullable(), revision: z.int(), updatedAt: z.string().nullable() });
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Deep merge of plain objects (arrays and scalars replace). */
+export function mergeSettings<T>(target: T, patch: unknown): T {
+  if (!isPlain(target) || !isPlain(patch)) return (patch === undefined ? target : patch) as T;
+  const out: Plain = { ...target };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    out[k] = isPlain(out[k]) && isPlain(v) ? mergeSettings(out[k], v) : v;
+  }
+  return out as T;
+}
+
+/** Stored JSON over the defaults; fields a newer build removed are dropped, bad ones reset. */
+function fromStored(json: string | undefined): Settings {
+  let stored: unknown = {};
+  try {
+    stored = json ? JSON.parse(json) : {};
+  } catch {
+    stored = {};
+  }
+  const merged = mergeSettings(DEFAULT_SETTINGS as Settings, stored);
+  const parsed = Settings.safeParse(merged);
+  if (parsed.success) return parsed.data;
+  // One bad field must not lose the rest: reset only the failing top-level keys.
+  const repaired: Plain = { ...(merged as Plain) };
+  for (const issue of parsed.error.issues) {
+    const key = issue.path[0];
+    if (typeof key === 'string') repaired[key] = (DEFAULT_SETTINGS as Plain)[key];
+  }
+  return Settings.parse(repaired);
+}
+
+export interface StoredSettings {
+  settings: Settings;
+  revision: number;
+  updatedAt: string | null;
+}
+
+/** The whole settings object with its revision. */
+export async function readSettings(db: Db): Promise<StoredSettings> {
+  const row = await db.selectFrom('settings').select(['data', 'revision', 'updated_at']).where('id', '=', 1).executeTakeFirst();
+  return { settings: fromStored(row?.data), revision: row?.revision ?? 0, updatedAt: row?.updated_at ?? null };
+}
+
+/** The settings other modules read (upload limit, private fetches, retention...): one call, always whole. */
+export async function getSettings(db: Db): Promise<Settings> {
+  return (await readSettings(db)).settings;
+}
+
+/**
+ * Applies a patch. `expectedRevision` (from If-Match) must be the current revision, else
+ * 412 `version_conflict`. Runs in one transaction so two racing PATCHes cannot both win.
+ */
+export async function updateSettings(db: Db, patch: SettingsPatch, options: { expectedRevision?: number; userId?: string | null } = {}): Promise<StoredSettings> {
+  return db.transaction().execute(async (trx) => {
+    const current = await readSettings(trx);
+    if (options.expectedRevision !== undefined && options.expectedRevision !== current.revision) {
+      throw new ApiError('version_conflict', `The settings changed since revision ${options.expectedRevision}; they are at revision ${current.revision}. Reload and try again.`, {
+        details: { currentRevision: current.revision },
+      });
+    }
+    const next = Settings.parse(mergeSettings(current.settings, patch));
+    const now = new Date().toISOString();
+    const revision = current.revision + 1;
+    await trx
+      .insertInto('settings')
+      .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: options.userId ?? null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now, updated_by: options.userId ?? null }))
+      .execute();
+    return { settings: next, revision, updatedAt: now };
+  });
+}
+
+/** `If-Match: "7"`, `W/"7"` or `7` -> 7; `*` or absent -> undefined; anything else is a 400. */
+export function parseIfMatch(header: string | undefined): number | undefined {
+  if (!header || header.trim() === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,12})"?\s*$/.exec(header);
+  if (!m) throw new ApiError('validation_failed', 'If-Match must be the revision number in quotes, e.g. If-Match: "3"');
+  return Number(m[1]);
+}
+
+/** The URL players and installers should use: PLACARD_PUBLIC_URL, else the setting, else the request's origin. */
+export function effectivePublicUrl(configUrl: string | null, settings: Settings, requestOrigin: string): string {
+  return configUrl ?? settings.publicUrl ?? requestOrigin.replace(/\/+$/, '');
+}

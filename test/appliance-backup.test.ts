@@ -1,0 +1,281 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import t from 'tap';
+import { listFiles, verifyBackup } from '../server/src/modules/system/backup.js';
+import { getSettings } from '../server/src/modules/system/settings.js';
+import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
+import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
+import { startServerProcess } from './helpers/server-process.js';
+
+/** Writes `count` random media files of `size` bytes, content-addressed like the media store. */
+function writeMedia(dataDir: string, count: number, size: number): void {
+  for (let i = 0; i < count; i++) {
+    const data = randomBytes(size);
+    const sha = createHash('sha256').update(data).digest('hex');
+    const dir = path.join(dataDir, 'media', sha.slice(0, 2));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, sha), data);
+  }
+}
+
+/** sha256 of every file under media/, by relative path. */
+async function mediaDigest(dataDir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const f of await listFiles(path.join(dataDir, 'media'))) {
+    out[f.rel] = createHash('sha256').update(readFileSync(path.join(dataDir, 'media', f.rel))).digest('hex');
+  }
+  return out;
+}
+
+async function runAndWait(app: TestApp, headers: Record<string, string>, action: string, options: Record<string, unknown> = {}) {
+  const res = await app.json(`/api/v1/system/maintenance/${action}`, { method: 'POST', headers, json: { wait: true, options } });
+  return res;
+}
+
+t.test('a backup taken under a write load is a consistent snapshot with the media store', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  writeMedia(app.dataDir, 20, 64 * 1024);
+
+  // Writes keep landing while the backup runs: keys load-0, load-1, ... in order.
+  let n = 0;
+  let stop = false;
+  const load = (async () => {
+    while (!stop) {
+      await app.deps.db.insertInto('meta').values({ key: `load-${n}`, value: String(n) }).execute();
+      n++;
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  const started = await app.json('/api/v1/system/maintenance/backup', { method: 'POST', headers: owner.headers, json: {} });
+  t.equal(started.status, 202);
+  const second = await app.json('/api/v1/system/maintenance/vacuum', { method: 'POST', headers: owner.headers, json: {} });
+  t.equal(second.status, 409, 'exclusive actions do not overlap');
+  t.equal(second.body.error.code, 'conflict');
+  let run = started.body.data;
+  const seenProgress = new Set<number>();
+  while (run.state === 'running') {
+    await new Promise((r) => setTimeout(r, 5));
+    run = (await app.json(`/api/v1/system/maintenance/runs/${run.id}`, { headers: owner.headers })).body.data;
+    seenProgress.add(run.progress);
+  }
+  stop = true;
+  await load;
+  t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.ok(n > 0, `${n} writes during the backup`);
+  const name = run.result.backup.name as string;
+  t.match(name, /^placard-backup-\d{8}T\d{9}Z-manual-[a-z0-9]{4}\.tar$/);
+
+  const file = path.join(app.dataDir, 'backups', name);
+  const staging = tempDataDir(t);
+  const verified = await verifyBackup(file, { extractTo: staging });
+  t.equal(verified.header.includesMedia, true);
+  t.equal(verified.manifest.files.filter((f) => f.path.startsWith('media/')).length, 20, 'every media file is in it');
+  t.same(await mediaDigest(staging), await mediaDigest(app.dataDir), 'media identical by sha256');
+  const copy = new SQLite(path.join(staging, 'placard.db'), { readonly: true });
+  t.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
+  const keys = (copy.prepare("select value from meta where key like 'load-%'").all() as { value: string }[]).map((r) => Number(r.value)).sort((a, b) => a - b);
+  copy.close();
+  t.same(keys, keys.map((_, i) => i), `a prefix of the writes, with no gap (${keys.length} of ${n})`);
+  t.ok(existsSync(path.join(staging, 'secret.key')), 'the secret key travels with the backup');
+
+  // Listing, download, status.
+  const list = await app.json('/api/v1/system/backups', { headers: owner.headers });
+  t.equal(list.body.data.items.length, 1);
+  t.equal(list.body.data.items[0].name, name);
+  const download = await app.fetch(`/api/v1/system/backups/${name}`, { headers: owner.headers });
+  t.equal(download.status, 200);
+  t.equal(download.headers.get('content-type'), 'application/x-tar');
+  const bytes = Buffer.from(await download.arrayBuffer());
+  t.same(createHash('sha256').update(bytes).digest('hex'), createHash('sha256').update(readFileSync(file)).digest('hex'), 'the download is the file');
+  const admin = await signIn(app, { role: 'admin' });
+  t.equal((await app.fetch(`/api/v1/system/backups/${name}`, { headers: admin.headers })).status, 403, 'only owners download (secret.key inside)');
+  t.equal((await app.fetch(`/api/v1/system/backups/../placard.db`, { headers: owner.headers })).status, 404);
+  const status = await app.json('/api/v1/system/status', { headers: owner.headers });
+  t.equal(status.body.data.backups.last.name, name, 'status shows the last backup');
+});
+
+t.test('retention keeps the newest N backups', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { backups: { keep: 2 } } });
+  const names: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await runAndWait(app, owner.headers, 'backup', { includeMedia: false });
+    t.equal(res.status, 200);
+    t.equal(res.body.data.state, 'succeeded');
+    names.push(res.body.data.result.backup.name);
+  }
+  const list = await app.json('/api/v1/system/backups', { headers: owner.headers });
+  t.same(list.body.data.items.map((b: { name: string }) => b.name).sort(), names.slice(1).sort());
+  const del = await app.fetch(`/api/v1/system/backups/${names[2]}`, { method: 'DELETE', headers: owner.headers });
+  t.equal(del.status, 204);
+  t.equal((await app.fetch(`/api/v1/system/backups/${names[2]}`, { method: 'DELETE', headers: owner.headers })).status, 404);
+});
+
+t.test('restore round trip: data and media identical by sha256, /readyz 503 during it', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  writeMedia(app.dataDir, 40, 256 * 1024);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Before' } });
+  const before = await mediaDigest(app.dataDir);
+  const backup = await runAndWait(app, owner.headers, 'backup');
+  t.equal(backup.body.data.state, 'succeeded');
+  const name = backup.body.data.result.backup.name;
+
+  // Change everything after the backup.
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'After' } });
+  const later = await signIn(app, { role: 'editor' });
+  writeMedia(app.dataDir, 3, 1024);
+  t.not(Object.keys(await mediaDigest(app.dataDir)).length, Object.keys(before).length);
+
+  const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
+  t.equal(started.status, 202, JSON.stringify(started.body));
+  // Hold the database connection: the swap waits for it, so the restore is surely still running.
+  const during = await app.deps.db.connection().execute(async () => app.json('/readyz'));
+  t.equal(during.status, 503, '/readyz answers 503 while the restore runs');
+  t.equal(during.body.error.code, 'not_ready');
+  let run = started.body.data;
+  while (run.state === 'running') {
+    await new Promise((r) => setTimeout(r, 10));
+    const res = await app.json(`/api/v1/system/maintenance/runs/${run.id}`, { headers: owner.headers });
+    if (res.status === 200) run = res.body.data;
+  }
+  t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.equal((await app.json('/readyz')).status, 200, 'ready again after');
+  t.equal((await getSettings(app.deps.db)).serverName, 'Before', 'the database is the backup’s');
+  t.same(await mediaDigest(app.dataDir), before, 'media identical by sha256');
+  const editorAfter = await app.json('/api/v1/auth/login', { method: 'POST', json: { email: later.user.email, password: TEST_PASSWORD } });
+  t.equal(editorAfter.status, 401, 'a user made after the backup is gone');
+  const ownerAgain = await app.json('/api/v1/auth/login', { method: 'POST', json: { email: owner.user.email, password: TEST_PASSWORD } });
+  t.equal(ownerAgain.status, 200, 'the owner signs in on the restored database');
+  const headers = { cookie: cookieHeader(ownerAgain), 'x-csrf-token': ownerAgain.body.data.csrfToken };
+  t.equal((await app.json('/api/v1/system/status', { headers })).status, 200);
+  t.notOk(existsSync(path.join(app.dataDir, 'restore-journal.json')));
+  t.same(readdirSync(app.dataDir).filter((f) => f.startsWith('.restore-staging') || f.startsWith('.pre-restore')), [], 'no staging left behind');
+});
+
+t.test('restore refuses a corrupt, cut-short, foreign or newer backup without touching the live data', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  writeMedia(app.dataDir, 3, 10_000);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Live' } });
+  const backup = await runAndWait(app, owner.headers, 'backup');
+  const good = readFileSync(path.join(app.dataDir, 'backups', backup.body.data.result.backup.name));
+  const liveMedia = await mediaDigest(app.dataDir);
+
+  const upload = (body: Buffer) => app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner.headers, 'content-type': 'application/x-tar' }, body });
+
+  const flipped = Buffer.from(good);
+  flipped[good.length - 3000] = flipped[good.length - 3000]! ^ 0xff; // inside the last media file or the manifest
+  const cut = good.subarray(0, Math.floor(good.length * 0.6));
+  const garbage = randomBytes(4096);
+  for (const [label, body] of [
+    ['a flipped byte', flipped],
+    ['cut short', cut],
+    ['not a tar', garbage],
+    ['empty', Buffer.alloc(0)],
+  ] as const) {
+    const res = await upload(body);
+    t.equal(res.status, 400, `${label}: ${JSON.stringify(res.body)}`);
+    t.equal(res.body.error.code, 'validation_failed', label);
+  }
+  // A backup from a newer Placard: rewrite the header's schema version (same length keeps the tar valid).
+  const text = good.toString('latin1');
+  const newer = Buffer.from(text.replace(/"schemaVersion": (\d+)/, (_m, v: string) => `"schemaVersion": ${'9'.repeat(v.length)}`), 'latin1');
+  const refused = await upload(newer);
+  t.equal(refused.status, 400);
+  t.match(refused.body.error.message, /newer Placard/);
+
+  // A good upload is kept and can be restored; a corrupt file put in place by hand is refused at restore.
+  const ok = await upload(good);
+  t.equal(ok.status, 201, JSON.stringify(ok.body));
+  t.match(ok.body.data.name, /-uploaded-/);
+  const handPlaced = ok.body.data.name.replace('-uploaded-', '-manual-');
+  writeFileSync(path.join(app.dataDir, 'backups', handPlaced), Buffer.concat([good.subarray(0, 1024), flipped.subarray(1024)]));
+  const res = await runAndWait(app, owner.headers, 'restore', { backup: handPlaced });
+  t.equal(res.status, 200);
+  t.equal(res.body.data.state, 'failed');
+  t.match(res.body.data.error.message, /checksum|damaged/);
+  t.equal((await getSettings(app.deps.db)).serverName, 'Live', 'live database untouched');
+  t.same(await mediaDigest(app.dataDir), liveMedia, 'live media untouched');
+  t.equal((await app.json('/readyz')).status, 200, 'ready after the refused restore');
+  const admin = await signIn(app, { role: 'admin' });
+  const forbidden = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: admin.headers, json: { options: { backup: ok.body.data.name } } });
+  t.equal(forbidden.status, 403, 'restore is for owners');
+  const missing = await runAndWait(app, owner.headers, 'restore', { backup: 'placard-backup-20200101T000000000Z-manual.tar' });
+  t.equal(missing.body.data.state, 'failed');
+  t.equal(missing.body.data.error.code, 'not_found');
+});
+
+t.test('SIGKILL mid-backup under a write load: live data intact, the unfinished backup discarded', async (t) => {
+  const dataDir = tempDataDir(t);
+  writeMedia(dataDir, 120, 1024 * 1024);
+  const server = await startServerProcess(t, dataDir);
+  const call = async (p: string, init: RequestInit & { json?: unknown } = {}) => {
+    const { json, ...rest } = init;
+    const res = await fetch(server.url + p, { ...rest, headers: { ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...(rest.headers as Record<string, string>) }, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  const setup = await call('/api/v1/auth/setup', { method: 'POST', json: { email: 'owner@example.test', password: TEST_PASSWORD, displayName: 'Owner' } });
+  t.equal(setup.status, 201);
+  const headers = { cookie: cookieHeader(setup), 'x-csrf-token': setup.body.data.csrfToken };
+
+  // Write load: settings edits, each acknowledged one remembered.
+  let acknowledged = 0;
+  let stop = false;
+  const load = (async () => {
+    for (let i = 1; !stop; i++) {
+      try {
+        const res = await call('/api/v1/settings', { method: 'PATCH', headers, json: { serverName: `write ${i}` } });
+        if (res.status === 200) acknowledged = res.body.data.revision;
+      } catch {
+        return; // the server died
+      }
+    }
+  })();
+  const started = await call('/api/v1/system/maintenance/backup', { method: 'POST', headers, json: {} });
+  t.equal(started.status, 202);
+  const backups = path.join(dataDir, 'backups');
+  let killedMidway = false;
+  for (let i = 0; i < 2000; i++) {
+    const partial = readdirSync(backups).some((f) => f.startsWith('.partial-') && f.endsWith('.tar'));
+    const run = await call(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers });
+    if (partial && run.body.data.state === 'running' && run.body.data.progress > 0.1) {
+      server.child.kill('SIGKILL');
+      killedMidway = true;
+      break;
+    }
+    if (run.body.data.state !== 'running') break;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  t.ok(killedMidway, 'killed while the archive was being written');
+  await server.exited;
+  stop = true;
+  await load;
+  t.ok(acknowledged > 0, `${acknowledged} acknowledged writes before the kill`);
+  t.ok(readdirSync(backups).some((f) => f.startsWith('.partial-')), 'the kill left an unfinished backup');
+
+  const again = await startServerProcess(t, dataDir);
+  const login = await fetch(again.url + '/api/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.test', password: TEST_PASSWORD }) });
+  t.equal(login.status, 200);
+  const body = (await login.json()) as { data: { csrfToken: string } };
+  const h = { cookie: cookieHeader({ headers: login.headers }), 'x-csrf-token': body.data.csrfToken };
+  const settings = (await (await fetch(again.url + '/api/v1/settings', { headers: h })).json()) as { data: { revision: number; serverName: string } };
+  t.ok(settings.data.revision >= acknowledged, `every acknowledged write survived (revision ${settings.data.revision} >= ${acknowledged})`);
+  t.match(settings.data.serverName, /^write \d+$/);
+  const list = (await (await fetch(again.url + '/api/v1/system/backups', { headers: h })).json()) as { data: { items: unknown[] } };
+  t.same(list.data.items, [], 'no backup is listed');
+  for (let i = 0; i < 100 && readdirSync(backups).some((f) => f.startsWith('.partial-')); i++) await new Promise((r) => setTimeout(r, 20));
+  t.same(readdirSync(backups).filter((f) => f.startsWith('.partial-')), [], 'the unfinished backup was discarded at start');
+  const ready = await fetch(again.url + '/readyz');
+  t.equal(ready.status === 200 || ready.status === 503, true);
+  again.child.kill('SIGTERM');
+  await again.exited;
+  const db = new SQLite(path.join(dataDir, 'placard.db'), { readonly: true });
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'the live database is intact');
+  db.close();
+});
