@@ -35,3 +35,72 @@ t.test('schedule input is checked before anything is stored', async (t) => {
   t.equal((await call('POST', '/api/v1/schedules/preview', { screenId: ID, from: '2026-06-02T00:00:00Z', to: '2026-06-01T00:00:00Z' })).status, 400);
   t.equal((await call('POST', '/api/v1/schedules/preview', { from: '2026-06-01T00:00:00Z', to: '2026-06-02T00:00:00Z' })).status, 400);
 });
+
+t.test('recurrence across a DST change, priority then recency, group preview, reasons', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const now = new Date().toISOString();
+  const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
+  const NY = '0190f5a2-7b3c-7def-8abc-0000000000a2';
+  const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b1';
+  await app.deps.db.insertInto('locations').values([
+    { id: LOC, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    { id: NY, name: 'New York', address: null, time_zone: 'America/New_York', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+  ]).execute();
+  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'All', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  const london = await pairScreen(app, owner, { name: 'London', locationId: LOC, groupIds: [GROUP] });
+  const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY, groupIds: [GROUP] });
+  const mk = async (name: string) => (await call('POST', '/api/v1/playlists', { name })).body.data.id as string;
+  const day = await mk('Day');
+  const promo = await mk('Promo');
+  const newer = await mk('Newer');
+
+  // Local wall-clock times, following each screen's zone.
+  const daily = await call('POST', '/api/v1/schedules', { name: 'Opening hours', content: { playlistId: day }, targets: { groupIds: [GROUP] }, startsAt: '2026-03-27T09:00:00', endsAt: '2026-03-27T17:00:00', rrule: 'FREQ=DAILY', priority: 1 });
+  t.equal(daily.status, 201);
+  t.equal(daily.body.data.timeZone, 'UTC', 'targets in two zones: entered in UTC, followed per screen');
+  const preview = async (body: unknown) => (await call('POST', '/api/v1/schedules/preview', body)).body.data;
+  let p = await preview({ screenId: london.screenId, from: '2026-03-28T00:00:00Z', to: '2026-03-30T00:00:00Z' });
+  t.equal(p.timeZone, 'Europe/London');
+  t.same(
+    p.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => [s.startsAt, s.endsAt]),
+    [
+      ['2026-03-28T09:00:00.000Z', '2026-03-28T17:00:00.000Z'],
+      ['2026-03-29T08:00:00.000Z', '2026-03-29T16:00:00.000Z'],
+    ],
+    '09:00-17:00 London on both sides of the change to BST',
+  );
+  t.match(p.timeline[0], { source: { type: 'idle' }, content: null, reason: /idle/ });
+  p = await preview({ screenId: ny.screenId, from: '2026-03-28T00:00:00Z', to: '2026-03-29T00:00:00Z' });
+  t.same(p.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => s.startsAt), ['2026-03-28T13:00:00.000Z'], '09:00 in New York (EDT)');
+
+  // Priority beats the daily schedule; on equal priority the more recent one wins.
+  const hi = await call('POST', '/api/v1/schedules', { name: 'Promo', content: { playlistId: promo }, targets: { screenIds: [london.screenId] }, startsAt: '2026-03-28T12:00:00Z', endsAt: '2026-03-28T13:00:00Z', timeZone: 'UTC', priority: 9 });
+  t.equal(hi.body.data.followsScreenTimeZone, false);
+  await call('POST', '/api/v1/schedules', { name: 'Newer', content: { playlistId: newer }, targets: { locationIds: [LOC] }, startsAt: '2026-03-28T15:00:00Z', endsAt: '2026-03-28T16:00:00Z', timeZone: 'UTC', priority: 1 });
+  p = await preview({ screenId: london.screenId, from: '2026-03-28T09:00:00Z', to: '2026-03-28T17:00:00Z' });
+  t.same(
+    p.timeline.map((s: any) => `${s.startsAt.slice(11, 16)}-${s.endsAt.slice(11, 16)} ${s.content?.name}`),
+    ['09:00-12:00 Day', '12:00-13:00 Promo', '13:00-15:00 Day', '15:00-16:00 Newer', '16:00-17:00 Day'],
+  );
+  t.match(p.timeline[1].reason, /"Promo" \(priority 9\) applies and beats "Opening hours" \(priority 1\)/);
+  t.match(p.timeline[3].reason, /changed earlier/);
+  t.same(p.timeline[3].outranked.map((o: any) => o.name), ['Opening hours']);
+
+  // A group's preview uses the group's schedules only.
+  p = await preview({ groupId: GROUP, from: '2026-03-28T09:00:00Z', to: '2026-03-28T17:00:00Z' });
+  t.equal(p.timeZone, 'America/New_York', 'members split evenly: the first zone alphabetically');
+  t.same(p.timeline.map((s: any) => `${s.startsAt.slice(11, 16)} ${s.content?.name ?? s.source.type}`), ['09:00 idle', '13:00 Day'], 'the group-wide schedule at 09:00 New York; Promo and Newer do not target the group');
+
+  // PATCH moves the schedule to another target; list filters.
+  const moved = await call('PATCH', `/api/v1/schedules/${hi.body.data.id}`, { targets: { screenIds: [ny.screenId] }, priority: 3 });
+  t.equal(moved.status, 200);
+  t.same(moved.body.data.targets, { screenIds: [ny.screenId], groupIds: [], locationIds: [] });
+  t.equal((await call('GET', `/api/v1/schedules?screenId=${ny.screenId}`)).body.data.items.length, 1);
+  t.equal((await call('GET', `/api/v1/schedules?screenId=${london.screenId}`)).body.data.items.length, 0);
+  const rec = await call('PATCH', `/api/v1/schedules/${daily.body.data.id}`, { endsAt: null });
+  t.equal(rec.status, 400, 'a recurring schedule keeps its endsAt');
+  t.equal((await call('PATCH', `/api/v1/schedules/${daily.body.data.id}`, { rrule: 'FREQ=NEVER' })).status, 400);
+  t.equal((await call('DELETE', `/api/v1/schedules/${hi.body.data.id}`)).status, 204);
+  t.equal((await call('GET', `/api/v1/schedules/${hi.body.data.id}`)).status, 404);
+});

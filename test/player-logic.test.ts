@@ -13,7 +13,7 @@ import { cacheKey, isMediaPath, planCache, verifyDownload, toHex } from '../cons
 import { fitCanvas, zoneRect } from '../console/src/player/geometry.js';
 import { commandAction, commandExpired, SeenCommands } from '../console/src/player/commands.js';
 import { PlayerStorage } from '../console/src/player/storage.js';
-import { parseSocketMessage, socketProtocols, socketUrl } from '../console/src/player/socket-messages.js';
+import { closeAction, parseSocketMessage, socketProtocols, socketUrl } from '../console/src/player/socket-messages.js';
 import { PlayerApiError } from '../console/src/player/protocol.js';
 
 const session = (over: Partial<{ expiresAt: string; pollIntervalSec: number }> = {}) => ({
@@ -327,7 +327,14 @@ t.test('socket messages and connection', async (t) => {
   t.same(parseSocketMessage('{"type":"manifest.changed","revision":5}'), { type: 'manifest.changed', revision: '5' });
   t.same(parseSocketMessage('{"type":"command.pending","commandId":"c1"}'), { type: 'command.pending', commandId: 'c1' });
   t.same(parseSocketMessage('{"type":"ping"}'), { type: 'ping' });
-  t.same(parseSocketMessage('{"type":"hello"}'), { type: 'other', name: 'hello' });
+  t.same(parseSocketMessage('{"type":"hello","screenId":"s","manifestRevision":3}'), { type: 'hello', manifestRevision: '3' });
+  t.same(parseSocketMessage('{"type":"takeover.started"}'), { type: 'takeover.started' });
+  t.same(parseSocketMessage('{"type":"news"}'), { type: 'other', name: 'news' });
+  t.equal(closeAction(4001), 'credential-lost');
+  t.equal(closeAction(4003), 'disabled');
+  t.equal(closeAction(4009), 'replaced');
+  t.equal(closeAction(1006), 'reconnect');
+  t.equal(closeAction(1001), 'reconnect');
   t.equal(parseSocketMessage('nope'), null);
   t.equal(parseSocketMessage('{"x":1}'), null);
   t.equal(parseSocketMessage(new ArrayBuffer(2)), null);

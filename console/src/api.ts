@@ -46,6 +46,7 @@ export class ApiError extends Error {
 }
 
 let csrfToken: string | null = null;
+export const getCsrfToken = () => csrfToken;
 export const setCsrfToken = (token: string | null) => {
   csrfToken = token;
 };

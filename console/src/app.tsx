@@ -8,6 +8,7 @@ import { SignInPage } from './pages/signin';
 import { HomePage } from './pages/home';
 import { SecurityPage } from './pages/security';
 import { UsersPage } from './pages/users';
+import { LibraryPage } from './pages/library';
 import { NotFoundPage } from './pages/not-found';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
@@ -83,6 +84,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
       <main class="container" id="main" tabIndex={-1}>
         <Router>
           <Route path="/" component={HomePage} />
+          <Route path="/library" component={LibraryPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
@@ -103,6 +105,7 @@ function Nav() {
   const { path } = useLocation();
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
+    { href: '/library', label: 'Library', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
   const current = (href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));

@@ -10,6 +10,11 @@ import { openApiRoutes } from './modules/system/openapi.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { pairingRoutes } from './modules/screens/pairing.routes.js';
 import { playerRoutes } from './modules/screens/player.routes.js';
+import { commandRoutes } from './modules/screens/commands.js';
+import { fleetRoutes } from './modules/screens/fleet.routes.js';
+import { groupRoutes } from './modules/screens/groups.routes.js';
+import { locationRoutes } from './modules/screens/locations.routes.js';
+import { screenRoutes } from './modules/screens/screens.routes.js';
 import type { Route } from './platform/http/route.js';
 
 /** Every route of the server, module by module. */
@@ -25,5 +30,10 @@ export const ROUTES: readonly Route[] = [
   ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,
+  ...screenRoutes,
+  ...locationRoutes,
+  ...groupRoutes,
+  ...commandRoutes,
+  ...fleetRoutes,
   ...contentRoutes,
 ];

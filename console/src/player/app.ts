@@ -12,7 +12,7 @@ import { readManifest, type PlayerManifest } from './manifest.js';
 import { MediaCache } from './media-cache.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingEvent, type PairingState } from './pairing.js';
 import { PLAYER_VERSION, PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
-import { parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
+import { closeAction, parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
 import { PlayerStorage } from './storage.js';
 
 const family = playerFamilyFromSearch(location.search);
@@ -400,6 +400,8 @@ function connectSocket(): void {
     if (!msg) return;
     if (msg.type === 'manifest.changed' || msg.type === 'takeover.started' || msg.type === 'takeover.ended') {
       if (msg.type !== 'manifest.changed' || msg.revision === null || msg.revision !== engine.revision) void syncManifest();
+    } else if (msg.type === 'hello') {
+      if (msg.manifestRevision !== engine.revision) void syncManifest();
     } else if (msg.type === 'command.pending') {
       void pollCommands();
     } else if (msg.type === 'ping') {
@@ -410,15 +412,23 @@ function connectSocket(): void {
       }
     }
   };
-  ws.onclose = () => {
+  ws.onclose = (ev) => {
     if (socket === ws) socket = null;
     const wasConnected = debug.socketConnected;
     debug.socketConnected = false;
     if (!running) return;
     if (wasConnected) schedulePoll(POLL_WHILE_DISCONNECTED_MS);
-    // A refused upgrade may mean a revoked credential: the next heartbeat tells.
-    if (socketBackoff.failures === 2) void heartbeat();
-    socketTimer = setTimeout(connectSocket, socketBackoff.next());
+    const action = closeAction(ev.code);
+    if (action === 'credential-lost' || action === 'disabled') {
+      // The heartbeat gets the server's own words for it (and forgets a revoked credential).
+      void heartbeat();
+    } else if (socketBackoff.failures === 2) {
+      // A refused upgrade may mean a revoked credential: the next heartbeat tells.
+      void heartbeat();
+    }
+    // Replaced by another socket of this screen (a second tab): back off for long.
+    const wait = action === 'replaced' ? 5 * 60_000 : socketBackoff.next();
+    socketTimer = setTimeout(connectSocket, wait);
   };
 }
 

@@ -8,6 +8,7 @@ export type SocketMessage =
   | { type: 'command.pending'; commandId: string | null }
   | { type: 'takeover.started' | 'takeover.ended' }
   | { type: 'ping' }
+  | { type: 'hello'; manifestRevision: string | null }
   | { type: 'other'; name: string };
 
 export function parseSocketMessage(data: unknown): SocketMessage | null {
@@ -29,6 +30,8 @@ export function parseSocketMessage(data: unknown): SocketMessage | null {
       return { type: v.type };
     case 'ping':
       return { type: 'ping' };
+    case 'hello':
+      return { type: 'hello', manifestRevision: v.manifestRevision === undefined || v.manifestRevision === null ? null : String(v.manifestRevision) };
     default:
       return { type: 'other', name: v.type };
   }
@@ -48,3 +51,13 @@ export function socketProtocols(credential: string): string[] {
 export const POLL_WHILE_DISCONNECTED_MS = 15_000;
 /** With a live socket, a slow safety poll still runs (a missed push is never fatal). */
 export const POLL_WHILE_CONNECTED_MS = 5 * 60_000;
+
+/** Close codes the server uses (platform/realtime/hub.ts) and what the player does. */
+export type CloseAction = 'credential-lost' | 'disabled' | 'replaced' | 'reconnect';
+
+export function closeAction(code: number): CloseAction {
+  if (code === 4001) return 'credential-lost';
+  if (code === 4003) return 'disabled';
+  if (code === 4009) return 'replaced';
+  return 'reconnect';
+}

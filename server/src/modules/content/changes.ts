@@ -7,6 +7,7 @@
  */
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
+import { bumpManifestRevision } from '../screens/revision.js';
 import { manifestCache } from './manifest.cache.js';
 
 export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';
@@ -32,19 +33,9 @@ export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], scr
     const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
     if (affected.size === 0) return;
     for (const id of affected) manifestCache(deps).delete(id);
-    await bumpScreens(deps, [...affected]);
+    await bumpManifestRevision(deps, [...affected]);
   } catch (err) {
     deps.logger.error({ err }, 'could not bump manifests after a content change');
   }
 }
 
-let bumpImpl: (deps: AppDeps, screenIds: string[]) => Promise<void> = async () => {};
-
-/** The screens module's bumpManifestRevision (wired in content.hooks.ts). */
-export function setManifestBumper(fn: (deps: AppDeps, screenIds: string[]) => Promise<void>): void {
-  bumpImpl = fn;
-}
-
-async function bumpScreens(deps: AppDeps, screenIds: string[]): Promise<void> {
-  await bumpImpl(deps, screenIds);
-}

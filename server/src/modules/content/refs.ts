@@ -17,7 +17,43 @@ export interface AssetInfo {
   width: number | null;
   height: number | null;
   tags: string[];
+  /** Website assets: the page to show. */
+  websiteUrl: string | null;
   createdAt: string;
+}
+
+export interface VariantInfo {
+  id: string;
+  assetId: string;
+  purpose: 'player' | 'thumbnail' | 'poster' | 'preview';
+  contentType: string;
+  width: number | null;
+  height: number | null;
+  page: number | null;
+  sizeBytes: number;
+  sha256: string;
+}
+
+/** Variants of the given assets, grouped by asset. */
+export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<Map<string, VariantInfo[]>> {
+  const out = new Map<string, VariantInfo[]>();
+  const unique = [...new Set(assetIds)];
+  if (unique.length === 0 || !(await assetsTableExists(db))) return out;
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await sql<{ id: string; asset_id: string; purpose: VariantInfo['purpose']; content_type: string; width: number | null; height: number | null; page: number | null; size_bytes: number; sha256: string }>`
+      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(db);
+    for (const r of rows.rows) {
+      const list = out.get(r.asset_id) ?? [];
+      list.push({ id: r.id, assetId: r.asset_id, purpose: r.purpose, contentType: r.content_type, width: r.width, height: r.height, page: r.page, sizeBytes: r.size_bytes, sha256: r.sha256 });
+      out.set(r.asset_id, list);
+    }
+  }
+  return out;
+}
+
+/** Where the media store keeps a file (content-addressed, as the media module writes it). */
+export function mediaFile(dataDir: string, sha256: string): string {
+  return new MediaStore(dataDir).pathOf(sha256);
 }
 
 /** Seconds an item plays when it gives no duration: images, pages, PDFs... */
@@ -30,49 +66,68 @@ export function effectiveDuration(own: number | null, asset: Pick<AssetInfo, 'ki
   return DEFAULT_ITEM_DURATION_MS;
 }
 
-type AssetRow = { id: string; name: string; kind: string; state: string; duration_ms: number | null; width: number | null; height: number | null; created_at: string };
+const hasAssets = new WeakMap<Db, boolean>();
 
-/** Tag names of the given assets (the media module keeps them in asset_tags). */
-async function tagsOf(db: Db, ids: readonly string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const rows = await db
-      .selectFrom('asset_tags')
-      .innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id')
-      .select(['asset_tags.asset_id', 'content_tags.name'])
-      .where('asset_tags.asset_id', 'in', chunk)
-      .orderBy('content_tags.name')
-      .execute();
-    for (const r of rows) {
-      const list = out.get(r.asset_id);
-      if (list) list.push(r.name);
-      else out.set(r.asset_id, [r.name]);
-    }
-  }
-  return out;
+/** Until the media module's tables exist, there are no assets to point at. */
+async function assetsTableExists(db: Db): Promise<boolean> {
+  if (hasAssets.get(db)) return true;
+  const row = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = 'assets'`.execute(db);
+  const found = Number(row.rows[0]?.n ?? 0) > 0;
+  if (found) hasAssets.set(db, true);
+  return found;
 }
 
 export async function assetInfos(db: Db, ids: readonly string[]): Promise<Map<string, AssetInfo>> {
   const out = new Map<string, AssetInfo>();
-  if (ids.length === 0) return out;
+  if (ids.length === 0 || !(await assetsTableExists(db))) return out;
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
-    const rows = await db.selectFrom('assets').select(['id', 'name', 'kind', 'state', 'duration_ms', 'width', 'height', 'created_at']).where('id', 'in', chunk).execute();
-    const tags = await tagsOf(db, rows.map((r) => r.id));
-    for (const r of rows) out.set(r.id, toInfo(r, tags.get(r.id) ?? []));
+    const rows = await sql<AssetRow>`${ASSET_SELECT} where a.id in (${sql.join(chunk)})`.execute(db);
+    for (const r of rows.rows) out.set(r.id, toInfo(r));
   }
   return out;
 }
 
-function toInfo(r: AssetRow, tags: string[]): AssetInfo {
-  return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, createdAt: r.created_at };
+interface AssetRow {
+  id: string;
+  name: string;
+  kind: string;
+  state: string;
+  duration_ms: number | null;
+  width: number | null;
+  height: number | null;
+  tags: string | null;
+  website: string | null;
+  created_at: string;
 }
 
-/** Ready assets carrying the rule's tags (any or all of them). */
+const ASSET_SELECT = sql`
+  select a.id, a.name, a.kind, a.state, a.duration_ms, a.width, a.height, a.website, a.created_at,
+    (select json_group_array(t.name) from asset_tags x join content_tags t on t.id = x.tag_id where x.asset_id = a.id) as tags
+  from assets a`;
+
+function toInfo(r: AssetRow): AssetInfo {
+  let tags: string[] = [];
+  try {
+    const parsed = JSON.parse(r.tags ?? '[]');
+    if (Array.isArray(parsed)) tags = parsed.map(String);
+  } catch {
+    /* no tags */
+  }
+  let websiteUrl: string | null = null;
+  try {
+    const w = r.website ? (JSON.parse(r.website) as { url?: unknown }) : null;
+    if (w && typeof w.url === 'string') websiteUrl = w.url;
+  } catch {
+    /* not a website */
+  }
+  return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, websiteUrl, createdAt: r.created_at };
+}
+
+/** Ready assets carrying the rule's tags (any or all of them, case-insensitive). */
 export async function assetsWithTags(db: Db, tags: readonly string[], match: 'any' | 'all'): Promise<AssetInfo[]> {
-  if (tags.length === 0) return [];
+  if (tags.length === 0 || !(await assetsTableExists(db))) return [];
   const wanted = [...new Set(tags.map((t) => t.toLowerCase()))];
   const tagged = await db
     .selectFrom('asset_tags')
@@ -82,8 +137,7 @@ export async function assetsWithTags(db: Db, tags: readonly string[], match: 'an
     .where('assets.state', '=', 'ready')
     .where(sql<string>`lower(content_tags.name)`, 'in', wanted)
     .execute();
-  const ids = [...new Set(tagged.map((r) => r.asset_id))];
-  const infos = await assetInfos(db, ids);
+  const infos = await assetInfos(db, [...new Set(tagged.map((r) => r.asset_id))]);
   return [...infos.values()].filter((a) => {
     const have = new Set(a.tags.map((t) => t.toLowerCase()));
     return match === 'all' ? wanted.every((t) => have.has(t)) : wanted.some((t) => have.has(t));
@@ -92,8 +146,9 @@ export async function assetsWithTags(db: Db, tags: readonly string[], match: 'an
 
 /** The file of an asset's thumbnail variant, when it has one on disk. */
 export async function assetThumbnailFile(deps: AppDeps, assetId: string): Promise<string | null> {
-  const v = await deps.db.selectFrom('asset_variants').select('sha256').where('asset_id', '=', assetId).where('purpose', '=', 'thumbnail').executeTakeFirst();
-  if (!v) return null;
-  const file = new MediaStore(deps.config.dataDir).pathOf(v.sha256);
+  const variants = (await variantsOf(deps.db, [assetId])).get(assetId) ?? [];
+  const pick = variants.find((v) => v.purpose === 'thumbnail') ?? variants.find((v) => v.purpose === 'poster') ?? variants.find((v) => v.purpose === 'player' && v.contentType.startsWith('image/'));
+  if (!pick) return null;
+  const file = mediaFile(deps.config.dataDir, pick.sha256);
   return existsSync(file) ? file : null;
 }

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { DevicePrincipal } from '../../platform/http/auth.js';
+import { notFound } from '../../platform/http/errors.js';
+import { defineRoute } from '../../platform/http/route.js';
+import { screenContext } from './fleet.js';
+import { currentManifest } from './manifest.js';
+
+const Window = z.object({ startsAt: z.string(), endsAt: z.string() });
+const Item = z.object({
+  id: z.string(),
+  playlistId: z.string().describe('the playlist holding the item (the nested one for nested playlists)'),
+  kind: z.string().describe('image, video, audio, pdf, website'),
+  assetId: z.string().nullable(),
+  variantId: z.string().nullable().describe('the media[] entry to play'),
+  posterVariantId: z.string().nullable(),
+  pageVariantIds: z.array(z.string()).describe('PDF: one image per page, in order'),
+  url: z.string().nullable().describe('website items: the page to show'),
+  name: z.string(),
+  durationMs: z.number().describe('effective: its own, a video’s length, or the default'),
+  transition: z.object({ type: z.string(), durationMs: z.number() }),
+  validFrom: z.string().nullable(),
+  validUntil: z.string().nullable(),
+  dayparts: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
+  windows: z.array(Window).nullable().describe('when it may play within the horizon, all rules (nested too) applied; null: always'),
+  fit: z.enum(['contain', 'cover', 'fill']),
+  muted: z.boolean(),
+});
+const Playlist = z.object({ id: z.string(), name: z.string(), items: z.array(Item) });
+const Zone = z.object({ id: z.string(), name: z.string(), x: z.number(), y: z.number(), width: z.number(), height: z.number(), zIndex: z.number(), fit: z.string(), muted: z.boolean(), playlist: Playlist.nullable() });
+const Layout = z.object({
+  id: z.string(),
+  name: z.string(),
+  revisionId: z.string(),
+  revisionNumber: z.number(),
+  width: z.number(),
+  height: z.number(),
+  orientation: z.string(),
+  background: z.string(),
+  backgroundMedia: z.object({ assetId: z.string(), variantId: z.string() }).nullable(),
+  zones: z.array(Zone),
+});
+export const ManifestDto = z
+  .object({
+    screenId: z.string(),
+    revision: z.number(),
+    generatedAt: z.string(),
+    validUntil: z.string(),
+    refreshAfter: z.string().describe('fetch again by then (the window moves by the hour) even without manifest.changed'),
+    timeZone: z.string(),
+    timeline: z.array(
+      z.object({
+        startsAt: z.string(),
+        endsAt: z.string(),
+        source: z.object({ type: z.string(), id: z.string().nullable() }),
+        content: z.object({ type: z.string(), id: z.string() }).nullable(),
+        playlist: Playlist.optional(),
+        layout: Layout.optional(),
+      }),
+    ),
+    media: z.array(
+      z.object({ assetId: z.string(), variantId: z.string(), purpose: z.string(), url: z.string(), contentType: z.string(), sizeBytes: z.number(), sha256: z.string(), width: z.number().nullable(), height: z.number().nullable() }),
+    ),
+    overlays: z.array(z.unknown()),
+    warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
+  })
+  .meta({ id: 'PlayerManifest' });
+
+/** If-None-Match: a list of tags (weak or strong) or `*`. */
+export function etagMatches(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+export const manifestRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/player/manifest',
+    auth: 'device',
+    tags: ['Player'],
+    summary: 'Everything the screen plays in the next 48 hours, and the media to cache',
+    description:
+      'The resolved timeline in the screen’s time zone (layouts, zones, playlists flattened to playable items with durations), every media variant to cache (URL of the player variant route, size, sha256, content type) and warnings for content left out. Send If-None-Match with the ETag: 304 while nothing changed. `manifest.changed` on the socket says when to fetch again.',
+    responses: {
+      200: { description: 'The manifest', data: ManifestDto, headers: { ETag: { description: 'changes when the manifest does' } } },
+      304: { description: 'Not modified: the If-None-Match ETag is current' },
+    },
+    handler: async (ctx, { auth }) => {
+      const screen = await screenContext(ctx.deps.db, (auth as DevicePrincipal).screenId);
+      if (!screen) throw notFound('Screen');
+      const m = await currentManifest(ctx.deps, screen);
+      ctx.set('ETag', m.etag);
+      ctx.set('Cache-Control', 'private, no-cache');
+      if (etagMatches(ctx.get('if-none-match'), m.etag)) {
+        ctx.status = 304;
+        return;
+      }
+      ctx.type = 'application/json';
+      ctx.body = m.body;
+    },
+  }),
+];

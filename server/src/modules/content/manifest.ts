@@ -1,0 +1,378 @@
+/**
+ * The player manifest (DESIGN.md sections 6.3 and 11; shape in docs/content.md): for one
+ * screen, the resolved timeline of the next 48 hours in its time zone, each segment with
+ * its layout or playlist flattened to playable items, every media variant to cache, and
+ * warnings for what was left out. Built on demand, cached per (screen, manifest
+ * revision, hour), and recorded in `manifest_deps` so a change bumps exactly the screens
+ * it alters.
+ */
+import { createHash } from 'node:crypto';
+import type { AppDeps } from '../../app.js';
+import type { Db } from '../../platform/db/database.js';
+import type { DepRef } from './changes.js';
+import { parseJson } from './common.js';
+import type { ScreenContext } from './fleet.js';
+import { contentOf, type LayoutContent } from './layouts.repo.js';
+import { manifestCache, type CachedManifest } from './manifest.cache.js';
+import { flattenPlaylist, type Daypart, type FlatItem, type PlanItem, type PlanPlaylist } from './plan.js';
+import { tagRuleOf } from './playlists.repo.js';
+import { assetInfos, assetsWithTags, effectiveDuration, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
+import { resolveSubject, type Warning } from './resolve.js';
+
+export const HORIZON_MS = 48 * 3_600_000;
+const HOUR_MS = 3_600_000;
+/** The box a full-screen playlist fills when the screen's size is not known. */
+const DEFAULT_BOX = { width: 1920, height: 1080 };
+const WEBSITE_DEFAULT_MS = 30_000;
+
+export interface ManifestItem {
+  id: string;
+  playlistId: string;
+  kind: string;
+  assetId: string | null;
+  variantId: string | null;
+  posterVariantId: string | null;
+  pageVariantIds: string[];
+  url: string | null;
+  name: string;
+  durationMs: number;
+  transition: { type: string; durationMs: number };
+  validFrom: string | null;
+  validUntil: string | null;
+  dayparts: Daypart[];
+  windows: { startsAt: string; endsAt: string }[] | null;
+  fit: 'contain' | 'cover' | 'fill';
+  muted: boolean;
+}
+
+export interface ManifestPlaylist {
+  id: string;
+  name: string;
+  items: ManifestItem[];
+}
+
+export interface ManifestMedia {
+  assetId: string;
+  variantId: string;
+  purpose: string;
+  url: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  width: number | null;
+  height: number | null;
+}
+
+export interface Manifest {
+  screenId: string;
+  revision: number;
+  generatedAt: string;
+  validUntil: string;
+  refreshAfter: string;
+  timeZone: string;
+  timeline: {
+    startsAt: string;
+    endsAt: string;
+    source: { type: string; id: string | null };
+    content: { type: string; id: string } | null;
+    playlist?: ManifestPlaylist;
+    layout?: unknown;
+  }[];
+  media: ManifestMedia[];
+  overlays: unknown[];
+  warnings: Warning[];
+}
+
+export const variantUrl = (assetId: string, variantId: string) => `/api/v1/player/assets/${assetId}/variants/${variantId}`;
+
+/** The smallest variant that covers the box, else the largest. */
+function pickVariant(list: readonly VariantInfo[], box: { width: number; height: number }): VariantInfo | undefined {
+  if (list.length <= 1) return list[0];
+  const sorted = [...list].sort((a, b) => (a.width ?? 0) * (a.height ?? 0) - (b.width ?? 0) * (b.height ?? 0));
+  return sorted.find((v) => (v.width ?? Infinity) >= box.width && (v.height ?? Infinity) >= box.height) ?? sorted.at(-1);
+}
+
+class Builder {
+  readonly warnings: Warning[] = [];
+  readonly deps = new Map<string, DepRef>();
+  readonly media = new Map<string, ManifestMedia>();
+  private readonly playlists = new Map<string, PlanPlaylist>();
+  private readonly tagRuleItems = new Map<string, Map<string, { durationMs: number | null }>>();
+  private readonly assets = new Map<string, AssetInfo>();
+  private readonly variants = new Map<string, VariantInfo[]>();
+  private readonly warned = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly zone: string,
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
+
+  dep(kind: DepRef['kind'], id: string) {
+    this.deps.set(`${kind}:${id}`, { kind, id });
+  }
+
+  warn(key: string, warning: Warning) {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warnings.push(warning);
+  }
+
+  /** Loads a playlist and everything nested in it (tag rules expanded into items). */
+  private async load(rootId: string): Promise<void> {
+    const queue = [rootId];
+    while (queue.length) {
+      const id = queue.shift()!;
+      if (this.playlists.has(id)) continue;
+      this.dep('playlist', id);
+      const row = await this.db.selectFrom('playlists').select(['id', 'name', 'tag_rule']).where('id', '=', id).executeTakeFirst();
+      if (!row) continue;
+      const items = await this.db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', id).orderBy('position').orderBy('id').execute();
+      const plan: PlanItem[] = items.map((r) => ({
+        id: r.id,
+        kind: r.asset_id ? 'asset' : r.widget_id ? 'widget' : 'playlist',
+        refId: (r.asset_id ?? r.widget_id ?? r.child_playlist_id)!,
+        durationMs: r.duration_ms,
+        transition: { type: r.transition_type, durationMs: r.transition_ms },
+        rule: { validFrom: r.valid_from, validUntil: r.valid_until, dayparts: parseJson<Daypart[]>(r.dayparts, []) },
+        enabled: r.enabled === 1,
+      }));
+      const rule = tagRuleOf(row);
+      if (rule && rule.tags.length) {
+        this.dep('tag-rule', '*');
+        let matches = await assetsWithTags(this.db, rule.tags, rule.match);
+        matches.sort((a, b) => (rule.order === 'name' ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id) : rule.order === 'newest' ? b.createdAt.localeCompare(a.createdAt) : a.createdAt.localeCompare(b.createdAt)));
+        if (rule.limit) matches = matches.slice(0, rule.limit);
+        const synthetic = new Map<string, { durationMs: number | null }>();
+        for (const a of matches) {
+          const itemId = `${id}:tag:${a.id}`;
+          synthetic.set(itemId, { durationMs: rule.durationMs });
+          this.assets.set(a.id, a);
+          plan.push({ id: itemId, kind: 'asset', refId: a.id, durationMs: rule.durationMs, transition: { type: 'none', durationMs: 0 }, rule: { validFrom: null, validUntil: null, dayparts: [] }, enabled: true });
+        }
+        this.tagRuleItems.set(id, synthetic);
+      }
+      this.playlists.set(id, { id, name: row.name, items: plan });
+      for (const p of plan) if (p.kind === 'playlist' && p.enabled) queue.push(p.refId);
+    }
+  }
+
+  private async ensureAssets(ids: readonly string[]) {
+    const missing = ids.filter((id) => !this.assets.has(id) || !this.variants.has(id));
+    if (missing.length === 0) return;
+    for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
+    const variants = await variantsOf(this.db, missing);
+    for (const id of missing) this.variants.set(id, variants.get(id) ?? []);
+  }
+
+  private addMedia(v: VariantInfo) {
+    if (this.media.has(v.id)) return;
+    this.media.set(v.id, { assetId: v.assetId, variantId: v.id, purpose: v.purpose, url: variantUrl(v.assetId, v.id), contentType: v.contentType, sizeBytes: v.sizeBytes, sha256: v.sha256, width: v.width, height: v.height });
+  }
+
+  /** A playable item for an asset, or null (named in warnings) when it cannot play. */
+  private assetItem(flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string }, rule: { validFrom: string | null; validUntil: string | null; dayparts: Daypart[] }, box: { width: number; height: number }, fit: ManifestItem['fit'], muted: boolean): ManifestItem | null {
+    const assetId = flat.refId;
+    this.dep('asset', assetId);
+    const asset = this.assets.get(assetId);
+    if (!asset) {
+      this.warn(`asset:${assetId}`, { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, playlistId: flat.playlistId });
+      return null;
+    }
+    if (asset.state !== 'ready') {
+      this.warn(`asset:${assetId}`, { code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready', message: `"${asset.name}" is ${asset.state}; it is left out until it is ready`, assetId, state: asset.state });
+      return null;
+    }
+    const variants = this.variants.get(assetId) ?? [];
+    const players = variants.filter((v) => v.purpose === 'player');
+    let variant: VariantInfo | undefined;
+    let poster: VariantInfo | undefined;
+    let pages: VariantInfo[] = [];
+    if (asset.kind === 'website') {
+      if (!asset.websiteUrl) {
+        this.warn(`asset:${assetId}`, { code: 'asset_not_ready', message: `Website "${asset.name}" has no address`, assetId });
+        return null;
+      }
+    } else if (asset.kind === 'pdf') {
+      pages = players.filter((v) => v.contentType.startsWith('image/')).sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
+      const byPage = new Map<number, VariantInfo[]>();
+      for (const p of pages) byPage.set(p.page ?? 0, [...(byPage.get(p.page ?? 0) ?? []), p]);
+      pages = [...byPage.values()].map((list) => pickVariant(list, box)!);
+      variant = pages[0];
+    } else {
+      variant = pickVariant(players, box);
+      if (asset.kind === 'video') poster = variants.find((v) => v.purpose === 'poster');
+    }
+    if (asset.kind !== 'website' && !variant) {
+      this.warn(`asset:${assetId}`, { code: 'asset_not_ready', message: `"${asset.name}" has no player variant yet; it is left out`, assetId });
+      return null;
+    }
+    for (const v of [variant, poster, ...pages]) if (v) this.addMedia(v);
+    const durationMs = flat.durationMs ?? (asset.kind === 'website' ? WEBSITE_DEFAULT_MS : effectiveDuration(null, asset));
+    return {
+      id: flat.id,
+      playlistId: flat.playlistId,
+      kind: asset.kind,
+      assetId,
+      variantId: variant?.id ?? null,
+      posterVariantId: poster?.id ?? null,
+      pageVariantIds: pages.map((p) => p.id),
+      url: asset.kind === 'website' ? asset.websiteUrl : null,
+      name: asset.name,
+      durationMs,
+      transition: flat.transition,
+      validFrom: rule.validFrom,
+      validUntil: rule.validUntil,
+      dayparts: rule.dayparts,
+      windows: flat.windows ? flat.windows.map((w) => ({ startsAt: new Date(w.start).toISOString(), endsAt: new Date(w.end).toISOString() })) : null,
+      fit,
+      muted,
+    };
+  }
+
+  private itemRule(playlistId: string, itemId: string) {
+    const item = this.playlists.get(playlistId)?.items.find((i) => i.id === itemId);
+    return item ? { validFrom: item.rule.validFrom, validUntil: item.rule.validUntil, dayparts: [...item.rule.dayparts] } : { validFrom: null, validUntil: null, dayparts: [] };
+  }
+
+  async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
+    await this.load(id);
+    const { items, problems } = flattenPlaylist(id, this.playlists, this.zone, this.from, this.to);
+    for (const p of problems) this.warn(`problem:${p}`, { code: 'playlist_problem', message: p, playlistId: id });
+    await this.ensureAssets(items.filter((i) => i.kind === 'asset').map((i) => i.refId));
+    const out: ManifestItem[] = [];
+    for (const flat of items) {
+      const playlistId = flat.path.at(-1)!;
+      if (flat.kind === 'widget') {
+        this.warn(`widget:${flat.refId}`, { code: 'widget_unavailable', message: 'Widgets are not available yet; the item is left out', widgetId: flat.refId });
+        continue;
+      }
+      const item = this.assetItem({ ...flat, playlistId }, this.itemRule(playlistId, flat.id), box, fit, muted);
+      if (item) out.push(item);
+    }
+    return { id, name: this.playlists.get(id)?.name ?? '', items: out };
+  }
+
+  async layout(layoutId: string) {
+    this.dep('layout', layoutId);
+    const row = await this.db
+      .selectFrom('layouts')
+      .innerJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
+      .select(['layouts.id', 'layouts.name', 'r.id as revisionId', 'r.number', 'r.content'])
+      .where('layouts.id', '=', layoutId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const content: LayoutContent = contentOf(row.content);
+    const zones = [];
+    for (const z of [...content.zones].sort((a, b) => a.zIndex - b.zIndex)) {
+      const box = { width: z.width, height: z.height };
+      let playlist: ManifestPlaylist | null = null;
+      if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
+      else if (z.content?.type === 'asset') {
+        await this.ensureAssets([z.content.assetId]);
+        const item = this.assetItem({ id: `${layoutId}:${z.id}`, refId: z.content.assetId, durationMs: z.content.durationMs, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: `${layoutId}:${z.id}` }, { validFrom: null, validUntil: null, dayparts: [] }, box, z.fit, z.muted);
+        playlist = { id: `${layoutId}:${z.id}`, name: z.name, items: item ? [item] : [] };
+      } else if (z.content?.type === 'widget') {
+        this.warn(`widget:${z.content.widgetId}`, { code: 'widget_unavailable', message: 'Widgets are not available yet; the zone stays empty', widgetId: z.content.widgetId });
+      }
+      zones.push({ id: z.id, name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, fit: z.fit, muted: z.muted, playlist });
+    }
+    let backgroundMedia: { assetId: string; variantId: string } | null = null;
+    if (content.background.assetId) {
+      await this.ensureAssets([content.background.assetId]);
+      const item = this.assetItem({ id: `${layoutId}:background`, refId: content.background.assetId, durationMs: null, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: layoutId }, { validFrom: null, validUntil: null, dayparts: [] }, content, 'cover', true);
+      if (item?.variantId) backgroundMedia = { assetId: item.assetId!, variantId: item.variantId };
+    }
+    return {
+      id: row.id,
+      name: row.name,
+      revisionId: row.revisionId,
+      revisionNumber: row.number,
+      width: content.width,
+      height: content.height,
+      orientation: content.orientation,
+      background: content.background.color,
+      backgroundMedia,
+      zones,
+    };
+  }
+}
+
+export interface BuiltManifest {
+  manifest: Manifest;
+  deps: DepRef[];
+}
+
+/** Builds a screen's manifest for the 48 hours from the start of the hour of `nowMs`. */
+export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.now()): Promise<BuiltManifest> {
+  const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  const to = from + HORIZON_MS;
+  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to);
+  const b = new Builder(db, resolution.timeZone, from, to);
+  for (const d of resolution.deps) b.dep(d.kind, d.id);
+  for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
+  const playlists = new Map<string, ManifestPlaylist>();
+  const layouts = new Map<string, Awaited<ReturnType<Builder['layout']>>>();
+  const timeline: Manifest['timeline'] = [];
+  for (const seg of resolution.segments) {
+    const entry: Manifest['timeline'][number] = { startsAt: seg.startsAt, endsAt: seg.endsAt, source: seg.source, content: seg.content ? { type: seg.content.type, id: seg.content.id } : null };
+    if (seg.content?.type === 'playlist') {
+      if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, DEFAULT_BOX));
+      entry.playlist = playlists.get(seg.content.id)!;
+    } else if (seg.content?.type === 'layout') {
+      if (!layouts.has(seg.content.id)) layouts.set(seg.content.id, await b.layout(seg.content.id));
+      const layout = layouts.get(seg.content.id);
+      if (layout) entry.layout = layout;
+      else entry.content = null;
+    }
+    timeline.push(entry);
+  }
+  const manifest: Manifest = {
+    screenId: screen.id,
+    revision: screen.manifestRevision,
+    generatedAt: new Date(nowMs).toISOString(),
+    validUntil: new Date(to).toISOString(),
+    refreshAfter: new Date(from + HOUR_MS).toISOString(),
+    timeZone: resolution.timeZone,
+    timeline,
+    media: [...b.media.values()].sort((x, y) => x.assetId.localeCompare(y.assetId) || x.variantId.localeCompare(y.variantId)),
+    overlays: [],
+    warnings: b.warnings,
+  };
+  return { manifest, deps: [...b.deps.values()] };
+}
+
+/** Replaces what the screen's manifest depends on. */
+export async function recordDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+    for (let i = 0; i < deps.length; i += 300) {
+      await trx
+        .insertInto('manifest_deps')
+        .values(deps.slice(i, i + 300).map((d) => ({ screen_id: screenId, kind: d.kind, ref_id: d.id })))
+        .execute();
+    }
+  });
+}
+
+/** The screen's manifest for this hour: cached per (revision, hour), else built and recorded. */
+export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
+  const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  const cache = manifestCache(deps);
+  const hit = cache.get(screen.id);
+  if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart) return hit;
+  const built = await buildManifest(deps.db, screen, nowMs);
+  await recordDeps(deps.db, screen.id, built.deps);
+  const { generatedAt: _g, ...stable } = built.manifest;
+  const etag = `"m${screen.manifestRevision}-${createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 27)}"`;
+  const entry: CachedManifest = {
+    revision: screen.manifestRevision,
+    windowStart,
+    etag,
+    body: JSON.stringify({ data: built.manifest }),
+    assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
+  };
+  cache.set(screen.id, entry);
+  return entry;
+}

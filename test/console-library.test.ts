@@ -1,0 +1,169 @@
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startApp, type TestApp } from './helpers/harness.js';
+import { signIn } from './helpers/auth.js';
+import { DESKTOP, launchBrowser, PHONE, snap } from './helpers/browser.js';
+import { sampleJunk, sampleMp4, samplePng } from './helpers/sample-media.js';
+
+/** A browser context signed in as `role` through the real API (cookie copied in). */
+export async function signedInContext(app: TestApp, context: BrowserContext, base: string, role: 'owner' | 'editor' | 'viewer' = 'owner') {
+  const who = await signIn(app, { role });
+  const url = new URL(base);
+  await context.addCookies(
+    who.headers.cookie.split('; ').map((pair) => {
+      const i = pair.indexOf('=');
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
+    }),
+  );
+  return who;
+}
+
+t.test('library: drag-and-drop style multi-file upload with progress, processing, thumbnails, organise, archive', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-media-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const png = await samplePng(dir, 'poster-red.png');
+  const mp4 = sampleMp4(app, dir, 'intro-clip.mp4');
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await signedInContext(app, context, app.url);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  t.teardown(async () => {
+    if (!t.passing()) await snap(page, 'failure-console-library').catch(() => {});
+  });
+
+  await page.goto(app.url + '/library');
+  await page.getByRole('heading', { name: 'Library' }).waitFor();
+  await page.getByText('Nothing here yet').waitFor();
+
+  // Both files at once: a progress bar each, then processing, then ready with a thumbnail.
+  await page.getByTestId('file-input').setInputFiles([png, mp4]);
+  const bars = page.getByRole('list', { name: 'Uploads' }).locator('progress');
+  t.equal(await bars.count(), 2, 'one progress bar per file');
+  for (const name of ['poster-red.png', 'intro-clip.mp4']) {
+    await page.locator(`li[data-upload="${name}"][data-state="done"]`).waitFor({ timeout: 60_000 });
+    const max = await page.locator(`li[data-upload="${name}"] progress`).evaluate((el) => (el as unknown as { value: number; max: number }).value / (el as unknown as { max: number }).max);
+    t.equal(max, 1, `${name}: the bar is full`);
+  }
+  for (const name of ['poster-red.png', 'intro-clip.mp4']) {
+    await page.locator(`li.asset-card[data-asset="${name}"][data-state="ready"]`).waitFor({ timeout: 90_000 });
+    const img = page.locator(`li.asset-card[data-asset="${name}"] img`);
+    await img.waitFor();
+    await page.waitForFunction((el) => (el as unknown as { complete: boolean; naturalWidth: number }).complete && (el as unknown as { naturalWidth: number }).naturalWidth > 0, await img.elementHandle());
+    t.pass(`${name}: processed, thumbnail shown`);
+  }
+  await snap(page, 'library-1280-light');
+
+  // Open the image: preview and rename.
+  await page.getByRole('button', { name: 'Open poster-red.png' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('img', { name: 'poster-red.png' }).waitFor();
+  await dialog.getByLabel('Name').fill('Red poster');
+  await dialog.getByLabel('Tags (comma-separated)').fill('lobby, promo');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.getByRole('heading', { name: 'Red poster' }).waitFor();
+  await snap(page, 'library-dialog-1280-light');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await page.locator('li.asset-card[data-asset="Red poster"]').waitFor();
+
+  // Search and tag filter.
+  await page.getByLabel('Search the library').fill('intro');
+  await page.locator('li.asset-card[data-asset="Red poster"]').waitFor({ state: 'detached' });
+  t.equal(await page.locator('li.asset-card').count(), 1, 'search narrows the grid');
+  await page.getByLabel('Search the library').fill('');
+  await page.getByLabel('Tag').selectOption('lobby');
+  await page.locator('li.asset-card[data-asset="intro-clip.mp4"]').waitFor({ state: 'detached' });
+  t.equal(await page.locator('li.asset-card').count(), 1, 'the tag filter narrows the grid');
+  await page.getByLabel('Tag').selectOption('');
+
+  // A folder, and bulk move + archive.
+  await page.getByText('New folder').click();
+  await page.getByLabel('Folder name').fill('Lobby');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByLabel('Folder', { exact: true }).locator('option', { hasText: 'Lobby' }).waitFor({ state: 'attached' });
+  await page.getByLabel('Select intro-clip.mp4').check();
+  await page.getByLabel('Select Red poster').check();
+  await page.getByText('2 selected').waitFor();
+  const lobby = await page.getByLabel('Move selected to folder').locator('option', { hasText: 'Lobby' }).getAttribute('value');
+  await page.getByLabel('Move selected to folder').selectOption(lobby!);
+  await page.getByText('2 selected').waitFor({ state: 'detached' });
+  await page.getByLabel('Folder', { exact: true }).selectOption(lobby!);
+  await page.locator('li.asset-card').nth(1).waitFor();
+  t.equal(await page.locator('li.asset-card').count(), 2, 'both moved into the folder');
+  await page.getByLabel('Select intro-clip.mp4').check();
+  await page.getByRole('button', { name: 'Archive' }).click();
+  await page.locator('li.asset-card[data-asset="intro-clip.mp4"]').waitFor({ state: 'detached' });
+  await page.getByLabel('Archive', { exact: true }).selectOption('only');
+  await page.locator('li.asset-card[data-asset="intro-clip.mp4"]').waitFor();
+  t.pass('archived assets are listed under Archived');
+  await page.getByLabel('Archive', { exact: true }).selectOption('exclude');
+
+  // An unsupported file: the server's refusal shows on that upload's row.
+  const junk = sampleJunk(dir, 'notes.bin', 4096);
+  await page.getByTestId('file-input').setInputFiles([junk]);
+  const row = page.locator('li[data-upload="notes.bin"][data-state="failed"]');
+  await row.waitFor({ timeout: 30_000 });
+  t.match(await row.getByRole('alert').innerText(), /\S/, 'the refusal is explained on the upload row');
+
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.getByLabel('Folder', { exact: true }).selectOption('');
+  await page.locator('li.asset-card[data-asset="Red poster"]').waitFor();
+  await snap(page, 'library-1280-dark');
+  await page.setViewportSize(PHONE);
+  await snap(page, 'library-390-dark');
+  const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+  t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
+  t.same(errors, [], 'no uncaught errors in the page');
+  await context.close();
+});
+
+t.test('library: an upload interrupted by a page reload resumes from the server offset', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-media-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const big = sampleJunk(dir, 'big-upload.bin', 24 * 1024 * 1024);
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await signedInContext(app, context, app.url);
+  const page: Page = await context.newPage();
+  let creations = 0;
+  let resumedAt = -1;
+  let reloaded = false;
+  page.on('request', (req) => {
+    const u = new URL(req.url());
+    if (req.method() === 'POST' && u.pathname === '/api/v1/uploads') creations++;
+    if (reloaded && req.method() === 'PATCH' && resumedAt < 0) resumedAt = Number(req.headers()['upload-offset'] ?? -1);
+  });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  // Slow the upload so a reload lands in the middle of it.
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 3 * 1024 * 1024 });
+  await page.goto(app.url + '/library');
+  await page.getByTestId('file-input').setInputFiles([big]);
+  const row = page.locator('li[data-upload="big-upload.bin"]');
+  await page.waitForFunction(() => {
+    const bar = (globalThis as any).document.querySelector('li[data-upload="big-upload.bin"] progress');
+    return bar && bar.value > 0 && bar.value / bar.max > 0.2;
+  }, undefined, { timeout: 60_000 });
+  await page.reload();
+  reloaded = true;
+  await page.getByText(/Unfinished uploads from before: big-upload\.bin/).waitFor();
+  t.pass('the unfinished upload is remembered across the reload');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await page.getByTestId('file-input').setInputFiles([big]);
+  await row.locator('.badge', { hasText: 'resumed' }).waitFor();
+  t.pass('choosing the same file resumes the upload');
+  // The bytes are junk: after the upload the server refuses the type, and says so on the row.
+  await page.locator('li[data-upload="big-upload.bin"][data-state="failed"]').waitFor({ timeout: 60_000 });
+  t.match(await row.getByRole('alert').innerText(), /\S/);
+  t.equal(creations, 1, 'the resumed upload reused the first one (no second upload was created)');
+  t.ok(resumedAt > 0, `the resumed PATCH started past zero (offset ${resumedAt})`);
+  await context.close();
+});

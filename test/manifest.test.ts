@@ -1,0 +1,168 @@
+import t, { type Test } from 'tap';
+import { WebSocket } from 'ws';
+import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
+import { signIn } from './helpers/auth.js';
+import { startApp, type TestApp } from './helpers/harness.js';
+import { pairScreen } from './helpers/screens.js';
+
+const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
+const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b1';
+
+async function setup(t: Test) {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const now = new Date().toISOString();
+  await app.deps.db.insertInto('locations').values({ id: LOC, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now }).execute();
+  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'Bars', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  const screen = await pairScreen(app, owner, { name: 'Lobby', locationId: LOC, groupIds: [GROUP] });
+  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
+  const manifest = (headers: Record<string, string> = {}) => app.json('/api/v1/player/manifest', { headers: { ...screen.headers, ...headers } });
+  return { app, owner, screen, call, manifest };
+}
+
+/** Opens the player socket with the device credential; collects messages. */
+async function openSocket(t: Test, app: TestApp, credential: string) {
+  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
+  const messages: any[] = [];
+  const waiters: { match: (m: any) => boolean; resolve: (m: any) => void }[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    messages.push(m);
+    for (const w of [...waiters]) if (w.match(m)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(m));
+  });
+  await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
+  t.teardown(() => ws.close());
+  const next = (match: (m: any) => boolean, ms = 1000) =>
+    new Promise<any>((resolve, reject) => {
+      const found = messages.find(match);
+      if (found) return resolve(found);
+      const timer = setTimeout(() => reject(new Error(`no matching message within ${ms} ms; got ${JSON.stringify(messages)}`)), ms);
+      waiters.push({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) });
+    });
+  return { ws, messages, next };
+}
+
+t.test('the manifest resolves schedules, assignments and idle in the screen’s zone; ETag and 304', async (t) => {
+  const { call, manifest, screen } = await setup(t);
+  let res = await manifest();
+  t.equal(res.status, 200);
+  t.ok(ManifestDto.safeParse(res.body.data).success, 'matches the documented schema');
+  t.equal(res.body.data.timeZone, 'Europe/London');
+  t.equal(res.body.data.screenId, screen.screenId);
+  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['idle'], 'nothing scheduled or assigned');
+  t.equal(Date.parse(res.body.data.validUntil) - Date.parse(res.body.data.timeline[0].startsAt), 48 * 3600_000, '48 hours');
+  const etag = res.headers.get('etag')!;
+  t.ok(etag);
+  const again = await manifest({ 'if-none-match': etag });
+  t.equal(again.status, 304);
+
+  const groupList = (await call('POST', '/api/v1/playlists', { name: 'Group default' })).body.data;
+  const own = (await call('POST', '/api/v1/playlists', { name: 'Screen default' })).body.data;
+  const lunch = (await call('POST', '/api/v1/playlists', { name: 'Lunch' })).body.data;
+  t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: groupList.id })).status, 200);
+  res = await manifest({ 'if-none-match': etag });
+  t.equal(res.status, 200, 'the group assignment changed the manifest');
+  t.match(res.body.data.timeline, [{ source: { type: 'group-assignment', id: GROUP }, content: { type: 'playlist', id: groupList.id }, playlist: { id: groupList.id, name: 'Group default', items: [] } }]);
+  const screenAssign = await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: own.id });
+  t.match(screenAssign.body.data, { playlistId: own.id, playlistName: 'Screen default', inherited: { groupId: GROUP, playlistId: groupList.id } });
+  res = await manifest();
+  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['assignment'], 'the screen’s own assignment beats the group’s');
+
+  // Every day 12:00-14:00 London time, following the screen's zone (no timeZone given).
+  const today = new Date().toISOString().slice(0, 10);
+  const sched = await call('POST', '/api/v1/schedules', { name: 'Lunch', content: { playlistId: lunch.id }, targets: { locationIds: [LOC] }, startsAt: `${today}T12:00:00`, endsAt: `${today}T14:00:00`, rrule: 'FREQ=DAILY', priority: 5 });
+  t.equal(sched.status, 201);
+  t.match(sched.body.data, { timeZone: 'Europe/London', followsScreenTimeZone: true, rrule: 'FREQ=DAILY' });
+  res = await manifest();
+  const lunches = res.body.data.timeline.filter((s: any) => s.source.type === 'schedule');
+  t.ok(lunches.length >= 1 && lunches.length <= 3, `${lunches.length} lunch segments in 48 h`);
+  for (const seg of lunches) {
+    const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/London', hour: '2-digit', minute: '2-digit', hour12: false });
+    t.ok(['12:00', local.format(Date.parse(res.body.data.timeline[0].startsAt))].includes(local.format(Date.parse(seg.startsAt))), 'starts 12:00 London (or the window start)');
+    t.equal(local.format(Date.parse(seg.endsAt)), '14:00');
+    t.equal(seg.playlist.name, 'Lunch');
+  }
+  t.equal(res.body.data.revision, (await manifest()).body.data.revision, 'stable between builds');
+
+  // Deleting what is in use is refused, naming the users.
+  const del = await call('DELETE', `/api/v1/playlists/${lunch.id}`);
+  t.equal(del.status, 409);
+  t.same(del.body.error.details.usedBy.map((u: any) => u.type), ['schedule']);
+
+  // Disabled: back to the assignment.
+  t.equal((await call('POST', `/api/v1/schedules/${sched.body.data.id}/disable`)).body.data.enabled, false);
+  res = await manifest();
+  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['assignment']);
+});
+
+t.test('a layout plays only once published; the manifest carries its zones', async (t) => {
+  const { call, manifest, screen } = await setup(t);
+  const menu = (await call('POST', '/api/v1/playlists', { name: 'Menu' })).body.data;
+  const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [{ id: 'left', name: 'Left', x: 0, y: 0, width: 960, height: 1080, content: { type: 'playlist', playlistId: menu.id } }] })).body.data;
+  const fallback = (await call('POST', '/api/v1/playlists', { name: 'Fallback' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: fallback.id });
+  const start = new Date(Date.now() - 3600_000).toISOString();
+  const end = new Date(Date.now() + 5 * 3600_000).toISOString();
+  const s = await call('POST', '/api/v1/schedules', { name: 'Board', content: { layoutId: layout.id }, targets: { screenIds: [screen.screenId] }, startsAt: start, endsAt: end, timeZone: 'UTC' });
+  t.equal(s.status, 201);
+  let res = await manifest();
+  t.same(res.body.data.timeline.map((x: any) => x.source.type), ['assignment'], 'unpublished: falls through');
+  t.match(res.body.data.warnings, [{ code: 'layout_unpublished', layoutId: layout.id }]);
+
+  await call('POST', `/api/v1/layouts/${layout.id}/publish`, {});
+  res = await manifest();
+  const seg = res.body.data.timeline.find((x: any) => x.source.type === 'schedule');
+  t.match(seg, { content: { type: 'layout', id: layout.id }, layout: { id: layout.id, revisionNumber: 1, width: 1920, height: 1080, zones: [{ id: 'left', x: 0, width: 960, playlist: { id: menu.id, name: 'Menu' } }] } });
+  t.same(res.body.data.warnings, []);
+  t.ok(ManifestDto.safeParse(res.body.data).success);
+
+  const preview = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: start, to: end });
+  t.equal(preview.status, 200);
+  t.match(preview.body.data.timeline, [{ source: { type: 'schedule', name: 'Board' }, content: { type: 'layout', name: 'Board' }, reason: /Schedule "Board"/ }]);
+});
+
+t.test('changes push manifest.changed over the real WebSocket within a second', async (t) => {
+  const { app, call, manifest, screen } = await setup(t);
+  const p = (await call('POST', '/api/v1/playlists', { name: 'Loop' })).body.data;
+  const child = (await call('POST', '/api/v1/playlists', { name: 'Child' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id });
+  const first = await manifest();
+  const rev0 = first.body.data.revision;
+  const socket = await openSocket(t, app, screen.credential);
+
+  // An item added to a playlist the screen plays.
+  await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id });
+  const m1 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > rev0);
+  const after = await manifest({ 'if-none-match': first.headers.get('etag')! });
+  t.equal(after.status, 200);
+  t.equal(after.body.data.revision, m1.revision, 'the manifest carries the pushed revision');
+
+  // A change deep inside a nested playlist reaches the screen too.
+  await manifest();
+  await call('PATCH', `/api/v1/playlists/${child.id}`, { name: 'Child 2' });
+  const m2 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m1.revision);
+  t.ok(m2.revision > m1.revision);
+
+  // A schedule targeting the screen's group pushes without any prior dependency.
+  await manifest();
+  await call('POST', '/api/v1/schedules', { name: 'G', content: { playlistId: child.id }, targets: { groupIds: [GROUP] }, startsAt: new Date().toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString() });
+  const m3 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m2.revision);
+  t.ok(m3.revision > m2.revision);
+  const res = await manifest();
+  t.ok(res.body.data.timeline.some((x: any) => x.source.type === 'schedule' && x.playlist.name === 'Child 2'), 'the new schedule plays');
+
+  // Something the screen does not use does not bump it.
+  const before = socket.messages.filter((m) => m.type === 'manifest.changed').length;
+  const other = (await call('POST', '/api/v1/playlists', { name: 'Unused' })).body.data;
+  await call('PATCH', `/api/v1/playlists/${other.id}`, { name: 'Unused 2' });
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(socket.messages.filter((m) => m.type === 'manifest.changed').length, before, 'no push for unrelated content');
+});
+
+t.test('the manifest needs a device credential', async (t) => {
+  const { app, owner } = await setup(t);
+  t.equal((await app.json('/api/v1/player/manifest')).status, 401);
+  t.equal((await app.json('/api/v1/player/manifest', { headers: owner.headers })).status, 401);
+  t.equal((await app.json('/api/v1/player/manifest', { headers: { authorization: 'Bearer svc_device_nope.nope' } })).status, 401);
+});
