@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import t from 'tap';
+import { signIn } from './helpers/auth.js';
+import { startApp } from './helpers/harness.js';
+import { pairScreen } from './helpers/screens.js';
+import { expireCommands } from '../server/src/modules/screens/commands.js';
+
+t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed for the console', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const other = await pairScreen(app, owner, { name: 'Other' });
+  const made = await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload', params: { hard: true }, expiresInSec: 600 } });
+  t.equal(made.status, 201);
+  t.match(made.body.data, { type: 'reload', state: 'queued', params: { hard: true }, screenId: s.screenId, createdBy: owner.user.id });
+  const id = made.body.data.id;
+  t.ok(Math.abs(Date.parse(made.body.data.expiresAt) - Date.now() - 600_000) < 5000);
+
+  const hb = await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} });
+  t.equal(hb.body.data.pendingCommands, 1, 'the heartbeat tells a polling player there is work');
+  const polled = await app.json('/api/v1/player/commands', { headers: s.headers });
+  t.same(polled.body.data.items.map((c: any) => [c.id, c.state]), [[id, 'delivered']]);
+  t.same((await app.json('/api/v1/player/commands', { headers: other.headers })).body.data.items, [], 'only its own commands');
+  t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: other.headers })).status, 404, 'another screen’s command is 404');
+
+  const ack = await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers });
+  t.equal(ack.body.data.state, 'acknowledged');
+  t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 200, 'acknowledge is idempotent');
+  t.same((await app.json('/api/v1/player/commands', { headers: s.headers })).body.data.items, [], 'acknowledged commands are not delivered again');
+  const done = await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
+  t.equal(done.status, 200);
+  t.match(done.body.data, { state: 'succeeded', result: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
+  t.ok(done.body.data.completedAt);
+  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 200, 'same outcome again is fine');
+  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed' } })).status, 409);
+  t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
+
+  const failed = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'clear_cache' } })).body.data;
+  const res = await app.json(`/api/v1/player/commands/${failed.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed', message: 'disk busy' } });
+  t.equal(res.body.data.state, 'failed');
+
+  const list = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { headers: owner.headers })).body.data.items;
+  t.same(list.map((c: any) => c.state), ['failed', 'succeeded'], 'newest first');
+  t.same((await app.json(`/api/v1/screens/${s.screenId}/commands?state=succeeded`, { headers: owner.headers })).body.data.items.length, 1);
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${id}`, { headers: owner.headers })).body.data.id, id);
+
+  // Bad input.
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'self_destruct' } })).status, 400);
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload', expiresInSec: 1 } })).status, 400);
+  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'maybe' } })).status, 400);
+  const editor = await signIn(app, { role: 'editor' });
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: editor.headers, json: { type: 'reboot' } })).status, 403);
+  await app.json(`/api/v1/screens/${s.screenId}/disable`, { method: 'POST', headers: owner.headers });
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot' } })).status, 409, 'a disabled screen takes no commands');
+});
+
+t.test('expiry: an unacknowledged command expires and is no longer delivered', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot', expiresInSec: 10 } })).body.data;
+  await app.deps.db.updateTable('screen_commands').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', c.id).execute();
+  t.same((await app.json('/api/v1/player/commands', { headers: s.headers })).body.data.items, []);
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${c.id}`, { headers: owner.headers })).body.data.state, 'expired');
+  t.equal((await app.json(`/api/v1/player/commands/${c.id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
+  t.equal(await expireCommands(app.deps.db), 1);
+  const row = await app.deps.db.selectFrom('screen_commands').select('state').where('id', '=', c.id).executeTakeFirstOrThrow();
+  t.equal(row.state, 'expired');
+  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands?state=expired`, { headers: owner.headers })).body.data.items.length, 1);
+});
+
+t.test('screenshot results carry an image stored as media', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'screenshot' } })).body.data;
+  const png = await sharp({ create: { width: 64, height: 36, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+  const sha = createHash('sha256').update(png).digest('hex');
+
+  const notImage = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: Buffer.from('<svg/>').toString('base64') } } });
+  t.equal(notImage.status, 400, 'bytes that are not an image are refused');
+  const wrongType = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/jpeg', dataBase64: png.toString('base64') } } });
+  t.equal(wrongType.status, 400, 'the declared type must match the bytes');
+
+  const ok = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } } });
+  t.equal(ok.status, 200);
+  t.match(ok.body.data.screenshot, { contentType: 'image/png', sha256: sha });
+  const img = await app.fetch(ok.body.data.screenshot.url, { headers: owner.headers });
+  t.equal(img.status, 200);
+  t.equal(img.headers.get('content-type'), 'image/png');
+  t.equal(img.headers.get('etag'), `"${sha}"`);
+  const bytes = Buffer.from(await img.arrayBuffer());
+  t.ok(bytes.equals(png), 'the stored image is the one sent');
+  t.equal((await app.fetch(ok.body.data.screenshot.url, { headers: { ...owner.headers, 'if-none-match': `"${sha}"` } })).status, 304);
+  t.equal((await app.fetch(ok.body.data.screenshot.url)).status, 401, 'people only');
+
+  const reload = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } })).body.data;
+  const stray = await app.json(`/api/v1/player/commands/${reload.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } } });
+  t.equal(stray.status, 400, 'only a screenshot command carries an image');
+  t.equal((await app.fetch(`/api/v1/screens/${s.screenId}/commands/${reload.id}/screenshot`, { headers: owner.headers })).status, 404);
+});
