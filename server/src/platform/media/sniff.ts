@@ -70,6 +70,9 @@ async function looksLikeSvg(file: string): Promise<boolean> {
  */
 export async function sniffFile(file: string): Promise<Sniffed | null> {
   const found = await fileTypeFromFile(file);
+  if (found && (found.mime === 'application/xml' || found.mime.startsWith('text/')) && (await looksLikeSvg(file))) {
+    return { kind: 'image', contentType: 'image/svg+xml', ext: 'svg' };
+  }
   if (found) {
     let mime: string = found.mime;
     // An .m4a is an MP4 container; ffprobe tells audio from video later.

@@ -1,0 +1,129 @@
+/**
+ * Upload benchmark: tus upload throughput of a large file (default 1 GiB) over loopback
+ * against writing the same bytes to disk with `dd` (conv=fsync) in the same run, and the
+ * server's resident memory while it receives the file (it must stay flat: the body
+ * streams to disk). The server runs in its own process so its RSS is its own.
+ *   npx tsx scripts/bench/upload.ts [-- --mb 1024]
+ * Figures depend on the machine and its load: compare the ratio, not absolute numbers.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+
+/** Child mode: a real server over a temp data dir, with an owner signed in. */
+async function serve(): Promise<void> {
+  const { buildApp } = await import('../../server/src/app.js');
+  const { testConfig } = await import('../../server/src/config.js');
+  const { migrate, openDatabase } = await import('../../server/src/platform/db/database.js');
+  const { createLogger } = await import('../../server/src/platform/log.js');
+  const { MediaTools } = await import('../../server/src/platform/media/tools.js');
+  const { PeriodicTasks } = await import('../../server/src/platform/jobs/periodic.js');
+  const { listen } = await import('../../server/src/server.js');
+  const dir = process.argv[process.argv.indexOf('--serve') + 1]!;
+  const config = testConfig(dir, { validateResponses: false, uploadMaxBytes: 64 * 1024 ** 3 });
+  const database = openDatabase(path.join(dir, 'placard.db'));
+  await migrate(database.db);
+  const logger = createLogger('silent');
+  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } });
+  const server = await listen(app, '127.0.0.1', 0);
+  const res = await fetch(`${server.url}/api/v1/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' }) });
+  const body = (await res.json()) as { data: { csrfToken: string } };
+  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  process.stdout.write(JSON.stringify({ url: server.url, cookie, csrf: body.data.csrfToken }) + '\n');
+}
+
+function rssOf(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+async function upload(target: { url: string; cookie: string; csrf: string }, file: string, size: number): Promise<string> {
+  const headers = { cookie: target.cookie, 'x-csrf-token': target.csrf, 'tus-resumable': '1.0.0' };
+  const created = await fetch(`${target.url}/api/v1/uploads`, { method: 'POST', headers: { ...headers, 'upload-length': String(size) } });
+  if (created.status !== 201) throw new Error(`creation: ${created.status} ${await created.text()}`);
+  const location = created.headers.get('location')!;
+  await new Promise<void>((resolve, reject) => {
+    const u = new URL(location, target.url);
+    const req = http.request(u, { method: 'PATCH', headers: { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(size) } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`PATCH answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(req);
+  });
+  return location.split('/').pop()!;
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--serve')) return serve();
+  const mb = arg('mb', 1024);
+  const size = mb * 1024 * 1024;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'placard-bench-upload-'));
+  const dataDir = path.join(work, 'data');
+  fs.mkdirSync(dataDir);
+  try {
+    // The source file: incompressible bytes.
+    const file = path.join(work, 'source.bin');
+    const block = randomBytes(1024 * 1024);
+    const fd = fs.openSync(file, 'w');
+    for (let i = 0; i < mb; i++) fs.writeSync(fd, block);
+    fs.closeSync(fd);
+
+    // Baseline: dd writes the same bytes to the same disk, fsynced.
+    const ddStart = process.hrtime.bigint();
+    execFileSync('dd', [`if=${file}`, `of=${path.join(work, 'copy.bin')}`, 'bs=1M', 'conv=fsync'], { stdio: 'ignore' });
+    const ddSec = Number(process.hrtime.bigint() - ddStart) / 1e9;
+    fs.rmSync(path.join(work, 'copy.bin'));
+
+    const self = fileURLToPath(import.meta.url);
+    const child = spawn(process.execPath, ['--import', 'tsx', self, '--serve', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const target = await new Promise<{ url: string; cookie: string; csrf: string }>((resolve, reject) => {
+      let buf = '';
+      child.stdout.on('data', (d: Buffer) => {
+        buf += d.toString();
+        const line = buf.split('\n')[0];
+        if (buf.includes('\n') && line) resolve(JSON.parse(line));
+      });
+      child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const baseline = rssOf(child.pid!);
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(child.pid!))), 50);
+    const upStart = process.hrtime.bigint();
+    const id = await upload(target, file, size);
+    const upSec = Number(process.hrtime.bigint() - upStart) / 1e9;
+    clearInterval(sampler);
+
+    const part = path.join(dataDir, 'uploads', `${id}.part`);
+    const same = createHash('sha256').update(fs.readFileSync(part).subarray(0, 1024 * 1024)).digest('hex') === createHash('sha256').update(block).digest('hex') && fs.statSync(part).size === size;
+    child.kill('SIGTERM');
+
+    const MiB = 1024 * 1024;
+    const rows = [
+      ['dd bs=1M conv=fsync', `${(mb / ddSec).toFixed(0)} MiB/s`, `${ddSec.toFixed(2)} s`],
+      ['tus PATCH over loopback', `${(mb / upSec).toFixed(0)} MiB/s`, `${upSec.toFixed(2)} s`],
+    ];
+    console.log(`\nUpload of ${mb} MiB (${os.cpus().length} CPUs)\n`);
+    for (const r of rows) console.log(`  ${r[0]!.padEnd(26)} ${r[1]!.padStart(10)} ${r[2]!.padStart(9)}`);
+    console.log(`\n  throughput ratio tus/dd: ${(ddSec / upSec).toFixed(2)}`);
+    console.log(`  server RSS: baseline ${(baseline / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${((peak - baseline) / MiB).toFixed(0)} MiB while receiving ${mb} MiB`);
+    console.log(`  stored file complete and intact: ${same ? 'yes' : 'NO'}`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { isFaststart, pdfSupport } from '../server/src/platform/media/av.js';
+import { signIn } from './helpers/auth.js';
+import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
+import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+
+const run = promisify(execFile);
+
+/** Makes a test file with the app's own ffmpeg (lavfi sources: nothing downloaded). */
+async function ffmpeg(app: TestApp, dir: string, name: string, args: string[]): Promise<Buffer> {
+  const out = path.join(dir, name);
+  await run(app.deps.tools.ffmpeg!.path, ['-hide_banner', '-v', 'error', '-y', ...args, out]);
+  return fs.readFileSync(out);
+}
+
+const SRC = ['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2'];
+
+/** A hand-written PDF with `pages` pages (offsets computed, so the xref table is valid). */
+function makePdf(pages: number): Buffer {
+  const objects: string[] = [];
+  objects.push('<< /Type /Catalog /Pages 2 0 R >>');
+  const kids = Array.from({ length: pages }, (_, i) => `${3 + i * 2} 0 R`).join(' ');
+  objects.push(`<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`);
+  for (let i = 0; i < pages; i++) {
+    const content = `0 0 1 rg 50 50 200 ${100 + i * 50} re f`;
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents ${4 + i * 2} 0 R >>`);
+    objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  }
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(Buffer.byteLength(out));
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = Buffer.byteLength(out);
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+t.test('video: probe, poster, thumbnail, and a browser-playable MP4 variant', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const dir = tempDataDir(t);
+
+  // VP8/Vorbis WebM: transcoded to H.264/AAC MP4 with faststart.
+  const webm = await ffmpeg(app, dir, 'clip.webm', [...SRC, '-c:v', 'libvpx', '-b:v', '300k', '-c:a', 'libopus', '-shortest']);
+  const a = await uploadAsset(app, owner, webm, 'clip.webm');
+  t.equal(a.kind, 'video');
+  t.equal(a.contentType, 'video/webm');
+  const ready = await settledAsset(app, owner, a.id, 120_000);
+  t.equal(ready.state, 'ready', ready.failureReason ?? '');
+  t.same([ready.width, ready.height], [320, 240]);
+  t.ok(Math.abs(ready.durationMs - 2000) < 150, `duration ${ready.durationMs} ms`);
+  t.equal(ready.metadata.videoCodec, 'vp8');
+  t.equal(ready.metadata.transcoded, true);
+  t.equal(ready.progress, null, 'progress cleared when done');
+  const player = ready.variants.find((v: any) => v.purpose === 'player');
+  t.equal(player.contentType, 'video/mp4');
+  t.not(player.sha256, ready.sha256);
+  const poster = ready.variants.find((v: any) => v.purpose === 'poster');
+  t.equal(poster.contentType, 'image/jpeg');
+  t.same([poster.width, poster.height], [320, 240]);
+  t.ok(ready.variants.find((v: any) => v.purpose === 'thumbnail'));
+  const playerFile = path.join(app.dataDir, 'media', player.sha256.slice(0, 2), player.sha256.slice(2, 4), player.sha256);
+  t.ok(await isFaststart(playerFile), 'moov before mdat');
+  const { stdout } = await run(app.deps.tools.ffprobe!.path, ['-v', 'error', '-print_format', 'json', '-show_streams', playerFile]);
+  const streams = JSON.parse(stdout).streams as any[];
+  t.same(streams.map((s) => s.codec_name).sort(), ['aac', 'h264']);
+  const job = await app.deps.db.selectFrom('jobs').selectAll().where('payload', 'like', `%${a.id}%`).executeTakeFirstOrThrow();
+  t.equal(job.state, 'done');
+  t.equal(job.progress, 1);
+  // The console preview of a video is its playable variant.
+  const preview = await app.fetch(`/api/v1/assets/${a.id}/preview`, { headers: { ...owner.headers, range: 'bytes=0-99' } });
+  t.equal(preview.status, 206);
+  t.equal(preview.headers.get('content-type'), 'video/mp4');
+  t.equal(preview.headers.get('etag'), `"${player.sha256}"`);
+
+  // H.264/AAC MP4 with faststart: the original is the player variant.
+  const good = await ffmpeg(app, dir, 'good.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart']);
+  const g = await settledAsset(app, owner, (await uploadAsset(app, owner, good, 'good.mp4')).id, 120_000);
+  t.equal(g.state, 'ready', g.failureReason ?? '');
+  const gp = g.variants.filter((v: any) => v.purpose === 'player');
+  t.equal(gp.length, 1);
+  t.equal(gp[0].sha256, sha256(good), 'no needless transcode');
+
+  // Same codecs, moov at the end: remuxed with faststart, not re-encoded.
+  const late = await ffmpeg(app, dir, 'late.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']);
+  t.notOk(await isFaststart(path.join(dir, 'late.mp4')), 'the source has moov last');
+  const l = await settledAsset(app, owner, (await uploadAsset(app, owner, late, 'late.mp4')).id, 120_000);
+  const lp = l.variants.find((v: any) => v.purpose === 'player');
+  t.not(lp.sha256, sha256(late));
+  t.equal(l.metadata.transcoded, false, 'remuxed, not transcoded');
+
+  // Rotation metadata: dimensions as displayed.
+  const rotated = await ffmpeg(app, dir, 'rotated.mp4', ['-i', path.join(dir, 'good.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90']);
+  const r = await settledAsset(app, owner, (await uploadAsset(app, owner, rotated, 'rotated.mp4')).id, 120_000);
+  t.equal(r.state, 'ready', r.failureReason ?? '');
+  t.equal(r.metadata.rotation, 90);
+  t.same([r.width, r.height], [240, 320]);
+  const rposter = r.variants.find((v: any) => v.purpose === 'poster');
+  t.same([rposter.width, rposter.height], [240, 320], 'the poster is upright');
+});
+
+t.test('audio: MP3 plays as is, WAV becomes AAC', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const dir = tempDataDir(t);
+  const sine = ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1.5'];
+  const mp3 = await ffmpeg(app, dir, 'tone.mp3', [...sine, '-c:a', 'libmp3lame', '-b:a', '128k']);
+  const m = await settledAsset(app, owner, (await uploadAsset(app, owner, mp3, 'tone.mp3')).id);
+  t.equal(m.kind, 'audio');
+  t.equal(m.state, 'ready', m.failureReason ?? '');
+  t.ok(Math.abs(m.durationMs - 1500) < 150, `duration ${m.durationMs}`);
+  t.same(m.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]), [['player', 'audio/mpeg', sha256(mp3)]]);
+
+  const wav = await ffmpeg(app, dir, 'tone.wav', sine);
+  const w = await settledAsset(app, owner, (await uploadAsset(app, owner, wav, 'tone.wav')).id);
+  t.equal(w.kind, 'audio');
+  t.equal(w.state, 'ready', w.failureReason ?? '');
+  t.equal(w.metadata.transcoded, true);
+  t.same(w.variants.map((v: any) => [v.purpose, v.contentType]), [['player', 'audio/mp4']]);
+});
+
+t.test('PDF: pages rendered to images, or refused when poppler is missing', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const pdf = makePdf(2);
+  const support = await pdfSupport();
+  if (!support.available) {
+    const res = await app.json(`/api/v1/uploads/x/complete`, { method: 'POST', headers: owner.headers });
+    t.equal(res.status, 404);
+    t.comment(`poppler-utils is not installed here: ${support.detail}`);
+    return;
+  }
+  const p = await settledAsset(app, owner, (await uploadAsset(app, owner, pdf, 'menu.pdf')).id);
+  t.equal(p.kind, 'pdf');
+  t.equal(p.state, 'ready', p.failureReason ?? '');
+  t.equal(p.pageCount, 2);
+  const pages = p.variants.filter((v: any) => v.purpose === 'player');
+  t.same(pages.map((v: any) => [v.page, v.contentType, v.height]), [
+    [1, 'image/webp', 1920],
+    [2, 'image/webp', 1920],
+  ]);
+  t.ok(pages.every((v: any) => Math.abs(v.width - 1440) <= 2), '3:4 pages, 1920 on the long side');
+  t.not(pages[0].sha256, pages[1].sha256, 'the pages differ');
+  t.ok(p.variants.some((v: any) => v.purpose === 'thumbnail'));
+  const preview = await app.fetch(`/api/v1/assets/${p.id}/preview`, { headers: owner.headers });
+  t.equal(preview.headers.get('content-type'), 'image/webp', 'a PDF previews as its first page');
+});

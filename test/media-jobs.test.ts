@@ -1,0 +1,131 @@
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { migrate, openDatabase } from '../server/src/platform/db/database.js';
+import { JobQueue, PermanentJobError } from '../server/src/platform/jobs/queue.js';
+import { createLogger } from '../server/src/platform/log.js';
+import { tempDataDir } from './helpers/harness.js';
+
+const logger = createLogger('silent');
+
+async function database(t: Test, dir = tempDataDir(t)) {
+  const opened = openDatabase(path.join(dir, 'placard.db'));
+  await migrate(opened.db);
+  t.teardown(() => opened.close());
+  return { ...opened, dir };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test('bounded concurrency and progress', async (t) => {
+  const { db } = await database(t);
+  const q = new JobQueue(db, logger, { concurrency: 2 });
+  let running = 0;
+  let peak = 0;
+  q.register('work', {
+    async run(_p, ctx) {
+      running++;
+      peak = Math.max(peak, running);
+      ctx.progress(0.5);
+      await sleep(60);
+      running--;
+    },
+  });
+  await q.start();
+  for (let i = 0; i < 6; i++) await q.enqueue('work', { i });
+  await q.idle();
+  t.equal(peak, 2, 'never more than the concurrency');
+  const rows = await db.selectFrom('jobs').selectAll().execute();
+  t.same(rows.map((r) => r.state), Array(6).fill('done'));
+  t.ok(rows.every((r) => r.progress === 1 && r.attempts === 1));
+  await q.stop();
+});
+
+t.test('retries with backoff, then fails for good; permanent errors do not retry', async (t) => {
+  const { db } = await database(t);
+  const q = new JobQueue(db, logger, { concurrency: 1, backoffBaseMs: 40 });
+  const attempts: number[] = [];
+  const failed: string[] = [];
+  q.register('flaky', {
+    async run(_p, ctx) {
+      attempts.push(Date.now());
+      if (ctx.attempt < 3) throw new Error(`try ${ctx.attempt}`);
+    },
+  });
+  q.register('doomed', {
+    async run() {
+      throw new Error('always');
+    },
+    async onFailed(_p, error) {
+      failed.push(error);
+    },
+  });
+  q.register('corrupt', {
+    async run() {
+      throw new PermanentJobError('corrupt file');
+    },
+    async onFailed(_p, error) {
+      failed.push(error);
+    },
+  });
+  await q.start();
+  const flaky = await q.enqueue('flaky', {}, { maxAttempts: 3 });
+  const doomed = await q.enqueue('doomed', {}, { maxAttempts: 2 });
+  const corrupt = await q.enqueue('corrupt', {}, { maxAttempts: 5 });
+  for (let i = 0; i < 100 && failed.length < 2; i++) await sleep(20);
+  for (let i = 0; i < 100; i++) {
+    const row = await db.selectFrom('jobs').select('state').where('id', '=', flaky).executeTakeFirstOrThrow();
+    if (row.state === 'done') break;
+    await sleep(20);
+  }
+  const byId = async (id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  t.equal((await byId(flaky)).state, 'done');
+  t.equal((await byId(flaky)).attempts, 3);
+  t.ok(attempts[1]! - attempts[0]! >= 35, 'first retry after the base backoff');
+  t.ok(attempts[2]! - attempts[1]! >= 75, 'second retry after twice that');
+  t.same([(await byId(doomed)).state, (await byId(doomed)).attempts, (await byId(doomed)).last_error], ['failed', 2, 'always']);
+  t.same([(await byId(corrupt)).state, (await byId(corrupt)).attempts], ['failed', 1], 'no retry of a permanent failure');
+  t.same(failed.sort(), ['always', 'corrupt file']);
+  await q.stop();
+});
+
+t.test('survives a restart: interrupted and queued jobs run in the next process', async (t) => {
+  const dir = tempDataDir(t);
+  const first = openDatabase(path.join(dir, 'placard.db'));
+  await migrate(first.db);
+  const q1 = new JobQueue(first.db, logger, { concurrency: 1 });
+  let started = 0;
+  q1.register('long', {
+    run: (_p, ctx) =>
+      new Promise<void>((resolve, reject) => {
+        started++;
+        const timer = setTimeout(resolve, 60_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      }),
+  });
+  await q1.start();
+  const a = await q1.enqueue('long', { n: 1 });
+  const b = await q1.enqueue('long', { n: 2 });
+  for (let i = 0; i < 50 && started === 0; i++) await sleep(10);
+  t.equal(started, 1);
+  await q1.stop();
+  const states = await first.db.selectFrom('jobs').select(['id', 'state', 'attempts']).orderBy('id').execute();
+  t.same(states.map((s) => [s.state, s.attempts]), [['queued', 0], ['queued', 0]], 'the interrupted job is queued again without spending an attempt');
+  // Simulate a crash too: a row left `running`.
+  await first.db.updateTable('jobs').set({ state: 'running' }).where('id', '=', b).execute();
+  await first.close();
+
+  const second = openDatabase(path.join(dir, 'placard.db'));
+  t.teardown(() => second.close());
+  const q2 = new JobQueue(second.db, logger, { concurrency: 2 });
+  const ran: number[] = [];
+  q2.register('long', { run: async (p: { n: number }) => void ran.push(p.n) });
+  await q2.start();
+  await q2.idle();
+  t.same(ran.sort(), [1, 2]);
+  const done = await second.db.selectFrom('jobs').select('state').where('id', 'in', [a, b]).execute();
+  t.same(done.map((d) => d.state), ['done', 'done']);
+  await q2.stop();
+});
