@@ -4,6 +4,8 @@ import sharp from 'sharp';
 import t from 'tap';
 import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
 import { getAsset, listVariants } from '../server/src/modules/media/repo.js';
+import { MediaService } from '../server/src/modules/media/service.js';
+import { JobQueue } from '../server/src/platform/jobs/queue.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
@@ -200,4 +202,18 @@ t.test('player download route: device credential, guard, Range, ETag', async (t)
 
   await app.json('/api/v1/assets/archive', { method: 'POST', headers: owner.headers, json: { ids: [other.id] } });
   t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status, 404, 'archived assets are not served to players');
+});
+
+t.test('the store sweep removes files no row references (a crash between store and commit)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const kept = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#0a0'), 'kept.png')).id);
+  const media = new MediaService(app.deps, new JobQueue(app.deps.db, app.deps.logger, { concurrency: 1 }));
+  const stray = await media.store.put(Buffer.from('left behind by a crash'));
+  const file = media.store.pathOf(stray.sha256);
+  t.equal(await media.sweepStore(), 0, 'young strays are left alone (a job may be about to commit)');
+  t.ok(fs.existsSync(file));
+  t.equal(await media.sweepStore(0), 1);
+  t.notOk(fs.existsSync(file));
+  t.ok(fs.existsSync(media.store.pathOf(kept.sha256)), 'referenced files stay');
 });

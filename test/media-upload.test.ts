@@ -167,6 +167,7 @@ t.test('tus protocol details', async (t) => {
   t.equal(forbidden.status, 403, 'viewers cannot upload');
   const anonymous = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...TUS, 'upload-length': '5' } });
   t.equal(anonymous.status, 401);
+  t.equal(anonymous.headers.get('tus-resumable'), '1.0.0', 'Tus-Resumable on auth failures too');
 
   const created = await app.fetch('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '10' } });
   t.equal(created.status, 201);
