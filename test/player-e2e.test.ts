@@ -161,6 +161,41 @@ t.test('browser player', async (t) => {
       return s.status === 'online' ? s : undefined;
     });
     t.equal(screen.playerFamily, null, 'web family recorded as absent');
+    await until(t, 'socket up', async () => (await facts(p2)).socketConnected);
+
+    // Commands: pushed as command.pending, acknowledged, answered.
+    const command = async (type: string, params?: Record<string, unknown>) => {
+      const res = await app.json(`/api/v1/screens/${id}/commands`, { method: 'POST', headers: admin.headers, json: { type, ...(params ? { params } : {}) } });
+      t.equal(res.status, 201, `${type} queued`);
+      return until(t, `${type} answered`, async () => {
+        const c = await app.json(`/api/v1/screens/${id}/commands/${res.body.data.id}`, { headers: admin.headers });
+        return ['succeeded', 'failed'].includes(c.body.data.state) ? c.body.data : undefined;
+      }, 15_000);
+    };
+    const identify = await command('identify', { seconds: 2 });
+    t.equal(identify.state, 'succeeded');
+    t.ok(await p2.getByTestId('identify').isVisible(), 'the identify banner is on screen');
+    t.match(await p2.getByTestId('identify').textContent(), /^Web · /, 'with the screen name');
+    const shot = await command('screenshot');
+    t.equal(shot.state, 'succeeded', 'screenshot taken');
+    t.ok(shot.screenshot?.url, 'the screenshot has a URL');
+    const image = await app.fetch(shot.screenshot.url, { headers: admin.headers });
+    t.equal(image.status, 200);
+    t.equal(image.headers.get('content-type'), 'image/jpeg');
+    const meta = await sharp(Buffer.from(await image.arrayBuffer())).metadata();
+    t.equal(meta.width, VIEWPORT.width, 'the screenshot is the screen size');
+    const reboot = await command('reboot');
+    t.equal(reboot.state, 'failed', 'a page cannot reboot the machine');
+    t.match(reboot.result?.message, /cannot run "reboot"/);
+
+    // Revoked: the player forgets its credential and shows a new pairing code.
+    const revoked = await app.json(`/api/v1/screens/${id}/revoke`, { method: 'POST', headers: admin.headers, json: {} });
+    t.equal(revoked.status, 200, 'revoked');
+    await until(t, 'back to pairing', async () => (await facts(p2)).state === 'pairing', 20_000);
+    await until(t, 'a new code', async () => /^[A-Z0-9]{3}-[A-Z0-9]{3}$/.test((await p2.getByTestId('pairing-code').textContent())?.trim() ?? ''));
+    t.match(await p2.getByTestId('pairing-reason').textContent(), /removed|not known/, 'says why, under the new code');
+    await snap(p2, 'player-pairing-again', false);
+    t.equal(await p2.evaluate(() => (globalThis as any).localStorage.getItem('placard.player.identity')), null, 'credential forgotten');
   });
 
 

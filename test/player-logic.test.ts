@@ -290,7 +290,11 @@ t.test('commands: known ones mapped, others answered as unsupported, expiry, ded
   t.same(commandAction({ id: '1', type: 'reload' }), { kind: 'reload' });
   t.same(commandAction({ id: '1', type: 'clear_cache' }), { kind: 'clear-cache' });
   t.same(commandAction({ id: '1', type: 'screenshot' }), { kind: 'screenshot' });
-  t.same(commandAction({ id: '1', type: 'identify', payload: { seconds: 999 } }), { kind: 'identify', seconds: 120 });
+  t.same(commandAction({ id: '1', type: 'identify', params: { seconds: 999 } }), { kind: 'identify', seconds: 120 });
+  t.same(commandAction({ id: '1', type: 'restart_player' }), { kind: 'reload' });
+  t.same(commandAction({ id: '1', type: 'sync_now' }), { kind: 'sync' });
+  t.same(commandAction({ id: '1', type: 'update_config' }), { kind: 'sync' });
+  t.equal(commandAction({ id: '1', type: 'display_off' }).kind, 'unsupported');
   t.same(commandAction({ id: '1', type: 'identify' }), { kind: 'identify', seconds: 10 });
   const reboot = commandAction({ id: '1', type: 'reboot' });
   t.equal(reboot.kind, 'unsupported');

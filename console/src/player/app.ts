@@ -29,6 +29,7 @@ app.innerHTML = `
     <p class="pl-pairing-code" data-testid="pairing-code" aria-live="polite"></p>
     <p class="pl-pairing-help">Console &rarr; Screens &rarr; Add screen &middot; <span class="pl-pairing-host"></span></p>
     <p class="pl-pairing-status" data-testid="pairing-status"></p>
+    <p class="pl-pairing-reason" data-testid="pairing-reason" hidden></p>
   </section>
   <div class="pl-notice" hidden data-testid="notice"></div>
   <div class="pl-identify" hidden data-testid="identify"></div>`;
@@ -36,6 +37,7 @@ const stage = app.querySelector<HTMLElement>('.pl-stage')!;
 const pairingEl = app.querySelector<HTMLElement>('.pl-pairing')!;
 const codeEl = app.querySelector<HTMLElement>('.pl-pairing-code')!;
 const pairingStatusEl = app.querySelector<HTMLElement>('.pl-pairing-status')!;
+const pairingReasonEl = app.querySelector<HTMLElement>('.pl-pairing-reason')!;
 const noticeEl = app.querySelector<HTMLElement>('.pl-notice')!;
 const identifyEl = app.querySelector<HTMLElement>('.pl-identify')!;
 app.querySelector<HTMLElement>('.pl-pairing-host')!.textContent = location.host;
@@ -94,8 +96,14 @@ let pairingTimer: ReturnType<typeof setTimeout> | null = null;
 let countdownTimer: ReturnType<typeof setInterval> | null = null;
 const pairingBackoff = new Backoff({ baseMs: 2_000, maxMs: 30_000 });
 
+/** Why the player is pairing again (revoked, code expired...): stays under the new code. */
+let pairingReason: string | null = null;
+
 function renderPairing(): void {
   pairingEl.hidden = false;
+  if (pairing.kind === 'starting' && pairing.message && !pairing.message.startsWith('Waiting')) pairingReason = pairing.message;
+  pairingReasonEl.hidden = !pairingReason;
+  pairingReasonEl.textContent = pairingReason ?? '';
   if (pairing.kind === 'showing-code') {
     codeEl.textContent = formatPairingCode(pairing.session.code);
     const left = secondsLeft(pairing.session, now());
@@ -197,6 +205,7 @@ function startPairing(message: string | null = null): void {
 }
 
 function stopPairing(): void {
+  pairingReason = null;
   if (pairingTimer) clearTimeout(pairingTimer);
   if (countdownTimer) clearInterval(countdownTimer);
   pairingEl.hidden = true;
@@ -268,6 +277,7 @@ async function credentialLost(reason: string): Promise<void> {
   manifestEtag = null;
   await cache.clear().catch(() => undefined);
   notice(null);
+  identifyEl.hidden = true;
   startPairing(reason);
 }
 
@@ -471,11 +481,12 @@ async function runCommand(command: PlayerCommand): Promise<void> {
       }
       case 'sync':
         manifestEtag = null;
+        await heartbeat();
         await syncManifest();
         await api.commandResult(command.id, succeeded(`Manifest ${engine.revision ?? 'none'} on screen.`));
         return;
       case 'identify':
-        identify(action.seconds);
+        await identify(action.seconds);
         await api.commandResult(command.id, succeeded(`Shown for ${action.seconds} s.`));
         return;
       case 'screenshot': {
@@ -484,7 +495,10 @@ async function runCommand(command: PlayerCommand): Promise<void> {
           await api.commandResult(command.id, failed('This browser could not draw a screenshot.'));
           return;
         }
-        await api.commandResult(command.id, succeeded('Screenshot taken (websites in frames are drawn black).', { contentType: 'image/jpeg', dataUrl, width: innerWidth, height: innerHeight }));
+        await api.commandResult(command.id, {
+          ...succeeded('Screenshot taken (websites in frames are drawn black).', { width: innerWidth, height: innerHeight }),
+          screenshot: { contentType: 'image/jpeg', dataBase64: dataUrl.slice(dataUrl.indexOf(',') + 1) },
+        });
         return;
       }
       case 'unsupported':
@@ -497,10 +511,14 @@ async function runCommand(command: PlayerCommand): Promise<void> {
   }
 }
 
-function identify(seconds: number): void {
+let identifyTimer: ReturnType<typeof setTimeout> | null = null;
+
+async function identify(seconds: number): Promise<void> {
+  const name = await api.config().then((c) => c.name, () => null);
   identifyEl.hidden = false;
-  identifyEl.textContent = `Screen ${debug.screenId?.slice(-6) ?? ''} · ${location.host}`;
-  setTimeout(() => {
+  identifyEl.textContent = `${name ?? `Screen ${debug.screenId?.slice(-6) ?? ''}`} · ${location.host}`;
+  if (identifyTimer) clearTimeout(identifyTimer);
+  identifyTimer = setTimeout(() => {
     identifyEl.hidden = true;
   }, seconds * 1000);
 }

@@ -29,6 +29,7 @@ const ALIASES: Record<string, string> = {
   'sync-now': 'sync',
   sync_now: 'sync',
   refresh_manifest: 'sync',
+  update_config: 'sync',
 };
 
 export function commandAction(command: PlayerCommand): CommandAction {
@@ -43,7 +44,8 @@ export function commandAction(command: PlayerCommand): CommandAction {
     case 'sync':
       return { kind: 'sync' };
     case 'identify': {
-      const raw = command.payload && typeof command.payload.seconds === 'number' ? command.payload.seconds : 10;
+      const args = command.params ?? command.payload ?? {};
+      const raw = typeof args.seconds === 'number' ? args.seconds : typeof args.durationSec === 'number' ? args.durationSec : 10;
       return { kind: 'identify', seconds: Math.min(120, Math.max(1, raw)) };
     }
     default:

@@ -40,6 +40,7 @@ export interface HeartbeatReply {
 export interface PlayerCommand {
   id: string;
   type: string;
+  params?: Record<string, unknown> | null;
   payload?: Record<string, unknown> | null;
   expiresAt?: string | null;
   [key: string]: unknown;
@@ -160,6 +161,10 @@ export class PlayerApi {
     return { notModified: false, etag: res.headers.get('etag'), manifest };
   }
 
+  async config(): Promise<{ screenId: string; name: string; timeZone: string | null; heartbeatIntervalSec: number }> {
+    return this.data(await this.request('GET', '/api/v1/player/config'));
+  }
+
   async pendingCommands(): Promise<PlayerCommand[]> {
     const data = await this.data<any>(await this.request('GET', '/api/v1/player/commands'));
     if (Array.isArray(data)) return data;
@@ -201,6 +206,8 @@ export interface CommandResult {
   status: 'succeeded' | 'failed';
   message?: string;
   output?: Record<string, unknown>;
+  /** Only for a screenshot command: the image, base64. */
+  screenshot?: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; dataBase64: string };
 }
 
 function errorFromBody(res: Response, body: any): PlayerApiError {

@@ -1,3 +1,4 @@
+import './content.hooks.js';
 import type { Route } from '../../platform/http/route.js';
 import { assignmentRoutes } from './assignments.routes.js';
 import { layoutRoutes } from './layouts.routes.js';

@@ -1,0 +1,50 @@
+/**
+ * Content's registrations in the media module's seams (process-wide, made once at import):
+ * - deleting an asset a playlist or layout uses answers 409 naming them;
+ * - a screen downloads only variants of assets its current manifest uses;
+ * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
+ *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists).
+ */
+import type { AppDeps } from '../../app.js';
+import type { Db } from '../../platform/db/database.js';
+import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type Usage } from '../media/hooks.js';
+import { contentChanged, type DepRef } from './changes.js';
+import { screenContext } from './fleet.js';
+import { currentManifest } from './manifest.js';
+import { layoutsReferencing } from './playlists.repo.js';
+
+export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
+  if (assetIds.length === 0) return [];
+  const out: Usage[] = [];
+  const items = await db
+    .selectFrom('playlist_items as i')
+    .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
+    .select(['i.asset_id', 'p.id', 'p.name'])
+    .where('i.asset_id', 'in', [...assetIds])
+    .distinct()
+    .execute();
+  for (const r of items) out.push({ assetId: r.asset_id!, type: 'playlist', id: r.id, name: r.name });
+  for (const assetId of assetIds) for (const l of await layoutsReferencing(db, 'assetId', assetId)) out.push({ assetId, type: 'layout', id: l.id, name: l.name ?? '' });
+  return out;
+}
+
+let installed = false;
+
+export function installContentHooks(): void {
+  if (installed) return;
+  installed = true;
+  assetUsageFinders.add(assetUsages);
+  playerAssetGuards.add(async (deps, screenId, assetId) => {
+    const screen = await screenContext(deps.db, screenId);
+    if (!screen) return false;
+    return (await currentManifest(deps, screen)).assetIds.has(assetId);
+  });
+  assetChangeHooks.add(async (deps, event) => {
+    const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));
+    refs.push({ kind: 'tag-rule', id: '*' });
+    // The media module passes the app's deps (realtime included) to its hooks.
+    await contentChanged(deps as AppDeps, refs);
+  });
+}
+
+installContentHooks();

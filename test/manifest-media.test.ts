@@ -1,0 +1,122 @@
+import sharp from 'sharp';
+import t from 'tap';
+import { WebSocket } from 'ws';
+import { screenContext } from '../server/src/modules/content/fleet.js';
+import { buildManifest } from '../server/src/modules/content/manifest.js';
+import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
+import { signIn } from './helpers/auth.js';
+import { startApp } from './helpers/harness.js';
+import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+import { pairScreen } from './helpers/screens.js';
+
+const png = (color: string, width = 800, height = 600) => sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+
+t.test('media in the manifest: variants to cache, downloads guarded, archive and tags push changes', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const manifest = () => app.json('/api/v1/player/manifest', { headers: screen.headers });
+
+  const red = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ff0000'), 'red.png')).id);
+  const blue = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#0000ff'), 'blue.png')).id);
+  const unused = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#00ff00'), 'green.png')).id);
+  t.equal(red.state, 'ready');
+
+  const inner = (await call('POST', '/api/v1/playlists', { name: 'Inner', items: [{ assetId: blue.id, durationMs: 4000 }] })).body.data;
+  const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: red.id, transition: { type: 'fade', durationMs: 600 } }] })).body.data;
+  t.equal(main.items[0].effectiveDurationMs, 10000, 'images default to 10 s');
+  t.equal(main.items[0].assetKind, 'image');
+  t.equal((await call('POST', `/api/v1/playlists/${main.id}/items`, { playlistId: inner.id })).status, 201);
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: main.id });
+
+  let res = await manifest();
+  t.equal(res.status, 200);
+  t.ok(ManifestDto.safeParse(res.body.data).success);
+  const items = res.body.data.timeline[0].playlist.items;
+  t.same(items.map((i: any) => [i.kind, i.assetId, i.durationMs, i.playlistId]), [
+    ['image', red.id, 10000, main.id],
+    ['image', blue.id, 4000, inner.id],
+  ]);
+  t.same(items[0].transition, { type: 'fade', durationMs: 600 });
+  const media = res.body.data.media;
+  t.same([...new Set(media.map((m: any) => m.assetId))].sort(), [red.id, blue.id].sort(), 'only what plays');
+  for (const item of items) t.ok(media.some((m: any) => m.variantId === item.variantId), 'each item names a media entry');
+  for (const m of media) {
+    t.match(m.url, /^\/api\/v1\/player\/assets\/[0-9a-f-]+\/variants\/[0-9a-f-]+$/);
+    const dl = await app.fetch(m.url, { headers: screen.headers });
+    t.equal(dl.status, 200, 'downloads with the device credential');
+    const bytes = Buffer.from(await dl.arrayBuffer());
+    t.equal(sha256(bytes), m.sha256, 'hashes to its sha256');
+    t.equal(bytes.length, m.sizeBytes);
+    t.equal(dl.headers.get('content-type'), m.contentType);
+  }
+  const other = unused.variants.find((v: any) => v.purpose === 'player') ?? unused.variants[0];
+  const refused = await app.fetch(`/api/v1/player/assets/${unused.id}/variants/${other.id}`, { headers: screen.headers });
+  t.ok(refused.status === 403 || refused.status === 404, `a variant the manifest does not use is refused (${refused.status})`);
+
+  // In use: the asset cannot be deleted.
+  const del = await call('DELETE', `/api/v1/assets/${blue.id}`);
+  t.equal(del.status, 409);
+  t.match(JSON.stringify(del.body.error.details), /Inner/);
+
+  // Archiving pushes manifest.changed and the asset drops out, named in warnings.
+  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${screen.credential}` } });
+  const messages: any[] = [];
+  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  await new Promise((r) => ws.once('open', r));
+  t.teardown(() => ws.close());
+  const waitFor = async (pred: (m: any) => boolean) => {
+    const until = Date.now() + 1000;
+    while (Date.now() < until) {
+      const m = messages.find(pred);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no message within 1 s: ${JSON.stringify(messages)}`);
+  };
+  const rev = res.body.data.revision;
+  t.equal((await call('POST', '/api/v1/assets/archive', { ids: [blue.id] })).status, 200);
+  const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev);
+  res = await manifest();
+  t.equal(res.body.data.revision, pushed.revision);
+  t.same(res.body.data.timeline[0].playlist.items.map((i: any) => i.assetId), [red.id]);
+  t.match(res.body.data.warnings, [{ code: 'asset_archived', assetId: blue.id }]);
+  t.notOk(res.body.data.media.some((m: any) => m.assetId === blue.id));
+
+  // A tag-rule playlist follows the library.
+  await call('PUT', `/api/v1/playlists/${main.id}/tag-rule`, { tags: ['Menu'], order: 'name', durationMs: 3000 });
+  const rev2 = (await manifest()).body.data.revision;
+  const tagged = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ffff00'), 'yellow.png', { tags: ['menu'] })).id);
+  t.equal(tagged.state, 'ready');
+  await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev2);
+  res = await manifest();
+  const smart = res.body.data.timeline[0].playlist.items.find((i: any) => i.assetId === tagged.id);
+  t.match(smart, { id: `${main.id}:tag:${tagged.id}`, durationMs: 3000 });
+
+  // Not ready: left out and named (built directly over the real database).
+  await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', red.id).execute();
+  const built = await buildManifest(app.deps.db, (await screenContext(app.deps.db, screen.screenId))!);
+  t.ok(built.manifest.warnings.some((w) => w.code === 'asset_not_ready' && w.assetId === red.id && w.state === 'processing'), 'named in warnings');
+  t.notOk(built.manifest.timeline[0]!.playlist!.items.some((i) => i.assetId === red.id));
+});
+
+t.test('a layout preview shows the zones’ thumbnails', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const green = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#00ff00', 400, 400), 'green.png')).id);
+  const layout = await app.json('/api/v1/layouts', {
+    method: 'POST',
+    headers: owner.headers,
+    json: { name: 'L', width: 1000, height: 500, background: { color: '#000000' }, zones: [{ x: 0, y: 0, width: 500, height: 500, fit: 'cover', content: { type: 'asset', assetId: green.id } }] },
+  });
+  t.equal(layout.status, 201);
+  const res = await app.fetch(`/api/v1/layouts/${layout.body.data.id}/preview-image`, { headers: owner.headers });
+  const { data, info } = await sharp(Buffer.from(await res.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+  const [r, g, b] = at(100, 100);
+  t.ok(r! < 20 && g! > 235 && b! < 20, `the thumbnail fills its zone (${[r, g, b]})`);
+  t.same(at(800, 100), [0, 0, 0], 'background elsewhere');
+  const del = await app.json(`/api/v1/assets/${green.id}`, { method: 'DELETE', headers: owner.headers });
+  t.equal(del.status, 409, 'an asset a layout shows cannot be deleted');
+});
