@@ -1,7 +1,420 @@
 #!/bin/sh
-# Placard appliance installer.
-# Not written yet: the appliance issue ("install.sh, systemd, release package, ...")
-# brings the real installer (placard user, /opt/placard, /var/lib/placard, the unit).
-# Until then, run from a checkout: npm ci && npm start (see README.md).
-echo "install.sh: the appliance installer is not written yet; see README.md (npm ci && npm start)" >&2
-exit 1
+# Placard server installer (Debian 12+, Ubuntu 22.04+, Raspberry Pi OS; x86_64, aarch64).
+#
+# Run as root from an unpacked release package (placard-<version>-linux-<arch>/install.sh),
+# or give the package: install.sh --package placard-<version>-linux-<arch>.tar.gz
+#
+#   install.sh                 install (or reinstall) and start the service
+#   install.sh --upgrade       install a new version beside the old one, back up first, switch, restart
+#   install.sh --rollback      point /opt/placard/current back at the previous version, restart
+#   install.sh --uninstall     remove the service and the program; keep data and config
+#   install.sh --uninstall --purge   ... and delete /var/lib/placard, /etc/placard and the user
+#
+# Options: --root DIR (install into DIR as if it were /: nothing outside DIR is touched, no
+# services are started; used by CI), --port N, --public-url URL, --no-start, --no-deps.
+# Idempotent: running it again changes nothing that is already right; data is never deleted
+# without --purge.
+set -eu
+
+ROOT=""
+MODE=install
+PURGE=0
+START=1
+DEPS=1
+PACKAGE=""
+PORT=""
+PUBLIC_URL=""
+
+say() { printf 'placard-install: %s\n' "$*"; }
+die() { printf 'placard-install: error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --root) [ $# -ge 2 ] || die "--root needs a directory"; ROOT=$2; shift 2 ;;
+    --root=*) ROOT=${1#--root=}; shift ;;
+    --upgrade) MODE=upgrade; shift ;;
+    --rollback) MODE=rollback; shift ;;
+    --uninstall) MODE=uninstall; shift ;;
+    --purge) PURGE=1; shift ;;
+    --no-start) START=0; shift ;;
+    --no-deps) DEPS=0; shift ;;
+    --package) [ $# -ge 2 ] || die "--package needs a file"; PACKAGE=$2; shift 2 ;;
+    --package=*) PACKAGE=${1#--package=}; shift ;;
+    --port) [ $# -ge 2 ] || die "--port needs a number"; PORT=$2; shift 2 ;;
+    --port=*) PORT=${1#--port=}; shift ;;
+    --public-url) [ $# -ge 2 ] || die "--public-url needs a URL"; PUBLIC_URL=$2; shift 2 ;;
+    --public-url=*) PUBLIC_URL=${1#--public-url=}; shift ;;
+    -h|--help) usage 0 ;;
+    *) printf 'placard-install: unknown option %s\n\n' "$1" >&2; usage 2 ;;
+  esac
+done
+
+if [ "$PURGE" = 1 ] && [ "$MODE" != uninstall ]; then die "--purge goes with --uninstall"; fi
+case "$PORT" in ''|*[!0-9]*) [ -z "$PORT" ] || die "--port must be a number" ;; esac
+if [ -n "$PORT" ] && { [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; }; then die "--port must be 1-65535"; fi
+case "$PUBLIC_URL" in ''|http://*|https://*) ;; *) die "--public-url must start with http:// or https://" ;; esac
+
+if [ -n "$ROOT" ]; then
+  mkdir -p "$ROOT" || die "cannot create $ROOT"
+  ROOT=$(cd "$ROOT" && pwd)
+  START=0
+  DEPS=0
+  say "installing into $ROOT (no services are started, nothing outside it is touched)"
+elif [ "$(id -u)" != 0 ]; then
+  die "run as root (sudo sh install.sh ...), or use --root DIR"
+fi
+
+OPT="$ROOT/opt/placard"
+DATA="$ROOT/var/lib/placard"
+ETC="$ROOT/etc/placard"
+UNIT_DIR="$ROOT/etc/systemd/system"
+BIN="$ROOT/usr/local/bin/placard"
+SERVICE_USER=placard
+
+have() { command -v "$1" >/dev/null 2>&1; }
+systemd_running() { [ -z "$ROOT" ] && [ -d /run/systemd/system ] && have systemctl; }
+
+# ---------------------------------------------------------------- the service user
+
+user_uid() {
+  # uid of the service user in the target's /etc/passwd, or nothing
+  [ -f "$ROOT/etc/passwd" ] || return 0
+  awk -F: -v u="$SERVICE_USER" '$1 == u { print $3 }' "$ROOT/etc/passwd"
+}
+
+ensure_user() {
+  if [ -n "$(user_uid)" ]; then return 0; fi
+  if [ -z "$ROOT" ]; then
+    if have useradd; then
+      useradd --system --user-group --home-dir /var/lib/placard --no-create-home --shell /usr/sbin/nologin --comment "Placard signage server" "$SERVICE_USER"
+    elif have adduser; then
+      adduser --system --group --home /var/lib/placard --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"
+    else
+      die "neither useradd nor adduser is available to create the $SERVICE_USER user"
+    fi
+  else
+    # A scratch root: write the entries the way useradd --system would.
+    mkdir -p "$ROOT/etc"
+    touch "$ROOT/etc/passwd" "$ROOT/etc/group"
+    uid=999
+    while awk -F: -v id="$uid" '$3 == id { found = 1 } END { exit !found }' "$ROOT/etc/passwd" "$ROOT/etc/group"; do
+      uid=$((uid - 1))
+    done
+    printf '%s:x:%s:%s:Placard signage server:/var/lib/placard:/usr/sbin/nologin\n' "$SERVICE_USER" "$uid" "$uid" >>"$ROOT/etc/passwd"
+    printf '%s:x:%s:\n' "$SERVICE_USER" "$uid" >>"$ROOT/etc/group"
+    if [ -f "$ROOT/etc/shadow" ]; then printf '%s:!:::::::\n' "$SERVICE_USER" >>"$ROOT/etc/shadow"; fi
+  fi
+  say "created the $SERVICE_USER system user"
+}
+
+chown_service() {
+  # chown to the service user by number (works in a scratch root too)
+  uid=$(user_uid)
+  gid=$(awk -F: -v u="$SERVICE_USER" '$1 == u { print $4 }' "$ROOT/etc/passwd")
+  [ -n "$uid" ] || return 0
+  chown -R "$uid:$gid" "$@"
+}
+
+# ---------------------------------------------------------------- the release package
+
+SOURCE=""
+TMP_UNPACK=""
+cleanup() { if [ -n "$TMP_UNPACK" ]; then rm -rf "$TMP_UNPACK"; fi; }
+trap cleanup EXIT INT TERM
+
+find_package() {
+  if [ -n "$PACKAGE" ]; then
+    [ -f "$PACKAGE" ] || die "no such package: $PACKAGE"
+    if [ -f "$PACKAGE.sha256" ] && have sha256sum; then
+      (cd "$(dirname "$PACKAGE")" && sha256sum -c "$(basename "$PACKAGE").sha256" >/dev/null) || die "$PACKAGE does not match $PACKAGE.sha256"
+      say "checksum of $(basename "$PACKAGE") verified"
+    fi
+    TMP_UNPACK=$(mktemp -d)
+    tar -xzf "$PACKAGE" -C "$TMP_UNPACK" || die "cannot unpack $PACKAGE"
+    SOURCE=$(find "$TMP_UNPACK" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+  else
+    SOURCE=$(cd "$(dirname "$0")" && pwd)
+  fi
+  if [ ! -x "$SOURCE/node/bin/node" ] || [ ! -f "$SOURCE/dist/server/src/main.js" ]; then
+    die "$SOURCE is not an unpacked release package (no node/bin/node or dist/). Build one with 'npm run package', or pass --package FILE.tar.gz"
+  fi
+  VERSION=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$SOURCE/package.json" | head -n 1)
+  [ -n "$VERSION" ] || die "cannot read the version from $SOURCE/package.json"
+  PKG_ARCH=$(cat "$SOURCE/ARCH" 2>/dev/null || echo unknown)
+}
+
+check_platform() {
+  case "$(uname -m)" in
+    x86_64|amd64) host_arch=x64 ;;
+    aarch64|arm64) host_arch=arm64 ;;
+    *) host_arch=$(uname -m) ;;
+  esac
+  if [ -z "$ROOT" ] && [ "$PKG_ARCH" != unknown ] && [ "$PKG_ARCH" != "$host_arch" ]; then
+    die "this package is for $PKG_ARCH but this machine is $host_arch"
+  fi
+  if [ -z "$ROOT" ] && [ -r /etc/os-release ]; then
+    # shellcheck disable=SC1091
+    . /etc/os-release
+    case "${ID:-}" in
+      debian|raspbian|ubuntu) ;;
+      *) say "warning: ${PRETTY_NAME:-this system} is not Debian, Ubuntu or Raspberry Pi OS; carrying on" ;;
+    esac
+  fi
+}
+
+install_deps() {
+  [ "$DEPS" = 1 ] || return 0
+  if have apt-get; then
+    if ! have ffmpeg || ! have ffprobe; then
+      say "installing the distribution's ffmpeg"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null ||
+        { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null; } ||
+        say "warning: could not install ffmpeg; the server uses the copy in its package"
+    fi
+  fi
+}
+
+install_program() {
+  target="$OPT/$VERSION"
+  if [ -d "$target" ] && [ -f "$target/.installed" ] && cmp -s "$SOURCE/package.json" "$target/package.json" && [ "$SOURCE" != "$target" ]; then
+    say "version $VERSION already in $target"
+  elif [ "$SOURCE" = "$target" ]; then
+    say "running from $target itself"
+  else
+    mkdir -p "$OPT"
+    rm -rf "$target.partial"
+    cp -a "$SOURCE" "$target.partial"
+    rm -f "$target.partial/.installed"
+    touch "$target.partial/.installed"
+    rm -rf "$target"
+    mv "$target.partial" "$target"
+    say "installed version $VERSION in $target"
+  fi
+  chown -R 0:0 "$target" 2>/dev/null || true
+  chmod -R go-w "$target"
+}
+
+switch_current() {
+  new=$1
+  if [ -L "$OPT/current" ]; then
+    old=$(readlink "$OPT/current")
+    if [ "$old" != "$new" ]; then ln -sfn "$old" "$OPT/previous"; fi
+  fi
+  ln -sfn "$new" "$OPT/current.new"
+  mv -T "$OPT/current.new" "$OPT/current" 2>/dev/null || { rm -f "$OPT/current"; mv "$OPT/current.new" "$OPT/current"; }
+}
+
+write_config() {
+  mkdir -p "$ETC"
+  env_file="$ETC/placard.env"
+  if [ ! -f "$env_file" ]; then
+    if [ -n "$PUBLIC_URL" ]; then url_line="PLACARD_PUBLIC_URL=$PUBLIC_URL"; else url_line="#PLACARD_PUBLIC_URL=http://signage.example.lan:8080"; fi
+    cat >"$env_file" <<EOF
+# Placard server configuration, read by placard.service. Restart after a change:
+#   systemctl restart placard
+# Every variable is described in /opt/placard/current/README.md.
+PLACARD_PORT=${PORT:-8080}
+PLACARD_HOST=0.0.0.0
+PLACARD_DATA_DIR=/var/lib/placard
+# The URL screens and installers use to reach this server (http://<name or address>:<port>).
+$url_line
+PLACARD_LOG_LEVEL=info
+EOF
+    say "wrote $env_file"
+  else
+    # Keep the admin's file; apply only what was asked for on the command line.
+    if [ -n "$PORT" ]; then set_env PLACARD_PORT "$PORT"; fi
+    if [ -n "$PUBLIC_URL" ]; then set_env PLACARD_PUBLIC_URL "$PUBLIC_URL"; fi
+    say "kept $env_file"
+  fi
+  chmod 0640 "$env_file"
+  gid=$(awk -F: -v u="$SERVICE_USER" '$1 == u { print $4 }' "$ROOT/etc/passwd" 2>/dev/null)
+  if [ -n "$gid" ]; then chown "0:$gid" "$env_file" "$ETC"; fi
+  chmod 0750 "$ETC"
+}
+
+set_env() {
+  key=$1 value=$2 file="$ETC/placard.env"
+  if grep -q "^#\{0,1\}$key=" "$file"; then
+    tmp="$file.tmp"
+    awk -v k="$key" -v v="$value" 'BEGIN { done = 0 } $0 ~ "^#?" k "=" { if (!done) { print k "=" v; done = 1 }; next } { print }' "$file" >"$tmp"
+    mv "$tmp" "$file"
+  else
+    printf '%s=%s\n' "$key" "$value" >>"$file"
+  fi
+}
+
+make_data_dir() {
+  mkdir -p "$DATA"
+  for d in media uploads backups releases; do mkdir -p "$DATA/$d"; done
+  chown_service "$DATA"
+  chmod 0750 "$DATA"
+}
+
+install_unit() {
+  mkdir -p "$UNIT_DIR"
+  unit_src="$OPT/current/systemd/placard.service"
+  if ! cmp -s "$unit_src" "$UNIT_DIR/placard.service" 2>/dev/null; then
+    cp "$unit_src" "$UNIT_DIR/placard.service"
+    chmod 0644 "$UNIT_DIR/placard.service"
+    say "installed $UNIT_DIR/placard.service"
+  fi
+  mkdir -p "$UNIT_DIR/multi-user.target.wants"
+  ln -sfn /etc/systemd/system/placard.service "$UNIT_DIR/multi-user.target.wants/placard.service"
+}
+
+install_cli() {
+  mkdir -p "$(dirname "$BIN")"
+  cat >"$BIN" <<'EOF'
+#!/bin/sh
+# placard: the server's command line (backup, restore, migrate, reset-password, status).
+# Runs as the placard user with the service's configuration.
+set -eu
+if [ -r /etc/placard/placard.env ]; then
+  set -a
+  # shellcheck disable=SC1091
+  . /etc/placard/placard.env
+  set +a
+fi
+export PLACARD_DATA_DIR="${PLACARD_DATA_DIR:-/var/lib/placard}"
+node=/opt/placard/current/node/bin/node
+cli=/opt/placard/current/dist/server/src/cli.js
+if [ "$(id -u)" = 0 ] && id placard >/dev/null 2>&1; then
+  exec setpriv --reuid=placard --regid=placard --init-groups env PLACARD_DATA_DIR="$PLACARD_DATA_DIR" "$node" "$cli" "$@"
+fi
+exec "$node" "$cli" "$@"
+EOF
+  chmod 0755 "$BIN"
+}
+
+systemctl_do() {
+  if systemd_running; then systemctl "$@"; fi
+}
+
+wait_ready() {
+  port=$(sed -n 's/^PLACARD_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
+  port=${port:-8080}
+  i=0
+  while [ $i -lt 60 ]; do
+    if "$OPT/current/node/bin/node" -e "fetch('http://127.0.0.1:$port/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))" 2>/dev/null; then
+      return 0
+    fi
+    i=$((i + 1))
+    sleep 1
+  done
+  return 1
+}
+
+print_url() {
+  url=$(sed -n 's/^PLACARD_PUBLIC_URL=\(.*\)$/\1/p' "$ETC/placard.env" | tail -n 1)
+  if [ -z "$url" ]; then
+    port=$(sed -n 's/^PLACARD_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
+    addr=$(hostname -I 2>/dev/null | awk '{ print $1 }')
+    url="http://${addr:-$(hostname)}:${port:-8080}"
+  fi
+  say "Placard $VERSION is installed. Open the console: $url"
+  say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh"
+}
+
+backup_before_upgrade() {
+  if [ ! -f "$DATA/placard.db" ] || [ ! -x "$OPT/current/node/bin/node" ]; then return 0; fi
+  say "backing up before the upgrade"
+  if [ -z "$ROOT" ]; then
+    "$BIN" backup --kind pre-upgrade || die "the backup before the upgrade failed; nothing was changed"
+  else
+    PLACARD_DATA_DIR="$DATA" "$OPT/current/node/bin/node" "$OPT/current/dist/server/src/cli.js" backup --kind pre-upgrade ||
+      die "the backup before the upgrade failed; nothing was changed"
+  fi
+}
+
+# ---------------------------------------------------------------- modes
+
+do_install() {
+  find_package
+  check_platform
+  if [ "$MODE" = upgrade ] && [ ! -L "$OPT/current" ]; then
+    say "no installed version found: installing"
+  fi
+  install_deps
+  ensure_user
+  if [ "$MODE" = upgrade ]; then backup_before_upgrade; fi
+  install_program
+  was=""
+  if [ -L "$OPT/current" ]; then was=$(readlink "$OPT/current"); fi
+  switch_current "$VERSION"
+  write_config
+  make_data_dir
+  install_unit
+  install_cli
+  if [ "$START" = 1 ] && systemd_running; then
+    systemctl daemon-reload
+    systemctl enable placard.service >/dev/null 2>&1 || true
+    systemctl restart placard.service
+    if wait_ready; then
+      print_url
+    else
+      if [ -n "$was" ] && [ "$was" != "$VERSION" ]; then
+        say "version $VERSION did not become ready; rolling back to $was"
+        switch_current "$was"
+        systemctl restart placard.service || true
+      fi
+      die "the server did not become ready; see: journalctl -u placard -n 50"
+    fi
+  else
+    say "installed; not started (start it with: systemctl enable --now placard)"
+    print_url
+  fi
+  # Keep the current and previous versions; older ones go.
+  for d in "$OPT"/*/; do
+    v=$(basename "$d")
+    case "$v" in current|previous) continue ;; esac
+    cur=$(readlink "$OPT/current" 2>/dev/null || true)
+    prev=$(readlink "$OPT/previous" 2>/dev/null || true)
+    if [ "$v" != "$cur" ] && [ "$v" != "$prev" ] && [ -f "$d/.installed" ]; then rm -rf "$d"; fi
+  done
+}
+
+do_rollback() {
+  [ -L "$OPT/previous" ] || die "there is no previous version to roll back to"
+  prev=$(readlink "$OPT/previous")
+  [ -d "$OPT/$prev" ] || die "the previous version ($prev) is no longer installed"
+  switch_current "$prev"
+  say "current version is now $prev"
+  systemctl_do restart placard.service
+}
+
+do_uninstall() {
+  systemctl_do disable --now placard.service || true
+  rm -f "$UNIT_DIR/placard.service" "$UNIT_DIR/multi-user.target.wants/placard.service"
+  systemctl_do daemon-reload || true
+  rm -rf "$OPT" "$BIN"
+  say "removed the program and the service"
+  if [ "$PURGE" = 1 ]; then
+    rm -rf "$DATA" "$ETC"
+    if [ -n "$(user_uid)" ]; then
+      if [ -z "$ROOT" ] && have userdel; then
+        userdel "$SERVICE_USER" 2>/dev/null || true
+      else
+        for f in passwd group shadow; do
+          if [ -f "$ROOT/etc/$f" ]; then
+            awk -F: -v u="$SERVICE_USER" '$1 != u' "$ROOT/etc/$f" >"$ROOT/etc/$f.tmp" && cat "$ROOT/etc/$f.tmp" >"$ROOT/etc/$f" && rm -f "$ROOT/etc/$f.tmp"
+          fi
+        done
+      fi
+    fi
+    say "purged the data (/var/lib/placard), the configuration (/etc/placard) and the user"
+  else
+    say "kept the data in /var/lib/placard and the configuration in /etc/placard (--purge deletes them)"
+  fi
+}
+
+case "$MODE" in
+  install|upgrade) do_install ;;
+  rollback) do_rollback ;;
+  uninstall) do_uninstall ;;
+esac

@@ -420,3 +420,51 @@ t.test('layouts in the layouts module shape: background object, zone content, zo
   t.equal(layout.zones[0].zIndex, 2);
   t.same(layout.zones[1].playlist.items.map((i: any) => [i.assetId, i.kind, i.durationMs]), [['y', 'video', 4000]], 'a single-asset zone');
 });
+
+t.test('manifest items as the content module builds them: windows, PDF pages, poster, muted, refreshAfter', async (t) => {
+  const m = readManifest({
+    screenId: 's',
+    revision: 4,
+    generatedAt: iso(base),
+    validUntil: iso(base + 48 * H),
+    refreshAfter: iso(base + H),
+    timeZone: 'UTC',
+    timeline: [
+      {
+        startsAt: iso(base),
+        endsAt: iso(base + 48 * H),
+        source: { type: 'assignment', id: 'a' },
+        content: { type: 'playlist', id: 'p' },
+        playlist: {
+          id: 'p',
+          name: 'P',
+          items: [
+            { id: 'w', playlistId: 'p', kind: 'image', assetId: 'x', variantId: 'vx', posterVariantId: null, pageVariantIds: [], url: null, name: 'x', durationMs: 5000, transition: { type: 'fade', durationMs: 500 }, validFrom: null, validUntil: null, dayparts: [], windows: [{ startsAt: iso(base + H), endsAt: iso(base + 2 * H) }], fit: 'contain', muted: true },
+            { id: 'd', playlistId: 'p', kind: 'pdf', assetId: 'y', variantId: null, posterVariantId: null, pageVariantIds: ['p1', 'p2'], url: null, name: 'doc', durationMs: 20000, transition: { type: 'none', durationMs: 0 }, validFrom: null, validUntil: null, dayparts: [], windows: null, fit: 'contain', muted: true },
+            { id: 'v', playlistId: 'p', kind: 'video', assetId: 'z', variantId: 'vz', posterVariantId: 'pz', pageVariantIds: [], url: null, name: 'clip', durationMs: 4000, transition: { type: 'fade', durationMs: 500 }, validFrom: null, validUntil: null, dayparts: [], windows: [], fit: 'cover', muted: false },
+          ],
+        },
+      },
+    ],
+    media: [],
+    overlays: [],
+    warnings: [],
+  });
+  t.equal(m.refreshAfter, base + H);
+  const [w, d, v] = (m.timeline[0]!.content as any).playlist.items;
+  t.same(w.windows, [{ start: base + H, end: base + 2 * H }]);
+  t.notOk(itemPlayableAt(w, base + 30 * 60_000, 'UTC'), 'before its window');
+  t.ok(itemPlayableAt(w, base + 90 * 60_000, 'UTC'), 'inside its window');
+  t.notOk(itemPlayableAt(w, base + 2 * H, 'UTC'), 'window end is exclusive');
+  t.notOk(itemPlayableAt(w, base + 3 * H, 'UTC'), 'after its window, within the horizon');
+  t.equal(w.windowsUntil, base + 48 * H);
+  t.ok(itemPlayableAt(w, base + 49 * H, 'UTC'), 'past the manifest horizon (offline): its own rules (none) say yes');
+  t.same(d.pageVariantIds, ['p1', 'p2']);
+  t.equal(d.kind, 'pdf');
+  t.ok(itemPlayableAt(d, base, 'UTC'), 'windows null: always');
+  t.equal(itemDurationMs(d), 20000);
+  t.equal(v.posterVariantId, 'pz');
+  t.equal(v.muted, false);
+  t.equal(v.fit, 'cover');
+  t.notOk(itemPlayableAt(v, base, 'UTC'), 'empty windows: never within the horizon');
+});

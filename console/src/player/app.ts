@@ -259,6 +259,7 @@ function stopRunning(): void {
   running = false;
   if (heartbeatTimer) clearTimeout(heartbeatTimer);
   if (pollTimer) clearTimeout(pollTimer);
+  if (refreshTimer) clearTimeout(refreshTimer);
   if (socketTimer) clearTimeout(socketTimer);
   if (socket) {
     socket.onclose = null;
@@ -373,10 +374,24 @@ async function syncOnce(): Promise<void> {
   if (manifest) {
     engine.apply(manifest);
     debug.manifestRevision = manifest.revision;
+    scheduleRefresh(manifest.refreshAfter);
   } else {
     engine.refresh();
   }
   await cache.evictExcept(target.media).catch(() => undefined);
+}
+
+let refreshTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** The server's window moves: fetch again by `refreshAfter` (spread by up to a minute). */
+function scheduleRefresh(at: number | null): void {
+  if (refreshTimer) clearTimeout(refreshTimer);
+  if (at === null) return;
+  const wait = Math.min(6 * 3_600_000, Math.max(5_000, at - now() + Math.random() * 60_000));
+  refreshTimer = setTimeout(() => {
+    manifestEtag = null;
+    void syncManifest();
+  }, wait);
 }
 
 function schedulePoll(ms: number): void {

@@ -75,8 +75,16 @@ class ZonePlayer {
     return mediaForItem(this.manifest, item, this.box());
   }
 
+  private pages(item: PlaylistItem): MediaEntry[] {
+    return item.pageVariantIds.map((v) => this.manifest.media.find((m) => m.variantId === v)).filter((m): m is MediaEntry => m !== undefined);
+  }
+
   private ready = (item: PlaylistItem): boolean => {
     if (item.kind === 'website') return item.url !== null;
+    if (item.kind === 'pdf') {
+      const pages = this.pages(item);
+      return pages.length > 0 && pages.length === item.pageVariantIds.length && pages.every((p) => this.ctx.cache.isReady(p));
+    }
     if (item.kind !== 'image' && item.kind !== 'video') return false;
     const m = this.media(item);
     return m !== null && this.ctx.cache.isReady(m);
@@ -162,6 +170,33 @@ class ZonePlayer {
     }, ms);
   }
 
+  /** A PDF: its page images in turn, sharing the item's duration (at least 3 s a page). */
+  private async buildPages(item: PlaylistItem, layer: HTMLElement): Promise<HTMLElement | null> {
+    const urls: string[] = [];
+    for (const page of this.pages(item)) {
+      const url = await this.ctx.cache.objectUrl(page);
+      if (!url) return null;
+      urls.push(url);
+    }
+    if (urls.length === 0) return null;
+    const img = el('img', 'pl-media');
+    img.alt = '';
+    img.src = urls[0]!;
+    layer.append(img);
+    this.root.append(layer);
+    await img.decode();
+    const perPage = Math.max(3_000, itemDurationMs(item) / urls.length);
+    let i = 0;
+    const gen = this.generation;
+    const turn = () => {
+      if (this.stopped || gen !== this.generation || ++i >= urls.length) return;
+      img.src = urls[i]!;
+      setTimeout(turn, perPage);
+    };
+    setTimeout(turn, perPage);
+    return layer;
+  }
+
   /** A layer for the item, appended hidden and resolved once it can be shown. */
   private async build(item: PlaylistItem): Promise<HTMLElement | null> {
     const layer = el('div', `pl-layer pl-fit-${item.fit}`);
@@ -177,6 +212,7 @@ class ZonePlayer {
       await Promise.race([new Promise((r) => frame.addEventListener('load', r, { once: true })), delay(4000)]);
       return layer;
     }
+    if (item.kind === 'pdf') return this.buildPages(item, layer);
     const entry = this.media(item);
     const src = entry ? await this.ctx.cache.objectUrl(entry) : null;
     if (!src) return null;
@@ -194,19 +230,37 @@ class ZonePlayer {
     video.muted = true;
     video.defaultMuted = true;
     video.playsInline = true;
-    video.autoplay = true;
     video.preload = 'auto';
     video.setAttribute('muted', '');
     video.setAttribute('playsinline', '');
+    const poster = item.posterVariantId ? this.manifest.media.find((m) => m.variantId === item.posterVariantId) : undefined;
+    if (poster && this.ctx.cache.isReady(poster)) {
+      const posterUrl = await this.ctx.cache.objectUrl(poster);
+      if (posterUrl) video.poster = posterUrl;
+    }
     video.src = src;
     layer.append(video);
     this.root.append(layer);
+    // Muted autoplay always works; sound only where the zone or item asks for it and the
+    // browser allows it (the kiosk does), else muted.
+    const start = async () => {
+      if (!item.muted) {
+        video.muted = false;
+        try {
+          await video.play();
+          return;
+        } catch {
+          video.muted = true;
+        }
+      }
+      await video.play();
+    };
     await Promise.race([
       new Promise<void>((resolve, reject) => {
         video.addEventListener('playing', () => resolve(), { once: true });
         video.addEventListener('error', () => reject(new Error(`video error ${video.error?.code ?? ''}`)), { once: true });
       }),
-      video.play().then(() => undefined),
+      start(),
       delay(8000).then(() => {
         throw new Error('video did not start');
       }),
@@ -249,7 +303,9 @@ class ContentView {
       canvas.style.width = `${content.layout.width}px`;
       canvas.style.height = `${content.layout.height}px`;
       if (content.layout.background) canvas.style.backgroundColor = content.layout.background;
-      const bgEntry = content.layout.backgroundAssetId ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/')) : undefined;
+      const bgEntry =
+        manifest.media.find((m) => m.variantId === content.layout.backgroundVariantId) ??
+        (content.layout.backgroundAssetId ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/')) : undefined);
       if (bgEntry) {
         void ctx.cache.objectUrl(bgEntry).then((url) => {
           if (url) Object.assign(canvas.style, { backgroundImage: `url("${url}")`, backgroundSize: 'cover', backgroundPosition: 'center' });

@@ -40,6 +40,15 @@ export interface PlaylistItem {
   name: string | null;
   /** How this item comes on: a cross-fade (default), a slide, or a cut. */
   transition: { type: 'fade' | 'slide' | 'none'; durationMs: number };
+  /** When it may play within the manifest's horizon, every rule applied by the server; null: always. */
+  windows: Array<{ start: number; end: number }> | null;
+  /** Until when `windows` speak (the manifest's horizon); past it the item's own rules do. */
+  windowsUntil: number | null;
+  /** Videos: the poster frame shown while the video starts. */
+  posterVariantId: string | null;
+  /** PDFs: one image variant per page, in order. */
+  pageVariantIds: string[];
+  muted: boolean;
 }
 
 export interface Playlist {
@@ -67,6 +76,7 @@ export interface Layout {
   background: string | null;
   /** An image under the zones (from the media list). */
   backgroundAssetId: string | null;
+  backgroundVariantId: string | null;
   zones: Zone[];
 }
 
@@ -84,6 +94,8 @@ export interface PlayerManifest {
   revision: string;
   generatedAt: number | null;
   validUntil: number | null;
+  /** Fetch again by then even without manifest.changed (the server's window moves). */
+  refreshAfter: number | null;
   timeZone: string;
   timeline: Segment[];
   media: MediaEntry[];
@@ -181,6 +193,20 @@ function readItem(rawItem: unknown, media: MediaEntry[], problems: string[], whe
       type: trType === 'slide' || trType === 'none' ? trType : 'fade',
       durationMs: trMs !== null ? Math.min(10_000, Math.max(0, trMs)) : 700,
     },
+    windows: Array.isArray(raw.windows)
+      ? raw.windows
+          .map((w: unknown) => {
+            const o = obj(w);
+            const start = time(o?.startsAt);
+            const end = time(o?.endsAt);
+            return start !== null && end !== null && end > start ? { start, end } : null;
+          })
+          .filter((w: { start: number; end: number } | null): w is { start: number; end: number } => w !== null)
+      : null,
+    windowsUntil: null,
+    posterVariantId: str(raw.posterVariantId),
+    pageVariantIds: Array.isArray(raw.pageVariantIds) ? raw.pageVariantIds.filter((v: unknown): v is string => typeof v === 'string') : [],
+    muted: raw.muted !== false,
   };
 }
 
@@ -242,7 +268,8 @@ function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[])
     width,
     height,
     background: str(body.background) ?? str(bg?.color) ?? str(body.backgroundColor),
-    backgroundAssetId: str(bg?.assetId),
+    backgroundAssetId: str(bg?.assetId) ?? str(obj(body.backgroundMedia)?.assetId),
+    backgroundVariantId: str(obj(body.backgroundMedia)?.variantId),
     zones,
   };
 }
@@ -299,11 +326,17 @@ export function readManifest(raw: unknown): PlayerManifest {
     });
   });
   timeline.sort((a, b) => a.start - b.start);
+  const horizon = time(o.validUntil) ?? (timeline.length ? Math.max(...timeline.map((s) => s.end)) : null);
+  for (const seg of timeline) {
+    const lists = seg.content.type === 'playlist' ? [seg.content.playlist] : seg.content.type === 'layout' ? seg.content.layout.zones.map((z) => z.playlist) : [];
+    for (const list of lists) for (const item of list?.items ?? []) if (item.windows !== null) item.windowsUntil = horizon;
+  }
   const revision = o.revision === undefined || o.revision === null ? '' : String(o.revision);
   return {
     revision,
     generatedAt: time(o.generatedAt),
     validUntil: time(o.validUntil),
+    refreshAfter: time(o.refreshAfter),
     timeZone: validTimeZone(str(o.timeZone)) ?? 'UTC',
     timeline,
     media,

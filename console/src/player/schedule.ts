@@ -73,6 +73,11 @@ function inDayPart(part: DayPart, clock: { weekday: number; minutes: number }): 
 
 /** Whether an item may play at `now` in `zone`: inside its validity window and one of its day-parts (if any). */
 export function itemPlayableAt(item: PlaylistItem, now: number, zone: string): boolean {
+  // The server's windows already combine validity and day-parts (nested playlists too),
+  // but only within its horizon: past the last window's end, fall back to the rules.
+  if (item.windows !== null && (item.windowsUntil === null || now < item.windowsUntil)) {
+    return item.windows.some((w) => w.start <= now && now < w.end);
+  }
   if (item.validFrom !== null && now < item.validFrom) return false;
   if (item.validUntil !== null && now >= item.validUntil) return false;
   if (item.dayParts.length === 0) return true;
@@ -95,6 +100,7 @@ export function itemDurationMs(item: PlaylistItem): number {
     case 'audio':
       return (d ?? 15 * 60_000) + 10_000;
     case 'website':
+    case 'pdf':
       return d ?? DEFAULT_WEBSITE_MS;
     default:
       return d ?? DEFAULT_IMAGE_MS;

@@ -1,0 +1,150 @@
+/**
+ * Manifest benchmark: a screen with 50 schedules and 500 playlist items (50 playlists of
+ * 10 ready image assets), served as
+ *   - cached: the built manifest of this hour and revision (200 with the full body),
+ *   - 304: If-None-Match with the current ETag,
+ *   - uncached: the cache is emptied before every request (a full build: timeline,
+ *     flattening, variants, dependency record), one connection,
+ * against a bare Koa route in the same run. Prints req/s, latencies and ratios.
+ *   npm run bench:manifest [-- --seconds 5 --connections 16]
+ * Figures depend on the machine and its load: compare the ratios, not the absolute numbers.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import Koa from 'koa';
+import { v7 as uuidv7 } from 'uuid';
+import { buildApp, type AppDeps } from '../../server/src/app.js';
+import { testConfig } from '../../server/src/config.js';
+import { manifestCache } from '../../server/src/modules/content/manifest.cache.js';
+import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
+import { createLogger } from '../../server/src/platform/log.js';
+import { MediaTools } from '../../server/src/platform/media/tools.js';
+import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
+import { listen } from '../../server/src/server.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const seconds = arg('seconds', 5);
+const connections = arg('connections', 16);
+
+async function json(base: string, p: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
+  const res = await fetch(base + p, {
+    method: init.method ?? 'GET',
+    headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${init.method ?? 'GET'} ${p}: ${res.status} ${text}`);
+  return { res, body: text ? JSON.parse(text) : null };
+}
+
+async function seed(deps: AppDeps, base: string) {
+  const setup = await json(base, '/api/v1/auth/setup', { method: 'POST', body: { email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' } });
+  const cookie = setup.res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const admin = { cookie, 'x-csrf-token': setup.body.data.csrfToken as string };
+
+  // 500 ready image assets with one player variant each (rows only: the manifest reads no files).
+  const now = new Date().toISOString();
+  const assetIds: string[] = [];
+  for (let i = 0; i < 500; i++) {
+    const sha = createHash('sha256').update(randomBytes(16)).digest('hex');
+    const vsha = createHash('sha256').update(randomBytes(16)).digest('hex');
+    const id = uuidv7();
+    assetIds.push(id);
+    await deps.db.insertInto('media_files').values([
+      { sha256: sha, size_bytes: 200_000, content_type: 'image/png', created_at: now },
+      { sha256: vsha, size_bytes: 150_000, content_type: 'image/webp', created_at: now },
+    ]).execute();
+    await deps.db
+      .insertInto('assets')
+      .values({ id, kind: 'image', state: 'ready', state_before_archive: null, name: `image ${i}`, sha256: sha, size_bytes: 200_000, content_type: 'image/png', original_filename: `i${i}.png`, width: 1920, height: 1080, duration_ms: null, page_count: null, folder_id: null, failure_reason: null, progress: null, metadata: '{}', website: null, created_by: null, created_at: now, updated_at: now, archived_at: null } as never)
+      .execute();
+    await deps.db.insertInto('asset_variants').values({ id: uuidv7(), asset_id: id, purpose: 'player', content_type: 'image/webp', width: 1920, height: 1080, page: null, size_bytes: 150_000, sha256: vsha, created_at: now } as never).execute();
+  }
+
+  // The screen, through the real pairing protocol.
+  const session = await json(base, '/api/v1/player/pairing-sessions', { method: 'POST', body: { playerFamily: 'desktop-linux', deviceName: 'bench' } });
+  const { id, code, pollSecret } = session.body.data;
+  await json(base, '/api/v1/screens/pairing/resolve', { method: 'POST', headers: admin, body: { code } });
+  await json(base, `/api/v1/screens/pairing/${id}/approve`, { method: 'POST', headers: admin, body: { name: 'Bench screen' } });
+  const polled = await json(base, `/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } });
+  const enrolled = await json(base, '/api/v1/player/enroll', { method: 'POST', body: { enrollmentToken: polled.body.data.enrollmentToken } });
+  const { screenId, credential } = enrolled.body.data;
+
+  // 50 playlists of 10 items, 50 schedules (daily windows at different hours and priorities).
+  const start = new Date();
+  start.setUTCMinutes(0, 0, 0);
+  for (let p = 0; p < 50; p++) {
+    const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({ assetId, durationMs: 5000 + k * 100, ...(k % 3 === 0 ? { dayparts: [{ days: [1, 2, 3, 4, 5], from: '08:00', to: '20:00' }] } : {}) }));
+    const playlist = await json(base, '/api/v1/playlists', { method: 'POST', headers: admin, body: { name: `Playlist ${p}`, items } });
+    const s = new Date(start.getTime() + (p % 24) * 3600_000);
+    await json(base, '/api/v1/schedules', {
+      method: 'POST',
+      headers: admin,
+      body: { name: `Schedule ${p}`, content: { playlistId: playlist.body.data.id }, targets: { screenIds: [screenId] }, startsAt: s.toISOString(), endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(), rrule: 'FREQ=DAILY', priority: p % 7, timeZone: 'Europe/London' },
+    });
+  }
+  return { authorization: `Bearer ${credential}` };
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-bench-'));
+  const config = testConfig(dir, { validateResponses: false });
+  const database = openDatabase(path.join(dir, 'placard.db'));
+  await migrate(database.db);
+  const logger = createLogger('silent');
+  const deps: AppDeps = { config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } };
+  const placard = await listen(buildApp(deps), '127.0.0.1', 0);
+  const bare = new Koa();
+  bare.use(async (ctx) => {
+    if (ctx.path === '/bare') ctx.body = { data: { status: 'ok' } };
+  });
+  const bareServer = await listen(bare, '127.0.0.1', 0);
+
+  const device = await seed(deps, placard.url);
+  const first = await fetch(`${placard.url}/api/v1/player/manifest`, { headers: device });
+  const body = await first.text();
+  const etag = first.headers.get('etag')!;
+  const manifest = JSON.parse(body).data;
+  const items = manifest.timeline.reduce((n: number, s: { playlist?: { items: unknown[] } }) => n + (s.playlist?.items.length ?? 0), 0);
+  console.log(`manifest: ${manifest.timeline.length} segments, ${items} items in segments, ${manifest.media.length} media, ${(body.length / 1024).toFixed(0)} KiB`);
+
+  const url = `${placard.url}/api/v1/player/manifest`;
+  const cases = [
+    { name: 'bare Koa GET /bare', url: `${bareServer.url}/bare`, connections },
+    { name: 'manifest cached (200)', url, headers: device, connections },
+    { name: 'manifest 304', url, headers: { ...device, 'if-none-match': etag }, connections },
+    { name: 'bare Koa, 1 connection', url: `${bareServer.url}/bare`, connections: 1 },
+    { name: 'manifest uncached, 1 conn', url, headers: device, connections: 1, setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()) },
+  ];
+  const results: { name: string; rps: number; p50: number; p99: number; errors: number; base: number }[] = [];
+  for (const c of cases) {
+    const { setupClient, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void };
+    await autocannon({ ...opts, duration: 1, ...(setupClient ? { setupClient } : {}) });
+    if (setupClient) manifestCache(deps).clear();
+    const r = await autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) });
+    const expected304 = c.name.includes('304');
+    const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
+    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + Math.max(0, bad), base: c.connections === 1 ? 3 : 0 });
+  }
+  await placard.close();
+  await bareServer.close();
+  await deps.periodic.stop();
+  await database.close();
+  rmSync(dir, { recursive: true, force: true });
+
+  console.log(`Manifest, 50 schedules / 500 items, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus`);
+  console.log(`${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`);
+  for (const [i, r] of results.entries()) {
+    const base = results[r.base]!;
+    console.log(`${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`);
+  }
+  if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+void main();

@@ -1,0 +1,270 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
+import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
+import { BACKUP_KINDS, BackupError, createBackup, discardPartialBackups, listBackups, type BackupKind } from './modules/system/backup.js';
+import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
+import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
+import { migrate, openDatabase } from './platform/db/database.js';
+import { randomToken } from './platform/security/secrets.js';
+import { SERVER_VERSION } from './version.js';
+
+const HELP = `placard ${SERVER_VERSION}: the Placard server's command line
+
+Usage: placard <command> [options]
+
+  backup [--kind cli|pre-upgrade] [--no-media] [--out DIR]
+                          online backup (safe while the server runs); prints the file
+  restore FILE [--force]  restore a backup; stop the service first (systemctl stop placard)
+  backups                 list backups in the data directory
+  migrate                 bring the database schema up to date
+  reset-password EMAIL [--password-stdin] [--disable-mfa]
+                          set a new password for a locked-out user (printed unless given
+                          on stdin), end their sessions and lift sign-in throttling
+  wait-ready [--timeout SECONDS]
+                          wait until the local server's /readyz answers 200
+  version                 print the version
+
+Configuration comes from the environment (PLACARD_DATA_DIR, PLACARD_PORT, ...), as for the server.
+`;
+
+class CliError extends Error {}
+
+function out(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+function progressPrinter(label: string): (fraction: number, message: string) => void {
+  let last = -1;
+  const tty = process.stderr.isTTY;
+  return (fraction, message) => {
+    const pct = Math.floor(fraction * 100);
+    if (pct === last) return;
+    last = pct;
+    if (tty) process.stderr.write(`\r${label}: ${String(pct).padStart(3)}% ${message.slice(0, 60).padEnd(60)}`);
+    else if (pct % 10 === 0) process.stderr.write(`${label}: ${pct}% ${message}\n`);
+    if (tty && pct === 100) process.stderr.write('\n');
+  };
+}
+
+function localUrl(config: Config): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+async function serverAnswers(config: Config): Promise<boolean> {
+  try {
+    const res = await fetch(`${localUrl(config)}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await res.json()) as { data?: { status?: string } };
+    return body.data?.status === 'ok';
+  } catch {
+    return false;
+  }
+}
+
+async function withDatabase<T>(config: Config, fn: (opened: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
+  const file = path.join(config.dataDir, 'placard.db');
+  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  const opened = openDatabase(file);
+  try {
+    return await fn(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function commandBackup(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { kind: { type: 'string', default: 'cli' }, 'no-media': { type: 'boolean', default: false }, out: { type: 'string' } } });
+  if (!(BACKUP_KINDS as readonly string[]).includes(values.kind!)) throw new CliError(`--kind must be one of ${BACKUP_KINDS.join(', ')}`);
+  const file = path.join(config.dataDir, 'placard.db');
+  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  await discardPartialBackups(config.dataDir);
+  // Settings from the database when it has them (an older schema may not): retention, media.
+  let settings: Settings = DEFAULT_SETTINGS;
+  await withDatabase(config, async ({ db }) => {
+    settings = await getSettings(db).catch(() => DEFAULT_SETTINGS);
+  });
+  const info = await createBackup({
+    dataDir: config.dataDir,
+    databaseFile: file,
+    kind: values.kind as BackupKind,
+    includeMedia: values['no-media'] ? false : settings.backups.includeMedia,
+    keep: Math.max(settings.backups.keep, values.kind === 'pre-upgrade' ? 2 : 1),
+    progress: progressPrinter('backup'),
+  });
+  const written = path.join(config.dataDir, 'backups', info.name);
+  if (values.out) {
+    const { copyFile } = await import('node:fs/promises');
+    const dest = path.join(path.resolve(values.out), info.name);
+    await copyFile(written, dest);
+    out(dest);
+  } else {
+    out(written);
+  }
+}
+
+async function commandRestore(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false } } });
+  const file = positionals[0];
+  if (!file) throw new CliError('usage: placard restore FILE');
+  let source = path.resolve(file);
+  if (!existsSync(source) && existsSync(path.join(config.dataDir, 'backups', file))) source = path.join(config.dataDir, 'backups', file);
+  if (!existsSync(source)) throw new CliError(`no such file: ${file}`);
+  if (!values.force && (await serverAnswers(config))) {
+    throw new CliError(`the server answers at ${localUrl(config)}: stop it first (systemctl stop placard), or restore from the console (System > Backups)`);
+  }
+  const recovered = recoverInterruptedRestore(config.dataDir);
+  if (recovered) process.stderr.write(`${recovered}\n`);
+  try {
+    const result = await restoreBackup({ dataDir: config.dataDir, file: source, progress: progressPrinter('restore') });
+    out(`restored ${path.basename(source)} (made ${result.header.createdAt} by Placard ${result.header.serverVersion}): ${result.files} files, schema ${result.migratedTo}`);
+  } catch (err) {
+    if (err instanceof BackupError) throw new CliError(`refused: ${err.message}; the data directory is unchanged`);
+    throw err;
+  }
+}
+
+async function commandBackups(config: Config): Promise<void> {
+  const list = await listBackups(config.dataDir);
+  if (list.length === 0) out('no backups');
+  for (const b of list) out(`${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.includesMedia ? 'with media' : 'database only'}`);
+}
+
+async function commandMigrate(config: Config): Promise<void> {
+  recoverInterruptedRestore(config.dataDir);
+  const opened = openDatabase(path.join(config.dataDir, 'placard.db'));
+  try {
+    const report = await migrate(opened.db);
+    out(report.applied.length ? `applied migrations ${report.applied.join(', ')}; schema ${report.current}` : `schema ${report.current} is up to date`);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function commandResetPassword(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'password-stdin': { type: 'boolean', default: false }, 'disable-mfa': { type: 'boolean', default: false } } });
+  const email = positionals[0];
+  if (!email) throw new CliError('usage: placard reset-password EMAIL [--password-stdin] [--disable-mfa]');
+  let password: string;
+  let generated = false;
+  if (values['password-stdin']) {
+    password = await readStdin();
+    const check = PasswordSchema.safeParse(password);
+    if (!check.success) throw new CliError(`the password is not acceptable: ${check.error.issues[0]?.message}`);
+  } else {
+    password = randomToken(15); // 20 characters, 120 bits
+    generated = true;
+  }
+  await withDatabase(config, async ({ db }) => {
+    const user = await findUserByEmail(db, email);
+    if (!user) throw new CliError(`no user with the email ${email}`);
+    await updateUser(db, user.id, {
+      password_hash: await hashPassword(password),
+      disabled_at: null,
+      ...(values['disable-mfa'] ? { totp_enabled: 0, totp_secret_sealed: null, totp_pending_sealed: null, totp_last_step: null } : {}),
+    });
+    if (values['disable-mfa']) {
+      await db.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
+      await db.deleteFrom('passkeys').where('user_id', '=', user.id).execute();
+    }
+    await endUserSessions(db, user.id);
+    await db.deleteFrom('auth_throttle').execute();
+    out(`reset the password of ${user.email} (${user.role})${values['disable-mfa'] ? '; removed TOTP, recovery codes and passkeys' : ''}; their sessions ended`);
+    if (generated) out(`new password: ${password}`);
+  });
+}
+
+async function commandWaitReady(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { timeout: { type: 'string', default: '60' } } });
+  const seconds = Number(values.timeout);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError('--timeout must be a number of seconds');
+  const until = Date.now() + seconds * 1000;
+  let last = '';
+  while (Date.now() < until) {
+    try {
+      const res = await fetch(`${localUrl(config)}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+      last = `${res.status} ${(await res.text()).slice(0, 300)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new CliError(`the server at ${localUrl(config)} was not ready within ${seconds}s (last answer: ${last})`);
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(HELP);
+    return command ? 0 : 2;
+  }
+  if (command === 'version' || command === '--version') {
+    out(SERVER_VERSION);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`placard: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  try {
+    switch (command) {
+      case 'backup':
+        await commandBackup(config, args);
+        break;
+      case 'restore':
+        await commandRestore(config, args);
+        break;
+      case 'backups':
+        await commandBackups(config);
+        break;
+      case 'migrate':
+        await commandMigrate(config);
+        break;
+      case 'reset-password':
+        await commandResetPassword(config, args);
+        break;
+      case 'wait-ready':
+        await commandWaitReady(config, args);
+        break;
+      default:
+        process.stderr.write(`placard: unknown command ${command}\n\n${HELP}`);
+        return 2;
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`placard: ${(err as Error).message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+// Run when executed directly (node dist/server/src/cli.js ..., tsx server/src/cli.ts ...).
+const self = process.argv[1] ? path.resolve(process.argv[1]) : '';
+if (self.endsWith(`${path.sep}cli.js`) || self.endsWith(`${path.sep}cli.ts`)) {
+  runCli(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`placard: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+

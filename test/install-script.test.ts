@@ -1,0 +1,160 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { tempDataDir } from './helpers/harness.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+/** A minimal unpacked release package: what install.sh checks and copies. */
+function fakePackage(dir: string, version: string): string {
+  const pkg = path.join(dir, `placard-${version}-linux-x64`);
+  mkdirSync(path.join(pkg, 'node/bin'), { recursive: true });
+  mkdirSync(path.join(pkg, 'dist/server/src'), { recursive: true });
+  mkdirSync(path.join(pkg, 'systemd'), { recursive: true });
+  writeFileSync(path.join(pkg, 'node/bin/node'), '#!/bin/sh\nexit 0\n');
+  chmodSync(path.join(pkg, 'node/bin/node'), 0o755);
+  writeFileSync(path.join(pkg, 'dist/server/src/main.js'), '// server\n');
+  writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'placard', version }, null, 2));
+  writeFileSync(path.join(pkg, 'ARCH'), 'x64\n');
+  copyFileSync(path.join(ROOT, 'systemd/placard.service'), path.join(pkg, 'systemd/placard.service'));
+  copyFileSync(path.join(ROOT, 'install.sh'), path.join(pkg, 'install.sh'));
+  return pkg;
+}
+
+function install(pkg: string, args: string[]) {
+  const res = spawnSync('sh', [path.join(pkg, 'install.sh'), ...args], { encoding: 'utf8' });
+  return { status: res.status, out: `${res.stdout}${res.stderr}` };
+}
+
+const passwdEntries = (root: string) => readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').filter((l) => l.startsWith('placard:'));
+
+t.test('install.sh is sh -n and shellcheck clean', async (t) => {
+  for (const file of ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh']) {
+    const shell = file === 'install.sh' ? 'sh' : 'bash';
+    const syntax = spawnSync(shell, ['-n', path.join(ROOT, file)], { encoding: 'utf8' });
+    t.equal(syntax.status, 0, `${shell} -n ${file}: ${syntax.stderr}`);
+  }
+  if (!which('shellcheck')) {
+    t.comment('shellcheck is not installed here (CI installs it)');
+    return;
+  }
+  const res = spawnSync('shellcheck', ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh'], { cwd: ROOT, encoding: 'utf8' });
+  t.equal(res.status, 0, res.stdout);
+});
+
+t.test('install into a scratch root: user, directories, env file, unit, CLI; idempotent', async (t) => {
+  const dir = tempDataDir(t);
+  const root = path.join(dir, 'root');
+  mkdirSync(path.join(root, 'etc'), { recursive: true });
+  writeFileSync(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\nsystemd-network:x:999:999::/:/usr/sbin/nologin\n');
+  writeFileSync(path.join(root, 'etc/group'), 'root:x:0:\nsystemd-network:x:999:\n');
+  const pkg = fakePackage(dir, '1.0.0');
+
+  const first = install(pkg, ['--root', root, '--port', '8123', '--public-url', 'http://signage.lan:8123']);
+  t.equal(first.status, 0, first.out);
+  t.match(first.out, /Open the console: http:\/\/signage\.lan:8123/);
+
+  const entries = passwdEntries(root);
+  t.equal(entries.length, 1, 'one placard user');
+  const [, , uid, gid, , home, shell] = entries[0]!.split(':');
+  t.equal(uid, '998', 'a free system uid (999 is taken)');
+  t.equal(home, '/var/lib/placard');
+  t.equal(shell, '/usr/sbin/nologin');
+  t.match(readFileSync(path.join(root, 'etc/group'), 'utf8'), new RegExp(`^placard:x:${gid}:$`, 'm'));
+
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0', 'current points at the version');
+  t.ok(existsSync(path.join(root, 'opt/placard/1.0.0/dist/server/src/main.js')));
+  for (const d of ['', 'media', 'uploads', 'backups', 'releases']) {
+    const s = statSync(path.join(root, 'var/lib/placard', d));
+    t.ok(s.isDirectory(), `data dir ${d || '.'}`);
+    t.equal(String(s.uid), uid, `data dir ${d || '.'} owned by placard`);
+  }
+  t.equal(statSync(path.join(root, 'var/lib/placard')).mode & 0o777, 0o750);
+
+  const env = readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8');
+  t.match(env, /^PLACARD_PORT=8123$/m);
+  t.match(env, /^PLACARD_PUBLIC_URL=http:\/\/signage\.lan:8123$/m);
+  t.match(env, /^PLACARD_DATA_DIR=\/var\/lib\/placard$/m);
+  t.equal(statSync(path.join(root, 'etc/placard/placard.env')).mode & 0o777, 0o640, 'env file not world-readable');
+
+  const unit = path.join(root, 'etc/systemd/system/placard.service');
+  t.equal(readFileSync(unit, 'utf8'), readFileSync(path.join(ROOT, 'systemd/placard.service'), 'utf8'), 'the unit installed as shipped');
+  t.equal(readlinkSync(path.join(root, 'etc/systemd/system/multi-user.target.wants/placard.service')), '/etc/systemd/system/placard.service', 'enabled');
+  const cli = path.join(root, 'usr/local/bin/placard');
+  t.ok(statSync(cli).mode & 0o100, 'the placard command is executable');
+  t.equal(spawnSync('sh', ['-n', cli]).status, 0, 'and sh -n clean');
+
+  // The admin edits the env file; a second run keeps it and adds nothing.
+  writeFileSync(path.join(root, 'etc/placard/placard.env'), env + 'PLACARD_LOG_LEVEL=debug\n');
+  const again = install(pkg, ['--root', root]);
+  t.equal(again.status, 0, again.out);
+  t.equal(passwdEntries(root).length, 1, 'still one user');
+  t.match(readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8'), /PLACARD_LOG_LEVEL=debug/, 'the admin’s edit is kept');
+  t.match(again.out, /already in/);
+
+  // Upgrade to 1.1.0, roll back, upgrade again.
+  const pkg2 = fakePackage(path.join(dir, 'v2'), '1.1.0');
+  const upgrade = install(pkg2, ['--root', root, '--upgrade', '--port', '9000']);
+  t.equal(upgrade.status, 0, upgrade.out);
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.1.0');
+  t.equal(readlinkSync(path.join(root, 'opt/placard/previous')), '1.0.0');
+  t.match(readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8'), /^PLACARD_PORT=9000$/m, '--port updates the kept env file');
+  const rollback = install(pkg2, ['--root', root, '--rollback']);
+  t.equal(rollback.status, 0, rollback.out);
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
+
+  // Uninstall keeps data and config; --purge removes them and the user.
+  writeFileSync(path.join(root, 'var/lib/placard/placard.db'), 'precious');
+  const uninstall = install(pkg2, ['--root', root, '--uninstall']);
+  t.equal(uninstall.status, 0, uninstall.out);
+  t.notOk(existsSync(path.join(root, 'opt/placard')));
+  t.notOk(existsSync(unit));
+  t.equal(readFileSync(path.join(root, 'var/lib/placard/placard.db'), 'utf8'), 'precious', 'data kept');
+  t.ok(existsSync(path.join(root, 'etc/placard/placard.env')), 'config kept');
+  const purge = install(pkg2, ['--root', root, '--uninstall', '--purge']);
+  t.equal(purge.status, 0, purge.out);
+  t.notOk(existsSync(path.join(root, 'var/lib/placard')));
+  t.notOk(existsSync(path.join(root, 'etc/placard')));
+  t.same(passwdEntries(root), [], 'user removed');
+  t.match(readFileSync(path.join(root, 'etc/passwd'), 'utf8'), /^root:/m, 'other users untouched');
+  t.notOk(lstatSync(root).isSymbolicLink());
+});
+
+t.test('install.sh refuses bad options and a directory that is not a package', async (t) => {
+  const dir = tempDataDir(t);
+  const pkg = fakePackage(dir, '1.0.0');
+  for (const args of [['--port', 'abc'], ['--port', '70000'], ['--public-url', 'ftp://x'], ['--purge'], ['--bogus']]) {
+    const res = install(pkg, ['--root', path.join(dir, 'r'), ...args]);
+    t.not(res.status, 0, `${args.join(' ')} refused`);
+  }
+  const notPkg = path.join(dir, 'checkout');
+  mkdirSync(notPkg);
+  cpSync(path.join(ROOT, 'install.sh'), path.join(notPkg, 'install.sh'));
+  const res = install(notPkg, ['--root', path.join(dir, 'r2')]);
+  t.not(res.status, 0);
+  t.match(res.out, /not an unpacked release package/);
+});
+
+t.test('the systemd unit passes systemd-analyze verify and carries the hardening', async (t) => {
+  const unit = readFileSync(path.join(ROOT, 'systemd/placard.service'), 'utf8');
+  for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'ReadWritePaths=/var/lib/placard', 'CapabilityBoundingSet=', 'EnvironmentFile=-/etc/placard/placard.env', 'Restart=on-failure', 'User=placard']) {
+    t.match(unit, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'), line);
+  }
+  if (!which('systemd-analyze')) {
+    t.comment('systemd-analyze is not installed here (CI installs systemd)');
+    return;
+  }
+  const dir = tempDataDir(t);
+  // The unit names the installed node; verify a copy pointing at this machine's node.
+  writeFileSync(path.join(dir, 'placard.service'), unit.replaceAll('/opt/placard/current/node/bin/node', process.execPath));
+  const res = spawnSync('systemd-analyze', ['verify', path.join(dir, 'placard.service')], { encoding: 'utf8' });
+  t.equal(res.status, 0, res.stderr);
+  t.equal(`${res.stdout}${res.stderr}`.trim(), '', 'no warnings (unknown keys and bad values only warn)');
+  // The check is real: a bad key makes output.
+  writeFileSync(path.join(dir, 'bad.service'), unit.replaceAll('/opt/placard/current/node/bin/node', process.execPath).replace('ProtectSystem=strict', 'ProtectSystem=sideways'));
+  const bad = spawnSync('systemd-analyze', ['verify', path.join(dir, 'bad.service')], { encoding: 'utf8' });
+  t.not(`${bad.stdout}${bad.stderr}`.trim(), '');
+});
