@@ -2,24 +2,10 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
-import { startApp, type TestApp } from './helpers/harness.js';
-import { signIn } from './helpers/auth.js';
-import { DESKTOP, launchBrowser, PHONE, snap } from './helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { startApp } from './helpers/harness.js';
+import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { sampleJunk, sampleMp4, samplePng } from './helpers/sample-media.js';
-
-/** A browser context signed in as `role` through the real API (cookie copied in). */
-export async function signedInContext(app: TestApp, context: BrowserContext, base: string, role: 'owner' | 'editor' | 'viewer' = 'owner') {
-  const who = await signIn(app, { role });
-  const url = new URL(base);
-  await context.addCookies(
-    who.headers.cookie.split('; ').map((pair) => {
-      const i = pair.indexOf('=');
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
-    }),
-  );
-  return who;
-}
 
 t.test('library: drag-and-drop style multi-file upload with progress, processing, thumbnails, organise, archive', async (t) => {
   const browser = await launchBrowser(t);

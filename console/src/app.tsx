@@ -9,6 +9,10 @@ import { HomePage } from './pages/home';
 import { SecurityPage } from './pages/security';
 import { UsersPage } from './pages/users';
 import { LibraryPage } from './pages/library';
+import { AddScreenPage, ScreensPage } from './pages/screens';
+import { ScreenDetailPage } from './pages/screen-detail';
+import { GroupsPage, LocationsPage } from './pages/places';
+import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { NotFoundPage } from './pages/not-found';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
@@ -84,7 +88,14 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
       <main class="container" id="main" tabIndex={-1}>
         <Router>
           <Route path="/" component={HomePage} />
+          <Route path="/screens" component={ScreensPage} />
+          <Route path="/screens/add" component={atLeast(user, 'admin') ? AddScreenPage : NotFoundPage} />
+          <Route path="/screens/:id" component={ScreenDetailPage} />
+          <Route path="/groups" component={GroupsPage} />
+          <Route path="/locations" component={LocationsPage} />
           <Route path="/library" component={LibraryPage} />
+          <Route path="/playlists" component={PlaylistsPage} />
+          <Route path="/playlists/:id" component={PlaylistDetailPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
@@ -105,7 +116,11 @@ function Nav() {
   const { path } = useLocation();
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
+    { href: '/screens', label: 'Screens', show: true },
     { href: '/library', label: 'Library', show: true },
+    { href: '/playlists', label: 'Playlists', show: true },
+    { href: '/groups', label: 'Groups', show: true },
+    { href: '/locations', label: 'Locations', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
   const current = (href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));

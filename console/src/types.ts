@@ -60,3 +60,72 @@ export function formatDuration(ms: number | null | undefined): string {
   const m = Math.floor(s / 60);
   return m ? `${m}:${String(s % 60).padStart(2, '0')}` : `${s} s`;
 }
+
+export interface Screen {
+  id: string;
+  name: string;
+  status: 'online' | 'offline' | 'stale' | 'pending';
+  disabled: boolean;
+  revoked: boolean;
+  playerFamily: string | null;
+  playerArchitecture: string | null;
+  playerVersion: string | null;
+  locationId: string | null;
+  timeZone: string | null;
+  groupIds: string[];
+  notes: string | null;
+  tags: string[];
+  lastSeenAt: string | null;
+  lastStatus: Record<string, unknown> | null;
+  socketConnected: boolean;
+  createdAt: string;
+}
+export interface Group {
+  id: string;
+  name: string;
+  description: string | null;
+  screenIds: string[];
+  memberCount: number;
+}
+export interface Location {
+  id: string;
+  name: string;
+  address: string | null;
+  timeZone: string;
+  screenCount: number;
+}
+export interface Command {
+  id: string;
+  type: string;
+  state: 'queued' | 'delivered' | 'acknowledged' | 'succeeded' | 'failed' | 'expired';
+  createdAt: string;
+  completedAt: string | null;
+  result: Record<string, unknown> | null;
+}
+export interface PlaylistSummary {
+  id: string;
+  name: string;
+  description: string;
+  revision: number;
+  itemCount: number;
+  updatedAt: string;
+}
+export interface PlaylistItem {
+  id: string;
+  position: number;
+  type: 'asset' | 'widget' | 'playlist';
+  assetId: string | null;
+  playlistId: string | null;
+  label: string | null;
+  assetKind: string | null;
+  assetState: string | null;
+  durationMs: number | null;
+  effectiveDurationMs: number;
+  validFrom: string | null;
+  validUntil: string | null;
+  enabled: boolean;
+}
+export interface Playlist extends PlaylistSummary {
+  items: PlaylistItem[];
+  durationMs: number;
+}

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { signIn } from './auth.js';
+import type { TestApp } from './harness.js';
 
 export const CHROMIUM = process.env.PLACARD_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -92,3 +94,17 @@ export async function addVirtualAuthenticator(context: BrowserContext, page: Pag
   });
   return authenticatorId;
 }
+
+/** A browser context signed in as `role` through the real API (cookie copied in). */
+export async function signedInContext(app: TestApp, context: BrowserContext, base: string, role: 'owner' | 'editor' | 'viewer' = 'owner') {
+  const who = await signIn(app, { role });
+  const url = new URL(base);
+  await context.addCookies(
+    who.headers.cookie.split('; ').map((pair) => {
+      const i = pair.indexOf('=');
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
+    }),
+  );
+  return who;
+}
+

@@ -1,0 +1,243 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, atLeast, qs, type Page } from '../api';
+import type { Group, Location, Screen } from '../types';
+import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+
+export const STATUS_LABEL: Record<Screen['status'], string> = { online: 'Online', stale: 'Stale', offline: 'Offline', pending: 'Never seen' };
+export const STATUS_CLASS: Record<Screen['status'], string> = { online: 'ok', stale: 'warn', offline: 'bad', pending: '' };
+
+export function ScreenStatus({ screen }: { screen: Screen }) {
+  if (screen.revoked) return <span class="badge bad">revoked</span>;
+  return (
+    <>
+      <span class={`badge ${STATUS_CLASS[screen.status]}`} data-status={screen.status}>
+        <span class="dot" aria-hidden="true" /> {STATUS_LABEL[screen.status]}
+      </span>
+      {screen.disabled && <span class="badge warn">disabled</span>}
+    </>
+  );
+}
+
+/** What the screen says it shows, from its last heartbeat. */
+export function nowShowing(s: Screen): string {
+  const st = (s.lastStatus ?? {}) as Record<string, unknown>;
+  const pick = (k: string) => (typeof st[k] === 'string' ? (st[k] as string) : null);
+  return pick('currentItemName') ?? pick('currentAssetName') ?? pick('currentPlaylistName') ?? pick('nowPlaying') ?? (pick('currentAssetId') ? `asset ${pick('currentAssetId')!.slice(0, 8)}…` : pick('currentPlaylistId') ? `playlist ${pick('currentPlaylistId')!.slice(0, 8)}…` : '—');
+}
+
+/** The fleet at a glance: online, stale, offline; what each shows; player version. */
+export function ScreensPage() {
+  useTitle('Screens');
+  const { user } = useSession();
+  const [status, setStatus] = useState('');
+  const [groupId, setGroupId] = useState('');
+  const [locationId, setLocationId] = useState('');
+  const screens = useLoad(() => api.get<Page<Screen>>(`screens${qs({ status, groupId, locationId, limit: 500 })}`), [status, groupId, locationId]);
+  const all = useLoad(() => api.get<Page<Screen>>('screens?limit=500'));
+  const groups = useLoad(() => api.get<Page<Group>>('screen-groups?limit=500'));
+  const locations = useLoad(() => api.get<Page<Location>>('locations?limit=500'));
+  // Live-ish: refresh every 15 s while the page is open.
+  useEffect(() => {
+    const timer = setInterval(() => {
+      void screens.reload();
+      void all.reload();
+    }, 15_000);
+    return () => clearInterval(timer);
+  }, [screens.reload, all.reload]);
+  const counts = { online: 0, stale: 0, offline: 0, pending: 0 };
+  for (const s of all.data?.items ?? []) if (!s.revoked) counts[s.status]++;
+  const locName = (id: string | null) => locations.data?.items.find((l) => l.id === id)?.name ?? '—';
+  const items = screens.data?.items ?? [];
+
+  return (
+    <>
+      <div class="row spread">
+        <hgroup>
+          <h1>Screens</h1>
+          <p>
+            {(['online', 'stale', 'offline', 'pending'] as const).map((k) => (
+              <button key={k} type="button" class={`chip ${status === k ? 'active' : ''}`} aria-pressed={status === k} onClick={() => setStatus(status === k ? '' : k)}>
+                <span class={`badge ${STATUS_CLASS[k]}`}>
+                  <span class="dot" aria-hidden="true" /> {counts[k]} {STATUS_LABEL[k].toLowerCase()}
+                </span>
+              </button>
+            ))}
+          </p>
+        </hgroup>
+        {atLeast(user, 'admin') && (
+          <a href="/screens/add" role="button">
+            Add screen
+          </a>
+        )}
+      </div>
+      <form class="filters" aria-label="Filter screens" onSubmit={(e) => e.preventDefault()}>
+        <select aria-label="Group" value={groupId} onChange={(e) => setGroupId(e.currentTarget.value)}>
+          <option value="">Every group</option>
+          {(groups.data?.items ?? []).map((g) => (
+            <option key={g.id} value={g.id}>
+              {g.name}
+            </option>
+          ))}
+        </select>
+        <select aria-label="Location" value={locationId} onChange={(e) => setLocationId(e.currentTarget.value)}>
+          <option value="">Every location</option>
+          {(locations.data?.items ?? []).map((l) => (
+            <option key={l.id} value={l.id}>
+              {l.name}
+            </option>
+          ))}
+        </select>
+      </form>
+      <ErrorNote error={screens.error} />
+      <div class="table-wrap">
+        <table class="striped" aria-busy={screens.loading && !screens.data}>
+          <thead>
+            <tr>
+              <th scope="col">Screen</th>
+              <th scope="col">Status</th>
+              <th scope="col">Showing</th>
+              <th scope="col">Location</th>
+              <th scope="col">Player</th>
+              <th scope="col">Last seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((s) => (
+              <tr key={s.id} data-screen={s.name}>
+                <td>
+                  <a href={`/screens/${s.id}`}>{s.name}</a>
+                </td>
+                <td>
+                  <ScreenStatus screen={s} />
+                </td>
+                <td>{nowShowing(s)}</td>
+                <td>{locName(s.locationId)}</td>
+                <td>
+                  {s.playerFamily ?? 'web'} {s.playerVersion && <small class="muted">{s.playerVersion}</small>}
+                </td>
+                <td class="nowrap">{formatTime(s.lastSeenAt)}</td>
+              </tr>
+            ))}
+            {!screens.loading && items.length === 0 && (
+              <tr>
+                <td colSpan={6} class="muted">
+                  No screens{status || groupId || locationId ? ' match' : ' yet. Open /play on a screen and add it with the code it shows.'}
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+interface Pending {
+  id: string;
+  code: string;
+  status: string;
+  playerFamily: string | null;
+  deviceName: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** Add a screen by the code it shows. */
+export function AddScreenPage() {
+  useTitle('Add screen');
+  const { route } = useLocation();
+  const [pending, setPending] = useState<Pending | null>(null);
+  const groups = useLoad(() => api.get<Page<Group>>('screen-groups?limit=500'));
+  const locations = useLoad(() => api.get<Page<Location>>('locations?limit=500'));
+  const resolve = useAction(async (code: string) => {
+    setPending(await api.post<Pending>('screens/pairing/resolve', { code }));
+  });
+  const approve = useAction(async (form: HTMLFormElement) => {
+    const fd = new FormData(form);
+    const groupIds = fd.getAll('groupIds').map(String);
+    const v = formValues(form);
+    const res = await api.post<{ screen: Screen }>(`screens/pairing/${pending!.id}/approve`, { name: v.name, locationId: v.locationId || null, groupIds });
+    route(`/screens/${res.screen.id}`);
+  });
+  const reject = useAction(async () => {
+    await api.post(`screens/pairing/${pending!.id}/reject`);
+    setPending(null);
+  });
+  return (
+    <>
+      <hgroup>
+        <h1>Add screen</h1>
+        <p>
+          Open <code>{location.origin}/play</code> on the screen (or install the Linux player); it shows a six-character code.
+        </p>
+      </hgroup>
+      {!pending ? (
+        <form
+          aria-label="Pairing code"
+          class="narrow"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void resolve.run(formValues(e.currentTarget).code ?? '');
+          }}
+        >
+          <label>
+            Code shown on the screen
+            <input name="code" class="code-input" required autoFocus autocomplete="off" autocapitalize="characters" spellcheck={false} maxLength={12} placeholder="ABC-123" />
+          </label>
+          <ErrorNote error={resolve.error} />
+          <button type="submit" aria-busy={resolve.busy}>
+            Find screen
+          </button>
+        </form>
+      ) : (
+        <form
+          aria-label="Approve screen"
+          class="narrow"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void approve.run(e.currentTarget);
+          }}
+        >
+          <p>
+            Found <strong>{pending.code}</strong>: {pending.deviceName ?? 'a screen'} ({pending.playerFamily ?? 'web browser'}), waiting since {formatTime(pending.createdAt)}.
+          </p>
+          <label>
+            Name
+            <input name="name" required maxLength={200} defaultValue={pending.deviceName ?? ''} placeholder="e.g. Lobby left" autoFocus />
+          </label>
+          <label>
+            Location
+            <select name="locationId">
+              <option value="">None</option>
+              {(locations.data?.items ?? []).map((l) => (
+                <option key={l.id} value={l.id}>
+                  {l.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          {(groups.data?.items.length ?? 0) > 0 && (
+            <fieldset>
+              <legend>Groups</legend>
+              {groups.data!.items.map((g) => (
+                <label key={g.id}>
+                  <input type="checkbox" name="groupIds" value={g.id} /> {g.name}
+                </label>
+              ))}
+            </fieldset>
+          )}
+          <ErrorNote error={approve.error ?? reject.error} />
+          <div class="row">
+            <button type="submit" aria-busy={approve.busy}>
+              Add screen
+            </button>
+            <button type="button" class="secondary outline" aria-busy={reject.busy} onClick={() => void reject.run()}>
+              Reject
+            </button>
+          </div>
+        </form>
+      )}
+    </>
+  );
+}
