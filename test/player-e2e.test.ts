@@ -70,6 +70,18 @@ async function centreColour(page: Page): Promise<{ r: number; g: number; b: numb
   return { r: data[0]!, g: data[1]!, b: data[2]! };
 }
 
+/** The average colour of a small square around (fx, fy), fractions of the viewport. */
+async function colourAt(page: Page, fx: number, fy: number): Promise<{ r: number; g: number; b: number }> {
+  const png = await page.screenshot();
+  const size = 20;
+  const { data } = await sharp(png)
+    .extract({ left: Math.floor(VIEWPORT.width * fx - size / 2), top: Math.floor(VIEWPORT.height * fy - size / 2), width: size, height: size })
+    .resize(1, 1)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { r: data[0]!, g: data[1]!, b: data[2]! };
+}
+
 function dominant(c: { r: number; g: number; b: number }): 'red' | 'green' | 'blue' | 'other' {
   if (c.r > 150 && c.g < 90 && c.b < 90) return 'red';
   if (c.g > 130 && c.r < 90 && c.b < 90) return 'green';
@@ -251,6 +263,40 @@ t.test('browser player', async (t) => {
     await new Promise((r) => setTimeout(r, 1000));
     t.equal(dominant(await centreColour(page)), 'green');
     t.equal((await facts(page)).nowPlaying.scheduleId, schedule.body.data.id, 'the heartbeat will name the schedule');
+
+    // A layout with two zones (an asset, a playlist) on a scaled canvas, scheduled above.
+    const layout = await app.json('/api/v1/layouts', {
+      method: 'POST',
+      headers: admin.headers,
+      json: {
+        name: 'Split',
+        width: 1920,
+        height: 1080,
+        background: { color: '#000000' },
+        zones: [
+          { id: 'left', name: 'Left', x: 0, y: 0, width: 960, height: 1080, fit: 'cover', content: { type: 'asset', assetId: redAsset, durationMs: 5000 } },
+          { id: 'right', name: 'Right', x: 960, y: 0, width: 960, height: 1080, fit: 'cover', content: { type: 'playlist', playlistId: pl2.id } },
+        ],
+      },
+    });
+    t.equal(layout.status, 201, 'layout created');
+    t.equal((await app.json(`/api/v1/layouts/${layout.body.data.id}/publish`, { method: 'POST', headers: admin.headers, json: {} })).status, 200, 'layout published');
+    const layoutSchedule = await app.json('/api/v1/schedules', {
+      method: 'POST',
+      headers: admin.headers,
+      json: { name: 'Split now', content: { layoutId: layout.body.data.id }, targets: { screenIds: [screenId] }, startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString(), priority: 20, enabled: true },
+    });
+    t.equal(layoutSchedule.status, 201, 'layout scheduled');
+    await until(t, 'the layout is on screen', async () => {
+      const np = (await facts(page)).nowPlaying as { layoutId?: string | null };
+      return np.layoutId === layout.body.data.id;
+    }, 15_000);
+    await until(t, 'both zones painted', async () => dominant(await colourAt(page, 0.25, 0.5)) === 'red' && dominant(await colourAt(page, 0.75, 0.5)) === 'green', 10_000);
+    t.pass('left zone red, right zone green');
+    await snap(page, 'player-layout', false);
+    t.equal((await app.json(`/api/v1/schedules/${layoutSchedule.body.data.id}/disable`, { method: 'POST', headers: admin.headers, json: {} })).status, 200, 'layout schedule disabled');
+    await until(t, 'back to the promo playlist', async () => ((await facts(page)).nowPlaying as { layoutId?: string | null }).layoutId === null && (await facts(page)).nowPlaying.assetId === greenAsset, 15_000);
+    await until(t, 'full-screen green again', async () => dominant(await centreColour(page)) === 'green', 10_000);
 
     // The server goes away: playback carries on from the cache.
     await app.server.close(500);

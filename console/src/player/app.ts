@@ -371,6 +371,8 @@ async function syncOnce(): Promise<void> {
   // Media first, then the switch: the new content plays from complete, verified files.
   await cache.sync(target.media).catch((err) => log(`Media cache: ${(err as Error).message}`));
   if (!running) return;
+  // The server answered: an earlier failure is no longer news for the heartbeat.
+  if (lastError?.startsWith('Manifest download failed')) lastError = null;
   if (manifest) {
     engine.apply(manifest);
     debug.manifestRevision = manifest.revision;
