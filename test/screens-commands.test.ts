@@ -64,6 +64,10 @@ t.test('expiry: an unacknowledged command expires and is no longer delivered', a
   t.same((await app.json('/api/v1/player/commands', { headers: s.headers })).body.data.items, []);
   t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${c.id}`, { headers: owner.headers })).body.data.state, 'expired');
   t.equal((await app.json(`/api/v1/player/commands/${c.id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
+  t.equal((await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 409, 'too late to succeed');
+  const late = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed', message: 'expired' } });
+  t.equal(late.status, 200, 'reporting an expired command as failed is fine');
+  t.equal(late.body.data.state, 'expired');
   t.equal(await expireCommands(app.deps.db), 1);
   const row = await app.deps.db.selectFrom('screen_commands').select('state').where('id', '=', c.id).executeTakeFirstOrThrow();
   t.equal(row.state, 'expired');

@@ -328,6 +328,8 @@ export const commandRoutes = [
       const row = await commandForScreen(ctx, screen.id, params.id);
       const state = stateOf(row);
       if (state === body.status) return ok(toCommandDto(row));
+      // A player that reports an expired command as failed (without running it) is right: nothing to change.
+      if (state === 'expired' && body.status === 'failed') return ok(toCommandDto(row));
       if (state === 'succeeded' || state === 'failed' || state === 'expired') throw new ApiError('conflict', `The command is already ${state}`);
       if (JSON.stringify(body.output ?? {}).length > 65_536) throw new ApiError('validation_failed', 'output is larger than 64 KiB');
       let sha: string | null = null;

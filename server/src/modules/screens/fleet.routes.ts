@@ -255,7 +255,8 @@ export const fleetRoutes = [
       const s = await screenOr404(ctx, params.id);
       const windows = query.window ? [query.window] : (['24h', '7d', '30d'] as const);
       const out = [];
-      for (const w of windows) out.push(await reliability(ctx.deps.db, s, w));
+      const now = Date.now(); // one instant for every window
+      for (const w of windows) out.push(await reliability(ctx.deps.db, s, w, now));
       return ok({ screenId: s.id, status: deriveStatus(s), windows: out });
     },
   }),

@@ -1,0 +1,131 @@
+/**
+ * Heartbeat benchmark: heartbeats/s and p50/p99 latency for a body with 120 new noise
+ * buckets and for a body without noise data, against a bare Koa JSON route in the same
+ * run on loopback; then the ingest cost per bucket (HTTP and in-process).
+ *   npm run bench:heartbeat [-- --seconds 5 --connections 16]
+ * Each 120-bucket request carries buckets never seen before (real inserts, not
+ * idempotent no-ops). Every commit is synchronous=FULL. Compare ratios, not absolutes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import Koa from 'koa';
+import { buildApp } from '../../server/src/app.js';
+import { testConfig } from '../../server/src/config.js';
+import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
+import { createLogger } from '../../server/src/platform/log.js';
+import { MediaTools } from '../../server/src/platform/media/tools.js';
+import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
+import { listen } from '../../server/src/server.js';
+import { issueDeviceCredential } from '../../server/src/modules/screens/device-auth.js';
+import { ingestHeartbeat, type HeartbeatBody } from '../../server/src/modules/screens/heartbeat.js';
+import { newId, nowIso } from '../../server/src/modules/screens/screens.repo.js';
+import type { Db } from '../../server/src/platform/db/database.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const seconds = arg('seconds', 5);
+const connections = arg('connections', 16);
+
+async function makeScreen(db: Db, name: string): Promise<string> {
+  const now = nowIso();
+  const id = newId();
+  await db
+    .insertInto('screens')
+    .values({
+      id, name, location_id: null, notes: null, orientation: 'landscape', tags: '[]', disabled_at: null, revoked_at: null,
+      player_family: 'desktop-linux', player_architecture: null, player_version: '1.0.0', last_heartbeat_at: null, last_liveness_at: null,
+      last_seen_at: null, last_seen_ms: null, last_status: null, last_address: null, known_status: 'pending', expected_interval_sec: 30,
+      manifest_revision: 1, policy: null, power_assist: null, power_assist_state: null, created_at: now, updated_at: now,
+    })
+    .execute();
+  return id;
+}
+
+const BASE = Math.floor(Date.now() / 10_000) * 10_000 - 400 * 24 * 3600_000;
+let batch = 0;
+function bucketsBody(): string {
+  const b = batch++;
+  const buckets = [];
+  for (let i = 0; i < 120; i++) {
+    buckets.push(`{"startedAt":"${new Date(BASE + (b * 120 + i) * 10_000).toISOString()}","averageLevel":41.5,"peakLevel":73.2,"monitoredMs":10000,"warningMs":1200,"loudMs":300,"triggerCount":1}`);
+  }
+  return `{"playerFamily":"desktop-linux","playerVersion":"1.0.0","currentPlaylistId":"0190f5a2-7b3c-7def-8abc-0123456789ab","noiseMeter":{"status":"normal","currentLevel":40,"pendingHistory":[${buckets.join(',')}]}}`;
+}
+const PLAIN = JSON.stringify({ playerFamily: 'desktop-linux', playerVersion: '1.0.0', currentPlaylistId: '0190f5a2-7b3c-7def-8abc-0123456789ab', os: { name: 'Debian', version: '12' }, resolution: { width: 1920, height: 1080 } });
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-bench-'));
+  const config = testConfig(dir, { validateResponses: false });
+  const database = openDatabase(path.join(dir, 'placard.db'));
+  await migrate(database.db);
+  const logger = createLogger('silent');
+  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } });
+  const placard = await listen(app, '127.0.0.1', 0);
+  const screenA = await makeScreen(database.db, 'bench-buckets');
+  const screenB = await makeScreen(database.db, 'bench-plain');
+  const credA = await issueDeviceCredential(database.db, screenA);
+  const credB = await issueDeviceCredential(database.db, screenB);
+
+  const bare = new Koa();
+  bare.use(async (ctx) => {
+    if (ctx.path === '/bare') ctx.body = { data: { status: 'ok' } };
+  });
+  const bareServer = await listen(bare, '127.0.0.1', 0);
+
+  const url = `${placard.url}/api/v1/player/heartbeat`;
+  const cases = [
+    { name: 'bare Koa GET /bare', opts: { url: `${bareServer.url}/bare` } },
+    { name: 'heartbeat, no noise', opts: { url, method: 'POST' as const, body: PLAIN, headers: { 'content-type': 'application/json', authorization: `Bearer ${credB}` } } },
+    {
+      name: 'heartbeat, 120 buckets',
+      opts: {
+        url,
+        method: 'POST' as const,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${credA}` },
+        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: bucketsBody() }) }],
+      },
+    },
+  ];
+  const results: { name: string; rps: number; p50: number; p99: number; errors: number }[] = [];
+  for (const c of cases) {
+    await autocannon({ ...c.opts, connections, duration: 1 } as autocannon.Options);
+    const r = await autocannon({ ...c.opts, connections, duration: seconds } as autocannon.Options);
+    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx });
+  }
+
+  // In-process ingest cost (no HTTP): the same two bodies through ingestHeartbeat.
+  const screenRow = await database.db.selectFrom('screens').selectAll().where('id', '=', screenA).executeTakeFirstOrThrow();
+  const direct = async (make: () => string, n: number) => {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) await ingestHeartbeat(database.db, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
+    return Number(process.hrtime.bigint() - t0) / 1e6 / n;
+  };
+  const msPlain = await direct(() => PLAIN, 300);
+  const msBuckets = await direct(bucketsBody, 300);
+  const stored = await database.db.selectFrom('noise_buckets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+
+  await placard.close();
+  await bareServer.close();
+  await database.close();
+  rmSync(dir, { recursive: true, force: true });
+
+  const base = results[0]!;
+  console.log(`Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus`);
+  console.log(`${'case'.padEnd(26)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`);
+  for (const r of results) {
+    console.log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`);
+  }
+  const plain = results[1]!;
+  const full = results[2]!;
+  const httpPerBucketUs = ((1 / full.rps - 1 / plain.rps) * 1e6) / 120;
+  console.log(`buckets stored: ${stored.n}`);
+  console.log(`ingest cost per bucket over HTTP (server time, from throughput): ${httpPerBucketUs.toFixed(1)} µs`);
+  console.log(`in-process ingestHeartbeat: ${msPlain.toFixed(3)} ms without noise, ${msBuckets.toFixed(3)} ms with 120 buckets -> ${(((msBuckets - msPlain) * 1000) / 120).toFixed(1)} µs per bucket`);
+  if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+void main();
