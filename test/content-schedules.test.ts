@@ -104,3 +104,23 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   t.equal((await call('DELETE', `/api/v1/schedules/${hi.body.data.id}`)).status, 204);
   t.equal((await call('GET', `/api/v1/schedules/${hi.body.data.id}`)).status, 404);
 });
+
+t.test('a deleted group drops out of schedules and no longer holds playlists', async (t) => {
+  const { app, call } = await setup(t);
+  const now = new Date().toISOString();
+  const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b9';
+  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'Temp', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  const p = (await call('POST', '/api/v1/playlists', { name: 'P' })).body.data.id;
+  const q = (await call('POST', '/api/v1/playlists', { name: 'Q' })).body.data.id;
+  const s = await call('POST', '/api/v1/schedules', { name: 'S', content: { playlistId: p }, targets: { groupIds: [GROUP] }, startsAt: '2026-06-01T09:00:00Z' });
+  t.equal(s.status, 201);
+  t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: q })).status, 200);
+  const blocked = await call('DELETE', `/api/v1/playlists/${q}`);
+  t.equal(blocked.status, 409);
+  t.same(blocked.body.error.details.usedBy, [{ type: 'group-assignment', id: GROUP, name: 'Temp' }]);
+  t.equal((await call('DELETE', `/api/v1/screen-groups/${GROUP}`)).status, 204);
+  const got = await call('GET', `/api/v1/schedules/${s.body.data.id}`);
+  t.same(got.body.data.targets.groupIds, []);
+  t.equal((await call('PATCH', `/api/v1/schedules/${s.body.data.id}`, { name: 'S2' })).status, 400, 'no targets left: the schedule must be given new ones');
+  t.equal((await call('DELETE', `/api/v1/playlists/${q}`)).status, 204, 'the deleted group’s assignment no longer counts');
+});

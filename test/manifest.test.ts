@@ -94,6 +94,11 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   t.equal((await call('POST', `/api/v1/schedules/${sched.body.data.id}/disable`)).body.data.enabled, false);
   res = await manifest();
   t.same(res.body.data.timeline.map((s: any) => s.source.type), ['assignment']);
+
+  // The screen's location moves to another zone: the manifest follows.
+  t.equal((await call('PATCH', `/api/v1/locations/${LOC}`, { timeZone: 'America/New_York' })).status, 200);
+  res = await manifest();
+  t.equal(res.body.data.timeZone, 'America/New_York');
 });
 
 t.test('a layout plays only once published; the manifest carries its zones', async (t) => {

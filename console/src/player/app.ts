@@ -419,6 +419,7 @@ function connectSocket(): void {
   ws.onopen = () => {
     socketBackoff.reset();
     debug.socketConnected = true;
+    void checkForNewRelease();
     // Anything missed while disconnected.
     schedulePoll(0);
   };
@@ -539,6 +540,37 @@ async function identify(seconds: number): Promise<void> {
     identifyEl.hidden = true;
   }, seconds * 1000);
 }
+
+// --- New releases -----------------------------------------------------------------------
+
+/**
+ * The page's own version is its HTML's ETag: when the server is upgraded the built page
+ * changes, and a player that never restarts would otherwise run the old code forever.
+ * Checked every 30 minutes and after the socket comes back; a change reloads the page
+ * (playback resumes at once from the stored manifest and the cache).
+ */
+let pageTag: string | null = null;
+
+async function currentPageTag(): Promise<string | null> {
+  try {
+    const res = await fetch(location.pathname, { method: 'HEAD', cache: 'no-store' });
+    return res.ok ? (res.headers.get('etag') ?? res.headers.get('last-modified')) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function checkForNewRelease(): Promise<void> {
+  const tag = await currentPageTag();
+  if (!tag) return;
+  if (pageTag === null) pageTag = tag;
+  else if (tag !== pageTag && running) {
+    log('A new player version is on the server: reloading.');
+    location.reload();
+  }
+}
+
+setInterval(() => void checkForNewRelease(), 30 * 60_000);
 
 // --- Start ------------------------------------------------------------------------------
 

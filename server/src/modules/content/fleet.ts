@@ -91,3 +91,13 @@ export async function groupZone(db: Db, groupId: string): Promise<string> {
     where m.group_id = ${groupId} group by l.time_zone order by n desc, z`.execute(db);
   return rows.rows[0]?.z ?? DEFAULT_TIME_ZONE;
 }
+
+/** The targets that still exist (a group or location deleted later simply drops out). */
+export async function existingTargets(db: Db, targets: Targets): Promise<Targets> {
+  const missing = new Set(await missingTargets(db, targets));
+  return {
+    screenIds: targets.screenIds.filter((id) => !missing.has(`screen ${id}`)),
+    groupIds: targets.groupIds.filter((id) => !missing.has(`group ${id}`)),
+    locationIds: targets.locationIds.filter((id) => !missing.has(`location ${id}`)),
+  };
+}

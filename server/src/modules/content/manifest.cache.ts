@@ -3,6 +3,8 @@ import type { AppDeps } from '../../app.js';
 export interface CachedManifest {
   revision: number;
   windowStart: number;
+  /** The screen's zone, location and groups when built: a change rebuilds even without a bump. */
+  contextKey: string;
   etag: string;
   body: string;
   /** Asset ids the manifest lets the screen download. */

@@ -360,8 +360,9 @@ export async function recordDeps(db: Db, screenId: string, deps: readonly DepRef
 export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
   const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const cache = manifestCache(deps);
+  const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}`;
   const hit = cache.get(screen.id);
-  if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart) return hit;
+  if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
   const built = await buildManifest(deps.db, screen, nowMs);
   await recordDeps(deps.db, screen.id, built.deps);
   const { generatedAt: _g, ...stable } = built.manifest;
@@ -369,6 +370,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   const entry: CachedManifest = {
     revision: screen.manifestRevision,
     windowStart,
+    contextKey,
     etag,
     body: JSON.stringify({ data: built.manifest }),
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),

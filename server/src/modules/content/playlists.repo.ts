@@ -244,12 +244,28 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
     .execute();
   const layouts = await layoutsReferencing(db, 'playlistId', id);
   const schedules = await db.selectFrom('schedules').select(['id', 'name']).where('playlist_id', '=', id).execute();
-  const assignments = await db.selectFrom('playlist_assignments').select(['target_type', 'target_id']).where('playlist_id', '=', id).execute();
+  // Assignments of screens or groups deleted since do not count (they no longer play).
+  const assignments = await db
+    .selectFrom('playlist_assignments as a')
+    .select(['a.target_type', 'a.target_id'])
+    .where('a.playlist_id', '=', id)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('a.target_type', '=', 'screen'), eb.exists(eb.selectFrom('screens').select('screens.id').whereRef('screens.id', '=', 'a.target_id'))]),
+        eb.and([eb('a.target_type', '=', 'group'), eb.exists(eb.selectFrom('screen_groups').select('screen_groups.id').whereRef('screen_groups.id', '=', 'a.target_id'))]),
+      ]),
+    )
+    .execute();
   return [
     ...parents.map((p) => ({ type: 'playlist' as const, id: p.id, name: p.name })),
     ...layouts,
     ...schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
-    ...assignments.map((a) => ({ type: a.target_type === 'screen' ? ('screen-assignment' as const) : ('group-assignment' as const), id: a.target_id, name: null })),
+    ...(await Promise.all(
+      assignments.map(async (a) => {
+        const named = a.target_type === 'screen' ? await db.selectFrom('screens').select('name').where('id', '=', a.target_id).executeTakeFirst() : await db.selectFrom('screen_groups').select('name').where('id', '=', a.target_id).executeTakeFirst();
+        return { type: a.target_type === 'screen' ? ('screen-assignment' as const) : ('group-assignment' as const), id: a.target_id, name: named?.name ?? null };
+      }),
+    )),
   ];
 }
 

@@ -182,7 +182,11 @@ export const playlistRoutes = [
       const row = await withRevision(ctx, params.id);
       const users = await playlistUsage(ctx.deps.db, params.id);
       if (users.length) throw inUse(`Playlist "${row.name}"`, users);
-      await ctx.deps.db.deleteFrom('playlists').where('id', '=', params.id).execute();
+      await ctx.deps.db.transaction().execute(async (trx) => {
+        // What is left are assignments of screens or groups deleted since.
+        await trx.deleteFrom('playlist_assignments').where('playlist_id', '=', params.id).execute();
+        await trx.deleteFrom('playlists').where('id', '=', params.id).execute();
+      });
       await changed(ctx, params.id);
       return noContent();
     },

@@ -11,7 +11,7 @@ import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/h
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.js';
 import { contentChanged } from './changes.js';
 import { Instant, notYet, now } from './common.js';
-import { DEFAULT_TIME_ZONE, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
+import { DEFAULT_TIME_ZONE, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
 import { resolveSubject, scheduleInput } from './resolve.js';
 
 const TAGS = ['Schedules'];
@@ -67,7 +67,7 @@ const ScheduleDto = z
     followsScreenTimeZone: z.boolean(),
     priority: z.number(),
     enabled: z.boolean(),
-    nextOccurrence: z.object({ startsAt: z.string(), endsAt: z.string() }).nullable().describe('in the schedule’s own zone, within a year'),
+    nextOccurrence: z.object({ startsAt: z.string(), endsAt: z.string().nullable() }).nullable().describe('in the schedule’s own zone, within a year'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -75,11 +75,11 @@ const ScheduleDto = z
 
 async function targetsOf(db: Db, id: string): Promise<Targets> {
   const rows = await db.selectFrom('schedule_targets').selectAll().where('schedule_id', '=', id).orderBy('target_id').execute();
-  return {
+  return existingTargets(db, {
     screenIds: rows.filter((r) => r.target_type === 'screen').map((r) => r.target_id),
     groupIds: rows.filter((r) => r.target_type === 'group').map((r) => r.target_id),
     locationIds: rows.filter((r) => r.target_type === 'location').map((r) => r.target_id),
-  };
+  });
 }
 
 async function contentName(db: Db, row: SchedulesTable): Promise<string | null> {
@@ -103,7 +103,7 @@ async function toDto(db: Db, row: SchedulesTable) {
     followsScreenTimeZone: row.follow_screen_zone === 1,
     priority: row.priority,
     enabled: row.enabled === 1,
-    nextOccurrence: next ? { startsAt: new Date(next.start).toISOString(), endsAt: new Date(next.end).toISOString() } : null,
+    nextOccurrence: next ? { startsAt: new Date(next.start).toISOString(), endsAt: Number.isFinite(next.end) ? new Date(next.end).toISOString() : null } : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
