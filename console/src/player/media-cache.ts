@@ -46,8 +46,15 @@ export class MediaCache {
     return { items: this.ready.size, bytes: this.bytes, missing: Math.max(0, this.lastWanted - this.ready.size), failed: this.failedKeys.size };
   }
 
+  private loading: Promise<void> | null = null;
+
   /** What is already cached (from an earlier run): counted ready without downloading again. */
-  async load(): Promise<void> {
+  load(): Promise<void> {
+    this.loading ??= this.doLoad().catch(() => undefined);
+    return this.loading;
+  }
+
+  private async doLoad(): Promise<void> {
     if (!this.persistent) return;
     const cache = await caches.open(MEDIA_CACHE);
     for (const req of await cache.keys()) {
@@ -59,6 +66,8 @@ export class MediaCache {
 
   /** Brings the cache in line with `media`; one sync at a time (a second call waits for the first, then runs). */
   async sync(media: readonly MediaEntry[], onProgress?: (p: SyncProgress) => void): Promise<CacheStatus> {
+    // Never download again what an earlier run left in the cache.
+    await this.load();
     while (this.syncing) await this.syncing.catch(() => undefined);
     this.syncing = this.doSync(media, onProgress);
     try {
@@ -166,6 +175,7 @@ export class MediaCache {
 
   /** Forgets everything (the clear-cache command, or a revoked credential). */
   async clear(): Promise<void> {
+    await this.load();
     for (const url of this.urls.values()) URL.revokeObjectURL(url);
     this.urls.clear();
     this.memory.clear();
