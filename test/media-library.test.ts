@@ -164,6 +164,11 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
 });
 
 t.test('player download route: device credential, guard, Range, ETag', async (t) => {
+  // The guard mechanism on its own: set aside the guards other modules registered at
+  // import (content's manifest guard is tested in test/manifest-media.test.ts).
+  const registered = [...playerAssetGuards];
+  playerAssetGuards.clear();
+  t.teardown(() => registered.forEach((g) => playerAssetGuards.add(g)));
   const app = await startApp(t);
   const owner = await signIn(app);
   const screen = await pairScreen(app, owner);
