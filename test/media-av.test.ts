@@ -81,6 +81,20 @@ t.test('video: probe, poster, thumbnail, and a browser-playable MP4 variant', as
   t.equal(preview.headers.get('content-type'), 'video/mp4');
   t.equal(preview.headers.get('etag'), `"${player.sha256}"`);
 
+  // A longer transcode reports ffmpeg's progress on the asset while it runs.
+  const longer = await ffmpeg(app, dir, 'longer.webm', ['-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=25:duration=12', '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '500k']);
+  const la = await uploadAsset(app, owner, longer, 'longer.webm');
+  const seen = new Set<number>();
+  for (let i = 0; i < 1200; i++) {
+    const cur = (await app.json(`/api/v1/assets/${la.id}`, { headers: owner.headers })).body.data;
+    if (cur.state !== 'processing') break;
+    if (cur.progress !== null) seen.add(cur.progress);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const middle = [...seen].filter((p) => p > 0.1 && p < 1);
+  t.ok(middle.length > 0, `progress observed while transcoding: ${[...seen].sort().join(', ')}`);
+  t.equal((await settledAsset(app, owner, la.id, 120_000)).state, 'ready');
+
   // H.264/AAC MP4 with faststart: the original is the player variant.
   const good = await ffmpeg(app, dir, 'good.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart']);
   const g = await settledAsset(app, owner, (await uploadAsset(app, owner, good, 'good.mp4')).id, 120_000);

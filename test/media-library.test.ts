@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
-import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
+import { assetChangeHooks, assetUsageFinders, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
 import { getAsset, listVariants } from '../server/src/modules/media/repo.js';
+import { MediaService } from '../server/src/modules/media/service.js';
+import { JobQueue } from '../server/src/platform/jobs/queue.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
@@ -163,18 +165,20 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   t.equal((await app.fetch(`/api/v1/assets/${two.id}`, { method: 'DELETE', headers: owner.headers })).status, 404);
 });
 
-t.test('player download route: device credential, guard, Range, ETag', async (t) => {
-  // The guard mechanism on its own: set aside the guards other modules registered at
-  // import (content's manifest guard is tested in test/manifest-media.test.ts).
-  const registered = [...playerAssetGuards];
-  playerAssetGuards.clear();
-  t.teardown(() => registered.forEach((g) => playerAssetGuards.add(g)));
+t.test('player download route: device credential, the manifest guard, Range, ETag', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const screen = await pairScreen(app, owner);
   const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#abcdef', 2500, 100), 'strip.png')).id);
   const v = asset.variants.find((x: any) => x.purpose === 'player' && x.contentType === 'image/webp' && x.width === 1920);
   const url = `/api/v1/player/assets/${asset.id}/variants/${v.id}`;
+  t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, 'not in the screen\'s manifest: not served');
+
+  // Put the asset on the screen: a playlist assigned to it (the content module's guard).
+  const call = (method: string, p: string, json?: unknown) => app.json(p, { method, headers: owner.headers, ...(json ? { json } : {}) });
+  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Lobby' })).body.data;
+  t.equal((await call('POST', `/api/v1/playlists/${playlist.id}/items`, { assetId: asset.id })).status, 201);
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: playlist.id })).status, 200);
 
   const res = await app.fetch(url, { headers: screen.headers });
   t.equal(res.status, 200);
@@ -195,14 +199,28 @@ t.test('player download route: device credential, guard, Range, ETag', async (t)
   t.equal((await app.fetch(url)).status, 401);
   const other = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#000'), 'other.png')).id);
   t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${v.id}`, { headers: screen.headers })).status, 404, 'a variant of another asset');
-
-  const guard = async (_deps: unknown, screenId: string, assetId: string) => screenId === screen.screenId && assetId === other.id;
-  playerAssetGuards.add(guard);
-  t.teardown(() => playerAssetGuards.delete(guard));
-  t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, 'once a guard exists, only what it allows');
   const ov = other.variants.find((x: any) => x.purpose === 'player');
-  t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status, 200);
+  t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status, 404, 'an asset the screen does not show');
 
-  await app.json('/api/v1/assets/archive', { method: 'POST', headers: owner.headers, json: { ids: [other.id] } });
-  t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status, 404, 'archived assets are not served to players');
+  // The deleting-in-use path with the content module's real usage finder.
+  const inUse = await call('DELETE', `/api/v1/assets/${asset.id}`);
+  t.equal(inUse.status, 409);
+  t.same(inUse.body.error.details.usages.map((u: any) => [u.type, u.id]), [['playlist', playlist.id]]);
+
+  await call('POST', '/api/v1/assets/archive', { ids: [asset.id] });
+  t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, 'archived assets are not served to players');
+});
+
+t.test('the store sweep removes files no row references (a crash between store and commit)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const kept = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#0a0'), 'kept.png')).id);
+  const media = new MediaService(app.deps, new JobQueue(app.deps.db, app.deps.logger, { concurrency: 1 }));
+  const stray = await media.store.put(Buffer.from('left behind by a crash'));
+  const file = media.store.pathOf(stray.sha256);
+  t.equal(await media.sweepStore(), 0, 'young strays are left alone (a job may be about to commit)');
+  t.ok(fs.existsSync(file));
+  t.equal(await media.sweepStore(0), 1);
+  t.notOk(fs.existsSync(file));
+  t.ok(fs.existsSync(media.store.pathOf(kept.sha256)), 'referenced files stay');
 });

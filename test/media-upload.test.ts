@@ -150,6 +150,13 @@ t.test('tus protocol details', async (t) => {
   t.equal(tooBig.status, 413);
   t.equal(tooBig.body.error.code, 'payload_too_large');
 
+  const huge = await startApp(t, { config: { uploadMaxBytes: 2 ** 52 } });
+  const hugeOwner = await signIn(huge);
+  const noSpace = await huge.json('/api/v1/uploads', { method: 'POST', headers: { ...hugeOwner.headers, ...TUS, 'upload-length': String(2 ** 50) } });
+  t.equal(noSpace.status, 507, 'a petabyte does not fit: refused before any byte is sent');
+  t.equal(noSpace.body.error.code, 'insufficient_storage');
+  t.same(await huge.deps.db.selectFrom('uploads').select('id').execute(), [], 'nothing was recorded');
+
   const badLength = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '-5' } });
   t.equal(badLength.status, 400);
   const badMeta = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '5', 'upload-metadata': 'filename not*base64!' } });
@@ -160,6 +167,7 @@ t.test('tus protocol details', async (t) => {
   t.equal(forbidden.status, 403, 'viewers cannot upload');
   const anonymous = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...TUS, 'upload-length': '5' } });
   t.equal(anonymous.status, 401);
+  t.equal(anonymous.headers.get('tus-resumable'), '1.0.0', 'Tus-Resumable on auth failures too');
 
   const created = await app.fetch('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '10' } });
   t.equal(created.status, 201);
@@ -236,4 +244,17 @@ t.test('expired partial uploads are cleaned up', async (t) => {
   await app.deps.periodic.runNow('uploads.expire');
   t.notOk(fs.existsSync(path.join(app.dataDir, 'uploads', `${id}.part`)), 'its file is deleted');
   t.equal((await app.deps.db.selectFrom('uploads').select('id').execute()).length, 0);
+});
+
+t.test('capabilities tell the console what this server can take', async (t) => {
+  const app = await startApp(t, { config: { uploadMaxBytes: 123_456_789 } });
+  const viewer = await signIn(app);
+  const res = await app.json('/api/v1/media/capabilities', { headers: viewer.headers });
+  t.equal(res.status, 200);
+  t.equal(res.body.data.maxUploadBytes, 123_456_789);
+  t.same(res.body.data.tus.extensions, ['creation', 'termination', 'checksum', 'expiration']);
+  t.equal(res.body.data.kinds.image.available, true);
+  t.equal(res.body.data.kinds.video.available, true, res.body.data.kinds.video.detail);
+  t.equal(typeof res.body.data.kinds.pdf.available, 'boolean');
+  t.equal((await app.json('/api/v1/media/capabilities')).status, 401);
 });

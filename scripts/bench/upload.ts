@@ -105,7 +105,11 @@ async function main(): Promise<void> {
     clearInterval(sampler);
 
     const part = path.join(dataDir, 'uploads', `${id}.part`);
-    const same = createHash('sha256').update(fs.readFileSync(part).subarray(0, 1024 * 1024)).digest('hex') === createHash('sha256').update(block).digest('hex') && fs.statSync(part).size === size;
+    const head = Buffer.alloc(1024 * 1024);
+    const pfd = fs.openSync(part, 'r');
+    fs.readSync(pfd, head, 0, head.length, size - head.length);
+    fs.closeSync(pfd);
+    const same = createHash('sha256').update(head).digest('hex') === createHash('sha256').update(block).digest('hex') && fs.statSync(part).size === size;
     child.kill('SIGTERM');
 
     const MiB = 1024 * 1024;

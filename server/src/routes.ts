@@ -8,6 +8,7 @@ import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
 import { openApiRoutes } from './modules/system/openapi.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { provisioningRoutes } from './modules/provisioning/provisioning.routes.js';
 import { pairingRoutes } from './modules/screens/pairing.routes.js';
 import { playerRoutes } from './modules/screens/player.routes.js';
 import { commandRoutes } from './modules/screens/commands.js';
@@ -27,6 +28,7 @@ export const ROUTES: readonly Route[] = [
   ...userRoutes,
   ...tokenRoutes,
   ...systemRoutes,
+  ...provisioningRoutes,
   ...mediaRoutes,
   ...pairingRoutes,
   ...playerRoutes,

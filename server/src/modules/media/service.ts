@@ -188,6 +188,34 @@ export class MediaService {
     await fireAssetChange(this.deps, { change: 'failed', assetIds: [assetId] });
   }
 
+  /**
+   * Files in the store that no row references and that are older than an hour: left by a
+   * crash between storing a file and committing its row. Walks media/ (two levels).
+   */
+  async sweepStore(minAgeMs = 3_600_000): Promise<number> {
+    const root = this.store.root;
+    if (!existsSync(root)) return 0;
+    const known = new Set((await this.deps.db.selectFrom('media_files').select('sha256').execute()).map((r) => r.sha256));
+    let removed = 0;
+    for (const a of await fs.readdir(root)) {
+      if (!/^[0-9a-f]{2}$/.test(a)) continue;
+      for (const b of await fs.readdir(path.join(root, a))) {
+        const dir = path.join(root, a, b);
+        for (const name of await fs.readdir(dir)) {
+          if (!/^[0-9a-f]{64}$/.test(name) || known.has(name)) continue;
+          const file = path.join(dir, name);
+          const stat = await fs.stat(file).catch(() => null);
+          if (!stat || Date.now() - stat.mtimeMs < minAgeMs) continue;
+          // Re-check: a job may have committed its row meanwhile.
+          if (await this.deps.db.selectFrom('media_files').select('sha256').where('sha256', '=', name).executeTakeFirst()) continue;
+          await fs.rm(file, { force: true });
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+
   /** Deletes expired partial uploads and stray part files. */
   async expireUploads(): Promise<void> {
     const db = this.deps.db;
@@ -217,9 +245,17 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
   });
   deps.periodic.every('uploads.expire', 10 * 60_000, () => media.expireUploads());
   deps.periodic.every('jobs.prune', 6 * 60 * 60_000, () => jobs.prune());
+  deps.periodic.every('media.sweep', 24 * 60 * 60_000, async () => void (await media.sweepStore()));
+  // tus clients look for Tus-Resumable on every answer, auth failures included.
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/api/v1/uploads' || ctx.path.startsWith('/api/v1/uploads/')) ctx.set('Tus-Resumable', '1.0.0');
+    await next();
+  });
   deps.periodic.onStop(() => jobs.stop());
   void fs
     .mkdir(media.uploadsDir, { recursive: true })
+    // Work directories of jobs a crash interrupted (running jobs start again from scratch).
+    .then(() => fs.rm(media.store.tmpDir, { recursive: true, force: true }))
     .then(() => jobs.start())
     .catch((err: unknown) => deps.logger.error({ err }, 'media job queue did not start'));
   void pdfSupport();

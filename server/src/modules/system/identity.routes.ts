@@ -32,7 +32,7 @@ export const identityRoutes = [
         version: SERVER_VERSION,
         apiVersion: API_VERSION,
         instanceId: await ensureInstanceId(ctx.deps.db),
-        publicUrl: effectivePublicUrl(ctx.deps.config.publicUrl, settings, ctx.origin),
+        publicUrl: effectivePublicUrl(ctx.deps.config.publicUrl, settings, `${ctx.protocol}://${ctx.host}`),
       });
     },
   }),

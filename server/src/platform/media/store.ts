@@ -86,7 +86,22 @@ export class MediaStore {
     }
     await fsyncPath(file, 'r+');
     await fs.mkdir(path.dirname(target), { recursive: true });
-    await fs.rename(file, target);
+    try {
+      await fs.rename(file, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      // uploads/ on another filesystem than media/: copy to a temp name beside the target, then rename.
+      const tmp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        await fs.copyFile(file, tmp);
+        await fsyncPath(tmp, 'r+');
+        await fs.rename(tmp, target);
+      } catch (e) {
+        await fs.rm(tmp, { force: true });
+        throw e;
+      }
+      await fs.rm(file, { force: true });
+    }
     await fsyncPath(path.dirname(target));
     return { sha256, size };
   }
