@@ -13,6 +13,7 @@ import { AddScreenPage, ScreensPage } from './pages/screens';
 import { ScreenDetailPage } from './pages/screen-detail';
 import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
+import { SchedulesPage } from './pages/schedules';
 import { NotFoundPage } from './pages/not-found';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
@@ -96,6 +97,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/library" component={LibraryPage} />
           <Route path="/playlists" component={PlaylistsPage} />
           <Route path="/playlists/:id" component={PlaylistDetailPage} />
+          <Route path="/schedules" component={SchedulesPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
@@ -119,6 +121,7 @@ function Nav() {
     { href: '/screens', label: 'Screens', show: true },
     { href: '/library', label: 'Library', show: true },
     { href: '/playlists', label: 'Playlists', show: true },
+    { href: '/schedules', label: 'Schedules', show: true },
     { href: '/groups', label: 'Groups', show: true },
     { href: '/locations', label: 'Locations', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },

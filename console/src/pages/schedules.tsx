@@ -1,0 +1,381 @@
+import { useState } from 'preact/hooks';
+import { api, atLeast, type Page } from '../api';
+import type { Group, Location, PlaylistSummary, Screen } from '../types';
+import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+
+interface Schedule {
+  id: string;
+  name: string;
+  content: { type: string; id: string; name: string | null };
+  targets: { screenIds: string[]; groupIds: string[]; locationIds: string[] };
+  startsAt: string;
+  endsAt: string | null;
+  rrule: string | null;
+  timeZone: string;
+  followsScreenTimeZone: boolean;
+  priority: number;
+  enabled: boolean;
+  nextOccurrence: { startsAt: string; endsAt: string } | null;
+}
+interface Segment {
+  startsAt: string;
+  endsAt: string;
+  source: { type: string; id: string | null; name: string | null };
+  content: { type: string; id: string; name: string | null } | null;
+  reason: string;
+}
+
+const DAYS = ['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'] as const;
+const DAY_LABEL: Record<(typeof DAYS)[number], string> = { MO: 'Mon', TU: 'Tue', WE: 'Wed', TH: 'Thu', FR: 'Fri', SA: 'Sat', SU: 'Sun' };
+
+function describeRrule(rrule: string | null): string {
+  if (!rrule) return 'once';
+  const parts = Object.fromEntries(rrule.split(';').map((p) => p.split('=') as [string, string]));
+  const days = parts.BYDAY ? parts.BYDAY.split(',').map((d) => DAY_LABEL[d as (typeof DAYS)[number]] ?? d).join(', ') : '';
+  if (parts.FREQ === 'DAILY') return `every day${parts.UNTIL ? ' until ' + parts.UNTIL.slice(0, 8) : ''}`;
+  if (parts.FREQ === 'WEEKLY') return `every week${days ? ' on ' + days : ''}`;
+  if (parts.FREQ === 'MONTHLY') return 'every month';
+  return rrule;
+}
+
+/** Schedules: when which content plays where, with recurrence; and what a screen will show. */
+export function SchedulesPage() {
+  useTitle('Schedules');
+  const { user } = useSession();
+  const canEdit = atLeast(user, 'publisher');
+  const schedules = useLoad(() => api.get<Page<Schedule>>('schedules?limit=500'));
+  const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
+  const screens = useLoad(() => api.get<Page<Screen>>('screens?limit=500'));
+  const groups = useLoad(() => api.get<Page<Group>>('screen-groups?limit=500'));
+  const locations = useLoad(() => api.get<Page<Location>>('locations?limit=500'));
+  const toggle = useAction(async (s: Schedule) => {
+    await api.patch(`schedules/${s.id}`, { enabled: !s.enabled });
+    await schedules.reload();
+  });
+  const remove = useAction(async (s: Schedule) => {
+    await api.del(`schedules/${s.id}`);
+    await schedules.reload();
+  });
+  const nameOf = (s: Schedule) =>
+    [
+      ...s.targets.screenIds.map((id) => screens.data?.items.find((x) => x.id === id)?.name ?? 'screen'),
+      ...s.targets.groupIds.map((id) => `group ${groups.data?.items.find((x) => x.id === id)?.name ?? ''}`),
+      ...s.targets.locationIds.map((id) => `location ${locations.data?.items.find((x) => x.id === id)?.name ?? ''}`),
+    ].join(', ') || '—';
+
+  return (
+    <>
+      <hgroup>
+        <h1>Schedules</h1>
+        <p>Play a playlist on screens, groups or locations at set times. Higher priority wins where schedules overlap.</p>
+      </hgroup>
+      <Preview screens={screens.data?.items ?? []} groups={groups.data?.items ?? []} version={schedules.data} />
+      {canEdit && (
+        <NewSchedule
+          playlists={playlists.data?.items ?? []}
+          screens={screens.data?.items ?? []}
+          groups={groups.data?.items ?? []}
+          locations={locations.data?.items ?? []}
+          onCreated={schedules.reload}
+        />
+      )}
+      <ErrorNote error={schedules.error ?? toggle.error ?? remove.error} />
+      <div class="table-wrap">
+        <table class="striped">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Plays</th>
+              <th scope="col">Where</th>
+              <th scope="col">When</th>
+              <th scope="col">Priority</th>
+              <th scope="col">Next</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(schedules.data?.items ?? []).map((s) => (
+              <tr key={s.id} data-schedule={s.name} class={s.enabled ? undefined : 'disabled'}>
+                <td>{s.name}</td>
+                <td>{s.content.name ?? s.content.type}</td>
+                <td>{nameOf(s)}</td>
+                <td>
+                  {formatTime(s.startsAt)}
+                  {s.endsAt ? ` – ${formatTime(s.endsAt)}` : ''} · {describeRrule(s.rrule)}
+                  <br />
+                  <small class="muted">{s.followsScreenTimeZone ? 'in each screen’s time zone' : s.timeZone}</small>
+                </td>
+                <td>{s.priority}</td>
+                <td>{s.nextOccurrence ? formatTime(s.nextOccurrence.startsAt) : '—'}</td>
+                <td class="actions">
+                  {canEdit && (
+                    <>
+                      <button type="button" class="secondary outline small" onClick={() => void toggle.run(s)}>
+                        {s.enabled ? 'Pause' : 'Resume'}
+                      </button>
+                      <button
+                        type="button"
+                        class="contrast outline small"
+                        onClick={() => {
+                          if (confirm(`Delete the schedule ${s.name}?`)) void remove.run(s);
+                        }}
+                      >
+                        Delete
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {schedules.data && schedules.data.items.length === 0 && (
+              <tr>
+                <td colSpan={7} class="muted">
+                  No schedules: screens play their default playlist.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function localInput(d: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function NewSchedule({ playlists, screens, groups, locations, onCreated }: { playlists: PlaylistSummary[]; screens: Screen[]; groups: Group[]; locations: Location[]; onCreated: () => Promise<void> }) {
+  const [repeat, setRepeat] = useState('none');
+  const create = useAction(async (form: HTMLFormElement) => {
+    const fd = new FormData(form);
+    const v = formValues(form);
+    let rrule: string | null = null;
+    if (repeat === 'daily') rrule = 'FREQ=DAILY';
+    if (repeat === 'weekdays') rrule = 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR';
+    if (repeat === 'weekly') {
+      const days = fd.getAll('byday').map(String);
+      rrule = `FREQ=WEEKLY${days.length ? ';BYDAY=' + days.join(',') : ''}`;
+    }
+    if (repeat === 'custom') rrule = v.rrule?.trim() || null;
+    const sec = (s: string | undefined) => (s ? (s.length === 16 ? s + ':00' : s) : null);
+    await api.post('schedules', {
+      name: v.name,
+      content: { playlistId: v.playlistId },
+      targets: { screenIds: fd.getAll('screenIds').map(String), groupIds: fd.getAll('groupIds').map(String), locationIds: fd.getAll('locationIds').map(String) },
+      startsAt: sec(v.startsAt),
+      endsAt: sec(v.endsAt),
+      rrule,
+      timeZone: v.timeZone || null,
+      priority: Number(v.priority || 0),
+      enabled: true,
+    });
+    form.reset();
+    setRepeat('none');
+    await onCreated();
+  });
+  const now = new Date();
+  now.setMinutes(0, 0, 0);
+  return (
+    <details>
+      <summary role="button" class="outline">
+        New schedule
+      </summary>
+      <form
+        aria-label="New schedule"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.run(e.currentTarget);
+        }}
+      >
+        <div class="grid">
+          <label>
+            Name
+            <input name="name" required maxLength={200} placeholder="e.g. Breakfast menu" />
+          </label>
+          <label>
+            Playlist
+            <select name="playlistId" required>
+              <option value="">Choose…</option>
+              {playlists.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Priority
+            <input name="priority" type="number" min={-1000} max={1000} defaultValue="0" />
+          </label>
+        </div>
+        <fieldset>
+          <legend>Where</legend>
+          <div class="checks">
+            {screens.map((s) => (
+              <label key={s.id}>
+                <input type="checkbox" name="screenIds" value={s.id} /> {s.name}
+              </label>
+            ))}
+            {groups.map((g) => (
+              <label key={g.id}>
+                <input type="checkbox" name="groupIds" value={g.id} /> Group {g.name}
+              </label>
+            ))}
+            {locations.map((l) => (
+              <label key={l.id}>
+                <input type="checkbox" name="locationIds" value={l.id} /> Location {l.name}
+              </label>
+            ))}
+            {screens.length + groups.length + locations.length === 0 && <small class="muted">Add screens first.</small>}
+          </div>
+        </fieldset>
+        <div class="grid">
+          <label>
+            Starts
+            <input name="startsAt" type="datetime-local" required defaultValue={localInput(now)} />
+          </label>
+          <label>
+            Ends
+            <input name="endsAt" type="datetime-local" defaultValue={localInput(new Date(now.getTime() + 3600_000))} />
+          </label>
+          <label>
+            Repeats
+            <select name="repeat" value={repeat} onChange={(e) => setRepeat(e.currentTarget.value)}>
+              <option value="none">Does not repeat</option>
+              <option value="daily">Every day</option>
+              <option value="weekdays">Every weekday</option>
+              <option value="weekly">Weekly on…</option>
+              <option value="custom">Custom (RRULE)</option>
+            </select>
+          </label>
+        </div>
+        {repeat === 'weekly' && (
+          <fieldset>
+            <legend>On</legend>
+            <div class="checks">
+              {DAYS.map((d) => (
+                <label key={d}>
+                  <input type="checkbox" name="byday" value={d} /> {DAY_LABEL[d]}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+        )}
+        {repeat === 'custom' && (
+          <label>
+            RRULE (RFC 5545)
+            <input name="rrule" placeholder="FREQ=MONTHLY;BYMONTHDAY=1" maxLength={1000} />
+          </label>
+        )}
+        <label>
+          Time zone
+          <select name="timeZone">
+            <option value="">Each screen’s own (its location’s)</option>
+            <option value={Intl.DateTimeFormat().resolvedOptions().timeZone}>{Intl.DateTimeFormat().resolvedOptions().timeZone} (this browser)</option>
+            <option value="UTC">UTC</option>
+          </select>
+        </label>
+        <ErrorNote error={create.error} />
+        <button type="submit" aria-busy={create.busy}>
+          Create schedule
+        </button>
+      </form>
+    </details>
+  );
+}
+
+const SOURCE_CLASS: Record<string, string> = { schedule: 'seg-schedule', assignment: 'seg-assignment', 'group-assignment': 'seg-assignment', idle: 'seg-idle', takeover: 'seg-takeover', override: 'seg-takeover', alert: 'seg-takeover' };
+
+/** "What plays on this screen": the resolved week, from the server's preview. */
+function Preview({ screens, groups, version }: { screens: Screen[]; groups: Group[]; version: unknown }) {
+  const [target, setTarget] = useState('');
+  const [weekOffset, setWeekOffset] = useState(0);
+  const start = new Date();
+  start.setHours(0, 0, 0, 0);
+  start.setDate(start.getDate() - ((start.getDay() + 6) % 7) + weekOffset * 7);
+  const end = new Date(start.getTime() + 7 * 86_400_000);
+  const chosen = target || (screens[0] ? `screen:${screens[0].id}` : '');
+  const preview = useLoad(async () => {
+    if (!chosen) return null;
+    const [kind, id] = chosen.split(':');
+    return api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+  }, [chosen, weekOffset, version]);
+  const days = Array.from({ length: 7 }, (_, i) => new Date(start.getTime() + i * 86_400_000));
+  const segs = preview.data?.timeline ?? [];
+  return (
+    <article aria-labelledby="preview-h">
+      <header class="row spread">
+        <h2 id="preview-h">What plays</h2>
+        <div class="row">
+          <select aria-label="Preview for" value={chosen} onChange={(e) => setTarget(e.currentTarget.value)}>
+            {screens.map((s) => (
+              <option key={s.id} value={`screen:${s.id}`}>
+                {s.name}
+              </option>
+            ))}
+            {groups.map((g) => (
+              <option key={g.id} value={`group:${g.id}`}>
+                Group {g.name}
+              </option>
+            ))}
+          </select>
+          <button type="button" class="secondary outline small" aria-label="Previous week" onClick={() => setWeekOffset(weekOffset - 1)}>
+            ←
+          </button>
+          <button type="button" class="secondary outline small" onClick={() => setWeekOffset(0)}>
+            This week
+          </button>
+          <button type="button" class="secondary outline small" aria-label="Next week" onClick={() => setWeekOffset(weekOffset + 1)}>
+            →
+          </button>
+        </div>
+      </header>
+      {!chosen && <p class="muted">Add a screen to see what it will play.</p>}
+      <ErrorNote error={preview.error} />
+      {chosen && (
+        <div class="week" role="table" aria-label="Week preview">
+          {days.map((d) => {
+            const dayStart = d.getTime();
+            const dayEnd = dayStart + 86_400_000;
+            const inDay = segs.filter((s) => Date.parse(s.startsAt) < dayEnd && Date.parse(s.endsAt) > dayStart);
+            return (
+              <div class="week-day" role="row" key={dayStart}>
+                <div class="week-head" role="rowheader">
+                  {d.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' })}
+                </div>
+                <div class="week-col">
+                  {inDay.map((s, i) => {
+                    const from = Math.max(Date.parse(s.startsAt), dayStart);
+                    const to = Math.min(Date.parse(s.endsAt), dayEnd);
+                    const top = ((from - dayStart) / 86_400_000) * 100;
+                    const height = Math.max(((to - from) / 86_400_000) * 100, 1.5);
+                    const label = s.content?.name ?? (s.source.type === 'idle' ? 'idle slide' : s.source.type);
+                    return (
+                      <div
+                        key={i}
+                        role="cell"
+                        class={`seg ${SOURCE_CLASS[s.source.type] ?? ''}`}
+                        style={{ top: `${top}%`, height: `${height}%` }}
+                        title={`${new Date(from).toLocaleTimeString([], { timeStyle: 'short' })}–${new Date(to).toLocaleTimeString([], { timeStyle: 'short' })}: ${label} (${s.reason})`}
+                      >
+                        <span>{label}</span>
+                      </div>
+                    );
+                  })}
+                </div>
+              </div>
+            );
+          })}
+        </div>
+      )}
+      <p class="legend">
+        <span class="seg-key seg-schedule" /> schedule <span class="seg-key seg-assignment" /> default playlist <span class="seg-key seg-idle" /> idle slide <span class="seg-key seg-takeover" /> takeover / override
+        {preview.data && <small class="muted"> · times in this browser’s zone; the screen uses {preview.data.timeZone}</small>}
+      </p>
+    </article>
+  );
+}
