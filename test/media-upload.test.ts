@@ -245,3 +245,16 @@ t.test('expired partial uploads are cleaned up', async (t) => {
   t.notOk(fs.existsSync(path.join(app.dataDir, 'uploads', `${id}.part`)), 'its file is deleted');
   t.equal((await app.deps.db.selectFrom('uploads').select('id').execute()).length, 0);
 });
+
+t.test('capabilities tell the console what this server can take', async (t) => {
+  const app = await startApp(t, { config: { uploadMaxBytes: 123_456_789 } });
+  const viewer = await signIn(app);
+  const res = await app.json('/api/v1/media/capabilities', { headers: viewer.headers });
+  t.equal(res.status, 200);
+  t.equal(res.body.data.maxUploadBytes, 123_456_789);
+  t.same(res.body.data.tus.extensions, ['creation', 'termination', 'checksum', 'expiration']);
+  t.equal(res.body.data.kinds.image.available, true);
+  t.equal(res.body.data.kinds.video.available, true, res.body.data.kinds.video.detail);
+  t.equal(typeof res.body.data.kinds.pdf.available, 'boolean');
+  t.equal((await app.json('/api/v1/media/capabilities')).status, 401);
+});

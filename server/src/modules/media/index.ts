@@ -1,7 +1,8 @@
 import { assetRoutes } from './assets.routes.js';
+import { capabilityRoutes } from './capabilities.routes.js';
 import { organizeRoutes } from './organize.routes.js';
 import { playerMediaRoutes } from './player.routes.js';
 import { uploadRoutes } from './uploads.routes.js';
 
 export { installMedia } from './service.js';
-export const mediaRoutes = [...uploadRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes];
+export const mediaRoutes = [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes];

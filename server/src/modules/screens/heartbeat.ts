@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { groupCommit } from './group-commit.js';
 import { effectivePolicy } from './policies.js';
 import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, type ScreenRow } from './screens.repo.js';
 
@@ -74,7 +76,8 @@ const MAX_STATUS_CHARS = 64 * 1024;
 /**
  * Ingests one heartbeat for the authenticated screen (never a `screenId` from the body):
  * noise buckets idempotently on (screen, startedAt), the screen's status and history, all
- * in one transaction that is durable (synchronous=FULL) before the reply.
+ * in one transaction that is durable (synchronous=FULL) before the reply (group commit:
+ * heartbeats arriving together share the transaction and its fsync).
  */
 export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: HeartbeatBody, address: string | null, now = Date.now()): Promise<HeartbeatReply> {
   const ignoredFields: string[] = [];
@@ -112,7 +115,9 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
   const policy = await effectivePolicy(db, screen.id);
   const interval = policy.values.heartbeatIntervalSec;
 
-  const result = await db.transaction().execute(async (trx) => {
+  const result = await groupCommit(db, async (trx) => {
+    const before = await trx.selectFrom('screens').select(['player_version', 'player_family', 'known_status', 'manifest_revision']).where('id', '=', screen.id).executeTakeFirst();
+    if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
     if (buckets.length) {
       const rows = buckets.map((b) => {
         const ms = Date.parse(b.startedAt);
@@ -132,7 +137,6 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there.
       await trx.insertInto('noise_buckets').values(rows).onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing()).execute();
     }
-    const before = await trx.selectFrom('screens').select(['player_version', 'player_family', 'known_status', 'manifest_revision']).where('id', '=', screen.id).executeTakeFirstOrThrow();
     await trx
       .updateTable('screens')
       .set({
@@ -167,6 +171,7 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
     return { manifestRevision: before.manifest_revision, pendingCommands: Number(pending.n) };
   });
 
+  if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
   return {
     ignoredFields,
     // Every bucket of the request is stored now (new or already there): a retry gets the same count.
@@ -181,8 +186,9 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
 /** A liveness ping: keeps the screen online between heartbeats, nothing else. */
 export async function recordLiveness(db: Db, screen: ScreenRow, address: string | null, now = Date.now()): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
   const nowText = nowIso(now);
-  return db.transaction().execute(async (trx) => {
-    const before = await trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screen.id).executeTakeFirstOrThrow();
+  const result = await groupCommit(db, async (trx) => {
+    const before = await trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screen.id).executeTakeFirst();
+    if (!before) return null;
     await trx
       .updateTable('screens')
       .set({ last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' })
@@ -193,4 +199,6 @@ export async function recordLiveness(db: Db, screen: ScreenRow, address: string 
     await trx.insertInto('screen_history').values(rows).execute();
     return { manifestRevision: before.manifest_revision, heartbeatIntervalSec: before.expected_interval_sec };
   });
+  if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
+  return result;
 }

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { defineRoute, ok } from '../../platform/http/route.js';
+import { pdfSupport } from '../../platform/media/av.js';
+import { TUS_EXTENSIONS, TUS_VERSION } from './uploads.routes.js';
+
+const Capability = z.object({ available: z.boolean(), detail: z.string() });
+
+/** What this server's media library can do, for the console (e.g. "PDF unavailable: install poppler-utils"). */
+export const capabilityRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/media/capabilities',
+    auth: 'session',
+    minRole: 'viewer',
+    extension: true,
+    tags: ['Uploads'],
+    summary: 'Media features available on this server, upload limits and tus details',
+    responses: {
+      200: {
+        description: 'Capabilities',
+        data: z.object({
+          maxUploadBytes: z.number().int(),
+          uploadExpiryMs: z.number().int(),
+          imageMaxPixels: z.number().int(),
+          tus: z.object({ version: z.string(), extensions: z.array(z.string()), checksumAlgorithms: z.array(z.string()) }),
+          kinds: z.object({ image: Capability, video: Capability, audio: Capability, pdf: Capability, website: Capability }),
+        }),
+      },
+    },
+    handler: async (ctx) => {
+      const { config, tools } = ctx.deps;
+      const [status, pdf] = await Promise.all([tools.check(), pdfSupport()]);
+      const av = status.ffmpeg.ok && status.ffprobe.ok;
+      const avDetail = av ? status.ffmpeg.detail : [status.ffmpeg, status.ffprobe].filter((c) => !c.ok).map((c) => c.detail).join('; ');
+      return ok({
+        maxUploadBytes: config.uploadMaxBytes,
+        uploadExpiryMs: config.uploadExpiryMs,
+        imageMaxPixels: config.imageMaxPixels,
+        tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: ['sha1', 'sha256', 'md5'] },
+        kinds: {
+          image: { available: status.sharp.ok, detail: status.sharp.detail },
+          video: { available: av, detail: avDetail },
+          audio: { available: av, detail: avDetail },
+          pdf,
+          website: { available: true, detail: 'shown in a frame by players' },
+        },
+      });
+    },
+  }),
+];

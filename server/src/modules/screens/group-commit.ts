@@ -1,0 +1,71 @@
+import type { Transaction } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import type { Database } from '../../platform/db/schema.js';
+
+type Job<T> = { run: (trx: Transaction<Database>) => Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+
+/** Most writes one commit carries. */
+const MAX_BATCH = 64;
+
+/**
+ * Group commit for the heartbeat path. With synchronous=FULL every commit waits for an
+ * fsync (about 10 ms on the disks we run on), so heartbeats arriving together share one
+ * transaction: each caller's promise resolves only after the commit that holds its
+ * writes, so "durable before the reply" still holds. A job that throws fails the whole
+ * batch (every heartbeat in it is idempotent and the players retry); jobs should report
+ * their own "not found" as a value instead of throwing.
+ */
+class GroupCommit {
+  private queue: Job<unknown>[] = [];
+  private flushing = false;
+  private scheduled = false;
+
+  constructor(private readonly db: Db) {}
+
+  submit<T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve, reject } as Job<unknown>);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.queue.length === 0) return;
+    this.flushing = true;
+    const batch = this.queue.splice(0, MAX_BATCH);
+    try {
+      const results = await this.db.transaction().execute(async (trx) => {
+        const out: unknown[] = [];
+        for (const job of batch) out.push(await job.run(trx));
+        return out;
+      });
+      batch.forEach((job, i) => job.resolve(results[i]));
+    } catch (err) {
+      for (const job of batch) job.reject(err);
+    } finally {
+      this.flushing = false;
+      if (this.queue.length) this.schedule();
+    }
+  }
+}
+
+const committers = new WeakMap<Db, GroupCommit>();
+
+/** Runs `run` inside a transaction shared with other writes submitted at the same moment. */
+export function groupCommit<T>(db: Db, run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  let gc = committers.get(db);
+  if (!gc) {
+    gc = new GroupCommit(db);
+    committers.set(db, gc);
+  }
+  return gc.submit(run);
+}
