@@ -166,13 +166,19 @@ t.test('browser player', async (t) => {
     const other = await browser.newContext({ viewport: VIEWPORT });
     t.teardown(() => other.close());
     const p2 = await other.newPage();
-    await p2.goto(`${app.url}/play`);
+    // noise=1: the noise meter is on; headless Chromium has no microphone to give it.
+    await p2.goto(`${app.url}/play?noise=1`);
     const id = await pairPlayer(t, app, admin, p2, 'Web');
     const screen = await until(t, 'online', async () => {
       const s = await screenRecord(app, admin, id);
       return s.status === 'online' ? s : undefined;
     });
     t.equal(screen.playerFamily, null, 'web family recorded as absent');
+    const withNoise = await until(t, 'noise meter state reported', async () => {
+      const s = await screenRecord(app, admin, id);
+      return s.lastStatus?.noiseMeter ? s : undefined;
+    }, 20_000);
+    t.equal(withNoise.lastStatus.noiseMeter.status, 'unavailable', 'no microphone: reported unavailable, heartbeats go on');
     await until(t, 'socket up', async () => (await facts(p2)).socketConnected);
 
     // Commands: pushed as command.pending, acknowledged, answered.

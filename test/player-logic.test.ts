@@ -468,3 +468,47 @@ t.test('manifest items as the content module builds them: windows, PDF pages, po
   t.equal(v.fit, 'cover');
   t.notOk(itemPlayableAt(v, base, 'UTC'), 'empty windows: never within the horizon');
 });
+
+t.test('noise meter: ten-second grid buckets, split samples, hysteresis triggers, queue until accepted', async (t) => {
+  const { NoiseMeter, levelFromRms, MAX_BUCKETS_PER_HEARTBEAT, BUCKET_MS } = await import('../console/src/player/noise.js');
+  t.equal(levelFromRms(1), 100);
+  t.equal(levelFromRms(0.001), 40);
+  t.equal(levelFromRms(0), 0);
+  t.equal(levelFromRms(5), 100, 'clamped');
+  const g = Date.parse('2026-03-07T10:00:00.000Z');
+  const m = new NoiseMeter(60, 75);
+  // 0-5 s at 50, 5-10 s at 80 (loud: one trigger), a sample spanning 9.5-10.5 s at 80.
+  m.sample(50, g + 5000, 5000);
+  m.sample(80, g + 9500, 4500);
+  m.sample(80, g + 10_500, 1000);
+  t.equal(m.status(), 'loud');
+  m.sample(70, g + 12_000, 1500);
+  t.equal(m.status(), 'loud', 'still loud above the warning level (hysteresis)');
+  m.sample(40, g + 15_000, 3000);
+  t.equal(m.status(), 'normal');
+  m.sample(90, g + 19_000, 4000);
+  m.tick(g + 20_000);
+  const batch = m.batch();
+  t.equal(batch.length, 2);
+  t.same(batch[0], { startedAt: '2026-03-07T10:00:00.000Z', averageLevel: 65, peakLevel: 80, monitoredMs: 10_000, warningMs: 0, loudMs: 5000, triggerCount: 1 });
+  t.match(batch[1], { startedAt: '2026-03-07T10:00:10.000Z', monitoredMs: 9000, loudMs: 4500, warningMs: 1500, peakLevel: 90, triggerCount: 1 });
+  for (const b of batch) t.equal(Date.parse(b.startedAt) % BUCKET_MS, 0, 'on the grid');
+  m.acknowledge(batch, 1);
+  t.equal(m.pending, 2, 'kept until the whole batch is accepted');
+  m.acknowledge(batch, 2);
+  t.equal(m.pending, 0);
+  // Partly monitored slot: monitoredMs says so (not ten seconds of quiet).
+  m.sample(30, g + 33_000, 2000);
+  m.tick(g + 40_000);
+  t.match(m.batch()[0], { startedAt: '2026-03-07T10:00:30.000Z', monitoredMs: 2000, averageLevel: 30 });
+  m.discard(m.batch());
+  t.equal(m.pending, 0);
+  // A long outage: at most 120 per heartbeat, oldest first.
+  for (let i = 0; i < 150; i++) m.sample(20, g + 100_000 + i * BUCKET_MS + 5000, 5000);
+  m.tick(g + 100_000 + 151 * BUCKET_MS);
+  t.equal(m.pending, 150);
+  const first = m.batch();
+  t.equal(first.length, MAX_BUCKETS_PER_HEARTBEAT);
+  m.acknowledge(first, first.length);
+  t.equal(m.batch().length, 30);
+});

@@ -10,6 +10,7 @@ import { PlaybackEngine } from './engine.js';
 import { buildHeartbeat, heartbeatIntervalMs, playerFamilyFromSearch } from './identity.js';
 import { readManifest, type PlayerManifest } from './manifest.js';
 import { MediaCache } from './media-cache.js';
+import { levelFromRms, NoiseMeter, type NoiseBucket } from './noise.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingEvent, type PairingState } from './pairing.js';
 import { PLAYER_VERSION, PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
 import { closeAction, parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
@@ -64,6 +65,7 @@ const debug = {
   cache: () => cache.status(),
   nowPlaying: () => engine.nowPlaying(),
   lastError: () => lastError,
+  noise: () => ({ status: noise.status, pending: noise.meter?.pending ?? 0 }),
 };
 (window as unknown as { placardPlayer: typeof debug }).placardPlayer = debug;
 
@@ -250,6 +252,7 @@ function startRunning(): void {
     engine.refresh();
   }
   void cache.load().then(() => engine.refresh());
+  void updateNoiseMeter(engine.current);
   void heartbeat();
   connectSocket();
   schedulePoll(0);
@@ -257,6 +260,9 @@ function startRunning(): void {
 
 function stopRunning(): void {
   running = false;
+  noise.stop?.();
+  noise.stop = null;
+  noise.status = 'inactive';
   if (heartbeatTimer) clearTimeout(heartbeatTimer);
   if (pollTimer) clearTimeout(pollTimer);
   if (refreshTimer) clearTimeout(refreshTimer);
@@ -295,9 +301,76 @@ function handleRunError(err: unknown, what: string): void {
   log(`${what}: ${e?.message ?? e}`);
 }
 
+// --- Noise meter ------------------------------------------------------------------------
+
+/**
+ * On when the manifest carries a noise-meter overlay (the plugin) or the URL has
+ * `noise=1`. Only derived numbers leave the page: a relative 0-100 level every 250 ms,
+ * folded into ten-second buckets; no audio is kept or sent.
+ */
+const noise = { meter: null as NoiseMeter | null, status: 'inactive' as 'inactive' | 'active' | 'unavailable', stop: null as (() => void) | null };
+
+function noiseWanted(manifest: PlayerManifest | null): boolean {
+  if (new URLSearchParams(location.search).get('noise') === '1') return true;
+  return (manifest?.overlays ?? []).some((o) => {
+    const v = o as { type?: unknown; pluginId?: unknown; plugin?: unknown };
+    return v && (v.type === 'noise-meter' || v.pluginId === 'noise-meter' || v.plugin === 'noise-meter');
+  });
+}
+
+async function updateNoiseMeter(manifest: PlayerManifest | null): Promise<void> {
+  const want = noiseWanted(manifest);
+  if (!want && noise.stop) {
+    noise.stop();
+    noise.stop = null;
+    noise.status = 'inactive';
+    return;
+  }
+  if (!want || noise.stop || noise.status === 'unavailable') return;
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+    const audio = new AudioContext();
+    const analyser = audio.createAnalyser();
+    analyser.fftSize = 2048;
+    audio.createMediaStreamSource(stream).connect(analyser);
+    const buf = new Float32Array(analyser.fftSize);
+    noise.meter ??= new NoiseMeter();
+    noise.status = 'active';
+    let last = Date.now();
+    const timer = setInterval(() => {
+      analyser.getFloatTimeDomainData(buf);
+      let sum = 0;
+      for (const v of buf) sum += v * v;
+      const t = Date.now();
+      noise.meter!.sample(levelFromRms(Math.sqrt(sum / buf.length)), now(), Math.min(1000, t - last));
+      noise.meter!.tick(now());
+      last = t;
+    }, 250);
+    noise.stop = () => {
+      clearInterval(timer);
+      for (const track of stream.getTracks()) track.stop();
+      void audio.close();
+    };
+  } catch (err) {
+    noise.status = 'unavailable';
+    log(`Noise meter: no microphone (${(err as Error).message})`);
+  }
+  // A change of the meter's state is reported at once (buckets keep the normal cadence).
+  if (running) void heartbeat();
+}
+
+function noiseReport(): { body: { status: string; currentLevel?: number; pendingHistory?: NoiseBucket[] } | undefined; batch: NoiseBucket[] } {
+  if (noise.status === 'inactive' && !noise.meter?.pending) return { body: undefined, batch: [] };
+  const meter = noise.meter;
+  const batch = meter ? meter.batch() : [];
+  const status = noise.status === 'active' && meter ? meter.status() : noise.status;
+  return { body: { status, ...(meter && noise.status === 'active' ? { currentLevel: meter.current } : {}), ...(batch.length ? { pendingHistory: batch } : {}) }, batch };
+}
+
 async function heartbeat(): Promise<void> {
   if (!running) return;
   let wait = heartbeatEveryMs;
+  const noiseNow = noiseReport();
   try {
     const sentAt = Date.now();
     const reply = await api.heartbeat(
@@ -311,9 +384,12 @@ async function heartbeat(): Promise<void> {
         startedAt,
         userAgent: navigator.userAgent,
         lastError,
+        noiseMeter: noiseNow.body,
       }),
     );
     debug.heartbeats += 1;
+    // The batch leaves the queue only once the server says it has all of it.
+    if (noiseNow.batch.length && noise.meter) noise.meter.acknowledge(noiseNow.batch, reply.noiseHistory?.accepted ?? 0);
     heartbeatBackoff.reset();
     if (noticeEl.textContent === 'This screen is disabled in Placard.') notice(null);
     if (reply.serverTime) {
@@ -325,8 +401,15 @@ async function heartbeat(): Promise<void> {
     if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest();
     if (typeof reply.pendingCommands === 'number' && reply.pendingCommands > 0) void pollCommands();
   } catch (err) {
-    handleRunError(err, 'Heartbeat failed');
-    wait = Math.min(heartbeatEveryMs, heartbeatBackoff.next());
+    if (err instanceof PlayerApiError && err.code === 'validation_failed' && noiseNow.batch.length && noise.meter) {
+      // A batch the server refuses would be refused forever: drop it, keep heartbeating.
+      noise.meter.discard(noiseNow.batch);
+      log(`Heartbeat refused the noise history (${err.message}); ${noiseNow.batch.length} buckets dropped`);
+      wait = 1_000;
+    } else {
+      handleRunError(err, 'Heartbeat failed');
+      wait = Math.min(heartbeatEveryMs, heartbeatBackoff.next());
+    }
   }
   if (running) {
     if (heartbeatTimer) clearTimeout(heartbeatTimer);
@@ -377,6 +460,7 @@ async function syncOnce(): Promise<void> {
     engine.apply(manifest);
     debug.manifestRevision = manifest.revision;
     scheduleRefresh(manifest.refreshAfter);
+    void updateNoiseMeter(manifest);
   } else {
     engine.refresh();
   }

@@ -41,6 +41,8 @@ export interface HeartbeatInput {
   startedAt?: string;
   userAgent?: string;
   lastError?: string | null;
+  /** The noise meter's state when it is on (derived numbers only). */
+  noiseMeter?: { status: string; currentLevel?: number; pendingHistory?: unknown[] } | undefined;
 }
 
 /** The heartbeat body: only the fields that have a value (the status document is additive). */
@@ -66,6 +68,7 @@ export function buildHeartbeat(input: HeartbeatInput): Record<string, unknown> {
   if (input.startedAt) body.playerStartedAt = input.startedAt;
   if (input.userAgent) body.userAgent = input.userAgent.slice(0, 300);
   if (input.lastError) body.lastError = input.lastError.slice(0, 500);
+  if (input.noiseMeter) body.noiseMeter = input.noiseMeter;
   return body;
 }
 
