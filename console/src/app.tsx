@@ -14,6 +14,7 @@ import { ScreenDetailPage } from './pages/screen-detail';
 import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
+import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { NotFoundPage } from './pages/not-found';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
@@ -98,6 +99,8 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/playlists" component={PlaylistsPage} />
           <Route path="/playlists/:id" component={PlaylistDetailPage} />
           <Route path="/schedules" component={SchedulesPage} />
+          <Route path="/layouts" component={LayoutsPage} />
+          <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
@@ -121,12 +124,12 @@ function Nav() {
     { href: '/screens', label: 'Screens', show: true },
     { href: '/library', label: 'Library', show: true },
     { href: '/playlists', label: 'Playlists', show: true },
+    { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
-    { href: '/groups', label: 'Groups', show: true },
-    { href: '/locations', label: 'Locations', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
-  const current = (href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));
+  const current = (href: string) =>
+    href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/screens' && (path === '/groups' || path === '/locations'));
   return (
     <header class="site-header">
       <nav class="container" aria-label="Main">

@@ -65,11 +65,15 @@ export function ScreensPage() {
             ))}
           </p>
         </hgroup>
-        {atLeast(user, 'admin') && (
-          <a href="/screens/add" role="button">
-            Add screen
-          </a>
-        )}
+        <div class="row">
+          <a href="/groups">Groups</a>
+          <a href="/locations">Locations</a>
+          {atLeast(user, 'admin') && (
+            <a href="/screens/add" role="button">
+              Add screen
+            </a>
+          )}
+        </div>
       </div>
       <form class="filters" aria-label="Filter screens" onSubmit={(e) => e.preventDefault()}>
         <select aria-label="Group" value={groupId} onChange={(e) => setGroupId(e.currentTarget.value)}>

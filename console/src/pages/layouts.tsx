@@ -1,0 +1,387 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, ApiError, atLeast, type Page } from '../api';
+import type { PlaylistSummary } from '../types';
+import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+
+interface Zone {
+  id?: string;
+  name: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  zIndex: number;
+  fit: 'contain' | 'cover' | 'fill';
+  muted: boolean;
+  content: { type: 'playlist'; playlistId: string } | { type: string; [k: string]: unknown } | null;
+}
+interface Content {
+  width: number;
+  height: number;
+  background: { color: string; assetId: string | null };
+  zones: Zone[];
+}
+interface LayoutSummary {
+  id: string;
+  name: string;
+  revision: number;
+  width: number;
+  height: number;
+  zoneCount: number;
+  publishedRevisionNumber: number | null;
+  publishedAt: string | null;
+  hasUnpublishedChanges: boolean;
+  updatedAt: string;
+}
+interface Layout extends LayoutSummary {
+  draft: Content;
+  published: Content | null;
+}
+interface Revision {
+  id: string;
+  number: number;
+  note: string;
+  createdAt: string;
+  current: boolean;
+}
+
+const RESOLUTIONS = [
+  { label: '1920 × 1080 (landscape)', w: 1920, h: 1080 },
+  { label: '1080 × 1920 (portrait)', w: 1080, h: 1920 },
+  { label: '3840 × 2160 (4K)', w: 3840, h: 2160 },
+  { label: '1280 × 720', w: 1280, h: 720 },
+];
+
+/** Layouts: zones on a canvas, each playing a playlist; draft, publish, revisions. */
+export function LayoutsPage() {
+  useTitle('Layouts');
+  const { user } = useSession();
+  const { route } = useLocation();
+  const list = useLoad(() => api.get<Page<LayoutSummary>>('layouts?limit=500'));
+  const create = useAction(async (form: HTMLFormElement) => {
+    const v = formValues(form);
+    const res = RESOLUTIONS[Number(v.resolution ?? 0)] ?? RESOLUTIONS[0]!;
+    const l = await api.post<Layout>('layouts', { name: v.name, width: res.w, height: res.h, zones: [{ name: 'Main', x: 0, y: 0, width: res.w, height: res.h }] });
+    route(`/layouts/${l.id}`);
+  });
+  return (
+    <>
+      <hgroup>
+        <h1>Layouts</h1>
+        <p>Split a screen into zones, each with its own playlist. Edit a draft; publish to put it on screens.</p>
+      </hgroup>
+      {atLeast(user, 'editor') && (
+        <form
+          aria-label="New layout"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create.run(e.currentTarget);
+          }}
+        >
+          <fieldset role="group">
+            <input name="name" placeholder="New layout name" aria-label="New layout name" required maxLength={200} />
+            <select name="resolution" aria-label="Canvas size">
+              {RESOLUTIONS.map((r, i) => (
+                <option key={r.label} value={i}>
+                  {r.label}
+                </option>
+              ))}
+            </select>
+            <button type="submit" aria-busy={create.busy}>
+              Create layout
+            </button>
+          </fieldset>
+          <ErrorNote error={create.error} />
+        </form>
+      )}
+      <ErrorNote error={list.error} />
+      <div class="table-wrap">
+        <table class="striped">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Canvas</th>
+              <th scope="col">Zones</th>
+              <th scope="col">Published</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(list.data?.items ?? []).map((l) => (
+              <tr key={l.id} data-layout={l.name}>
+                <td>
+                  <a href={`/layouts/${l.id}`}>{l.name}</a>
+                </td>
+                <td>
+                  {l.width} × {l.height}
+                </td>
+                <td>{l.zoneCount}</td>
+                <td>
+                  {l.publishedRevisionNumber ? `revision ${l.publishedRevisionNumber}, ${formatTime(l.publishedAt)}` : <span class="muted">draft only</span>}
+                  {l.hasUnpublishedChanges && l.publishedRevisionNumber && <span class="badge warn">changes not published</span>}
+                </td>
+              </tr>
+            ))}
+            {list.data && list.data.items.length === 0 && (
+              <tr>
+                <td colSpan={4} class="muted">
+                  No layouts yet.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+const stripIds = (c: Content): Content => c;
+
+/** The editor: canvas with draggable zones, zone properties, save draft, publish, revisions. */
+export function LayoutDetailPage({ id }: { id: string }) {
+  const { user } = useSession();
+  const canEdit = atLeast(user, 'editor');
+  const canPublish = atLeast(user, 'publisher');
+  const layout = useLoad(() => api.get<Layout>(`layouts/${id}`), [id]);
+  const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
+  const revisions = useLoad(() => api.get<Page<Revision>>(`layouts/${id}/revisions?limit=20`), [id]);
+  const [draft, setDraft] = useState<Content | null>(null);
+  const [selected, setSelected] = useState(0);
+  const [dirty, setDirty] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  useTitle(layout.data?.name ?? 'Layout');
+  useEffect(() => {
+    if (layout.data) {
+      setDraft(structuredClone(layout.data.draft));
+      setDirty(false);
+    }
+  }, [layout.data]);
+
+  const edit = (fn: (c: Content) => void) => {
+    setDraft((d) => {
+      if (!d) return d;
+      const next = structuredClone(d);
+      fn(next);
+      return next;
+    });
+    setDirty(true);
+    setNotice(null);
+  };
+  const save = useAction(async () => {
+    try {
+      const saved = await api.put<Layout>(`layouts/${id}/draft`, stripIds(draft!), { headers: { 'If-Match': String(layout.data!.revision) } });
+      layout.setData(saved);
+      setNotice('Draft saved.');
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'version_conflict') throw new ApiError(412, err.code, 'Someone else changed this layout meanwhile. Reload to see their version (your unsaved changes would be lost).');
+      throw err;
+    }
+  });
+  const publish = useAction(async (note: string) => {
+    if (dirty) await save.run();
+    const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(layout.data!.revision) } });
+    layout.setData(res);
+    await revisions.reload();
+    setNotice(`Published revision ${res.publishedRevisionNumber}; screens showing this layout update now.`);
+  });
+  const restore = useAction(async (rev: Revision) => {
+    layout.setData(await api.post<Layout>(`layouts/${id}/revisions/${rev.id}/restore`));
+    setNotice(`Revision ${rev.number} is the draft again; publish it to put it on screens.`);
+  });
+
+  if (layout.error) return <ErrorNote error={layout.error} />;
+  const l = layout.data;
+  if (!l || !draft) return <p aria-busy="true">Loading…</p>;
+  const zone = draft.zones[selected];
+  const playlistName = (z: Zone) => (z.content?.type === 'playlist' ? (playlists.data?.items.find((p) => p.id === (z.content as { playlistId: string }).playlistId)?.name ?? 'playlist') : z.content ? z.content.type : 'empty');
+
+  return (
+    <>
+      <nav aria-label="breadcrumb">
+        <ul>
+          <li>
+            <a href="/layouts">Layouts</a>
+          </li>
+          <li>{l.name}</li>
+        </ul>
+      </nav>
+      <hgroup>
+        <h1>{l.name}</h1>
+        <p>
+          {draft.width} × {draft.height} · {l.publishedRevisionNumber ? `published revision ${l.publishedRevisionNumber}` : 'not published yet'}
+          {(dirty || l.hasUnpublishedChanges) && <span class="badge warn">{dirty ? 'unsaved changes' : 'draft differs from published'}</span>}
+        </p>
+      </hgroup>
+      <div class="layout-editor">
+        <Canvas content={draft} selected={selected} onSelect={setSelected} canEdit={canEdit} label={playlistName} onMove={(i, x, y) => edit((c) => Object.assign(c.zones[i]!, { x, y }))} />
+        <div>
+          {canEdit && (
+            <div class="row">
+              <button type="button" class="secondary outline small" onClick={() => edit((c) => void c.zones.push({ name: `Zone ${c.zones.length + 1}`, x: 0, y: 0, width: Math.round(c.width / 2), height: Math.round(c.height / 2), zIndex: c.zones.length, fit: 'contain', muted: true, content: null }))}>
+                Add zone
+              </button>
+              <button
+                type="button"
+                class="secondary outline small"
+                onClick={() =>
+                  edit((c) => {
+                    const side = Math.round(c.width * 0.3);
+                    c.zones = [
+                      { name: 'Main', x: 0, y: 0, width: c.width - side, height: c.height, zIndex: 0, fit: 'contain', muted: true, content: null },
+                      { name: 'Sidebar', x: c.width - side, y: 0, width: side, height: c.height, zIndex: 0, fit: 'cover', muted: true, content: null },
+                    ];
+                    setSelected(0);
+                  })
+                }
+              >
+                Main + sidebar
+              </button>
+            </div>
+          )}
+          <ol class="zone-list" aria-label="Zones">
+            {draft.zones.map((z, i) => (
+              <li key={z.id ?? i}>
+                <button type="button" class={`link-button${i === selected ? ' current' : ''}`} aria-pressed={i === selected} onClick={() => setSelected(i)}>
+                  {z.name || `Zone ${i + 1}`}
+                </button>{' '}
+                <small class="muted">{playlistName(z)}</small>
+              </li>
+            ))}
+          </ol>
+          {zone && (
+            <fieldset disabled={!canEdit} aria-label="Selected zone" class="zone-form">
+              <label>
+                Zone name
+                <input value={zone.name} maxLength={100} onInput={(e) => edit((c) => void (c.zones[selected]!.name = e.currentTarget.value))} />
+              </label>
+              <div class="grid two">
+                {(['x', 'y', 'width', 'height'] as const).map((k) => (
+                  <label key={k}>
+                    {k}
+                    <input type="number" min={k === 'width' || k === 'height' ? 1 : 0} value={zone[k]} onChange={(e) => edit((c) => void (c.zones[selected]![k] = Math.max(0, Math.round(Number(e.currentTarget.value) || 0))))} />
+                  </label>
+                ))}
+              </div>
+              <label>
+                Plays
+                <select
+                  value={zone.content?.type === 'playlist' ? (zone.content as { playlistId: string }).playlistId : ''}
+                  onChange={(e) => {
+                    const v = e.currentTarget.value;
+                    edit((c) => void (c.zones[selected]!.content = v ? { type: 'playlist', playlistId: v } : null));
+                  }}
+                >
+                  <option value="">Nothing</option>
+                  {(playlists.data?.items ?? []).map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label>
+                Fit
+                <select value={zone.fit} onChange={(e) => edit((c) => void (c.zones[selected]!.fit = e.currentTarget.value as Zone['fit']))}>
+                  <option value="contain">Contain (whole picture)</option>
+                  <option value="cover">Cover (fill, crop)</option>
+                  <option value="fill">Stretch</option>
+                </select>
+              </label>
+              <button
+                type="button"
+                class="contrast outline small"
+                onClick={() =>
+                  edit((c) => {
+                    c.zones.splice(selected, 1);
+                    setSelected(0);
+                  })
+                }
+              >
+                Remove zone
+              </button>
+            </fieldset>
+          )}
+        </div>
+      </div>
+      <ErrorNote error={save.error ?? publish.error ?? restore.error} />
+      {notice && <Notice>{notice}</Notice>}
+      {canEdit && (
+        <form
+          class="row"
+          aria-label="Save and publish"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void publish.run(formValues(e.currentTarget).note ?? '');
+          }}
+        >
+          <button type="button" disabled={!dirty || save.busy} aria-busy={save.busy} onClick={() => void save.run()}>
+            Save draft
+          </button>
+          {canPublish && (
+            <>
+              <input name="note" placeholder="What changed (optional)" aria-label="Publish note" maxLength={500} class="grow" />
+              <button type="submit" class="contrast" aria-busy={publish.busy}>
+                Publish
+              </button>
+            </>
+          )}
+        </form>
+      )}
+      <article aria-labelledby="rev-h">
+        <header>
+          <h2 id="rev-h">Revisions</h2>
+        </header>
+        <ul class="command-list">
+          {(revisions.data?.items ?? []).map((r) => (
+            <li key={r.id}>
+              <strong>Revision {r.number}</strong> {r.current && <span class="badge ok">on screens</span>} <small class="muted">{formatTime(r.createdAt)}</small> {r.note && <span>· {r.note}</span>}{' '}
+              {canEdit && !r.current && (
+                <button type="button" class="secondary outline small" onClick={() => void restore.run(r)}>
+                  Restore as draft
+                </button>
+              )}
+            </li>
+          ))}
+          {revisions.data && revisions.data.items.length === 0 && <li class="muted">Not published yet.</li>}
+        </ul>
+      </article>
+    </>
+  );
+}
+
+function Canvas({ content, selected, onSelect, canEdit, label, onMove }: { content: Content; selected: number; onSelect: (i: number) => void; canEdit: boolean; label: (z: Zone) => string; onMove: (i: number, x: number, y: number) => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  const drag = useRef<{ i: number; startX: number; startY: number; x: number; y: number; scale: number } | null>(null);
+  const sorted = content.zones.map((z, i) => ({ z, i })).sort((a, b) => a.z.zIndex - b.z.zIndex);
+  return (
+    <div class="canvas" ref={box} style={{ aspectRatio: `${content.width} / ${content.height}`, background: content.background.color }} role="img" aria-label={`Canvas ${content.width} by ${content.height} with ${content.zones.length} zones`}>
+      {sorted.map(({ z, i }) => (
+        <div
+          key={z.id ?? i}
+          class={`zone${i === selected ? ' selected' : ''}`}
+          data-zone={z.name}
+          style={{ left: `${(z.x / content.width) * 100}%`, top: `${(z.y / content.height) * 100}%`, width: `${(z.width / content.width) * 100}%`, height: `${(z.height / content.height) * 100}%`, zIndex: z.zIndex }}
+          onPointerDown={(e) => {
+            onSelect(i);
+            if (!canEdit || !box.current) return;
+            (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+            drag.current = { i, startX: e.clientX, startY: e.clientY, x: z.x, y: z.y, scale: content.width / box.current.clientWidth };
+          }}
+          onPointerMove={(e) => {
+            const d = drag.current;
+            if (!d) return;
+            const x = Math.min(Math.max(0, Math.round(d.x + (e.clientX - d.startX) * d.scale)), content.width - z.width);
+            const y = Math.min(Math.max(0, Math.round(d.y + (e.clientY - d.startY) * d.scale)), content.height - z.height);
+            if (x !== z.x || y !== z.y) onMove(d.i, x, y);
+          }}
+          onPointerUp={() => (drag.current = null)}
+        >
+          <span>
+            {z.name || `Zone ${i + 1}`} · {label(z)}
+          </span>
+        </div>
+      ))}
+    </div>
+  );
+}
