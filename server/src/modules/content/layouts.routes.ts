@@ -163,6 +163,7 @@ export const layoutRoutes = [
         .set({ name: body.name ?? row.name, description: body.description ?? row.description, revision: row.revision + 1, updated_at: now() })
         .where('id', '=', params.id)
         .execute();
+      if (body.name !== undefined && body.name !== row.name) await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]); // the manifest names it
       return reply(ctx, params.id);
     },
   }),
