@@ -90,6 +90,17 @@ t.test('library: drag-and-drop style multi-file upload with progress, processing
   t.pass('archived assets are listed under Archived');
   await page.getByLabel('Archive', { exact: true }).selectOption('exclude');
 
+  // A website: a non-web address is refused on the form; a web address becomes an asset.
+  await page.getByText('Add a website').click();
+  await page.getByLabel('Website address').fill('ftp://files.example.com/menu');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  t.match(await page.locator('form[aria-label="Add a website"] [role=alert]').innerText(), /\S/, 'a non-http address is refused on the form');
+  await page.getByLabel('Website address').fill('https://dashboard.example.com/');
+  await page.getByLabel('Website name').fill('Sales dashboard');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.locator('li.asset-card[data-asset="Sales dashboard"]').waitFor();
+  t.pass('a website is added to the library');
+
   // An unsupported file: the server's refusal shows on that upload's row.
   const junk = sampleJunk(dir, 'notes.bin', 4096);
   await page.getByTestId('file-input').setInputFiles([junk]);

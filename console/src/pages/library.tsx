@@ -82,7 +82,12 @@ export function LibraryPage() {
           <option value="only">Archived</option>
         </select>
       </form>
-      {canEdit && <NewFolder folders={folders.data?.items ?? []} onCreated={folders.reload} />}
+      {canEdit && (
+        <div class="row">
+          <NewFolder folders={folders.data?.items ?? []} onCreated={folders.reload} />
+          <NewWebsite folderId={folderId && folderId !== 'none' ? folderId : null} onCreated={reloadAll} />
+        </div>
+      )}
       {canEdit && selected.size > 0 && (
         <BulkBar ids={[...selected]} folders={folders.data?.items ?? []} archived={archived === 'only'} onDone={async () => {
           setSelected(new Set());
@@ -280,6 +285,36 @@ function NewFolder({ folders, onCreated }: { folders: Folder[]; onCreated: () =>
           </select>
           <button type="submit" aria-busy={create.busy}>
             Create
+          </button>
+        </fieldset>
+        <ErrorNote error={create.error} />
+      </form>
+    </details>
+  );
+}
+
+function NewWebsite({ folderId, onCreated }: { folderId: string | null; onCreated: () => Promise<void> }) {
+  const create = useAction(async (form: HTMLFormElement) => {
+    const v = formValues(form);
+    await api.post('assets/websites', { url: v.url, ...(v.name ? { name: v.name } : {}), ...(folderId ? { folderId } : {}) });
+    form.reset();
+    await onCreated();
+  });
+  return (
+    <details>
+      <summary>Add a website</summary>
+      <form
+        aria-label="Add a website"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.run(e.currentTarget);
+        }}
+      >
+        <fieldset role="group">
+          <input name="url" type="url" placeholder="https://example.com/dashboard" aria-label="Website address" required maxLength={2048} />
+          <input name="name" placeholder="Name (optional)" aria-label="Website name" maxLength={200} />
+          <button type="submit" aria-busy={create.busy}>
+            Add
           </button>
         </fieldset>
         <ErrorNote error={create.error} />
