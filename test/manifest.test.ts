@@ -54,6 +54,10 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   t.equal(Date.parse(res.body.data.validUntil) - Date.parse(res.body.data.timeline[0].startsAt), 48 * 3600_000, '48 hours');
   const etag = res.headers.get('etag')!;
   t.ok(etag);
+  t.equal(res.headers.get('content-encoding'), 'gzip', 'compressed for clients that accept gzip');
+  const plain = await manifest({ 'accept-encoding': 'identity' });
+  t.equal(plain.headers.get('content-encoding'), null);
+  t.same(plain.body, res.body, 'the same manifest either way');
   const again = await manifest({ 'if-none-match': etag });
   t.equal(again.status, 304);
 

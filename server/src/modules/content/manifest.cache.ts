@@ -7,6 +7,8 @@ export interface CachedManifest {
   contextKey: string;
   etag: string;
   body: string;
+  /** The body gzipped, made on the first request that accepts gzip. */
+  gzip?: Buffer;
   /** Asset ids the manifest lets the screen download. */
   assetIds: Set<string>;
 }

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
@@ -96,6 +97,14 @@ export const manifestRoutes = [
         return;
       }
       ctx.type = 'application/json';
+      ctx.vary('Accept-Encoding');
+      // Built once per revision and hour, so it is compressed once too (~10x smaller).
+      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        m.gzip ??= gzipSync(m.body);
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = m.gzip;
+        return;
+      }
       ctx.body = m.body;
     },
   }),
