@@ -15,6 +15,7 @@ import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
 import { parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
 import { collectStatus, SystemStatus } from './status.js';
+import { applyImport, ExportDocument, exportDocument, previewImport } from './export.js';
 
 const TAGS = ['System'];
 
@@ -34,6 +35,19 @@ const withUrl = <T extends { name: string }>(b: T) => ({ ...b, downloadUrl: `/ap
 const BackupParams = z.object({ name: z.string().regex(BACKUP_NAME) });
 
 const MAX_WAIT_MS = 10 * 60_000;
+
+const ImportPreviewDto = z.object({
+  sections: z.array(
+    z.object({
+      key: z.string(),
+      version: z.number(),
+      changes: z.array(z.object({ action: z.enum(['create', 'update', 'unchanged', 'delete']), id: z.string().optional(), name: z.string().optional(), detail: z.string().optional() })),
+      summary: z.object({ create: z.number(), update: z.number(), unchanged: z.number(), delete: z.number() }),
+    }),
+  ),
+  ignored: z.array(z.object({ key: z.string(), reason: z.string() })),
+  applied: z.boolean().optional(),
+});
 
 /** Registers the periodic work of this module: the scheduled backup and the sweep of unfinished ones. */
 export function installSystem(deps: AppDeps): void {
@@ -270,5 +284,44 @@ export const systemRoutes = [
       }
       return noContent();
     },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/system/settings/export',
+    auth: 'session',
+    minRole: 'admin',
+    tags: TAGS,
+    summary: 'A versioned JSON document of settings, locations and groups (with their policies); no secrets',
+    description: 'Sections come from modules (registerExportSection). Import it on another server with import/preview, then import/apply.',
+    responses: { 200: { description: 'The export document', data: ExportDocument } },
+    handler: async (ctx) => {
+      const doc = await exportDocument(ctx.deps.db);
+      return ok(doc, { 'Content-Disposition': `attachment; filename="placard-settings-${doc.exportedAt!.slice(0, 10)}.json"` });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/system/settings/import/preview',
+    auth: 'session',
+    minRole: 'admin',
+    tags: TAGS,
+    summary: 'Validate an export document and show what importing it would change (changes nothing)',
+    body: ExportDocument,
+    bodyLimitBytes: 16 * 1024 * 1024,
+    responses: { 200: { description: 'What would change, section by section', data: ImportPreviewDto } },
+    handler: async (ctx, { body }) => ok(await previewImport(ctx.deps.db, body)),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/system/settings/import/apply',
+    auth: 'session',
+    minRole: 'admin',
+    tags: TAGS,
+    summary: 'Import an export document: validated whole first, then applied in one transaction (all or nothing)',
+    description: 'Items are created or updated by id; items the document lacks are left alone. Settings become the document’s (missing fields take defaults).',
+    body: ExportDocument,
+    bodyLimitBytes: 16 * 1024 * 1024,
+    responses: { 200: { description: 'What changed', data: ImportPreviewDto } },
+    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps.db, body)), applied: true }),
   }),
 ];

@@ -1,0 +1,220 @@
+import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
+import { ensureInstanceId } from '../../platform/db/meta.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { SERVER_VERSION } from '../../version.js';
+import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
+import { DEFAULT_SETTINGS, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
+
+export const EXPORT_FORMAT = 'placard-settings-export';
+export const EXPORT_FORMAT_VERSION = 1;
+
+export const ExportDocument = z.object({
+  format: z.literal(EXPORT_FORMAT),
+  formatVersion: z.int().min(1),
+  exportedAt: z.string().max(40).optional(),
+  serverVersion: z.string().max(100).optional(),
+  instanceId: z.string().max(100).optional(),
+  sections: z.record(z.string().max(64), z.object({ version: z.int().min(1), data: z.unknown() })),
+});
+export type ExportDocument = z.output<typeof ExportDocument>;
+
+function invalid(section: string, error: z.ZodError): ApiError {
+  const issues = error.issues.map((i) => ({ location: 'body', path: ['sections', section, 'data', ...i.path.map(String)], message: i.message, code: i.code }));
+  const first = issues[0];
+  return new ApiError('validation_failed', `Invalid section ${section}${first ? ` at ${first.path.slice(3).join('.') || '(root)'}: ${first.message}` : ''}`, { details: { issues } });
+}
+
+function parseSection<T>(key: string, schema: z.ZodType<T>, data: unknown): T {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw invalid(key, parsed.error);
+  return parsed.data;
+}
+
+// ---------------------------------------------------------------- built-in sections
+
+/** Whole settings: fields the document lacks take their defaults (an import makes the settings the document's). */
+const settingsSection: ExportSection = {
+  key: 'settings',
+  version: 1,
+  order: 0,
+  async exportData(db) {
+    return (await readSettings(db)).settings;
+  },
+  async preview(db, data) {
+    const next = parseSection('settings', Settings, mergeSettings(DEFAULT_SETTINGS, data));
+    const current = (await readSettings(db)).settings;
+    const changes: ImportPlan['changes'] = [];
+    for (const key of Object.keys(next) as (keyof Settings)[]) {
+      const same = JSON.stringify(current[key]) === JSON.stringify(next[key]);
+      changes.push({ action: same ? 'unchanged' : 'update', name: key, ...(same ? {} : { detail: `${JSON.stringify(current[key])} -> ${JSON.stringify(next[key])}` }) });
+    }
+    return { changes };
+  },
+  async apply(trx, data) {
+    const next = Settings.parse(mergeSettings(DEFAULT_SETTINGS, data));
+    const current = await readSettings(trx);
+    const now = new Date().toISOString();
+    await trx
+      .insertInto('settings')
+      .values({ id: 1, data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null }))
+      .execute();
+  },
+};
+
+const Location = z
+  .object({
+    id: z.uuid().transform((s) => s.toLowerCase()),
+    name: z.string().trim().min(1).max(200),
+    address: z.string().max(1000).nullable().default(null),
+    timeZone: TimeZoneName,
+    latitude: z.number().min(-90).max(90).nullable().default(null),
+    longitude: z.number().min(-180).max(180).nullable().default(null),
+    notes: z.string().max(5000).nullable().default(null),
+  })
+  .strict();
+const Locations = z.array(Location).max(10_000);
+
+const Group = z
+  .object({
+    id: z.uuid().transform((s) => s.toLowerCase()),
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(5000).nullable().default(null),
+    /** The group's screen policy document (JSON), as the screens module stores it. */
+    policy: z.record(z.string(), z.unknown()).nullable().default(null),
+    /** Video wall span configuration (JSON). */
+    span: z.record(z.string(), z.unknown()).nullable().default(null),
+  })
+  .strict();
+const Groups = z.array(Group).max(10_000);
+
+function parseJson(text: string | null): Record<string, unknown> | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+function plan<T extends { id: string; name: string }>(incoming: T[], existing: Map<string, T>): ImportPlan {
+  const seen = new Set<string>();
+  const changes: ImportPlan['changes'] = [];
+  for (const item of incoming) {
+    if (seen.has(item.id)) throw new ApiError('validation_failed', `The id ${item.id} appears twice`);
+    seen.add(item.id);
+    const have = existing.get(item.id);
+    if (!have) changes.push({ action: 'create', id: item.id, name: item.name });
+    else changes.push({ action: JSON.stringify(have) === JSON.stringify(item) ? 'unchanged' : 'update', id: item.id, name: item.name });
+  }
+  return { changes };
+}
+
+/** Locations: created or updated by id; locations the document lacks are left alone. */
+const locationsSection: ExportSection = {
+  key: 'locations',
+  version: 1,
+  order: 10,
+  async exportData(db) {
+    const rows = await db.selectFrom('locations').selectAll().orderBy('name').orderBy('id').execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, address: r.address, timeZone: r.time_zone, latitude: r.latitude, longitude: r.longitude, notes: r.notes }));
+  },
+  async preview(db, data) {
+    const incoming = parseSection('locations', Locations, data);
+    const existing = new Map(((await this.exportData(db)) as z.output<typeof Location>[]).map((l) => [l.id, l]));
+    return plan(incoming, existing);
+  },
+  async apply(trx, data) {
+    const now = new Date().toISOString();
+    for (const l of Locations.parse(data)) {
+      const values = { name: l.name, address: l.address, time_zone: l.timeZone, latitude: l.latitude, longitude: l.longitude, notes: l.notes, updated_at: now };
+      await trx
+        .insertInto('locations')
+        .values({ id: l.id, ...values, created_at: now })
+        .onConflict((oc) => oc.column('id').doUpdateSet(values))
+        .execute();
+    }
+  },
+};
+
+/** Screen groups with their policies and span settings (memberships are per screen, not exported). */
+const groupsSection: ExportSection = {
+  key: 'groups',
+  version: 1,
+  order: 20,
+  async exportData(db) {
+    const rows = await db.selectFrom('screen_groups').selectAll().orderBy('name').orderBy('id').execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, description: r.description, policy: parseJson(r.policy), span: parseJson(r.span) }));
+  },
+  async preview(db, data) {
+    const incoming = parseSection('groups', Groups, data);
+    const existing = new Map(((await this.exportData(db)) as z.output<typeof Group>[]).map((g) => [g.id, g]));
+    return plan(incoming, existing);
+  },
+  async apply(trx, data) {
+    const now = new Date().toISOString();
+    for (const g of Groups.parse(data)) {
+      const values = { name: g.name, description: g.description, policy: g.policy ? JSON.stringify(g.policy) : null, span: g.span ? JSON.stringify(g.span) : null, updated_at: now };
+      await trx
+        .insertInto('screen_groups')
+        .values({ id: g.id, ...values, created_at: now })
+        .onConflict((oc) => oc.column('id').doUpdateSet(values))
+        .execute();
+    }
+  },
+};
+
+registerExportSection(settingsSection);
+registerExportSection(locationsSection);
+registerExportSection(groupsSection);
+
+// ---------------------------------------------------------------- export, preview, apply
+
+export async function exportDocument(db: Db): Promise<ExportDocument> {
+  const sections: ExportDocument['sections'] = {};
+  for (const s of exportSectionList()) sections[s.key] = { version: s.version, data: await s.exportData(db) };
+  return { format: EXPORT_FORMAT, formatVersion: EXPORT_FORMAT_VERSION, exportedAt: new Date().toISOString(), serverVersion: SERVER_VERSION, instanceId: await ensureInstanceId(db), sections };
+}
+
+export interface ImportPreview {
+  sections: { key: string; version: number; changes: ImportPlan['changes']; summary: { create: number; update: number; unchanged: number; delete: number } }[];
+  ignored: { key: string; reason: string }[];
+}
+
+/** Validates the whole document and answers what applying it would change; changes nothing. */
+export async function previewImport(db: Db, doc: ExportDocument): Promise<ImportPreview> {
+  if (doc.formatVersion > EXPORT_FORMAT_VERSION) {
+    throw new ApiError('validation_failed', `This export is format ${doc.formatVersion}; this server reads up to ${EXPORT_FORMAT_VERSION}. Upgrade Placard first.`);
+  }
+  const known = new Map(exportSectionList().map((s) => [s.key, s]));
+  const out: ImportPreview = { sections: [], ignored: [] };
+  for (const [key, section] of Object.entries(doc.sections)) {
+    const def = known.get(key);
+    if (!def) {
+      out.ignored.push({ key, reason: 'this server has no such section' });
+      continue;
+    }
+    if (section.version > def.version) throw new ApiError('validation_failed', `Section ${key} is version ${section.version}; this server reads up to ${def.version}`);
+  }
+  for (const def of exportSectionList()) {
+    const section = doc.sections[def.key];
+    if (!section) continue;
+    const p = await def.preview(db, section.data, section.version);
+    const count = (a: string) => p.changes.filter((c) => c.action === a).length;
+    out.sections.push({ key: def.key, version: section.version, changes: p.changes, summary: { create: count('create'), update: count('update'), unchanged: count('unchanged'), delete: count('delete') } });
+  }
+  return out;
+}
+
+/** Validates everything first, then applies every section in one transaction: all or nothing. */
+export async function applyImport(db: Db, doc: ExportDocument): Promise<ImportPreview> {
+  const preview = await previewImport(db, doc);
+  await db.transaction().execute(async (trx) => {
+    for (const def of exportSectionList()) {
+      const section = doc.sections[def.key];
+      if (section) await def.apply(trx, section.data, section.version);
+    }
+  });
+  return preview;
+}
