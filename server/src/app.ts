@@ -13,6 +13,7 @@ import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
 import { installSystem } from './modules/system/system.routes.js';
 import { installMedia } from './modules/media/index.js';
+import { installDemo } from './modules/demo/demo.routes.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
 import { RealtimeHub } from './platform/realtime/hub.js';
@@ -73,10 +74,11 @@ export function buildApp(deps: AppDeps): Koa {
   // The console and the player pages (before sessions: static files need none).
   app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));
-  installMedia(app, deps);
+  const media = installMedia(app, deps);
   installScreens(deps, realtime);
   deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
   installSystem(deps);
+  installDemo(deps, media); // PLACARD_DEMO: seeds once in the background (docs/demo.md)
   app.use(
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,

@@ -45,6 +45,8 @@ const EnvSchema = z.object({
   PLACARD_FETCH_ALLOW_PRIVATE: boolFromEnv.default(true),
   /** ...and loopback/link-local ones (development and tests only). */
   PLACARD_FETCH_ALLOW_LOOPBACK: boolFromEnv.default(false),
+  /** Demo mode: seed a sample venue once, let owners/admins reset it (docs/demo.md). */
+  PLACARD_DEMO: boolFromEnv.default(false),
 });
 
 export interface Config {
@@ -69,6 +71,8 @@ export interface Config {
   readonly jobConcurrency: number;
   readonly fetchAllowPrivate: boolean;
   readonly fetchAllowLoopback: boolean;
+  /** Demo mode (PLACARD_DEMO): sample data seeded at start, resettable (docs/demo.md). */
+  readonly demo: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -110,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobConcurrency: e.PLACARD_JOB_CONCURRENCY,
     fetchAllowPrivate: e.PLACARD_FETCH_ALLOW_PRIVATE,
     fetchAllowLoopback: e.PLACARD_FETCH_ALLOW_LOOPBACK,
+    demo: e.PLACARD_DEMO,
   });
 }
 

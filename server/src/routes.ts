@@ -3,6 +3,7 @@ import { meRoutes } from './modules/accounts/me.routes.js';
 import { tokenRoutes } from './modules/accounts/tokens.js';
 import { userRoutes } from './modules/accounts/users.routes.js';
 import { contentRoutes } from './modules/content/content.routes.js';
+import { demoRoutes } from './modules/demo/demo.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { mediaRoutes } from './modules/media/index.js';
 import { identityRoutes } from './modules/system/identity.routes.js';
@@ -38,4 +39,5 @@ export const ROUTES: readonly Route[] = [
   ...commandRoutes,
   ...fleetRoutes,
   ...contentRoutes,
+  ...demoRoutes,
 ];

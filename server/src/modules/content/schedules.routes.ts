@@ -115,7 +115,7 @@ async function getRow(db: Db, id: string): Promise<SchedulesTable> {
   return row;
 }
 
-interface Input {
+export interface ScheduleInput {
   name: string;
   content: { playlistId?: string; layoutId?: string; campaignId?: string };
   targets: Targets;
@@ -128,7 +128,7 @@ interface Input {
 }
 
 /** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
-async function prepare(db: Db, input: Input) {
+export async function prepare(db: Db, input: ScheduleInput) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
   if (input.timeZone && !isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
   if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst())) throw invalid('content', `No playlist ${input.content.playlistId}`);
@@ -175,7 +175,7 @@ async function prepare(db: Db, input: Input) {
   };
 }
 
-async function writeTargets(db: Db, id: string, targets: Targets) {
+export async function writeTargets(db: Db, id: string, targets: Targets) {
   await db.deleteFrom('schedule_targets').where('schedule_id', '=', id).execute();
   const rows = [
     ...targets.screenIds.map((t) => ({ schedule_id: id, target_type: 'screen' as const, target_id: t })),
@@ -373,7 +373,7 @@ export const scheduleRoutes = [
       const db = ctx.deps.db;
       const row = await getRow(db, params.id);
       const before = await targetsOf(db, row.id);
-      const merged: Input = {
+      const merged: ScheduleInput = {
         name: body.name ?? row.name,
         content: body.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined },
         targets: body.targets ?? before,

@@ -3,13 +3,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
 import type { AppDeps } from '../../app.js';
-import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
+import type { Transaction } from 'kysely';
+import type { AssetKind, AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
+import { ApiError } from '../../platform/http/errors.js';
 import { JobQueue, PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
-import { MediaStore } from '../../platform/media/store.js';
+import { hashFile, isDiskFull, MediaStore } from '../../platform/media/store.js';
 import { processAudio, processPdf, processVideo, pdfSupport, MediaRejected } from '../../platform/media/av.js';
 import { fireAssetChange } from './hooks.js';
-import { getAsset, listVariants, newId, nowIso, orphanedFiles } from './repo.js';
+import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
 
 export const PROCESS_JOB = 'media.process';
 
@@ -29,6 +31,24 @@ export interface ProcessResult {
   durationMs: number | null;
   pageCount: number | null;
   metadata: Record<string, unknown>;
+}
+
+/** A file that becomes an asset (ingestFile). */
+export interface IngestInput {
+  /** The file; it is moved into the store (or removed when the store has its bytes). */
+  file: string;
+  /** What sniffFile decided from the bytes. */
+  kind: AssetKind;
+  contentType: string;
+  name: string;
+  originalFilename: string | null;
+  folderId: string | null;
+  tags: readonly string[];
+  createdBy: string | null;
+  /** Said in the 507 answer when the disk is full. */
+  diskFullMessage?: string;
+  /** Runs inside the transaction that records the asset (e.g. the upload row goes). */
+  inTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /** The media library's runtime: the store, the job queue, and processing. */
@@ -78,6 +98,61 @@ export class MediaService {
       await db.deleteFrom('media_files').where('sha256', '=', sha).execute();
       await this.store.remove(sha);
     }
+  }
+
+  /**
+   * How a file becomes an asset (uploads' `complete`, the demo seed): the bytes go into the
+   * store under their hash, then one transaction records the media file, the asset (state
+   * processing), its tags and the processing job; the queue is kicked. Answers the asset id.
+   */
+  async ingestFile(input: IngestInput): Promise<string> {
+    const db = this.deps.db;
+    let stored: { sha256: string; size: number };
+    try {
+      const hashed = await hashFile(input.file);
+      stored = await this.store.adopt(input.file, hashed);
+    } catch (err) {
+      if (isDiskFull(err)) throw new ApiError('insufficient_storage', input.diskFullMessage ?? 'The disk is full; free some space and try again');
+      throw err;
+    }
+    const id = newId();
+    const now = nowIso();
+    const job = JobQueue.row(PROCESS_JOB, { assetId: id });
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+      await trx
+        .insertInto('assets')
+        .values({
+          id,
+          kind: input.kind,
+          state: 'processing',
+          state_before_archive: null,
+          name: input.name,
+          sha256: stored.sha256,
+          size_bytes: stored.size,
+          content_type: input.contentType,
+          original_filename: input.originalFilename,
+          width: null,
+          height: null,
+          duration_ms: null,
+          page_count: null,
+          folder_id: input.folderId,
+          failure_reason: null,
+          progress: 0,
+          metadata: '{}',
+          website: null,
+          created_by: input.createdBy,
+          created_at: now,
+          updated_at: now,
+          archived_at: null,
+        })
+        .execute();
+      if (input.tags.length) await tagAssets(trx, [id], await ensureTags(trx, input.tags));
+      await trx.insertInto('jobs').values(job).execute();
+      if (input.inTransaction) await input.inTransaction(trx);
+    });
+    this.jobs.kick();
+    return id;
   }
 
   async queueProcessing(assetId: string): Promise<void> {

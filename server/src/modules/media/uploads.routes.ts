@@ -5,12 +5,10 @@ import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute } from '../../platform/http/route.js';
-import { JobQueue } from '../../platform/jobs/queue.js';
 import { pdfSupport } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
-import { hashFile, isDiskFull } from '../../platform/media/store.js';
-import { Asset, assetView, ensureTags, newId, nowIso, tagAssets } from './repo.js';
-import { PROCESS_JOB } from './service.js';
+import { isDiskFull } from '../../platform/media/store.js';
+import { Asset, assetView, newId, nowIso } from './repo.js';
 
 const TAGS = ['Uploads'];
 export const TUS_VERSION = '1.0.0';
@@ -320,53 +318,19 @@ export const uploadRoutes = [
             throw new ApiError('unsupported_media_type', `PDF is unavailable on this server: ${support.detail}`);
           }
         }
-        let stored: { sha256: string; size: number };
-        try {
-          const hashed = await hashFile(file);
-          stored = await media.store.adopt(file, hashed);
-        } catch (err) {
-          if (isDiskFull(err)) throw new ApiError('insufficient_storage', 'The disk is full; the upload is kept, free some space and complete it again');
-          throw err;
-        }
-        const id = newId();
-        const now = nowIso();
-        const job = JobQueue.row(PROCESS_JOB, { assetId: id });
-        await db.transaction().execute(async (trx) => {
-          await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: sniffed.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
-          await trx
-            .insertInto('assets')
-            .values({
-              id,
-              kind: sniffed.kind,
-              state: 'processing',
-              state_before_archive: null,
-              name: body.name ?? nameFrom(meta.name || row.filename),
-              sha256: stored.sha256,
-              size_bytes: stored.size,
-              content_type: sniffed.contentType,
-              original_filename: row.filename ? nameFrom(row.filename) : null,
-              width: null,
-              height: null,
-              duration_ms: null,
-              page_count: null,
-              folder_id: folderId?.toLowerCase() ?? null,
-              failure_reason: null,
-              progress: 0,
-              metadata: '{}',
-              website: null,
-              created_by: (auth as SessionPrincipal).userId,
-              created_at: now,
-              updated_at: now,
-              archived_at: null,
-            })
-            .execute();
-          if (tags.length) await tagAssets(trx, [id], await ensureTags(trx, tags));
-          await trx.insertInto('jobs').values(job).execute();
-          await trx.deleteFrom('uploads').where('id', '=', row.id).execute();
+        return media.ingestFile({
+          file,
+          kind: sniffed.kind,
+          contentType: sniffed.contentType,
+          name: body.name ?? nameFrom(meta.name || row.filename),
+          originalFilename: row.filename ? nameFrom(row.filename) : null,
+          folderId: folderId?.toLowerCase() ?? null,
+          tags,
+          createdBy: (auth as SessionPrincipal).userId,
+          diskFullMessage: 'The disk is full; the upload is kept, free some space and complete it again',
+          inTransaction: async (trx) => void (await trx.deleteFrom('uploads').where('id', '=', row.id).execute()),
         });
-        return id;
       });
-      media.jobs.kick();
       return created(await assetView(db, assetId));
     },
   }),
