@@ -77,8 +77,22 @@ export interface Screen {
   tags: string[];
   lastSeenAt: string | null;
   lastStatus: Record<string, unknown> | null;
+  /** What it shows (server-resolved names); `planned`: not reported, what the plan says plays now. */
+  nowShowing: NowShowing | null;
   socketConnected: boolean;
   createdAt: string;
+}
+export interface NowShowing {
+  planned: boolean;
+  reportedAt: string | null;
+  assetId: string | null;
+  assetName: string | null;
+  playlistId: string | null;
+  playlistName: string | null;
+  layoutId: string | null;
+  layoutName: string | null;
+  scheduleId: string | null;
+  scheduleName: string | null;
 }
 export interface Group {
   id: string;

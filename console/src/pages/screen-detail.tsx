@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, atLeast, type Page } from '../api';
 import type { Command, Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
-import { nowShowing, ScreenStatus } from './screens';
+import { NowShowingLabel, ScreenStatus } from './screens';
 
 interface Assignment {
   playlistId: string | null;
@@ -53,7 +53,7 @@ export function ScreenDetailPage({ id }: { id: string }) {
       <hgroup>
         <h1>{s.name}</h1>
         <p>
-          <ScreenStatus screen={s} /> · showing {nowShowing(s)} · last seen {formatTime(s.lastSeenAt)} · {s.playerFamily ?? 'web'} {s.playerVersion ?? ''}
+          <ScreenStatus screen={s} /> · showing <NowShowingLabel screen={s} /> · last seen {formatTime(s.lastSeenAt)} · {s.playerFamily ?? 'web'} {s.playerVersion ?? ''}
           {s.socketConnected ? ' · live connection' : ''}
         </p>
       </hgroup>

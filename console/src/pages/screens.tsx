@@ -19,11 +19,33 @@ export function ScreenStatus({ screen }: { screen: Screen }) {
   );
 }
 
-/** What the screen says it shows, from its last heartbeat. */
-export function nowShowing(s: Screen): string {
-  const st = (s.lastStatus ?? {}) as Record<string, unknown>;
-  const pick = (k: string) => (typeof st[k] === 'string' ? (st[k] as string) : null);
-  return pick('currentItemName') ?? pick('currentAssetName') ?? pick('currentPlaylistName') ?? pick('nowPlaying') ?? (pick('currentAssetId') ? `asset ${pick('currentAssetId')!.slice(0, 8)}…` : pick('currentPlaylistId') ? `playlist ${pick('currentPlaylistId')!.slice(0, 8)}…` : '—');
+/** What the screen shows, in words: "asset · playlist" (or the layout), from the server's `nowShowing`. */
+export function nowShowingText(s: Screen): string {
+  const n = s.nowShowing;
+  if (!n) return '—';
+  const short = (kind: string, id: string | null) => (id ? `${kind} ${id.slice(0, 8)}…` : null);
+  const asset = n.assetName ?? short('asset', n.assetId);
+  const container = n.layoutId ? (n.layoutName ?? short('layout', n.layoutId)) : (n.playlistName ?? short('playlist', n.playlistId));
+  return [asset, container].filter(Boolean).join(' · ') || '—';
+}
+
+/** What the screen shows: reported by its player, or (in grey, marked) what the plan says should play now. */
+export function NowShowingLabel({ screen }: { screen: Screen }) {
+  const n = screen.nowShowing;
+  const text = nowShowingText(screen);
+  if (!n) return <span class="muted">—</span>;
+  const via = n.scheduleName ? ` (schedule ${n.scheduleName})` : '';
+  if (n.planned)
+    return (
+      <span class="muted now-showing" data-planned="true" title={`Not reported by the player: what the plan says plays now${via}`}>
+        {text} <small>planned</small>
+      </span>
+    );
+  return (
+    <span class="now-showing" data-planned="false" title={`Reported by the player${n.reportedAt ? ' at ' + formatTime(n.reportedAt) : ''}${via}`}>
+      {text}
+    </span>
+  );
 }
 
 /** The fleet at a glance: online, stale, offline; what each shows; player version. */
@@ -115,7 +137,9 @@ export function ScreensPage() {
                 <td>
                   <ScreenStatus screen={s} />
                 </td>
-                <td>{nowShowing(s)}</td>
+                <td>
+                  <NowShowingLabel screen={s} />
+                </td>
                 <td>{locName(s.locationId)}</td>
                 <td>
                   {s.playerFamily ?? 'web'} {s.playerVersion && <small class="muted">{s.playerVersion}</small>}

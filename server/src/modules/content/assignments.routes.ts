@@ -22,6 +22,9 @@ const ScreenAssignmentDto = z
     inherited: Assigned.extend({ groupId: z.string() }).nullable().describe('the group assignment that plays when the screen has none of its own (most recently assigned group first)'),
   })
   .meta({ id: 'ScreenPlaylistAssignment' });
+const GroupAssignmentState = z
+  .object({ groupId: z.string(), playlistId: z.string().nullable(), playlistName: z.string().nullable(), updatedAt: z.string().nullable() })
+  .meta({ id: 'GroupPlaylistAssignmentState' });
 const GroupAssignmentDto = z.object({ groupId: z.string(), playlistId: z.string(), playlistName: z.string(), updatedAt: z.string() }).meta({ id: 'GroupPlaylistAssignment' });
 
 async function assignment(db: Db, type: 'screen' | 'group', ids: readonly string[]) {
@@ -116,6 +119,23 @@ export const assignmentRoutes = [
       if (!(await screenContext(ctx.deps.db, params.id))) throw notFound('Screen');
       await assign(ctx, 'screen', params.id, null, (auth as SessionPrincipal).userId);
       return noContent();
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/screen-groups/{id}/playlist-assignment',
+    auth: 'session',
+    minRole: 'viewer',
+    tags: TAGS,
+    summary: 'The playlist a group’s members play when no schedule applies and they have none of their own',
+    description: 'Extension: the console’s group page reads it. `playlistId` is null when the group has no assignment.',
+    extension: true,
+    params: IdParams,
+    responses: { 200: { description: 'The assignment (fields null when none)', data: GroupAssignmentState } },
+    handler: async (ctx, { params }) => {
+      await groupOr404(ctx.deps.db, params.id);
+      const a = await assignment(ctx.deps.db, 'group', [params.id]);
+      return ok({ groupId: params.id, playlistId: a?.playlist_id ?? null, playlistName: a?.name ?? null, updatedAt: a?.updated_at ?? null });
     },
   }),
   defineRoute({

@@ -12,6 +12,8 @@ import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './fleet.js';
 import { currentManifest } from './manifest.js';
 import { layoutsReferencing } from './playlists.repo.js';
+import { registerNowShowingDescriber } from '../screens/now-showing.js';
+import { describeNowShowing } from './now-showing.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -34,6 +36,7 @@ export function installContentHooks(): void {
   if (installed) return;
   installed = true;
   assetUsageFinders.add(assetUsages);
+  registerNowShowingDescriber(describeNowShowing);
   playerAssetGuards.add(async (deps, screenId, assetId) => {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;

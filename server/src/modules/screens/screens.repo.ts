@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
+import { NowShowing, nowShowingOf } from './now-showing.js';
 
 export type ScreenRow = ScreensTable;
 
@@ -64,6 +65,9 @@ export const ScreenDto = z
     lastHeartbeatAt: z.string().nullable(),
     lastLivenessAt: z.string().nullable(),
     lastStatus: z.record(z.string(), z.unknown()).nullable(),
+    nowShowing: NowShowing.nullable().meta({
+      description: 'What the screen shows: from its last heartbeat\'s playback identifiers, with names; when it is offline or reported none, what the plan says should play now (`planned: true`); null when neither',
+    }),
     heartbeatIntervalSec: z.number().int(),
     manifestRevision: z.number().int(),
     socketConnected: z.boolean(),
@@ -79,6 +83,7 @@ export interface ScreenExtras {
   groupIds: string[];
   timeZone: string | null;
   socketConnected: boolean;
+  nowShowing?: NowShowing | null;
 }
 
 export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now()): ScreenDto {
@@ -101,6 +106,7 @@ export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now
     lastHeartbeatAt: row.last_heartbeat_at,
     lastLivenessAt: row.last_liveness_at,
     lastStatus: row.last_status ? (JSON.parse(row.last_status) as Record<string, unknown>) : null,
+    nowShowing: extras.nowShowing ?? null,
     heartbeatIntervalSec: row.expected_interval_sec,
     manifestRevision: row.manifest_revision,
     socketConnected: extras.socketConnected,
@@ -140,7 +146,10 @@ export async function screenDtos(db: Db, rows: readonly ScreenRow[], connected: 
     for (const l of await db.selectFrom('locations').select(['id', 'time_zone']).where('id', 'in', locIds).execute()) zones.set(l.id, l.time_zone);
   }
   const now = Date.now();
-  return rows.map((r) => toScreenDto(r, { groupIds: groups.get(r.id) ?? [], timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null, socketConnected: connected(r.id) }, now));
+  const showing = await nowShowingOf(db, rows.map((row) => ({ row, status: deriveStatus(row, now) })), now);
+  return rows.map((r) =>
+    toScreenDto(r, { groupIds: groups.get(r.id) ?? [], timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null, socketConnected: connected(r.id), nowShowing: showing.get(r.id) ?? null }, now),
+  );
 }
 
 /** One line of a screen's player history. */
