@@ -285,6 +285,9 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
     received_at: at(now),
   });
   await db.insertInto('noise_buckets').values([bucket(6), bucket(4)]).execute();
+  // More old rows than four delete batches (1 000 each): pruning goes on until none is left.
+  const many = Array.from({ length: 4500 }, (_, i) => ({ ...bucket(7), started_at: at(now - 7 * DAY - i * 10_000), started_ms: now - 7 * DAY - i * 10_000 }));
+  for (let i = 0; i < many.length; i += 500) await db.insertInto('noise_buckets').values(many.slice(i, i + 500)).execute();
 
   const history = (id: string, kind: string, ageDays: number) => ({ id, screen_id: screen.screenId, at: at(now - ageDays * DAY), at_ms: now - ageDays * DAY, kind, detail: '{}' });
   await db
@@ -333,7 +336,7 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
   await app.deps.periodic.runNow('jobs.prune');
 
   const buckets = await db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', screen.screenId).execute();
-  t.same(buckets.map((b) => b.started_ms), [now - 4 * DAY], 'the 6-day bucket went, the 4-day one stays');
+  t.same(buckets.map((b) => b.started_ms), [now - 4 * DAY], 'the 6-day and older buckets went (all 4 501), the 4-day one stays');
   const kept = (await db.selectFrom('screen_history').select('id').where('id', 'like', '0190f5a2-7b3c-7def-8abc-00000000000%').execute()).map((r) => r.id).sort();
   t.same(kept, ['0190f5a2-7b3c-7def-8abc-00000000000b', '0190f5a2-7b3c-7def-8abc-00000000000c'], 'old heartbeat pruned; recent heartbeat and old event kept');
   t.same((await db.selectFrom('screen_commands').select('id').where('type', '=', 'screenshot').execute()).map((r) => r.id), [newShot.row.id], 'the old screenshot command went');

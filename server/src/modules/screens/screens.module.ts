@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { sql } from 'kysely';
 import type { AppDeps } from '../../app.js';
+import { deleteInBatches } from '../../platform/db/batch.js';
 import { registerStatusContributor } from '../system/hooks.js';
 import { getSettings, type Settings } from '../system/settings.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
@@ -43,16 +45,27 @@ export type Retention = Pick<Settings['retention'], 'heartbeatDays' | 'noiseHist
  */
 export async function pruneHistory(db: AppDeps['db'], now = Date.now(), retention?: Pick<Retention, 'heartbeatDays'>): Promise<number> {
   const days = (retention ?? (await getSettings(db)).retention).heartbeatDays;
-  const a = await db.deleteFrom('screen_history').where('kind', 'in', ['heartbeat', 'liveness']).where('at_ms', '<', now - days * DAY_MS).executeTakeFirst();
-  const b = await db.deleteFrom('screen_history').where('kind', 'not in', ['heartbeat', 'liveness']).where('at_ms', '<', now - EVENT_RETENTION_MS).executeTakeFirst();
+  const contacts = now - days * DAY_MS;
+  const events = now - EVENT_RETENTION_MS;
+  const a = await deleteInBatches(
+    db,
+    (limit) => sql`delete from screen_history where id in (select id from screen_history where kind in ('heartbeat', 'liveness') and at_ms < ${contacts} limit ${limit})`,
+  );
+  const b = await deleteInBatches(
+    db,
+    (limit) => sql`delete from screen_history where id in (select id from screen_history where kind not in ('heartbeat', 'liveness') and at_ms < ${events} limit ${limit})`,
+  );
   const c = await db.deleteFrom('pairing_sessions').where('expires_at', '<', nowIso(now - 24 * 3600_000)).where('status', 'in', ['pending', 'rejected']).executeTakeFirst();
-  return Number(a.numDeletedRows) + Number(b.numDeletedRows) + Number(c.numDeletedRows);
+  return a + b + Number(c.numDeletedRows);
 }
 
 /** Deletes noise meter buckets older than `noiseHistoryDays`. */
 export async function pruneNoise(db: AppDeps['db'], now: number, noiseHistoryDays: number): Promise<number> {
-  const r = await db.deleteFrom('noise_buckets').where('started_ms', '<', now - noiseHistoryDays * DAY_MS).executeTakeFirst();
-  return Number(r.numDeletedRows);
+  const cutoff = now - noiseHistoryDays * DAY_MS;
+  return deleteInBatches(
+    db,
+    (limit) => sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${cutoff} limit ${limit})`,
+  );
 }
 
 /**
@@ -61,12 +74,12 @@ export async function pruneNoise(db: AppDeps['db'], now: number, noiseHistoryDay
  * content-addressed: two commands may share one).
  */
 export async function pruneScreenshots(db: AppDeps['db'], dataDir: string, now: number, screenshotDays: number): Promise<{ rows: number; files: number; bytes: number }> {
-  const r = await db
-    .deleteFrom('screen_commands')
-    .where('screenshot_sha256', 'is not', null)
-    .where('completed_at', '<', nowIso(now - screenshotDays * DAY_MS))
-    .executeTakeFirst();
-  const out = { rows: Number(r.numDeletedRows), files: 0, bytes: 0 };
+  const cutoff = nowIso(now - screenshotDays * DAY_MS);
+  const rows = await deleteInBatches(
+    db,
+    (limit) => sql`delete from screen_commands where id in (select id from screen_commands where screenshot_sha256 is not null and completed_at < ${cutoff} limit ${limit})`,
+  );
+  const out = { rows, files: 0, bytes: 0 };
   const dir = screenshotDir(dataDir);
   let names: string[];
   try {

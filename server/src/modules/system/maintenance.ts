@@ -10,7 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { BACKUP_NAME, BackupError, backupsDir, createBackup, listBackups, type BackupKind } from './backup.js';
 import { maintenanceAction, registerMaintenanceAction, type MaintenanceAction } from './hooks.js';
 import { restoreBackup } from './restore.js';
-import { getSettings } from './settings.js';
+import { getSettings, invalidateSettings } from './settings.js';
 
 export const RUN_STATES = ['running', 'succeeded', 'failed'] as const;
 
@@ -178,6 +178,8 @@ registerMaintenanceAction({
       const result = await restoreBackup({ dataDir: deps.config.dataDir, file, live, progress });
       // The restored secret.key seals TOTP seeds of the restored users: use it from now on.
       if (app) app.context.secrets = new ServerSecrets(deps.config.dataDir);
+      // The restored database has its own settings: hot paths must not keep the old ones.
+      invalidateSettings();
       return { restored: o.backup, createdAt: result.header.createdAt, serverVersion: result.header.serverVersion, files: result.files, bytes: result.bytes, schemaVersion: result.migratedTo };
     } finally {
       deps.state.restoreInProgress = false;

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
+import { sql } from 'kysely';
+import { deleteInBatches } from '../db/batch.js';
 import type { Db } from '../db/database.js';
 import type { JobsTable } from '../db/schema.js';
 
@@ -141,12 +143,8 @@ export class JobQueue {
 
   /** Deletes finished and failed jobs older than `keepMs` (default: the queue's keepDoneMs); answers how many. */
   async prune(keepMs = this.keepDoneMs): Promise<number> {
-    const r = await this.db
-      .deleteFrom('jobs')
-      .where('state', 'in', ['done', 'failed'])
-      .where('updated_at', '<', iso(Date.now() - keepMs))
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
+    const cutoff = iso(Date.now() - keepMs);
+    return deleteInBatches(this.db, (limit) => sql`delete from jobs where id in (select id from jobs where state in ('done', 'failed') and updated_at < ${cutoff} limit ${limit})`);
   }
 
   private async hasDue(): Promise<boolean> {
