@@ -16,6 +16,7 @@ import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { NotFoundPage } from './pages/not-found';
+import { DemoBanner } from './demo-banner';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
 export function App() {
@@ -38,24 +39,30 @@ export function App() {
     void refresh();
   }, [refresh]);
 
+  // Demo mode (docs/demo.md): a banner above every page, sign-in included.
+  const banner = <DemoBanner user={status?.authenticated ? status.user : null} />;
   if (!status) {
     return (
-      <main class="container gate">
-        {error ? (
-          <>
-            <ErrorNote error={error} />
-            <button onClick={() => void refresh()}>Try again</button>
-          </>
-        ) : (
-          <p aria-busy="true">Loading…</p>
-        )}
-      </main>
+      <>
+        {banner}
+        <main class="container gate">
+          {error ? (
+            <>
+              <ErrorNote error={error} />
+              <button onClick={() => void refresh()}>Try again</button>
+            </>
+          ) : (
+            <p aria-busy="true">Loading…</p>
+          )}
+        </main>
+      </>
     );
   }
-  if (status.setupRequired) return <SetupPage onDone={refresh} />;
-  if (!status.authenticated || !status.user) return <SignInPage mfaPending={status.mfaPending} onDone={refresh} />;
+  if (status.setupRequired) return <>{banner}<SetupPage onDone={refresh} /></>;
+  if (!status.authenticated || !status.user) return <>{banner}<SignInPage mfaPending={status.mfaPending} onDone={refresh} /></>;
   return (
     <LocationProvider>
+      {banner}
       <SignedIn status={status} refresh={refresh} />
     </LocationProvider>
   );
