@@ -152,8 +152,11 @@ t.test('tus protocol details', async (t) => {
 
   const huge = await startApp(t, { config: { uploadMaxBytes: 2 ** 52 } });
   const hugeOwner = await signIn(huge);
-  const noSpace = await huge.json('/api/v1/uploads', { method: 'POST', headers: { ...hugeOwner.headers, ...TUS, 'upload-length': String(2 ** 50) } });
-  t.equal(noSpace.status, 507, 'a petabyte does not fit: refused before any byte is sent');
+  // The setting decides below the environment's cap: raise it to its maximum (1 TiB).
+  const raised = await huge.json('/api/v1/settings', { method: 'PATCH', headers: hugeOwner.headers, json: { uploads: { maxSizeBytes: 2 ** 40 } } });
+  t.equal(raised.status, 200, JSON.stringify(raised.body));
+  const noSpace = await huge.json('/api/v1/uploads', { method: 'POST', headers: { ...hugeOwner.headers, ...TUS, 'upload-length': String(2 ** 40) } });
+  t.equal(noSpace.status, 507, 'a terabyte does not fit twice on this disk: refused before any byte is sent');
   t.equal(noSpace.body.error.code, 'insufficient_storage');
   t.same(await huge.deps.db.selectFrom('uploads').select('id').execute(), [], 'nothing was recorded');
 

@@ -2,7 +2,8 @@ import t from 'tap';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
-import { pruneHistory, sweepStatuses, CONTACT_RETENTION_MS } from '../server/src/modules/screens/screens.module.js';
+import { pruneHistory, sweepStatuses } from '../server/src/modules/screens/screens.module.js';
+import { DEFAULT_SETTINGS } from '../server/src/modules/system/settings.js';
 import { bumpManifestRevision } from '../server/src/modules/screens/revision.js';
 import { resolveScreenTargets, screensForTargets } from '../server/src/modules/screens/targets.js';
 
@@ -141,7 +142,7 @@ t.test('player history: versions, status transitions, paging, pruning', async (t
   t.ok(page2.items[0].id < page1.items[1].id);
 
   // Pruning: an old heartbeat goes, a recent one stays, an old event stays (kept a year).
-  const old = Date.now() - CONTACT_RETENTION_MS - 3600_000;
+  const old = Date.now() - DEFAULT_SETTINGS.retention.heartbeatDays * 24 * 3600_000 - 3600_000;
   await app.deps.db
     .insertInto('screen_history')
     .values([
@@ -154,7 +155,7 @@ t.test('player history: versions, status transitions, paging, pruning', async (t
   t.notOk(ids.includes('0190f5a2-7b3c-7def-8abc-000000000001'), 'old heartbeat pruned');
   t.ok(ids.includes('0190f5a2-7b3c-7def-8abc-000000000002'), 'old event kept');
   t.ok(ids.length > 3, 'recent history kept');
-  await app.deps.periodic.runNow('screens.history-prune');
+  await app.deps.periodic.runNow('screens.retention');
 });
 
 t.test('bumpManifestRevision and targets helpers', async (t) => {

@@ -33,15 +33,15 @@ const EnvSchema = z.object({
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
   /** The built console and player (Vite output); default: console/dist of this installation. */
   PLACARD_CONSOLE_DIR: z.string().min(1).optional(),
-  /** Largest file a tus upload may announce, in bytes (default 8 GiB). */
+  /** Hard cap of the process on a tus upload, in bytes (default 8 GiB); settings uploads.maxSizeBytes decides below it. */
   PLACARD_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 ** 3),
-  /** A partial upload untouched this long is deleted. */
-  PLACARD_UPLOAD_EXPIRY_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24),
+  /** Cap on how long an untouched partial upload is kept; settings uploads.abandonAfterHours (24) decides below it. */
+  PLACARD_UPLOAD_EXPIRY_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24 * 30),
   /** Images with more pixels than this are refused (pixel-flood guard). */
   PLACARD_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(268_402_689),
   /** Media jobs (probes, thumbnails, transcodes) running at once. */
   PLACARD_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  /** Server-side fetches of user URLs may reach private LAN addresses (10/8, 192.168/16, ...). */
+  /** Server-side fetches of user URLs may reach private LAN addresses (10/8, 192.168/16, ...), if settings network.allowPrivateFetchTargets also allows. */
   PLACARD_FETCH_ALLOW_PRIVATE: boolFromEnv.default(true),
   /** ...and loopback/link-local ones (development and tests only). */
   PLACARD_FETCH_ALLOW_LOOPBACK: boolFromEnv.default(false),

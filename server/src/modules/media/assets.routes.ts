@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { frameBlockers, OutboundError, safeFetch } from '../../platform/http/outbound.js';
+import { fetchPolicy } from './limits.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
@@ -391,7 +392,7 @@ export const assetRoutes = [
       if (asset.kind !== 'website' || !asset.website) throw new ApiError('conflict', `This asset is a ${asset.kind}, not a website`);
       const { url } = JSON.parse(asset.website) as WebsiteSettings;
       const started = Date.now();
-      const policy = { allowPrivate: ctx.deps.config.fetchAllowPrivate, allowLoopback: ctx.deps.config.fetchAllowLoopback };
+      const policy = await fetchPolicy(ctx.deps);
       try {
         const res = await safeFetch(url, policy, { method: 'GET', timeoutMs: 10_000, maxBytes: 256 * 1024 });
         const blockers = frameBlockers(res.headers);

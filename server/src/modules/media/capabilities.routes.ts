@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { pdfSupport } from '../../platform/media/av.js';
+import { uploadLimits } from './limits.js';
 import { TUS_EXTENSIONS, TUS_VERSION } from './uploads.routes.js';
 
 const Capability = z.object({ available: z.boolean(), detail: z.string() });
@@ -19,8 +20,9 @@ export const capabilityRoutes = [
       200: {
         description: 'Capabilities',
         data: z.object({
-          maxUploadBytes: z.number().int(),
-          uploadExpiryMs: z.number().int(),
+          maxUploadBytes: z.number().int().describe('The effective limit: min(PLACARD_UPLOAD_MAX_BYTES, settings uploads.maxSizeBytes)'),
+          maxUploadBytesHardCap: z.number().int().describe('PLACARD_UPLOAD_MAX_BYTES: the setting cannot raise the limit above this'),
+          uploadExpiryMs: z.number().int().describe('A partial upload untouched this long is discarded: min(PLACARD_UPLOAD_EXPIRY_HOURS, settings uploads.abandonAfterHours)'),
           imageMaxPixels: z.number().int(),
           tus: z.object({ version: z.string(), extensions: z.array(z.string()), checksumAlgorithms: z.array(z.string()) }),
           kinds: z.object({ image: Capability, video: Capability, audio: Capability, pdf: Capability, website: Capability }),
@@ -29,12 +31,13 @@ export const capabilityRoutes = [
     },
     handler: async (ctx) => {
       const { config, tools } = ctx.deps;
-      const [status, pdf] = await Promise.all([tools.check(), pdfSupport()]);
+      const [status, pdf, limits] = await Promise.all([tools.check(), pdfSupport(), uploadLimits(ctx.deps)]);
       const av = status.ffmpeg.ok && status.ffprobe.ok;
       const avDetail = av ? status.ffmpeg.detail : [status.ffmpeg, status.ffprobe].filter((c) => !c.ok).map((c) => c.detail).join('; ');
       return ok({
-        maxUploadBytes: config.uploadMaxBytes,
-        uploadExpiryMs: config.uploadExpiryMs,
+        maxUploadBytes: limits.maxBytes,
+        maxUploadBytesHardCap: limits.hardCapBytes,
+        uploadExpiryMs: limits.expiryMs,
         imageMaxPixels: config.imageMaxPixels,
         tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: ['sha1', 'sha256', 'md5'] },
         kinds: {

@@ -10,10 +10,14 @@ import { JobQueue, PermanentJobError, type JobContext } from '../../platform/job
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, isDiskFull, MediaStore } from '../../platform/media/store.js';
 import { processAudio, processPdf, processVideo, pdfSupport, MediaRejected } from '../../platform/media/av.js';
+import { getSettings } from '../system/settings.js';
 import { fireAssetChange } from './hooks.js';
+import { uploadLimits } from './limits.js';
 import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
 
 export const PROCESS_JOB = 'media.process';
+/** Renders a ready asset's variants again (maintenance action reprocess-thumbnails). */
+export const REPROCESS_JOB = 'media.reprocess';
 
 declare module 'koa' {
   interface DefaultContext {
@@ -161,17 +165,33 @@ export class MediaService {
 
   /** The job: probe, render, store, then one short transaction records the result. */
   async process(assetId: string, job: JobContext): Promise<void> {
+    await this.renderAndRecord(assetId, job, 'process');
+  }
+
+  /**
+   * The `media.reprocess` job (maintenance action reprocess-thumbnails): renders a ready
+   * asset's variants again from its original and stores any file that is missing. The asset
+   * stays `ready` throughout (screens keep playing it); variants whose bytes did not change
+   * keep their ids, so manifests only change when a variant really did.
+   */
+  async reprocess(assetId: string, job: JobContext): Promise<void> {
+    await this.renderAndRecord(assetId, job, 'reprocess');
+  }
+
+  private async renderAndRecord(assetId: string, job: JobContext, mode: 'process' | 'reprocess'): Promise<void> {
     const db = this.deps.db;
+    const expected = mode === 'process' ? 'processing' : 'ready';
     const asset = await getAsset(db, assetId);
     if (!asset || !asset.sha256) return; // deleted meanwhile
     const current = asset.state === 'archived' ? asset.state_before_archive : asset.state;
-    if (current !== 'processing') return;
+    if (current !== expected) return;
     const source = this.store.pathOf(asset.sha256);
+    if (mode === 'reprocess' && !existsSync(source)) throw new PermanentJobError(`The original file of asset ${assetId} is missing from the media store; upload it again`);
     const work = await this.store.workDir();
     try {
       const progress = async (fraction: number) => {
         job.progress(fraction);
-        await db.updateTable('assets').set({ progress: Math.round(fraction * 1000) / 1000 }).where('id', '=', assetId).execute();
+        if (mode === 'process') await db.updateTable('assets').set({ progress: Math.round(fraction * 1000) / 1000 }).where('id', '=', assetId).execute();
       };
       let result: ProcessResult;
       try {
@@ -194,9 +214,31 @@ export class MediaService {
         const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
         if (!row) return false;
         const archived = row.state === 'archived';
-        if ((archived ? row.state_before_archive : row.state) !== 'processing') return false;
+        if ((archived ? row.state_before_archive : row.state) !== expected) return false;
         for (const s of stored) {
           await trx.insertInto('media_files').values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+        }
+        if (mode === 'reprocess') {
+          // Keep the variants that came out the same; replace the rest.
+          const sameAs = (v: AssetVariantsTable, s: (typeof stored)[number]) =>
+            v.purpose === s.purpose && v.page === s.page && v.content_type === s.contentType && v.sha256 === s.sha256 && v.width === s.width && v.height === s.height;
+          const kept = new Set<string>();
+          const fresh = stored.filter((s) => {
+            const match = old.find((v) => !kept.has(v.id) && sameAs(v, s));
+            if (match) kept.add(match.id);
+            return !match;
+          });
+          const gone = old.filter((v) => !kept.has(v.id)).map((v) => v.id);
+          if (gone.length === 0 && fresh.length === 0) return false;
+          if (gone.length) await trx.deleteFrom('asset_variants').where('id', 'in', gone).execute();
+          for (const s of fresh) {
+            await trx
+              .insertInto('asset_variants')
+              .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+              .execute();
+          }
+          await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
+          return true;
         }
         await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
         for (const s of stored) {
@@ -223,7 +265,7 @@ export class MediaService {
         return true;
       });
       await this.removeOrphans([...old.map((v) => v.sha256), ...stored.map((s) => s.sha256)]);
-      if (applied) await fireAssetChange(this.deps, { change: 'ready', assetIds: [assetId] });
+      if (applied) await fireAssetChange(this.deps, { change: mode === 'process' ? 'ready' : 'updated', assetIds: [assetId] });
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
@@ -291,22 +333,49 @@ export class MediaService {
     return removed;
   }
 
-  /** Deletes expired partial uploads and stray part files. */
-  async expireUploads(): Promise<void> {
+  /**
+   * Deletes expired partial uploads and stray part files: past their `expires_at`, or
+   * untouched for longer than the effective expiry now (a lowered setting applies to the
+   * uploads already under way). Answers what went, with the bytes on disk.
+   */
+  async expireUploads(options: { dryRun?: boolean } = {}): Promise<{ uploads: number; strayFiles: number; bytes: number }> {
     const db = this.deps.db;
-    const expired = await db.selectFrom('uploads').select('id').where('expires_at', '<', nowIso()).execute();
+    const { expiryMs } = await uploadLimits(this.deps);
+    const now = Date.now();
+    const expired = await db
+      .selectFrom('uploads')
+      .select('id')
+      .where((eb) => eb.or([eb('expires_at', '<', nowIso()), eb('updated_at', '<', new Date(now - expiryMs).toISOString())]))
+      .execute();
+    const out = { uploads: 0, strayFiles: 0, bytes: 0 };
+    const sizeOf = async (file: string) => (await fs.stat(file).catch(() => null))?.size ?? 0;
     for (const { id } of expired) {
       if (this.inflight.has(id)) continue;
+      out.uploads++;
+      out.bytes += await sizeOf(this.partPath(id));
+      if (options.dryRun) continue;
       await db.deleteFrom('uploads').where('id', '=', id).execute();
       await fs.rm(this.partPath(id), { force: true });
     }
-    if (!existsSync(this.uploadsDir)) return;
+    if (!existsSync(this.uploadsDir)) return out;
     const known = new Set((await db.selectFrom('uploads').select('id').execute()).map((r) => r.id));
     for (const name of await fs.readdir(this.uploadsDir)) {
       const id = name.replace(/\.part$/, '');
-      if (name.endsWith('.part') && !known.has(id) && !this.inflight.has(id)) await fs.rm(path.join(this.uploadsDir, name), { force: true });
+      if (name.endsWith('.part') && !known.has(id) && !this.inflight.has(id)) {
+        out.strayFiles++;
+        out.bytes += await sizeOf(path.join(this.uploadsDir, name));
+        if (!options.dryRun) await fs.rm(path.join(this.uploadsDir, name), { force: true });
+      }
     }
+    return out;
   }
+}
+
+/** The media service of each app (maintenance actions reach the store and the queue through it). */
+const mediaServices = new WeakMap<AppDeps, MediaService>();
+
+export function mediaServiceOf(deps: AppDeps): MediaService | undefined {
+  return mediaServices.get(deps);
 }
 
 /** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
@@ -314,12 +383,19 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
   const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
   const media = new MediaService(deps, jobs);
   app.context.media = media;
+  mediaServices.set(deps, media);
   jobs.register(PROCESS_JOB, {
     run: (payload: { assetId: string }, ctx) => media.process(payload.assetId, ctx),
     onFailed: (payload: { assetId: string }, error) => media.markFailed(payload.assetId, error),
   });
-  deps.periodic.every('uploads.expire', 10 * 60_000, () => media.expireUploads());
-  deps.periodic.every('jobs.prune', 6 * 60 * 60_000, () => jobs.prune());
+  // A failed reprocess leaves the asset as it was (ready, with its old variants); the job shows the error.
+  jobs.register(REPROCESS_JOB, { run: (payload: { assetId: string }, ctx) => media.reprocess(payload.assetId, ctx) });
+  deps.periodic.every('uploads.expire', 10 * 60_000, async () => void (await media.expireUploads()));
+  // Finished and failed jobs are kept settings retention.jobHistoryDays (read at each run).
+  deps.periodic.every('jobs.prune', 6 * 60 * 60_000, async () => {
+    const settings = await getSettings(deps.db);
+    await jobs.prune(settings.retention.jobHistoryDays * 24 * 3_600_000);
+  });
   deps.periodic.every('media.sweep', 24 * 60 * 60_000, async () => void (await media.sweepStore()));
   // tus clients look for Tus-Resumable on every answer, auth failures included.
   app.use(async (ctx, next) => {

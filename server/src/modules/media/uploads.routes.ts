@@ -8,6 +8,7 @@ import { created, defineRoute } from '../../platform/http/route.js';
 import { pdfSupport } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
 import { isDiskFull } from '../../platform/media/store.js';
+import { uploadLimits } from './limits.js';
 import { Asset, assetView, newId, nowIso } from './repo.js';
 
 const TAGS = ['Uploads'];
@@ -16,10 +17,10 @@ export const TUS_EXTENSIONS = 'creation,termination,checksum,expiration';
 const CHECKSUM_ALGORITHMS = ['sha1', 'sha256', 'md5'] as const;
 const OCTETS = 'application/offset+octet-stream';
 
-const tusHeaders = (ctx: Context) => ({
+const tusHeaders = (maxBytes: number) => ({
   'Tus-Resumable': TUS_VERSION,
   'Tus-Version': TUS_VERSION,
-  'Tus-Max-Size': String(ctx.deps.config.uploadMaxBytes),
+  'Tus-Max-Size': String(maxBytes),
   'Tus-Extension': TUS_EXTENSIONS,
   'Tus-Checksum-Algorithm': CHECKSUM_ALGORITHMS.join(','),
 });
@@ -85,7 +86,7 @@ export const uploadRoutes = [
     tags: TAGS,
     summary: 'tus discovery: version, extensions, maximum size, checksum algorithms',
     responses: { 204: { description: 'Capabilities in headers', headers: { 'Tus-Version': { description: '1.0.0' }, 'Tus-Extension': { description: TUS_EXTENSIONS }, 'Tus-Max-Size': { description: 'bytes' } } } },
-    handler: (ctx) => empty(ctx, 204, tusHeaders(ctx)),
+    handler: async (ctx) => empty(ctx, 204, tusHeaders((await uploadLimits(ctx.deps)).maxBytes)),
   }),
   defineRoute({
     method: 'POST',
@@ -99,12 +100,13 @@ export const uploadRoutes = [
     responses: { 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
     handler: async (ctx, { auth }) => {
       requireTus(ctx);
-      const { config, db } = ctx.deps;
+      const { db } = ctx.deps;
+      const limits = await uploadLimits(ctx.deps);
       if (ctx.get('upload-defer-length')) throw tusError('validation_failed', 'Upload-Defer-Length is not supported: send Upload-Length');
       const length = nonNegInt(ctx.get('upload-length'));
       if (length === null) throw tusError('validation_failed', 'Upload-Length must be a non-negative integer');
       if (length === 0) throw tusError('validation_failed', 'An empty file is not media');
-      if (length > config.uploadMaxBytes) throw tusError('payload_too_large', `The file is larger than the ${config.uploadMaxBytes} bytes allowed`, { 'Tus-Max-Size': String(config.uploadMaxBytes) });
+      if (length > limits.maxBytes) throw tusError('payload_too_large', `The file is larger than the ${limits.maxBytes} bytes allowed`, { 'Tus-Max-Size': String(limits.maxBytes) });
       if (Number(ctx.get('content-length') || 0) > 0) throw tusError('validation_failed', 'creation-with-upload is not supported: send the bytes with PATCH');
       const metadata = parseMetadata(ctx.get('upload-metadata'));
       const media = ctx.media;
@@ -115,7 +117,7 @@ export const uploadRoutes = [
       }
       const id = newId();
       const now = Date.now();
-      const expires = new Date(now + config.uploadExpiryMs).toISOString();
+      const expires = new Date(now + limits.expiryMs).toISOString();
       await fs.writeFile(media.partPath(id), '');
       await db
         .insertInto('uploads')
@@ -239,7 +241,7 @@ export const uploadRoutes = [
         } finally {
           await handle.close();
         }
-        const expires = new Date(Date.now() + ctx.deps.config.uploadExpiryMs).toISOString();
+        const expires = new Date(Date.now() + (await uploadLimits(ctx.deps)).expiryMs).toISOString();
         if (keep !== start || !failure) {
           await db.updateTable('uploads').set({ offset_bytes: keep, updated_at: nowIso(), expires_at: expires }).where('id', '=', row.id).execute();
         }

@@ -209,7 +209,7 @@ export const screenRoutes = [
     tags: TAGS,
     summary: 'Heartbeats, versions, status changes and actions over time, newest first',
     description:
-      'Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated) and `from`/`to`. Heartbeats and liveness pings are kept 31 days, the rest a year (pruned by a periodic job).',
+      'Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated) and `from`/`to`. Heartbeats and liveness pings are kept `retention.heartbeatDays` (settings, default 30), the rest a year (pruned by the periodic task `screens.retention`).',
     params: IdParams,
     query: pageQuery.extend({
       kind: z

@@ -4,7 +4,7 @@ import { ensureInstanceId } from '../../platform/db/meta.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { SERVER_VERSION } from '../../version.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
-import { DEFAULT_SETTINGS, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
+import { DEFAULT_SETTINGS, invalidateSettings, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
 
 export const EXPORT_FORMAT = 'placard-settings-export';
 export const EXPORT_FORMAT_VERSION = 1;
@@ -60,6 +60,7 @@ const settingsSection: ExportSection = {
       .values({ id: 1, data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null })
       .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null }))
       .execute();
+    invalidateSettings();
   },
 };
 

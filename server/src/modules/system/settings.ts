@@ -164,10 +164,50 @@ export async function getSettings(db: Db): Promise<Settings> {
 }
 
 /**
+ * How long `cachedSettings` trusts what it read. `updateSettings` drops the cache at once;
+ * the bound only matters for writes that bypass it (an import, a restore swapping the
+ * database file, a test writing the row directly).
+ */
+export const SETTINGS_CACHE_MS = 5_000;
+const cache = new WeakMap<object, { at: number; generation: number; value: Promise<Settings> }>();
+let generation = 0;
+
+/**
+ * `getSettings` for hot paths (every tus PATCH, every upload creation): answers a copy read
+ * at most SETTINGS_CACHE_MS ago, and never one older than the last `updateSettings`.
+ */
+export function cachedSettings(db: Db): Promise<Settings> {
+  const hit = cache.get(db);
+  if (hit && hit.generation === generation && Date.now() - hit.at < SETTINGS_CACHE_MS) return hit.value;
+  const value = getSettings(db);
+  cache.set(db, { at: Date.now(), generation, value });
+  // A failed read is not remembered.
+  value.catch(() => {
+    if (cache.get(db)?.value === value) cache.delete(db);
+  });
+  return value;
+}
+
+/** Forgets the cached settings of `db` (after a write); without `db`, of every database (a write through a transaction). */
+export function invalidateSettings(db?: Db): void {
+  if (db) cache.delete(db);
+  else generation++;
+}
+
+/**
  * Applies a patch. `expectedRevision` (from If-Match) must be the current revision, else
  * 412 `version_conflict`. Runs in one transaction so two racing PATCHes cannot both win.
  */
 export async function updateSettings(db: Db, patch: SettingsPatch, options: { expectedRevision?: number; userId?: string | null } = {}): Promise<StoredSettings> {
+  try {
+    return await writeSettings(db, patch, options);
+  } finally {
+    // After the commit (or the failure): the next cachedSettings reads the row again.
+    invalidateSettings(db);
+  }
+}
+
+async function writeSettings(db: Db, patch: SettingsPatch, options: { expectedRevision?: number; userId?: string | null }): Promise<StoredSettings> {
   return db.transaction().execute(async (trx) => {
     const current = await readSettings(trx);
     if (options.expectedRevision !== undefined && options.expectedRevision !== current.revision) {

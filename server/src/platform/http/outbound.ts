@@ -77,7 +77,7 @@ export function addressRefusal(address: string, policy: OutboundPolicy): string 
     case 'private':
     case 'uniqueLocal':
     case 'carrierGradeNat':
-      return policy.allowPrivate ? null : `${normalized} is a private network address (allow it with PLACARD_FETCH_ALLOW_PRIVATE)`;
+      return policy.allowPrivate ? null : `${normalized} is a private network address (allowed only when PLACARD_FETCH_ALLOW_PRIVATE and the setting network.allowPrivateFetchTargets both say so)`;
     case 'loopback':
     case 'linkLocal':
       return policy.allowLoopback ? null : `${normalized} is a ${range === 'loopback' ? 'loopback' : 'link-local'} address`;

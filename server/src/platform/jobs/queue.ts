@@ -71,6 +71,11 @@ export class JobQueue {
     this.keepDoneMs = options.keepDoneMs ?? 7 * 24 * 3_600_000;
   }
 
+  /** True once stop() was called: no job will be claimed any more in this process. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   register(kind: string, handler: JobHandler): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
     this.handlers.set(kind, handler);
@@ -134,12 +139,14 @@ export class JobQueue {
     void this.fill().catch((err: unknown) => this.logger.error({ err }, 'job queue failed to claim work'));
   }
 
-  async prune(): Promise<void> {
-    await this.db
+  /** Deletes finished and failed jobs older than `keepMs` (default: the queue's keepDoneMs); answers how many. */
+  async prune(keepMs = this.keepDoneMs): Promise<number> {
+    const r = await this.db
       .deleteFrom('jobs')
       .where('state', 'in', ['done', 'failed'])
-      .where('updated_at', '<', iso(Date.now() - this.keepDoneMs))
-      .execute();
+      .where('updated_at', '<', iso(Date.now() - keepMs))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   private async hasDue(): Promise<boolean> {
@@ -278,4 +285,49 @@ export class JobQueue {
       }
     }
   }
+}
+
+/**
+ * The queue at a glance (the `jobs` section of `GET /system/status`): depth, running,
+ * retries, failures of the last 24 hours and the oldest waiting job. Aggregates over the
+ * (state, run_after) index; done jobs are only counted.
+ */
+export async function queueStatus(db: Db, now = Date.now()) {
+  const dayAgo = iso(now - 24 * 3_600_000);
+  const [byState, byKind, failed24h, oldest, due, retrying, lastFailure] = await Promise.all([
+    db.selectFrom('jobs').select((eb) => ['state', eb.fn.countAll<number>().as('n')]).groupBy('state').execute(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => ['kind', 'state', eb.fn.countAll<number>().as('n')])
+      .where('state', 'in', ['queued', 'running'])
+      .groupBy(['kind', 'state'])
+      .execute(),
+    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'failed').where('updated_at', '>=', dayAgo).executeTakeFirst(),
+    db.selectFrom('jobs').select((eb) => eb.fn.min('created_at').as('at')).where('state', '=', 'queued').executeTakeFirst(),
+    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'queued').where('run_after', '<=', iso(now)).executeTakeFirst(),
+    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'queued').where('attempts', '>', 0).executeTakeFirst(),
+    db.selectFrom('jobs').select(['kind', 'last_error', 'updated_at']).where('state', '=', 'failed').orderBy('updated_at', 'desc').limit(1).executeTakeFirst(),
+  ]);
+  const count = (state: string) => Number(byState.find((r) => r.state === state)?.n ?? 0);
+  const kinds: Record<string, { queued: number; running: number }> = {};
+  for (const r of byKind) {
+    const k = (kinds[r.kind] ??= { queued: 0, running: 0 });
+    k[r.state as 'queued' | 'running'] = Number(r.n);
+  }
+  const oldestAt = (oldest?.at as string | null | undefined) ?? null;
+  return {
+    queued: count('queued'),
+    /** Queued and due now (the rest wait for a retry backoff or a delay). */
+    due: Number(due?.n ?? 0),
+    /** Queued again after a failed attempt. */
+    retrying: Number(retrying?.n ?? 0),
+    running: count('running'),
+    done: count('done'),
+    failed: count('failed'),
+    failedLast24h: Number(failed24h?.n ?? 0),
+    oldestQueuedAt: oldestAt,
+    oldestQueuedAgeSec: oldestAt ? Math.max(0, Math.round((now - Date.parse(oldestAt)) / 1000)) : null,
+    lastFailure: lastFailure ? { kind: lastFailure.kind, error: lastFailure.last_error, at: lastFailure.updated_at } : null,
+    byKind: kinds,
+  };
 }

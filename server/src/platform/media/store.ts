@@ -82,6 +82,9 @@ export class MediaStore {
     const target = this.pathOf(sha256);
     if (await this.has(sha256)) {
       await fs.rm(file, { force: true });
+      // Fresh again: pruning (which spares young files) must not take it before the new row commits.
+      const now = new Date();
+      await fs.utimes(target, now, now).catch(() => {});
       return { sha256, size };
     }
     await fsyncPath(file, 'r+');

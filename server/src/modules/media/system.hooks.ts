@@ -1,0 +1,362 @@
+import type { Dirent } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { AppDeps } from '../../app.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { JobQueue, queueStatus } from '../../platform/jobs/queue.js';
+import { registerMaintenanceAction, registerStatusContributor } from '../system/hooks.js';
+import { ASSET_KINDS, ASSET_STATES } from './repo.js';
+import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
+
+/**
+ * What the media module adds to `GET /system/status` (`media`, `jobs`) and to
+ * `POST /system/maintenance/{action}` (`prune-media`, `reprocess-thumbnails`).
+ * docs/operations.md describes both for operators.
+ */
+
+const SHA256 = /^[0-9a-f]{64}$/;
+/** Store files younger than this are never pruned: a job or an upload may be about to commit its row. */
+export const PRUNE_MIN_AGE_MS = 3_600_000;
+/** Job work directories (media/tmp) older than this belong to no running job. */
+export const STALE_WORK_MS = 24 * 3_600_000;
+const PROCESSABLE_KINDS = ['image', 'video', 'audio', 'pdf'] as const;
+
+function serviceOf(deps: AppDeps): MediaService {
+  const media = mediaServiceOf(deps);
+  if (!media) throw new ApiError('conflict', 'The media library is not running in this process');
+  return media;
+}
+
+const zeroes = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+
+// ---------------------------------------------------------------- status: media
+
+/** Asset counts by state and kind, logical bytes of originals and variants, physical bytes of the store. */
+export async function mediaStatus(db: AppDeps['db']) {
+  const [groups, variants, files, uploads] = await Promise.all([
+    db
+      .selectFrom('assets')
+      .select((eb) => ['kind', 'state', eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')])
+      .groupBy(['kind', 'state'])
+      .execute(),
+    // Variants that are the original itself (a browser plays it as is) are not counted twice.
+    sql<{ n: number; bytes: number | null }>`
+      select count(*) as n, sum(v.size_bytes) as bytes
+      from asset_variants v join assets a on a.id = v.asset_id
+      where v.sha256 <> coalesce(a.sha256, '')`.execute(db),
+    db.selectFrom('media_files').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')]).executeTakeFirst(),
+    db.selectFrom('uploads').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('offset_bytes').as('bytes')]).executeTakeFirst(),
+  ]);
+  const byState = zeroes(ASSET_STATES);
+  const byKind = zeroes(ASSET_KINDS);
+  let total = 0;
+  let originalBytes = 0;
+  for (const g of groups) {
+    const n = Number(g.n);
+    total += n;
+    byState[g.state] = (byState[g.state] ?? 0) + n;
+    byKind[g.kind] = (byKind[g.kind] ?? 0) + n;
+    originalBytes += Number(g.bytes ?? 0);
+  }
+  const v = variants.rows[0];
+  return {
+    assets: total,
+    byState,
+    byKind,
+    /** Sum of the originals' sizes, per asset (two assets of the same file count twice). */
+    originalBytes,
+    variants: Number(v?.n ?? 0),
+    variantBytes: Number(v?.bytes ?? 0),
+    /** Distinct files in the store (content-addressed: the same bytes are stored once). */
+    storedFiles: Number(files?.n ?? 0),
+    storedBytes: Number(files?.bytes ?? 0),
+    partialUploads: Number(uploads?.n ?? 0),
+    partialUploadBytes: Number(uploads?.bytes ?? 0),
+  };
+}
+
+registerStatusContributor({ key: 'media', title: 'Media library', collect: (deps) => mediaStatus(deps.db) });
+registerStatusContributor({ key: 'jobs', title: 'Background jobs', collect: (deps) => queueStatus(deps.db) });
+
+// ---------------------------------------------------------------- maintenance: prune-media
+
+async function sizeOfTree(p: string): Promise<{ files: number; bytes: number }> {
+  const st = await fs.lstat(p).catch(() => null);
+  if (!st) return { files: 0, bytes: 0 };
+  if (!st.isDirectory()) return { files: 1, bytes: st.size };
+  let files = 0;
+  let bytes = 0;
+  for (const name of await fs.readdir(p).catch(() => [] as string[])) {
+    const sub = await sizeOfTree(path.join(p, name));
+    files += sub.files;
+    bytes += sub.bytes;
+  }
+  return { files, bytes };
+}
+
+async function readDir(dir: string): Promise<Dirent[]> {
+  try {
+    return await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+export interface PruneResult {
+  dryRun: boolean;
+  /** Store files no asset or variant references (removed, or that would be). */
+  orphanFiles: number;
+  orphanBytes: number;
+  /** media_files rows no asset or variant references. */
+  orphanRows: number;
+  /** Leftovers of interrupted jobs and copies in media/tmp and the store. */
+  staleTemp: { entries: number; bytes: number };
+  /** Partial uploads past their expiry, and part files no upload owns. */
+  partialUploads: { uploads: number; strayFiles: number; bytes: number };
+  filesRemoved: number;
+  bytesRemoved: number;
+  /** Referenced files that are not on disk (reprocess-thumbnails restores variants; originals need a new upload). */
+  missingFiles: number;
+  missingSample: string[];
+}
+
+/**
+ * Deletes files in the media store that no asset or variant references, stale job
+ * leftovers and stale partial uploads. Files younger than PRUNE_MIN_AGE_MS are kept (a job
+ * or an upload may be about to commit the row that references them). media/screenshots
+ * belongs to the screens module (retention.screenshotDays) and is not touched.
+ */
+export async function pruneMedia(deps: AppDeps, media: MediaService, options: { dryRun: boolean; progress?: (f: number, m: string) => void }): Promise<PruneResult> {
+  const { db } = deps;
+  const progress = options.progress ?? (() => {});
+  const dryRun = options.dryRun;
+  const referenced = async (sha: string) =>
+    Boolean(
+      (await db.selectFrom('assets').select('id').where('sha256', '=', sha).executeTakeFirst()) ??
+        (await db.selectFrom('asset_variants').select('id').where('sha256', '=', sha).executeTakeFirst()),
+    );
+  progress(0.02, 'reading references');
+  const refs = new Set<string>();
+  for (const r of await db.selectFrom('assets').select('sha256').where('sha256', 'is not', null).execute()) refs.add(r.sha256!);
+  for (const r of await db.selectFrom('asset_variants').select('sha256').execute()) refs.add(r.sha256);
+
+  const result: PruneResult = {
+    dryRun,
+    orphanFiles: 0,
+    orphanBytes: 0,
+    orphanRows: 0,
+    staleTemp: { entries: 0, bytes: 0 },
+    partialUploads: { uploads: 0, strayFiles: 0, bytes: 0 },
+    filesRemoved: 0,
+    bytesRemoved: 0,
+    missingFiles: 0,
+    missingSample: [],
+  };
+  const now = Date.now();
+  const seen = new Set<string>();
+  const root = media.store.root;
+  const top = (await readDir(root)).filter((e) => e.isDirectory() && /^[0-9a-f]{2}$/.test(e.name));
+  for (const [i, a] of top.entries()) {
+    progress(0.05 + (0.75 * i) / Math.max(1, top.length), `scanning media/${a.name}`);
+    for (const b of await readDir(path.join(root, a.name))) {
+      if (!b.isDirectory()) continue;
+      const dir = path.join(root, a.name, b.name);
+      for (const f of await readDir(dir)) {
+        if (!f.isFile()) continue;
+        const file = path.join(dir, f.name);
+        if (SHA256.test(f.name)) seen.add(f.name);
+        if (SHA256.test(f.name) && refs.has(f.name)) continue;
+        const st = await fs.stat(file).catch(() => null);
+        if (!st || now - st.mtimeMs < PRUNE_MIN_AGE_MS) continue;
+        if (!SHA256.test(f.name)) {
+          // A copy interrupted before its rename (MediaStore.adopt across filesystems).
+          result.staleTemp.entries++;
+          result.staleTemp.bytes += st.size;
+          if (!dryRun) await fs.rm(file, { force: true });
+          continue;
+        }
+        // Re-check: an upload or a job may have committed a row meanwhile.
+        if (await referenced(f.name)) continue;
+        result.orphanFiles++;
+        result.orphanBytes += st.size;
+        if (dryRun) continue;
+        await db.deleteFrom('media_files').where('sha256', '=', f.name).execute();
+        await fs.rm(file, { force: true });
+      }
+    }
+  }
+
+  progress(0.82, 'checking rows');
+  // Rows of files no asset or variant references whose file is gone.
+  const rows = await db
+    .selectFrom('media_files')
+    .select(['sha256', 'created_at'])
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('assets').select('id').whereRef('assets.sha256', '=', 'media_files.sha256'))),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('asset_variants').select('id').whereRef('asset_variants.sha256', '=', 'media_files.sha256'))),
+    )
+    .execute();
+  for (const r of rows) {
+    // A row whose file is on disk was judged above, by the file's age.
+    if (seen.has(r.sha256) || now - Date.parse(r.created_at) < PRUNE_MIN_AGE_MS) continue;
+    result.orphanRows++;
+    if (!dryRun && !(await referenced(r.sha256))) await db.deleteFrom('media_files').where('sha256', '=', r.sha256).execute();
+  }
+
+  progress(0.88, 'job leftovers');
+  for (const e of await readDir(media.store.tmpDir)) {
+    const p = path.join(media.store.tmpDir, e.name);
+    const st = await fs.lstat(p).catch(() => null);
+    if (!st || now - st.mtimeMs < STALE_WORK_MS) continue;
+    const size = await sizeOfTree(p);
+    result.staleTemp.entries++;
+    result.staleTemp.bytes += size.bytes;
+    if (!dryRun) await fs.rm(p, { recursive: true, force: true });
+  }
+
+  progress(0.94, 'partial uploads');
+  result.partialUploads = await media.expireUploads({ dryRun });
+
+  for (const sha of refs) {
+    if (seen.has(sha)) continue;
+    result.missingFiles++;
+    if (result.missingSample.length < 20) result.missingSample.push(sha);
+  }
+  result.filesRemoved = result.orphanFiles + result.staleTemp.entries + result.partialUploads.uploads + result.partialUploads.strayFiles;
+  result.bytesRemoved = result.orphanBytes + result.staleTemp.bytes + result.partialUploads.bytes;
+  if (dryRun) {
+    // Nothing was removed: the counts say what would be.
+    result.filesRemoved = 0;
+    result.bytesRemoved = 0;
+  }
+  return result;
+}
+
+registerMaintenanceAction({
+  name: 'prune-media',
+  summary:
+    'Delete media store files no asset or variant references (older than an hour), job leftovers and stale partial uploads; reports files and bytes. `{"dryRun": true}` only counts',
+  minRole: 'admin',
+  exclusive: true,
+  options: z.object({ dryRun: z.boolean().optional() }).strict(),
+  async run({ deps, options, progress }) {
+    const o = options as { dryRun?: boolean };
+    return { ...(await pruneMedia(deps, serviceOf(deps), { dryRun: o.dryRun ?? false, progress })) };
+  },
+});
+
+// ---------------------------------------------------------------- maintenance: reprocess-thumbnails
+
+const ReprocessOptions = z
+  .object({
+    /** Only these assets (each must be a ready image, video, audio or PDF); default all ready ones. */
+    assetIds: z
+      .array(z.uuid().transform((s) => s.toLowerCase()))
+      .min(1)
+      .max(10_000)
+      .optional(),
+    /** Only assets of these kinds. */
+    kinds: z.array(z.enum(PROCESSABLE_KINDS)).min(1).optional(),
+  })
+  .strict();
+
+const chunks = <T>(list: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+};
+
+registerMaintenanceAction({
+  name: 'reprocess-thumbnails',
+  summary:
+    'Render thumbnails and other variants again from the originals, through the job queue (assets stay ready); `assetIds` or `kinds` narrow it. Reports jobs queued, then follows them to the end',
+  minRole: 'admin',
+  options: ReprocessOptions,
+  async run({ deps, options, progress }) {
+    const o = options as z.output<typeof ReprocessOptions>;
+    const media = serviceOf(deps);
+    const { db } = deps;
+    const kinds = o.kinds ?? [...PROCESSABLE_KINDS];
+    progress(0.01, 'selecting assets');
+    type Row = { id: string; kind: string; state: string; state_before_archive: string | null; sha256: string | null };
+    const base = () => db.selectFrom('assets').select(['id', 'kind', 'state', 'state_before_archive', 'sha256']);
+    let rows: Row[];
+    if (o.assetIds) {
+      rows = [];
+      for (const part of chunks([...new Set(o.assetIds)], 500)) rows.push(...(await base().where('id', 'in', part).execute()));
+    } else {
+      rows = await base()
+        .where('sha256', 'is not', null)
+        .where('kind', 'in', kinds)
+        .where((eb) => eb.or([eb('state', '=', 'ready'), eb.and([eb('state', '=', 'archived'), eb('state_before_archive', '=', 'ready')])]))
+        .orderBy('id')
+        .execute();
+    }
+    const skipped: { assetId: string; reason: string }[] = [];
+    const skip = (assetId: string, reason: string) => skipped.push({ assetId, reason });
+    const found = new Set(rows.map((r) => r.id));
+    for (const id of o.assetIds ?? []) if (!found.has(id)) skip(id, 'no such asset');
+    const eligible = rows.filter((r) => {
+      const state = r.state === 'archived' ? r.state_before_archive : r.state;
+      if (!(PROCESSABLE_KINDS as readonly string[]).includes(r.kind) || !r.sha256) return skip(r.id, `a ${r.kind} asset has no rendered variants`), false;
+      if (!kinds.includes(r.kind as (typeof PROCESSABLE_KINDS)[number])) return skip(r.id, `kind ${r.kind} not selected`), false;
+      if (state !== 'ready') return skip(r.id, `state ${state}: only ready assets are reprocessed`), false;
+      return true;
+    });
+    // An asset whose reprocess is already queued or running is not queued twice.
+    const pending = new Set(
+      (
+        await db
+          .selectFrom('jobs')
+          .select(sql<string>`json_extract(payload, '$.assetId')`.as('assetId'))
+          .where('kind', '=', REPROCESS_JOB)
+          .where('state', 'in', ['queued', 'running'])
+          .execute()
+      ).map((r) => r.assetId),
+    );
+    const toQueue = eligible.filter((r) => !pending.has(r.id));
+    const jobIds: string[] = [];
+    progress(0.05, `queueing ${toQueue.length} jobs`);
+    for (const part of chunks(toQueue, 500)) {
+      const jobRows = part.map((r) => JobQueue.row(REPROCESS_JOB, { assetId: r.id }, { maxAttempts: 2 }));
+      await db.transaction().execute(async (trx) => {
+        for (const row of jobRows) await trx.insertInto('jobs').values(row).execute();
+      });
+      jobIds.push(...jobRows.map((r) => r.id));
+    }
+    media.jobs.kick();
+    const counts = { queued: jobIds.length, alreadyQueued: eligible.length - toQueue.length, skipped: skipped.length, succeeded: 0, failed: 0 };
+    const failures: { assetId: string; error: string }[] = [];
+    // Follow the jobs: the run's progress is the share of its jobs that finished.
+    for (;;) {
+      let finished = 0;
+      let succeeded = 0;
+      failures.length = 0;
+      for (const part of chunks(jobIds, 500)) {
+        const states = await db.selectFrom('jobs').select(['id', 'state', 'payload', 'last_error']).where('id', 'in', part).execute();
+        finished += part.length - states.length; // pruned meanwhile: finished long ago
+        for (const s of states) {
+          if (s.state === 'done') {
+            finished++;
+            succeeded++;
+          } else if (s.state === 'failed') {
+            finished++;
+            if (failures.length < 50) failures.push({ assetId: (JSON.parse(s.payload) as { assetId: string }).assetId, error: s.last_error ?? 'failed' });
+          }
+        }
+      }
+      counts.succeeded = succeeded;
+      counts.failed = jobIds.length === 0 ? 0 : finished - succeeded;
+      progress(0.1 + (0.9 * finished) / Math.max(1, jobIds.length), `${finished} of ${jobIds.length} jobs finished`);
+      if (finished >= jobIds.length) break;
+      if (media.jobs.isStopped) throw new ApiError('conflict', `The server is stopping; ${jobIds.length - finished} reprocess jobs stay queued for the next start`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return { ...counts, failures, skippedAssets: skipped.slice(0, 100) };
+  },
+});
