@@ -7,7 +7,8 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
-  const context = await browser.newContext({ viewport: DESKTOP });
+  // One zone for the page and the expectations below (the month grid is in the browser's zone).
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
   const owner = await signedInContext(app, context, app.url);
   await pairScreen(app, owner, { name: 'Bar screen' });
   const pl = await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Happy hour' } });
@@ -33,6 +34,23 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByLabel('Add a screen to Bar').selectOption({ label: 'Bar screen' });
   await page.locator('article[data-group="Bar"] a', { hasText: 'Bar screen' }).waitFor();
   t.pass('group created and the screen added to it');
+  // The group's default playlist: shown (read back from the server), also after a reload.
+  const groupCard = page.locator('article[data-group="Bar"]');
+  t.match(await groupCard.getByTestId('group-default').innerText(), /No default playlist/);
+  await groupCard.getByLabel('Group playlist').selectOption({ label: 'Happy hour' });
+  await groupCard.getByTestId('group-default').getByText('Plays Happy hour by default', { exact: false }).waitFor();
+  await page.reload();
+  await page.locator('article[data-group="Bar"]').getByTestId('group-default').getByText('Plays Happy hour by default', { exact: false }).waitFor();
+  t.equal(await page.locator('article[data-group="Bar"]').getByLabel('Group playlist').inputValue(), pl.body.data.id, 'the select shows the assignment after a reload');
+  // A screen that never reported: the fleet shows what its plan says, marked planned.
+  await page.goto(app.url + '/screens');
+  const planned = page.locator('tr[data-screen="Bar screen"] .now-showing[data-planned="true"]');
+  await planned.waitFor();
+  t.match(await planned.innerText(), /Happy hour\s+planned/, 'never seen: the group playlist, marked planned');
+  await page.goto(app.url + '/groups');
+  // Back to none, so the previews below show the schedule against the idle slide.
+  await page.locator('article[data-group="Bar"]').getByLabel('Group playlist').selectOption('');
+  await page.locator('article[data-group="Bar"]').getByTestId('group-default').getByText('No default playlist', { exact: false }).waitFor();
 
   await page.goto(app.url + '/schedules');
   await page.getByRole('heading', { name: 'Schedules' }).waitFor();
@@ -73,6 +91,54 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
   t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
   await page.setViewportSize(DESKTOP);
+
+  // The month view: the weekly recurrence (expanded by the server's preview) on the right days, keyboard first.
+  const monthButton = page.getByRole('button', { name: 'Month', exact: true });
+  await monthButton.focus();
+  await page.keyboard.press('Enter');
+  t.equal(await monthButton.getAttribute('aria-pressed'), 'true', 'Month is pressed');
+  const grid = page.getByRole('table', { name: /^Month preview/ });
+  await grid.locator('li.occ', { hasText: 'Happy hour' }).first().waitFor();
+  await page.emulateMedia({ colorScheme: 'light' });
+  const expectedDays = (cells: { date: string; occ: string[] }[]) =>
+    cells.map((c) => ({ date: c.date, expected: c.date >= day && new Date(c.date + 'T12:00:00Z').getUTCDay() === today.getDay(), shown: c.occ.some((o) => o.includes('Happy hour')) }));
+  const readCells = () =>
+    grid.locator('td[data-date]').evaluateAll((tds) => tds.map((td: any) => ({ date: td.dataset.date as string, occ: [...td.querySelectorAll('li.occ')].map((li: any) => li.textContent as string) })));
+  let cells = await readCells();
+  t.ok(cells.length >= 28 && cells.length <= 42 && cells.length % 7 === 0, `whole weeks around the month (${cells.length} days)`);
+  t.ok(cells.some((c) => c.date === day), 'today is in the grid');
+  let checks = expectedDays(cells);
+  t.same(checks.filter((c) => c.expected !== c.shown), [], 'the schedule shows on every matching weekday from its start, and on no other day');
+  t.ok(checks.filter((c) => c.shown).length >= 1, 'at least one occurrence shown');
+  const todayCell = grid.locator(`td[data-date="${day}"]`);
+  t.equal(await todayCell.getAttribute('aria-current'), 'date', 'today is marked');
+  t.match(await todayCell.locator('li.occ').first().innerText(), /18:00.*22:00.*Happy hour|Happy hour/, 'times and playlist name');
+  await snap(page, 'schedules-month-1280-light');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await snap(page, 'schedules-month-1280-dark');
+  await page.setViewportSize(PHONE);
+  await snap(page, 'schedules-month-390-dark');
+  const monthWidth = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+  t.ok(monthWidth <= PHONE.width, `month: no sideways scrolling at phone width (${monthWidth}px)`);
+  t.ok(await todayCell.locator('li.occ', { hasText: 'Happy hour' }).isVisible(), 'phone: the day with the schedule is listed');
+  await page.setViewportSize(DESKTOP);
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // Next month: the recurrence goes on; its first matching weekday has it.
+  const firstDate = cells[0]!.date;
+  await page.getByRole('button', { name: 'Next month' }).click();
+  await page.waitForFunction((first) => (globalThis as any).document.querySelector('table.month td[data-date]')?.dataset.date !== first, firstDate);
+  await grid.locator('li.occ', { hasText: 'Happy hour' }).first().waitFor();
+  cells = await readCells();
+  checks = expectedDays(cells);
+  t.same(checks.filter((c) => c.expected !== c.shown), [], 'next month: every matching weekday, no other day');
+
+  // Today comes back; a day's number opens its week.
+  await page.getByRole('button', { name: 'Today' }).click();
+  await todayCell.waitFor();
+  await todayCell.getByRole('button', { name: /^Week of / }).click();
+  await page.locator('.week .seg-schedule', { hasText: 'Happy hour' }).first().waitFor();
+  t.equal(await page.getByRole('button', { name: 'Week', exact: true }).getAttribute('aria-pressed'), 'true', 'a day opens the week view');
 
   // Pause it.
   await row.getByRole('button', { name: 'Pause' }).click();

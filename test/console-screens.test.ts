@@ -127,6 +127,10 @@ t.test('console end to end: pair a /play page by its code, upload, playlist, ass
   await nav.getByRole('link', { name: 'Screens' }).click();
   await page.locator('tr[data-screen="Lobby left"] [data-status="online"]').waitFor({ timeout: 30_000 });
   t.pass('the fleet page shows the screen online');
+  // "Showing": what the player reported (its playback ids), named by the server; not the plan's guess.
+  const showing = page.locator('tr[data-screen="Lobby left"] .now-showing[data-planned="false"]');
+  await showing.waitFor({ timeout: 45_000 });
+  t.match(await showing.innerText(), /(welcome-red\.png|teaser\.mp4) · Lobby loop/, 'the fleet shows the reported asset and playlist by name');
   await snap(page, 'screens-1280-light');
   await page.emulateMedia({ colorScheme: 'dark' });
   await snap(page, 'screens-1280-dark');

@@ -219,3 +219,38 @@ t.test('demo mode: the seed runs once (meta), not again at the next start', asyn
   t.equal(res.data.seeding, false, 'no seed at the second start');
   t.same(res.data.contents, expectedContents, 'nothing doubled');
 });
+
+t.test('demo mode: a player approved onto a demo screen plays the demo content; a reset unpairs it', async (t) => {
+  const app = await startApp(t, { config: { demo: true } });
+  await seeded(app);
+  const owner = await signIn(app);
+  const assets = new Map((await allReady(app, owner)).map((a) => [a.name, a.id]));
+  const counter = (await screensByName(app, owner)).get('Counter');
+  t.equal(counter.status, 'pending', 'a demo screen has never been seen');
+
+  // The /play pairing flow, approved onto the existing demo screen (re-pair with screenId).
+  const started = await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'edge', playerVersion: '1.0.0', deviceName: 'visitor browser' } });
+  t.equal(started.status, 201);
+  const { id, code, pollSecret } = started.body.data;
+  t.equal((await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code } })).status, 200);
+  const approved = await app.json(`/api/v1/screens/pairing/${id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Counter', screenId: counter.id } });
+  t.equal(approved.status, 200);
+  t.equal(approved.body.data.screen.id, counter.id, 'the pairing adopted the demo screen');
+  const polled = await app.json(`/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } });
+  const enrolled = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: polled.body.data.enrollmentToken } });
+  t.equal(enrolled.status, 201);
+  const device = { authorization: `Bearer ${enrolled.body.data.credential}` };
+
+  const manifest = await app.json('/api/v1/player/manifest', { headers: device });
+  t.equal(manifest.status, 200);
+  const used = new Set((manifest.body.data.media as any[]).map((m) => m.assetId));
+  for (const name of ['Welcome to Placard', 'Test pattern clip']) t.ok(used.has(assets.get(name)), `the manifest carries ${name}`);
+  t.ok((manifest.body.data.timeline as any[]).some((s) => s.content), 'something plays');
+  t.equal(manifest.body.data.timeZone, 'Europe/London', 'the demo location’s zone');
+
+  const reset = await app.json('/api/v1/demo/reset', { method: 'POST', headers: owner.headers });
+  t.equal(reset.status, 200);
+  const after = await app.json('/api/v1/player/manifest', { headers: device });
+  t.equal(after.status, 401, 'the reset removed the paired screen: the player pairs again');
+  t.equal((await app.json(`/api/v1/screens/${counter.id}`, { headers: owner.headers })).status, 404);
+});

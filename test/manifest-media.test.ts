@@ -120,3 +120,32 @@ t.test('a layout preview shows the zones’ thumbnails', async (t) => {
   const del = await app.json(`/api/v1/assets/${green.id}`, { method: 'DELETE', headers: owner.headers });
   t.equal(del.status, 409, 'an asset a layout shows cannot be deleted');
 });
+
+t.test('full-screen media is picked for the display size the player reports', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const big = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#336699', 4800, 2700), 'big.png')).id);
+  t.equal(big.state, 'ready');
+  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Big', items: [{ assetId: big.id }] })).body.data;
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: playlist.id })).status, 200);
+  const chosenWidth = async () => {
+    const m = (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
+    const item = m.timeline[0].playlist.items[0];
+    return m.media.find((x: any) => x.variantId === item.variantId).width as number;
+  };
+  const heartbeat = (display: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json: { playerVersion: 't', display } });
+
+  t.equal(await chosenWidth(), 1920, 'no display reported: the 1920-wide variant');
+  const r0 = (await heartbeat({ width: 3840, height: 2160 })).body.data.manifestRevision;
+  t.equal(await chosenWidth(), 3840, 'a 4K display gets the 3840-wide variant');
+  t.equal((await heartbeat({ width: 3840, height: 2160 })).body.data.manifestRevision, r0, 'the same size again: same revision');
+  t.equal((await heartbeat({ width: 3840.2, height: 2160 })).body.data.manifestRevision, r0, 'sizes are compared rounded');
+  const r1 = (await heartbeat({ width: 1280, height: 720 })).body.data.manifestRevision;
+  t.equal(r1, r0 + 1, 'a new size is a new revision, so the player fetches the manifest made for it');
+  t.equal(await chosenWidth(), 1920, 'a smaller display: the smallest variant that covers it');
+  const r2 = (await heartbeat({ width: 'huge', height: -1 })).body.data.manifestRevision;
+  t.equal(await chosenWidth(), 1920, 'an implausible size is ignored');
+  t.equal((await heartbeat({ width: 1e21, height: 1e21 })).body.data.manifestRevision, r2, 'and does not bump the revision again and again');
+});

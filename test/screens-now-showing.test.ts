@@ -43,6 +43,14 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   t.equal((await call('GET', '/api/v1/screen-groups/nope/playlist-assignment')).status, 404, 'malformed id: 404');
   t.match(await showing(screen.screenId), { planned: true, reportedAt: null, playlistId: groupLoop, playlistName: 'Group loop', assetId: null, scheduleId: null }, 'never seen: the group assignment, planned');
 
+  // Kept across requests, but a change that reaches the screen shows at once: a schedule on its group, then paused.
+  const breakfast = await playlist('Breakfast');
+  const groupSched = await call('POST', '/api/v1/schedules', { name: 'Group mornings', content: { playlistId: breakfast }, targets: { groupIds: [groupId] }, startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString(), timeZone: 'UTC' });
+  t.equal(groupSched.status, 201);
+  t.match(await showing(screen.screenId), { planned: true, playlistName: 'Breakfast', scheduleName: 'Group mornings' }, 'a new schedule on its group shows at once');
+  t.equal((await call('PATCH', `/api/v1/schedules/${groupSched.body.data.id}`, { enabled: false })).status, 200);
+  t.match(await showing(screen.screenId), { planned: true, playlistName: 'Group loop', scheduleId: null }, 'paused: back to the group playlist');
+
   t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: ownLoop })).status, 200);
   t.match(await showing(screen.screenId), { planned: true, playlistName: 'Own loop' }, 'its own assignment wins over the group’s');
 
@@ -104,4 +112,8 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   await app.deps.db.updateTable('screens').set({ last_seen_ms: Date.now() - hour, last_seen_at: new Date(Date.now() - hour).toISOString() }).where('id', '=', screen.screenId).execute();
   t.equal((await call('GET', `/api/v1/screens/${screen.screenId}`)).body.data.status, 'offline');
   t.match(await showing(screen.screenId), { planned: true, reportedAt: null, assetId: null, playlistName: 'Lunch menu' }, 'offline: planned');
+  // The schedule is moved to tomorrow: the screen's own playlist again.
+  const moved = await call('PATCH', `/api/v1/schedules/${sched.body.data.id}`, { startsAt: new Date(Date.now() + 24 * hour).toISOString(), endsAt: new Date(Date.now() + 25 * hour).toISOString() });
+  t.equal(moved.status, 200);
+  t.match(await showing(screen.screenId), { planned: true, playlistName: 'Own loop', scheduleId: null }, 'an edited schedule shows at once');
 });

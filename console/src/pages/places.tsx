@@ -58,7 +58,7 @@ export function GroupsPage() {
 }
 
 function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Group; screens: Screen[]; playlists: PlaylistSummary[]; admin: boolean; onChanged: () => Promise<void> }) {
-  const assignment = useLoad(() => api.get<{ playlistId: string } | null>(`screen-groups/${group.id}/playlist-assignment`).catch(() => null), [group.id]);
+  const assignment = useLoad(() => api.get<{ playlistId: string | null; playlistName: string | null }>(`screen-groups/${group.id}/playlist-assignment`), [group.id]);
   const act = useAction(async (what: () => Promise<unknown>) => {
     await what();
     await onChanged();
@@ -101,6 +101,14 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
           ))}
         </select>
       </label>
+      <p class="muted" data-testid="group-default">
+        {assignment.data?.playlistId
+          ? `Plays ${assignment.data.playlistName ?? 'its playlist'} by default (members without their own playlist, when no schedule applies).`
+          : assignment.data
+            ? 'No default playlist: members play their own, or the idle slide.'
+            : ''}
+      </p>
+      <ErrorNote error={assignment.error} />
       <p>
         {members.length === 0 ? (
           <span class="muted">No screens yet.</span>

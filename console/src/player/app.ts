@@ -53,7 +53,17 @@ const log = (message: string) => {
 };
 
 const cache = new MediaCache(api, location.href);
-const engine = new PlaybackEngine(stage, { cache, now, log });
+const engine = new PlaybackEngine(stage, { cache, now, log, onContentChange: () => reportSoon() });
+
+/** What plays changed: heartbeat a few seconds later (once the first item is up) so the console's "Showing" follows. */
+let reportTimer: ReturnType<typeof setTimeout> | null = null;
+function reportSoon(): void {
+  if (reportTimer) return;
+  reportTimer = setTimeout(() => {
+    reportTimer = null;
+    if (running) void heartbeat();
+  }, 3_000);
+}
 
 /** Exposed for diagnostics and the end-to-end tests: read-only facts about the player. */
 const debug = {

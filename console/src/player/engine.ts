@@ -20,6 +20,8 @@ export interface EngineContext {
   /** The server-corrected clock. */
   now(): number;
   log(message: string): void;
+  /** Other content went on screen (a schedule boundary, a new manifest): the player reports it soon. */
+  onContentChange?(): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string): HTMLElementTagNameMap[K] {
@@ -406,6 +408,7 @@ export class PlaybackEngine {
     this.view = next;
     this.stage.append(next.root);
     next.start();
+    this.ctx.onContentChange?.();
     requestAnimationFrame(() => requestAnimationFrame(() => next.root.classList.add('pl-visible')));
     if (old) {
       setTimeout(() => {

@@ -20,7 +20,11 @@ export interface ScreenContext {
   locationId: string | null;
   groupIds: string[];
   manifestRevision: number;
+  /** The display size (device pixels) the player last reported, when plausible: full-screen media is picked for it. */
+  display: { width: number; height: number } | null;
 }
+
+const plausible = (n: unknown): n is number => typeof n === 'number' && n >= 16 && n <= 16384;
 
 const present = new WeakMap<Db, boolean>();
 
@@ -36,12 +40,14 @@ export async function fleetExists(db: Db): Promise<boolean> {
 export async function screenContext(db: Db, screenId: string): Promise<ScreenContext | undefined> {
   if (!(await fleetExists(db))) return undefined;
   const row = (
-    await sql<{ id: string; name: string; location_id: string | null; time_zone: string | null; manifest_revision: number }>`
-      select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision from screens s left join locations l on l.id = s.location_id where s.id = ${screenId}`.execute(db)
+    await sql<{ id: string; name: string; location_id: string | null; time_zone: string | null; manifest_revision: number; display_width: number | null; display_height: number | null }>`
+      select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision,
+        json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height
+      from screens s left join locations l on l.id = s.location_id where s.id = ${screenId}`.execute(db)
   ).rows[0];
   if (!row) return undefined;
   const groups = await sql<{ group_id: string }>`select group_id from screen_group_members where screen_id = ${screenId} order by group_id`.execute(db);
-  return { id: row.id, name: row.name, timeZone: row.time_zone ?? DEFAULT_TIME_ZONE, locationId: row.location_id, groupIds: groups.rows.map((g) => g.group_id), manifestRevision: row.manifest_revision };
+  return { id: row.id, name: row.name, timeZone: row.time_zone ?? DEFAULT_TIME_ZONE, locationId: row.location_id, groupIds: groups.rows.map((g) => g.group_id), manifestRevision: row.manifest_revision, display: plausible(row.display_width) && plausible(row.display_height) ? { width: Math.round(row.display_width), height: Math.round(row.display_height) } : null };
 }
 
 export async function groupExists(db: Db, groupId: string): Promise<{ id: string; name: string } | undefined> {

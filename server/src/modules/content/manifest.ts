@@ -21,7 +21,7 @@ import { resolveSubject, type Warning } from './resolve.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
 const HOUR_MS = 3_600_000;
-/** The box a full-screen playlist fills when the screen's size is not known. */
+/** The box a full-screen playlist fills when the screen has not reported its display size. */
 const DEFAULT_BOX = { width: 1920, height: 1080 };
 const WEBSITE_DEFAULT_MS = 30_000;
 
@@ -318,7 +318,7 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
   for (const seg of resolution.segments) {
     const entry: Manifest['timeline'][number] = { startsAt: seg.startsAt, endsAt: seg.endsAt, source: seg.source, content: seg.content ? { type: seg.content.type, id: seg.content.id } : null };
     if (seg.content?.type === 'playlist') {
-      if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, DEFAULT_BOX));
+      if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX));
       entry.playlist = playlists.get(seg.content.id)!;
     } else if (seg.content?.type === 'layout') {
       if (!layouts.has(seg.content.id)) layouts.set(seg.content.id, await b.layout(seg.content.id));

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import type { NowShowing, NowShowingRequest } from '../screens/now-showing.js';
-import { screenContext } from './fleet.js';
+import { DEFAULT_TIME_ZONE, fleetExists, type ScreenContext } from './fleet.js';
 import { resolveSubject } from './resolve.js';
 
 async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
@@ -15,34 +15,104 @@ async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'sche
   return out;
 }
 
-export async function describeNowShowing(db: Db, requests: readonly NowShowingRequest[], now: number): Promise<Map<string, NowShowing | null>> {
-  const found = new Map<string, Omit<NowShowing, 'assetName' | 'playlistName' | 'layoutName' | 'scheduleName'> | null>();
-  for (const q of requests) {
-    if (q.reported) {
-      const { reportedAt, ...ids } = q.reported;
-      found.set(q.screenId, { planned: false, reportedAt, ...ids });
-      continue;
-    }
-    const screen = await screenContext(db, q.screenId);
-    if (!screen) {
-      found.set(q.screenId, null);
-      continue;
-    }
-    const seg = (await resolveSubject(db, { kind: 'screen', screen }, now, now + 1000)).segments[0];
-    const content = seg?.content;
-    if (!seg || !content || content.type === 'campaign') {
-      found.set(q.screenId, null);
-      continue;
-    }
-    found.set(q.screenId, {
+/**
+ * The screens' contexts at once, and which of them a schedule or an assignment targets
+ * directly. Screens with the same zone, location, groups, own schedules and own assignment
+ * play the same thing (the resolver reads nothing else of a screen), so the plan is
+ * resolved once per such set: a fleet of 500 screens in a few groups costs a few
+ * resolutions, not 500.
+ */
+async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<string, { screen: ScreenContext; key: string }>> {
+  const out = new Map<string, { screen: ScreenContext; key: string }>();
+  if (screenIds.length === 0 || !(await fleetExists(db))) return out;
+  const ids = [...screenIds];
+  const rows = await db.selectFrom('screens as s').leftJoin('locations as l', 'l.id', 's.location_id').select(['s.id', 's.name', 's.location_id', 'l.time_zone', 's.manifest_revision']).where('s.id', 'in', ids).execute();
+  const groups = new Map<string, string[]>();
+  for (const m of await db.selectFrom('screen_group_members').select(['screen_id', 'group_id']).where('screen_id', 'in', ids).orderBy('group_id').execute()) {
+    const list = groups.get(m.screen_id) ?? [];
+    list.push(m.group_id);
+    groups.set(m.screen_id, list);
+  }
+  // What targets a screen directly (its own schedules, its own assignment) is part of the key.
+  const direct = new Map<string, string[]>();
+  const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
+  for (const r of await db.selectFrom('schedule_targets').select(['target_id', 'schedule_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).orderBy('schedule_id').execute()) add(r.target_id, `s:${r.schedule_id}`);
+  for (const r of await db.selectFrom('playlist_assignments').select(['target_id', 'playlist_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).execute()) add(r.target_id, `a:${r.playlist_id}`);
+  for (const r of rows) {
+    const screen: ScreenContext = { id: r.id, name: r.name, timeZone: r.time_zone ?? DEFAULT_TIME_ZONE, locationId: r.location_id, groupIds: groups.get(r.id) ?? [], manifestRevision: r.manifest_revision, display: null }; // the resolver does not read display (media picking does)
+    const key = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${(direct.get(r.id) ?? []).join(',')}`;
+    out.set(r.id, { screen, key });
+  }
+  return out;
+}
+
+type Found = Omit<NowShowing, 'assetName' | 'playlistName' | 'layoutName' | 'scheduleName'>;
+interface Plan {
+  plan: Found | null;
+  /** Valid until the planned segment ends (at most an hour ahead). */
+  until: number;
+  from: number;
+}
+
+/** How far ahead one resolution looks: the answer is kept until its segment ends, at most this long. */
+const PLAN_AHEAD_MS = 3600_000;
+
+/**
+ * Plans kept across requests, per screen: valid while the screen's manifest revision (bumped
+ * by every content change that reaches it), its plan key and the planned segment hold. The
+ * fleet page asks every 15 s; an RRULE expansion costs milliseconds per schedule.
+ */
+const planCaches = new WeakMap<Db, Map<string, Plan & { tag: string }>>();
+
+async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<Plan> {
+  const seg = (await resolveSubject(db, { kind: 'screen', screen }, now, now + PLAN_AHEAD_MS)).segments[0];
+  const content = seg?.content;
+  const until = seg ? Date.parse(seg.endsAt) : now + PLAN_AHEAD_MS;
+  if (!seg || !content || content.type === 'campaign') return { plan: null, from: now, until };
+  return {
+    from: now,
+    until,
+    plan: {
       planned: true,
       reportedAt: null,
       assetId: null,
       playlistId: content.type === 'playlist' ? content.id : null,
       layoutId: content.type === 'layout' ? content.id : null,
       scheduleId: seg.source.type === 'schedule' ? seg.source.id : null,
-    });
+    },
+  };
+}
+
+export async function describeNowShowing(db: Db, requests: readonly NowShowingRequest[], now: number): Promise<Map<string, NowShowing | null>> {
+  const found = new Map<string, Found | null>();
+  const keys = await planKeys(db, requests.filter((q) => !q.reported).map((q) => q.screenId));
+  let cache = planCaches.get(db);
+  if (!cache) planCaches.set(db, (cache = new Map()));
+  const plans = new Map<string, Plan>();
+  for (const q of requests) {
+    if (q.reported) {
+      const { reportedAt, ...ids } = q.reported;
+      found.set(q.screenId, { planned: false, reportedAt, ...ids });
+      continue;
+    }
+    const k = keys.get(q.screenId);
+    if (!k) {
+      found.set(q.screenId, null);
+      continue;
+    }
+    const tag = `${k.screen.manifestRevision}|${k.key}`;
+    const hit = cache.get(q.screenId);
+    if (hit && hit.tag === tag && now >= hit.from && now < hit.until) {
+      found.set(q.screenId, hit.plan);
+      continue;
+    }
+    let plan = plans.get(k.key);
+    if (!plan) plans.set(k.key, (plan = await resolvePlan(db, k.screen, now)));
+    cache.set(q.screenId, { ...plan, tag });
+    found.set(q.screenId, plan.plan);
   }
+  // Screens gone from the fleet leave the cache when it grows past the fleet's size.
+  if (cache.size > 4 * Math.max(requests.length, 1000)) cache.clear();
   const ids = { assets: new Set<string>(), playlists: new Set<string>(), layouts: new Set<string>(), schedules: new Set<string>() };
   for (const f of found.values()) {
     if (!f) continue;

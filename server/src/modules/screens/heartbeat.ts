@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
@@ -109,15 +110,33 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
     status.noiseMeter = { ...rest, pendingHistoryCount: buckets.length };
   }
   let statusText = JSON.stringify(status);
-  if (statusText.length > MAX_STATUS_CHARS) statusText = JSON.stringify({ truncated: true, playerFamily: family, playerVersion: version });
+  const display = (status.display && typeof status.display === 'object' ? status.display : null) as { width?: unknown; height?: unknown } | null;
+  const side = (n: unknown) => (typeof n === 'number' && n >= 16 && n <= 16384 ? Math.round(n) : null);
+  const w = side(display?.width);
+  const h = side(display?.height);
+  // The same normalisation as the stored side (SQL below) and the manifest's (content/fleet.ts).
+  const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
+  if (statusText.length > MAX_STATUS_CHARS) statusText = JSON.stringify({ truncated: true, playerFamily: family, playerVersion: version, ...(displayKey ? { display: { width: w, height: h } } : {}) });
 
   const nowText = nowIso(now);
   const policy = await effectivePolicy(db, screen.id);
   const interval = policy.values.heartbeatIntervalSec;
 
   const result = await groupCommit(db, async (trx) => {
-    const before = await trx.selectFrom('screens').select(['player_version', 'player_family', 'known_status', 'manifest_revision']).where('id', '=', screen.id).executeTakeFirst();
+    const before = await trx
+      .selectFrom('screens')
+      .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+      .select(
+        sql<string | null>`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+          then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
+          from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
+      )
+      .where('id', '=', screen.id)
+      .executeTakeFirst();
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
+    // The manifest picks media for the reported display size: a new size is a new revision,
+    // which the reply carries, so the player fetches the manifest made for it.
+    const displayChanged = (before.display ?? null) !== displayKey;
     if (buckets.length) {
       const rows = buckets.map((b) => {
         const ms = Date.parse(b.startedAt);
@@ -150,6 +169,7 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
         last_address: address,
         known_status: 'online',
         expected_interval_sec: interval,
+        ...(displayChanged ? { manifest_revision: sql<number>`manifest_revision + 1` } : {}),
       })
       .where('id', '=', screen.id)
       .execute();
@@ -168,7 +188,7 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
       .where('state', 'in', ['queued', 'delivered'])
       .where('expires_at', '>', nowText)
       .executeTakeFirstOrThrow();
-    return { manifestRevision: before.manifest_revision, pendingCommands: Number(pending.n) };
+    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), pendingCommands: Number(pending.n) };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
