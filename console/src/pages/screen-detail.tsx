@@ -53,7 +53,7 @@ export function ScreenDetailPage({ id }: { id: string }) {
       <hgroup>
         <h1>{s.name}</h1>
         <p>
-          <ScreenStatus screen={s} /> · showing <NowShowingLabel screen={s} /> · last seen {formatTime(s.lastSeenAt)} · {s.playerFamily ?? 'web'} {s.playerVersion ?? ''}
+          <ScreenStatus screen={s} /> · showing <NowShowingLabel screen={s} /> · last seen {formatTime(s.lastSeenAt)} · {s.lastSeenAt ? `${s.playerFamily ?? 'web'} ${s.playerVersion ?? ''}` : 'no player yet'}
           {s.socketConnected ? ' · live connection' : ''}
         </p>
       </hgroup>

@@ -142,7 +142,7 @@ export function ScreensPage() {
                 </td>
                 <td>{locName(s.locationId)}</td>
                 <td>
-                  {s.playerFamily ?? 'web'} {s.playerVersion && <small class="muted">{s.playerVersion}</small>}
+                  {s.lastSeenAt ? (s.playerFamily ?? 'web') : '—'} {s.playerVersion && <small class="muted">{s.playerVersion}</small>}
                 </td>
                 <td class="nowrap">{formatTime(s.lastSeenAt)}</td>
               </tr>
