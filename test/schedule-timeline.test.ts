@@ -93,3 +93,35 @@ t.test('inZone keeps the wall clock when a schedule follows the screen’s zone'
   t.equal(ny.endsAt, '2026-07-01T21:00:00.000Z');
   t.equal(inZone(s, 'Europe/London'), s);
 });
+
+t.test('expanding from a later start (fast path) gives exactly the occurrences of a full expansion', async (t) => {
+  // A seeded generator: the same cases on every run, many shapes of rule.
+  let seed = 20261123;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const zones = ['Europe/London', 'America/New_York', 'Australia/Sydney', 'Asia/Kolkata', 'UTC'];
+  const days = ['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'];
+  let compared = 0;
+  let nonEmpty = 0;
+  for (let i = 0; i < 300; i++) {
+    const freq = pick(['DAILY', 'WEEKLY', 'WEEKLY', 'MONTHLY']);
+    const parts = [`FREQ=${freq}`, `INTERVAL=${pick([1, 1, 2, 3])}`];
+    if (freq === 'WEEKLY' && rnd() < 0.7) parts.push(`BYDAY=${days.filter(() => rnd() < 0.4).join(',') || 'MO'}`);
+    if (freq === 'DAILY' && rnd() < 0.3) parts.push(`BYDAY=${pick(['MO,TU,WE,TH,FR', 'SA,SU', 'WE'])}`);
+    if (rnd() < 0.2) parts.push(`WKST=${pick(days)}`);
+    if (rnd() < 0.2) parts.push(`BYHOUR=${pick(['8', '8,12', '20'])}`);
+    if (rnd() < 0.25) parts.push(`UNTIL=${pick(['20261231T000000Z', '20250601T120000Z', '20270315T000000Z'])}`);
+    if (rnd() < 0.1) parts.push(`COUNT=${pick([5, 300, 2000])}`);
+    const start = Date.UTC(2021 + Math.floor(rnd() * 5), Math.floor(rnd() * 12), 1 + Math.floor(rnd() * 28), Math.floor(rnd() * 24), pick([0, 15, 30]));
+    const s = { ...base, id: `s${i}`, timeZone: pick(zones), rrule: parts.join(';'), startsAt: new Date(start).toISOString(), endsAt: new Date(start + pick([30, 90, 480, 1500, 3000]) * 60_000).toISOString() };
+    const from = Date.UTC(2025 + Math.floor(rnd() * 3), Math.floor(rnd() * 12), 1 + Math.floor(rnd() * 28), Math.floor(rnd() * 24));
+    const to = from + pick([1, 48, 24 * 42]) * 3_600_000;
+    const fast = occurrences(s, from, to);
+    const full = occurrences(s, from, to, { exhaustive: true });
+    if (JSON.stringify(fast) !== JSON.stringify(full)) t.fail(`${s.rrule} from ${s.startsAt} in ${s.timeZone}, window ${new Date(from).toISOString()}: ${fast.length} vs ${full.length}`);
+    compared++;
+    if (full.length) nonEmpty++;
+  }
+  t.equal(compared, 300);
+  t.ok(nonEmpty > 100, `most cases have occurrences to compare (${nonEmpty})`);
+});

@@ -12,7 +12,9 @@
 import { DateTime } from 'luxon';
 import rrulePkg from 'rrule';
 
-const { rrulestr } = rrulePkg;
+const { rrulestr, RRule } = rrulePkg;
+
+const DAY_MS = 86_400_000;
 
 export interface ContentRef {
   type: 'playlist' | 'layout' | 'campaign';
@@ -97,8 +99,28 @@ export function parseRrule(text: string): string {
   return rule.toString().replace(/^DTSTART[^\n]*\n/, '').replace(/^RRULE:/, '');
 }
 
-/** Occurrences of a schedule that overlap [from, to), in real instants (ms). */
-export function occurrences(s: ScheduleInput, from: number, to: number): Occurrence[] {
+/**
+ * A later DTSTART that yields the same occurrences from `notBefore` on, so expanding a
+ * schedule that began years ago does not walk every period since (rrule iterates from
+ * DTSTART). Only for DAILY and WEEKLY series without COUNT (COUNT counts from the first
+ * occurrence): their periods are whole days or weeks of the floating wall clock, and
+ * moving DTSTART by whole periods keeps every BYxxx filter and the week alignment. The
+ * new start stays a full period before `notBefore`, so a period cut short by the new
+ * start ends before anything that matters.
+ */
+function fastForward(ruleText: string, dtstart: Date, notBefore: number): Date {
+  const opts = RRule.parseString(ruleText);
+  if (opts.count != null || (opts.freq !== RRule.DAILY && opts.freq !== RRule.WEEKLY)) return dtstart;
+  const period = (opts.interval ?? 1) * (opts.freq === RRule.WEEKLY ? 7 : 1) * DAY_MS;
+  const k = Math.floor((notBefore - period - dtstart.getTime()) / period);
+  return k > 0 ? new Date(dtstart.getTime() + k * period) : dtstart;
+}
+
+/**
+ * Occurrences of a schedule that overlap [from, to), in real instants (ms).
+ * `exhaustive` expands from the first occurrence (tests compare it with the fast path).
+ */
+export function occurrences(s: ScheduleInput, from: number, to: number, options: { exhaustive?: boolean } = {}): Occurrence[] {
   if (!s.enabled) return [];
   const start = Date.parse(s.startsAt);
   const end = s.endsAt ? Date.parse(s.endsAt) : Number.POSITIVE_INFINITY;
@@ -107,11 +129,12 @@ export function occurrences(s: ScheduleInput, from: number, to: number): Occurre
   // Expand on the floating wall clock, then map each occurrence back into the zone.
   const dtstart = toFloating(start, s.timeZone);
   const wallDuration = toFloating(end, s.timeZone).getTime() - dtstart.getTime();
-  const rule = rrulestr(`RRULE:${s.rrule.replace(/^RRULE:/i, '')}`, { dtstart });
+  const ruleText = s.rrule.replace(/^RRULE:/i, '');
   // Occurrences that started before `from` may still be running: look back one duration
   // (plus a day of slack for offsets).
-  const lookBack = toFloating(from, s.timeZone).getTime() - wallDuration - 86_400_000;
-  const lookAhead = toFloating(to, s.timeZone).getTime() + 86_400_000;
+  const lookBack = toFloating(from, s.timeZone).getTime() - wallDuration - DAY_MS;
+  const lookAhead = toFloating(to, s.timeZone).getTime() + DAY_MS;
+  const rule = rrulestr(`RRULE:${ruleText}`, { dtstart: options.exhaustive ? dtstart : fastForward(ruleText, dtstart, lookBack) });
   const out: Occurrence[] = [];
   const starts = rule.between(new Date(lookBack), new Date(lookAhead), true, (_d, i) => i < MAX_OCCURRENCES);
   for (const floatingStart of starts) {
