@@ -152,11 +152,15 @@ t.test('tus protocol details', async (t) => {
 
   const huge = await startApp(t, { config: { uploadMaxBytes: 2 ** 52 } });
   const hugeOwner = await signIn(huge);
-  // The setting decides below the environment's cap: raise it to its maximum (1 TiB).
-  const raised = await huge.json('/api/v1/settings', { method: 'PATCH', headers: hugeOwner.headers, json: { uploads: { maxSizeBytes: 2 ** 40 } } });
+  // The setting decides below the environment's cap: raise it to its maximum (16 TiB), then
+  // ask for a little more than this disk has free, whatever its size.
+  const raised = await huge.json('/api/v1/settings', { method: 'PATCH', headers: hugeOwner.headers, json: { uploads: { maxSizeBytes: 2 ** 44 } } });
   t.equal(raised.status, 200, JSON.stringify(raised.body));
-  const noSpace = await huge.json('/api/v1/uploads', { method: 'POST', headers: { ...hugeOwner.headers, ...TUS, 'upload-length': String(2 ** 40) } });
-  t.equal(noSpace.status, 507, 'a terabyte does not fit twice on this disk: refused before any byte is sent');
+  const disk = await fs.promises.statfs(huge.deps.config.dataDir);
+  const moreThanFree = disk.bavail * disk.bsize + 2 ** 30;
+  t.ok(moreThanFree <= 2 ** 44, 'the disk has less than 16 TiB free (else this check cannot be made here)');
+  const noSpace = await huge.json('/api/v1/uploads', { method: 'POST', headers: { ...hugeOwner.headers, ...TUS, 'upload-length': String(moreThanFree) } });
+  t.equal(noSpace.status, 507, 'more than the free space: refused before any byte is sent');
   t.equal(noSpace.body.error.code, 'insufficient_storage');
   t.same(await huge.deps.db.selectFrom('uploads').select('id').execute(), [], 'nothing was recorded');
 

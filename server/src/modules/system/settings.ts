@@ -37,8 +37,11 @@ const sections = {
     jobHistoryDays: z.int().min(1).max(365),
   }),
   uploads: z.object({
-    /** Largest single upload (tus Upload-Length), in bytes. */
-    maxSizeBytes: z.int().min(MiB).max(1024 * GiB),
+    /**
+     * Largest single upload (tus Upload-Length), in bytes. PLACARD_UPLOAD_MAX_BYTES caps it;
+     * the upper bound here only keeps the number sane (16 TiB, ext4's largest file).
+     */
+    maxSizeBytes: z.int().min(MiB).max(16 * 1024 * GiB),
     /** Uploads not finished after this many hours are discarded. */
     abandonAfterHours: z.int().min(1).max(24 * 30),
   }),
