@@ -2,20 +2,11 @@ import t from 'tap';
 import type { BrowserContext } from 'playwright-core';
 import { signIn } from './helpers/auth.js';
 import { DESKTOP, launchBrowser, snap } from './helpers/browser.js';
+import { demoSeeded } from './helpers/demo.js';
 import { startApp, type TestApp } from './helpers/harness.js';
 
 const BANNER = 'Demo mode: sample data, reset any time.';
 
-async function seeded(app: TestApp, timeoutMs = 180_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await app.json('/api/v1/demo');
-    if (res.body.data.lastError) throw new Error(res.body.data.lastError);
-    if (res.body.data.seededAt && !res.body.data.seeding) return res.body.data;
-    if (Date.now() > until) throw new Error('demo still seeding');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A browser context carrying the session cookie of a user of `role`. */
 async function contextAs(app: TestApp, context: BrowserContext, role: 'owner' | 'admin' | 'editor') {
@@ -35,7 +26,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   if (!browser) return;
   const app = await startApp(t, { config: { demo: true } });
   const owner = await signIn(app); // the first user (setup), so the console shows sign-in
-  await seeded(app);
+  await demoSeeded(app);
   const errors: string[] = [];
 
   // Signed out: the sign-in page shows the banner, without a reset button.

@@ -5,6 +5,7 @@ import t from 'tap';
 import { DEMO } from '../server/src/modules/demo/seed.js';
 import { MediaStore } from '../server/src/platform/media/store.js';
 import { signIn, type SignedIn } from './helpers/auth.js';
+import { demoSeeded } from './helpers/demo.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
 import { samplePng } from './helpers/sample-media.js';
@@ -21,17 +22,6 @@ const EXPECTED = {
 const named = (names: string[]) => ({ count: names.length, names: [...names].sort() });
 const expectedContents = Object.fromEntries(Object.entries(EXPECTED).map(([k, v]) => [k, named(v)]));
 
-/** Polls GET /demo (public) until a seed or reset has finished; fails on a seed error. */
-async function seeded(app: TestApp, timeoutMs = 180_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await app.json('/api/v1/demo');
-    if (res.body.data.lastError) throw new Error(res.body.data.lastError);
-    if (res.body.data.seededAt && !res.body.data.seeding) return res.body.data;
-    if (Date.now() > until) throw new Error('demo still seeding');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function allAssets(app: TestApp, who: SignedIn) {
   const res = await app.json('/api/v1/assets?limit=500', { headers: who.headers });
@@ -117,7 +107,7 @@ t.test('demo mode: seeded at start, real media, preview, and a reset restores th
   if (first.body.data.seeding) t.equal(first.body.data.seededAt, null, 'not seeded yet while seeding');
   t.equal((await app.fetch('/healthz')).status, 200, '/healthz answers while the demo seeds');
 
-  const status = await seeded(app);
+  const status = await demoSeeded(app);
   t.ok(status.seededAt, 'seededAt recorded');
   t.equal(status.lastResetAt, null);
   t.same(status.contents, expectedContents, 'the data set, counts and names');
@@ -169,7 +159,7 @@ t.test('demo mode: seeded at start, real media, preview, and a reset restores th
   }
   await checkMedia(t, app, await allReady(app, owner));
   await checkPreview(t, app, owner);
-  t.same((await seeded(app)).contents, expectedContents);
+  t.same((await demoSeeded(app)).contents, expectedContents);
 });
 
 t.test('demo mode off: nothing disclosed, reset refused; reset is admin+ with CSRF', async (t) => {
@@ -202,7 +192,7 @@ t.test('demo mode off: nothing disclosed, reset refused; reset is admin+ with CS
 
 t.test('demo mode: the seed runs once (meta), not again at the next start', async (t) => {
   const app = await startApp(t, { config: { demo: true } });
-  const first = await seeded(app);
+  const first = await demoSeeded(app);
   const row = await app.deps.db.selectFrom('meta').select('value').where('key', '=', 'demo.seeded_at').executeTakeFirst();
   t.equal(row?.value, first.seededAt, 'recorded in meta');
   // A second app over the same database (what a restart does) does not seed again.
@@ -222,7 +212,7 @@ t.test('demo mode: the seed runs once (meta), not again at the next start', asyn
 
 t.test('demo mode: a player approved onto a demo screen plays the demo content; a reset unpairs it', async (t) => {
   const app = await startApp(t, { config: { demo: true } });
-  await seeded(app);
+  await demoSeeded(app);
   const owner = await signIn(app);
   const assets = new Map((await allReady(app, owner)).map((a) => [a.name, a.id]));
   const counter = (await screensByName(app, owner)).get('Counter');

@@ -20,7 +20,7 @@ import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import { listen } from '../../server/src/server.js';
 import { issueDeviceCredential } from '../../server/src/modules/screens/device-auth.js';
 import { ingestHeartbeat, type HeartbeatBody } from '../../server/src/modules/screens/heartbeat.js';
-import { newId, nowIso } from '../../server/src/modules/screens/screens.repo.js';
+import { newId, newScreenRow, nowIso } from '../../server/src/modules/screens/screens.repo.js';
 import type { Db } from '../../server/src/platform/db/database.js';
 
 const arg = (name: string, fallback: number) => {
@@ -35,12 +35,7 @@ async function makeScreen(db: Db, name: string): Promise<string> {
   const id = newId();
   await db
     .insertInto('screens')
-    .values({
-      id, name, location_id: null, notes: null, orientation: 'landscape', tags: '[]', disabled_at: null, revoked_at: null,
-      player_family: 'desktop-linux', player_architecture: null, player_version: '1.0.0', last_heartbeat_at: null, last_liveness_at: null,
-      last_seen_at: null, last_seen_ms: null, last_status: null, last_address: null, known_status: 'pending', expected_interval_sec: 30,
-      manifest_revision: 1, policy: null, power_assist: null, power_assist_state: null, created_at: now, updated_at: now,
-    })
+    .values(newScreenRow({ id, name, player_family: 'desktop-linux', player_version: '1.0.0' }, now))
     .execute();
   return id;
 }

@@ -18,6 +18,7 @@ import { prepare as prepareSchedule, writeTargets } from '../content/schedules.r
 import { fireAssetChange } from '../media/hooks.js';
 import type { MediaService } from '../media/service.js';
 import { screenshotDir } from '../screens/commands.js';
+import { newScreenRow } from '../screens/screens.repo.js';
 import { ensureDemoSources, type DemoSource } from './sample-media.js';
 
 /** `meta` keys: when the demo was first seeded, when it was last reset. */
@@ -101,33 +102,12 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       // (approve the pairing with this screenId to adopt it).
       await trx
         .insertInto('screens')
-        .values({
-          id,
-          name: s.name,
-          location_id: locationId,
-          notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.',
-          orientation: s.orientation,
-          tags: JSON.stringify(['demo']),
-          disabled_at: null,
-          revoked_at: null,
-          player_family: null,
-          player_architecture: null,
-          player_version: null,
-          last_heartbeat_at: null,
-          last_liveness_at: null,
-          last_seen_at: null,
-          last_seen_ms: null,
-          last_status: null,
-          last_address: null,
-          known_status: 'pending',
-          expected_interval_sec: 30,
-          manifest_revision: 1,
-          policy: null,
-          power_assist: null,
-          power_assist_state: null,
-          created_at: t,
-          updated_at: t,
-        })
+        .values(
+          newScreenRow(
+            { id, name: s.name, location_id: locationId, orientation: s.orientation, tags: JSON.stringify(['demo']), notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.' },
+            t,
+          ),
+        )
         .execute();
       await trx.insertInto('screen_group_members').values({ group_id: groupId, screen_id: id, added_at: t }).execute();
     }

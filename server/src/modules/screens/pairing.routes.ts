@@ -8,7 +8,7 @@ import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secre
 import { throttled } from '../accounts/accounts.context.js';
 import { issueDeviceCredential } from './device-auth.js';
 import { bumpManifestRevision } from './revision.js';
-import { asFamily, findScreen, newId, nowIso, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
+import { asFamily, findScreen, newId, newScreenRow, nowIso, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
 
 /** Codes: 6 characters without look-alikes (no 0/O, 1/I/L). */
 export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -294,33 +294,7 @@ export const pairingRoutes = [
           id = newId();
           await trx
             .insertInto('screens')
-            .values({
-              id,
-              name: body.name,
-              location_id: body.locationId ?? null,
-              notes: null,
-              orientation: 'landscape',
-              tags: '[]',
-              disabled_at: null,
-              revoked_at: null,
-              player_family: session.player_family,
-              player_architecture: null,
-              player_version: session.player_version,
-              last_heartbeat_at: null,
-              last_liveness_at: null,
-              last_seen_at: null,
-              last_seen_ms: null,
-              last_status: null,
-              last_address: null,
-              known_status: 'pending',
-              expected_interval_sec: 30,
-              manifest_revision: 1,
-              policy: null,
-              power_assist: null,
-              power_assist_state: null,
-              created_at: now,
-              updated_at: now,
-            })
+            .values(newScreenRow({ id, name: body.name, location_id: body.locationId ?? null, player_family: session.player_family, player_version: session.player_version }, now))
             .execute();
         }
         for (const g of groupIds) {

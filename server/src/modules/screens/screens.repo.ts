@@ -117,6 +117,36 @@ export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now
   };
 }
 
+/** The row of a new screen: pending, never seen, manifest revision 1; `fields` add what the caller knows. */
+export function newScreenRow(fields: Pick<ScreenRow, 'id' | 'name'> & Partial<ScreenRow>, now = nowIso()): ScreenRow {
+  return {
+    location_id: null,
+    notes: null,
+    orientation: 'landscape',
+    tags: '[]',
+    disabled_at: null,
+    revoked_at: null,
+    player_family: null,
+    player_architecture: null,
+    player_version: null,
+    last_heartbeat_at: null,
+    last_liveness_at: null,
+    last_seen_at: null,
+    last_seen_ms: null,
+    last_status: null,
+    last_address: null,
+    known_status: 'pending',
+    expected_interval_sec: DEFAULT_HEARTBEAT_INTERVAL_SEC,
+    manifest_revision: 1,
+    policy: null,
+    power_assist: null,
+    power_assist_state: null,
+    created_at: now,
+    updated_at: now,
+    ...fields,
+  };
+}
+
 export function findScreen(db: Db, id: string): Promise<ScreenRow | undefined> {
   return db.selectFrom('screens').selectAll().where('id', '=', id).executeTakeFirst();
 }
