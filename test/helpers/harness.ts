@@ -1,4 +1,4 @@
-import './no-outbound.js';
+import './no-outbound.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
