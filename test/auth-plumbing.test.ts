@@ -88,14 +88,28 @@ t.test('auth kinds are enforced centrally, before validation', async (t) => {
 });
 
 t.test('without installed resolvers only public routes answer', async (t) => {
-  const app = await startApp(t, { extraRoutes: routes });
-  const res = await app.json('/api/v1/t/session', { method: 'POST', json: { n: 1 }, headers: { 'x-test-role': 'owner' } });
-  t.equal(res.status, 401);
+  // An empty set of resolvers: no credential of any kind can be checked, so none is accepted.
+  const app = await startApp(t, { extraRoutes: routes, authenticators: {} });
+  const post = (path: string, headers: Record<string, string>) => app.json(path, { method: 'POST', json: { n: 1 }, headers });
+  t.equal((await post('/api/v1/t/public', {})).status, 200, 'public routes need no resolver');
+  for (const [path, headers] of [
+    ['/api/v1/t/session', { 'x-test-role': 'owner' }],
+    ['/api/v1/t/device', { authorization: 'Bearer svc_device_good.secret' }],
+    ['/api/v1/t/fleet', { authorization: 'Bearer svci_fleet.x' }],
+  ] as const) {
+    const res = await post(path, headers);
+    t.equal(res.status, 401, `${path} without its resolver`);
+    t.equal(res.body.error.code, 'unauthenticated');
+  }
 });
 
 t.test('no route can be registered without an auth kind or a param schema', async (t) => {
   const base = { method: 'GET' as const, tags: [], summary: 's', responses: {}, handler: () => undefined };
   t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x', auth: [] })]), /without an auth kind/);
+  // Routes the type checker did not see (plain JS): a missing or unknown kind is refused at start.
+  t.throws(() => checkRoutes([{ ...base, path: '/x' } as any]), /without an auth kind/);
+  t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x', auth: 'sesion' as any })]), /unknown auth kind "sesion"/);
+  t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x', auth: 'integration:everything' as any })]), /unknown auth kind/);
   t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x', auth: ['public', 'session'] })]), /public route/);
   t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x/{id}', auth: 'public' })]), /\{id\} has no schema/);
   t.throws(() => checkRoutes([defineRoute({ ...base, path: '/x', auth: 'public' }), defineRoute({ ...base, path: '/x', auth: 'public' })]), /defined twice/);

@@ -20,6 +20,12 @@ export type Capability = (typeof CAPABILITIES)[number];
  */
 export type AuthKind = 'public' | 'session' | 'device' | `integration:${Capability}`;
 
+/** For routes built outside the type checker's sight (plain JS, generated): is this a kind we know? */
+export function isAuthKind(value: unknown): value is AuthKind {
+  if (value === 'public' || value === 'session' || value === 'device') return true;
+  return typeof value === 'string' && value.startsWith('integration:') && (CAPABILITIES as readonly string[]).includes(value.slice('integration:'.length));
+}
+
 export type SessionPrincipal = { kind: 'session'; userId: string; role: Role; sessionId: string };
 export type DevicePrincipal = { kind: 'device'; screenId: string; credentialId: string };
 export type IntegrationPrincipal = { kind: 'integration'; tokenId: string; capabilities: readonly Capability[] };

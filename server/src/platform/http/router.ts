@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
-import { authenticate, type Authenticators } from './auth.js';
+import { authenticate, isAuthKind, type Authenticators } from './auth.js';
 import { ApiError } from './errors.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
 
@@ -138,8 +138,9 @@ export function checkRoutes(routes: readonly Route[]): void {
     const key = `${r.method} ${r.path}`;
     if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
     seen.add(key);
-    const kinds = authKinds(r);
+    const kinds = r.auth === undefined ? [] : authKinds(r);
     if (kinds.length === 0) throw new Error(`route without an auth kind: ${key}`);
+    for (const k of kinds) if (!isAuthKind(k)) throw new Error(`${key}: unknown auth kind ${JSON.stringify(k)}`);
     if (kinds.includes('public') && kinds.length > 1) throw new Error(`a public route takes no other auth kind: ${key}`);
     for (const m of r.path.matchAll(/\{([^}]+)\}/g)) {
       const shape = (r.params as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
