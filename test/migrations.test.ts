@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
-import { DatabaseTooNewError, migrate, openDatabase } from '../server/src/platform/db/database.js';
+import { DatabaseTooNewError, migrate, openDatabase, UnknownMigrationError } from '../server/src/platform/db/database.js';
 import { MIGRATIONS, type Migration } from '../server/src/platform/db/migrations/index.js';
 import { tempDataDir } from './helpers/harness.js';
 
@@ -58,4 +59,38 @@ t.test('the server refuses a database newer than itself', async (t) => {
   const err = await migrate(db).catch((e: unknown) => e);
   t.type(err, DatabaseTooNewError);
   t.match((err as Error).message, /schema version 10000/);
+});
+
+t.test('the server process stops with one line on a newer database, and on one it does not know', async (t) => {
+  for (const [version, expected] of [
+    [10_000, /^placard: the database is at schema version 10000 but this server knows only up to \d+/],
+    [MIGRATIONS[1]!.version + 1, /^placard: the database records schema migration\(s\) \d+ that this server does not know/],
+  ] as const) {
+    const dir = tempDataDir(t);
+    const { db, close } = openDatabase(path.join(dir, 'placard.db'));
+    await migrate(db);
+    await db.insertInto('schema_migrations').values({ version, name: 'elsewhere', applied_at: new Date().toISOString() }).execute();
+    await close();
+    const run = spawnSync(process.execPath, ['--import=tsx', 'server/src/main.ts'], {
+      env: { ...process.env, PLACARD_DATA_DIR: dir, PLACARD_PORT: '0', PLACARD_HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    t.equal(run.status, 1, `exit 1 (version ${version})`);
+    const lines = run.stderr.trim().split('\n');
+    t.equal(lines.length, 1, run.stderr);
+    t.match(lines[0], expected);
+  }
+});
+
+t.test('a database recording a migration this server never had is refused', async (t) => {
+  const dir = tempDataDir(t);
+  const { db, close } = openDatabase(path.join(dir, 'placard.db'));
+  t.teardown(close);
+  await migrate(db);
+  const inside = MIGRATIONS[1]!.version + 1; // between two known versions, as another build's would be
+  await db.insertInto('schema_migrations').values({ version: inside, name: 'other build', applied_at: new Date().toISOString() }).execute();
+  const err = await migrate(db).catch((e: unknown) => e);
+  t.type(err, UnknownMigrationError);
+  t.same((err as UnknownMigrationError).versions, [inside]);
 });

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { DatabaseTooNewError, migrate, openDatabase } from './platform/db/database.js';
+import { DatabaseTooNewError, migrate, openDatabase, UnknownMigrationError } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
 import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     if (report.applied.length) logger.info({ applied: report.applied }, 'database migrated');
   } catch (err) {
     await database.db.destroy();
-    if (err instanceof DatabaseTooNewError) fail(err.message);
+    if (err instanceof DatabaseTooNewError || err instanceof UnknownMigrationError) fail(err.message);
     throw err;
   }
   const instanceId = await ensureInstanceId(database.db);
@@ -56,9 +56,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
-    await running.close();
-    await periodic.stop();
-    await database.close(); // checkpoints the WAL
+    try {
+      await running.close();
+      await periodic.stop();
+      await database.close(); // checkpoints the WAL
+    } catch (err) {
+      logger.error({ err }, 'stopping failed; the database will recover from its WAL at the next start');
+      process.exit(1);
+    }
     logger.info('stopped cleanly');
     process.exit(0);
   };

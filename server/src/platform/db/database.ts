@@ -118,6 +118,14 @@ export class DatabaseTooNewError extends Error {
   }
 }
 
+/** The database records migrations this server never had (another build's schema): refused, not guessed at. */
+export class UnknownMigrationError extends Error {
+  constructor(readonly versions: number[]) {
+    super(`the database records schema migration(s) ${versions.join(', ')} that this server does not know; restore a backup made by this version`);
+    this.name = 'UnknownMigrationError';
+  }
+}
+
 export interface MigrationReport {
   applied: number[];
   current: number;
@@ -140,6 +148,9 @@ export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATI
   const known = migrations.at(-1)?.version ?? 0;
   const newest = Math.max(0, ...have);
   if (newest > known) throw new DatabaseTooNewError(newest, known);
+  const knownVersions = new Set(migrations.map((m) => m.version));
+  const strangers = [...have].filter((v) => !knownVersions.has(v)).sort((a, b) => a - b);
+  if (strangers.length) throw new UnknownMigrationError(strangers);
 
   const applied: number[] = [];
   for (const m of migrations) {
