@@ -5,7 +5,7 @@ import { sampleRoutes } from './helpers/sample-routes.js';
 const ID = '0190f5a2-7b3c-7def-8abc-0123456789ab';
 
 t.test('HTTP conventions', async (t) => {
-  const app = await startApp(t, { extraRoutes: sampleRoutes });
+  const app = await startApp(t, { extraRoutes: sampleRoutes, config: { jsonLimitBytes: 4096 } });
 
   t.test('unknown route: 404 not_found in the envelope', async (t) => {
     const res = await app.json('/api/v1/nope');
@@ -67,6 +67,35 @@ t.test('HTTP conventions', async (t) => {
     const res = await app.json('/api/v1/test-things', { method: 'POST', json: { name: 'a'.repeat(4000), count: 1 } });
     t.equal(res.status, 413);
     t.equal(res.body.error.code, 'payload_too_large');
+  });
+
+  t.test('the server-wide JSON limit (PLACARD_JSON_LIMIT_BYTES) applies to every route without its own', async (t) => {
+    let res = await app.json('/api/v1/test-default-limit', { method: 'POST', json: { text: 'a'.repeat(3000) } });
+    t.equal(res.status, 200);
+    res = await app.json('/api/v1/test-default-limit', { method: 'POST', json: { text: 'a'.repeat(5000) } });
+    t.equal(res.status, 413);
+    t.equal(res.body.error.code, 'payload_too_large');
+  });
+
+  t.test('a chunked body without Content-Length is cut at the limit too', async (t) => {
+    const chunks = [`{"text":"`, 'a'.repeat(3000), 'a'.repeat(3000), '"}'];
+    const body = new ReadableStream({
+      pull(controller) {
+        const next = chunks.shift();
+        if (next === undefined) controller.close();
+        else controller.enqueue(new TextEncoder().encode(next));
+      },
+    });
+    const res = await app.fetch('/api/v1/test-default-limit', { method: 'POST', body, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+    t.equal(res.status, 413);
+    t.equal(((await res.json()) as { error: { code: string } }).error.code, 'payload_too_large');
+  });
+
+  t.test('a client error outside the vocabulary is a 400 in the envelope, not a 500', async (t) => {
+    const res = await app.json('/api/v1/test-koa-throw');
+    t.equal(res.status, 400);
+    t.equal(res.body.error.code, 'validation_failed');
+    t.equal(res.body.error.message, 'the Koa way');
   });
 
   t.test('body of another type: 415 unsupported_media_type', async (t) => {

@@ -6,7 +6,7 @@ import { defaultAuthenticators } from './authenticators.js';
 import type { Authenticators } from './platform/http/auth.js';
 import type { PeriodicTasks } from './platform/jobs/periodic.js';
 import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
-import { baseHeaders, errorEnvelope, requestContext } from './platform/http/middleware.js';
+import { baseHeaders, errorEnvelope, logLateErrors, requestContext } from './platform/http/middleware.js';
 import type { Route } from './platform/http/route.js';
 import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
@@ -67,7 +67,8 @@ export function buildApp(deps: AppDeps): Koa {
   app.context.realtime = realtime;
   app.context.secrets = secrets;
   app.context.throttle = throttle;
-  app.silent = true; // errors are logged by errorEnvelope with the request id
+  app.silent = true; // errors are logged by errorEnvelope with the request id...
+  app.on('error', logLateErrors(deps.logger)); // ...and those after a response started, here
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope());
   app.use(baseHeaders());

@@ -68,5 +68,23 @@ export const sampleRoutes = [
     responses: { 200: { description: 'thing', data: Thing } },
     handler: () => ok({ id: 1 }),
   }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/test-default-limit',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'a body under the server-wide JSON limit',
+    body: z.object({ text: z.string() }),
+    responses: { 200: { description: 'length', data: z.object({ length: z.number() }) } },
+    handler: (_ctx, { body }) => ok({ length: body.text.length }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/test-koa-throw',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'a client error raised the Koa way, with a status outside the vocabulary',
+    responses: { 200: { description: 'never' } },
+    handler: (ctx) => ctx.throw(422, 'the Koa way'),
+  }),
 ];
-

@@ -57,8 +57,9 @@ export function errorEnvelope(): Middleware {
         const e = err as { status?: number; expose?: boolean; message?: string };
         const status = typeof e.status === 'number' ? e.status : 500;
         const code = CODE_BY_STATUS[status];
-        if (status < 500 && e.expose && code) {
-          apiError = new ApiError(code, e.message || code, { status });
+        if (status >= 400 && status < 500 && e.expose) {
+          // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
+          apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');
         } else {
           const id = ctx.state.requestId as string;
           (ctx.state.log ?? console).error({ err }, 'unhandled error');
@@ -80,5 +81,20 @@ export function baseHeaders(): Middleware {
     await next();
     // API answers are live state: never cached unless a route says otherwise.
     if (ctx.path.startsWith('/api/') && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
+  };
+}
+
+/** Client aborts are routine (a player that moves on mid-download); anything else is worth a warning. */
+const ROUTINE_STREAM_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * Koa emits 'error' for failures errorEnvelope cannot answer any more: a response stream
+ * that breaks after its headers went out. With `app.silent` they would vanish; log them.
+ */
+export function logLateErrors(logger: Logger) {
+  return (err: Error & { code?: string }, ctx?: { state?: { log?: Logger }; method?: string; path?: string }) => {
+    const log = ctx?.state?.log ?? logger;
+    const routine = err.code !== undefined && ROUTINE_STREAM_ERRORS.has(err.code);
+    log[routine ? 'debug' : 'warn']({ err, method: ctx?.method, path: ctx?.path }, 'response failed after it started');
   };
 }
