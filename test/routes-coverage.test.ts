@@ -31,4 +31,10 @@ t.test('npm run routes:coverage prints the table and the totals', async (t) => {
   const implemented = coverage(readSpecRoutes(), [...ROUTES]).done;
   t.match(out, new RegExp(`implemented ${implemented} of 282 spec routes`));
   t.ok(implemented >= 2, 'at least the health routes');
+  const missing = 282 - implemented;
+  if (missing > 0) {
+    t.match(out, new RegExp(`missing \\(${missing}\\):`), 'the missing routes are listed');
+    const first = coverage(readSpecRoutes(), [...ROUTES]).missing[0]!;
+    t.match(out, `${first.method.padEnd(6)} ${first.path}`, 'by method and path');
+  }
 });
