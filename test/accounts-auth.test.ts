@@ -134,3 +134,39 @@ t.test('absolute session lifetime', async (t) => {
   await app.deps.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1).toISOString() }).execute();
   t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 401);
 });
+
+t.test('Secure cookie: an https public URL over the plain HTTP behind the proxy signs in with Secure', async (t) => {
+  const app = await startApp(t, { config: { publicUrl: 'https://signage.example.test' } });
+  const setup = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: TEST_PASSWORD, displayName: 'O' }));
+  t.equal(setup.status, 201, `setup works over plain HTTP: ${JSON.stringify(setup.body)}`);
+  t.match(setup.headers.getSetCookie().join('\n'), /placard\.sid=[^\n]*;\s*secure/i, 'the session cookie is Secure');
+  const login = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: TEST_PASSWORD }));
+  t.equal(login.status, 200, 'login works too');
+  const cookies = login.headers.getSetCookie();
+  t.ok(cookies.length >= 2 && cookies.every((c) => /;\s*secure/i.test(c)), 'the cookie and its signature are Secure');
+  const cookie = cookieHeader(login);
+  const status = await app.json('/api/v1/auth/status', { headers: { cookie } });
+  t.equal(status.body.data.authenticated, true, 'the cookie works');
+  const out = await app.fetch('/api/v1/auth/logout', { method: 'POST', headers: { cookie, 'x-csrf-token': login.body.data.csrfToken } });
+  t.equal(out.status, 204, 'logout (clearing the Secure cookie) works too');
+});
+
+t.test('Secure cookie follows the request behind a trusted proxy, and only a trusted one', async (t) => {
+  const trusted = await startApp(t, { config: { trustProxy: true } });
+  await signIn(trusted);
+  const body = (email: string) => json({ email, password: TEST_PASSWORD });
+  const owner = (await trusted.deps.db.selectFrom('users').select('email').executeTakeFirstOrThrow()).email;
+  let res = await trusted.json('/api/v1/auth/login', { ...body(owner), headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(res.status, 200);
+  t.match(res.headers.getSetCookie().join('\n'), /placard\.sid=[^\n]*;\s*secure/i, 'HTTPS at the proxy: Secure');
+  res = await trusted.json('/api/v1/auth/login', body(owner));
+  t.equal(res.status, 200);
+  t.notMatch(res.headers.getSetCookie().join('\n'), /secure/i, 'plain HTTP: no Secure');
+
+  const untrusted = await startApp(t);
+  await signIn(untrusted);
+  const owner2 = (await untrusted.deps.db.selectFrom('users').select('email').executeTakeFirstOrThrow()).email;
+  res = await untrusted.json('/api/v1/auth/login', { ...body(owner2), headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(res.status, 200);
+  t.notMatch(res.headers.getSetCookie().join('\n'), /secure/i, 'X-Forwarded-Proto is ignored without PLACARD_TRUST_PROXY');
+});

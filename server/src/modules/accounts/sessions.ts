@@ -94,6 +94,19 @@ export class SqliteSessionStore {
 export function installSessions(app: Koa, deps: AppDeps, signingKey: string): SqliteSessionStore {
   const store = new SqliteSessionStore(deps.db, deps.config.sessionIdleMs, deps.config.sessionMaxMs);
   app.keys = [signingKey];
+  // Secure when the public URL is https (a TLS proxy in front; the process itself speaks
+  // plain HTTP) or when the request itself is secure (ctx.secure, which honours
+  // PLACARD_TRUST_PROXY and X-Forwarded-Proto). koa-session gets no `secure` option, so
+  // the cookies library follows its own idea of the connection; for the public-URL case
+  // it is told the connection is secure, else it refuses to send a Secure cookie
+  // ("Cannot send secure cookie over unencrypted connection", a 500 on every sign-in).
+  const httpsPublicUrl = /^https:\/\//i.test(deps.config.publicUrl ?? '');
+  if (httpsPublicUrl) {
+    app.use(async (ctx, next) => {
+      ctx.cookies.secure = true;
+      await next();
+    });
+  }
   app.use(
     createSession(
       {
@@ -102,7 +115,6 @@ export function installSessions(app: Koa, deps: AppDeps, signingKey: string): Sq
         httpOnly: true,
         sameSite: 'lax',
         signed: true,
-        secure: deps.config.publicUrl?.startsWith('https://') ?? false,
         rolling: false,
         renew: false,
         store: store as never,
