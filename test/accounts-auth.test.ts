@@ -170,3 +170,39 @@ t.test('Secure cookie follows the request behind a trusted proxy, and only a tru
   t.equal(res.status, 200);
   t.notMatch(res.headers.getSetCookie().join('\n'), /secure/i, 'X-Forwarded-Proto is ignored without PLACARD_TRUST_PROXY');
 });
+
+t.test('passwords: 256 characters are fine, 257 are refused (setup, new users, login)', async (t) => {
+  const app = await startApp(t);
+  const long = 'p'.repeat(255) + 'é';
+  t.equal(long.length, 256);
+  let res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long + 'x', displayName: 'O' }));
+  t.equal(res.status, 400, '257 refused at setup');
+  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['password']);
+  res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long, displayName: 'O' }));
+  t.equal(res.status, 201, '256 accepted');
+  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long }));
+  t.equal(res.status, 200, 'and signs in');
+  const headers = { cookie: cookieHeader(res), 'x-csrf-token': res.body.data.csrfToken };
+  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long + 'x' }));
+  t.equal(res.status, 400, 'a 257-character password is not even tried at login');
+  t.equal(res.body.error.code, 'validation_failed');
+  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long + 'x' }, headers });
+  t.equal(res.status, 400, '257 refused for a new user');
+  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long }, headers });
+  t.equal(res.status, 201, '256 accepted for a new user');
+});
+
+t.test('a short idle timeout: activity is recorded often enough to keep an active session alive', async (t) => {
+  // PLACARD_SESSION_IDLE_MINUTES=1: last_seen_at must be refreshed well within the minute.
+  const app = await startApp(t, { config: { sessionIdleMs: 60_000 } });
+  const owner = await signIn(app);
+  const seen = async () => Date.parse((await app.deps.db.selectFrom('sessions').select('last_seen_at').executeTakeFirstOrThrow()).last_seen_at);
+  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 20_000).toISOString() }).execute();
+  const before = Date.now();
+  t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 200);
+  t.ok((await seen()) >= before - 1_000, 'a request 20 s after the last one (a third of the idle time) refreshes last_seen_at');
+  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 5_000).toISOString() }).execute();
+  const stamp = await seen();
+  await app.json('/api/v1/me/security', { headers: owner.headers });
+  t.equal(await seen(), stamp, 'but not on every request');
+});

@@ -1,7 +1,10 @@
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, ok } from '../server/src/platform/http/route.js';
-import { WebAuthnEmulator } from 'nid-webauthn-emulator';
+import { AuthenticatorEmulator, PasskeysCredentialsMemoryRepository, WebAuthnEmulator } from 'nid-webauthn-emulator';
+
+/** A software authenticator with its own credential store (the library's default store is shared by every instance). */
+const softwareAuthenticator = () => new WebAuthnEmulator(new AuthenticatorEmulator({ credentialsRepository: new PasskeysCredentialsMemoryRepository() }));
 import { deleteDisabledUser, findUserById } from '../server/src/modules/accounts/users.repo.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { startApp, type TestApp } from './helpers/harness.js';
@@ -164,7 +167,7 @@ t.test('security reset: passkeys and recovery codes go too; owners only by owner
   const editor = await signIn(app, { role: 'editor' });
 
   // The editor registers a real passkey (software authenticator) and gets recovery codes.
-  const authenticator = new WebAuthnEmulator();
+  const authenticator = softwareAuthenticator();
   const options = await app.json('/api/v1/me/security/passkeys/options', { method: 'POST', headers: editor.headers });
   const credential = authenticator.createJSON(origin, options.body.data);
   let res = await app.json('/api/v1/me/security/passkeys', { method: 'POST', json: { response: credential }, headers: editor.headers });

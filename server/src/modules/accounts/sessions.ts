@@ -29,6 +29,7 @@ declare module 'koa' {
   }
 }
 
+/** last_seen_at is written at most this often, and at least four times per idle period. */
 const TOUCH_EVERY_MS = 60_000;
 
 /**
@@ -37,11 +38,15 @@ const TOUCH_EVERY_MS = 60_000;
  * enforced here, on every read.
  */
 export class SqliteSessionStore {
+  private readonly touchEveryMs: number;
+
   constructor(
     private readonly db: Db,
     private readonly idleMs: number,
     private readonly maxMs: number,
-  ) {}
+  ) {
+    this.touchEveryMs = Math.min(TOUCH_EVERY_MS, Math.floor(idleMs / 4));
+  }
 
   async get(key: string, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<SessionData | undefined> {
     const id = sha256Hex(key);
@@ -52,7 +57,7 @@ export class SqliteSessionStore {
       await this.db.deleteFrom('sessions').where('id', '=', id).execute();
       return undefined;
     }
-    if (now - Date.parse(row.last_seen_at) > TOUCH_EVERY_MS) {
+    if (now - Date.parse(row.last_seen_at) > this.touchEveryMs) {
       await this.db.updateTable('sessions').set({ last_seen_at: new Date(now).toISOString() }).where('id', '=', id).execute();
     }
     ctx.state.sessionRowId = id;
@@ -149,6 +154,14 @@ export function endSession(ctx: Context): void {
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** 403 csrf_failed unless the request carries the session's CSRF token. */
+export function assertCsrf(ctx: Context, session: SessionData): void {
+  const sent = ctx.get(CSRF_HEADER);
+  if (!session.csrf || !sent || !safeEqual(sent, session.csrf)) {
+    throw new ApiError('csrf_failed', `Send the session's CSRF token in ${CSRF_HEADER} (GET /api/v1/auth/status gives it)`);
+  }
+}
+
 /** The `session` authenticator: a live, fully signed-in session of an enabled user, CSRF on unsafe methods. */
 export function sessionAuthenticator(db: Db) {
   return async (ctx: Context): Promise<SessionPrincipal | null> => {
@@ -161,12 +174,7 @@ export function sessionAuthenticator(db: Db) {
       endSession(ctx);
       return null;
     }
-    if (UNSAFE.has(ctx.method)) {
-      const sent = ctx.get(CSRF_HEADER);
-      if (!session.csrf || !sent || !safeEqual(sent, session.csrf)) {
-        throw new ApiError('csrf_failed', `Send the session's CSRF token in ${CSRF_HEADER} (GET /api/v1/auth/status gives it)`);
-      }
-    }
+    if (UNSAFE.has(ctx.method)) assertCsrf(ctx, session);
     return { kind: 'session', userId: user.id, role: user.role, sessionId: ctx.state.sessionRowId ?? '' };
   };
 }
