@@ -134,3 +134,75 @@ t.test('absolute session lifetime', async (t) => {
   await app.deps.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1).toISOString() }).execute();
   t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 401);
 });
+
+t.test('Secure cookie: an https public URL over the plain HTTP behind the proxy signs in with Secure', async (t) => {
+  const app = await startApp(t, { config: { publicUrl: 'https://signage.example.test' } });
+  const setup = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: TEST_PASSWORD, displayName: 'O' }));
+  t.equal(setup.status, 201, `setup works over plain HTTP: ${JSON.stringify(setup.body)}`);
+  t.match(setup.headers.getSetCookie().join('\n'), /placard\.sid=[^\n]*;\s*secure/i, 'the session cookie is Secure');
+  const login = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: TEST_PASSWORD }));
+  t.equal(login.status, 200, 'login works too');
+  const cookies = login.headers.getSetCookie();
+  t.ok(cookies.length >= 2 && cookies.every((c) => /;\s*secure/i.test(c)), 'the cookie and its signature are Secure');
+  const cookie = cookieHeader(login);
+  const status = await app.json('/api/v1/auth/status', { headers: { cookie } });
+  t.equal(status.body.data.authenticated, true, 'the cookie works');
+  const out = await app.fetch('/api/v1/auth/logout', { method: 'POST', headers: { cookie, 'x-csrf-token': login.body.data.csrfToken } });
+  t.equal(out.status, 204, 'logout (clearing the Secure cookie) works too');
+});
+
+t.test('Secure cookie follows the request behind a trusted proxy, and only a trusted one', async (t) => {
+  const trusted = await startApp(t, { config: { trustProxy: true } });
+  await signIn(trusted);
+  const body = (email: string) => json({ email, password: TEST_PASSWORD });
+  const owner = (await trusted.deps.db.selectFrom('users').select('email').executeTakeFirstOrThrow()).email;
+  let res = await trusted.json('/api/v1/auth/login', { ...body(owner), headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(res.status, 200);
+  t.match(res.headers.getSetCookie().join('\n'), /placard\.sid=[^\n]*;\s*secure/i, 'HTTPS at the proxy: Secure');
+  res = await trusted.json('/api/v1/auth/login', body(owner));
+  t.equal(res.status, 200);
+  t.notMatch(res.headers.getSetCookie().join('\n'), /secure/i, 'plain HTTP: no Secure');
+
+  const untrusted = await startApp(t);
+  await signIn(untrusted);
+  const owner2 = (await untrusted.deps.db.selectFrom('users').select('email').executeTakeFirstOrThrow()).email;
+  res = await untrusted.json('/api/v1/auth/login', { ...body(owner2), headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(res.status, 200);
+  t.notMatch(res.headers.getSetCookie().join('\n'), /secure/i, 'X-Forwarded-Proto is ignored without PLACARD_TRUST_PROXY');
+});
+
+t.test('passwords: 256 characters are fine, 257 are refused (setup, new users, login)', async (t) => {
+  const app = await startApp(t);
+  const long = 'p'.repeat(255) + 'é';
+  t.equal(long.length, 256);
+  let res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long + 'x', displayName: 'O' }));
+  t.equal(res.status, 400, '257 refused at setup');
+  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['password']);
+  res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long, displayName: 'O' }));
+  t.equal(res.status, 201, '256 accepted');
+  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long }));
+  t.equal(res.status, 200, 'and signs in');
+  const headers = { cookie: cookieHeader(res), 'x-csrf-token': res.body.data.csrfToken };
+  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long + 'x' }));
+  t.equal(res.status, 400, 'a 257-character password is not even tried at login');
+  t.equal(res.body.error.code, 'validation_failed');
+  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long + 'x' }, headers });
+  t.equal(res.status, 400, '257 refused for a new user');
+  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long }, headers });
+  t.equal(res.status, 201, '256 accepted for a new user');
+});
+
+t.test('a short idle timeout: activity is recorded often enough to keep an active session alive', async (t) => {
+  // PLACARD_SESSION_IDLE_MINUTES=1: last_seen_at must be refreshed well within the minute.
+  const app = await startApp(t, { config: { sessionIdleMs: 60_000 } });
+  const owner = await signIn(app);
+  const seen = async () => Date.parse((await app.deps.db.selectFrom('sessions').select('last_seen_at').executeTakeFirstOrThrow()).last_seen_at);
+  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 20_000).toISOString() }).execute();
+  const before = Date.now();
+  t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 200);
+  t.ok((await seen()) >= before - 1_000, 'a request 20 s after the last one (a third of the idle time) refreshes last_seen_at');
+  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 5_000).toISOString() }).execute();
+  const stamp = await seen();
+  await app.json('/api/v1/me/security', { headers: owner.headers });
+  t.equal(await seen(), stamp, 'but not on every request');
+});

@@ -1,8 +1,19 @@
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, ok } from '../server/src/platform/http/route.js';
-import { signIn, TEST_PASSWORD } from './helpers/auth.js';
-import { startApp } from './helpers/harness.js';
+import { AuthenticatorEmulator, PasskeysCredentialsMemoryRepository, WebAuthnEmulator } from 'nid-webauthn-emulator';
+
+/** A software authenticator with its own credential store (the library's default store is shared by every instance). */
+const softwareAuthenticator = () => new WebAuthnEmulator(new AuthenticatorEmulator({ credentialsRepository: new PasskeysCredentialsMemoryRepository() }));
+import { deleteDisabledUser, findUserById } from '../server/src/modules/accounts/users.repo.js';
+import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
+import { startApp, type TestApp } from './helpers/harness.js';
+
+async function reSignIn(app: TestApp, email: string) {
+  const res = await app.json('/api/v1/auth/login', { method: 'POST', json: { email, password: TEST_PASSWORD } });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${JSON.stringify(res.body)}`);
+  return { headers: { cookie: cookieHeader(res), 'x-csrf-token': res.body.data.csrfToken as string } };
+}
 
 t.test('users: admins manage non-owners, roles apply at once, the last owner stays', async (t) => {
   const app = await startApp(t);
@@ -145,4 +156,120 @@ t.test('system identity and preferences', async (t) => {
   res = await app.json('/api/v1/me/preferences', { method: 'PATCH', json: { defaultViews: { library: 'grid' } }, headers: owner.headers });
   t.same(res.body.data.defaultViews, { screens: 'list', library: 'grid' }, 'merged');
   t.equal(res.body.data.locale, 'fr-FR');
+});
+
+t.test('security reset: passkeys and recovery codes go too; owners only by owners; not yourself', async (t) => {
+  const origin = 'http://localhost';
+  const app = await startApp(t, { config: { publicUrl: origin } });
+  const owner = await signIn(app);
+  const otherOwner = await signIn(app, { role: 'owner' });
+  const admin = await signIn(app, { role: 'admin' });
+  const editor = await signIn(app, { role: 'editor' });
+
+  // The editor registers a real passkey (software authenticator) and gets recovery codes.
+  const authenticator = softwareAuthenticator();
+  const options = await app.json('/api/v1/me/security/passkeys/options', { method: 'POST', headers: editor.headers });
+  const credential = authenticator.createJSON(origin, options.body.data);
+  let res = await app.json('/api/v1/me/security/passkeys', { method: 'POST', json: { response: credential }, headers: editor.headers });
+  t.equal(res.status, 201);
+  res = await app.json('/api/v1/me/security/recovery-codes', { method: 'POST', headers: editor.headers });
+  t.equal(res.body.data.codes.length, 10);
+  const count = async (table: 'passkeys' | 'recovery_codes') =>
+    (await app.deps.db.selectFrom(table).select('id').where('user_id', '=', editor.user.id).execute()).length;
+  t.equal(await count('passkeys'), 1);
+  t.equal(await count('recovery_codes'), 10);
+
+  res = await app.json(`/api/v1/users/${editor.user.id}/security/reset`, { method: 'POST', headers: admin.headers });
+  t.equal(res.status, 200);
+  t.equal(await count('passkeys'), 0, 'passkeys are gone');
+  t.equal(await count('recovery_codes'), 0, 'recovery codes are gone');
+  t.equal((await app.json('/api/v1/me/security', { headers: editor.headers })).status, 401, 'sessions ended');
+  const again = await app.fetch('/api/v1/auth/passkey/login/options', { method: 'POST' });
+  res = await app.json('/api/v1/auth/passkey/login', {
+    method: 'POST',
+    json: { response: authenticator.getJSON(origin, ((await again.json()) as any).data) },
+    headers: { cookie: cookieHeader(again) },
+  });
+  t.equal(res.status, 401, 'the removed passkey no longer signs in');
+  const login = await app.json('/api/v1/auth/login', { method: 'POST', json: { email: editor.user.email, password: TEST_PASSWORD } });
+  t.ok(login.body.data.csrfToken, 'the password alone signs in (no second factor left)');
+
+  res = await app.json(`/api/v1/users/${otherOwner.user.id}/security/reset`, { method: 'POST', headers: admin.headers });
+  t.equal(res.status, 403, 'an admin cannot reset an owner');
+  t.equal(res.body.error.code, 'forbidden');
+  t.equal((await app.json('/api/v1/me/security', { headers: otherOwner.headers })).status, 200, 'the owner’s session is untouched');
+  res = await app.json(`/api/v1/users/${owner.user.id}/security/reset`, { method: 'POST', headers: owner.headers });
+  t.equal(res.status, 409, 'not yourself');
+  t.equal(res.body.error.code, 'conflict');
+  res = await app.json(`/api/v1/users/${otherOwner.user.id}/security/reset`, { method: 'POST', headers: owner.headers });
+  t.equal(res.status, 200, 'an owner resets another owner');
+});
+
+t.test('permanent deletion: only disabled users, owners by owners, never the last active owner', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const admin = await signIn(app, { role: 'admin' });
+  const second = await signIn(app, { role: 'owner' });
+  let res = await app.json(`/api/v1/users/${second.user.id}`, { method: 'PATCH', json: { disabled: true }, headers: owner.headers });
+  t.equal(res.status, 200);
+  res = await app.json(`/api/v1/users/${second.user.id}/permanent`, { method: 'DELETE', headers: admin.headers });
+  t.equal(res.status, 403, 'an admin cannot delete an owner');
+  res = await app.fetch(`/api/v1/users/${second.user.id}/permanent`, { method: 'DELETE', headers: owner.headers });
+  t.equal(res.status, 204, 'a disabled owner goes while an active owner stays');
+
+  // Through the API the actor is always an active owner besides the target, so the last
+  // owner refusal is defence in depth; check it on a database where no other owner is active.
+  const third = await signIn(app, { role: 'owner' });
+  await app.deps.db.updateTable('users').set({ disabled_at: new Date().toISOString() }).where('role', '=', 'owner').execute();
+  const outcome = await deleteDisabledUser(app.deps.db, third.user.id);
+  t.equal(outcome, 'last_owner', 'a disabled owner beside only disabled owners is the last owner');
+  t.ok(await findUserById(app.deps.db, third.user.id), 'still there');
+  await app.deps.db.updateTable('users').set({ disabled_at: null }).where('id', '=', owner.user.id).execute();
+  t.equal(await deleteDisabledUser(app.deps.db, third.user.id), 'deleted', 'with an active owner it goes');
+  t.equal(await deleteDisabledUser(app.deps.db, owner.user.id), 'not_disabled');
+  t.equal(await deleteDisabledUser(app.deps.db, third.user.id), 'not_found');
+});
+
+t.test('two owners disabling each other at once leave one active owner', async (t) => {
+  const app = await startApp(t);
+  const a = await signIn(app);
+  let b = await signIn(app, { role: 'owner' });
+  for (let round = 0; round < 3; round++) {
+    // Hold the database's one connection while the requests arrive, so their queries
+    // queue up and run interleaved once it is let go: without one transaction around
+    // check and write, both checks would see the other owner still active.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const holding = app.deps.db.connection().execute(() => held);
+    const pending = Promise.all([
+      app.json(`/api/v1/users/${b.user.id}`, { method: 'PATCH', json: { disabled: true }, headers: a.headers }),
+      app.json(`/api/v1/users/${a.user.id}`, { method: 'PATCH', json: { disabled: true }, headers: b.headers }),
+      app.json(`/api/v1/users/${a.user.id}`, { method: 'PATCH', json: { role: 'admin' }, headers: b.headers }),
+    ]);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await holding;
+    const results = await pending;
+    const active = await app.deps.db.selectFrom('users').select('id').where('role', '=', 'owner').where('disabled_at', 'is', null).execute();
+    t.equal(active.length, 1, `round ${round}: one active owner remains (${results.map((r) => r.status).join(', ')})`);
+    t.ok(results.every((r) => [200, 401, 409].includes(r.status)), 'each answer is a success, a conflict or (session ended) 401');
+    // Put things back: both active owners, both signed in.
+    await app.deps.db.updateTable('users').set({ disabled_at: null, role: 'owner' }).where('id', 'in', [a.user.id, b.user.id]).execute();
+    Object.assign(a, await reSignIn(app, a.user.email));
+    b = { ...b, ...(await reSignIn(app, b.user.email)) };
+  }
+});
+
+t.test('an owner changing their own role gets a whole answer and is signed out', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  await signIn(app, { role: 'owner' });
+  const res = await app.json(`/api/v1/users/${owner.user.id}`, { method: 'PATCH', json: { role: 'admin' }, headers: owner.headers });
+  t.equal(res.status, 200, JSON.stringify(res.body));
+  t.equal(res.body.data.role, 'admin');
+  t.match(res.headers.getSetCookie().join('\n'), /placard\.sid=;/, 'the cookie is cleared');
+  const after = await app.json('/api/v1/me/security', { headers: owner.headers });
+  t.equal(after.status, 401, 'the old session no longer works');
+  const login = await app.json('/api/v1/auth/login', { method: 'POST', json: { email: owner.user.email, password: TEST_PASSWORD } });
+  t.equal(login.body.data.user.role, 'admin', 'signing in again gives the new role');
 });

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
-import { ACCOUNT_POLICY, ADDRESS_POLICY, type Throttle } from '../../platform/security/throttle.js';
+import { ACCOUNT_POLICY, ADDRESS_POLICY, type Throttle, type ThrottlePolicy } from '../../platform/security/throttle.js';
 
 declare module 'koa' {
   interface DefaultContext {
@@ -32,4 +32,17 @@ export async function throttled<T>(ctx: Context, kind: string, account: string |
   if (result === false) await ctx.throttle.fail(entries);
   else if (account) await ctx.throttle.succeed([`${kind}:acct:${account}`]);
   return result;
+}
+
+/**
+ * Anonymous requests that store something (a passwordless passkey challenge makes a
+ * session row): 60 per address in 15 minutes, then 5 minutes' pause (doubling, at most 15).
+ */
+export const ANONYMOUS_ISSUE_POLICY: ThrottlePolicy = { maxFailures: 60, windowMs: 15 * 60_000, lockMs: 5 * 60_000, maxLockMs: 15 * 60_000 };
+
+/** Counts one anonymous issuance against the client address; 429 rate_limited while paused. */
+export async function limitAnonymousIssuance(ctx: Context, kind: string): Promise<void> {
+  const key = `${kind}:ip:${ctx.ip}`;
+  await ctx.throttle.assertAllowed([key]);
+  await ctx.throttle.fail([[key, ANONYMOUS_ISSUE_POLICY]]);
 }

@@ -2,11 +2,11 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok } from '../../platform/http/route.js';
-import { throttled } from './accounts.context.js';
+import { limitAnonymousIssuance, throttled } from './accounts.context.js';
 import { hashPassword, PasswordSchema, verifyPassword } from './passwords.js';
-import { authenticationOptions, verifyPasskeyAssertion } from './passkeys.js';
+import { authenticationOptions, findPasskeyByCredentialId, PASSKEY_REFUSED, verifyPasskeyAssertion } from './passkeys.js';
 import { recoveryCodesRemaining, spendRecoveryCode } from './recovery-codes.js';
-import { endSession, sessionOf, startSession } from './sessions.js';
+import { assertCsrf, endSession, sessionOf, startSession, type SessionData } from './sessions.js';
 import { consumeTotp } from './totp.js';
 import { countUsers, findUserByEmail, findUserById, insertUser, normalizeEmail, toUserDto, UserDto, type UserRow } from './users.repo.js';
 
@@ -35,10 +35,13 @@ async function signIn(ctx: Context, user: UserRow) {
   return { user: toUserDto(user), csrfToken: session.csrf! };
 }
 
+/** A half-signed-in session has 10 minutes to present its second factor. */
+const mfaWindowOpen = (session: SessionData) => (session.mfaStartedAt ?? 0) + MFA_WINDOW_MS >= Date.now();
+
 /** The user of a half-signed-in session, or 401 when there is none (or it waited too long). */
 async function pendingMfaUser(ctx: Context): Promise<UserRow> {
   const session = sessionOf(ctx);
-  if (!session?.userId || !session.mfaPending || (session.mfaStartedAt ?? 0) + MFA_WINDOW_MS < Date.now()) {
+  if (!session?.userId || !session.mfaPending || !mfaWindowOpen(session)) {
     throw new ApiError('unauthenticated', 'Sign in with your password first');
   }
   const user = await findUserById(ctx.deps.db, session.userId);
@@ -64,7 +67,7 @@ export const authRoutes = [
       const session = ctx.get('cookie') ? sessionOf(ctx) : undefined;
       const user = session?.userId ? await findUserById(ctx.deps.db, session.userId) : undefined;
       const live = user && !user.disabled_at;
-      const mfaPending = Boolean(live && session?.mfaPending);
+      const mfaPending = Boolean(live && session?.mfaPending && mfaWindowOpen(session));
       const authenticated = Boolean(live && !session?.mfaPending);
       return ok({ setupRequired, authenticated, mfaPending, user: authenticated ? toUserDto(user!) : null, csrfToken: authenticated ? (session!.csrf ?? null) : null });
     },
@@ -122,11 +125,17 @@ export const authRoutes = [
   defineRoute({
     method: 'POST',
     path: '/api/v1/auth/logout',
-    auth: 'session',
+    // Public so a half-signed-in session (password accepted, second factor pending) can
+    // end too; the handler asks for a session itself, and a full one needs its CSRF token.
+    auth: 'public',
     tags: TAGS,
     summary: 'Sign out: the server-side session is destroyed, so copies of the cookie stop working',
-    responses: { 204: { description: 'Signed out' } },
+    description: 'Works for a signed-in session (with `X-CSRF-Token`) and for a half-signed-in one (waiting for the second factor).',
+    responses: { 204: { description: 'Signed out' }, 401: { description: 'unauthenticated: no session' }, 403: { description: 'csrf_failed' } },
     handler: (ctx) => {
+      const session = ctx.get('cookie') ? sessionOf(ctx) : undefined;
+      if (!session?.userId) throw new ApiError('unauthenticated', 'There is no session to sign out of');
+      if (!session.mfaPending) assertCsrf(ctx, session);
       endSession(ctx);
       return noContent();
     },
@@ -172,8 +181,12 @@ export const authRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'WebAuthn assertion options for passwordless sign-in (any discoverable passkey)',
-    responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions } },
-    handler: async (ctx) => ok(await authenticationOptions(ctx, ctx.deps.db, 'login')),
+    description: 'The challenge is kept in a (new, anonymous) session, so this is limited per address: 60 in 15 minutes (429 rate_limited with Retry-After).',
+    responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions }, 429: { description: 'rate_limited' } },
+    handler: async (ctx) => {
+      await limitAnonymousIssuance(ctx, 'passkey-options');
+      return ok(await authenticationOptions(ctx, ctx.deps.db, 'login'));
+    },
   }),
   defineRoute({
     method: 'POST',
@@ -184,9 +197,14 @@ export const authRoutes = [
     body: z.object({ response: PasskeyAssertion }),
     responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential' }, 429: { description: 'rate_limited' } },
     handler: async (ctx, { body }) => {
-      const userId = await throttled(ctx, 'passkey', undefined, async () => verifyPasskeyAssertion(ctx, ctx.deps.db, 'login', body.response as never));
-      const user = userId ? await findUserById(ctx.deps.db, userId) : undefined;
-      if (!user || user.disabled_at) throw new ApiError('invalid_credential', 'This passkey cannot sign in');
+      // Throttled per address and per account: the user owning the presented credential
+      // id (an unknown id counts against the address only).
+      const owner = (await findPasskeyByCredentialId(ctx.deps.db, body.response.id))?.user_id;
+      const user = await throttled(ctx, 'passkey', owner, async () => {
+        const found = await findUserById(ctx.deps.db, await verifyPasskeyAssertion(ctx, ctx.deps.db, 'login', body.response as never));
+        return found && !found.disabled_at ? found : false;
+      });
+      if (!user) throw new ApiError('invalid_credential', PASSKEY_REFUSED);
       return ok(await signIn(ctx, user));
     },
   }),

@@ -13,8 +13,10 @@ import { ApiError } from '../../platform/http/errors.js';
 import { sessionOf, type SessionData } from './sessions.js';
 import { newId, type UserRow } from './users.repo.js';
 
-const CHALLENGE_TTL_MS = 5 * 60_000;
+export const CHALLENGE_TTL_MS = 5 * 60_000;
 const RP_NAME = 'Placard';
+/** One message for every refused assertion: which check failed is for the debug log only. */
+export const PASSKEY_REFUSED = 'The passkey was not accepted';
 
 /** RP ID and origin: from PLACARD_PUBLIC_URL when set, else from the request's host. */
 export function relyingParty(ctx: Context): { rpID: string; origin: string } {
@@ -67,7 +69,8 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
   try {
     verification = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
   } catch (err) {
-    throw new ApiError('validation_failed', `The passkey could not be verified: ${(err as Error).message}`);
+    ctx.state.log?.debug({ err: (err as Error).message }, 'passkey registration refused');
+    throw new ApiError('validation_failed', 'The passkey could not be verified');
   }
   if (!verification.verified || !verification.registrationInfo) throw new ApiError('validation_failed', 'The passkey could not be verified');
   const info = verification.registrationInfo;
@@ -88,6 +91,10 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
   };
   await db.insertInto('passkeys').values(row).execute();
   return row;
+}
+
+export function findPasskeyByCredentialId(db: Db, credentialId: unknown) {
+  return db.selectFrom('passkeys').selectAll().where('credential_id', '=', String(credentialId ?? '')).executeTakeFirst();
 }
 
 /** Options for a passkey assertion: the user's passkeys (second factor) or any discoverable one (passwordless). */
@@ -111,8 +118,13 @@ export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa'
  */
 export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa' | 'login', response: AuthenticationResponseJSON, userId?: string): Promise<string> {
   const expectedChallenge = takeChallenge(ctx, purpose);
-  const passkey = await db.selectFrom('passkeys').selectAll().where('credential_id', '=', String(response?.id ?? '')).executeTakeFirst();
-  if (!passkey || (userId && passkey.user_id !== userId)) throw new ApiError('invalid_credential', 'This passkey is not known here');
+  const refused = (reason: string) => {
+    ctx.state.log?.debug({ purpose, reason }, 'passkey assertion refused');
+    return new ApiError('invalid_credential', PASSKEY_REFUSED);
+  };
+  const passkey = await findPasskeyByCredentialId(db, response?.id);
+  if (!passkey) throw refused('unknown credential id');
+  if (userId && passkey.user_id !== userId) throw refused('the credential belongs to another user');
   const { rpID, origin } = relyingParty(ctx);
   let verification;
   try {
@@ -125,9 +137,9 @@ export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa
       credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: passkey.counter, transports: parseTransports(passkey.transports) },
     });
   } catch (err) {
-    throw new ApiError('invalid_credential', `The passkey assertion was refused: ${(err as Error).message}`);
+    throw refused((err as Error).message);
   }
-  if (!verification.verified) throw new ApiError('invalid_credential', 'The passkey assertion was refused');
+  if (!verification.verified) throw refused('not verified');
   await db
     .updateTable('passkeys')
     .set({ counter: verification.authenticationInfo.newCounter, last_used_at: new Date().toISOString(), backed_up: verification.authenticationInfo.credentialBackedUp ? 1 : 0 })

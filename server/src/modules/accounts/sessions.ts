@@ -29,6 +29,7 @@ declare module 'koa' {
   }
 }
 
+/** last_seen_at is written at most this often, and at least four times per idle period. */
 const TOUCH_EVERY_MS = 60_000;
 
 /**
@@ -37,11 +38,15 @@ const TOUCH_EVERY_MS = 60_000;
  * enforced here, on every read.
  */
 export class SqliteSessionStore {
+  private readonly touchEveryMs: number;
+
   constructor(
     private readonly db: Db,
     private readonly idleMs: number,
     private readonly maxMs: number,
-  ) {}
+  ) {
+    this.touchEveryMs = Math.min(TOUCH_EVERY_MS, Math.floor(idleMs / 4));
+  }
 
   async get(key: string, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<SessionData | undefined> {
     const id = sha256Hex(key);
@@ -52,7 +57,7 @@ export class SqliteSessionStore {
       await this.db.deleteFrom('sessions').where('id', '=', id).execute();
       return undefined;
     }
-    if (now - Date.parse(row.last_seen_at) > TOUCH_EVERY_MS) {
+    if (now - Date.parse(row.last_seen_at) > this.touchEveryMs) {
       await this.db.updateTable('sessions').set({ last_seen_at: new Date(now).toISOString() }).where('id', '=', id).execute();
     }
     ctx.state.sessionRowId = id;
@@ -94,6 +99,19 @@ export class SqliteSessionStore {
 export function installSessions(app: Koa, deps: AppDeps, signingKey: string): SqliteSessionStore {
   const store = new SqliteSessionStore(deps.db, deps.config.sessionIdleMs, deps.config.sessionMaxMs);
   app.keys = [signingKey];
+  // Secure when the public URL is https (a TLS proxy in front; the process itself speaks
+  // plain HTTP) or when the request itself is secure (ctx.secure, which honours
+  // PLACARD_TRUST_PROXY and X-Forwarded-Proto). koa-session gets no `secure` option, so
+  // the cookies library follows its own idea of the connection; for the public-URL case
+  // it is told the connection is secure, else it refuses to send a Secure cookie
+  // ("Cannot send secure cookie over unencrypted connection", a 500 on every sign-in).
+  const httpsPublicUrl = /^https:\/\//i.test(deps.config.publicUrl ?? '');
+  if (httpsPublicUrl) {
+    app.use(async (ctx, next) => {
+      ctx.cookies.secure = true;
+      await next();
+    });
+  }
   app.use(
     createSession(
       {
@@ -102,7 +120,6 @@ export function installSessions(app: Koa, deps: AppDeps, signingKey: string): Sq
         httpOnly: true,
         sameSite: 'lax',
         signed: true,
-        secure: deps.config.publicUrl?.startsWith('https://') ?? false,
         rolling: false,
         renew: false,
         store: store as never,
@@ -137,6 +154,14 @@ export function endSession(ctx: Context): void {
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** 403 csrf_failed unless the request carries the session's CSRF token. */
+export function assertCsrf(ctx: Context, session: SessionData): void {
+  const sent = ctx.get(CSRF_HEADER);
+  if (!session.csrf || !sent || !safeEqual(sent, session.csrf)) {
+    throw new ApiError('csrf_failed', `Send the session's CSRF token in ${CSRF_HEADER} (GET /api/v1/auth/status gives it)`);
+  }
+}
+
 /** The `session` authenticator: a live, fully signed-in session of an enabled user, CSRF on unsafe methods. */
 export function sessionAuthenticator(db: Db) {
   return async (ctx: Context): Promise<SessionPrincipal | null> => {
@@ -149,12 +174,7 @@ export function sessionAuthenticator(db: Db) {
       endSession(ctx);
       return null;
     }
-    if (UNSAFE.has(ctx.method)) {
-      const sent = ctx.get(CSRF_HEADER);
-      if (!session.csrf || !sent || !safeEqual(sent, session.csrf)) {
-        throw new ApiError('csrf_failed', `Send the session's CSRF token in ${CSRF_HEADER} (GET /api/v1/auth/status gives it)`);
-      }
-    }
+    if (UNSAFE.has(ctx.method)) assertCsrf(ctx, session);
     return { kind: 'session', userId: user.id, role: user.role, sessionId: ctx.state.sessionRowId ?? '' };
   };
 }

@@ -23,8 +23,16 @@ export async function checkTotp(secrets: ServerSecrets, sealed: string, code: st
   if (!isCode(token)) return null;
   const secret = secrets.open(SEAL, sealed);
   const epoch = Math.floor(Date.now() / 1000);
-  const result = await verify({ secret, token, epoch, epochTolerance: 30, ...(afterTimeStep != null ? { afterTimeStep } : {}) });
-  return result.valid ? Math.floor(epoch / 30) + result.delta : null;
+  const current = Math.floor(epoch / 30);
+  // The last accepted step is ahead of every step in the window (the clock went back):
+  // no code can be newer, so this is a failed code. otplib would throw here.
+  if (afterTimeStep != null && afterTimeStep >= current + 1) return null;
+  try {
+    const result = await verify({ secret, token, epoch, epochTolerance: 30, ...(afterTimeStep != null ? { afterTimeStep } : {}) });
+    return result.valid ? current + result.delta : null;
+  } catch {
+    return null; // whatever else otplib refuses is a failed code, never a 500
+  }
 }
 
 /**

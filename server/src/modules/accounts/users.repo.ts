@@ -96,3 +96,18 @@ export async function endUserSessions(db: Db, userId: string, exceptSessionId?: 
 }
 
 export const newId = () => uuidv7();
+
+/**
+ * Deletes a disabled user for good, in one transaction with its checks: never an enabled
+ * user, never the last active owner (disabled owners do not count).
+ */
+export function deleteDisabledUser(db: Db, id: string): Promise<'deleted' | 'not_found' | 'not_disabled' | 'last_owner'> {
+  return db.transaction().execute(async (trx) => {
+    const user = await findUserById(trx, id);
+    if (!user) return 'not_found';
+    if (!user.disabled_at) return 'not_disabled';
+    if (user.role === 'owner' && (await countActiveOwners(trx, user.id)) === 0) return 'last_owner';
+    await trx.deleteFrom('users').where('id', '=', user.id).execute();
+    return 'deleted';
+  });
+}

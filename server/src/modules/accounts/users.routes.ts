@@ -6,8 +6,10 @@ import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { hashPassword, PasswordSchema } from './passwords.js';
+import { endSession } from './sessions.js';
 import {
   countActiveOwners,
+  deleteDisabledUser,
   endUserSessions,
   findUserByEmail,
   findUserById,
@@ -100,22 +102,31 @@ export const userRoutes = [
     responses: { 200: { description: 'The user', data: UserDto }, 409: { description: 'conflict: the last owner' } },
     handler: async (ctx, { params, body, auth }) => {
       const actor = auth as SessionPrincipal;
-      const db = ctx.deps.db;
-      const user = await targetUser(ctx, params.id);
-      assertMayManage(actor, user);
-      if (body.role) assertMayManage(actor, { role: body.role });
-      const demoting = body.role !== undefined && body.role !== 'owner' && user.role === 'owner';
-      const disabling = body.disabled === true && !user.disabled_at;
-      if ((demoting || (disabling && user.role === 'owner')) && (await countActiveOwners(db, user.id)) === 0) {
-        throw new ApiError('conflict', 'This is the last active owner; make another owner first');
-      }
-      const updated = await updateUser(db, user.id, {
-        ...(body.role ? { role: body.role } : {}),
-        ...(body.displayName ? { display_name: body.displayName } : {}),
-        ...(body.disabled !== undefined ? { disabled_at: body.disabled ? (user.disabled_at ?? new Date().toISOString()) : null } : {}),
+      // Read, check and write in one transaction (it holds the database's one connection):
+      // two owners disabling or demoting each other at once cannot both pass the
+      // last-active-owner check.
+      const { updated, sessionsEnded } = await ctx.deps.db.transaction().execute(async (trx) => {
+        const user = await findUserById(trx, params.id);
+        if (!user) throw notFound('User');
+        assertMayManage(actor, user);
+        if (body.role) assertMayManage(actor, { role: body.role });
+        const demoting = body.role !== undefined && body.role !== 'owner' && user.role === 'owner';
+        const disabling = body.disabled === true && !user.disabled_at;
+        if ((demoting || (disabling && user.role === 'owner')) && (await countActiveOwners(trx, user.id)) === 0) {
+          throw new ApiError('conflict', 'This is the last active owner; make another owner first');
+        }
+        const updated = await updateUser(trx, user.id, {
+          ...(body.role ? { role: body.role } : {}),
+          ...(body.displayName ? { display_name: body.displayName } : {}),
+          ...(body.disabled !== undefined ? { disabled_at: body.disabled ? (user.disabled_at ?? new Date().toISOString()) : null } : {}),
+        });
+        // Privileges changed: the user's sessions end (they sign in again under the new role).
+        const sessionsEnded = Boolean((body.role && body.role !== user.role) || disabling);
+        if (sessionsEnded) await endUserSessions(trx, user.id);
+        return { updated, sessionsEnded };
       });
-      // Privileges changed: the user's sessions end (they sign in again under the new role).
-      if ((body.role && body.role !== user.role) || disabling) await endUserSessions(db, user.id);
+      // Your own role changed: this session is gone too; clear its cookie with the answer.
+      if (sessionsEnded && updated.id === actor.userId) endSession(ctx);
       return ok(toUserDto(updated));
     },
   }),
@@ -155,12 +166,11 @@ export const userRoutes = [
       const actor = auth as SessionPrincipal;
       const user = await targetUser(ctx, params.id);
       assertMayManage(actor, user);
-      if (!user.disabled_at) throw new ApiError('conflict', 'Disable the user before deleting them');
-      if (user.role === 'owner') {
-        const owners = await ctx.deps.db.selectFrom('users').select('id').where('role', '=', 'owner').where('id', '!=', user.id).execute();
-        if (owners.length === 0) throw new ApiError('conflict', 'This is the last owner');
-      }
-      await ctx.deps.db.deleteFrom('users').where('id', '=', user.id).execute();
+      // The checks are repeated with the delete in one transaction (deleteDisabledUser).
+      const outcome = await deleteDisabledUser(ctx.deps.db, user.id);
+      if (outcome === 'not_found') throw notFound('User');
+      if (outcome === 'not_disabled') throw new ApiError('conflict', 'Disable the user before deleting them');
+      if (outcome === 'last_owner') throw new ApiError('conflict', 'This is the last active owner');
       return noContent();
     },
   }),
