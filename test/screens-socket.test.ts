@@ -134,6 +134,31 @@ t.test('socket pushes command.pending and manifest.changed within a second', asy
   otherSock.ws.close();
 });
 
+t.test('a heartbeat that reports a new display size pushes manifest.changed with the new revision', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const sock = await open(wsUrl(app), { headers: s.headers });
+  await sock.next('hello');
+  const beat = (json: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json });
+
+  const first = await beat({ display: { width: 1280, height: 720 } });
+  t.equal(first.body.data.manifestRevision, 2);
+  t.equal((await sock.next('manifest.changed')).revision, 2, 'pushed with the revision the reply carries');
+  const same = await beat({ display: { width: 1280.2, height: 720 } });
+  t.equal(same.body.data.manifestRevision, 2, 'the same size (after rounding) is no change');
+  const bigger = await beat({ display: { width: 3840, height: 2160 } });
+  t.equal(bigger.body.data.manifestRevision, 3);
+  t.equal((await sock.next('manifest.changed')).revision, 3);
+  // Messages on one socket arrive in order: once this command.pending is here, any push of
+  // the heartbeats before it is here too.
+  await beat({ display: { width: 3840, height: 2160 }, playerVersion: '2.0.0' });
+  await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'identify' } });
+  await sock.next('command.pending');
+  t.same(sock.messages.filter((m) => m.type === 'manifest.changed').map((m) => m.revision), [2, 3], 'no push when the size did not change');
+  sock.ws.close();
+});
+
 t.test('a disabled or revoked screen’s socket is closed at once, and cannot reopen', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);

@@ -96,7 +96,7 @@ async function main() {
   const screenRow = await database.db.selectFrom('screens').selectAll().where('id', '=', screenA).executeTakeFirstOrThrow();
   const direct = async (make: () => string, n: number) => {
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await ingestHeartbeat(database.db, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
+    for (let i = 0; i < n; i++) await ingestHeartbeat({ db: database.db }, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
     return Number(process.hrtime.bigint() - t0) / 1e6 / n;
   };
   const msPlain = await direct(() => PLAIN, 300);
