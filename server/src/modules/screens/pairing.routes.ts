@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
+import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
 import { throttled } from '../accounts/accounts.context.js';
 import { issueDeviceCredential } from './device-auth.js';
@@ -210,7 +211,10 @@ export const pairingRoutes = [
         return credential ?? false;
       });
       if (result === false) throw new ApiError('invalid_credential', 'Unknown, used or expired enrollment token');
-      const screenId = await screenIdOfCredential(ctx, result);
+      const { screenId, credentialId } = await credentialRow(ctx, result);
+      // Enrolling revoked the screen's earlier credential: sockets opened with it close now,
+      // with the revoked code (4001): that player must pair again.
+      ctx.realtime.closeScreen(screenId, CLOSE_CODES.revoked, 'credential replaced by a new enrolment', { exceptCredentialId: credentialId });
       return created({ screenId, credential: result });
     },
   }),
@@ -345,8 +349,8 @@ export const pairingRoutes = [
   }),
 ];
 
-async function screenIdOfCredential(ctx: Context, credential: string): Promise<string> {
+async function credentialRow(ctx: Context, credential: string): Promise<{ screenId: string; credentialId: string }> {
   const publicId = credential.slice('svc_device_'.length).split('.')[0]!;
-  const row = await ctx.deps.db.selectFrom('device_credentials').select('screen_id').where('public_id', '=', publicId).executeTakeFirstOrThrow();
-  return row.screen_id;
+  const row = await ctx.deps.db.selectFrom('device_credentials').select(['id', 'screen_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
+  return { screenId: row.screen_id, credentialId: row.id };
 }
