@@ -4,7 +4,8 @@ import t from 'tap';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
-import { expireCommands } from '../server/src/modules/screens/commands.js';
+import { WebSocket } from 'ws';
+import { expireCommands, reportResult } from '../server/src/modules/screens/commands.js';
 
 t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed for the console', async (t) => {
   const app = await startApp(t);
@@ -32,7 +33,11 @@ t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed fo
   t.equal(done.status, 200);
   t.match(done.body.data, { state: 'succeeded', result: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
   t.ok(done.body.data.completedAt);
-  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 200, 'same outcome again is fine');
+  const retry = await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
+  t.equal(retry.status, 200, 'the identical result again is fine (a retry)');
+  t.equal(retry.body.data.completedAt, done.body.data.completedAt, 'a retry changes nothing');
+  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 409, 'the same status with another message is not a retry');
+  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 121 } } })).status, 409, 'nor with another output');
   t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed' } })).status, 409);
   t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
 
@@ -103,4 +108,81 @@ t.test('screenshot results carry an image stored as media', async (t) => {
   const stray = await app.json(`/api/v1/player/commands/${reload.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } } });
   t.equal(stray.status, 400, 'only a screenshot command carries an image');
   t.equal((await app.fetch(`/api/v1/screens/${s.screenId}/commands/${reload.id}/screenshot`, { headers: owner.headers })).status, 404);
+});
+
+t.test('results race: the write is conditional on the state, so the second different outcome is 409', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot' } })).body.data;
+  await app.json(`/api/v1/player/commands/${c.id}/acknowledge`, { method: 'POST', headers: s.headers });
+  const read = () => app.deps.db.selectFrom('screen_commands').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
+  // Two requests that both read the command while it was acknowledged.
+  const stale = await read();
+  const first = await reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted' });
+  t.equal(first.state, 'succeeded');
+  await t.rejects(reportResult(app.deps, stale, { status: 'failed', message: 'no power' }), { code: 'conflict' }, 'the loser of the race is refused');
+  await t.rejects(reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted twice' }), { code: 'conflict' }, 'the same status with another message too');
+  const row = await read();
+  t.equal(row.state, 'succeeded', 'the winner’s outcome stands');
+  t.same(JSON.parse(row.result!), { status: 'succeeded', message: 'rebooted', output: null });
+  t.equal((await reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted' })).state, 'succeeded', 'an identical result from the stale read is a retry: answered, not refused');
+  t.equal((await read()).completed_at, row.completed_at);
+
+  // The expiry sweep getting there first counts too.
+  const d = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } })).body.data;
+  const before = await app.deps.db.selectFrom('screen_commands').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
+  await app.deps.db.updateTable('screen_commands').set({ state: 'expired' }).where('id', '=', d.id).execute();
+  await t.rejects(reportResult(app.deps, before, { status: 'succeeded' }), { code: 'conflict' });
+
+  // Over HTTP: concurrent different outcomes, exactly one wins each time.
+  for (let i = 0; i < 5; i++) {
+    const e = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } })).body.data;
+    const [a, b] = await Promise.all(
+      (['succeeded', 'failed'] as const).map((status) => app.json(`/api/v1/player/commands/${e.id}/result`, { method: 'POST', headers: s.headers, json: { status } })),
+    );
+    t.same([a!.status, b!.status].sort(), [200, 409], `race ${i}: one 200, one 409`);
+    const winner = a!.status === 200 ? 'succeeded' : 'failed';
+    t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${e.id}`, { headers: owner.headers })).body.data.state, winner);
+  }
+});
+
+t.test('socket delivery: command.pending is pushed at once; delivered only once the player fetches it', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', { headers: s.headers });
+  t.teardown(() => ws.terminate());
+  const messages: any[] = [];
+  const waiting = new Map<string, (m: any) => void>();
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    messages.push(m);
+    waiting.get(m.type)?.(m);
+  });
+  const next = (type: string, ms: number) =>
+    new Promise<any>((resolve, reject) => {
+      const seen = messages.find((m) => m.type === type);
+      if (seen) return resolve(seen);
+      const timer = setTimeout(() => reject(new Error(`no ${type} within ${ms} ms`)), ms);
+      waiting.set(type, (m) => (clearTimeout(timer), resolve(m)));
+    });
+  await next('hello', 5000);
+
+  const made = await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'screenshot' } });
+  t.equal(made.status, 201);
+  const pushed = await next('command.pending', 1000);
+  t.same(pushed, { type: 'command.pending', commandId: made.body.data.id, commandType: 'screenshot' });
+  const console1 = await app.json(`/api/v1/screens/${s.screenId}/commands/${made.body.data.id}`, { headers: owner.headers });
+  t.equal(console1.body.data.state, 'queued', 'a push is not a delivery');
+  t.equal(console1.body.data.deliveredAt, null);
+  t.equal((await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} })).body.data.pendingCommands, 1);
+
+  const fetched = await app.json('/api/v1/player/commands', { headers: s.headers });
+  t.same(fetched.body.data.items.map((c: any) => [c.id, c.type, c.state]), [[made.body.data.id, 'screenshot', 'delivered']]);
+  const console2 = await app.json(`/api/v1/screens/${s.screenId}/commands/${made.body.data.id}`, { headers: owner.headers });
+  t.equal(console2.body.data.state, 'delivered', 'fetching GET player/commands marks it delivered');
+  t.ok(console2.body.data.deliveredAt);
+  const again = await app.json('/api/v1/player/commands', { headers: s.headers });
+  t.equal(again.body.data.items[0].deliveredAt, console2.body.data.deliveredAt, 'fetched again until acknowledged; deliveredAt stays the first');
 });

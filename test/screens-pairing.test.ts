@@ -3,6 +3,7 @@ import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { sha256Hex } from '../server/src/platform/security/secrets.js';
+import { MAX_PENDING_PER_ADDRESS, rejectPairingSession } from '../server/src/modules/screens/pairing.routes.js';
 
 t.test('pairing: session, resolve (case/dash-insensitive), approve, poll, enroll once', async (t) => {
   const app = await startApp(t);
@@ -133,4 +134,97 @@ t.test('pairScreen helper pairs a working screen', async (t) => {
   const screen = await pairScreen(app, owner);
   const res = await app.json('/api/v1/player/liveness', { method: 'POST', headers: screen.headers });
   t.equal(res.status, 200);
+});
+
+t.test('reject is conditional on pending: after (or racing) an approve it is 409 and the screen keeps its session', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const a = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
+  // The reject read the session while it was pending; the approve commits first.
+  t.equal((await app.json(`/api/v1/screens/pairing/${a.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'First' } })).status, 200);
+  await t.rejects(rejectPairingSession(app.deps.db, a.id, owner.user.id), { code: 'conflict' });
+  const row = await app.deps.db.selectFrom('pairing_sessions').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+  t.equal(row.status, 'approved', 'the approved session is not turned into a rejected one');
+  t.ok(row.screen_id);
+  const viaHttp = await app.json(`/api/v1/screens/pairing/${a.id}/reject`, { method: 'POST', headers: owner.headers });
+  t.equal(viaHttp.status, 409);
+  t.equal(viaHttp.body.error.code, 'conflict');
+  t.equal((await app.json(`/api/v1/screens/pairing/0190f5a2-7b3c-7def-8abc-0000000000ee/reject`, { method: 'POST', headers: owner.headers })).status, 404);
+  const expired = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
+  await app.deps.db.updateTable('pairing_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', expired.id).execute();
+  t.equal((await app.json(`/api/v1/screens/pairing/${expired.id}/reject`, { method: 'POST', headers: owner.headers })).status, 409, 'an expired session is not rejected');
+
+  // Concurrent approve + reject: exactly one wins, and a screen exists only with an approved session.
+  for (let i = 0; i < 6; i++) {
+    const s = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
+    const [approve, reject] = await Promise.all([
+      app.json(`/api/v1/screens/pairing/${s.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: `race ${i}` } }),
+      app.json(`/api/v1/screens/pairing/${s.id}/reject`, { method: 'POST', headers: owner.headers }),
+    ]);
+    t.same([approve.status, reject.status].sort(), [200, 409], `race ${i}: one wins`);
+    const session = await app.deps.db.selectFrom('pairing_sessions').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+    const screens = await app.deps.db.selectFrom('screens').select('id').where('name', '=', `race ${i}`).execute();
+    if (approve.status === 200) {
+      t.equal(session.status, 'approved');
+      t.same(screens.map((x) => x.id), [session.screen_id]);
+    } else {
+      t.equal(session.status, 'rejected');
+      t.same(screens, [], 'no screen for a rejected session');
+    }
+  }
+});
+
+t.test('an enrollment token expires 15 minutes after approval', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
+  const approved = await app.json(`/api/v1/screens/pairing/${s.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Late' } });
+  t.equal(approved.status, 200);
+  const polled = (await app.json(`/api/v1/player/pairing-sessions/${s.id}`, { headers: { 'x-pairing-secret': s.pollSecret } })).body.data;
+  const ttl = Date.parse(polled.expiresAt) - Date.now();
+  t.ok(ttl > 14 * 60_000 && ttl <= 15 * 60_000, 'the poll says when the token expires');
+  await app.deps.db.updateTable('pairing_sessions').set({ enrollment_expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', s.id).execute();
+  const late = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: polled.enrollmentToken } });
+  t.equal(late.status, 401);
+  t.equal(late.body.error.code, 'invalid_credential');
+  const after = (await app.json(`/api/v1/player/pairing-sessions/${s.id}`, { headers: { 'x-pairing-secret': s.pollSecret } })).body.data;
+  t.equal(after.status, 'expired');
+  t.notOk('enrollmentToken' in after, 'no fresh token once expired');
+  t.same(await app.deps.db.selectFrom('device_credentials').select('id').execute(), [], 'no credential issued');
+});
+
+t.test('enrolment is throttled per address: guessing tokens gets 429 with Retry-After', async (t) => {
+  const app = await startApp(t);
+  let res = { status: 0, headers: new Headers(), body: null as any };
+  let attempts = 0;
+  for (; attempts < 30; attempts++) {
+    res = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: `guess-${attempts}` } });
+    if (res.status === 429) break;
+    t.equal(res.status, 401, `guess ${attempts}`);
+  }
+  t.equal(res.status, 429, `rate limited after ${attempts} wrong tokens`);
+  t.equal(res.body.error.code, 'rate_limited');
+  t.ok(Number(res.headers.get('retry-after')) > 0, 'Retry-After');
+  t.ok(attempts >= 5, 'not before a few honest mistakes');
+});
+
+t.test('one address holds at most 10 live pending pairing sessions', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const made = [];
+  for (let i = 0; i < MAX_PENDING_PER_ADDRESS; i++) {
+    const r = await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} });
+    t.equal(r.status, 201, `session ${i + 1}`);
+    made.push(r.body.data);
+  }
+  const over = await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} });
+  t.equal(over.status, 429);
+  t.equal(over.body.error.code, 'rate_limited');
+  t.ok(Number(over.headers.get('retry-after')) > 0);
+  // A decided or expired session no longer counts.
+  await app.json(`/api/v1/screens/pairing/${made[0].id}/reject`, { method: 'POST', headers: owner.headers });
+  t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 201, 'room again after a reject');
+  t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 429);
+  await app.deps.db.updateTable('pairing_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', made[1].id).execute();
+  t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 201, 'room again after an expiry');
 });

@@ -4,6 +4,8 @@ import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { powerDesired, runPowerAssist } from '../server/src/modules/screens/fleet.routes.js';
 import { v7 as uuidv7 } from 'uuid';
+import { pruneHistory } from '../server/src/modules/screens/screens.module.js';
+import { updateSettings } from '../server/src/modules/system/settings.js';
 
 t.test('reliability: uptime, gaps and heartbeat regularity from contact receipts', async (t) => {
   const app = await startApp(t);
@@ -39,6 +41,44 @@ t.test('reliability: uptime, gaps and heartbeat regularity from contact receipts
   const fresh = await pairScreen(app, owner, { name: 'never seen' });
   const none = (await app.json(`/api/v1/screens/${fresh.screenId}/reliability?window=24h`, { headers: owner.headers })).body.data.windows[0];
   t.ok(none.uptimePercent === null || none.uptimePercent === 0, 'a screen never seen has no uptime');
+});
+
+t.test('reliability counts only the part of a window the pruned contact history still covers (coveredFrom)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const now = Date.now();
+  const day = 24 * 3600_000;
+  const interval = 300;
+  // A screen 20 days old that beat every 5 minutes all along; history is kept 7 days.
+  await app.deps.db.updateTable('screens').set({ created_at: new Date(now - 20 * day).toISOString(), expected_interval_sec: interval }).where('id', '=', s.screenId).execute();
+  const rows = [];
+  for (let at = now - 20 * day; at <= now; at += interval * 1000) rows.push({ id: uuidv7(), screen_id: s.screenId, at: new Date(at).toISOString(), at_ms: at, kind: 'heartbeat', detail: '{}' });
+  for (let i = 0; i < rows.length; i += 200) await app.deps.db.insertInto('screen_history').values(rows.slice(i, i + 200)).execute();
+  await updateSettings(app.deps.db, { retention: { heartbeatDays: 7 } });
+  const pruned = await pruneHistory(app.deps.db, now);
+  t.ok(pruned > 3500, `the retention job pruned ${pruned} contacts older than 7 days`);
+
+  const res = await app.json(`/api/v1/screens/${s.screenId}/reliability`, { headers: owner.headers });
+  t.equal(res.status, 200);
+  const [d1, d7, d30] = res.body.data.windows;
+  const grace = (2 * interval + 15) * 1000;
+  t.equal(Date.parse(d30.from), now - 20 * day, 'the 30-day window starts at the screen’s creation');
+  t.ok(Math.abs(Date.parse(d30.coveredFrom) - (now - 7 * day + grace)) < 60_000, `covered from ${d30.coveredFrom}: the retention cutoff plus one online window`);
+  t.equal(d30.gapCount, 0, 'no false gap for the pruned 13 days');
+  t.ok(d30.uptimePercent > 99.9, `uptime ${d30.uptimePercent}% over the covered part`);
+  t.ok(Math.abs(d30.observedMs - (7 * day - grace)) < 60_000, 'observedMs is the covered part');
+  t.ok(d30.heartbeats.count < 7 * 288 + 2, 'only the covered heartbeats count');
+  t.equal(d7.coveredFrom, d30.coveredFrom, 'the 7-day window is cut the same way');
+  t.equal(d7.gapCount, 0);
+  t.equal(d1.coveredFrom, d1.from, 'the last 24 h are fully covered');
+  t.ok(d1.uptimePercent > 99.9);
+
+  // Longer retention: the same window is covered further back (and the missing history is a gap again).
+  await updateSettings(app.deps.db, { retention: { heartbeatDays: 30 } });
+  const wide = (await app.json(`/api/v1/screens/${s.screenId}/reliability?window=30d`, { headers: owner.headers })).body.data.windows[0];
+  t.equal(wide.coveredFrom, wide.from, 'with 30 days kept, the whole 20 days are covered');
+  t.equal(wide.gapCount, 1, 'the contacts pruned under the 7-day setting are a gap now');
 });
 
 t.test('power assist: local-time windows become display commands', async (t) => {

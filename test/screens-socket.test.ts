@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
 import pino from 'pino';
 import { signIn } from './helpers/auth.js';
@@ -8,7 +8,8 @@ import { startApp, type TestApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { bumpManifestRevision } from '../server/src/modules/screens/revision.js';
 import { resolveDeviceCredential } from '../server/src/modules/screens/device-auth.js';
-import { RealtimeHub } from '../server/src/platform/realtime/hub.js';
+import { RealtimeHub, type SocketIdentity } from '../server/src/platform/realtime/hub.js';
+import { ApiError } from '../server/src/platform/http/errors.js';
 
 const wsUrl = (app: TestApp, path = '/api/v1/player/socket') => app.url.replace(/^http/, 'ws') + path;
 
@@ -134,6 +135,31 @@ t.test('socket pushes command.pending and manifest.changed within a second', asy
   otherSock.ws.close();
 });
 
+t.test('a heartbeat that reports a new display size pushes manifest.changed with the new revision', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const sock = await open(wsUrl(app), { headers: s.headers });
+  await sock.next('hello');
+  const beat = (json: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json });
+
+  const first = await beat({ display: { width: 1280, height: 720 } });
+  t.equal(first.body.data.manifestRevision, 2);
+  t.equal((await sock.next('manifest.changed')).revision, 2, 'pushed with the revision the reply carries');
+  const same = await beat({ display: { width: 1280.2, height: 720 } });
+  t.equal(same.body.data.manifestRevision, 2, 'the same size (after rounding) is no change');
+  const bigger = await beat({ display: { width: 3840, height: 2160 } });
+  t.equal(bigger.body.data.manifestRevision, 3);
+  t.equal((await sock.next('manifest.changed')).revision, 3);
+  // Messages on one socket arrive in order: once this command.pending is here, any push of
+  // the heartbeats before it is here too.
+  await beat({ display: { width: 3840, height: 2160 }, playerVersion: '2.0.0' });
+  await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'identify' } });
+  await sock.next('command.pending');
+  t.same(sock.messages.filter((m) => m.type === 'manifest.changed').map((m) => m.revision), [2, 3], 'no push when the size did not change');
+  sock.ws.close();
+});
+
 t.test('a disabled or revoked screen’s socket is closed at once, and cannot reopen', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
@@ -186,4 +212,121 @@ t.test('the hub pings and drops sockets that stop answering', async (t) => {
   while (hub.count(s.screenId) > 0 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
   t.equal(hub.count(s.screenId), 0, 'the silent socket was dropped');
   silent.ws.terminate();
+});
+
+t.test('enrolling again closes the sockets opened with the superseded credential', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const other = await pairScreen(app, owner, { name: 'bystander' });
+  const old = await open(wsUrl(app), { headers: s.headers });
+  const bystander = await open(wsUrl(app), { headers: other.headers });
+  await old.next('hello');
+  await bystander.next('hello');
+
+  // The same screen pairs again (a replaced device): approve with its screenId, enrol.
+  const session = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'edge' } })).body.data;
+  t.equal((await app.json(`/api/v1/screens/pairing/${session.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Lobby', screenId: s.screenId } })).status, 200);
+  const token = (await app.json(`/api/v1/player/pairing-sessions/${session.id}`, { headers: { 'x-pairing-secret': session.pollSecret } })).body.data.enrollmentToken;
+  const enrolled = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: token } });
+  t.equal(enrolled.status, 201);
+  t.equal(enrolled.body.data.screenId, s.screenId);
+
+  const closed = await old.closed;
+  t.equal(closed.code, 4001, 'the old credential’s socket is closed as revoked');
+  t.match(closed.reason, /replaced/);
+  const again = await refused(wsUrl(app), { headers: s.headers });
+  t.equal(again.body.error.code, 'credential_revoked', 'the old credential cannot reopen it');
+  const fresh = await open(wsUrl(app), { headers: { authorization: `Bearer ${enrolled.body.data.credential}` } });
+  t.equal((await fresh.next('hello')).screenId, s.screenId, 'the new credential opens it');
+  t.equal(app.deps.realtime!.count(s.screenId), 1);
+  t.equal(app.deps.realtime!.count(other.screenId), 1, 'other screens’ sockets stay open');
+  t.equal(bystander.ws.readyState, WebSocket.OPEN);
+  fresh.ws.close();
+  bystander.ws.close();
+});
+
+/** A hub on its own HTTP server whose credential check the test controls. */
+async function hubWith(t: Test, authenticator: Parameters<RealtimeHub['setAuthenticator']>[0]) {
+  const hub = new RealtimeHub(pino({ level: 'silent' }));
+  hub.setAuthenticator(authenticator);
+  const server = http.createServer((_req, res) => res.end());
+  server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    hub.close();
+    server.close();
+  });
+  return { hub, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/player/socket` };
+}
+
+t.test('closeScreen with exceptCredentialId closes only the other credentials’ sockets', async (t) => {
+  const ids: Record<string, SocketIdentity> = {
+    tokA: { screenId: 'screen-1', credentialId: 'cred-old', manifestRevision: 1 },
+    tokB: { screenId: 'screen-1', credentialId: 'cred-new', manifestRevision: 1 },
+  };
+  const { hub, url } = await hubWith(t, async (token) => ids[token] ?? Promise.reject(new ApiError('invalid_credential', 'no')));
+  const a = await open(url, { headers: { authorization: 'Bearer tokA' } });
+  const b = await open(url, { headers: { authorization: 'Bearer tokB' } });
+  await a.next('hello');
+  await b.next('hello');
+  t.equal(hub.closeScreen('screen-1', 4001, 'replaced', { exceptCredentialId: 'cred-new' }), 1);
+  t.equal((await a.closed).code, 4001);
+  t.equal(hub.send('screen-1', { type: 'manifest.changed', revision: 2 }), 1);
+  t.equal((await b.next('manifest.changed')).revision, 2, 'the current credential’s socket stays');
+  b.ws.close();
+});
+
+t.test('the credential is checked again after the handshake: a revoke or disable in between closes the socket', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  for (const [action, code, errorCode] of [
+    ['revoke', 4001, 'credential_revoked'],
+    ['disable', 4003, 'screen_disabled'],
+  ] as const) {
+    const s = await pairScreen(app, owner, { name: action });
+    let calls = 0;
+    const { hub, url } = await hubWith(t, async (token) => {
+      const call = ++calls;
+      const r = await resolveDeviceCredential(app.deps.db, token);
+      if (call === 1) {
+        // The console acts after this check passed but before the socket is registered:
+        // its closeScreen finds nothing to close.
+        if (action === 'revoke') await app.deps.db.updateTable('device_credentials').set({ revoked_at: new Date().toISOString() }).where('id', '=', r.credentialId).execute();
+        else await app.deps.db.updateTable('screens').set({ disabled_at: new Date().toISOString() }).where('id', '=', r.screen.id).execute();
+        hub.closeScreen(r.screen.id, code, action);
+      }
+      return { screenId: r.screen.id, credentialId: r.credentialId, manifestRevision: r.screen.manifest_revision };
+    });
+    const sock = await open(url, { headers: s.headers });
+    const closed = await sock.closed;
+    t.equal(closed.code, code, `${action}: closed by the second check (${errorCode})`);
+    t.notOk(sock.messages.some((m) => m.type === 'hello'), `${action}: no hello for a refused socket`);
+    t.equal(calls, 2, 'checked twice');
+    for (let i = 0; i < 100 && hub.count(s.screenId) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    t.equal(hub.count(s.screenId), 0, 'gone from the channel');
+  }
+});
+
+t.test('pushes that arrive while the second check runs are held and sent after hello', async (t) => {
+  let calls = 0;
+  let secondCheck!: () => void;
+  const reached = new Promise<void>((r) => (secondCheck = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const { hub, url } = await hubWith(t, async () => {
+    if (++calls === 2) {
+      secondCheck();
+      await released;
+    }
+    return { screenId: 'screen-9', credentialId: 'c', manifestRevision: 4 };
+  });
+  const sock = await open(url, { headers: { authorization: 'Bearer anything' } });
+  await reached;
+  t.equal(hub.send('screen-9', { type: 'command.pending', commandId: 'x' }), 1, 'counted as sent');
+  release();
+  await sock.next('command.pending');
+  t.same(sock.messages.map((m) => m.type), ['hello', 'command.pending'], 'hello first, then the held push');
+  t.equal(sock.messages[0].manifestRevision, 4);
+  sock.ws.close();
 });

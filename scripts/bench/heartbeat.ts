@@ -1,7 +1,10 @@
 /**
  * Heartbeat benchmark: heartbeats/s and p50/p99 latency for a body with 120 new noise
- * buckets and for a body without noise data, against a bare Koa JSON route in the same
- * run on loopback; then the ingest cost per bucket (HTTP and in-process).
+ * buckets and for a body without noise data, against bare Koa routes in the same run on
+ * loopback: a GET with no body, and a POST that parses the same JSON body with koa-body
+ * (as the router does) and answers a small JSON; then the ingest cost per bucket (HTTP
+ * and in-process). Ratios are printed against the bare GET and against the bare POST of
+ * the same body (what the heartbeat adds beyond HTTP + JSON parsing).
  *   npm run bench:heartbeat [-- --seconds 5 --connections 16]
  * Each 120-bucket request carries buckets never seen before (real inserts, not
  * idempotent no-ops). Every commit is synchronous=FULL. Compare ratios, not absolutes.
@@ -11,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Koa from 'koa';
+import { koaBody } from 'koa-body';
 import { buildApp } from '../../server/src/app.js';
 import { testConfig } from '../../server/src/config.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
@@ -66,37 +70,45 @@ async function main() {
   const credB = await issueDeviceCredential(database.db, screenB);
 
   const bare = new Koa();
-  bare.use(async (ctx) => {
-    if (ctx.path === '/bare') ctx.body = { data: { status: 'ok' } };
+  // The same JSON parsing as the API router (platform/http/router.ts): strict, 1 MiB.
+  const parse = koaBody({ json: true, jsonStrict: true, jsonLimit: config.jsonLimitBytes, multipart: false, urlencoded: false, text: false });
+  bare.use(async (ctx, next) => {
+    if (ctx.path === '/bare' && ctx.method === 'GET') {
+      ctx.body = { data: { status: 'ok' } };
+      return;
+    }
+    if (ctx.path === '/bare-post' && ctx.method === 'POST') {
+      await parse(ctx, async () => {});
+      const body = ctx.request.body as { noiseMeter?: { pendingHistory?: unknown[] } };
+      ctx.body = { data: { ignoredFields: [], noiseHistory: { accepted: body.noiseMeter?.pendingHistory?.length ?? 0 } } };
+      return;
+    }
+    await next();
   });
   const bareServer = await listen(bare, '127.0.0.1', 0);
 
   const url = `${placard.url}/api/v1/player/heartbeat`;
+  const json = { 'content-type': 'application/json' };
+  const withBuckets = [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: bucketsBody() }) }];
   const cases = [
     { name: 'bare Koa GET /bare', opts: { url: `${bareServer.url}/bare` } },
-    { name: 'heartbeat, no noise', opts: { url, method: 'POST' as const, body: PLAIN, headers: { 'content-type': 'application/json', authorization: `Bearer ${credB}` } } },
-    {
-      name: 'heartbeat, 120 buckets',
-      opts: {
-        url,
-        method: 'POST' as const,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${credA}` },
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: bucketsBody() }) }],
-      },
-    },
+    { name: 'bare Koa POST, no noise', opts: { url: `${bareServer.url}/bare-post`, method: 'POST' as const, body: PLAIN, headers: json } },
+    { name: 'bare Koa POST, 120 buckets', opts: { url: `${bareServer.url}/bare-post`, method: 'POST' as const, headers: json, requests: withBuckets } },
+    { name: 'heartbeat, no noise', bareOf: 'bare Koa POST, no noise', opts: { url, method: 'POST' as const, body: PLAIN, headers: { ...json, authorization: `Bearer ${credB}` } } },
+    { name: 'heartbeat, 120 buckets', bareOf: 'bare Koa POST, 120 buckets', opts: { url, method: 'POST' as const, headers: { ...json, authorization: `Bearer ${credA}` }, requests: withBuckets } },
   ];
-  const results: { name: string; rps: number; p50: number; p99: number; errors: number }[] = [];
+  const results: { name: string; bareOf?: string; rps: number; p50: number; p99: number; errors: number }[] = [];
   for (const c of cases) {
     await autocannon({ ...c.opts, connections, duration: 1 } as autocannon.Options);
     const r = await autocannon({ ...c.opts, connections, duration: seconds } as autocannon.Options);
-    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx });
+    results.push({ name: c.name, bareOf: c.bareOf, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx });
   }
 
   // In-process ingest cost (no HTTP): the same two bodies through ingestHeartbeat.
   const screenRow = await database.db.selectFrom('screens').selectAll().where('id', '=', screenA).executeTakeFirstOrThrow();
   const direct = async (make: () => string, n: number) => {
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await ingestHeartbeat(database.db, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
+    for (let i = 0; i < n; i++) await ingestHeartbeat({ db: database.db }, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
     return Number(process.hrtime.bigint() - t0) / 1e6 / n;
   };
   const msPlain = await direct(() => PLAIN, 300);
@@ -109,13 +121,17 @@ async function main() {
   rmSync(dir, { recursive: true, force: true });
 
   const base = results[0]!;
-  console.log(`Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus`);
-  console.log(`${'case'.padEnd(26)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`);
+  const byName = new Map(results.map((r) => [r.name, r]));
+  console.log(`Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(`${'case'.padEnd(28)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'vs bare GET'.padStart(12)} ${'vs bare POST'.padStart(13)}`);
   for (const r of results) {
-    console.log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`);
+    const post = r.bareOf ? byName.get(r.bareOf) : undefined;
+    console.log(
+      `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)} ${(post ? (r.rps / post.rps).toFixed(3) : '-').padStart(13)}`,
+    );
   }
-  const plain = results[1]!;
-  const full = results[2]!;
+  const plain = byName.get('heartbeat, no noise')!;
+  const full = byName.get('heartbeat, 120 buckets')!;
   const httpPerBucketUs = ((1 / full.rps - 1 / plain.rps) * 1e6) / 120;
   console.log(`buckets stored: ${stored.n}`);
   console.log(`ingest cost per bucket over HTTP (server time, from throughput): ${httpPerBucketUs.toFixed(1)} µs`);

@@ -156,6 +156,73 @@ async function commandForScreen(ctx: Context, screenId: string, commandId: strin
   return row;
 }
 
+export interface CommandOutcome {
+  status: 'succeeded' | 'failed';
+  message?: string;
+  output?: Record<string, unknown>;
+  screenshot?: { contentType: (typeof SCREENSHOT_TYPES)[number]; dataBase64: string };
+}
+
+/** Whether an outcome is the one already recorded (a retry): same status, message, output and image. */
+function sameOutcome(row: ScreenCommandsTable, resultText: string, body: CommandOutcome): boolean {
+  if (row.state !== body.status || row.result !== resultText) return false;
+  const sha = body.screenshot ? sha256Hex(Buffer.from(body.screenshot.dataBase64, 'base64')) : null;
+  return sha === row.screenshot_sha256;
+}
+
+/** The answer for a command that already finished or expired: the row for a retry, else 409. */
+function finishedAnswer(row: ScreenCommandsTable, resultText: string, body: CommandOutcome, now: number): ScreenCommandsTable {
+  const state = stateOf(row, now);
+  if ((state === 'succeeded' || state === 'failed') && sameOutcome(row, resultText, body)) return row;
+  // A player that reports an expired command as failed (without running it) is right: nothing to change.
+  if (state === 'expired' && body.status === 'failed') return row;
+  throw new ApiError('conflict', state === 'expired' ? 'The command expired' : `The command is already ${state} with another result`);
+}
+
+/**
+ * Records a command's outcome. `row` is the command as the caller read it; the write only
+ * happens while the command is still open (queued or delivered and not expired, or
+ * acknowledged), so of two results racing, one wins and the other gets 409, unless it is
+ * identical to the winner (a retry), which answers the recorded command.
+ */
+export async function reportResult(deps: { db: Db; config: { dataDir: string } }, row: ScreenCommandsTable, body: CommandOutcome, now = Date.now()): Promise<ScreenCommandsTable> {
+  const resultText = JSON.stringify({ status: body.status, message: body.message ?? null, output: body.output ?? null });
+  const state = stateOf(row, now);
+  if (state === 'succeeded' || state === 'failed' || state === 'expired') return finishedAnswer(row, resultText, body, now);
+  if (JSON.stringify(body.output ?? {}).length > 65_536) throw new ApiError('validation_failed', 'output is larger than 64 KiB');
+  let sha: string | null = null;
+  let type: string | null = null;
+  if (body.screenshot) {
+    if (row.type !== 'screenshot') throw new ApiError('validation_failed', 'Only a screenshot command carries an image');
+    const data = Buffer.from(body.screenshot.dataBase64, 'base64');
+    const sniffed = sniffImage(data);
+    if (!sniffed) throw new ApiError('validation_failed', 'screenshot.dataBase64 is not a PNG, JPEG or WebP image');
+    if (sniffed !== body.screenshot.contentType) throw new ApiError('validation_failed', `The image is ${sniffed}, not ${body.screenshot.contentType}`);
+    // Stored before the row names it; a file no row names is pruned (pruneScreenshots).
+    sha = storeScreenshot(deps.config.dataDir, data);
+    type = sniffed;
+  }
+  const nowText = nowIso(now);
+  const updated = await deps.db
+    .updateTable('screen_commands')
+    .set({
+      state: body.status,
+      completed_at: nowText,
+      acknowledged_at: row.acknowledged_at ?? nowText,
+      delivered_at: row.delivered_at ?? nowText,
+      result: resultText,
+      screenshot_sha256: sha,
+      screenshot_type: type,
+    })
+    .where('id', '=', row.id)
+    .where((eb) => eb.or([eb('state', '=', 'acknowledged'), eb.and([eb('state', 'in', ['queued', 'delivered']), eb('expires_at', '>', nowText)])]))
+    .executeTakeFirst();
+  const current = await deps.db.selectFrom('screen_commands').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  if (Number(updated.numUpdatedRows) === 1) return current;
+  // Another result (or the expiry sweep) got there first.
+  return finishedAnswer(current, resultText, body, now);
+}
+
 const TAGS = ['Screens: commands'];
 const PLAYER_TAGS = ['Player'];
 const IdParams = z.object({ id: uuidParam });
@@ -193,7 +260,7 @@ export const commandRoutes = [
     tags: TAGS,
     summary: 'Queue a command (reload, reboot, screenshot, display_on/off, clear_cache, update_config, ...)',
     description:
-      'Delivered on the screen’s socket (`command.pending`) or when the player polls `GET /player/commands`; the player acknowledges, then reports a result. States: queued, delivered, acknowledged, succeeded, failed, expired. `expiresInSec` defaults to 900 (max 7 days). A screenshot is refused (409) when the screen’s policy turns screenshots off; a disabled or revoked screen cannot take commands (409).',
+      'Announced at once on the screen’s socket (`command.pending` with `commandId`, `commandType`); the command is `delivered` only when the player fetches it from `GET /player/commands` (a push is not a delivery: the socket may drop it). The player acknowledges, then reports a result. States: queued, delivered, acknowledged, succeeded, failed, expired. `expiresInSec` defaults to 900 (max 7 days). A screenshot is refused (409) when the screen’s policy turns screenshots off; a disabled or revoked screen cannot take commands (409).',
     params: IdParams,
     body: z
       .object({
@@ -311,7 +378,7 @@ export const commandRoutes = [
     tags: PLAYER_TAGS,
     summary: 'The outcome: succeeded or failed, with output; a screenshot carries its image',
     description:
-      '`screenshot` = `{contentType: image/png|image/jpeg|image/webp, dataBase64}` (at most 20 MB); the image is stored as a media file and served at the command’s `screenshot.url`. Reporting the same outcome again is idempotent; a different one after completion is 409.',
+      '`screenshot` = `{contentType: image/png|image/jpeg|image/webp, dataBase64}` (at most 20 MB); the image is stored as a media file and served at the command’s `screenshot.url`. Accepted while the command is queued, delivered or acknowledged (not expired). Once it has a result, reporting the identical result again (status, message, output, image) answers 200; any other is 409, also when two different results race. Reporting an expired command as failed answers 200 and changes nothing.',
     params: IdParams,
     bodyLimitBytes: RESULT_BODY_LIMIT,
     body: z
@@ -326,38 +393,7 @@ export const commandRoutes = [
     handler: async (ctx, { params, body }) => {
       const screen = screenOf(ctx);
       const row = await commandForScreen(ctx, screen.id, params.id);
-      const state = stateOf(row);
-      if (state === body.status) return ok(toCommandDto(row));
-      // A player that reports an expired command as failed (without running it) is right: nothing to change.
-      if (state === 'expired' && body.status === 'failed') return ok(toCommandDto(row));
-      if (state === 'succeeded' || state === 'failed' || state === 'expired') throw new ApiError('conflict', `The command is already ${state}`);
-      if (JSON.stringify(body.output ?? {}).length > 65_536) throw new ApiError('validation_failed', 'output is larger than 64 KiB');
-      let sha: string | null = null;
-      let type: string | null = null;
-      if (body.screenshot) {
-        if (row.type !== 'screenshot') throw new ApiError('validation_failed', 'Only a screenshot command carries an image');
-        const data = Buffer.from(body.screenshot.dataBase64, 'base64');
-        const sniffed = sniffImage(data);
-        if (!sniffed) throw new ApiError('validation_failed', 'screenshot.dataBase64 is not a PNG, JPEG or WebP image');
-        if (sniffed !== body.screenshot.contentType) throw new ApiError('validation_failed', `The image is ${sniffed}, not ${body.screenshot.contentType}`);
-        sha = storeScreenshot(ctx.deps.config.dataDir, data);
-        type = sniffed;
-      }
-      const nowText = nowIso();
-      await ctx.deps.db
-        .updateTable('screen_commands')
-        .set({
-          state: body.status,
-          completed_at: nowText,
-          acknowledged_at: row.acknowledged_at ?? nowText,
-          delivered_at: row.delivered_at ?? nowText,
-          result: JSON.stringify({ status: body.status, message: body.message ?? null, output: body.output ?? null }),
-          screenshot_sha256: sha,
-          screenshot_type: type,
-        })
-        .where('id', '=', row.id)
-        .execute();
-      return ok(toCommandDto(await commandForScreen(ctx, screen.id, row.id)));
+      return ok(toCommandDto(await reportResult(ctx.deps, row, body)));
     },
   }),
 ];

@@ -8,6 +8,7 @@ import { queueCommand } from './commands.js';
 import { screenOf } from './device-auth.js';
 import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
 import { EffectivePolicy, effectivePolicy, parsePolicy, PolicyDocument } from './policies.js';
+import { cachedSettings } from '../system/settings.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, nowIso, onlineWindowMs, PLAYER_FAMILIES, SCREEN_STATUSES, type ScreenRow } from './screens.repo.js';
 import { screenOr404 } from './screens.routes.js';
@@ -21,8 +22,15 @@ const PolicyReply = z.object({ policy: PolicyDocument.nullable() });
 export const WINDOWS = { '24h': 24 * 3600_000, '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000 } as const;
 const ReliabilityWindow = z.object({
   window: z.enum(['24h', '7d', '30d']),
+  /** The window's start, or the screen's creation when later. */
   from: z.string(),
   to: z.string(),
+  /**
+   * Where the contact history the figures come from starts: `from`, or later when heartbeat
+   * and liveness history older than the retention (`retention.heartbeatDays`) is pruned.
+   * Uptime, gaps and regularity cover `coveredFrom`..`to` only.
+   */
+  coveredFrom: z.string(),
   uptimePercent: z.number().nullable(),
   onlineMs: z.number().int(),
   observedMs: z.number().int(),
@@ -44,12 +52,18 @@ const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.m
  * Uptime from contact receipts (heartbeats and liveness pings): the screen counts as up
  * from each contact until the next one if that comes within the online window, else a
  * gap starts once the window passes. Measured from the window start or the screen's
- * creation, whichever is later.
+ * creation, whichever is later, and only over the part of it the contact history still
+ * covers: contacts older than `heartbeatDays` are pruned, so counting them as absent
+ * would report false gaps. A contact covers the online window after it, so the covered
+ * part starts one online window after the retention cutoff (the contact that covers its
+ * first instant is then certainly kept).
  */
-export async function reliability(db: Db, screen: ScreenRow, window: keyof typeof WINDOWS, now = Date.now()) {
+export async function reliability(db: Db, screen: ScreenRow, window: keyof typeof WINDOWS, now = Date.now(), heartbeatDays?: number) {
   const interval = screen.expected_interval_sec;
   const grace = onlineWindowMs(interval);
-  const start = Math.max(now - WINDOWS[window], Date.parse(screen.created_at));
+  const from = Math.max(now - WINDOWS[window], Date.parse(screen.created_at));
+  const days = heartbeatDays ?? (await cachedSettings(db)).retention.heartbeatDays;
+  const start = Math.min(now, Math.max(from, now - days * 24 * 3600_000 + grace));
   const rows = await db
     .selectFrom('screen_history')
     .select(['at_ms', 'kind'])
@@ -80,8 +94,9 @@ export async function reliability(db: Db, screen: ScreenRow, window: keyof typeo
   const significant = gaps.filter((g) => g.to - g.from >= 1000);
   return {
     window,
-    from: nowIso(start),
+    from: nowIso(from),
     to: nowIso(end),
+    coveredFrom: nowIso(start),
     uptimePercent: observed > 0 ? Math.round((online / observed) * 10000) / 100 : null,
     onlineMs: Math.round(online),
     observedMs: Math.round(observed),
@@ -248,6 +263,8 @@ export const fleetRoutes = [
     auth: 'session',
     tags: ['Screens'],
     summary: 'Uptime %, gaps and heartbeat regularity over 24 h, 7 d and 30 d',
+    description:
+      'From heartbeat and liveness receipts. Each window runs from `from` (its start, or the screen’s creation when later) to `to`, but the figures cover `coveredFrom`..`to` only: contact history older than the retention setting `retention.heartbeatDays` is pruned, so with a 7-day retention the 30-day window reports on its last 7 days (less one online window) rather than showing the pruned part as a gap.',
     params: IdParams,
     query: z.object({ window: z.enum(['24h', '7d', '30d']).optional() }),
     responses: { 200: { description: 'Reliability per window', data: z.object({ screenId: z.string(), status: z.enum(SCREEN_STATUSES), windows: z.array(ReliabilityWindow) }) } },
@@ -256,7 +273,8 @@ export const fleetRoutes = [
       const windows = query.window ? [query.window] : (['24h', '7d', '30d'] as const);
       const out = [];
       const now = Date.now(); // one instant for every window
-      for (const w of windows) out.push(await reliability(ctx.deps.db, s, w, now));
+      const { heartbeatDays } = (await cachedSettings(ctx.deps.db)).retention;
+      for (const w of windows) out.push(await reliability(ctx.deps.db, s, w, now, heartbeatDays));
       return ok({ screenId: s.id, status: deriveStatus(s), windows: out });
     },
   }),

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
 
@@ -11,9 +11,10 @@ const MAX_BATCH = 64;
  * Group commit for the heartbeat path. With synchronous=FULL every commit waits for an
  * fsync (about 10 ms on the disks we run on), so heartbeats arriving together share one
  * transaction: each caller's promise resolves only after the commit that holds its
- * writes, so "durable before the reply" still holds. A job that throws fails the whole
- * batch (every heartbeat in it is idempotent and the players retry); jobs should report
- * their own "not found" as a value instead of throwing.
+ * writes, so "durable before the reply" still holds. Each job runs inside its own
+ * savepoint: a job that throws has its writes rolled back and its caller rejected with
+ * its error, while the others commit and resolve. Only a failure of the transaction
+ * itself (BEGIN, COMMIT, or a rollback to a savepoint) fails the whole batch.
  */
 class GroupCommit {
   private queue: Job<unknown>[] = [];
@@ -43,12 +44,34 @@ class GroupCommit {
     this.flushing = true;
     const batch = this.queue.splice(0, MAX_BATCH);
     try {
-      const results = await this.db.transaction().execute(async (trx) => {
-        const out: unknown[] = [];
-        for (const job of batch) out.push(await job.run(trx));
+      const outcomes = await this.db.transaction().execute(async (trx) => {
+        const out: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+        for (const job of batch) {
+          await sql`savepoint group_commit_job`.execute(trx);
+          try {
+            const value = await job.run(trx);
+            await sql`release group_commit_job`.execute(trx);
+            out.push({ ok: true, value });
+          } catch (error) {
+            // Undo this job's writes only. If that fails, the transaction is gone (SQLite rolls
+            // back on some errors by itself): the batch fails, with this job's error.
+            try {
+              await sql`rollback to group_commit_job`.execute(trx);
+              await sql`release group_commit_job`.execute(trx);
+            } catch {
+              throw error;
+            }
+            out.push({ ok: false, error });
+          }
+        }
         return out;
       });
-      batch.forEach((job, i) => job.resolve(results[i]));
+      // After the commit: every successful job's writes are durable now.
+      batch.forEach((job, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) job.resolve(o.value);
+        else job.reject(o.error);
+      });
     } catch (err) {
       for (const job of batch) job.reject(err);
     } finally {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
+import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { groupCommit } from './group-commit.js';
 import { effectivePolicy } from './policies.js';
 import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, type ScreenRow } from './screens.repo.js';
@@ -18,12 +19,54 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const Level = z.number().min(0).max(100);
 const Ms = z.number().int().min(0).max(10_000);
 
-/** `startedAt`: a date-time on the fixed ten-second grid (any offset; stored as UTC). */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/;
+/** 0000-01-01T00:00:00Z (Date.UTC would read year 0 as 1900). */
+const MIN_MS = new Date(0).setUTCFullYear(0, 0, 1);
+const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function daysInMonth(year: number, month: number): number {
+  return [31, year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+}
+
+/**
+ * Parses an RFC 3339 date-time strictly (upper-case `T` and `Z`; every field in range: the
+ * day exists in its month, hour < 24, no leap second, offset within ±23:59; a fraction,
+ * when present, all zeros) and answers its instant in epoch ms, or a reason it is refused.
+ * `Date.parse` is not used: it rolls 2026-02-30 over to March 2 and truncates a fraction.
+ */
+export function parseGridTime(s: string): { ms: number } | { error: string } {
+  const m = RFC3339.exec(s);
+  if (!m) return { error: 'an RFC 3339 date-time with a time zone, e.g. 2026-01-01T10:00:00Z' };
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12) return { error: `month ${m[2]} does not exist` };
+  if (day < 1 || day > daysInMonth(year, month)) return { error: `${m[1]}-${m[2]} has no day ${m[3]}` };
+  if (hour > 23 || minute > 59 || second > 59) return { error: `${m[4]}:${m[5]}:${m[6]} is not a time of day` };
+  if (m[7] !== undefined && !/^0+$/.test(m[7])) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
+  let offsetMin = 0;
+  if (m[8] !== 'Z') {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return { error: `offset ${m[8]} is not an offset` };
+    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  const ms = d.getTime() - offsetMin * 60_000;
+  if (ms < MIN_MS || ms > MAX_MS) return { error: 'a year from 0000 to 9999 once in UTC' };
+  if (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS !== 0) return { error: 'on the ten-second grid (…:00, :10, … :50, no fraction)' };
+  return { ms };
+}
+
+/** `startedAt`: an RFC 3339 date-time on the fixed ten-second grid (any offset; stored as UTC). */
 const GridTime = z
   .string()
   .max(64)
-  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(s) && Number.isFinite(Date.parse(s)), 'an ISO-8601 date-time with a time zone')
-  .refine((s) => Date.parse(s) % BUCKET_MS === 0, 'on the ten-second grid (…:00, :10, … :50, no fraction)');
+  .superRefine((s, ctx) => {
+    const r = parseGridTime(s);
+    if ('error' in r) ctx.addIssue({ code: 'custom', message: `startedAt must be ${r.error}` });
+  })
+  .meta({ format: 'date-time' });
 
 export const NoiseBucket = z
   .looseObject({
@@ -71,16 +114,89 @@ export const HeartbeatReply = z
   .meta({ id: 'HeartbeatReply' });
 export type HeartbeatReply = z.infer<typeof HeartbeatReply>;
 
-/** Keeps the last status document small enough for a console list. */
-const MAX_STATUS_CHARS = 64 * 1024;
+/** The last status document is kept up to this many bytes of JSON (the console shows it whole). */
+export const MAX_STATUS_BYTES = 64 * 1024;
+
+/**
+ * Status fields the console reads (docs/player-protocol.md section 3): a document over
+ * MAX_STATUS_BYTES loses other fields first, so these survive unless one alone is huge.
+ */
+export const KEPT_STATUS_FIELDS: readonly string[] = [
+  'playerFamily',
+  'playerArchitecture',
+  'playerVersion',
+  'os',
+  'resolution',
+  'display',
+  'storage',
+  'cache',
+  'displayControl',
+  'noiseMeter',
+  'manifestRevision',
+  'socketConnected',
+  'playerStartedAt',
+  'userAgent',
+  'lastError',
+  ...PLAYBACK_ID_FIELDS,
+];
+const KEPT = new Set(KEPT_STATUS_FIELDS);
+/** How many dropped names the marker lists, and how much of each. */
+const DROPPED_LISTED = 50;
+const DROPPED_NAME_CHARS = 64;
+
+/**
+ * The status document as stored: whole when it fits MAX_STATUS_BYTES; otherwise top-level
+ * fields are dropped, largest first, those outside KEPT_STATUS_FIELDS before the kept
+ * ones, until it fits, and `truncated: true` with `droppedFields` (the first 50 names)
+ * says what went.
+ */
+export function fitStatusDocument(status: Record<string, unknown>): string {
+  const whole = JSON.stringify(status);
+  const total = Buffer.byteLength(whole);
+  if (total <= MAX_STATUS_BYTES) return whole;
+  const entries = Object.entries(status).map(([key, value]) => ({
+    key,
+    kept: KEPT.has(key),
+    // `"key":value,` in the serialised object
+    bytes: Buffer.byteLength(JSON.stringify(key)) + Buffer.byteLength(JSON.stringify(value) ?? '') + 2,
+  }));
+  entries.sort((a, b) => Number(a.kept) - Number(b.kept) || b.bytes - a.bytes);
+  const out: Record<string, unknown> = { ...status };
+  const dropped: string[] = [];
+  let size = total;
+  let marker = Buffer.byteLength('"truncated":true,"droppedFields":[],"droppedFieldCount":000000,');
+  for (const e of entries) {
+    if (size + marker <= MAX_STATUS_BYTES) break;
+    delete out[e.key];
+    size -= e.bytes;
+    if (dropped.length < DROPPED_LISTED) {
+      const name = e.key.slice(0, DROPPED_NAME_CHARS);
+      dropped.push(name);
+      marker += Buffer.byteLength(JSON.stringify(name)) + 1;
+    }
+  }
+  const droppedCount = Object.keys(status).length - Object.keys(out).length;
+  const text = JSON.stringify({ ...out, truncated: true, droppedFields: dropped, droppedFieldCount: droppedCount });
+  // The arithmetic above is exact for plain JSON values; this guards the rest (toJSON and the like).
+  return Buffer.byteLength(text) <= MAX_STATUS_BYTES ? text : JSON.stringify({ truncated: true, droppedFields: [], droppedFieldCount: Object.keys(status).length });
+}
+
+export interface HeartbeatDeps {
+  db: Db;
+  /** When present, a heartbeat that changes the manifest revision pushes `manifest.changed`. */
+  realtime?: RealtimeHub;
+}
 
 /**
  * Ingests one heartbeat for the authenticated screen (never a `screenId` from the body):
  * noise buckets idempotently on (screen, startedAt), the screen's status and history, all
  * in one transaction that is durable (synchronous=FULL) before the reply (group commit:
- * heartbeats arriving together share the transaction and its fsync).
+ * heartbeats arriving together share the transaction and its fsync). A reported display
+ * size that differs from the last one bumps the manifest revision and, once committed,
+ * pushes `manifest.changed` on the screen's socket.
  */
-export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: HeartbeatBody, address: string | null, now = Date.now()): Promise<HeartbeatReply> {
+export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, body: HeartbeatBody, address: string | null, now = Date.now()): Promise<HeartbeatReply> {
+  const db = deps.db;
   const ignoredFields: string[] = [];
   const status: Record<string, unknown> = { ...body };
   for (const field of PLAYBACK_ID_FIELDS) {
@@ -109,14 +225,13 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
     const { pendingHistory: _omit, ...rest } = status.noiseMeter as Record<string, unknown>;
     status.noiseMeter = { ...rest, pendingHistoryCount: buckets.length };
   }
-  let statusText = JSON.stringify(status);
+  const statusText = fitStatusDocument(status);
   const display = (status.display && typeof status.display === 'object' ? status.display : null) as { width?: unknown; height?: unknown } | null;
   const side = (n: unknown) => (typeof n === 'number' && n >= 16 && n <= 16384 ? Math.round(n) : null);
   const w = side(display?.width);
   const h = side(display?.height);
   // The same normalisation as the stored side (SQL below) and the manifest's (content/fleet.ts).
   const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
-  if (statusText.length > MAX_STATUS_CHARS) statusText = JSON.stringify({ truncated: true, playerFamily: family, playerVersion: version, ...(displayKey ? { display: { width: w, height: h } } : {}) });
 
   const nowText = nowIso(now);
   const policy = await effectivePolicy(db, screen.id);
@@ -139,7 +254,7 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
     const displayChanged = (before.display ?? null) !== displayKey;
     if (buckets.length) {
       const rows = buckets.map((b) => {
-        const ms = Date.parse(b.startedAt);
+        const ms = (parseGridTime(b.startedAt) as { ms: number }).ms; // validated by the schema
         return {
           screen_id: screen.id,
           started_at: nowIso(ms),
@@ -188,10 +303,12 @@ export async function ingestHeartbeat(db: Db, screen: ScreenRow, body: Heartbeat
       .where('state', 'in', ['queued', 'delivered'])
       .where('expires_at', '>', nowText)
       .executeTakeFirstOrThrow();
-    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), pendingCommands: Number(pending.n) };
+    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands: Number(pending.n) };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
+  // Pushed after the commit (as bumpManifestRevision does), so a player that fetches at once sees it.
+  if (result.displayChanged) deps.realtime?.send(screen.id, { type: 'manifest.changed', revision: result.manifestRevision });
   return {
     ignoredFields,
     // Every bucket of the request is stored now (new or already there): a retry gets the same count.

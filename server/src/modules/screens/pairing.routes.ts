@@ -1,9 +1,11 @@
 import { randomInt } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
+import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
 import { throttled } from '../accounts/accounts.context.js';
 import { issueDeviceCredential } from './device-auth.js';
@@ -56,6 +58,25 @@ async function liveSession(ctx: Context, id: string) {
   const row = await ctx.deps.db.selectFrom('pairing_sessions').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Pairing session');
   return row;
+}
+
+/**
+ * Rejects a pairing session that is still pending (and not expired), in one conditional
+ * write: an approve that got there first (or concurrently) wins and this is 409, so a
+ * created screen is never left attached to a rejected session. Unknown: 404.
+ */
+export async function rejectPairingSession(db: Db, id: string, userId: string, now = Date.now()): Promise<void> {
+  const updated = await db
+    .updateTable('pairing_sessions')
+    .set({ status: 'rejected', decided_by: userId, decided_at: nowIso(now) })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', nowIso(now))
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 1) return;
+  const row = await db.selectFrom('pairing_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Pairing session');
+  throw new ApiError('conflict', `The pairing session is ${statusOf(row, now)}, not pending`);
 }
 
 const IdParams = z.object({ id: uuidParam });
@@ -210,7 +231,10 @@ export const pairingRoutes = [
         return credential ?? false;
       });
       if (result === false) throw new ApiError('invalid_credential', 'Unknown, used or expired enrollment token');
-      const screenId = await screenIdOfCredential(ctx, result);
+      const { screenId, credentialId } = await credentialRow(ctx, result);
+      // Enrolling revoked the screen's earlier credential: sockets opened with it close now,
+      // with the revoked code (4001): that player must pair again.
+      ctx.realtime.closeScreen(screenId, CLOSE_CODES.revoked, 'credential replaced by a new enrolment', { exceptCredentialId: credentialId });
       return created({ screenId, credential: result });
     },
   }),
@@ -312,8 +336,10 @@ export const pairingRoutes = [
           })
           .where('id', '=', session.id)
           .where('status', '=', 'pending')
+          .where('expires_at', '>', now)
           .executeTakeFirst();
-        if (Number(updated.numUpdatedRows) !== 1) throw new ApiError('conflict', 'The pairing session was decided meanwhile');
+        // Rejected (or expired) meanwhile: the transaction rolls back, no screen is created.
+        if (Number(updated.numUpdatedRows) !== 1) throw new ApiError('conflict', 'The pairing session was decided meanwhile or expired');
         await recordHistory(trx, id, 'paired', { pairingSessionId: session.id, deviceName: session.device_name, by: (auth as SessionPrincipal).userId });
         return id;
       });
@@ -333,20 +359,14 @@ export const pairingRoutes = [
     params: IdParams,
     responses: { 200: { description: 'The session', data: z.object({ id: z.string(), status: z.literal('rejected') }) }, 409: { description: 'conflict: not pending' } },
     handler: async (ctx, { params, auth }) => {
-      const session = await liveSession(ctx, params.id);
-      if (statusOf(session) !== 'pending') throw new ApiError('conflict', `The pairing session is ${statusOf(session)}, not pending`);
-      await ctx.deps.db
-        .updateTable('pairing_sessions')
-        .set({ status: 'rejected', decided_by: (auth as SessionPrincipal).userId, decided_at: nowIso() })
-        .where('id', '=', session.id)
-        .execute();
-      return ok({ id: session.id, status: 'rejected' as const });
+      await rejectPairingSession(ctx.deps.db, params.id, (auth as SessionPrincipal).userId);
+      return ok({ id: params.id, status: 'rejected' as const });
     },
   }),
 ];
 
-async function screenIdOfCredential(ctx: Context, credential: string): Promise<string> {
+async function credentialRow(ctx: Context, credential: string): Promise<{ screenId: string; credentialId: string }> {
   const publicId = credential.slice('svc_device_'.length).split('.')[0]!;
-  const row = await ctx.deps.db.selectFrom('device_credentials').select('screen_id').where('public_id', '=', publicId).executeTakeFirstOrThrow();
-  return row.screen_id;
+  const row = await ctx.deps.db.selectFrom('device_credentials').select(['id', 'screen_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
+  return { screenId: row.screen_id, credentialId: row.id };
 }

@@ -25,7 +25,7 @@ export const playerRoutes = [
       401: { description: 'invalid_credential or credential_revoked' },
       403: { description: 'screen_disabled' },
     },
-    handler: async (ctx, { body }) => ok(await ingestHeartbeat(ctx.deps.db, screenOf(ctx), body, ctx.ip)),
+    handler: async (ctx, { body }) => ok(await ingestHeartbeat({ db: ctx.deps.db, realtime: ctx.realtime }, screenOf(ctx), body, ctx.ip)),
   }),
   defineRoute({
     method: 'POST',

@@ -46,6 +46,16 @@ interface Client {
   ws: WebSocket;
   identity: SocketIdentity;
   alive: boolean;
+  /** False until the credential is checked again after the handshake; pushes wait in `held`. */
+  ready: boolean;
+  held: string[];
+}
+
+/** The close code for a credential refused after the handshake. */
+function closeCodeOf(err: unknown): number {
+  if (err instanceof ApiError && err.code === 'screen_disabled') return CLOSE_CODES.disabled;
+  if (err instanceof ApiError && (err.code === 'credential_revoked' || err.code === 'invalid_credential')) return CLOSE_CODES.revoked;
+  return 1011; // internal error
 }
 
 /**
@@ -90,19 +100,29 @@ export class RealtimeHub {
     const text = JSON.stringify(message);
     let sent = 0;
     for (const client of set) {
-      if (client.ws.readyState === WebSocket.OPEN) {
-        client.ws.send(text);
-        sent++;
-      }
+      if (client.ws.readyState !== WebSocket.OPEN) continue;
+      if (client.ready) client.ws.send(text);
+      else client.held.push(text); // sent right after its hello
+      sent++;
     }
     return sent;
   }
 
-  /** Closes every socket of a screen at once (revoked, disabled). */
-  closeScreen(screenId: string, code: number, reason: string): void {
+  /**
+   * Closes every socket of a screen at once (revoked, disabled), or, with
+   * `exceptCredentialId`, those opened with any other credential (the screen enrolled
+   * again: its earlier credential is revoked).
+   */
+  closeScreen(screenId: string, code: number, reason: string, options: { exceptCredentialId?: string } = {}): number {
     const set = this.channels.get(screenId);
-    if (!set) return;
-    for (const client of set) client.ws.close(code, reason);
+    if (!set) return 0;
+    let closed = 0;
+    for (const client of set) {
+      if (options.exceptCredentialId !== undefined && client.identity.credentialId === options.exceptCredentialId) continue;
+      client.ws.close(code, reason);
+      closed++;
+    }
+    return closed;
   }
 
   /** For `server.on('upgrade')`: authenticates, then completes the handshake or refuses it. */
@@ -120,7 +140,7 @@ export class RealtimeHub {
     }
     this.authenticator(token).then(
       (identity) => {
-        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, identity));
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, identity, token));
       },
       (err: unknown) => {
         const apiError = err instanceof ApiError ? err : new ApiError('internal', 'The credential could not be checked');
@@ -130,8 +150,15 @@ export class RealtimeHub {
     );
   }
 
-  private accept(ws: WebSocket, identity: SocketIdentity): void {
-    const client: Client = { ws, identity, alive: true };
+  /**
+   * Registers the socket on its screen's channel, then checks the credential once more:
+   * a revoke or disable that ran between the first check and the registration found no
+   * socket to close, so this check closes it (4001 revoked or unknown, 4003 disabled). Any
+   * later one finds it in the channel. `hello` (with the revision read now) follows the
+   * second check; pushes meanwhile are held and sent after it.
+   */
+  private accept(ws: WebSocket, identity: SocketIdentity, token: string): void {
+    const client: Client = { ws, identity, alive: true, ready: false, held: [] };
     let set = this.channels.get(identity.screenId);
     if (!set) {
       set = new Set();
@@ -157,7 +184,28 @@ export class RealtimeHub {
       set.delete(client);
       if (set.size === 0 && this.channels.get(identity.screenId) === set) this.channels.delete(identity.screenId);
     });
-    ws.send(JSON.stringify({ type: 'hello', screenId: identity.screenId, serverTime: new Date().toISOString(), manifestRevision: identity.manifestRevision }));
+    const authenticator = this.authenticator;
+    if (!authenticator) {
+      ws.close(1011, 'no credential check installed');
+      return;
+    }
+    authenticator(token).then(
+      (again) => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        if (again.screenId !== identity.screenId || again.credentialId !== identity.credentialId) {
+          ws.close(CLOSE_CODES.revoked, 'credential changed');
+          return;
+        }
+        ws.send(JSON.stringify({ type: 'hello', screenId: identity.screenId, serverTime: new Date().toISOString(), manifestRevision: again.manifestRevision }));
+        client.ready = true;
+        for (const text of client.held.splice(0)) ws.send(text);
+      },
+      (err: unknown) => {
+        if (!(err instanceof ApiError)) this.logger.error({ err }, 'socket re-authentication failed');
+        const code = closeCodeOf(err);
+        ws.close(code, code === CLOSE_CODES.disabled ? 'screen disabled' : code === CLOSE_CODES.revoked ? 'credential revoked' : 'credential check failed');
+      },
+    );
   }
 
   private ensurePinging(): void {
@@ -171,7 +219,7 @@ export class RealtimeHub {
           }
           client.alive = false;
           client.ws.ping();
-          if (client.ws.readyState === WebSocket.OPEN) client.ws.send(JSON.stringify({ type: 'ping', serverTime: new Date().toISOString() }));
+          if (client.ready && client.ws.readyState === WebSocket.OPEN) client.ws.send(JSON.stringify({ type: 'ping', serverTime: new Date().toISOString() }));
         }
       }
     }, this.pingIntervalMs);
