@@ -95,7 +95,7 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
     databaseFile: file,
     kind: values.kind as BackupKind,
     includeMedia: values['no-media'] ? false : settings.backups.includeMedia,
-    keep: Math.max(settings.backups.keep, values.kind === 'pre-upgrade' ? 2 : 1),
+    keep: settings.backups.keep,
     progress: progressPrinter('backup'),
   });
   const written = path.join(config.dataDir, 'backups', info.name);
