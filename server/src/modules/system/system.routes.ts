@@ -326,6 +326,6 @@ export const systemRoutes = [
     body: ExportDocument,
     bodyLimitBytes: 16 * 1024 * 1024,
     responses: { 200: { description: 'What changed', data: ImportPreviewDto } },
-    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps.db, body)), applied: true }),
+    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps, body)), applied: true }),
   }),
 ];
