@@ -7,7 +7,7 @@ import { Span } from '../screens/groups.routes.js';
 import { PolicyDocument } from '../screens/policies.js';
 import { bumpManifestRevision, type RevisionDeps } from '../screens/revision.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
-import { DEFAULT_SETTINGS, invalidateSettings, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
+import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
 
 export const EXPORT_FORMAT = 'placard-settings-export';
 export const EXPORT_FORMAT_VERSION = 1;
@@ -49,27 +49,42 @@ function stableJson(value: unknown): string {
 
 // ---------------------------------------------------------------- built-in sections
 
-/** Whole settings: fields the document lacks take their defaults (an import makes the settings the document's). */
+/** The settings a document makes: its own over the defaults, this server's local ones kept (LOCAL_SETTINGS). */
+function importedSettings(current: Settings, data: unknown): Settings {
+  const plain = data && typeof data === 'object' && !Array.isArray(data) ? { ...(data as Record<string, unknown>) } : data;
+  if (plain && typeof plain === 'object') for (const k of LOCAL_SETTINGS) delete (plain as Record<string, unknown>)[k];
+  const next = parseSection('settings', Settings, mergeSettings(DEFAULT_SETTINGS, plain));
+  for (const k of LOCAL_SETTINGS) (next as Record<string, unknown>)[k] = current[k];
+  return next;
+}
+
+/**
+ * Whole settings: fields the document lacks take their defaults (an import makes the
+ * settings the document's), except LOCAL_SETTINGS (files of this server), which are neither
+ * exported nor imported.
+ */
 const settingsSection: ExportSection = {
   key: 'settings',
   version: 1,
   order: 0,
   async exportData(db) {
-    return (await readSettings(db)).settings;
+    const settings: Record<string, unknown> = { ...(await readSettings(db)).settings };
+    for (const k of LOCAL_SETTINGS) delete settings[k];
+    return settings;
   },
   async preview(db, data) {
-    const next = parseSection('settings', Settings, mergeSettings(DEFAULT_SETTINGS, data));
     const current = (await readSettings(db)).settings;
+    const next = importedSettings(current, data);
     const changes: ImportPlan['changes'] = [];
-    for (const key of Object.keys(next) as (keyof Settings)[]) {
+    for (const key of (Object.keys(next) as (keyof Settings)[]).filter((k) => !(LOCAL_SETTINGS as readonly string[]).includes(k))) {
       const same = JSON.stringify(current[key]) === JSON.stringify(next[key]);
       changes.push({ action: same ? 'unchanged' : 'update', name: key, ...(same ? {} : { detail: `${JSON.stringify(current[key])} -> ${JSON.stringify(next[key])}` }) });
     }
     return { changes };
   },
   async apply(trx, data) {
-    const next = Settings.parse(mergeSettings(DEFAULT_SETTINGS, data));
     const current = await readSettings(trx);
+    const next = importedSettings(current.settings, data);
     const now = new Date().toISOString();
     await trx
       .insertInto('settings')
