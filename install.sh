@@ -38,7 +38,7 @@ say() { printf 'placard-install: %s\n' "$*"; }
 die() { printf 'placard-install: error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
