@@ -7,13 +7,16 @@
 #   install.sh                 install (or reinstall) and start the service
 #   install.sh --upgrade       install a new version beside the old one, back up first, switch, restart
 #   install.sh --rollback      point /opt/placard/current back at the previous version, restart
+#   install.sh --rollback --restore-backup   ... and restore the backup taken before the upgrade
+#                              (needed when the newer version migrated the database)
 #   install.sh --uninstall     remove the service and the program; keep data and config
 #   install.sh --uninstall --purge   ... and delete /var/lib/placard, /etc/placard and the user
 #
 # Options: --root DIR (install into DIR as if it were /: nothing outside DIR is touched, no
-# services are started; used by CI), --port N, --public-url URL, --no-start, --no-deps.
-# Idempotent: running it again changes nothing that is already right; data is never deleted
-# without --purge.
+# services are started; used by CI; works without root), --port N, --public-url URL,
+# --no-start, --no-deps.
+# Idempotent: running it again changes nothing that is already right (and does not restart
+# a running service); data is never deleted without --purge.
 set -eu
 
 ROOT=""
@@ -24,12 +27,18 @@ DEPS=1
 PACKAGE=""
 PORT=""
 PUBLIC_URL=""
+RESTORE_BACKUP=0
+# Seconds to wait for /readyz after a (re)start: as long as the unit's own readiness check
+# (ExecStartPost wait-ready --timeout 150, inside TimeoutStartSec=180).
+READY_TIMEOUT=150
+# Tests drive a fake systemctl, also with --root (never set this on a real machine).
+FAKE_SYSTEMCTL=${PLACARD_INSTALL_SYSTEMCTL:-}
 
 say() { printf 'placard-install: %s\n' "$*"; }
 die() { printf 'placard-install: error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -39,6 +48,7 @@ while [ $# -gt 0 ]; do
     --root=*) ROOT=${1#--root=}; shift ;;
     --upgrade) MODE=upgrade; shift ;;
     --rollback) MODE=rollback; shift ;;
+    --restore-backup) RESTORE_BACKUP=1; shift ;;
     --uninstall) MODE=uninstall; shift ;;
     --purge) PURGE=1; shift ;;
     --no-start) START=0; shift ;;
@@ -55,6 +65,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$PURGE" = 1 ] && [ "$MODE" != uninstall ]; then die "--purge goes with --uninstall"; fi
+if [ "$RESTORE_BACKUP" = 1 ] && [ "$MODE" != rollback ]; then die "--restore-backup goes with --rollback"; fi
 case "$PORT" in ''|*[!0-9]*) [ -z "$PORT" ] || die "--port must be a number" ;; esac
 if [ -n "$PORT" ] && { [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; }; then die "--port must be 1-65535"; fi
 case "$PUBLIC_URL" in ''|http://*|https://*) ;; *) die "--public-url must start with http:// or https://" ;; esac
@@ -62,7 +73,7 @@ case "$PUBLIC_URL" in ''|http://*|https://*) ;; *) die "--public-url must start 
 if [ -n "$ROOT" ]; then
   mkdir -p "$ROOT" || die "cannot create $ROOT"
   ROOT=$(cd "$ROOT" && pwd)
-  START=0
+  if [ -z "$FAKE_SYSTEMCTL" ]; then START=0; fi
   DEPS=0
   say "installing into $ROOT (no services are started, nothing outside it is touched)"
 elif [ "$(id -u)" != 0 ]; then
@@ -77,7 +88,19 @@ BIN="$ROOT/usr/local/bin/placard"
 SERVICE_USER=placard
 
 have() { command -v "$1" >/dev/null 2>&1; }
-systemd_running() { [ -z "$ROOT" ] && [ -d /run/systemd/system ] && have systemctl; }
+systemd_running() {
+  if [ -n "$FAKE_SYSTEMCTL" ]; then return 0; fi
+  [ -z "$ROOT" ] && [ -d /run/systemd/system ] && have systemctl
+}
+sysctl() {
+  if [ -n "$FAKE_SYSTEMCTL" ]; then "$FAKE_SYSTEMCTL" "$@"; else systemctl "$@"; fi
+}
+
+# Set when this run changed something the running service uses (program, unit, config, link).
+CHANGED=0
+UNIT_CHANGED=0
+# Not root (a --root install by a normal user): files stay owned by whoever runs this.
+CHOWN_SKIPPED=0
 
 # ---------------------------------------------------------------- the service user
 
@@ -112,12 +135,21 @@ ensure_user() {
   say "created the $SERVICE_USER system user"
 }
 
+try_chown() {
+  # chown as asked; without root (only possible with --root) the files stay the caller's.
+  if [ "$(id -u)" = 0 ]; then
+    chown "$@"
+  elif ! chown "$@" 2>/dev/null; then
+    CHOWN_SKIPPED=1
+  fi
+}
+
 chown_service() {
   # chown to the service user by number (works in a scratch root too)
   uid=$(user_uid)
   gid=$(awk -F: -v u="$SERVICE_USER" '$1 == u { print $4 }' "$ROOT/etc/passwd")
   [ -n "$uid" ] || return 0
-  chown -R "$uid:$gid" "$@"
+  try_chown -R "$uid:$gid" "$@"
 }
 
 # ---------------------------------------------------------------- the release package
@@ -193,6 +225,7 @@ install_program() {
     touch "$target.partial/.installed"
     rm -rf "$target"
     mv "$target.partial" "$target"
+    CHANGED=1
     say "installed version $VERSION in $target"
   fi
   chown -R 0:0 "$target" 2>/dev/null || true
@@ -205,8 +238,10 @@ switch_current() {
     old=$(readlink "$OPT/current")
     if [ "$old" != "$new" ]; then ln -sfn "$old" "$OPT/previous"; fi
   fi
+  if [ "$(readlink "$OPT/current" 2>/dev/null || true)" = "$new" ]; then return 0; fi
   ln -sfn "$new" "$OPT/current.new"
   mv -T "$OPT/current.new" "$OPT/current" 2>/dev/null || { rm -f "$OPT/current"; mv "$OPT/current.new" "$OPT/current"; }
+  CHANGED=1
 }
 
 write_config() {
@@ -225,6 +260,7 @@ PLACARD_DATA_DIR=/var/lib/placard
 $url_line
 PLACARD_LOG_LEVEL=info
 EOF
+    CHANGED=1
     say "wrote $env_file"
   else
     # Keep the admin's file; apply only what was asked for on the command line.
@@ -234,12 +270,14 @@ EOF
   fi
   chmod 0640 "$env_file"
   gid=$(awk -F: -v u="$SERVICE_USER" '$1 == u { print $4 }' "$ROOT/etc/passwd" 2>/dev/null)
-  if [ -n "$gid" ]; then chown "0:$gid" "$env_file" "$ETC"; fi
+  if [ -n "$gid" ]; then try_chown "0:$gid" "$env_file" "$ETC"; fi
   chmod 0750 "$ETC"
 }
 
 set_env() {
   key=$1 value=$2 file="$ETC/placard.env"
+  if [ "$(sed -n "s/^$key=//p" "$file" | tail -n 1)" = "$value" ]; then return 0; fi
+  CHANGED=1
   if grep -q "^#\{0,1\}$key=" "$file"; then
     tmp="$file.tmp"
     awk -v k="$key" -v v="$value" 'BEGIN { done = 0 } $0 ~ "^#?" k "=" { if (!done) { print k "=" v; done = 1 }; next } { print }' "$file" >"$tmp"
@@ -262,6 +300,8 @@ install_unit() {
   if ! cmp -s "$unit_src" "$UNIT_DIR/placard.service" 2>/dev/null; then
     cp "$unit_src" "$UNIT_DIR/placard.service"
     chmod 0644 "$UNIT_DIR/placard.service"
+    CHANGED=1
+    UNIT_CHANGED=1
     say "installed $UNIT_DIR/placard.service"
   fi
   mkdir -p "$UNIT_DIR/multi-user.target.wants"
@@ -270,7 +310,7 @@ install_unit() {
 
 install_cli() {
   mkdir -p "$(dirname "$BIN")"
-  cat >"$BIN" <<'EOF'
+  cat >"$BIN.new" <<'EOF'
 #!/bin/sh
 # placard: the server's command line (backup, restore, migrate, reset-password, status).
 # Runs as the placard user with the service's configuration.
@@ -289,25 +329,72 @@ if [ "$(id -u)" = 0 ] && id placard >/dev/null 2>&1; then
 fi
 exec "$node" "$cli" "$@"
 EOF
-  chmod 0755 "$BIN"
+  chmod 0755 "$BIN.new"
+  if cmp -s "$BIN.new" "$BIN"; then rm -f "$BIN.new"; else mv "$BIN.new" "$BIN"; CHANGED=1; fi
 }
 
 systemctl_do() {
-  if systemd_running; then systemctl "$@"; fi
+  if systemd_running; then sysctl "$@"; fi
+}
+
+# The placard command of one installed version (not necessarily current), run the way
+# /usr/local/bin/placard runs it: the service's configuration, as the placard user.
+cli_of() {
+  v=$1
+  shift
+  node="$OPT/$v/node/bin/node"
+  cli="$OPT/$v/dist/server/src/cli.js"
+  if [ -n "$ROOT" ]; then
+    PLACARD_DATA_DIR="$DATA" "$node" "$cli" "$@"
+    return
+  fi
+  (
+    if [ -r "$ETC/placard.env" ]; then
+      set -a
+      # shellcheck disable=SC1091
+      . "$ETC/placard.env"
+      set +a
+    fi
+    PLACARD_DATA_DIR="${PLACARD_DATA_DIR:-/var/lib/placard}"
+    export PLACARD_DATA_DIR
+    if [ "$(id -u)" = 0 ] && id "$SERVICE_USER" >/dev/null 2>&1; then
+      exec setpriv --reuid="$SERVICE_USER" --regid="$SERVICE_USER" --init-groups "$node" "$cli" "$@"
+    fi
+    exec "$node" "$cli" "$@"
+  )
 }
 
 wait_ready() {
+  # The new version's own check: placard wait-ready, on the port in placard.env.
   port=$(sed -n 's/^PLACARD_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
-  port=${port:-8080}
-  i=0
-  while [ $i -lt 60 ]; do
-    if "$OPT/current/node/bin/node" -e "fetch('http://127.0.0.1:$port/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))" 2>/dev/null; then
-      return 0
-    fi
-    i=$((i + 1))
-    sleep 1
-  done
-  return 1
+  (
+    PLACARD_PORT=${port:-8080}
+    PLACARD_HOST=127.0.0.1
+    export PLACARD_PORT PLACARD_HOST
+    cli_of "$(readlink "$OPT/current")" wait-ready --timeout "$READY_TIMEOUT"
+  )
+}
+
+# Can version $1 open the database? 0: yes (or there is none), 3: it is newer than $1
+# knows (a newer version migrated it), anything else: cannot tell.
+schema_status() {
+  [ -f "$DATA/placard.db" ] || return 0
+  rc=0
+  cli_of "$1" schema >/dev/null 2>&1 || rc=$?
+  return "$rc"
+}
+
+newest_pre_upgrade_backup() {
+  # Names sort by time (placard-backup-<UTC stamp>-pre-upgrade-xxxx.tar).
+  for f in "$DATA"/backups/placard-backup-*-pre-upgrade-*.tar; do
+    if [ -f "$f" ]; then printf '%s\n' "$f"; fi
+  done | sort | tail -n 1
+}
+
+# Puts a backup back with version $1's command while the service is stopped.
+restore_with() {
+  say "restoring $2 with version $1"
+  cli_of "$1" restore "$2" --force
 }
 
 print_url() {
@@ -321,15 +408,43 @@ print_url() {
   say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh"
 }
 
+UPGRADE_BACKUP=""
 backup_before_upgrade() {
-  if [ ! -f "$DATA/placard.db" ] || [ ! -x "$OPT/current/node/bin/node" ]; then return 0; fi
-  say "backing up before the upgrade"
-  if [ -z "$ROOT" ]; then
-    "$BIN" backup --kind pre-upgrade || die "the backup before the upgrade failed; nothing was changed"
-  else
-    PLACARD_DATA_DIR="$DATA" "$OPT/current/node/bin/node" "$OPT/current/dist/server/src/cli.js" backup --kind pre-upgrade ||
-      die "the backup before the upgrade failed; nothing was changed"
+  # With the installed (old) version's command: it knows the database as it is.
+  old=$1
+  if [ ! -f "$DATA/placard.db" ] || [ -z "$old" ] || [ ! -x "$OPT/$old/node/bin/node" ]; then return 0; fi
+  say "backing up before the upgrade (placard backup --kind pre-upgrade of version $old)"
+  UPGRADE_BACKUP=$(cli_of "$old" backup --kind pre-upgrade) || die "the backup before the upgrade failed; nothing was changed"
+  UPGRADE_BACKUP=$(printf '%s\n' "$UPGRADE_BACKUP" | tail -n 1)
+  [ -f "$UPGRADE_BACKUP" ] || die "the backup before the upgrade did not name its file ($UPGRADE_BACKUP); nothing was changed"
+  say "backup: $UPGRADE_BACKUP"
+}
+
+# The new version did not become ready: put the one before back (and the pre-upgrade
+# backup, when the new version migrated the database), start it, and stop with an error.
+roll_back_failed_upgrade() {
+  was=$1
+  prev_before=$2
+  say "version $VERSION did not become ready; rolling back to $was"
+  sysctl stop placard.service || say "warning: could not stop placard.service"
+  switch_current "$was"
+  if [ -n "$prev_before" ]; then ln -sfn "$prev_before" "$OPT/previous"; else rm -f "$OPT/previous"; fi
+  rc=0
+  schema_status "$was" || rc=$?
+  if [ "$rc" != 0 ]; then
+    if [ "$rc" = 3 ]; then say "version $VERSION migrated the database; $was cannot open it"; else say "cannot tell whether $was can open the database (placard schema: $rc)"; fi
+    if [ -n "$UPGRADE_BACKUP" ]; then
+      restore_with "$was" "$UPGRADE_BACKUP" || die "restoring $UPGRADE_BACKUP failed; restore it by hand (placard restore FILE) before starting $was"
+    else
+      die "there is no backup from before the upgrade to restore; restore a backup made by $was (placard restore FILE) before starting it"
+    fi
   fi
+  if sysctl start placard.service && wait_ready; then
+    say "version $was is running again"
+  else
+    say "warning: version $was did not become ready either"
+  fi
+  die "version $VERSION did not become ready (see: journalctl -u placard -n 50); rolled back to $was"
 }
 
 # ---------------------------------------------------------------- modes
@@ -337,32 +452,40 @@ backup_before_upgrade() {
 do_install() {
   find_package
   check_platform
-  if [ "$MODE" = upgrade ] && [ ! -L "$OPT/current" ]; then
+  was=""
+  if [ -L "$OPT/current" ]; then was=$(readlink "$OPT/current"); fi
+  prev_before=$(readlink "$OPT/previous" 2>/dev/null || true)
+  if [ "$MODE" = upgrade ] && [ -z "$was" ]; then
     say "no installed version found: installing"
+  elif [ "$MODE" = install ] && [ -n "$was" ] && [ "$was" != "$VERSION" ]; then
+    say "version $was is installed: upgrading it to $VERSION"
+    MODE=upgrade
   fi
   install_deps
   ensure_user
-  if [ "$MODE" = upgrade ]; then backup_before_upgrade; fi
+  if [ "$MODE" = upgrade ] && [ "$was" != "$VERSION" ]; then backup_before_upgrade "$was"; fi
   install_program
-  was=""
-  if [ -L "$OPT/current" ]; then was=$(readlink "$OPT/current"); fi
   switch_current "$VERSION"
   write_config
   make_data_dir
   install_unit
   install_cli
+  if [ "$CHOWN_SKIPPED" = 1 ]; then
+    say "not root: the files are owned by $(id -un), not by $SERVICE_USER (run as root for a real install)"
+  fi
   if [ "$START" = 1 ] && systemd_running; then
-    systemctl daemon-reload
-    systemctl enable placard.service >/dev/null 2>&1 || true
-    systemctl restart placard.service
-    if wait_ready; then
+    if [ "$UNIT_CHANGED" = 1 ]; then sysctl daemon-reload; fi
+    sysctl enable placard.service >/dev/null 2>&1 || true
+    # A failed restart (the unit's readiness check failed) must lead to the rollback, not
+    # end the script under set -e: it is tested as a condition.
+    if [ "$CHANGED" = 0 ] && sysctl is-active --quiet placard.service; then
+      say "nothing changed; placard.service keeps running"
       print_url
+    elif sysctl restart placard.service && wait_ready; then
+      print_url
+    elif [ -n "$was" ] && [ "$was" != "$VERSION" ] && [ -d "$OPT/$was" ]; then
+      roll_back_failed_upgrade "$was" "$prev_before"
     else
-      if [ -n "$was" ] && [ "$was" != "$VERSION" ]; then
-        say "version $VERSION did not become ready; rolling back to $was"
-        switch_current "$was"
-        systemctl restart placard.service || true
-      fi
       die "the server did not become ready; see: journalctl -u placard -n 50"
     fi
   else
@@ -382,10 +505,33 @@ do_install() {
 do_rollback() {
   [ -L "$OPT/previous" ] || die "there is no previous version to roll back to"
   prev=$(readlink "$OPT/previous")
+  cur=$(readlink "$OPT/current" 2>/dev/null || true)
   [ -d "$OPT/$prev" ] || die "the previous version ($prev) is no longer installed"
+  # Can the previous version open the database? Not when the newer one migrated it.
+  rc=0
+  schema_status "$prev" || rc=$?
+  backup=""
+  if [ "$rc" != 0 ]; then
+    if [ "$rc" = 3 ]; then why="version ${cur:-current} migrated the database and $prev cannot open it"; else why="cannot tell whether $prev can open the database (placard schema: $rc)"; fi
+    backup=$(newest_pre_upgrade_backup)
+    [ -n "$backup" ] || die "$why, and there is no pre-upgrade backup in $DATA/backups. Nothing was changed"
+    if [ "$RESTORE_BACKUP" != 1 ]; then
+      die "$why. Rolling back means restoring the backup taken before the upgrade, $backup (what changed since is lost): run install.sh --rollback --restore-backup. Nothing was changed"
+    fi
+  fi
+  systemctl_do stop placard.service || true
   switch_current "$prev"
+  if [ -n "$cur" ]; then ln -sfn "$cur" "$OPT/previous"; fi
+  if [ -n "$backup" ] && ! restore_with "$prev" "$backup"; then
+    switch_current "$cur"
+    ln -sfn "$prev" "$OPT/previous"
+    systemctl_do start placard.service || true
+    die "restoring $backup failed; version $cur is current again"
+  fi
   say "current version is now $prev"
-  systemctl_do restart placard.service
+  if [ "$START" = 1 ] && systemd_running; then
+    if sysctl start placard.service && wait_ready; then say "placard.service is running"; else die "version $prev did not become ready; see: journalctl -u placard -n 50"; fi
+  fi
 }
 
 do_uninstall() {

@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
-import { listFiles, verifyBackup } from '../server/src/modules/system/backup.js';
+import { createBackup, listBackups, listFiles, verifyBackup } from '../server/src/modules/system/backup.js';
+import { restoreTestHooks } from '../server/src/modules/system/restore.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
-import { startServerProcess } from './helpers/server-process.js';
 
 /** Writes `count` random media files of `size` bytes, content-addressed like the media store. */
 function writeMedia(dataDir: string, count: number, size: number): void {
@@ -29,6 +29,22 @@ async function mediaDigest(dataDir: string): Promise<Record<string, string>> {
   return out;
 }
 
+/** Every row of every table, ordered: the whole database as data. */
+function dumpDatabase(file: string): Record<string, unknown[]> {
+  const db = new SQLite(file, { readonly: true });
+  try {
+    const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((r) => r.name);
+    const out: Record<string, unknown[]> = {};
+    for (const name of tables) {
+      const cols = (db.prepare(`select name from pragma_table_info(?)`).all(name) as { name: string }[]).map((c) => `"${c.name}"`);
+      out[name] = db.prepare(`select * from "${name}" order by ${cols.join(', ')}`).all();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
 async function runAndWait(app: TestApp, headers: Record<string, string>, action: string, options: Record<string, unknown> = {}) {
   const res = await app.json(`/api/v1/system/maintenance/${action}`, { method: 'POST', headers, json: { wait: true, options } });
   return res;
@@ -37,7 +53,7 @@ async function runAndWait(app: TestApp, headers: Record<string, string>, action:
 t.test('a backup taken under a write load is a consistent snapshot with the media store', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  writeMedia(app.dataDir, 20, 64 * 1024);
+  writeMedia(app.dataDir, 40, 256 * 1024);
 
   // Writes keep landing while the backup runs: keys load-0, load-1, ... in order.
   let n = 0;
@@ -55,15 +71,18 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   t.equal(second.status, 409, 'exclusive actions do not overlap');
   t.equal(second.body.error.code, 'conflict');
   let run = started.body.data;
-  const seenProgress = new Set<number>();
+  const seenProgress: number[] = [run.progress];
   while (run.state === 'running') {
     await new Promise((r) => setTimeout(r, 5));
     run = (await app.json(`/api/v1/system/maintenance/runs/${run.id}`, { headers: owner.headers })).body.data;
-    seenProgress.add(run.progress);
+    seenProgress.push(run.progress);
   }
   stop = true;
   await load;
   t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.same(seenProgress, [...seenProgress].sort((a, b) => a - b), `progress never goes back (${[...new Set(seenProgress)].map((p) => p.toFixed(2)).join(' ')})`);
+  t.ok(seenProgress.some((p) => p > 0 && p < 1), 'progress passed through values between 0 and 1');
+  t.equal(seenProgress.at(-1), 1, 'and ended at 1');
   t.ok(n > 0, `${n} writes during the backup`);
   const name = run.result.backup.name as string;
   t.match(name, /^placard-backup-\d{8}T\d{9}Z-manual-[a-z0-9]{4}\.tar$/);
@@ -72,7 +91,7 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   const staging = tempDataDir(t);
   const verified = await verifyBackup(file, { extractTo: staging });
   t.equal(verified.header.includesMedia, true);
-  t.equal(verified.manifest.files.filter((f) => f.path.startsWith('media/')).length, 20, 'every media file is in it');
+  t.equal(verified.manifest.files.filter((f) => f.path.startsWith('media/')).length, 40, 'every media file is in it');
   t.same(await mediaDigest(staging), await mediaDigest(app.dataDir), 'media identical by sha256');
   const copy = new SQLite(path.join(staging, 'placard.db'), { readonly: true });
   t.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
@@ -115,6 +134,28 @@ t.test('retention keeps the newest N backups', async (t) => {
   t.equal((await app.fetch(`/api/v1/system/backups/${names[2]}`, { method: 'DELETE', headers: owner.headers })).status, 404);
 });
 
+t.test('retention never deletes an uploaded backup (older than every local one) and keeps pre-upgrade ones apart', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { backups: { keep: 1 } } });
+  const first = await runAndWait(app, owner.headers, 'backup', { includeMedia: false });
+  const old = readFileSync(path.join(app.dataDir, 'backups', first.body.data.result.backup.name));
+  const uploaded = await app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner.headers, 'content-type': 'application/x-tar' }, body: old });
+  t.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
+  t.equal(uploaded.body.data.kind, 'uploaded', 'listed as uploaded (its header says manual)');
+  t.equal(uploaded.body.data.createdAt, first.body.data.result.backup.createdAt, 'it keeps the time it was made: the oldest here');
+  const made: string[] = [];
+  for (let i = 0; i < 2; i++) made.push((await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name);
+  const names = () => readdirSync(path.join(app.dataDir, 'backups')).filter((n) => n.endsWith('.tar')).sort();
+  t.same(names(), [made[1], uploaded.body.data.name].sort(), 'the newest local backup and the uploaded one');
+
+  // Pre-upgrade backups (install.sh --upgrade): the newest two stay whatever backups.keep says.
+  const pre: string[] = [];
+  for (let i = 0; i < 3; i++) pre.push((await createBackup({ dataDir: app.dataDir, databaseFile: app.database.file, kind: 'pre-upgrade', includeMedia: false, keep: 1 })).name);
+  t.same(names(), [made[1], uploaded.body.data.name, pre[1], pre[2]].sort());
+  t.same((await listBackups(app.dataDir)).map((b) => b.kind).sort(), ['manual', 'pre-upgrade', 'pre-upgrade', 'uploaded']);
+});
+
 t.test('restore round trip: data and media identical by sha256, /readyz 503 during it', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
@@ -131,6 +172,13 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
   writeMedia(app.dataDir, 3, 1024);
   t.not(Object.keys(await mediaDigest(app.dataDir)).length, Object.keys(before).length);
 
+  // What the backup holds, table by table.
+  const archived = tempDataDir(t);
+  await verifyBackup(path.join(app.dataDir, 'backups', name), { extractTo: archived });
+  const backedUp = dumpDatabase(path.join(archived, 'placard.db'));
+  t.ok(Object.keys(backedUp).length > 10, `${Object.keys(backedUp).length} tables`);
+  t.not(JSON.stringify(dumpDatabase(app.database.file)), JSON.stringify(backedUp), 'the live database differs before the restore');
+
   const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
   t.equal(started.status, 202, JSON.stringify(started.body));
   // Hold the database connection: the swap waits for it, so the restore is surely still running.
@@ -144,6 +192,7 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
     if (res.status === 200) run = res.body.data;
   }
   t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.same(dumpDatabase(app.database.file), backedUp, 'every table, every row: the database is the backup’s');
   t.equal((await app.json('/readyz')).status, 200, 'ready again after');
   t.equal((await getSettings(app.deps.db)).serverName, 'Before', 'the database is the backup’s');
   t.same(await mediaDigest(app.dataDir), before, 'media identical by sha256');
@@ -155,6 +204,60 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
   t.equal((await app.json('/api/v1/system/status', { headers })).status, 200);
   t.notOk(existsSync(path.join(app.dataDir, 'restore-journal.json')));
   t.same(readdirSync(app.dataDir).filter((f) => f.startsWith('.restore-staging') || f.startsWith('.pre-restore')), [], 'no staging left behind');
+});
+
+t.test('while a restore runs, /api answers 503 (a write would be lost at the swap) but the status and the run; after it, writes work', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'In the backup' } });
+  const name = (await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name;
+
+  // Pause the restore just before its swap, deterministically.
+  let reached!: () => void;
+  const atSwap = new Promise<void>((resolve) => (reached = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  restoreTestHooks.beforeSwap = async () => {
+    reached();
+    await released;
+  };
+  t.teardown(() => {
+    delete restoreTestHooks.beforeSwap;
+    release();
+  });
+  const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
+  t.equal(started.status, 202);
+  await atSwap;
+
+  const write = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Written during the restore' } });
+  t.equal(write.status, 503, 'a write is refused, not accepted and then lost');
+  t.equal(write.body.error.code, 'not_ready');
+  t.match(write.body.error.message, /restore is in progress/);
+  t.equal(write.headers.get('retry-after'), '10');
+  t.equal((await app.json('/api/v1/settings', { headers: owner.headers })).status, 503, 'reads of the old data too');
+  t.equal((await app.json('/api/v1/assets', { method: 'POST', headers: owner.headers, json: {} })).status, 503);
+  t.equal((await app.json('/readyz')).status, 503, '/readyz 503');
+  const status = await app.json('/api/v1/system/status', { headers: owner.headers });
+  t.equal(status.status, 200, 'the status still answers');
+  t.equal(status.body.data.maintenance.restoreInProgress, true);
+  const progress = await app.json(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers: owner.headers });
+  t.equal(progress.status, 200, 'and the restore’s own progress');
+  t.equal(progress.body.data.state, 'running');
+  t.equal((await app.fetch('/healthz')).status, 200, 'liveness is not an /api route');
+
+  release();
+  const done = await app.json(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers: owner.headers });
+  let run = done.body.data;
+  while (run.state === 'running') {
+    await new Promise((r) => setTimeout(r, 10));
+    run = (await app.json(`/api/v1/system/maintenance/runs/${run.id}`, { headers: owner.headers })).body.data;
+  }
+  t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.equal((await getSettings(app.deps.db)).serverName, 'In the backup');
+  const after = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Written after the restore' } });
+  t.equal(after.status, 200, 'writes work again');
+  t.equal((await getSettings(app.deps.db)).serverName, 'Written after the restore');
+  t.equal((await app.json('/readyz')).status, 200);
 });
 
 t.test('restore refuses a corrupt, cut-short, foreign or newer backup without touching the live data', async (t) => {
@@ -205,77 +308,17 @@ t.test('restore refuses a corrupt, cut-short, foreign or newer backup without to
   const admin = await signIn(app, { role: 'admin' });
   const forbidden = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: admin.headers, json: { options: { backup: ok.body.data.name } } });
   t.equal(forbidden.status, 403, 'restore is for owners');
+  // A newer backup placed in backups/ by hand (the upload refuses it): the restore action refuses it too.
+  const newerName = ok.body.data.name.replace('-uploaded-', '-cli-');
+  writeFileSync(path.join(app.dataDir, 'backups', newerName), newer);
+  const newerRun = await runAndWait(app, owner.headers, 'restore', { backup: newerName });
+  t.equal(newerRun.body.data.state, 'failed');
+  t.equal(newerRun.body.data.error.code, 'validation_failed');
+  t.match(newerRun.body.data.error.message, /newer Placard/);
+  t.equal((await getSettings(app.deps.db)).serverName, 'Live', 'live database untouched');
+  t.same(await mediaDigest(app.dataDir), liveMedia, 'live media untouched');
+  t.equal((await app.json('/readyz')).status, 200);
   const missing = await runAndWait(app, owner.headers, 'restore', { backup: 'placard-backup-20200101T000000000Z-manual.tar' });
   t.equal(missing.body.data.state, 'failed');
   t.equal(missing.body.data.error.code, 'not_found');
-});
-
-t.test('SIGKILL mid-backup under a write load: live data intact, the unfinished backup discarded', async (t) => {
-  const dataDir = tempDataDir(t);
-  writeMedia(dataDir, 120, 1024 * 1024);
-  const server = await startServerProcess(t, dataDir);
-  const call = async (p: string, init: RequestInit & { json?: unknown } = {}) => {
-    const { json, ...rest } = init;
-    const res = await fetch(server.url + p, { ...rest, headers: { ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...(rest.headers as Record<string, string>) }, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-  };
-  const setup = await call('/api/v1/auth/setup', { method: 'POST', json: { email: 'owner@example.test', password: TEST_PASSWORD, displayName: 'Owner' } });
-  t.equal(setup.status, 201);
-  const headers = { cookie: cookieHeader(setup), 'x-csrf-token': setup.body.data.csrfToken };
-
-  // Write load: settings edits, each acknowledged one remembered.
-  let acknowledged = 0;
-  let stop = false;
-  const load = (async () => {
-    for (let i = 1; !stop; i++) {
-      try {
-        const res = await call('/api/v1/settings', { method: 'PATCH', headers, json: { serverName: `write ${i}` } });
-        if (res.status === 200) acknowledged = res.body.data.revision;
-      } catch {
-        return; // the server died
-      }
-    }
-  })();
-  const started = await call('/api/v1/system/maintenance/backup', { method: 'POST', headers, json: {} });
-  t.equal(started.status, 202);
-  const backups = path.join(dataDir, 'backups');
-  let killedMidway = false;
-  for (let i = 0; i < 2000; i++) {
-    const partial = readdirSync(backups).some((f) => f.startsWith('.partial-') && f.endsWith('.tar'));
-    const run = await call(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers });
-    if (partial && run.body.data.state === 'running' && run.body.data.progress > 0.1) {
-      server.child.kill('SIGKILL');
-      killedMidway = true;
-      break;
-    }
-    if (run.body.data.state !== 'running') break;
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  t.ok(killedMidway, 'killed while the archive was being written');
-  await server.exited;
-  stop = true;
-  await load;
-  t.ok(acknowledged > 0, `${acknowledged} acknowledged writes before the kill`);
-  t.ok(readdirSync(backups).some((f) => f.startsWith('.partial-')), 'the kill left an unfinished backup');
-
-  const again = await startServerProcess(t, dataDir);
-  const login = await fetch(again.url + '/api/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.test', password: TEST_PASSWORD }) });
-  t.equal(login.status, 200);
-  const body = (await login.json()) as { data: { csrfToken: string } };
-  const h = { cookie: cookieHeader({ headers: login.headers }), 'x-csrf-token': body.data.csrfToken };
-  const settings = (await (await fetch(again.url + '/api/v1/settings', { headers: h })).json()) as { data: { revision: number; serverName: string } };
-  t.ok(settings.data.revision >= acknowledged, `every acknowledged write survived (revision ${settings.data.revision} >= ${acknowledged})`);
-  t.match(settings.data.serverName, /^write \d+$/);
-  const list = (await (await fetch(again.url + '/api/v1/system/backups', { headers: h })).json()) as { data: { items: unknown[] } };
-  t.same(list.data.items, [], 'no backup is listed');
-  for (let i = 0; i < 100 && readdirSync(backups).some((f) => f.startsWith('.partial-')); i++) await new Promise((r) => setTimeout(r, 20));
-  t.same(readdirSync(backups).filter((f) => f.startsWith('.partial-')), [], 'the unfinished backup was discarded at start');
-  const ready = await fetch(again.url + '/readyz');
-  t.equal(ready.status === 200 || ready.status === 503, true);
-  again.child.kill('SIGTERM');
-  await again.exited;
-  const db = new SQLite(path.join(dataDir, 'placard.db'), { readonly: true });
-  t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'the live database is intact');
-  db.close();
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { getSettings, DEFAULT_SETTINGS } from '../server/src/modules/system/settings.js';
 import { registerStatusContributor } from '../server/src/modules/system/hooks.js';
@@ -92,9 +93,23 @@ t.test('system status: versions, database, disk, tools, backups, contributed sec
   });
   const app = await startApp(t);
   const viewer = await signIn(app, { role: 'owner' });
+  const upBefore = process.uptime();
   const res = await app.json('/api/v1/system/status', { headers: viewer.headers });
+  const upAfter = process.uptime();
   t.equal(res.status, 200, JSON.stringify(res.body).slice(0, 500));
   const s = res.body.data;
+  // The server runs in this process: its uptime is this process's.
+  t.ok(s.uptimeSec >= Math.floor(upBefore) && s.uptimeSec <= Math.ceil(upAfter), `uptime ${s.uptimeSec} s within ${upBefore}..${upAfter}`);
+  t.ok(Date.parse(s.startedAt) <= Date.now() && Date.parse(s.startedAt) >= Date.now() - upAfter * 1000 - 1000, 'startedAt is when this process started');
+  // ffmpeg and ffprobe versions as fields: what the binaries the server uses say themselves.
+  for (const name of ['ffmpeg', 'ffprobe'] as const) {
+    const bin = app.deps.tools[name];
+    t.ok(bin, `${name} resolved`);
+    const first = execFileSync(bin!.path, ['-hide_banner', '-version'], { encoding: 'utf8' }).split('\n')[0]!;
+    const expected = first.split(' ')[2];
+    t.equal(s.tools[name].ok, true);
+    t.equal(s.tools[name].version, expected, `${name} ${expected}`);
+  }
   t.match(s.version, /^\d+\.\d+\.\d+/);
   t.equal(s.runtime.node, process.version);
   t.match(s.database.sqliteVersion, /^3\.\d+/);

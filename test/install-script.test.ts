@@ -1,33 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { tempDataDir } from './helpers/harness.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
-
-/** A minimal unpacked release package: what install.sh checks and copies. */
-function fakePackage(dir: string, version: string): string {
-  const pkg = path.join(dir, `placard-${version}-linux-x64`);
-  mkdirSync(path.join(pkg, 'node/bin'), { recursive: true });
-  mkdirSync(path.join(pkg, 'dist/server/src'), { recursive: true });
-  mkdirSync(path.join(pkg, 'systemd'), { recursive: true });
-  writeFileSync(path.join(pkg, 'node/bin/node'), '#!/bin/sh\nexit 0\n');
-  chmodSync(path.join(pkg, 'node/bin/node'), 0o755);
-  writeFileSync(path.join(pkg, 'dist/server/src/main.js'), '// server\n');
-  writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'placard', version }, null, 2));
-  writeFileSync(path.join(pkg, 'ARCH'), 'x64\n');
-  copyFileSync(path.join(ROOT, 'systemd/placard.service'), path.join(pkg, 'systemd/placard.service'));
-  copyFileSync(path.join(ROOT, 'install.sh'), path.join(pkg, 'install.sh'));
-  return pkg;
-}
-
-function install(pkg: string, args: string[]) {
-  const res = spawnSync('sh', [path.join(pkg, 'install.sh'), ...args], { encoding: 'utf8' });
-  return { status: res.status, out: `${res.stdout}${res.stderr}` };
-}
+import { fakePackage, fakeSystemctl, install, installAsync, readyServer, ROOT, scratchRoot, which } from './helpers/install.js';
 
 const passwdEntries = (root: string) => readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').filter((l) => l.startsWith('placard:'));
 
@@ -157,4 +133,70 @@ t.test('the systemd unit passes systemd-analyze verify and carries the hardening
   writeFileSync(path.join(dir, 'bad.service'), unit.replaceAll('/opt/placard/current/node/bin/node', process.execPath).replace('ProtectSystem=strict', 'ProtectSystem=sideways'));
   const bad = spawnSync('systemd-analyze', ['verify', path.join(dir, 'bad.service')], { encoding: 'utf8' });
   t.not(`${bad.stdout}${bad.stderr}`.trim(), '');
+});
+
+t.test('a second run that changes nothing does not restart the service', async (t) => {
+  const dir = tempDataDir(t);
+  const root = scratchRoot(dir);
+  const port = await readyServer(t);
+  const pkg = fakePackage(dir, '1.0.0');
+  const systemctl = fakeSystemctl(dir);
+  const env = { PLACARD_INSTALL_SYSTEMCTL: systemctl.bin };
+  const first = await installAsync(pkg, ['--root', root, '--port', String(port)], env);
+  t.equal(first.status, 0, first.out);
+  t.same(systemctl.calls(), ['daemon-reload', 'enable placard.service', 'restart placard.service']);
+
+  writeFileSync(systemctl.log, '');
+  const again = await installAsync(pkg, ['--root', root, '--port', String(port)], { ...env, PLACARD_FAKE_ACTIVE: '1' });
+  t.equal(again.status, 0, again.out);
+  t.match(again.out, /nothing changed; placard.service keeps running/);
+  t.same(systemctl.calls(), ['enable placard.service', 'is-active --quiet placard.service'], 'no restart, no daemon-reload');
+
+  writeFileSync(systemctl.log, '');
+  const stopped = await installAsync(pkg, ['--root', root], env);
+  t.equal(stopped.status, 0, stopped.out);
+  t.ok(systemctl.calls().includes('restart placard.service'), 'a stopped service is started');
+
+  writeFileSync(systemctl.log, '');
+  const changed = await installAsync(pkg, ['--root', root, '--public-url', 'http://signage.lan:8080'], { ...env, PLACARD_FAKE_ACTIVE: '1' });
+  t.equal(changed.status, 0, changed.out);
+  t.ok(systemctl.calls().includes('restart placard.service'), 'a changed env file restarts it');
+});
+
+t.test('--root works for an unprivileged user (no chown to the service user)', async (t) => {
+  const dir = tempDataDir(t);
+  chmodSync(dir, 0o755);
+  const pkg = fakePackage(dir, '1.0.0');
+  const root = scratchRoot(dir);
+  let runAs: string[] = [];
+  if (process.getuid?.() === 0) {
+    // Root here (CI too): run it as nobody, in a root nobody owns.
+    const nobody = spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' });
+    const uid = Number(nobody.stdout.trim());
+    for (const p of [root, path.join(root, 'etc'), path.join(root, 'etc/passwd'), path.join(root, 'etc/group')]) chownSync(p, uid, uid);
+    runAs = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'];
+  }
+  const argv = [...runAs, 'sh', path.join(pkg, 'install.sh'), '--root', root, '--port', '8124'];
+  const res = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', cwd: dir });
+  const out = `${res.stdout}${res.stderr}`;
+  t.equal(res.status, 0, out);
+  t.match(out, /not root: the files are owned by/);
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
+  t.match(readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8'), /^PLACARD_PORT=8124$/m);
+  t.ok(statSync(path.join(root, 'var/lib/placard/backups')).isDirectory());
+  t.equal(passwdEntries(root).length, 1, 'the user entry is written into the scratch root');
+  if (runAs.length) t.not(statSync(path.join(root, 'var/lib/placard')).uid, 0, 'owned by the user who ran it');
+});
+
+t.test('the readiness timeouts agree: unit start limit > its wait-ready, install.sh waits as long', async (t) => {
+  const unit = readFileSync(path.join(ROOT, 'systemd/placard.service'), 'utf8');
+  const script = readFileSync(path.join(ROOT, 'install.sh'), 'utf8');
+  const startLimit = Number(/^TimeoutStartSec=(\d+)$/m.exec(unit)?.[1]);
+  const unitWait = Number(/^ExecStartPost=.* wait-ready --timeout (\d+)$/m.exec(unit)?.[1]);
+  const installWait = Number(/^READY_TIMEOUT=(\d+)$/m.exec(script)?.[1]);
+  t.ok(startLimit > 0, `TimeoutStartSec is set (${startLimit})`);
+  t.ok(unitWait > 0, `ExecStartPost waits (${unitWait} s)`);
+  t.ok(startLimit >= unitWait + 20, 'systemd gives the start (process start + wait-ready) more time than wait-ready takes');
+  t.ok(installWait >= unitWait, `install.sh waits at least as long (${installWait} s)`);
+  t.match(script, /wait-ready --timeout "\$READY_TIMEOUT"/, 'install.sh waits with the same check');
 });

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -174,20 +174,49 @@ t.test('GET /api/v1/install/linux and the artifact with Range, HEAD, ETag', asyn
   t.equal(staleIfRange.status, 200, 'If-Range with another ETag gets the whole file');
 });
 
-t.test('mirroring receiver: 404 saying how to provide one, then served with its sha256', async (t) => {
+t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin, served with its sha256, replaced, deleted', async (t) => {
   const app = await startApp(t);
+  const owner = await signIn(app);
   for (const p of ['/install-mirroring.sh', '/api/v1/install/mirroring/receiver', '/api/v1/install/mirroring/receiver.sha256']) {
     const res = await app.json(p);
     t.equal(res.status, 404, p);
     t.equal(res.body.error.code, 'not_found');
-    t.match(res.body.error.message, 'releases/mirroring/receiver', `${p} says where to put it`);
+    t.match(res.body.error.message, 'PUT /api/v1/install/mirroring/receiver', `${p} says how to provide one`);
   }
   const head = await app.fetch('/api/v1/install/mirroring/receiver', { method: 'HEAD' });
   t.equal(head.status, 404);
 
+  const put = (body: Buffer, headers: Record<string, string> = owner.headers, type = 'application/octet-stream') =>
+    app.json('/api/v1/install/mirroring/receiver', { method: 'PUT', headers: { ...headers, 'content-type': type }, body });
   const binary = randomBytes(50_000);
-  mkdirSync(path.join(app.dataDir, 'releases/mirroring'), { recursive: true });
-  writeFileSync(path.join(app.dataDir, 'releases/mirroring/receiver'), binary);
+  const editor = await signIn(app, { role: 'editor' });
+  t.equal((await put(binary, editor.headers)).status, 403, 'admins only');
+  t.equal((await app.json('/api/v1/install/mirroring/receiver', { method: 'PUT', body: binary, headers: { 'content-type': 'application/octet-stream' } })).status, 401);
+  t.equal((await put(binary, owner.headers, 'application/json')).status, 415, 'the body is the binary');
+  const empty = await put(Buffer.alloc(0));
+  t.equal(empty.status, 400);
+  t.match(empty.body.error.message, /empty/);
+  const tooBig = await new Promise<number>((resolve, reject) => {
+    // Declares more than the limit: refused before a byte is stored.
+    const u = new URL(app.url);
+    const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/install/mirroring/receiver', method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream', 'content-length': String(300 * 1024 * 1024) } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.write(randomBytes(1024));
+  });
+  t.equal(tooBig, 413, 'over the size limit');
+
+  const uploaded = await put(binary);
+  t.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
+  t.match(uploaded.body.data, { sha256: sha256(binary), sizeBytes: binary.length, url: '/api/v1/install/mirroring/receiver', installScriptUrl: '/install-mirroring.sh' });
+  const settings = await app.json('/api/v1/settings', { headers: owner.headers });
+  t.match(settings.body.data.provisioning.mirroringReceiver, { fileName: `receiver-${sha256(binary)}`, sha256: sha256(binary), sizeBytes: binary.length }, 'recorded in the settings');
+  const patch = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { provisioning: { mirroringReceiver: null } } });
+  t.equal(patch.status, 400, 'the setting is not PATCHed: the upload route owns it');
+  t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(binary)}`], 'one file, no partial left');
+
   const got = await app.fetch('/api/v1/install/mirroring/receiver');
   t.equal(got.status, 200);
   t.same(Buffer.from(await got.arrayBuffer()), binary);
@@ -204,10 +233,49 @@ t.test('mirroring receiver: 404 saying how to provide one, then served with its 
   t.match(text, `EXPECTED='${sha256(binary)}'`);
   lint(t, 'install-mirroring.sh', text);
 
-  // A replaced binary gets its new checksum.
+  // A new upload replaces it (and its file); the export leaves this server's file out.
   const v2 = randomBytes(1000);
-  writeFileSync(path.join(app.dataDir, 'releases/mirroring/receiver'), v2);
-  const later = Date.now() / 1000 + 5;
-  (await import('node:fs')).utimesSync(path.join(app.dataDir, 'releases/mirroring/receiver'), later, later);
+  t.equal((await put(v2)).status, 200);
   t.equal(await (await app.fetch('/api/v1/install/mirroring/receiver.sha256')).text(), `${sha256(v2)}  placard-mirroring-receiver\n`);
+  t.same(Buffer.from(await (await app.fetch('/api/v1/install/mirroring/receiver')).arrayBuffer()), v2);
+  t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(v2)}`], 'the old file is gone');
+  const exported = await app.json('/api/v1/system/settings/export', { headers: owner.headers });
+  t.notOk('provisioning' in exported.body.data.sections.settings.data, 'not exported');
+
+  // A file lost from the data directory: 404, not a 500.
+  rmSync(path.join(app.dataDir, 'releases/mirroring', `receiver-${sha256(v2)}`));
+  const lost = await app.json('/api/v1/install/mirroring/receiver.sha256');
+  t.equal(lost.status, 404);
+  t.match(lost.body.error.message, /missing or damaged/);
+
+  t.equal((await app.fetch('/api/v1/install/mirroring/receiver', { method: 'DELETE', headers: editor.headers })).status, 403);
+  t.equal((await app.fetch('/api/v1/install/mirroring/receiver', { method: 'DELETE', headers: owner.headers })).status, 204);
+  t.equal((await app.json('/api/v1/install/mirroring/receiver')).status, 404, 'not served after DELETE');
+  t.equal((await app.fetch('/api/v1/install/mirroring/receiver', { method: 'DELETE', headers: owner.headers })).status, 404);
+});
+
+t.test('the Linux player artifact cache keeps artifacts other requests use; only idle ones go', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const dir = path.join(app.dataDir, 'releases/linux-player');
+  const buildFor = async (url: string) => {
+    t.equal((await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { publicUrl: url } })).status, 200);
+    const res = await app.json('/api/v1/install/linux');
+    t.equal(res.status, 200);
+    return `${res.body.data.artifact.sha256}.tar.gz`;
+  };
+  const a = await buildFor('http://a.lan:8080');
+  const b = await buildFor('http://b.lan:8080');
+  t.not(a, b);
+  t.same(readdirSync(dir).sort(), [a, b].sort(), 'building B left A in place (a request for A may be streaming it)');
+  // A idle for two hours: the next build sweeps it; B (used just now) stays.
+  const old = new Date(Date.now() - 2 * 3_600_000);
+  utimesSync(path.join(dir, a), old, old);
+  const oldB = new Date(Date.now() - 2 * 3_600_000);
+  utimesSync(path.join(dir, b), oldB, oldB);
+  await buildFor('http://b.lan:8080'); // served again: B is in use now
+  const c = await buildFor('http://c.lan:8080');
+  t.same(readdirSync(dir).sort(), [b, c].sort(), 'the idle one went, the used ones stayed');
+  const res = await app.fetch('/api/v1/install/linux/artifact');
+  t.equal(res.status, 200, 'C is served');
 });

@@ -12,6 +12,7 @@ import { buildRouter } from './platform/http/router.js';
 import type { MediaTools } from './platform/media/tools.js';
 import { installSessions } from './modules/accounts/sessions.js';
 import { installSystem } from './modules/system/system.routes.js';
+import { restoreGate } from './modules/system/restore-gate.js';
 import { installMedia } from './modules/media/index.js';
 import { installDemo } from './modules/demo/demo.routes.js';
 import { ServerSecrets } from './platform/security/secrets.js';
@@ -72,6 +73,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope());
   app.use(baseHeaders());
+  app.use(restoreGate(deps)); // /api answers 503 while a restore swaps the data (modules/system)
   // The console and the player pages (before sessions: static files need none).
   app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
   installSessions(app, deps, secrets.derive('session-cookie').toString('base64url'));

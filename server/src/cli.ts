@@ -1,10 +1,11 @@
+import SQLite from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
 import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
-import { BACKUP_KINDS, BackupError, createBackup, discardPartialBackups, listBackups, type BackupKind } from './modules/system/backup.js';
+import { BACKUP_KINDS, BackupError, createBackup, discardPartialBackups, knownSchemaVersion, listBackups, type BackupKind } from './modules/system/backup.js';
 import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';
@@ -20,6 +21,9 @@ Usage: placard <command> [options]
   restore FILE [--force]  restore a backup; stop the service first (systemctl stop placard)
   backups                 list backups in the data directory
   migrate                 bring the database schema up to date
+  schema                  the database's schema version and the newest this version knows;
+                          exit status 3 when the database is newer (this version cannot
+                          open it: restore a backup made by this version)
   reset-password EMAIL [--password-stdin] [--disable-mfa]
                           set a new password for a locked-out user (printed unless given
                           on stdin), end their sessions and lift sign-in throttling
@@ -91,7 +95,7 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
     databaseFile: file,
     kind: values.kind as BackupKind,
     includeMedia: values['no-media'] ? false : settings.backups.includeMedia,
-    keep: Math.max(settings.backups.keep, values.kind === 'pre-upgrade' ? 2 : 1),
+    keep: settings.backups.keep,
     progress: progressPrinter('backup'),
   });
   const written = path.join(config.dataDir, 'backups', info.name);
@@ -141,6 +145,30 @@ async function commandMigrate(config: Config): Promise<void> {
   } finally {
     await opened.close();
   }
+}
+
+/** Exit status of `placard schema` when the database is newer than this version knows. */
+export const SCHEMA_TOO_NEW_EXIT = 3;
+
+async function commandSchema(config: Config): Promise<number> {
+  const file = path.join(config.dataDir, 'placard.db');
+  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  // Read-only: nothing is migrated or converted, whichever version wrote the file.
+  let found = 0;
+  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'schema_migrations'").get();
+    if (table) found = Number((sqlite.prepare('select max(version) as v from schema_migrations').get() as { v: number | null }).v ?? 0);
+  } finally {
+    sqlite.close();
+  }
+  const known = knownSchemaVersion();
+  if (found > known) {
+    out(`database schema ${found} is newer than this version (${SERVER_VERSION}) knows (${known}): it cannot open it`);
+    return SCHEMA_TOO_NEW_EXIT;
+  }
+  out(`database schema ${found}; this version (${SERVER_VERSION}) knows up to ${known}${found < known ? ' (placard migrate brings it up to date)' : ''}`);
+  return 0;
 }
 
 async function readStdin(): Promise<string> {
@@ -235,6 +263,8 @@ export async function runCli(argv: string[]): Promise<number> {
       case 'migrate':
         await commandMigrate(config);
         break;
+      case 'schema':
+        return await commandSchema(config);
       case 'reset-password':
         await commandResetPassword(config, args);
         break;

@@ -276,6 +276,7 @@ registerMaintenanceAction({
   summary:
     'Render thumbnails and other variants again from the originals, through the job queue (assets stay ready); `assetIds` or `kinds` narrow it. Reports jobs queued, then follows them to the end',
   minRole: 'admin',
+  exclusive: true, // writes media: never during a restore's swap
   options: ReprocessOptions,
   async run({ deps, options, progress }) {
     const o = options as z.output<typeof ReprocessOptions>;

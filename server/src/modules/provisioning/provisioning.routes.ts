@@ -1,21 +1,30 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { gzipSync } from 'node:zlib';
 import type { Context } from 'koa';
 import tar from 'tar-stream';
 import { z } from 'zod';
+import { durableRename } from '../../platform/db/database.js';
+import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
-import { defineRoute, ok } from '../../platform/http/route.js';
+import { defineRoute, noContent, ok } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { SERVER_VERSION } from '../../version.js';
-import { effectivePublicUrl, getSettings } from '../system/settings.js';
+import { effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/settings.js';
 import { mirroringInstallScript, playerInstallScript, playerServiceUnit, safeServerUrl } from './scripts.js';
 
 const TAGS = ['Provisioning'];
 export const PLAYER_ARCHITECTURES = ['x86_64', 'aarch64'] as const;
-/** Where an admin puts the mirroring receiver binary, relative to the data directory. */
-export const MIRRORING_RECEIVER_FILE = path.join('releases', 'mirroring', 'receiver');
+/** Where an uploaded mirroring receiver is kept, relative to the data directory (as `receiver-<sha256>`). */
+export const MIRRORING_RECEIVER_DIR = path.join('releases', 'mirroring');
+/** The largest receiver binary accepted (receivers are single executables of a few MiB). */
+export const MIRRORING_RECEIVER_MAX_BYTES = 256 * 1024 * 1024;
+/** A cached Linux player artifact no request used for this long is deleted when another is built. */
+export const ARTIFACT_IDLE_MS = 60 * 60_000;
 
 /** This server's URL for players, refusing a Host header that is not a plain host[:port]. */
 async function serverUrlOf(ctx: Context): Promise<string> {
@@ -82,50 +91,101 @@ async function linuxArtifact(dataDir: string, serverUrl: string): Promise<Artifa
   ]);
   const sha256 = createHash('sha256').update(body).digest('hex');
   const dir = path.join(dataDir, 'releases', 'linux-player');
-  const file = path.join(dir, `${sha256}.tar.gz`);
+  const name = `${sha256}.tar.gz`;
+  const file = path.join(dir, name);
   if (!existsSync(file)) {
     mkdirSync(dir, { recursive: true });
-    // Keep the directory small: artifacts of other URLs or versions are rebuilt on demand.
-    for (const old of readdirSync(dir)) rmSync(path.join(dir, old), { force: true });
-    const tmp = `${file}.${process.pid}.tmp`;
+    const tmp = `${file}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
     writeFileSync(tmp, body);
     renameSync(tmp, file);
+    // Keep the directory small without pulling a file from under a request for another URL:
+    // only artifacts no request used for ARTIFACT_IDLE_MS go (rebuilt on demand if asked again).
+    const now = Date.now();
+    for (const old of readdirSync(dir)) {
+      if (old === name) continue;
+      const mtime = statSync(path.join(dir, old), { throwIfNoEntry: false })?.mtimeMs;
+      if (mtime !== undefined && now - mtime > ARTIFACT_IDLE_MS) rmSync(path.join(dir, old), { force: true });
+    }
+  } else {
+    // In use: its time says so to the sweep above.
+    const now = new Date();
+    try {
+      utimesSync(file, now, now);
+    } catch {
+      // swept between the check and now: the next request builds it again
+    }
   }
   return { file, fileName, sizeBytes: body.length, sha256 };
 }
 
-const receiverHashes = new Map<string, { key: string; sha256: string }>();
+const HOW_TO_PROVIDE =
+  'An administrator uploads the receiver binary: PUT /api/v1/install/mirroring/receiver with the file as the body (Content-Type: application/octet-stream); ' +
+  'these routes then serve it with its sha256.';
 
-/** The admin-provided mirroring receiver, or 404 saying how to provide one. */
-async function mirroringReceiver(dataDir: string): Promise<{ file: string; sizeBytes: number; sha256: string }> {
-  const file = path.join(dataDir, MIRRORING_RECEIVER_FILE);
-  let s;
+/** The uploaded mirroring receiver (the `provisioning.mirroringReceiver` setting), or 404 saying how to provide one. */
+async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeBytes: number; sha256: string }> {
+  const receiver = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+  if (!receiver) throw new ApiError('not_found', `No mirroring receiver has been provided. ${HOW_TO_PROVIDE}`);
+  const file = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, receiver.fileName);
+  const s = await stat(file).catch(() => null);
+  if (!s?.isFile() || s.size !== receiver.sizeBytes) {
+    throw new ApiError('not_found', `The mirroring receiver file is missing or damaged in the data directory (${MIRRORING_RECEIVER_DIR}/${receiver.fileName}). ${HOW_TO_PROVIDE}`);
+  }
+  return { file, sizeBytes: s.size, sha256: receiver.sha256 };
+}
+
+const ReceiverInfo = z.object({
+  fileName: z.string(),
+  sha256: z.string(),
+  sizeBytes: z.number(),
+  uploadedAt: z.string(),
+  url: z.string(),
+  sha256Url: z.string(),
+  installScriptUrl: z.string(),
+});
+
+const receiverInfo = (r: MirroringReceiver) => ({
+  fileName: 'placard-mirroring-receiver',
+  sha256: r.sha256,
+  sizeBytes: r.sizeBytes,
+  uploadedAt: r.uploadedAt,
+  url: '/api/v1/install/mirroring/receiver',
+  sha256Url: '/api/v1/install/mirroring/receiver.sha256',
+  installScriptUrl: '/install-mirroring.sh',
+});
+
+/** Streams the request body to `<dir>/.upload-<pid>-*.partial`, hashing it; refuses more than `max` bytes. */
+async function receiveFile(ctx: Context, dir: string, max: number): Promise<{ tmp: string; sizeBytes: number; sha256: string }> {
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > max) throw new ApiError('payload_too_large', `The receiver may be at most ${max} bytes; this one is ${declared}`);
+  await mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, `.upload-${process.pid}-${randomBytes(6).toString('hex')}.partial`);
+  const hash = createHash('sha256');
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > max) return done(new ApiError('payload_too_large', `The receiver may be at most ${max} bytes`));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
   try {
-    s = statSync(file);
-  } catch {
-    s = null;
+    await pipeline(ctx.req, counter, createWriteStream(tmp, { mode: 0o644 }));
+  } catch (err) {
+    await rm(tmp, { force: true });
+    if (err instanceof ApiError) {
+      ctx.set('Connection', 'close'); // the rest of the body is not read
+      throw err;
+    }
+    if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new ApiError('insufficient_storage', 'The disk is full; the upload was discarded');
+    throw new ApiError('validation_failed', `The upload did not complete: ${(err as Error).message}`);
   }
-  if (!s?.isFile()) {
-    throw new ApiError(
-      'not_found',
-      `No mirroring receiver has been provided. An administrator copies the receiver binary to <data directory>/${MIRRORING_RECEIVER_FILE} on the server ` +
-        '(readable by the placard user); this route then serves it with its sha256.',
-    );
+  if (size === 0) {
+    await rm(tmp, { force: true });
+    throw new ApiError('validation_failed', 'The body is empty: send the receiver binary');
   }
-  const key = `${s.size}:${s.mtimeMs}`;
-  let cached = receiverHashes.get(file);
-  if (cached?.key !== key) {
-    const hash = createHash('sha256');
-    await new Promise<void>((resolve, reject) => {
-      createReadStream(file)
-        .on('data', (c) => hash.update(c))
-        .on('end', () => resolve())
-        .on('error', reject);
-    });
-    cached = { key, sha256: hash.digest('hex') };
-    receiverHashes.set(file, cached);
-  }
-  return { file, sizeBytes: s.size, sha256: cached.sha256 };
+  return { tmp, sizeBytes: size, sha256: hash.digest('hex') };
 }
 
 const LinuxInstallInfo = z.object({
@@ -174,7 +234,7 @@ const receiverRoute = (method: 'GET' | 'HEAD') =>
       416: { description: 'range_not_satisfiable' },
     },
     handler: async (ctx) => {
-      const receiver = await mirroringReceiver(ctx.deps.config.dataDir);
+      const receiver = await mirroringReceiver(ctx);
       await sendFile(ctx, { path: receiver.file, contentType: 'application/octet-stream', etag: receiver.sha256, disposition: { type: 'attachment', filename: 'placard-mirroring-receiver' }, cacheControl: 'no-cache' });
     },
   });
@@ -236,7 +296,7 @@ export const provisioningRoutes = [
       404: { description: 'not_found: no receiver has been provided' },
     },
     handler: async (ctx) => {
-      const receiver = await mirroringReceiver(ctx.deps.config.dataDir);
+      const receiver = await mirroringReceiver(ctx);
       sendText(ctx, mirroringInstallScript(await serverUrlOf(ctx), receiver.sha256), 'text/x-shellscript; charset=utf-8', 'install-mirroring.sh');
     },
   }),
@@ -250,8 +310,59 @@ export const provisioningRoutes = [
     summary: 'The receiver’s sha256, in sha256sum format',
     responses: { 200: { description: '`<hex>  placard-mirroring-receiver`', content: { 'text/plain': {} } }, 404: { description: 'not_found: no receiver has been provided' } },
     handler: async (ctx) => {
-      const receiver = await mirroringReceiver(ctx.deps.config.dataDir);
+      const receiver = await mirroringReceiver(ctx);
       sendText(ctx, `${receiver.sha256}  placard-mirroring-receiver\n`, 'text/plain; charset=utf-8');
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/v1/install/mirroring/receiver',
+    auth: 'session',
+    minRole: 'admin',
+    extension: true,
+    tags: TAGS,
+    summary: 'Provide the mirroring receiver binary (the body is the file); it replaces the one before',
+    description:
+      `Streamed to the data directory with its sha256 computed on the way, at most ${MIRRORING_RECEIVER_MAX_BYTES / 1024 / 1024} MiB; ` +
+      'recorded in the `provisioning.mirroringReceiver` setting, which the public receiver routes and /install-mirroring.sh serve from.',
+    rawBody: { contentTypes: ['application/octet-stream'] },
+    responses: {
+      200: { description: 'The receiver now served', data: ReceiverInfo },
+      400: { description: 'validation_failed: an empty or interrupted body' },
+      413: { description: 'payload_too_large: over the limit' },
+      507: { description: 'insufficient_storage: the disk filled up' },
+    },
+    handler: async (ctx, { auth }) => {
+      const dir = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR);
+      const got = await receiveFile(ctx, dir, MIRRORING_RECEIVER_MAX_BYTES);
+      const fileName = `receiver-${got.sha256}`;
+      try {
+        durableRename(got.tmp, path.join(dir, fileName));
+      } finally {
+        await rm(got.tmp, { force: true });
+      }
+      const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+      const receiver: MirroringReceiver = { fileName, sha256: got.sha256, sizeBytes: got.sizeBytes, uploadedAt: new Date().toISOString() };
+      await setMirroringReceiver(ctx.deps.db, receiver, (auth as SessionPrincipal).userId);
+      if (before && before.fileName !== fileName) await rm(path.join(dir, before.fileName), { force: true });
+      return ok(receiverInfo(receiver));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/install/mirroring/receiver',
+    auth: 'session',
+    minRole: 'admin',
+    extension: true,
+    tags: TAGS,
+    summary: 'Stop serving the mirroring receiver and delete its file',
+    responses: { 204: { description: 'Deleted' }, 404: { description: 'not_found: none was provided' } },
+    handler: async (ctx, { auth }) => {
+      const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+      if (!before) throw new ApiError('not_found', 'No mirroring receiver has been provided');
+      await setMirroringReceiver(ctx.deps.db, null, (auth as SessionPrincipal).userId);
+      await rm(path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, before.fileName), { force: true });
+      return noContent();
     },
   }),
 ];

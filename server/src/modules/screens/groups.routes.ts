@@ -60,7 +60,7 @@ async function oneGroup(ctx: Context, id: string) {
 
 // ---- Span (video wall) ----
 
-const Span = z
+export const Span = z
   .object({
     rows: z.number().int().min(1).max(16),
     columns: z.number().int().min(1).max(16),

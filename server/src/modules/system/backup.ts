@@ -27,8 +27,34 @@ export const BACKUP_KINDS = ['manual', 'scheduled', 'cli', 'pre-upgrade', 'uploa
 export type BackupKind = (typeof BACKUP_KINDS)[number];
 
 /** `placard-backup-20261122T221530123Z-manual.tar` */
-export const BACKUP_NAME = /^placard-backup-\d{8}T\d{9}Z-(?:manual|scheduled|cli|pre-upgrade|uploaded)(?:-[a-z0-9]{4})?\.tar$/;
+export const BACKUP_NAME = /^placard-backup-\d{8}T\d{9}Z-(manual|scheduled|cli|pre-upgrade|uploaded)(?:-[a-z0-9]{4})?\.tar$/;
+/**
+ * Files being written in backups/ are `.partial-<pid>-<name>` (the writer's process id):
+ * `discardPartialBackups` removes those whose writer is gone, never one being written.
+ */
 export const PARTIAL_PREFIX = '.partial-';
+const PARTIAL_PID = /^\.partial-(\d+)-/;
+/** A partial file untouched this long is abandoned whoever wrote it (a reused pid, an old format). */
+export const PARTIAL_MAX_AGE_MS = 60 * 60_000;
+
+/** The name this process writes `name` under until it is complete. */
+export function partialName(name: string): string {
+  return `${PARTIAL_PREFIX}${process.pid}-${name}`;
+}
+
+/**
+ * Retention (`backups.keep`) counts the backups this server makes on its own or when asked:
+ * manual, scheduled and cli. The newest PRE_UPGRADE_KEEP pre-upgrade backups are kept apart
+ * (a rollback needs the latest), and uploaded backups are never deleted automatically (one
+ * uploaded to be restored is usually older than every local one).
+ */
+export const RETAINED_KINDS: readonly BackupKind[] = ['manual', 'scheduled', 'cli'];
+export const PRE_UPGRADE_KEEP = 2;
+
+/** The kind in a backup's file name: how it came to be here (`uploaded` whatever its header says). */
+export function backupKindOf(name: string): BackupKind | null {
+  return (BACKUP_NAME.exec(name)?.[1] as BackupKind | undefined) ?? null;
+}
 
 export const BackupHeader = z.object({
   format: z.literal(BACKUP_FORMAT),
@@ -170,7 +196,7 @@ export interface CreateBackupOptions {
   databaseFile: string;
   kind: BackupKind;
   includeMedia: boolean;
-  /** Keep this many backups (oldest deleted after success); undefined keeps all. */
+  /** Retention after success: keep this many manual/scheduled/cli backups (see RETAINED_KINDS); undefined deletes none. */
   keep?: number;
   progress?: Progress;
 }
@@ -195,8 +221,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
   const dir = backupsDir(options.dataDir);
   await mkdir(dir, { recursive: true });
   const name = backupName(options.kind);
-  const partial = path.join(dir, PARTIAL_PREFIX + name);
-  const snapshot = path.join(dir, `${PARTIAL_PREFIX}${name}.db`);
+  const partial = path.join(dir, partialName(name));
+  const snapshot = `${partial}.db`;
   const createdAt = new Date().toISOString();
   try {
     progress(0.01, 'snapshotting the database');
@@ -235,6 +261,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       files.push({ path: SECRET_ENTRY, sizeBytes: size, sha256: await addEntry(pack, SECRET_ENTRY, size, createReadStream(secretFile)) });
     }
     let lastReport = Date.now();
+    let lastFraction = 0;
     for (const f of mediaFiles) {
       const full = path.join(options.dataDir, f.rel);
       // Media files are written once and renamed into place; one deleted since listing is skipped.
@@ -248,8 +275,11 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       const sha256 = await addEntry(pack, f.rel, size, size === 0 ? Buffer.alloc(0) : createReadStream(full, { end: size - 1 }), 0o644);
       files.push({ path: f.rel, sizeBytes: size, sha256 });
       doneBytes += size;
-      if (Date.now() - lastReport > 250) {
+      // Every 250 ms, and at each 5 % of the bytes (a small backup shows its progress too).
+      const fraction = totalBytes ? doneBytes / totalBytes : 1;
+      if (Date.now() - lastReport > 250 || fraction - lastFraction >= 0.05) {
         lastReport = Date.now();
+        lastFraction = fraction;
         report(`archiving ${f.rel}`);
       }
     }
@@ -274,10 +304,26 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
   }
 }
 
-/** Deletes what an interrupted backup or restore left in backups/ and the data directory. */
-export async function discardPartialBackups(dataDir: string): Promise<string[]> {
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+/**
+ * Deletes what interrupted backups and uploads left in backups/: partial files whose writer
+ * (the pid in the name) is gone, and any untouched for PARTIAL_MAX_AGE_MS. A backup or an
+ * upload under way in this or another process (the server while `placard backup` runs, or
+ * the other way round) is left alone. `atStart`: nothing of this process is under way yet,
+ * so its own pid (a reused one, e.g. pid 1 in a container) counts as gone.
+ */
+export async function discardPartialBackups(dataDir: string, options: { atStart?: boolean; maxAgeMs?: number } = {}): Promise<string[]> {
   const removed: string[] = [];
   const dir = backupsDir(dataDir);
+  const maxAge = options.maxAgeMs ?? PARTIAL_MAX_AGE_MS;
   let names: string[] = [];
   try {
     names = await readdir(dir);
@@ -285,10 +331,18 @@ export async function discardPartialBackups(dataDir: string): Promise<string[]> 
     return removed;
   }
   for (const n of names) {
-    if (n.startsWith(PARTIAL_PREFIX)) {
-      await rm(path.join(dir, n), { force: true, recursive: true });
-      removed.push(n);
+    if (!n.startsWith(PARTIAL_PREFIX)) continue;
+    const file = path.join(dir, n);
+    const pidText = PARTIAL_PID.exec(n)?.[1];
+    const pid = pidText ? Number(pidText) : null;
+    let writerGone = false;
+    if (pid !== null) writerGone = pid === process.pid ? Boolean(options.atStart) : !processAlive(pid);
+    if (!writerGone) {
+      const s = await stat(file).catch(() => null);
+      if (!s || Date.now() - s.mtimeMs < maxAge) continue;
     }
+    await rm(file, { force: true, recursive: true });
+    removed.push(n);
   }
   return removed;
 }
@@ -335,16 +389,21 @@ export async function listBackups(dataDir: string): Promise<BackupInfo[]> {
     if (!header) continue;
     const s = await stat(file).catch(() => null);
     if (!s) continue;
-    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia });
+    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: backupKindOf(name) ?? header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia });
   }
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
 }
 
-/** Keeps the newest `keep` backups. */
+/**
+ * Retention: keeps the newest `keep` manual/scheduled/cli backups and the newest
+ * PRE_UPGRADE_KEEP pre-upgrade ones; uploaded backups stay until someone deletes them.
+ */
 export async function pruneBackups(dataDir: string, keep: number): Promise<string[]> {
   const all = await listBackups(dataDir);
+  const regular = all.filter((b) => (RETAINED_KINDS as readonly string[]).includes(b.kind));
+  const preUpgrade = all.filter((b) => b.kind === 'pre-upgrade');
   const removed: string[] = [];
-  for (const b of all.slice(keep)) {
+  for (const b of [...regular.slice(keep), ...preUpgrade.slice(PRE_UPGRADE_KEEP)]) {
     await unlink(path.join(backupsDir(dataDir), b.name)).catch(() => {});
     removed.push(b.name);
   }

@@ -94,8 +94,12 @@ export interface ExportSection {
   exportData(db: Db): Promise<unknown>;
   /** Validates `data` and answers what applying it would change, without changing anything. */
   preview(db: Db, data: unknown, version: number): Promise<ImportPlan>;
-  /** Applies `data` inside the given transaction (all sections share one: the import is atomic). */
-  apply(trx: Db, data: unknown, version: number): Promise<void>;
+  /**
+   * Applies `data` inside the given transaction (all sections share one: the import is
+   * atomic). Answers the screens whose manifest changed: their revision is bumped after the
+   * commit.
+   */
+  apply(trx: Db, data: unknown, version: number): Promise<void | { screenIds?: string[] }>;
 }
 
 const exportSections = new Map<string, ExportSection>();

@@ -57,6 +57,22 @@ const sections = {
     /** Editors submit content for approval; publishers approve and publish. */
     required: z.boolean(),
   }),
+  provisioning: z.object({
+    /**
+     * The mirroring receiver binary an administrator uploaded (PUT
+     * /api/v1/install/mirroring/receiver), kept as `<data>/releases/mirroring/<fileName>`;
+     * null until one is. Set by that route only (PATCH refuses it), local to this server
+     * (an export leaves it out, an import keeps this server's).
+     */
+    mirroringReceiver: z
+      .object({
+        fileName: z.string().regex(/^receiver-[0-9a-f]{64}$/),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        sizeBytes: z.int().min(1),
+        uploadedAt: z.string().max(40),
+      })
+      .nullable(),
+  }),
   backups: z.object({
     /** Hours between automatic backups; 0 turns them off. */
     intervalHours: z.int().min(0).max(24 * 31),
@@ -95,8 +111,13 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   uploads: { maxSizeBytes: 4 * GiB, abandonAfterHours: 24 },
   network: { allowPrivateFetchTargets: true },
   approvals: { required: false },
+  provisioning: { mirroringReceiver: null },
   backups: { intervalHours: 24, keep: 7, includeMedia: true },
 });
+
+/** Settings that describe files of this server: read-only through PATCH, never exported or imported. */
+export const LOCAL_SETTINGS = ['provisioning'] as const;
+export type MirroringReceiver = NonNullable<Settings['provisioning']['mirroringReceiver']>;
 
 /** A PATCH body: any subset of fields, sections merged key by key, unknown keys refused. */
 export const SettingsPatch = z
@@ -228,6 +249,26 @@ async function writeSettings(db: Db, patch: SettingsPatch, options: { expectedRe
       .execute();
     return { settings: next, revision, updatedAt: now };
   });
+}
+
+/** Records (or with null, forgets) the uploaded mirroring receiver: a settings write with its own revision. */
+export async function setMirroringReceiver(db: Db, receiver: MirroringReceiver | null, userId: string | null): Promise<StoredSettings> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const current = await readSettings(trx);
+      const next = Settings.parse({ ...current.settings, provisioning: { ...current.settings.provisioning, mirroringReceiver: receiver } });
+      const now = new Date().toISOString();
+      const revision = current.revision + 1;
+      await trx
+        .insertInto('settings')
+        .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: userId })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now, updated_by: userId }))
+        .execute();
+      return { settings: next, revision, updatedAt: now };
+    });
+  } finally {
+    invalidateSettings(db);
+  }
 }
 
 /** `If-Match: "7"`, `W/"7"` or `7` -> 7; `*` or absent -> undefined; anything else is a 400. */

@@ -15,6 +15,14 @@ import { getSettings } from './settings.js';
 const startedAt = new Date();
 
 const Tool = z.object({ ok: z.boolean(), detail: z.string() });
+/** ffmpeg/ffprobe: the check, and the version from the first line of `-version` (null when not usable). */
+const BinaryTool = Tool.extend({ version: z.string().nullable() });
+
+/** `ffmpeg version 5.1.6-0+deb12u1 Copyright ...` -> `5.1.6-0+deb12u1`. */
+export function toolVersion(check: { ok: boolean; detail: string }, name: 'ffmpeg' | 'ffprobe'): string | null {
+  if (!check.ok) return null;
+  return new RegExp(`^${name} version (\\S+)`).exec(check.detail)?.[1] ?? null;
+}
 
 export const SystemStatus = z.object({
   version: z.string(),
@@ -26,7 +34,7 @@ export const SystemStatus = z.object({
   runtime: z.object({ node: z.string(), platform: z.string(), arch: z.string(), hostname: z.string(), loadAverage: z.array(z.number()), memoryRssBytes: z.number(), systemMemoryFreeBytes: z.number(), systemMemoryTotalBytes: z.number() }),
   database: z.object({ sqliteVersion: z.string(), schemaVersion: z.number(), schemaVersionKnown: z.number(), sizeBytes: z.number(), walBytes: z.number(), file: z.string() }),
   storage: z.object({ dataDir: z.string(), freeBytes: z.number().nullable(), totalBytes: z.number().nullable(), usedPercent: z.number().nullable() }),
-  tools: z.object({ sharp: Tool.extend({ version: z.string().nullable(), libvips: z.string().nullable() }), ffmpeg: Tool, ffprobe: Tool }),
+  tools: z.object({ sharp: Tool.extend({ version: z.string().nullable(), libvips: z.string().nullable() }), ffmpeg: BinaryTool, ffprobe: BinaryTool }),
   backups: z.object({
     count: z.number(),
     totalBytes: z.number(),
@@ -130,8 +138,8 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
     },
     tools: {
       sharp: { ...tools.sharp, version: sharp.versions.sharp ?? null, libvips: sharp.versions.vips ?? null },
-      ffmpeg: tools.ffmpeg,
-      ffprobe: tools.ffprobe,
+      ffmpeg: { ...tools.ffmpeg, version: toolVersion(tools.ffmpeg, 'ffmpeg') },
+      ffprobe: { ...tools.ffprobe, version: toolVersion(tools.ffprobe, 'ffprobe') },
     },
     backups: {
       count: backups.length,

@@ -10,7 +10,7 @@ import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js'
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { durableRename } from '../../platform/db/database.js';
-import { BACKUP_NAME, BackupError, backupName, backupsDir, discardPartialBackups, listBackups, PARTIAL_PREFIX, verifyBackup } from './backup.js';
+import { BACKUP_NAME, BackupError, backupName, backupsDir, discardPartialBackups, listBackups, partialName, verifyBackup } from './backup.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
 import { parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
@@ -51,11 +51,15 @@ const ImportPreviewDto = z.object({
 
 /** Registers the periodic work of this module: the scheduled backup and the sweep of unfinished ones. */
 export function installSystem(deps: AppDeps): void {
-  void discardPartialBackups(deps.config.dataDir).then(
-    (removed) => removed.length && deps.logger.warn({ removed }, 'discarded unfinished backups'),
-    () => {},
-  );
+  const sweep = (atStart: boolean) =>
+    discardPartialBackups(deps.config.dataDir, { atStart }).then(
+      (removed) => removed.length && deps.logger.warn({ removed }, 'discarded unfinished backups'),
+      () => {},
+    );
+  void sweep(true);
   deps.periodic.every('system.backup.scheduled', 10 * 60_000, async () => {
+    // Partial files of writers that died since (a `placard backup` killed midway).
+    await sweep(false);
     const { getSettings } = await import('./settings.js');
     const settings = await getSettings(deps.db);
     if (settings.backups.intervalHours === 0 || deps.state.restoreInProgress) return;
@@ -225,7 +229,7 @@ export const systemRoutes = [
     handler: async (ctx) => {
       const dir = backupsDir(ctx.deps.config.dataDir);
       await mkdir(dir, { recursive: true });
-      const partial = path.join(dir, `${PARTIAL_PREFIX}upload-${randomBytes(6).toString('hex')}.tar`);
+      const partial = path.join(dir, partialName(`upload-${randomBytes(6).toString('hex')}.tar`));
       try {
         try {
           await pipeline(ctx.req, createWriteStream(partial, { mode: 0o600 }));
@@ -322,6 +326,6 @@ export const systemRoutes = [
     body: ExportDocument,
     bodyLimitBytes: 16 * 1024 * 1024,
     responses: { 200: { description: 'What changed', data: ImportPreviewDto } },
-    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps.db, body)), applied: true }),
+    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps, body)), applied: true }),
   }),
 ];
