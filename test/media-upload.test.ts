@@ -317,6 +317,11 @@ t.test('lock takeover: a stalled PATCH gives way to the resume, and complete sto
 
   const stalled = await stalledPatch(app, h, location, bytes, half);
   t.equal(stalled.written, half, 'half of the body is on disk; the request now stalls');
+  // An admin looking at the upload does not stop its creator's PATCH.
+  const admin = await signIn(app, { role: 'admin' });
+  const look = await app.fetch(location, { method: 'HEAD', headers: { ...admin.headers, ...TUS } });
+  t.equal(look.status, 200);
+  t.equal(await Promise.race([stalled.ended.then(() => 'ended'), sleep(150).then(() => 'open')]), 'open', "an admin's HEAD leaves the PATCH running");
   // The client gave up on that connection and resumes: HEAD, then PATCH from the offset.
   const head = await app.fetch(location, { method: 'HEAD', headers: { ...h, ...TUS } });
   t.equal(head.status, 200);

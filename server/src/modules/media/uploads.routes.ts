@@ -190,13 +190,15 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus: the upload offset (to resume)',
-    description: 'A PATCH of this upload still in progress (a stalled connection) is stopped first, so the offset is the settled one.',
+    description: 'The creator\'s HEAD stops a PATCH of this upload still in progress (a stalled connection) first, so the offset is the settled one.',
     params: uploadIdParams,
     responses: { 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
-      checkOwner(await loadUpload(ctx, params.id), auth, 'read');
-      const row = await ctx.media.withUploadLock(params.id, () => loadUpload(ctx, params.id));
+      const first = await loadUpload(ctx, params.id);
+      checkOwner(first, auth, 'read');
+      // The creator resuming takes the lock (stopping a stalled PATCH); an admin looking does not.
+      const row = first.created_by === (auth as SessionPrincipal).userId ? await ctx.media.withUploadLock(params.id, () => loadUpload(ctx, params.id)) : first;
       const headers: Record<string, string> = {
         'Upload-Offset': String(row.offset_bytes),
         'Upload-Length': String(row.length_bytes),
