@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { isFaststart, pdfSupport } from '../server/src/platform/media/av.js';
+import { isFaststart } from '../server/src/platform/media/av.js';
 import { signIn } from './helpers/auth.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
-import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+import { settledAsset, sha256, tusUpload, uploadAsset } from './helpers/media.js';
+import { MediaTools } from '../server/src/platform/media/tools.js';
 
 const run = promisify(execFile);
 
@@ -141,15 +142,13 @@ t.test('audio: MP3 plays as is, WAV becomes AAC', async (t) => {
   t.same(w.variants.map((v: any) => [v.purpose, v.contentType]), [['player', 'audio/mp4']]);
 });
 
-t.test('PDF: pages rendered to images, or refused when poppler is missing', async (t) => {
+t.test('PDF: pages rendered to images', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const pdf = makePdf(2);
-  const support = await pdfSupport();
+  const support = await app.deps.tools.pdf();
   if (!support.available) {
-    const res = await app.json(`/api/v1/uploads/x/complete`, { method: 'POST', headers: owner.headers });
-    t.equal(res.status, 404);
-    t.comment(`poppler-utils is not installed here: ${support.detail}`);
+    t.comment(`poppler-utils is not installed here (${support.detail}): the rendering is not checked; the refusal is, below`);
     return;
   }
   const p = await settledAsset(app, owner, (await uploadAsset(app, owner, pdf, 'menu.pdf')).id);
@@ -166,4 +165,79 @@ t.test('PDF: pages rendered to images, or refused when poppler is missing', asyn
   t.ok(p.variants.some((v: any) => v.purpose === 'thumbnail'));
   const preview = await app.fetch(`/api/v1/assets/${p.id}/preview`, { headers: owner.headers });
   t.equal(preview.headers.get('content-type'), 'image/webp', 'a PDF previews as its first page');
+});
+
+t.test('PDF without poppler: capabilities say so and complete answers 415 naming the package', async (t) => {
+  const app = await startApp(t, { config: { pdftoppmPath: '/nonexistent/poppler/pdftoppm' } });
+  const owner = await signIn(app);
+  const caps = await app.json('/api/v1/media/capabilities', { headers: owner.headers });
+  t.equal(caps.status, 200);
+  t.equal(caps.body.data.kinds.pdf.available, false);
+  t.match(caps.body.data.kinds.pdf.detail, /poppler-utils/);
+  t.equal(caps.body.data.kinds.image.available, true, 'the rest still works');
+  const id = await tusUpload(app, owner, makePdf(1), { filename: 'menu.pdf' });
+  const res = await app.json(`/api/v1/uploads/${id}/complete`, { method: 'POST', headers: owner.headers, json: {} });
+  t.equal(res.status, 415);
+  t.equal(res.body.error.code, 'unsupported_media_type');
+  t.match(res.body.error.message, /PDF is unavailable on this server.*poppler-utils/);
+  t.same(await app.deps.db.selectFrom('assets').select('id').execute(), [], 'no asset was made');
+  t.equal((await app.fetch(`/api/v1/uploads/${id}`, { method: 'HEAD', headers: { ...owner.headers, 'tus-resumable': '1.0.0' } })).status, 404, 'the upload is discarded');
+});
+
+t.test('video and audio without ffmpeg: capabilities say so and complete answers 415 up front', async (t) => {
+  const app = await startApp(t, { config: { ffmpegPath: '/nonexistent/ffmpeg', ffprobePath: '/nonexistent/ffprobe' } });
+  const owner = await signIn(app);
+  const caps = await app.json('/api/v1/media/capabilities', { headers: owner.headers });
+  t.equal(caps.body.data.kinds.video.available, false);
+  t.equal(caps.body.data.kinds.audio.available, false);
+  t.match(caps.body.data.kinds.video.detail, /ffmpeg at \/nonexistent\/ffmpeg is not usable/);
+  // The media are made with the ffmpeg this machine does have.
+  const real = new MediaTools({ ffmpegPath: null, ffprobePath: null });
+  const dir = tempDataDir(t);
+  const make = async (name: string, args: string[]) => {
+    await run(real.ffmpeg!.path, ['-hide_banner', '-v', 'error', '-y', ...args, path.join(dir, name)]);
+    return fs.readFileSync(path.join(dir, name));
+  };
+  const mp4 = await make('clip.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']);
+  const mp3 = await make('tone.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'libmp3lame']);
+  for (const [bytes, name, kind] of [[mp4, 'clip.mp4', 'Video'], [mp3, 'tone.mp3', 'audio']] as const) {
+    const id = await tusUpload(app, owner, bytes, { filename: name });
+    const res = await app.json(`/api/v1/uploads/${id}/complete`, { method: 'POST', headers: owner.headers, json: {} });
+    t.equal(res.status, 415, `${name}: refused up front, not failed after retries`);
+    t.equal(res.body.error.code, 'unsupported_media_type');
+    t.match(res.body.error.message, /Video and audio are unavailable on this server.*ffmpeg/, `${kind}: ${res.body.error.message}`);
+  }
+  t.same(await app.deps.db.selectFrom('assets').select('id').execute(), [], 'no asset was made');
+  t.same(await app.deps.db.selectFrom('jobs').select('id').execute(), [], 'no job was queued');
+});
+
+t.test('audio-only MP4 and WebM become audio assets (ffprobe decides, not the container)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const dir = tempDataDir(t);
+  const sine = ['-f', 'lavfi', '-i', 'sine=frequency=330:duration=1.5'];
+  // The mp4 muxer (brand isom): file-type calls it video/mp4, whatever the name says.
+  const m4a = await ffmpeg(app, dir, 'voice.m4a', [...sine, '-c:a', 'aac', '-b:a', '96k', '-f', 'mp4']);
+  const webm = await ffmpeg(app, dir, 'voice.webm', [...sine, '-c:a', 'libopus', '-f', 'webm']);
+  const a = await uploadAsset(app, owner, m4a, 'voice.m4a');
+  t.equal(a.kind, 'audio', 'an MP4 with only sound is audio');
+  t.equal(a.contentType, 'audio/mp4');
+  const ra = await settledAsset(app, owner, a.id);
+  t.equal(ra.state, 'ready', ra.failureReason ?? '');
+  t.ok(Math.abs(ra.durationMs - 1500) < 150, `duration ${ra.durationMs}`);
+  t.same(ra.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]), [['player', 'audio/mp4', sha256(m4a)]], 'AAC in MP4 plays as it is');
+
+  const w = await uploadAsset(app, owner, webm, 'voice.webm');
+  t.equal(w.kind, 'audio', 'a WebM with only sound is audio');
+  t.equal(w.contentType, 'audio/webm');
+  const rw = await settledAsset(app, owner, w.id);
+  t.equal(rw.state, 'ready', rw.failureReason ?? '');
+  t.equal(rw.metadata.audioCodec, 'opus');
+  t.same(rw.variants.map((v: any) => [v.purpose, v.contentType]), [['player', 'audio/mp4']], 'Opus becomes AAC');
+
+  // And the other way: a video with sound is still video.
+  const clip = await ffmpeg(app, dir, 'clip.webm', [...SRC, '-c:v', 'libvpx', '-deadline', 'realtime', '-c:a', 'libopus', '-shortest']);
+  const v = await uploadAsset(app, owner, clip, 'clip.webm');
+  t.equal(v.kind, 'video');
+  t.equal(v.contentType, 'video/webm');
 });

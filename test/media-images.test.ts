@@ -147,3 +147,91 @@ t.test('images: pixel floods and corrupt files fail with a reason; retry re-runs
   const refused = await app.json(`/api/v1/assets/${notFailed.id}/retry`, { method: 'POST', headers: owner.headers });
   t.equal(refused.status, 409);
 });
+
+t.test('animations: the pixel limit is per frame; the whole animation has its own budget (GIF and WebP)', async (t) => {
+  // 10 000 pixels per frame; an animation may have 4x that in all (ANIMATION_BUDGET_FRAMES).
+  const app = await startApp(t, { config: { imageMaxPixels: 10_000 } });
+  const owner = await signIn(app);
+  const colours = ['#f00', '#0f0', '#00f', '#ff0', '#0ff', '#f0f', '#fff', '#000', '#888'];
+  const frames = (n: number) => Promise.all(colours.slice(0, n).map((c) => solid(100, 50, c).png().toBuffer()));
+  const gif = async (n: number) => sharp(await frames(n), { join: { animated: true } }).gif({ loop: 0, delay: Array(n).fill(80) }).toBuffer();
+  const webp = async (n: number) => sharp(await frames(n), { join: { animated: true } }).webp({ loop: 0, delay: Array(n).fill(80), lossless: true }).toBuffer();
+
+  // 5 frames of 100x50: 5 000 pixels each (under the limit), 25 000 in all (over it, under the budget).
+  for (const [name, bytes, type] of [['five.gif', await gif(5), 'image/gif'], ['five.webp', await webp(5), 'image/webp']] as const) {
+    t.equal((await sharp(bytes, { animated: true }).metadata()).pages, 5, `${name} has 5 frames`);
+    const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, name)).id);
+    t.equal(asset.contentType, type);
+    t.equal(asset.state, 'ready', `${name}: ${asset.failureReason ?? 'ready'}`);
+    t.same([asset.width, asset.height, asset.metadata.frames, asset.metadata.animated], [100, 50, 5, true]);
+    const player = asset.variants.find((v: any) => v.purpose === 'player');
+    const file = `${app.dataDir}/media/${player.sha256.slice(0, 2)}/${player.sha256.slice(2, 4)}/${player.sha256}`;
+    t.equal((await sharp(file, { animated: true }).metadata()).pages, 5, `${name}: the player variant keeps every frame`);
+  }
+
+  // 9 frames: 45 000 pixels in all, over the budget: refused with a reason, without retries.
+  for (const [name, bytes] of [['nine.gif', await gif(9)], ['nine.webp', await webp(9)]] as const) {
+    const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, name)).id);
+    t.equal(asset.state, 'failed', name);
+    t.match(asset.failureReason, /the animation has 9 frames of 100x50, 45000 pixels in all, more than the 40000 allowed/);
+    const job = await app.deps.db.selectFrom('jobs').selectAll().where('payload', 'like', `%${asset.id}%`).executeTakeFirstOrThrow();
+    t.same([job.state, job.attempts], ['failed', 1], `${name}: a refusal, not retried`);
+  }
+
+  // A single frame over the limit is still refused as a pixel flood.
+  const big = await settledAsset(app, owner, (await uploadAsset(app, owner, await solid(200, 100).png().toBuffer(), 'big.png')).id);
+  t.equal(big.state, 'failed');
+  t.match(big.failureReason, /20000 pixels, more than the 10000 allowed/);
+});
+
+t.test('serving: If-Range with dates and weak tags, 304 on preview, HEAD on thumbnail', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const bytes = await solid(300, 200, '#884422').jpeg().toBuffer();
+  const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, 'serve.jpg')).id);
+  const url = `/api/v1/assets/${asset.id}/preview`;
+  const first = await app.fetch(url, { headers: owner.headers });
+  await first.arrayBuffer();
+  const lastModified = first.headers.get('last-modified')!;
+  t.ok(lastModified);
+  const withIfRange = (ifRange: string) => app.fetch(url, { headers: { ...owner.headers, range: 'bytes=0-9', 'if-range': ifRange } });
+
+  const exact = await withIfRange(lastModified);
+  t.equal(exact.status, 206, 'If-Range with the Last-Modified sent: the range');
+  t.same(Buffer.from(await exact.arrayBuffer()), bytes.subarray(0, 10));
+  const later = await withIfRange(new Date(Date.parse(lastModified) + 60_000).toUTCString());
+  t.equal(later.status, 200, 'a later date is not the validator: the whole file');
+  t.equal(Buffer.from(await later.arrayBuffer()).length, bytes.length);
+  const earlier = await withIfRange(new Date(Date.parse(lastModified) - 60_000).toUTCString());
+  t.equal(earlier.status, 200, 'an earlier one neither');
+  await earlier.arrayBuffer();
+  const weak = await withIfRange(`W/"${asset.sha256}"`);
+  t.equal(weak.status, 200, 'a weak ETag never matches If-Range');
+  await weak.arrayBuffer();
+  const strong = await withIfRange(`"${asset.sha256}"`);
+  t.equal(strong.status, 206);
+  await strong.arrayBuffer();
+
+  const notModified = await app.fetch(url, { headers: { ...owner.headers, 'if-none-match': `"${asset.sha256}"` } });
+  t.equal(notModified.status, 304, 'preview: If-None-Match with the ETag');
+  t.equal(notModified.headers.get('etag'), `"${asset.sha256}"`);
+  t.equal((await notModified.arrayBuffer()).byteLength, 0);
+  const weakInm = await app.fetch(url, { headers: { ...owner.headers, 'if-none-match': `"other", W/"${asset.sha256}"` } });
+  t.equal(weakInm.status, 304, 'If-None-Match compares weakly, in a list');
+  const changed = await app.fetch(url, { headers: { ...owner.headers, 'if-none-match': '"other"' } });
+  t.equal(changed.status, 200);
+  await changed.arrayBuffer();
+
+  const thumb = asset.variants.find((v: any) => v.purpose === 'thumbnail');
+  const head = await app.fetch(`/api/v1/assets/${asset.id}/thumbnail`, { method: 'HEAD', headers: owner.headers });
+  t.equal(head.status, 200);
+  t.equal(head.headers.get('content-type'), 'image/webp');
+  t.equal(head.headers.get('content-length'), String(thumb.sizeBytes));
+  t.equal(head.headers.get('etag'), `"${thumb.sha256}"`);
+  t.equal(head.headers.get('accept-ranges'), 'bytes');
+  t.equal((await head.arrayBuffer()).byteLength, 0, 'no body');
+  const headRange = await app.fetch(`/api/v1/assets/${asset.id}/thumbnail`, { method: 'HEAD', headers: { ...owner.headers, range: 'bytes=0-4' } });
+  t.equal(headRange.status, 206);
+  t.equal(headRange.headers.get('content-length'), '5');
+  t.equal(headRange.headers.get('content-range'), `bytes 0-4/${thumb.sizeBytes}`);
+});

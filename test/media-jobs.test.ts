@@ -3,7 +3,8 @@ import t, { type Test } from 'tap';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { JobQueue, PermanentJobError } from '../server/src/platform/jobs/queue.js';
 import { createLogger } from '../server/src/platform/log.js';
-import { tempDataDir } from './helpers/harness.js';
+import { MediaService, PROCESS_JOB, registerMediaJobs } from '../server/src/modules/media/service.js';
+import { startApp, tempDataDir } from './helpers/harness.js';
 
 const logger = createLogger('silent');
 
@@ -128,4 +129,75 @@ t.test('survives a restart: interrupted and queued jobs run in the next process'
   const done = await second.db.selectFrom('jobs').select('state').where('id', 'in', [a, b]).execute();
   t.same(done.map((d) => d.state), ['done', 'done']);
   await q2.stop();
+});
+
+t.test('a job that brings the server down counts it as an attempt; at the limit it fails and is not run again', async (t) => {
+  const { db } = await database(t);
+  const ran: number[] = [];
+  const failures: string[] = [];
+  // Each "process" runs the job until it hangs; the process then dies without a clean stop
+  // (the row stays `running`, as after a crash or the OOM killer).
+  const generation = async () => {
+    const q = new JobQueue(db, logger, { concurrency: 1 });
+    let entered!: () => void;
+    const started = new Promise<void>((r) => (entered = r));
+    q.register('boom', {
+      run: (_p, ctx) => {
+        ran.push(ctx.attempt);
+        entered();
+        return new Promise<void>(() => {}); // never settles: the process "dies" here
+      },
+      async onFailed(_p, error) {
+        failures.push(error);
+      },
+    });
+    await q.start();
+    return { q, started };
+  };
+  const id = await (async () => {
+    const q = new JobQueue(db, logger, { concurrency: 1 });
+    return q.enqueue('boom', { n: 1 }, { maxAttempts: 3 });
+  })();
+  const row = () => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  for (let i = 1; i <= 3; i++) {
+    const { started } = await generation();
+    await started;
+    t.same([(await row()).state, (await row()).attempts], ['running', i], `run ${i} is under way when the server dies`);
+  }
+  t.same(ran, [1, 2, 3], 'each restart ran it again, counting the crash as an attempt');
+  t.match((await row()).last_error, /server stopped while this job ran \(2\)/, 'the crashes so far are noted');
+
+  // The fourth start finds it running on its last attempt: failed, not run again.
+  const { q } = await generation();
+  await q.idle();
+  const failed = await row();
+  t.equal(failed.state, 'failed');
+  t.equal(failed.attempts, 3);
+  t.match(failed.last_error, /^processing stopped the server 3 times/);
+  t.same(failures, [failed.last_error], 'the handler heard why (e.g. to fail its asset)');
+  t.same(ran, [1, 2, 3], 'and it did not run a fourth time');
+});
+
+t.test('a media job that crashed the server on its last attempt fails its asset', async (t) => {
+  const app = await startApp(t);
+  const { db } = app.deps;
+  const now = new Date().toISOString();
+  const assetId = '0190f5a2-7b3c-7def-8abc-0123456789ab';
+  await db
+    .insertInto('assets')
+    .values({ id: assetId, kind: 'image', state: 'processing', state_before_archive: null, name: 'crasher.png', sha256: null, size_bytes: null, content_type: 'image/png', original_filename: null, width: null, height: null, duration_ms: null, page_count: null, folder_id: null, failure_reason: null, progress: 0.5, metadata: '{}', website: null, created_by: null, created_at: now, updated_at: now, archived_at: null })
+    .execute();
+  const job = { ...JobQueue.row(PROCESS_JOB, { assetId }), state: 'running' as const, attempts: 3, max_attempts: 3, last_error: 'the server stopped while this job ran (2)' };
+  await db.insertInto('jobs').values(job).execute();
+  // What the next process does at start (the app's own queue started before the row existed).
+  const q = new JobQueue(db, logger, { concurrency: 1 });
+  registerMediaJobs(q, new MediaService(app.deps, q));
+  await q.start();
+  await q.idle();
+  const asset = await db.selectFrom('assets').selectAll().where('id', '=', assetId).executeTakeFirstOrThrow();
+  t.equal(asset.state, 'failed');
+  t.match(asset.failure_reason, /processing stopped the server 3 times/);
+  t.equal(asset.progress, null);
+  await q.stop();
 });

@@ -4,11 +4,12 @@ import sharp from 'sharp';
 import t from 'tap';
 import { assetChangeHooks, assetUsageFinders, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
 import { getAsset, listVariants } from '../server/src/modules/media/repo.js';
-import { MediaService } from '../server/src/modules/media/service.js';
+import { MediaService, mediaServiceOf } from '../server/src/modules/media/service.js';
+import { realStoreIo } from '../server/src/platform/media/store.js';
 import { JobQueue } from '../server/src/platform/jobs/queue.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
-import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+import { settledAsset, sha256, tusUpload, uploadAsset } from './helpers/media.js';
 import { pairScreen } from './helpers/screens.js';
 
 const png = (color: string, w = 64, h = 48) => sharp({ create: { width: w, height: h, channels: 3, background: color } }).png().toBuffer();
@@ -223,4 +224,74 @@ t.test('the store sweep removes files no row references (a crash between store a
   t.equal(await media.sweepStore(0), 1);
   t.notOk(fs.existsSync(file));
   t.ok(fs.existsSync(media.store.pathOf(kept.sha256)), 'referenced files stay');
+});
+
+t.test('asset list: kind and state filters', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const h = owner.headers;
+  const image = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#c00'), 'image.png')).id);
+  const broken = await settledAsset(app, owner, (await uploadAsset(app, owner, (await png('#0c0')).subarray(0, 60), 'broken.png')).id);
+  t.equal(broken.state, 'failed');
+  const site = (await app.json('/api/v1/assets/websites', { method: 'POST', headers: h, json: { url: 'https://example.test/board' } })).body.data;
+  const shelved = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#00c'), 'shelved.png')).id);
+  t.equal((await app.json('/api/v1/assets/archive', { method: 'POST', headers: h, json: { ids: [shelved.id] } })).status, 200);
+  const ids = async (query: string) => {
+    const res = await app.json(`/api/v1/assets?${query}`, { headers: h });
+    t.equal(res.status, 200, query);
+    return res.body.data.items.map((x: any) => x.id).sort();
+  };
+  t.same(await ids('kind=website'), [site.id]);
+  t.same(await ids('kind=image'), [image.id, broken.id].sort(), 'images, archived ones hidden');
+  t.same(await ids('kind=image&archived=include'), [image.id, broken.id, shelved.id].sort());
+  t.same(await ids('kind=video'), []);
+  t.same(await ids('state=failed'), [broken.id]);
+  t.same(await ids('state=ready'), [image.id, site.id].sort());
+  t.same(await ids('state=archived'), [shelved.id], 'the archived state names them');
+  t.same(await ids('kind=image&state=ready'), [image.id], 'filters combine');
+  t.same(await ids('kind=website&state=failed'), []);
+  for (const bad of ['kind=movie', 'state=done', 'kind=', 'state=READY']) {
+    const res = await app.json(`/api/v1/assets?${bad}`, { headers: h });
+    t.equal(res.status, 400, `${bad}: refused`);
+    t.equal(res.body.error.code, 'validation_failed');
+  }
+});
+
+t.test('removing orphans never takes a file an upload is adopting (stored, row not committed yet)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const media = mediaServiceOf(app.deps)!;
+  const bytes = await png('#123456', 80, 60);
+  const sha = sha256(bytes);
+  // Hold complete between putting the file in the store and committing its row.
+  let linked!: () => void;
+  const inStore = new Promise<void>((r) => (linked = r));
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  media.store.io = {
+    ...realStoreIo(),
+    async link(a, b) {
+      await fs.promises.link(a, b);
+      linked();
+      await gate;
+    },
+  };
+  const id = await tusUpload(app, owner, bytes, { filename: 'adopted.png' });
+  const completing = app.json(`/api/v1/uploads/${id}/complete`, { method: 'POST', headers: owner.headers, json: {} });
+  await inStore;
+  t.ok(fs.existsSync(media.store.pathOf(sha)), 'the file is in the store, no row references it yet');
+  // Meanwhile something deletes another asset with those bytes and removes what it left orphaned.
+  let removed = false;
+  const removing = media.removeOrphans([sha]).then(() => (removed = true));
+  await new Promise((r) => setTimeout(r, 150));
+  t.notOk(removed, 'the removal waits for the adoption');
+  open();
+  await removing;
+  const res = await completing;
+  t.equal(res.status, 201);
+  t.ok(fs.existsSync(media.store.pathOf(sha)), 'the file stays: the asset committed meanwhile references it');
+  t.equal((await settledAsset(app, owner, res.body.data.id)).state, 'ready');
+  // Once nothing references it, it does go.
+  t.equal((await app.fetch(`/api/v1/assets/${res.body.data.id}`, { method: 'DELETE', headers: owner.headers })).status, 204);
+  t.notOk(fs.existsSync(media.store.pathOf(sha)));
 });

@@ -19,6 +19,8 @@ const EnvSchema = z.object({
   PLACARD_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   PLACARD_FFMPEG: z.string().min(1).optional(),
   PLACARD_FFPROBE: z.string().min(1).optional(),
+  /** poppler's pdftoppm (pdfinfo is taken from the same directory); default: PATH. */
+  PLACARD_PDFTOPPM: z.string().min(1).optional(),
   /** Largest JSON request body accepted, in bytes. */
   PLACARD_JSON_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   /** How long a stopping server waits for in-flight requests before closing them. */
@@ -57,6 +59,8 @@ export interface Config {
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly ffmpegPath: string | null;
   readonly ffprobePath: string | null;
+  /** PLACARD_PDFTOPPM: poppler's pdftoppm, pdfinfo beside it; null: found on PATH. */
+  readonly pdftoppmPath: string | null;
   readonly jsonLimitBytes: number;
   readonly shutdownTimeoutMs: number;
   readonly trustProxy: boolean;
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.PLACARD_LOG_LEVEL,
     ffmpegPath: e.PLACARD_FFMPEG ?? null,
     ffprobePath: e.PLACARD_FFPROBE ?? null,
+    pdftoppmPath: e.PLACARD_PDFTOPPM ?? null,
     jsonLimitBytes: e.PLACARD_JSON_LIMIT_BYTES,
     shutdownTimeoutMs: e.PLACARD_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.PLACARD_TRUST_PROXY,

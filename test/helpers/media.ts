@@ -45,3 +45,31 @@ export async function settledAsset(app: TestApp, who: SignedIn, id: string, time
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Fills the app's SQLite database to a page limit (PRAGMA max_page_count on its one
+ * connection), so the next write that needs a new page fails with a real SQLITE_FULL, as
+ * on a full disk. Answers the function that lifts the limit again.
+ */
+export async function fillDatabase(app: TestApp): Promise<() => void> {
+  const sqlite = app.database.sqlite;
+  sqlite.exec('create table if not exists test_filler (b blob)');
+  sqlite.pragma(`max_page_count = ${Number(sqlite.pragma('page_count', { simple: true }))}`);
+  const insert = sqlite.prepare('insert into test_filler values (randomblob(?))');
+  for (const size of [4000, 1000, 200, 20]) {
+    try {
+      for (let i = 0; i < 100_000; i++) insert.run(size);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_FULL') throw err;
+    }
+  }
+  return () => {
+    sqlite.pragma('max_page_count = 4294967294');
+    sqlite.exec('drop table test_filler');
+  };
+}
+
+/** An error like the one a full disk gives. */
+export function enospc(syscall = 'write'): NodeJS.ErrnoException {
+  return Object.assign(new Error(`ENOSPC: no space left on device, ${syscall}`), { code: 'ENOSPC', errno: -28, syscall });
+}

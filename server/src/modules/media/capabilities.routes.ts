@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineRoute, ok } from '../../platform/http/route.js';
-import { pdfSupport } from '../../platform/media/av.js';
 import { uploadLimits } from './limits.js';
 import { TUS_EXTENSIONS, TUS_VERSION } from './uploads.routes.js';
 
@@ -31,9 +30,7 @@ export const capabilityRoutes = [
     },
     handler: async (ctx) => {
       const { config, tools } = ctx.deps;
-      const [status, pdf, limits] = await Promise.all([tools.check(), pdfSupport(), uploadLimits(ctx.deps)]);
-      const av = status.ffmpeg.ok && status.ffprobe.ok;
-      const avDetail = av ? status.ffmpeg.detail : [status.ffmpeg, status.ffprobe].filter((c) => !c.ok).map((c) => c.detail).join('; ');
+      const [status, av, pdf, limits] = await Promise.all([tools.check(), tools.av(), tools.pdf(), uploadLimits(ctx.deps)]);
       return ok({
         maxUploadBytes: limits.maxBytes,
         maxUploadBytesHardCap: limits.hardCapBytes,
@@ -42,8 +39,8 @@ export const capabilityRoutes = [
         tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: ['sha1', 'sha256', 'md5'] },
         kinds: {
           image: { available: status.sharp.ok, detail: status.sharp.detail },
-          video: { available: av, detail: avDetail },
-          audio: { available: av, detail: avDetail },
+          video: av,
+          audio: av,
           pdf,
           website: { available: true, detail: 'shown in a frame by players' },
         },

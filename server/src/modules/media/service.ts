@@ -9,7 +9,8 @@ import { ApiError } from '../../platform/http/errors.js';
 import { JobQueue, PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, isDiskFull, MediaStore } from '../../platform/media/store.js';
-import { processAudio, processPdf, processVideo, pdfSupport, MediaRejected } from '../../platform/media/av.js';
+import { KeyedLocks } from '../../platform/media/locks.js';
+import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
 import { getSettings } from '../system/settings.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
@@ -55,12 +56,32 @@ export interface IngestInput {
   inTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
+/**
+ * How PATCH writes a chunk into a part file and makes it durable. Replaceable per
+ * service, so a test can make a write fail the way a full disk does (ENOSPC).
+ */
+export interface PartIo {
+  write(handle: fs.FileHandle, buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
+  sync(handle: fs.FileHandle): Promise<void>;
+}
+
+export const realPartIo = (): PartIo => ({
+  write: (h, b, o, l, p) => h.write(b, o, l, p),
+  sync: (h) => h.sync(),
+});
+
 /** The media library's runtime: the store, the job queue, and processing. */
 export class MediaService {
   readonly store: MediaStore;
   readonly uploadsDir: string;
-  /** Uploads with a PATCH or complete in progress: later requests wait for them. */
-  readonly inflight = new Map<string, Promise<unknown>>();
+  /**
+   * One request at a time per upload (HEAD, PATCH, DELETE, complete, expiry). A PATCH
+   * holding it is stopped (its request destroyed) when a newer request for the same upload
+   * arrives, as tusd does: a client resuming after a stalled connection is never blocked by
+   * it, and never runs beside it.
+   */
+  readonly uploadLocks = new KeyedLocks();
+  partIo: PartIo = realPartIo();
 
   constructor(
     readonly deps: AppDeps,
@@ -74,87 +95,110 @@ export class MediaService {
     return path.join(this.uploadsDir, `${uploadId}.part`);
   }
 
-  /** Runs `fn` while holding the upload's lock; waits (bounded) for the holder before. */
-  async withUploadLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    for (let i = 0; i < 200 && this.inflight.has(id); i++) {
-      await Promise.race([this.inflight.get(id)!.catch(() => {}), new Promise((r) => setTimeout(r, 50))]);
-    }
-    const run = fn();
-    this.inflight.set(id, run);
+  /**
+   * Runs `fn` holding the upload's lock. `stop`, when given, is how a newer request for the
+   * same upload makes this one give way (a PATCH destroys its request stream).
+   */
+  async withUploadLock<T>(id: string, fn: () => Promise<T>, stop?: () => void): Promise<T> {
+    const release = await this.uploadLocks.acquire(id, stop);
     try {
-      return await run;
+      return await fn();
     } finally {
-      if (this.inflight.get(id) === run) this.inflight.delete(id);
+      release();
     }
   }
 
-  /** Awaits an in-progress PATCH of this upload (so HEAD answers the settled offset). */
-  async settled(id: string): Promise<void> {
-    const p = this.inflight.get(id);
-    if (p) await Promise.race([p.catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
-  }
-
-  /** Removes media files no asset or variant references any more. */
+  /**
+   * Removes media files no asset or variant references any more. Each hash is checked and
+   * removed holding its store lock, so a file an upload or a job is adopting (stored, its
+   * row not committed yet) is left alone: it is referenced once that commit lands.
+   */
   async removeOrphans(candidates: readonly (string | null)[]): Promise<void> {
     const db = this.deps.db;
-    const orphans = await orphanedFiles(db, candidates.filter((c): c is string => Boolean(c)));
-    for (const sha of orphans) {
-      await db.deleteFrom('media_files').where('sha256', '=', sha).execute();
-      await this.store.remove(sha);
+    for (const sha of new Set(candidates.filter((c): c is string => Boolean(c)))) {
+      const release = await this.store.locks.acquire(sha);
+      try {
+        if ((await orphanedFiles(db, [sha])).length === 0) continue;
+        await db.deleteFrom('media_files').where('sha256', '=', sha).execute();
+        await this.store.remove(sha);
+      } finally {
+        release();
+      }
     }
   }
 
   /**
    * How a file becomes an asset (uploads' `complete`, the demo seed): the bytes go into the
-   * store under their hash, then one transaction records the media file, the asset (state
-   * processing), its tags and the processing job; the queue is kicked. Answers the asset id.
+   * store under their hash (linked: the file itself stays until the commit), then one
+   * transaction records the media file, the asset (state processing), its tags and the
+   * processing job; the queue is kicked, the file removed. A full disk or database answers
+   * 507 and leaves the file where it was (the upload can be completed again). Answers the
+   * asset id.
    */
   async ingestFile(input: IngestInput): Promise<string> {
     const db = this.deps.db;
-    let stored: { sha256: string; size: number };
+    const diskFull = () => new ApiError('insufficient_storage', input.diskFullMessage ?? 'The disk is full; free some space and try again');
+    let hashed: { sha256: string; size: number };
     try {
-      const hashed = await hashFile(input.file);
-      stored = await this.store.adopt(input.file, hashed);
+      hashed = await hashFile(input.file);
     } catch (err) {
-      if (isDiskFull(err)) throw new ApiError('insufficient_storage', input.diskFullMessage ?? 'The disk is full; free some space and try again');
+      if (isDiskFull(err)) throw diskFull();
       throw err;
     }
-    const id = newId();
-    const now = nowIso();
-    const job = JobQueue.row(PROCESS_JOB, { assetId: id });
-    await db.transaction().execute(async (trx) => {
-      await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
-      await trx
-        .insertInto('assets')
-        .values({
-          id,
-          kind: input.kind,
-          state: 'processing',
-          state_before_archive: null,
-          name: input.name,
-          sha256: stored.sha256,
-          size_bytes: stored.size,
-          content_type: input.contentType,
-          original_filename: input.originalFilename,
-          width: null,
-          height: null,
-          duration_ms: null,
-          page_count: null,
-          folder_id: input.folderId,
-          failure_reason: null,
-          progress: 0,
-          metadata: '{}',
-          website: null,
-          created_by: input.createdBy,
-          created_at: now,
-          updated_at: now,
-          archived_at: null,
-        })
-        .execute();
-      if (input.tags.length) await tagAssets(trx, [id], await ensureTags(trx, input.tags));
-      await trx.insertInto('jobs').values(job).execute();
-      if (input.inTransaction) await input.inTransaction(trx);
+    const id = await this.store.locks.withAll([hashed.sha256], async () => {
+      let stored: { sha256: string; size: number; created: boolean };
+      try {
+        stored = await this.store.adopt(input.file, hashed, { keepSource: true });
+      } catch (err) {
+        if (isDiskFull(err)) throw diskFull();
+        throw err;
+      }
+      const id = newId();
+      const now = nowIso();
+      const job = JobQueue.row(PROCESS_JOB, { assetId: id });
+      try {
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+          await trx
+            .insertInto('assets')
+            .values({
+              id,
+              kind: input.kind,
+              state: 'processing',
+              state_before_archive: null,
+              name: input.name,
+              sha256: stored.sha256,
+              size_bytes: stored.size,
+              content_type: input.contentType,
+              original_filename: input.originalFilename,
+              width: null,
+              height: null,
+              duration_ms: null,
+              page_count: null,
+              folder_id: input.folderId,
+              failure_reason: null,
+              progress: 0,
+              metadata: '{}',
+              website: null,
+              created_by: input.createdBy,
+              created_at: now,
+              updated_at: now,
+              archived_at: null,
+            })
+            .execute();
+          if (input.tags.length) await tagAssets(trx, [id], await ensureTags(trx, input.tags));
+          await trx.insertInto('jobs').values(job).execute();
+          if (input.inTransaction) await input.inTransaction(trx);
+        });
+      } catch (err) {
+        // Nothing references the store file this call made: take it back (we hold its hash).
+        if (stored.created) await this.store.remove(stored.sha256).catch(() => {});
+        if (isDiskFull(err)) throw diskFull();
+        throw err;
+      }
+      return id;
     });
+    await fs.rm(input.file, { force: true });
     this.jobs.kick();
     return id;
   }
@@ -200,70 +244,78 @@ export class MediaService {
         if (err instanceof ImageRejected || err instanceof MediaRejected) throw new PermanentJobError(err.message);
         throw err;
       }
+      const hashed: { f: RenderedFile; sha256: string; size: number }[] = [];
+      for (const f of result.files) hashed.push({ f, ...(await hashFile(f.file)) });
       const stored: { f: RenderedFile | null; sha256: string; size: number; contentType: string; width: number | null; height: number | null; purpose: AssetVariantsTable['purpose']; page: number | null }[] = [];
-      for (const f of result.files) {
-        const s = await this.store.adopt(f.file);
-        stored.push({ f, ...s, contentType: f.contentType, width: f.width, height: f.height, purpose: f.purpose, page: f.page ?? null });
+      for (const { f, sha256, size } of hashed) {
+        stored.push({ f, sha256, size, contentType: f.contentType, width: f.width, height: f.height, purpose: f.purpose, page: f.page ?? null });
       }
       for (const o of result.originalAs ?? []) {
         stored.push({ f: null, sha256: asset.sha256, size: asset.size_bytes ?? 0, contentType: o.contentType, width: o.width, height: o.height, purpose: o.purpose, page: null });
       }
       const old = await listVariants(db, assetId);
       const now = nowIso();
-      const applied = await db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
-        if (!row) return false;
-        const archived = row.state === 'archived';
-        if ((archived ? row.state_before_archive : row.state) !== expected) return false;
-        for (const s of stored) {
-          await trx.insertInto('media_files').values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
-        }
-        if (mode === 'reprocess') {
-          // Keep the variants that came out the same; replace the rest.
-          const sameAs = (v: AssetVariantsTable, s: (typeof stored)[number]) =>
-            v.purpose === s.purpose && v.page === s.page && v.content_type === s.contentType && v.sha256 === s.sha256 && v.width === s.width && v.height === s.height;
-          const kept = new Set<string>();
-          const fresh = stored.filter((s) => {
-            const match = old.find((v) => !kept.has(v.id) && sameAs(v, s));
-            if (match) kept.add(match.id);
-            return !match;
-          });
-          const gone = old.filter((v) => !kept.has(v.id)).map((v) => v.id);
-          if (gone.length === 0 && fresh.length === 0) return false;
-          if (gone.length) await trx.deleteFrom('asset_variants').where('id', 'in', gone).execute();
-          for (const s of fresh) {
+      // The variants' hashes are held from their adoption to the commit (see MediaStore.locks).
+      const applied = await this.store.locks.withAll(
+        hashed.map((h) => h.sha256),
+        async () => {
+          for (const h of hashed) await this.store.adopt(h.f.file, { sha256: h.sha256, size: h.size });
+          return db.transaction().execute(async (trx) => {
+            const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
+            if (!row) return false;
+            const archived = row.state === 'archived';
+            if ((archived ? row.state_before_archive : row.state) !== expected) return false;
+            for (const s of stored) {
+              await trx.insertInto('media_files').values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+            }
+            if (mode === 'reprocess') {
+              // Keep the variants that came out the same; replace the rest.
+              const sameAs = (v: AssetVariantsTable, s: (typeof stored)[number]) =>
+                v.purpose === s.purpose && v.page === s.page && v.content_type === s.contentType && v.sha256 === s.sha256 && v.width === s.width && v.height === s.height;
+              const kept = new Set<string>();
+              const fresh = stored.filter((s) => {
+                const match = old.find((v) => !kept.has(v.id) && sameAs(v, s));
+                if (match) kept.add(match.id);
+                return !match;
+              });
+              const gone = old.filter((v) => !kept.has(v.id)).map((v) => v.id);
+              if (gone.length === 0 && fresh.length === 0) return false;
+              if (gone.length) await trx.deleteFrom('asset_variants').where('id', 'in', gone).execute();
+              for (const s of fresh) {
+                await trx
+                  .insertInto('asset_variants')
+                  .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+                  .execute();
+              }
+              await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
+              return true;
+            }
+            await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
+            for (const s of stored) {
+              await trx
+                .insertInto('asset_variants')
+                .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+                .execute();
+            }
             await trx
-              .insertInto('asset_variants')
-              .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+              .updateTable('assets')
+              .set({
+                ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
+                width: result.width,
+                height: result.height,
+                duration_ms: result.durationMs,
+                page_count: result.pageCount,
+                metadata: JSON.stringify(result.metadata),
+                failure_reason: null,
+                progress: null,
+                updated_at: now,
+              })
+              .where('id', '=', assetId)
               .execute();
-          }
-          await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
-          return true;
-        }
-        await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
-        for (const s of stored) {
-          await trx
-            .insertInto('asset_variants')
-            .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
-            .execute();
-        }
-        await trx
-          .updateTable('assets')
-          .set({
-            ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
-            width: result.width,
-            height: result.height,
-            duration_ms: result.durationMs,
-            page_count: result.pageCount,
-            metadata: JSON.stringify(result.metadata),
-            failure_reason: null,
-            progress: null,
-            updated_at: now,
-          })
-          .where('id', '=', assetId)
-          .execute();
-        return true;
-      });
+            return true;
+          });
+        },
+      );
       await this.removeOrphans([...old.map((v) => v.sha256), ...stored.map((s) => s.sha256)]);
       if (applied) await fireAssetChange(this.deps, { change: mode === 'process' ? 'ready' : 'updated', assetIds: [assetId] });
     } finally {
@@ -286,7 +338,7 @@ export class MediaService {
       case 'audio':
         return processAudio(tools, source, asset.content_type ?? '', work, progress, signal);
       case 'pdf':
-        return processPdf(source, work, config.imageMaxPixels, progress, signal);
+        return processPdf(tools, source, work, config.imageMaxPixels, progress, signal);
       default:
         throw new PermanentJobError(`${asset.kind} assets are not processed`);
     }
@@ -323,10 +375,17 @@ export class MediaService {
           const file = path.join(dir, name);
           const stat = await fs.stat(file).catch(() => null);
           if (!stat || Date.now() - stat.mtimeMs < minAgeMs) continue;
-          // Re-check: a job may have committed its row meanwhile.
-          if (await this.deps.db.selectFrom('media_files').select('sha256').where('sha256', '=', name).executeTakeFirst()) continue;
-          await fs.rm(file, { force: true });
-          removed++;
+          // Re-check holding the hash: an upload or a job may be adopting it or have committed its row.
+          const release = await this.store.locks.acquire(name);
+          try {
+            if (await this.deps.db.selectFrom('media_files').select('sha256').where('sha256', '=', name).executeTakeFirst()) continue;
+            const again = await fs.stat(file).catch(() => null);
+            if (!again || Date.now() - again.mtimeMs < minAgeMs) continue;
+            await fs.rm(file, { force: true });
+            removed++;
+          } finally {
+            release();
+          }
         }
       }
     }
@@ -350,21 +409,33 @@ export class MediaService {
     const out = { uploads: 0, strayFiles: 0, bytes: 0 };
     const sizeOf = async (file: string) => (await fs.stat(file).catch(() => null))?.size ?? 0;
     for (const { id } of expired) {
-      if (this.inflight.has(id)) continue;
-      out.uploads++;
-      out.bytes += await sizeOf(this.partPath(id));
-      if (options.dryRun) continue;
-      await db.deleteFrom('uploads').where('id', '=', id).execute();
-      await fs.rm(this.partPath(id), { force: true });
+      // An upload a request is working on is left for the next round.
+      const release = this.uploadLocks.tryAcquire(id);
+      if (!release) continue;
+      try {
+        out.uploads++;
+        out.bytes += await sizeOf(this.partPath(id));
+        if (options.dryRun) continue;
+        await db.deleteFrom('uploads').where('id', '=', id).execute();
+        await fs.rm(this.partPath(id), { force: true });
+      } finally {
+        release();
+      }
     }
     if (!existsSync(this.uploadsDir)) return out;
-    const known = new Set((await db.selectFrom('uploads').select('id').execute()).map((r) => r.id));
     for (const name of await fs.readdir(this.uploadsDir)) {
+      if (!name.endsWith('.part')) continue;
       const id = name.replace(/\.part$/, '');
-      if (name.endsWith('.part') && !known.has(id) && !this.inflight.has(id)) {
+      const release = this.uploadLocks.tryAcquire(id);
+      if (!release) continue;
+      try {
+        // Checked holding the upload: a creation may have just written its row.
+        if (await db.selectFrom('uploads').select('id').where('id', '=', id).executeTakeFirst()) continue;
         out.strayFiles++;
         out.bytes += await sizeOf(path.join(this.uploadsDir, name));
         if (!options.dryRun) await fs.rm(path.join(this.uploadsDir, name), { force: true });
+      } finally {
+        release();
       }
     }
     return out;
@@ -378,18 +449,23 @@ export function mediaServiceOf(deps: AppDeps): MediaService | undefined {
   return mediaServices.get(deps);
 }
 
-/** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
-export function installMedia(app: Koa, deps: AppDeps): MediaService {
-  const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
-  const media = new MediaService(deps, jobs);
-  app.context.media = media;
-  mediaServices.set(deps, media);
+/** The media job kinds, run by `media` on `jobs`. */
+export function registerMediaJobs(jobs: JobQueue, media: MediaService): void {
   jobs.register(PROCESS_JOB, {
     run: (payload: { assetId: string }, ctx) => media.process(payload.assetId, ctx),
     onFailed: (payload: { assetId: string }, error) => media.markFailed(payload.assetId, error),
   });
   // A failed reprocess leaves the asset as it was (ready, with its old variants); the job shows the error.
   jobs.register(REPROCESS_JOB, { run: (payload: { assetId: string }, ctx) => media.reprocess(payload.assetId, ctx) });
+}
+
+/** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
+export function installMedia(app: Koa, deps: AppDeps): MediaService {
+  const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
+  const media = new MediaService(deps, jobs);
+  app.context.media = media;
+  mediaServices.set(deps, media);
+  registerMediaJobs(jobs, media);
   deps.periodic.every('uploads.expire', 10 * 60_000, async () => void (await media.expireUploads()));
   // Finished and failed jobs are kept settings retention.jobHistoryDays (read at each run).
   deps.periodic.every('jobs.prune', 6 * 60 * 60_000, async () => {
@@ -409,6 +485,6 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
     .then(() => fs.rm(media.store.tmpDir, { recursive: true, force: true }))
     .then(() => jobs.start())
     .catch((err: unknown) => deps.logger.error({ err }, 'media job queue did not start'));
-  void pdfSupport();
+  void deps.tools.pdf();
   return media;
 }

@@ -178,13 +178,20 @@ export async function pruneMedia(deps: AppDeps, media: MediaService, options: { 
           if (!dryRun) await fs.rm(file, { force: true });
           continue;
         }
-        // Re-check: an upload or a job may have committed a row meanwhile.
-        if (await referenced(f.name)) continue;
-        result.orphanFiles++;
-        result.orphanBytes += st.size;
-        if (dryRun) continue;
-        await db.deleteFrom('media_files').where('sha256', '=', f.name).execute();
-        await fs.rm(file, { force: true });
+        // Re-check holding the hash: an upload or a job may be adopting it, or have committed a row meanwhile.
+        const release = await media.store.locks.acquire(f.name);
+        try {
+          if (await referenced(f.name)) continue;
+          const again = await fs.stat(file).catch(() => null);
+          if (!again || now - again.mtimeMs < PRUNE_MIN_AGE_MS) continue;
+          result.orphanFiles++;
+          result.orphanBytes += st.size;
+          if (dryRun) continue;
+          await db.deleteFrom('media_files').where('sha256', '=', f.name).execute();
+          await fs.rm(file, { force: true });
+        } finally {
+          release();
+        }
       }
     }
   }

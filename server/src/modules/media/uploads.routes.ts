@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { SessionPrincipal } from '../../platform/http/auth.js';
+import { roleAtLeast, type Principal, type SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute } from '../../platform/http/route.js';
-import { pdfSupport } from '../../platform/media/av.js';
+import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
 import { isDiskFull } from '../../platform/media/store.js';
 import { uploadLimits } from './limits.js';
@@ -26,8 +26,8 @@ const tusHeaders = (maxBytes: number) => ({
 });
 
 /** Every tus response carries Tus-Resumable, errors included. */
-function tusError(code: ConstructorParameters<typeof ApiError>[0], message: string, extra: Record<string, string> = {}) {
-  return new ApiError(code, message, { headers: { 'Tus-Resumable': TUS_VERSION, ...extra } });
+function tusError(code: ConstructorParameters<typeof ApiError>[0], message: string, extra: Record<string, string> = {}, details?: unknown) {
+  return new ApiError(code, message, { headers: { 'Tus-Resumable': TUS_VERSION, ...extra }, details });
 }
 
 function requireTus(ctx: Context): void {
@@ -58,6 +58,41 @@ async function loadUpload(ctx: Context, id: string) {
   const row = await ctx.deps.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row || row.expires_at < nowIso()) throw tusError('not_found', 'Upload not found (it may have expired)');
   return row;
+}
+
+async function loadCompletable(ctx: Context, id: string) {
+  const row = await ctx.deps.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || row.expires_at < nowIso()) throw notFound('Upload');
+  return row;
+}
+
+/**
+ * An upload is its creator's: only they send its bytes and complete it. Admins and owners
+ * may also read its offset and terminate it. Anyone else is told it does not exist (the
+ * check runs before the upload's lock is taken, so they cannot stop its PATCH either).
+ */
+function checkOwner(row: { created_by: string | null }, auth: Principal, action: 'read' | 'write' | 'terminate'): void {
+  const who = auth as SessionPrincipal;
+  if (row.created_by !== null && row.created_by === who.userId) return;
+  if (roleAtLeast(who.role, 'admin')) {
+    if (action !== 'write') return;
+    throw tusError('forbidden', 'Only the user who started this upload can send its bytes or complete it');
+  }
+  throw tusError('not_found', 'Upload not found (it may have expired)');
+}
+
+/** The folder an upload's metadata names: null when none; 400 when it is not a folder. */
+async function metadataFolder(ctx: Context, meta: Record<string, string>): Promise<string | null> {
+  const raw = meta.folderId?.trim();
+  if (!raw) return null;
+  const issue = (message: string) =>
+    tusError('validation_failed', `Upload-Metadata folderId ${message}; send an existing folder's id (or complete with a folderId in the body)`, {}, {
+      issues: [{ location: 'header', path: ['Upload-Metadata', 'folderId'], message, code: 'not_found' }],
+    });
+  if (!z.uuid().safeParse(raw).success) throw issue('is not a folder id');
+  const id = raw.toLowerCase();
+  if (!(await ctx.deps.db.selectFrom('content_folders').select('id').where('id', '=', id).executeTakeFirst())) throw issue('names no folder');
+  return id;
 }
 
 /** Cleans a file name into an asset name: no path, no control characters, bounded. */
@@ -95,7 +130,7 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus creation: announce an upload (Upload-Length, Upload-Metadata: filename, filetype, name, folderId, tags)',
-    description: 'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`.',
+    description: 'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`. Only the user who creates an upload may send its bytes and complete it.',
     rawBody: { contentTypes: [OCTETS] },
     responses: { 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
     handler: async (ctx, { auth }) => {
@@ -109,6 +144,8 @@ export const uploadRoutes = [
       if (length > limits.maxBytes) throw tusError('payload_too_large', `The file is larger than the ${limits.maxBytes} bytes allowed`, { 'Tus-Max-Size': String(limits.maxBytes) });
       if (Number(ctx.get('content-length') || 0) > 0) throw tusError('validation_failed', 'creation-with-upload is not supported: send the bytes with PATCH');
       const metadata = parseMetadata(ctx.get('upload-metadata'));
+      // A folder named in the metadata must exist now (complete checks again: it may go meanwhile).
+      await metadataFolder(ctx, metadata);
       const media = ctx.media;
       await fs.mkdir(media.uploadsDir, { recursive: true });
       const stats = await fs.statfs(media.uploadsDir);
@@ -118,22 +155,31 @@ export const uploadRoutes = [
       const id = newId();
       const now = Date.now();
       const expires = new Date(now + limits.expiryMs).toISOString();
-      await fs.writeFile(media.partPath(id), '');
-      await db
-        .insertInto('uploads')
-        .values({
-          id,
-          length_bytes: length,
-          offset_bytes: 0,
-          metadata: JSON.stringify(metadata),
-          filename: metadata.filename ?? null,
-          filetype: metadata.filetype ?? null,
-          created_by: (auth as SessionPrincipal).userId,
-          created_at: new Date(now).toISOString(),
-          updated_at: new Date(now).toISOString(),
-          expires_at: expires,
-        })
-        .execute();
+      // Held while the part file exists without its row, so the stray-file sweep leaves it alone.
+      const release = media.uploadLocks.tryAcquire(id)!;
+      try {
+        await fs.writeFile(media.partPath(id), '');
+        await db
+          .insertInto('uploads')
+          .values({
+            id,
+            length_bytes: length,
+            offset_bytes: 0,
+            metadata: JSON.stringify(metadata),
+            filename: metadata.filename ?? null,
+            filetype: metadata.filetype ?? null,
+            created_by: (auth as SessionPrincipal).userId,
+            created_at: new Date(now).toISOString(),
+            updated_at: new Date(now).toISOString(),
+            expires_at: expires,
+          })
+          .execute();
+      } catch (err) {
+        await fs.rm(media.partPath(id), { force: true });
+        throw err;
+      } finally {
+        release();
+      }
       return empty(ctx, 201, { Location: `/api/v1/uploads/${id}`, 'Upload-Expires': httpDate(expires), 'Tus-Resumable': TUS_VERSION });
     },
   }),
@@ -144,12 +190,15 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus: the upload offset (to resume)',
+    description: 'The creator\'s HEAD stops a PATCH of this upload still in progress (a stalled connection) first, so the offset is the settled one.',
     params: uploadIdParams,
     responses: { 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
-      await ctx.media.settled(params.id);
-      const row = await loadUpload(ctx, params.id);
+      const first = await loadUpload(ctx, params.id);
+      checkOwner(first, auth, 'read');
+      // The creator resuming takes the lock (stopping a stalled PATCH); an admin looking does not.
+      const row = first.created_by === (auth as SessionPrincipal).userId ? await ctx.media.withUploadLock(params.id, () => loadUpload(ctx, params.id)) : first;
       const headers: Record<string, string> = {
         'Upload-Offset': String(row.offset_bytes),
         'Upload-Length': String(row.length_bytes),
@@ -170,10 +219,11 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus: append bytes at Upload-Offset (application/offset+octet-stream; Upload-Checksum optional)',
+    description: 'A newer request for the same upload (a resuming client) stops this one: what arrived is kept (unless Upload-Checksum cannot be verified) and the connection is closed.',
     params: uploadIdParams,
     rawBody: { contentTypes: [OCTETS] },
     responses: { 204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } } },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       if (ctx.request.type !== OCTETS) throw tusError('unsupported_media_type', `Send the bytes as ${OCTETS}`);
       const offsetHeader = nonNegInt(ctx.get('upload-offset'));
@@ -188,7 +238,20 @@ export const uploadRoutes = [
       }
       const media = ctx.media;
       const db = ctx.deps.db;
-      return media.withUploadLock(params.id, async () => {
+      checkOwner(await loadUpload(ctx, params.id), auth, 'write');
+      // Until the body is read, a newer request for this upload stops this one by ending its body.
+      let stoppable = true;
+      const stop = () => {
+        if (stoppable) ctx.req.destroy();
+      };
+      try {
+        return await media.withUploadLock(params.id, () => receive(), stop);
+      } catch (err) {
+        // Answered before the whole body was read: the connection cannot carry another request.
+        if (!ctx.req.complete) ctx.set('Connection', 'close');
+        throw err;
+      }
+      async function receive() {
         const row = await loadUpload(ctx, params.id);
         if (offsetHeader !== row.offset_bytes) {
           throw tusError('conflict', `Upload-Offset ${offsetHeader} does not match the ${row.offset_bytes} bytes received`, { 'Upload-Offset': String(row.offset_bytes) });
@@ -196,6 +259,8 @@ export const uploadRoutes = [
         const declared = ctx.get('content-length') ? Number(ctx.get('content-length')) : null;
         const room = row.length_bytes - row.offset_bytes;
         if (declared !== null && declared > room) throw tusError('payload_too_large', `Only ${room} more bytes fit in this upload`);
+        // Holding the lock, the upload exists and nothing else (complete, DELETE, another
+        // PATCH, expiry) touches its part file until this request releases it.
         const file = media.partPath(row.id);
         let handle: fs.FileHandle;
         try {
@@ -204,6 +269,7 @@ export const uploadRoutes = [
           await db.deleteFrom('uploads').where('id', '=', row.id).execute();
           throw tusError('not_found', 'Upload not found (its data is gone)');
         }
+        const io = media.partIo;
         const start = row.offset_bytes;
         let pos = start;
         const hash = checksum ? createHash(checksum.algorithm) : null;
@@ -215,7 +281,7 @@ export const uploadRoutes = [
             if (pos + chunk.length > row.length_bytes) throw tusError('payload_too_large', `The upload is ${row.length_bytes} bytes; more were sent`);
             let written = 0;
             while (written < chunk.length) {
-              const { bytesWritten } = await handle.write(chunk, written, chunk.length - written, pos + written);
+              const { bytesWritten } = await io.write(handle, chunk, written, chunk.length - written, pos + written);
               written += bytesWritten;
             }
             hash?.update(chunk);
@@ -223,6 +289,8 @@ export const uploadRoutes = [
           }
         } catch (err) {
           failure = err;
+        } finally {
+          stoppable = false;
         }
         let keep = pos;
         const aborted = failure !== null && !(failure instanceof ApiError) && !isDiskFull(failure);
@@ -233,26 +301,34 @@ export const uploadRoutes = [
           failure = tusError('checksum_mismatch', 'The chunk does not match Upload-Checksum; it was discarded', { 'Upload-Offset': String(start) });
         }
         try {
-          if (keep !== pos) await handle.truncate(keep);
-          await handle.sync();
+          // Always: a failed write may have left bytes past `pos`.
+          if (keep !== pos || failure) await handle.truncate(keep);
+          await io.sync(handle);
         } catch (err) {
           failure ??= err;
           keep = start;
+          await handle.truncate(start).catch(() => {});
         } finally {
           await handle.close();
         }
         const expires = new Date(Date.now() + (await uploadLimits(ctx.deps)).expiryMs).toISOString();
         if (keep !== start || !failure) {
-          await db.updateTable('uploads').set({ offset_bytes: keep, updated_at: nowIso(), expires_at: expires }).where('id', '=', row.id).execute();
+          try {
+            await db.updateTable('uploads').set({ offset_bytes: keep, updated_at: nowIso(), expires_at: expires }).where('id', '=', row.id).execute();
+          } catch (err) {
+            // The offset stays where it was: the next PATCH truncates the unrecorded bytes away.
+            if (isDiskFull(err)) throw tusError('insufficient_storage', 'The disk is full; the chunk was discarded', { 'Upload-Offset': String(start) });
+            throw err;
+          }
         }
         if (failure) {
-          if (isDiskFull(failure)) throw tusError('insufficient_storage', 'The disk is full; the chunk was discarded');
+          if (isDiskFull(failure)) throw tusError('insufficient_storage', 'The disk is full; the chunk was discarded', { 'Upload-Offset': String(start) });
           if (failure instanceof ApiError) throw failure;
-          // The client went away: what arrived is kept for the resume; nobody reads this answer.
+          // The client went away (or a newer request stopped this one): what arrived is kept for the resume; nobody reads this answer.
           throw tusError('validation_failed', 'The request body ended early');
         }
         return empty(ctx, 204, { 'Upload-Offset': String(keep), 'Upload-Expires': httpDate(expires), 'Tus-Resumable': TUS_VERSION });
-      });
+      }
     },
   }),
   defineRoute({
@@ -262,10 +338,12 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus termination: discard a partial upload',
+    description: 'The user who created the upload, or an admin or owner. A PATCH of it in progress is stopped first.',
     params: uploadIdParams,
     responses: { 204: { description: 'Discarded' } },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
+      checkOwner(await loadUpload(ctx, params.id), auth, 'terminate');
       await ctx.media.withUploadLock(params.id, async () => {
         const row = await loadUpload(ctx, params.id);
         await ctx.deps.db.deleteFrom('uploads').where('id', '=', row.id).execute();
@@ -281,7 +359,8 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Turn a finished upload into an asset and start processing it',
-    description: 'The type is decided from the bytes (not the name); unsupported types answer 415 and the upload is discarded.',
+    description:
+      'Only the user who created the upload. The type is decided from the bytes (not the name; ffprobe tells audio from video); unsupported types, and kinds this server cannot process (no ffmpeg, no poppler), answer 415 and the upload is discarded. A full disk answers 507 and keeps the upload: complete it again later.',
     params: uploadIdParams,
     body: z.object({
       name: z.string().trim().min(1).max(200).optional(),
@@ -291,15 +370,20 @@ export const uploadRoutes = [
     responses: { 201: { description: 'The new asset (state processing)', data: Asset } },
     handler: async (ctx, { params, body, auth }) => {
       const media = ctx.media;
-      const db = ctx.deps.db;
+      const { db, tools } = ctx.deps;
+      checkOwner(await loadCompletable(ctx, params.id), auth, 'write');
       const assetId = await media.withUploadLock(params.id, async () => {
-        const row = await db.selectFrom('uploads').selectAll().where('id', '=', params.id).executeTakeFirst();
-        if (!row || row.expires_at < nowIso()) throw notFound('Upload');
+        const row = await loadCompletable(ctx, params.id);
         if (row.offset_bytes !== row.length_bytes) throw new ApiError('conflict', `The upload has ${row.offset_bytes} of ${row.length_bytes} bytes; send the rest first`);
         const meta = JSON.parse(row.metadata) as Record<string, string>;
-        const folderId = body.folderId ?? (meta.folderId && z.uuid().safeParse(meta.folderId).success ? meta.folderId : undefined);
-        if (folderId && !(await db.selectFrom('content_folders').select('id').where('id', '=', folderId.toLowerCase()).executeTakeFirst())) {
-          throw new ApiError('validation_failed', 'folderId names no folder', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+        let folderId: string | null;
+        if (body.folderId) {
+          folderId = body.folderId.toLowerCase();
+          if (!(await db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst())) {
+            throw new ApiError('validation_failed', 'folderId names no folder', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+          }
+        } else {
+          folderId = await metadataFolder(ctx, meta);
         }
         const tags = body.tags ?? (meta.tags ? meta.tags.split(',').map((t) => t.trim()).filter((t) => t && t.length <= 64).slice(0, 50) : []);
         const file = media.partPath(row.id);
@@ -313,8 +397,19 @@ export const uploadRoutes = [
           await discard();
           throw new ApiError('unsupported_media_type', `${why}; upload images (JPEG, PNG, GIF, WebP, AVIF, HEIF, TIFF, SVG), video, audio or PDF`);
         }
-        if (sniffed.kind === 'pdf') {
-          const support = await pdfSupport();
+        let { kind, contentType } = sniffed;
+        if (kind === 'video' || kind === 'audio') {
+          const av = await tools.av();
+          if (!av.available) {
+            await discard();
+            throw new ApiError('unsupported_media_type', `Video and audio are unavailable on this server (ffmpeg and ffprobe are needed): ${av.detail}`);
+          }
+          // The container does not say whether there is a picture: ffprobe does.
+          const decided = await avKindOf(tools, file, contentType);
+          if (decided) ({ kind, contentType } = decided);
+        }
+        if (kind === 'pdf') {
+          const support = await tools.pdf();
           if (!support.available) {
             await discard();
             throw new ApiError('unsupported_media_type', `PDF is unavailable on this server: ${support.detail}`);
@@ -322,11 +417,11 @@ export const uploadRoutes = [
         }
         return media.ingestFile({
           file,
-          kind: sniffed.kind,
-          contentType: sniffed.contentType,
+          kind,
+          contentType,
           name: body.name ?? nameFrom(meta.name || row.filename),
           originalFilename: row.filename ? nameFrom(row.filename) : null,
-          folderId: folderId?.toLowerCase() ?? null,
+          folderId,
           tags,
           createdBy: (auth as SessionPrincipal).userId,
           diskFullMessage: 'The disk is full; the upload is kept, free some space and complete it again',

@@ -64,7 +64,12 @@ export function openDatabase(file: string): OpenedDatabase {
   let sqlite = openHandle(file);
   // Kysely holds this proxy, so the handle underneath can be swapped by a restore.
   const proxy = {
-    prepare: (source: string) => sqlite.prepare(source),
+    prepare: (source: string) => {
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR,
+      // ...); kysely's ROLLBACK would then fail and hide the error that caused it.
+      if (source === 'rollback' && !sqlite.inTransaction) return sqlite.prepare('select 1');
+      return sqlite.prepare(source);
+    },
     close: () => {
       sqlite.close();
     },

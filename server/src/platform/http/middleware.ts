@@ -40,9 +40,13 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   429: 'rate_limited',
 };
 
+/** Errors of a full disk, a quota, or an SQLite database that cannot grow. */
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
 /**
  * Turns every failure into the error envelope. ApiErrors answer as they are; other
- * client errors raised by Koa or its middleware (with `expose`) map by status; anything
+ * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
+ * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; anything
  * else is 500 `internal` with the request id and no stack.
  */
 export function errorEnvelope(): Middleware {
@@ -54,10 +58,14 @@ export function errorEnvelope(): Middleware {
       if (err instanceof ApiError) {
         apiError = err;
       } else {
-        const e = err as { status?: number; expose?: boolean; message?: string };
+        const e = err as { status?: number; expose?: boolean; message?: string; code?: unknown };
         const status = typeof e.status === 'number' ? e.status : 500;
         const code = CODE_BY_STATUS[status];
-        if (status >= 400 && status < 500 && e.expose) {
+        if (typeof e.code === 'string' && DISK_FULL.has(e.code)) {
+          // The disk (or the database file) cannot grow: the operator's problem, said plainly.
+          (ctx.state.log ?? console).warn({ err }, 'disk full');
+          apiError = new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+        } else if (status >= 400 && status < 500 && e.expose) {
           // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
           apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');
         } else {

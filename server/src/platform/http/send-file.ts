@@ -16,20 +16,34 @@ export interface SendFileOptions {
   csp?: string;
 }
 
-/** A `Content-Disposition` that cannot break out of its header: ASCII fallback plus RFC 5987 name. */
+/**
+ * RFC 5987 `ext-value` of a string: UTF-8, percent-encoded except attr-char. encodeURIComponent
+ * also leaves `'`, `(`, `)`, `*` (and `!`, which attr-char allows) unescaped: those are encoded here.
+ */
+function rfc5987(value: string): string {
+  return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * A `Content-Disposition` that cannot break out of its header: control characters (CR, LF
+ * included) and path separators dropped, an ASCII fallback `filename` (quotes, `%`, `;`
+ * and non-ASCII replaced by `_`) plus the exact name as RFC 5987 `filename*`.
+ */
 export function contentDisposition(type: 'inline' | 'attachment', filename?: string): string {
   if (!filename) return type;
   const clean = filename.replace(/[\u0000-\u001f\u007f/\\]/g, '').slice(0, 200) || 'file';
   const ascii = clean.replace(/[^\x20-\x7e]/g, '_').replace(/["%;]/g, '_');
-  return `${type}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(clean)}`;
+  return `${type}; filename="${ascii}"; filename*=UTF-8''${rfc5987(clean)}`;
 }
 
 export type ByteRange = { start: number; end: number };
 
 /**
- * Parses a `Range` header against a length: one range of `a-b`, `a-` or `-N`, clamped.
- * Answers null to serve the whole file (absent, not bytes, several ranges), the range,
- * or 'unsatisfiable'.
+ * Parses a `Range` header against a length: one range of `a-b`, `a-` or `-N`, with the end
+ * clamped to the file. Answers the range; null to serve the whole file (no header, a unit
+ * other than bytes, a malformed header, `b < a`, or several ranges: RFC 9110 lets a server
+ * ignore Range, and multipart answers are not worth their complexity for media); or
+ * 'unsatisfiable' (416) when the start is at or past the end, for `-0`, or for an empty file.
  */
 export function parseRange(header: string | undefined, size: number): ByteRange | null | 'unsatisfiable' {
   if (!header) return null;
@@ -51,13 +65,26 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
+/**
+ * If-Range (RFC 9110 13.1.5): the range applies only when the validator is the current one,
+ * compared strongly. An entity tag must equal our (strong) ETag; a weak one never matches.
+ * A date must be exactly the Last-Modified this answer sends (an older or newer date, or
+ * one in another format, means the client's copy may differ): then the whole file.
+ */
+export function ifRangeFresh(header: string, etag: string, lastModified: string): boolean {
+  const v = header.trim();
+  if (v.startsWith('W/')) return false;
+  if (v.startsWith('"')) return v === etag;
+  return v === lastModified;
+}
+
 function etagMatches(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
 /**
- * Streams a file with Range (single range), If-Range (strong ETag or date), ETag,
+ * Streams a file with Range (single range), If-Range (strong ETag or the exact Last-Modified), ETag,
  * If-None-Match (304) and HEAD; never reads the file into memory.
  */
 export async function sendFile(ctx: Context, options: SendFileOptions): Promise<void> {
@@ -70,7 +97,8 @@ export async function sendFile(ctx: Context, options: SendFileOptions): Promise<
   const size = stat.size;
   const etag = `"${options.etag}"`;
   ctx.set('ETag', etag);
-  ctx.set('Last-Modified', stat.mtime.toUTCString());
+  const lastModified = stat.mtime.toUTCString();
+  ctx.set('Last-Modified', lastModified);
   ctx.set('Accept-Ranges', 'bytes');
   ctx.set('Cache-Control', options.cacheControl ?? 'private, no-cache');
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -85,11 +113,7 @@ export async function sendFile(ctx: Context, options: SendFileOptions): Promise<
 
   let range = parseRange(ctx.get('range') || undefined, size);
   const ifRange = ctx.get('if-range');
-  if (range && ifRange) {
-    const trimmed = ifRange.trim();
-    const fresh = trimmed.startsWith('"') || trimmed.startsWith('W/') ? trimmed === etag : Date.parse(trimmed) >= Math.floor(stat.mtimeMs / 1000) * 1000;
-    if (!fresh) range = null;
-  }
+  if (range && ifRange && !ifRangeFresh(ifRange, etag, lastModified)) range = null;
   if (range === 'unsatisfiable') {
     throw new ApiError('range_not_satisfiable', `The range is outside the ${size} bytes of this file`, { headers: { 'Content-Range': `bytes */${size}` } });
   }

@@ -45,6 +45,14 @@ export interface QueueOptions {
 
 const iso = (ms = Date.now()) => new Date(ms).toISOString();
 
+/** `last_error` of a job queued again after a crash; the count in brackets adds up crashes. */
+const CRASH_NOTE = 'the server stopped while this job ran';
+
+function crashCount(lastError: string | null): number {
+  const m = lastError?.startsWith(CRASH_NOTE) ? /\((\d+)\)$/.exec(lastError) : null;
+  return m ? Number(m[1]) : 0;
+}
+
 /**
  * Jobs persisted in SQLite and run in this process: bounded concurrency, retries with
  * exponential backoff, progress, and restart safety (a job found `running` at start was
@@ -109,15 +117,40 @@ export class JobQueue {
     return row.id;
   }
 
-  /** Starts working: jobs left `running` by a previous process are queued again. */
+  /**
+   * Starts working. Jobs left `running` by a previous process were interrupted by a crash
+   * (a clean stop re-queues its jobs): the crash counts as an attempt, so a job that kills
+   * the process (a decoder bug, the OOM killer) cannot loop forever. Below its
+   * `max_attempts` it is queued again; at it, it fails (its handler's onFailed runs, e.g.
+   * the asset is marked failed) with a reason saying how often the server stopped under it.
+   */
   async start(): Promise<void> {
     if (this.started || this.stopped) return;
     this.started = true;
-    await this.db
-      .updateTable('jobs')
-      .set({ state: 'queued', locked_at: null, updated_at: iso() })
-      .where('state', '=', 'running')
-      .execute();
+    const interrupted = await this.db.selectFrom('jobs').selectAll().where('state', '=', 'running').execute();
+    for (const job of interrupted) {
+      const crashes = crashCount(job.last_error) + 1;
+      const now = iso();
+      if (job.attempts >= job.max_attempts) {
+        const reason = `processing stopped the server ${crashes === 1 ? 'once' : `${crashes} times`} (it was running when the server stopped or crashed); not retried after ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`;
+        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job failed: the server stopped while it ran');
+        await this.db.updateTable('jobs').set({ state: 'failed', last_error: reason, locked_at: null, updated_at: now }).where('id', '=', job.id).where('state', '=', 'running').execute();
+        const handler = this.handlers.get(job.kind);
+        try {
+          await handler?.onFailed?.(JSON.parse(job.payload), reason);
+        } catch (err) {
+          this.logger.error({ err, job: job.id }, 'job failure handler failed');
+        }
+      } else {
+        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job was running when the server stopped; queued again');
+        await this.db
+          .updateTable('jobs')
+          .set({ state: 'queued', locked_at: null, last_error: `${CRASH_NOTE} (${crashes})`, updated_at: now })
+          .where('id', '=', job.id)
+          .where('state', '=', 'running')
+          .execute();
+      }
+    }
     this.kick();
   }
 

@@ -29,9 +29,14 @@ interface RunOptions {
   timeoutMs?: number;
 }
 
+/** The command line that runs `binary`: through `nice -n 10` when asked (and nice exists). */
+export function commandLine(binary: string, args: readonly string[], nice = false): [string, string[]] {
+  return nice && NICE ? [NICE, ['-n', '10', binary, ...args]] : [binary, [...args]];
+}
+
 /** Runs a tool without a shell; rejects with the end of its stderr. */
 export function run(binary: string, args: string[], options: RunOptions = {}): Promise<string> {
-  const [cmd, argv] = options.nice && NICE ? [NICE, ['-n', '10', binary, ...args]] : [binary, args];
+  const [cmd, argv] = commandLine(binary, args, options.nice);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal, timeout: options.timeoutMs ?? 6 * 3_600_000 });
     let out = '';
@@ -70,6 +75,7 @@ interface ProbeStream {
   avg_frame_rate?: string;
   tags?: Record<string, string>;
   side_data_list?: { side_data_type?: string; rotation?: number }[];
+  disposition?: { attached_pic?: number };
 }
 interface Probe {
   streams?: ProbeStream[];
@@ -77,7 +83,7 @@ interface Probe {
 }
 
 export async function ffprobe(tools: MediaTools, file: string): Promise<Probe> {
-  if (!tools.ffprobe) throw new Error('ffprobe is not available');
+  if (!tools.ffprobe) throw new MediaRejected('ffprobe is not available (set PLACARD_FFPROBE or install ffmpeg)');
   let out: string;
   try {
     out = await run(tools.ffprobe.path, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], { timeoutMs: 60_000 });
@@ -85,6 +91,46 @@ export async function ffprobe(tools: MediaTools, file: string): Promise<Probe> {
     throw new MediaRejected(`not a readable media file: ${(err as Error).message}`);
   }
   return JSON.parse(out) as Probe;
+}
+
+/** A moving-picture stream (not a cover picture or a still attached to audio). */
+function isMotionVideo(s: ProbeStream): boolean {
+  return s.codec_type === 'video' && s.disposition?.attached_pic !== 1 && s.codec_name !== 'mjpeg' && s.codec_name !== 'png';
+}
+
+/** What to call a container's type once ffprobe has said whether it holds video. */
+const AS_AUDIO: Record<string, string> = {
+  'video/mp4': 'audio/mp4',
+  'video/x-m4v': 'audio/mp4',
+  'video/quicktime': 'audio/mp4',
+  'video/webm': 'audio/webm',
+  'video/x-matroska': 'audio/x-matroska',
+};
+const AS_VIDEO: Record<string, string> = {
+  'audio/mp4': 'video/mp4',
+  'audio/x-m4a': 'video/mp4',
+  'audio/ogg': 'video/ogg',
+  'audio/webm': 'video/webm',
+};
+
+/**
+ * Video or audio, decided by the streams ffprobe finds rather than by the container (an
+ * MP4 or WebM may hold only sound; an .m4a may hold a picture track): a moving-picture
+ * stream makes it video, else an audio stream makes it audio. Answers the kind and the
+ * content type to record, or null when ffprobe cannot read the file (processing then
+ * fails with the reason).
+ */
+export async function avKindOf(tools: MediaTools, file: string, contentType: string): Promise<{ kind: 'video' | 'audio'; contentType: string } | null> {
+  let probe: Probe;
+  try {
+    probe = await ffprobe(tools, file);
+  } catch {
+    return null;
+  }
+  const streams = probe.streams ?? [];
+  if (streams.some(isMotionVideo)) return { kind: 'video', contentType: contentType.startsWith('audio/') ? (AS_VIDEO[contentType] ?? contentType) : contentType };
+  if (streams.some((s) => s.codec_type === 'audio')) return { kind: 'audio', contentType: contentType.startsWith('video/') ? (AS_AUDIO[contentType] ?? contentType) : contentType };
+  return null;
 }
 
 function rotationOf(s: ProbeStream): number {
@@ -139,9 +185,9 @@ export async function processVideo(
   progress: (f: number) => Promise<void>,
   signal: AbortSignal,
 ): Promise<AvResult> {
-  if (!tools.ffmpeg) throw new Error('ffmpeg is not available');
+  if (!tools.ffmpeg) throw new MediaRejected('video needs ffmpeg, which this server does not have (set PLACARD_FFMPEG or install ffmpeg)');
   const probe = await ffprobe(tools, source);
-  const v = probe.streams?.find((s) => s.codec_type === 'video' && s.codec_name !== 'mjpeg' && s.codec_name !== 'png');
+  const v = probe.streams?.find(isMotionVideo);
   const a = probe.streams?.find((s) => s.codec_type === 'audio');
   if (!v || !v.width || !v.height) throw new MediaRejected('the file has no video stream');
   const rotation = rotationOf(v);
@@ -217,7 +263,7 @@ export async function processAudio(
   progress: (f: number) => Promise<void>,
   signal: AbortSignal,
 ): Promise<AvResult> {
-  if (!tools.ffmpeg) throw new Error('ffmpeg is not available');
+  if (!tools.ffmpeg) throw new MediaRejected('audio needs ffmpeg, which this server does not have (set PLACARD_FFMPEG or install ffmpeg)');
   const probe = await ffprobe(tools, source);
   const a = probe.streams?.find((s) => s.codec_type === 'audio');
   if (!a) throw new MediaRejected('the file has no audio stream');
@@ -232,31 +278,15 @@ export async function processAudio(
   return { files: [{ file: out, purpose: 'player', contentType: 'audio/mp4', width: null, height: null }], width: null, height: null, durationMs, pageCount: null, metadata };
 }
 
-let pdfChecked: Promise<{ available: boolean; detail: string }> | null = null;
-
-/** Whether poppler-utils (pdftoppm, pdfinfo) is installed; PDFs are refused when not. */
-export function pdfSupport(): Promise<{ available: boolean; detail: string }> {
-  pdfChecked ??= (async () => {
-    try {
-      await run('pdftoppm', ['-v'], { timeoutMs: 10_000 });
-      await run('pdfinfo', ['-v'], { timeoutMs: 10_000 });
-      return { available: true, detail: 'poppler-utils (pdftoppm) installed' };
-    } catch {
-      return { available: false, detail: 'PDF support needs poppler-utils (pdftoppm); install it with apt-get install poppler-utils' };
-    }
-  })();
-  return pdfChecked;
-}
-
 export const PDF_MAX_PAGES = 100;
 
 /** PDF: pages rendered (poppler's pdftoppm) to WebP player images 1920 px on the long side, a thumbnail of page 1. */
-export async function processPdf(source: string, work: string, maxPixels: number, progress: (f: number) => Promise<void>, signal: AbortSignal): Promise<AvResult> {
-  const support = await pdfSupport();
-  if (!support.available) throw new MediaRejected(support.detail);
+export async function processPdf(tools: MediaTools, source: string, work: string, maxPixels: number, progress: (f: number) => Promise<void>, signal: AbortSignal): Promise<AvResult> {
+  const support = await tools.pdf();
+  if (!support.available || !tools.pdftoppm || !tools.pdfinfo) throw new MediaRejected(support.detail);
   let pages: number;
   try {
-    const info = await run('pdfinfo', [source], { signal, timeoutMs: 60_000 });
+    const info = await run(tools.pdfinfo, [source], { signal, timeoutMs: 60_000 });
     pages = Number(/^Pages:\s+(\d+)/m.exec(info)?.[1] ?? 0);
   } catch (err) {
     throw new MediaRejected(`not a readable PDF: ${(err as Error).message}`);
@@ -268,7 +298,7 @@ export async function processPdf(source: string, work: string, maxPixels: number
   let height: number | null = null;
   for (let page = 1; page <= last; page++) {
     const prefix = path.join(work, `page-${page}`);
-    await run('pdftoppm', ['-f', String(page), '-l', String(page), '-scale-to', '1920', '-png', '-singlefile', source, prefix], { signal, nice: true, timeoutMs: 120_000 });
+    await run(tools.pdftoppm, ['-f', String(page), '-l', String(page), '-scale-to', '1920', '-png', '-singlefile', source, prefix], { signal, nice: true, timeoutMs: 120_000 });
     const png = `${prefix}.png`;
     const webp = path.join(work, `page-${page}.webp`);
     const r = await sharp(png, { limitInputPixels: maxPixels }).webp({ quality: 85 }).toFile(webp);

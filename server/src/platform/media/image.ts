@@ -27,15 +27,32 @@ const BROWSER_IMAGE = new Set(['jpeg', 'png', 'gif', 'webp']);
 
 export class ImageRejected extends Error {}
 
+/**
+ * An animation's whole budget, in pixels of all its frames together, as a multiple of the
+ * per-frame limit (PLACARD_IMAGE_MAX_PIXELS). sharp's `limitInputPixels` counts every
+ * frame when it reads an animation (lovell/sharp#3421), so the per-frame limit alone would
+ * refuse an ordinary 1920x1080 GIF of 130 frames; this budget (default about 1.07
+ * gigapixels: some 500 frames of 1920x1080) bounds the work instead.
+ */
+export const ANIMATION_BUDGET_FRAMES = 4;
+
+export function animationBudget(maxPixels: number): number {
+  return maxPixels * ANIMATION_BUDGET_FRAMES;
+}
+
 function open(file: string, maxPixels: number, options: SharpOptions = {}) {
   return sharp(file, { limitInputPixels: maxPixels, failOn: 'error', sequentialRead: true, ...options });
 }
 
-/** Dimensions after EXIF orientation, format and animation; refuses pixel floods. */
+/**
+ * Dimensions after EXIF orientation, format and animation; refuses pixel floods: a frame
+ * over `maxPixels`, or an animation over its budget (animationBudget).
+ */
 export async function probeImage(file: string, maxPixels: number): Promise<ImageInfo> {
   let meta: Metadata;
   try {
-    meta = await open(file, maxPixels).metadata();
+    // Headers only (nothing is decoded): the limits are checked below, with clear reasons.
+    meta = await open(file, maxPixels, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw new ImageRejected(`not a readable image: ${(err as Error).message}`);
   }
@@ -45,12 +62,19 @@ export async function probeImage(file: string, maxPixels: number): Promise<Image
   if (meta.width * pageHeight > maxPixels) {
     throw new ImageRejected(`the image has ${meta.width * pageHeight} pixels, more than the ${maxPixels} allowed`);
   }
+  const animated = frames > 1 && (meta.format === 'gif' || meta.format === 'webp');
+  const total = meta.width * pageHeight * frames;
+  if (animated && total > animationBudget(maxPixels)) {
+    throw new ImageRejected(
+      `the animation has ${frames} frames of ${meta.width}x${pageHeight}, ${total} pixels in all, more than the ${animationBudget(maxPixels)} allowed for an animation (${ANIMATION_BUDGET_FRAMES} x PLACARD_IMAGE_MAX_PIXELS); shorten it or make it smaller`,
+    );
+  }
   const rotated = (meta.orientation ?? 1) >= 5;
   return {
     width: rotated ? pageHeight : meta.width,
     height: rotated ? meta.width : pageHeight,
     format: meta.format ?? 'unknown',
-    animated: frames > 1 && (meta.format === 'gif' || meta.format === 'webp'),
+    animated,
     frames,
   };
 }
@@ -89,7 +113,8 @@ export async function renderImage(file: string, info: ImageInfo, outDir: string,
   for (const w of widths) {
     if (info.animated) {
       const f = path.join(outDir, `player-${w}.webp`);
-      const r = await base(w, { animated: true }).resize({ width: w, withoutEnlargement: true }).webp({ quality: 82, effort: 2 }).toFile(f);
+      // sharp counts all frames against limitInputPixels: the animation's budget applies (checked by probeImage).
+      const r = await base(w, { animated: true, limitInputPixels: animationBudget(maxPixels) }).resize({ width: w, withoutEnlargement: true }).webp({ quality: 82, effort: 2 }).toFile(f);
       out.push({ file: f, purpose: 'player', contentType: 'image/webp', width: r.width, height: Math.round((info.height * r.width) / info.width) });
       continue;
     }

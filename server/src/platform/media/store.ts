@@ -3,14 +3,33 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { KeyedLocks } from './locks.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-/** Errors of a full disk (or quota): answered 507 `insufficient_storage`. */
+/** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
+
+/**
+ * The file-system calls through which files enter the store. Replaceable per store, so a
+ * test can make one of them fail the way a full disk does (ENOSPC) without filling a disk.
+ */
+export interface StoreIo {
+  link(existing: string, newPath: string): Promise<void>;
+  copyFile(src: string, dest: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  writeFile(file: string, bytes: Buffer): Promise<void>;
+}
+
+export const realStoreIo = (): StoreIo => ({
+  link: (a, b) => fs.link(a, b),
+  copyFile: (a, b) => fs.copyFile(a, b),
+  rename: (a, b) => fs.rename(a, b),
+  writeFile: (f, b) => fs.writeFile(f, b),
+});
 
 /** SHA-256 (hex) of a file, streamed. */
 export async function hashFile(file: string): Promise<{ sha256: string; size: number }> {
@@ -35,14 +54,23 @@ async function fsyncPath(p: string, flags = 'r'): Promise<void> {
   }
 }
 
+/** Link errors that mean "this file system cannot hard-link here": copy instead. */
+const NO_LINK = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK']);
+
 /**
  * The content-addressed media store: `<dataDir>/media/<aa>/<bb>/<sha256>`. Files arrive
- * as temp files that are fsynced and renamed into place (then the directory fsynced)
- * before any row points at them. Paths are made here from hashes only.
+ * as temp files that are fsynced and renamed (or hard-linked) into place, then the
+ * directory fsynced, before any row points at them. Paths are made here from hashes only.
+ *
+ * `locks` serialises work on one hash: whoever adopts a file holds its hash until the row
+ * that references it commits, and whoever removes an unreferenced file holds it while it
+ * checks and removes, so a file is never removed between its adoption and its commit.
  */
 export class MediaStore {
   readonly root: string;
   readonly tmpDir: string;
+  readonly locks = new KeyedLocks();
+  io: StoreIo = realStoreIo();
 
   constructor(dataDir: string) {
     this.root = path.join(dataDir, 'media');
@@ -74,39 +102,56 @@ export class MediaStore {
   }
 
   /**
-   * Moves `file` (on the same filesystem) into the store under its hash; when the store
-   * already holds those bytes the file is removed instead. Answers the hash and size.
+   * Puts `file` (on the same filesystem) into the store under its hash; when the store
+   * already holds those bytes nothing is written. Without `keepSource` the file is moved
+   * (or removed when the store had its bytes); with it the file stays where it is (hard
+   * link, or a copy where links are impossible) and the caller removes it after its commit,
+   * so a failed commit loses nothing. Answers the hash, the size, and whether this call
+   * created the store file (the caller may remove it again when its commit fails). Call
+   * it holding `locks` on the hash.
    */
-  async adopt(file: string, known?: { sha256: string; size: number }): Promise<{ sha256: string; size: number }> {
+  async adopt(file: string, known?: { sha256: string; size: number }, options: { keepSource?: boolean } = {}): Promise<{ sha256: string; size: number; created: boolean }> {
     const { sha256, size } = known ?? (await hashFile(file));
     const target = this.pathOf(sha256);
     if (await this.has(sha256)) {
-      await fs.rm(file, { force: true });
+      if (!options.keepSource) await fs.rm(file, { force: true });
       // Fresh again: pruning (which spares young files) must not take it before the new row commits.
       const now = new Date();
       await fs.utimes(target, now, now).catch(() => {});
-      return { sha256, size };
+      return { sha256, size, created: false };
     }
     await fsyncPath(file, 'r+');
     await fs.mkdir(path.dirname(target), { recursive: true });
-    try {
-      await fs.rename(file, target);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      // uploads/ on another filesystem than media/: copy to a temp name beside the target, then rename.
+    const viaCopy = async () => {
+      // Another filesystem (or no hard links): copy to a temp name beside the target, then rename.
       const tmp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
       try {
-        await fs.copyFile(file, tmp);
+        await this.io.copyFile(file, tmp);
         await fsyncPath(tmp, 'r+');
-        await fs.rename(tmp, target);
+        await this.io.rename(tmp, target);
       } catch (e) {
         await fs.rm(tmp, { force: true });
         throw e;
       }
-      await fs.rm(file, { force: true });
+    };
+    if (options.keepSource) {
+      try {
+        await this.io.link(file, target);
+      } catch (err) {
+        if (!NO_LINK.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+        await viaCopy();
+      }
+    } else {
+      try {
+        await this.io.rename(file, target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        await viaCopy();
+        await fs.rm(file, { force: true });
+      }
     }
     await fsyncPath(path.dirname(target));
-    return { sha256, size };
+    return { sha256, size, created: true };
   }
 
   /** Writes bytes to the store (small outputs: thumbnails). */
@@ -114,8 +159,9 @@ export class MediaStore {
     await fs.mkdir(this.tmpDir, { recursive: true });
     const tmp = this.tempPath();
     try {
-      await fs.writeFile(tmp, bytes);
-      return await this.adopt(tmp, { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length });
+      await this.io.writeFile(tmp, bytes);
+      const { sha256, size } = await this.adopt(tmp, { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length });
+      return { sha256, size };
     } catch (err) {
       await fs.rm(tmp, { force: true });
       throw err;

@@ -64,6 +64,12 @@ function pick(candidates: [ToolSource, () => string | null][]): ResolvedTool | n
   return null;
 }
 
+/** pdftoppm and pdfinfo (poppler-utils): the setting's pdftoppm with pdfinfo beside it, else PATH. */
+export function resolvePoppler(pdftoppmPath: string | null | undefined): { pdftoppm: string | null; pdfinfo: string | null } {
+  if (pdftoppmPath) return { pdftoppm: pdftoppmPath, pdfinfo: path.join(path.dirname(pdftoppmPath), 'pdfinfo') };
+  return { pdftoppm: onPath('pdftoppm'), pdfinfo: onPath('pdfinfo') };
+}
+
 /** Runs `<binary> -version`; answers its first line, or throws with why it is unusable. */
 function probeBinary(binary: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -92,12 +98,54 @@ export interface MediaToolsStatus {
 export class MediaTools {
   readonly ffmpeg: ResolvedTool | null;
   readonly ffprobe: ResolvedTool | null;
+  /** poppler-utils, for PDF assets (optional: PDFs are refused without it). */
+  readonly pdftoppm: string | null;
+  readonly pdfinfo: string | null;
   private cached: { at: number; status: Promise<MediaToolsStatus> } | null = null;
+  private pdfCached: { at: number; status: Promise<{ available: boolean; detail: string }> } | null = null;
 
-  constructor(settings: { ffmpegPath: string | null; ffprobePath: string | null }, private readonly ttlMs = 30_000) {
+  constructor(
+    settings: { ffmpegPath: string | null; ffprobePath: string | null; pdftoppmPath?: string | null },
+    private readonly ttlMs = 30_000,
+  ) {
     const resolved = resolveMediaTools(settings);
     this.ffmpeg = resolved.ffmpeg;
     this.ffprobe = resolved.ffprobe;
+    const poppler = resolvePoppler(settings.pdftoppmPath);
+    this.pdftoppm = poppler.pdftoppm;
+    this.pdfinfo = poppler.pdfinfo;
+  }
+
+  /**
+   * Whether PDFs can be processed: pdftoppm and pdfinfo run (cached like `check`). Not a
+   * readiness check: a server without poppler-utils works, it only refuses PDFs.
+   */
+  pdf(): Promise<{ available: boolean; detail: string }> {
+    const now = Date.now();
+    if (!this.pdfCached || now - this.pdfCached.at > this.ttlMs) {
+      this.pdfCached = { at: now, status: this.checkPdf() };
+    }
+    return this.pdfCached.status;
+  }
+
+  private async checkPdf(): Promise<{ available: boolean; detail: string }> {
+    const install = 'PDF support needs poppler-utils (pdftoppm, pdfinfo): install it with apt-get install poppler-utils, or set PLACARD_PDFTOPPM';
+    if (!this.pdftoppm || !this.pdfinfo) return { available: false, detail: `pdftoppm not found; ${install}` };
+    for (const binary of [this.pdftoppm, this.pdfinfo]) {
+      const usable = await new Promise<string | null>((resolve) => {
+        execFile(binary, ['-v'], { timeout: 10_000 }, (err) => resolve(err ? err.message.split('\n')[0] ?? 'failed' : null));
+      });
+      if (usable !== null) return { available: false, detail: `${binary} is not usable (${usable}); ${install}` };
+    }
+    return { available: true, detail: `poppler-utils (${this.pdftoppm})` };
+  }
+
+  /** ffmpeg and ffprobe both run: video and audio can be processed. */
+  async av(): Promise<{ available: boolean; detail: string }> {
+    const status = await this.check();
+    const available = status.ffmpeg.ok && status.ffprobe.ok;
+    const detail = available ? status.ffmpeg.detail : [status.ffmpeg, status.ffprobe].filter((c) => !c.ok).map((c) => c.detail).join('; ');
+    return { available, detail };
   }
 
   check(): Promise<MediaToolsStatus> {
