@@ -124,3 +124,59 @@ t.test('a deleted group drops out of schedules and no longer holds playlists', a
   t.equal((await call('PATCH', `/api/v1/schedules/${s.body.data.id}`, { name: 'S2' })).status, 400, 'no targets left: the schedule must be given new ones');
   t.equal((await call('DELETE', `/api/v1/playlists/${q}`)).status, 204, 'the deleted group’s assignment no longer counts');
 });
+
+t.test('a schedule that follows the screens’ zone keeps its local times when edited', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const now = new Date().toISOString();
+  const LON = '0190f5a2-7b3c-7def-8abc-0000000000c1';
+  const NY = '0190f5a2-7b3c-7def-8abc-0000000000c2';
+  const MOVING = '0190f5a2-7b3c-7def-8abc-0000000000c3';
+  await app.deps.db.insertInto('locations').values([
+    { id: LON, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    { id: NY, name: 'New York', address: null, time_zone: 'America/New_York', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    { id: MOVING, name: 'Moving', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+  ]).execute();
+  const london = await pairScreen(app, owner, { name: 'London', locationId: LON });
+  const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY });
+  const moving = await pairScreen(app, owner, { name: 'Moving', locationId: MOVING });
+  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Day' })).body.data.id;
+  const window = { from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
+  const scheduled = async (screenId: string) =>
+    (await call('POST', '/api/v1/schedules/preview', { screenId, ...window })).body.data.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => [s.startsAt, s.endsAt]);
+  const daily = { name: 'Opening hours', content: { playlistId: playlist }, startsAt: '2026-06-01T09:00:00', endsAt: '2026-06-01T17:00:00', rrule: 'FREQ=DAILY' };
+
+  // Made for London screens, moved to New York screens: 09:00-17:00 New York (EDT, UTC-4).
+  const s = (await call('POST', '/api/v1/schedules', { ...daily, targets: { screenIds: [london.screenId] } })).body.data;
+  t.match(s, { timeZone: 'Europe/London', followsScreenTimeZone: true });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], '09:00-17:00 BST');
+  const moved = await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [ny.screenId] } });
+  t.equal(moved.status, 200);
+  t.equal(moved.body.data.timeZone, 'America/New_York');
+  t.same(await scheduled(ny.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'still 09:00-17:00, now on New York’s clock');
+  const nyClock = new Intl.DateTimeFormat('en-GB', { timeZone: 'America/New_York', hour: '2-digit', minute: '2-digit', hour12: false });
+  t.equal(nyClock.format(Date.parse(moved.body.data.nextOccurrence.startsAt)), '09:00', 'the next occurrence is at 09:00 New York');
+
+  // Targets in two zones (entered in UTC), then back to London only: 09:00 everywhere, then 09:00 London.
+  await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [ny.screenId, london.screenId] } });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], 'mixed zones: 09:00 London');
+  t.same(await scheduled(ny.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'mixed zones: 09:00 New York');
+  await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [london.screenId] } });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], 'back to London only: still 09:00');
+
+  // The location moves to New York's zone; a mere rename keeps 09:00 local.
+  const r = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Moving hours', targets: { locationIds: [MOVING] } })).body.data;
+  t.equal((await call('PATCH', `/api/v1/locations/${MOVING}`, { timeZone: 'America/New_York' })).status, 200);
+  t.same(await scheduled(moving.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'the screen follows its new zone');
+  const renamed = await call('PATCH', `/api/v1/schedules/${r.id}`, { name: 'Renamed hours' });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.data.timeZone, 'America/New_York');
+  t.same(await scheduled(moving.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'the rename did not move it');
+
+  // A fixed zone changed without new times keeps the wall clock too; given times are taken as given.
+  const fixed = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Fixed', timeZone: 'Europe/London', targets: { screenIds: [ny.screenId] } })).body.data;
+  const rezoned = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { timeZone: 'Asia/Tokyo' });
+  t.equal(rezoned.body.data.startsAt, '2026-06-01T00:00:00.000Z', '09:00 Tokyo');
+  const retimed = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { startsAt: '2026-06-01T10:00:00', endsAt: '2026-06-01T11:00:00' });
+  t.match(retimed.body.data, { startsAt: '2026-06-01T01:00:00.000Z', endsAt: '2026-06-01T02:00:00.000Z' });
+});

@@ -33,6 +33,24 @@ function toInstant(value: string, zone: string, field: string): string {
   return local.toUTC().toISO()!;
 }
 
+/**
+ * A time kept from the stored schedule (a PATCH that does not change it): the instant as
+ * stored and the zone it was entered in. The schedule's meaning is its wall-clock time in
+ * that zone, so when the zone changes (new targets, a location moved, a new `timeZone`)
+ * the same local time is read in the new zone: "09:00" stays 09:00.
+ */
+export interface KeptTime {
+  stored: string;
+  zone: string;
+}
+
+function whenOf(value: string | KeptTime, zone: string, field: string): string {
+  if (typeof value === 'string') return toInstant(value, zone, field);
+  if (value.zone === zone) return value.stored;
+  const local = DateTime.fromISO(value.stored, { zone: value.zone }).toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS");
+  return toInstant(local, zone, field);
+}
+
 const ContentInput = z
   .object({ playlistId: Uuid.optional(), layoutId: Uuid.optional(), campaignId: Uuid.optional() })
   .refine((c) => [c.playlistId, c.layoutId, c.campaignId].filter(Boolean).length === 1, { message: 'give exactly one of playlistId, layoutId, campaignId' });
@@ -119,8 +137,8 @@ export interface ScheduleInput {
   name: string;
   content: { playlistId?: string; layoutId?: string; campaignId?: string };
   targets: Targets;
-  startsAt: string;
-  endsAt?: string | null;
+  startsAt: string | KeptTime;
+  endsAt?: string | KeptTime | null;
   rrule?: string | null;
   timeZone?: string | null;
   priority: number;
@@ -144,8 +162,8 @@ export async function prepare(db: Db, input: ScheduleInput) {
     const zones = await zonesOf(db, targets);
     zone = zones.length === 1 ? zones[0]! : DEFAULT_TIME_ZONE;
   }
-  const startsAt = toInstant(input.startsAt, zone, 'startsAt');
-  const endsAt = input.endsAt ? toInstant(input.endsAt, zone, 'endsAt') : null;
+  const startsAt = whenOf(input.startsAt, zone, 'startsAt');
+  const endsAt = input.endsAt ? whenOf(input.endsAt, zone, 'endsAt') : null;
   if (endsAt && Date.parse(endsAt) <= Date.parse(startsAt)) throw invalid('endsAt', 'endsAt must be after startsAt');
   let rrule: string | null = null;
   if (input.rrule) {
@@ -377,8 +395,9 @@ export const scheduleRoutes = [
         name: body.name ?? row.name,
         content: body.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined },
         targets: body.targets ?? before,
-        startsAt: body.startsAt ?? row.starts_at,
-        endsAt: body.endsAt !== undefined ? body.endsAt : row.ends_at,
+        // Times the body leaves alone keep their wall-clock meaning if the zone changes.
+        startsAt: body.startsAt ?? { stored: row.starts_at, zone: row.time_zone },
+        endsAt: body.endsAt !== undefined ? body.endsAt : row.ends_at ? { stored: row.ends_at, zone: row.time_zone } : null,
         rrule: body.rrule !== undefined ? body.rrule : row.rrule,
         timeZone: body.timeZone !== undefined ? body.timeZone : row.follow_screen_zone ? null : row.time_zone,
         priority: body.priority ?? row.priority,
