@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp } from './helpers/harness.js';
+import { startApp, type TestApp } from './helpers/harness.js';
 
 async function setup(t: Test) {
   const app = await startApp(t);
@@ -136,4 +136,37 @@ t.test('preview image: rendered from the zones, replaced by an upload', async (t
   t.equal(big.status, 413);
   const draft = await app.fetch(`/api/v1/layouts/${id}/preview-image?source=draft`, { headers: owner.headers });
   t.equal((await sharp(Buffer.from(await draft.arrayBuffer())).metadata()).width, 960, 'source=draft still renders');
+});
+
+/**
+ * Holds the app's one database connection while `start` fires requests, so they all queue
+ * on it and their queries interleave once it is released: without If-Match checked inside
+ * the write's transaction, several would read the same revision and all succeed.
+ */
+async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const held = app.deps.db.connection().execute(() => gate);
+  const pending = start();
+  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
+  release();
+  await held;
+  return Promise.all(pending);
+}
+
+t.test('If-Match is checked in the write: concurrent draft edits and publishes with one revision', async (t) => {
+  const { app, call } = await setup(t);
+  const made = (await call('POST', '/api/v1/layouts', { name: 'Race', zones: [] })).body.data;
+  const draft = (i: number) => ({ width: 1920, height: 1080, zones: [{ id: `z${i}`, name: `Zone ${i}`, x: 0, y: 0, width: 100, height: 100 }] });
+  const results = await contended(app, () => [0, 1, 2, 3, 4].map((i) => call('PUT', `/api/v1/layouts/${made.id}/draft`, draft(i), { 'if-match': '1' })));
+  t.same(results.map((r) => r.status).sort(), [200, 412, 412, 412, 412], 'exactly one PUT draft wins');
+  const winner = results.find((r) => r.status === 200)!.body.data;
+  const now = (await call('GET', `/api/v1/layouts/${made.id}`)).body.data;
+  t.equal(now.revision, 2);
+  t.same(now.draft, winner.draft, 'the stored draft is the winner’s');
+  for (const r of results.filter((r) => r.status === 412)) t.match(r.body.error, { code: 'version_conflict', details: { currentRevision: 2 } });
+
+  const pubs = await contended(app, () => [0, 1, 2].map(() => call('POST', `/api/v1/layouts/${made.id}/publish`, {}, { 'if-match': '2' })));
+  t.same(pubs.map((r) => r.status).sort(), [200, 412, 412], 'exactly one publish');
+  t.equal((await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items.length, 1, 'one revision made');
 });

@@ -139,3 +139,35 @@ t.test('tag rule is stored and cleared; viewers read but cannot edit', async (t)
   t.equal((await app.json(`/api/v1/playlists/${p.id}`, { headers: viewer.headers })).status, 200);
   t.equal((await app.json(`/api/v1/playlists/${p.id}`, { method: 'PATCH', headers: viewer.headers, json: { name: 'x' } })).status, 403);
 });
+
+/**
+ * Holds the app's one database connection while `start` fires requests, so they all queue
+ * on it and their queries interleave once it is released: without If-Match checked inside
+ * the write's transaction, several would read the same revision and all succeed.
+ */
+async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const held = app.deps.db.connection().execute(() => gate);
+  const pending = start();
+  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
+  release();
+  await held;
+  return Promise.all(pending);
+}
+
+t.test('If-Match is checked in the write: of concurrent edits with the same revision exactly one wins', async (t) => {
+  const { app, call } = await setup(t);
+  const p = await playlist(call, 'Race');
+  const child = await playlist(call, 'Child');
+  const statuses = async (make: () => Promise<{ status: number }>[]) => (await contended(app, make)).map((r) => r.status).sort();
+  t.same(await statuses(() => [0, 1, 2, 3, 4].map((i) => call('PATCH', `/api/v1/playlists/${p.id}`, { name: `Race ${i}` }, { 'if-match': '"1"' }))), [200, 412, 412, 412, 412], 'PATCH');
+  t.equal((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.revision, 2, 'one change, one new revision');
+  t.same(await statuses(() => [0, 1, 2, 3].map(() => call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id }, { 'if-match': '2' }))), [201, 412, 412, 412], 'POST items');
+  t.equal((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.items.length, 1, 'one item added');
+
+  // Two playlists nesting each other at the same moment: the cycle check runs in the write, so one is refused.
+  const a = await playlist(call, 'A');
+  const b = await playlist(call, 'B');
+  t.same(await statuses(() => [call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: b.id }), call('POST', `/api/v1/playlists/${b.id}/items`, { playlistId: a.id })]), [201, 409], 'no cycle from two concurrent requests');
+});

@@ -193,15 +193,26 @@ export async function playlistDto(db: Db, id: string): Promise<PlaylistDto> {
   return { ...toSummary(row, items.length), items, durationMs };
 }
 
-/** Marks a change: a new revision and updated_at. Call inside the change's transaction. */
-export async function touchPlaylist(db: Db, id: string): Promise<number> {
+/**
+ * Marks a change: a new revision and updated_at. Call inside the change's transaction
+ * with the revision read (and checked against If-Match) in that same transaction: the
+ * update only applies while it is still current, else 412 and the transaction rolls back.
+ */
+export async function touchPlaylist(db: Db, id: string, expected: number): Promise<number> {
   const row = await db
     .updateTable('playlists')
     .set((eb) => ({ revision: eb('revision', '+', 1), updated_at: now() }))
     .where('id', '=', id)
+    .where('revision', '=', expected)
     .returning('revision')
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) throw staleRevision(await db.selectFrom('playlists').select('revision').where('id', '=', id).executeTakeFirst());
   return row.revision;
+}
+
+function staleRevision(current: { revision: number } | undefined): ApiError {
+  if (!current) return notFound('Playlist');
+  return new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, { details: { currentRevision: current.revision } });
 }
 
 /** Nested playlists of each playlist, for cycle and depth checks. */
