@@ -71,21 +71,25 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   for (const name of ['k1', 'k2', 'k3']) kids.push(await playlist(call, name));
   const ids: string[] = [];
   for (const k of kids) ids.push((await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: k.id })).body.data.id);
-  const first = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[2]!.id, position: 0, durationMs: 30000 });
+  const timed = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[2]!.id, position: 0, durationMs: 30000 });
+  t.equal(timed.status, 400, 'a nested playlist plays its own length: no durationMs');
+  t.match(timed.body.error, { code: 'validation_failed', details: { issues: [{ path: ['durationMs'] }] } });
+  const first = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[2]!.id, position: 0, durationMs: null });
   t.equal(first.body.data.position, 0);
   let p = (await call('GET', `/api/v1/playlists/${root.id}`)).body.data;
   t.same(p.items.map((i: any) => i.label), ['k3', 'k1', 'k2', 'k3']);
   t.equal(p.revision, 5);
-  t.equal(p.durationMs, 30000);
+  t.equal(p.durationMs, 0, 'empty nested playlists last nothing');
 
+  t.equal((await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, { durationMs: 5000 })).status, 400, 'no durationMs on a nesting item by PATCH');
   const patched = await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, {
-    durationMs: 5000,
+    durationMs: null,
     transition: { type: 'fade', durationMs: 800 },
     validFrom: '2026-06-01T00:00:00+02:00',
     dayparts: [{ days: [1, 2, 3, 4, 5], from: '08:00', to: '12:00' }],
   });
   t.equal(patched.status, 200);
-  t.match(patched.body.data, { durationMs: 5000, transition: { type: 'fade', durationMs: 800 }, validFrom: '2026-05-31T22:00:00.000Z' });
+  t.match(patched.body.data, { durationMs: null, transition: { type: 'fade', durationMs: 800 }, validFrom: '2026-05-31T22:00:00.000Z' });
   t.equal(patched.headers.get('etag'), '"6"');
   const badRange = await call('PATCH', `/api/v1/playlists/${root.id}/items/${ids[0]}`, { validUntil: '2026-01-01T00:00:00Z' });
   t.equal(badRange.status, 400, 'validUntil before validFrom');
@@ -97,17 +101,20 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   t.same(reordered.body.data.items.map((i: any) => i.id), order);
   t.equal((await call('PUT', `/api/v1/playlists/${root.id}/items/order`, { itemIds: order.slice(1) })).status, 400, 'must list every item');
 
+  const timedBulk = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, { items: [{ id: ids[1], durationMs: 7000 }] });
+  t.equal(timedBulk.status, 400, 'nor by bulk');
+  t.same(timedBulk.body.error.details.itemIds, [ids[1]]);
   const bulk = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, {
     itemIds: ids,
     set: { enabled: false },
-    items: [{ id: ids[1], durationMs: 7000 }],
+    items: [{ id: ids[1], transition: { type: 'slide', durationMs: 300 } }],
     delete: [first.body.data.id],
   });
   t.equal(bulk.status, 200);
   p = bulk.body.data;
   t.equal(p.items.length, 3);
   t.ok(p.items.every((i: any) => i.enabled === false));
-  t.equal(p.items.find((i: any) => i.id === ids[1]).durationMs, 7000);
+  t.same(p.items.find((i: any) => i.id === ids[1]).transition, { type: 'slide', durationMs: 300 });
   t.same(p.items.map((i: any) => i.position), [0, 1, 2]);
   const unknown = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, { delete: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] });
   t.equal(unknown.status, 400);

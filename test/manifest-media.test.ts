@@ -7,6 +7,9 @@ import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+import { sampleMp4 } from './helpers/sample-media.js';
+import { readFileSync } from 'node:fs';
+import { tempDataDir } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
 const png = (color: string, width = 800, height = 600) => sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
@@ -148,4 +151,84 @@ t.test('full-screen media is picked for the display size the player reports', as
   const r2 = (await heartbeat({ width: 'huge', height: -1 })).body.data.manifestRevision;
   t.equal(await chosenWidth(), 1920, 'an implausible size is ignored');
   t.equal((await heartbeat({ width: 1e21, height: 1e21 })).body.data.manifestRevision, r2, 'and does not bump the revision again and again');
+});
+
+t.test('durations and transitions: the item API, the playlist length and the manifest agree', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const video = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'clip.mp4', 2)), 'clip.mp4')).id);
+  t.equal(video.state, 'ready');
+  t.ok(video.durationMs > 1500 && video.durationMs < 2500, `the video knows its length (${video.durationMs})`);
+  const image = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ff8800'), 'orange.png')).id);
+  const site = await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/menu', name: 'Menu site' });
+  t.equal(site.status, 201);
+
+  const inner = (await call('POST', '/api/v1/playlists', { name: 'Inner', items: [{ assetId: image.id, durationMs: 4000, transition: { type: 'slide', durationMs: 300 } }, { assetId: site.body.data.id }] })).body.data;
+  t.same(inner.items.map((i: any) => i.effectiveDurationMs), [4000, 30_000], 'a website defaults to 30 s in the API');
+  const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: video.id }] })).body.data;
+  t.equal(main.items[0].effectiveDurationMs, video.durationMs, 'a video defaults to its own length');
+  const nest = await call('POST', `/api/v1/playlists/${main.id}/items`, { playlistId: inner.id, transition: { type: 'fade', durationMs: 700 } });
+  t.match(nest.body.data, { type: 'playlist', durationMs: null, effectiveDurationMs: 34_000 }, 'a nesting item lasts its playlist’s pass');
+  const dto = (await call('GET', `/api/v1/playlists/${main.id}`)).body.data;
+  t.equal(dto.durationMs, video.durationMs + 34_000);
+
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: main.id });
+  const m = (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
+  const items = m.timeline[0].playlist.items;
+  t.same(
+    items.map((i: any) => [i.kind, i.durationMs, i.transition.type]),
+    [
+      ['video', video.durationMs, 'none'],
+      ['image', 4000, 'fade'],
+      ['website', 30_000, 'none'],
+    ],
+    'the manifest plays the video’s length, the website’s 30 s, and the nesting item’s fade into its first item',
+  );
+  t.equal(items.reduce((n: number, i: any) => n + i.durationMs, 0), dto.durationMs, 'one pass of the manifest lasts the playlist’s durationMs');
+});
+
+t.test('tag rules: match all or any, order, limit, a video’s own length; untagged or archived assets drop out', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const manifest = async () => (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
+  // Made in this order: a-first is the oldest, c-clip the newest.
+  const first = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#111111'), 'a.png', { name: 'a-first', tags: ['Promo', 'summer'] })).id);
+  const second = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#222222'), 'b.png', { name: 'b-second', tags: ['promo'] })).id);
+  const clip = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'c.mp4', 2)), 'c.mp4', { name: 'c-clip', tags: ['PROMO', 'Summer'] })).id);
+  const pending = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#333333'), 'd.png', { name: 'd-pending', tags: ['promo', 'summer'] })).id);
+  await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', pending.id).execute(); // not ready: never matched
+  for (const a of [first, second, clip]) t.equal(a.state, 'ready');
+  const smart = (await call('POST', '/api/v1/playlists', { name: 'Smart' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: smart.id });
+  const played = async () => (await manifest()).timeline[0].playlist.items.map((i: any) => [i.assetId, i.durationMs]);
+  const rule = async (body: unknown) => {
+    const res = await call('PUT', `/api/v1/playlists/${smart.id}/tag-rule`, body);
+    t.equal(res.status, 200);
+    return res.body.data;
+  };
+
+  let dto = await rule({ tags: ['promo', 'SUMMER'], match: 'all', order: 'newest' });
+  t.same(await played(), [[clip.id, clip.durationMs], [first.id, 10_000]], 'all tags, newest first; the video plays its own length');
+  t.equal(dto.durationMs, clip.durationMs + 10_000, 'the playlist’s length counts the rule’s matches');
+  t.equal((await manifest()).timeline[0].playlist.items[0].id, `${smart.id}:tag:${clip.id}`);
+  await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest' });
+  t.same((await played()).map((x: any) => x[0]), [first.id, clip.id], 'oldest first');
+  await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest', limit: 1 });
+  t.same((await played()).map((x: any) => x[0]), [first.id], 'limit');
+  dto = await rule({ tags: ['promo'], match: 'any', order: 'name', durationMs: 3000 });
+  t.same(await played(), [[first.id, 3000], [second.id, 3000], [clip.id, 3000]], 'any tag, by name, the rule’s duration');
+  t.equal(dto.durationMs, 9000);
+
+  const rev = (await manifest()).revision;
+  t.equal((await call('PATCH', `/api/v1/assets/${first.id}`, { tags: ['winter'] })).status, 200);
+  const afterUntag = await manifest();
+  t.ok(afterUntag.revision > rev, 'retagging bumps the manifest');
+  t.same(afterUntag.timeline[0].playlist.items.map((i: any) => i.assetId), [second.id, clip.id], 'an untagged asset drops out');
+  t.equal((await call('POST', '/api/v1/assets/archive', { ids: [second.id] })).status, 200);
+  t.same((await played()).map((x: any) => x[0]), [clip.id], 'an archived asset drops out');
+  t.equal((await call('GET', `/api/v1/playlists/${smart.id}`)).body.data.durationMs, 3000);
 });

@@ -15,15 +15,14 @@ import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { flattenPlaylist, type Daypart, type FlatItem, type PlanItem, type PlanPlaylist } from './plan.js';
-import { tagRuleOf } from './playlists.repo.js';
-import { assetInfos, assetsWithTags, effectiveDuration, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
+import { tagRuleAssets, tagRuleOf } from './playlists.repo.js';
+import { assetInfos, effectiveDuration, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
 import { resolveSubject, type Warning } from './resolve.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
 const HOUR_MS = 3_600_000;
 /** The box a full-screen playlist fills when the screen has not reported its display size. */
 const DEFAULT_BOX = { width: 1920, height: 1080 };
-const WEBSITE_DEFAULT_MS = 30_000;
 
 export interface ManifestItem {
   id: string;
@@ -141,9 +140,7 @@ class Builder {
       const rule = tagRuleOf(row);
       if (rule && rule.tags.length) {
         this.dep('tag-rule', '*');
-        let matches = await assetsWithTags(this.db, rule.tags, rule.match);
-        matches.sort((a, b) => (rule.order === 'name' ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id) : rule.order === 'newest' ? b.createdAt.localeCompare(a.createdAt) : a.createdAt.localeCompare(b.createdAt)));
-        if (rule.limit) matches = matches.slice(0, rule.limit);
+        const matches = await tagRuleAssets(this.db, rule);
         const synthetic = new Map<string, { durationMs: number | null }>();
         for (const a of matches) {
           const itemId = `${id}:tag:${a.id}`;
@@ -209,7 +206,7 @@ class Builder {
       return null;
     }
     for (const v of [variant, poster, ...pages]) if (v) this.addMedia(v);
-    const durationMs = flat.durationMs ?? (asset.kind === 'website' ? WEBSITE_DEFAULT_MS : effectiveDuration(null, asset));
+    const durationMs = effectiveDuration(flat.durationMs, asset);
     return {
       id: flat.id,
       playlistId: flat.playlistId,

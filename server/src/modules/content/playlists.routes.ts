@@ -10,6 +10,7 @@ import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, inUse, notYet, now } from './common.js';
 import {
   assertNestable,
+  assertNoNestedDuration,
   assertValidity,
   getPlaylistRow,
   ItemDto,
@@ -57,6 +58,7 @@ async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = '
     if (asset.state === 'archived') throw badRef('assetId', `Asset "${asset.name}" is archived; restore it before using it`);
   }
   if (item.playlistId) {
+    if (item.durationMs != null) assertNoNestedDuration(['new item'], 'durationMs');
     const child = await db.selectFrom('playlists').select('id').where('id', '=', item.playlistId).executeTakeFirst();
     if (!child) throw badRef('playlistId', `No playlist ${item.playlistId}`);
     await assertNestable(db, playlistId, item.playlistId);
@@ -205,7 +207,8 @@ export const playlistRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Add an item (an asset, a nested playlist; widgets later)',
-    description: 'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video plays its own length, anything else 10 s.',
+    description:
+      'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video or audio plays its own length, a website 30 s, anything else 10 s. An item nesting a playlist takes no `durationMs` (400): it plays the nested items for their own durations; its `transition` leads into the first of them.',
     params: IdParams,
     body: NewItemSchema,
     responses: { 201: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, ...conflictResponses },
@@ -293,8 +296,9 @@ export const playlistRoutes = [
         for (const id of body.itemIds ?? []) changes.set(id, { ...itemChanges(body.set ?? {}) });
         for (const { id, ...patch } of body.items ?? []) changes.set(id, { ...(changes.get(id) ?? {}), ...itemChanges(patch) });
         const deleted = new Set(body.delete ?? []);
-        for (const [id, set] of changes) {
-          if (deleted.has(id)) continue;
+        const live = [...changes].filter(([id]) => !deleted.has(id));
+        assertNoNestedDuration(live.filter(([id, set]) => byId.get(id)!.child_playlist_id && set.duration_ms != null).map(([id]) => id));
+        for (const [id, set] of live) {
           const row = { ...byId.get(id)!, ...set };
           assertValidity(row.valid_from, row.valid_until);
         }
@@ -321,7 +325,7 @@ export const playlistRoutes = [
     tags: TAGS,
     summary: 'Make a smart playlist: ready assets carrying tags, in a rule’s order',
     description:
-      'After the playlist’s own items, the playlist plays every ready asset that carries any (or all) of `tags`, ordered by `order`, at most `limit`, each for `durationMs` (null: a video’s length, else 10 s). The set follows the assets as they are tagged, become ready or are archived. An empty `tags` list turns the rule off.',
+      'After the playlist’s own items, the playlist plays every ready asset that carries any (or all) of `tags`, ordered by `order`, at most `limit`, each for `durationMs` (null: a video’s length, 30 s for a website, else 10 s). The set follows the assets as they are tagged, become ready or are archived. An empty `tags` list turns the rule off.',
     params: IdParams,
     body: TagRuleSchema,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
@@ -351,6 +355,7 @@ export const playlistRoutes = [
         const row = await trx.selectFrom('playlist_items').selectAll().where('id', '=', params.itemId).where('playlist_id', '=', params.id).executeTakeFirst();
         if (!row) throw notFound('Item');
         const set = itemChanges(body);
+        if (row.child_playlist_id && set.duration_ms != null) assertNoNestedDuration([row.id]);
         const next = { ...row, ...set, updated_at: now() };
         assertValidity(next.valid_from, next.valid_until);
         await trx.updateTable('playlist_items').set({ ...set, updated_at: next.updated_at }).where('id', '=', row.id).execute();
