@@ -175,3 +175,54 @@ t.test('the manifest needs a device credential', async (t) => {
   t.equal((await app.json('/api/v1/player/manifest', { headers: owner.headers })).status, 401);
   t.equal((await app.json('/api/v1/player/manifest', { headers: { authorization: 'Bearer svc_device_nope.nope' } })).status, 401);
 });
+
+t.test('a change committed while the first manifest is built is not lost', async (t) => {
+  const { app, call, screen } = await setup(t);
+  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { currentManifest } = await import('../server/src/modules/content/manifest.js');
+  const { contentChanged } = await import('../server/src/modules/content/changes.js');
+  const p = (await call('POST', '/api/v1/playlists', { name: 'Before' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id });
+
+  // Right after the build has read the playlist (the query of its items answers), an editor
+  // renames it and the change is announced, before the build has recorded what it used:
+  // exactly the window of a first build, made deterministic on the app's one connection.
+  let announced: Promise<void> | undefined;
+  const plugin = {
+    transformQuery: (args: any) => args.node,
+    transformResult: async (args: any) => {
+      if (!announced && JSON.stringify(args.result.rows ?? []).includes(p.id) && 'position' in (args.result.rows?.[0] ?? {})) {
+        // the connection is held by this query: write on the raw handle (committed at once), announce without waiting
+        app.database.sqlite.prepare('update playlists set name = ?, revision = revision + 1 where id = ?').run('After', p.id);
+        announced = contentChanged(app.deps, [{ kind: 'playlist', id: p.id }]);
+      }
+      return args.result;
+    },
+  };
+  const site = (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/' })).body.data;
+  t.equal((await call('POST', `/api/v1/playlists/${p.id}/items`, { assetId: site.id })).status, 201);
+  const before = (await screenContext(app.deps.db, screen.screenId))!;
+  const entry = await currentManifest({ ...app.deps, db: app.deps.db.withPlugin(plugin) }, before);
+  t.ok(announced, 'the change happened during the build');
+  await announced;
+  const served = JSON.parse(entry.body).data;
+  const after = (await screenContext(app.deps.db, screen.screenId))!;
+  t.ok(served.timeline[0].playlist.name === 'After' || after.manifestRevision > before.manifestRevision, `the served manifest has the change (${served.timeline[0].playlist.name}) or the screen is told to fetch again (revision ${before.manifestRevision} -> ${after.manifestRevision})`);
+});
+
+t.test('the ETag holds within the hour and moves with the window', async (t) => {
+  const { app, screen } = await setup(t);
+  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { currentManifest } = await import('../server/src/modules/content/manifest.js');
+  const { manifestCache } = await import('../server/src/modules/content/manifest.cache.js');
+  const ctx = (await screenContext(app.deps.db, screen.screenId))!;
+  const at = Date.parse('2026-06-01T10:05:00Z');
+  const first = await currentManifest(app.deps, ctx, at);
+  manifestCache(app.deps).clear();
+  const rebuilt = await currentManifest(app.deps, ctx, at + 50 * 60_000);
+  t.not(JSON.parse(rebuilt.body).data.generatedAt, JSON.parse(first.body).data.generatedAt);
+  t.equal(rebuilt.etag, first.etag, 'built again later in the hour: same ETag (generatedAt is not part of it), so a polling player gets 304');
+  const next = await currentManifest(app.deps, ctx, at + 60 * 60_000);
+  t.not(next.etag, first.etag, 'the next hour moves validUntil and refreshAfter: a new ETag, one 200 an hour');
+  t.equal(JSON.parse(next.body).data.validUntil, '2026-06-03T11:00:00.000Z');
+});

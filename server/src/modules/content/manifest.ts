@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
-import type { DepRef } from './changes.js';
+import { contentChangeCount, contentChanged, type DepRef } from './changes.js';
 import { parseJson } from './common.js';
 import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
@@ -353,15 +353,43 @@ export async function recordDeps(db: Db, screenId: string, deps: readonly DepRef
   });
 }
 
-/** The screen's manifest for this hour: cached per (revision, hour), else built and recorded. */
+/** Builds tried while content keeps changing under the build, before giving up on a quiet one. */
+const MAX_BUILDS = 3;
+
+/**
+ * The screen's manifest for this hour: cached per (revision, hour), else built and recorded.
+ *
+ * A change that commits while the manifest is being built may be missed by the build
+ * (read before it) and by the change push (the build's dependencies are recorded only at
+ * its end). So the content change count is read before each build and after its
+ * dependencies are recorded: if it moved, the build is done again (at most 3 times); if
+ * content is still changing then, the last build is served but not cached, and the
+ * screen's revision is bumped so the player fetches again (`manifest.changed`).
+ */
 export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
   const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const cache = manifestCache(deps);
   const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
-  const built = await buildManifest(deps.db, screen, nowMs);
-  await recordDeps(deps.db, screen.id, built.deps);
+  let built: BuiltManifest;
+  let quiet = false;
+  for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
+    const before = contentChangeCount();
+    built = await buildManifest(deps.db, screen, nowMs);
+    await recordDeps(deps.db, screen.id, built.deps);
+    quiet = contentChangeCount() === before;
+  }
+  const entry = cachedEntry(screen, windowStart, contextKey, built!);
+  if (quiet) cache.set(screen.id, entry);
+  else {
+    deps.logger.warn({ screenId: screen.id }, 'content kept changing during manifest builds; serving the last one uncached and bumping the screen');
+    await contentChanged(deps, [], [screen.id]);
+  }
+  return entry;
+}
+
+function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: string, built: BuiltManifest): CachedManifest {
   const { generatedAt: _g, ...stable } = built.manifest;
   const etag = `"m${screen.manifestRevision}-${createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 27)}"`;
   const entry: CachedManifest = {
@@ -372,6 +400,5 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
     body: JSON.stringify({ data: built.manifest }),
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
   };
-  cache.set(screen.id, entry);
   return entry;
 }
