@@ -7,7 +7,15 @@ async function setup(t: Test) {
   const owner = await signIn(app);
   const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
     app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
+  // Playlists that have something to play (a schedule whose playlist has nothing playable falls through).
+  let site: string | undefined;
+  const playable = async (name: string) => {
+    site ??= (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/', name: 'Site' })).body.data.id as string;
+    const res = await call('POST', '/api/v1/playlists', { name, items: [{ assetId: site }] });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    return res.body.data.id as string;
+  };
+  return { app, owner, call, playable };
 }
 
 const ID = '0190f5a2-7b3c-7def-8abc-0123456789ab';
@@ -37,7 +45,7 @@ t.test('schedule input is checked before anything is stored', async (t) => {
 });
 
 t.test('recurrence across a DST change, priority then recency, group preview, reasons', async (t) => {
-  const { app, owner, call } = await setup(t);
+  const { app, owner, call, playable } = await setup(t);
   const { pairScreen } = await import('./helpers/screens.js');
   const now = new Date().toISOString();
   const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
@@ -50,7 +58,7 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'All', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
   const london = await pairScreen(app, owner, { name: 'London', locationId: LOC, groupIds: [GROUP] });
   const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY, groupIds: [GROUP] });
-  const mk = async (name: string) => (await call('POST', '/api/v1/playlists', { name })).body.data.id as string;
+  const mk = playable;
   const day = await mk('Day');
   const promo = await mk('Promo');
   const newer = await mk('Newer');
@@ -126,7 +134,7 @@ t.test('a deleted group drops out of schedules and no longer holds playlists', a
 });
 
 t.test('a schedule that follows the screens’ zone keeps its local times when edited', async (t) => {
-  const { app, owner, call } = await setup(t);
+  const { app, owner, call, playable } = await setup(t);
   const { pairScreen } = await import('./helpers/screens.js');
   const now = new Date().toISOString();
   const LON = '0190f5a2-7b3c-7def-8abc-0000000000c1';
@@ -140,7 +148,7 @@ t.test('a schedule that follows the screens’ zone keeps its local times when e
   const london = await pairScreen(app, owner, { name: 'London', locationId: LON });
   const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY });
   const moving = await pairScreen(app, owner, { name: 'Moving', locationId: MOVING });
-  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Day' })).body.data.id;
+  const playlist = await playable('Day');
   const window = { from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
   const scheduled = async (screenId: string) =>
     (await call('POST', '/api/v1/schedules/preview', { screenId, ...window })).body.data.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => [s.startsAt, s.endsAt]);
@@ -179,4 +187,59 @@ t.test('a schedule that follows the screens’ zone keeps its local times when e
   t.equal(rezoned.body.data.startsAt, '2026-06-01T00:00:00.000Z', '09:00 Tokyo');
   const retimed = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { startsAt: '2026-06-01T10:00:00', endsAt: '2026-06-01T11:00:00' });
   t.match(retimed.body.data, { startsAt: '2026-06-01T01:00:00.000Z', endsAt: '2026-06-01T02:00:00.000Z' });
+});
+
+t.test('sources with nothing to play are passed over, and the preview says which and why', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const group = (await call('POST', '/api/v1/screen-groups', { name: 'Foyer' })).body.data;
+  const screen = await pairScreen(app, owner, { name: 'Foyer left', groupIds: [group.id] });
+  const full = await playable('Full');
+  const empty = (await call('POST', '/api/v1/playlists', { name: 'Empty' })).body.data.id;
+  const site = (await call('GET', `/api/v1/playlists/${full}`)).body.data.items[0].assetId;
+  const lunchOnly = (await call('POST', '/api/v1/playlists', { name: 'Lunch only', items: [{ assetId: site, dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '14:00' }] }] })).body.data.id;
+  const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [] })).body.data.id;
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: empty })).status, 200);
+  t.equal((await call('PUT', `/api/v1/screen-groups/${group.id}/playlist-assignment`, { playlistId: full })).status, 200);
+  const at = (h: number) => `2026-06-10T${String(h).padStart(2, '0')}:00:00.000Z`;
+  const schedule = async (name: string, content: unknown, from: number, to: number, priority: number) =>
+    (await call('POST', '/api/v1/schedules', { name, content, targets: { screenIds: [screen.screenId] }, startsAt: at(from), endsAt: at(to), timeZone: 'UTC', priority })).body.data.id as string;
+  const unpublished = await schedule('Board time', { layoutId: layout }, 9, 10, 9);
+  const hollow = await schedule('Hollow', { playlistId: empty }, 10, 11, 5);
+  const lunch = await schedule('Lunch', { playlistId: lunchOnly }, 11, 15, 3);
+
+  const res = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(8), to: at(18) });
+  t.equal(res.status, 200);
+  const timeline = res.body.data.timeline;
+  t.same(
+    timeline.map((s: any) => [s.startsAt.slice(11, 13), s.endsAt.slice(11, 13), s.source.type, s.source.name, s.content?.name, s.skipped.map((k: any) => `${k.type}:${k.name}:${k.reason}`)]),
+    [
+      ['08', '09', 'group-assignment', 'Foyer', 'Full', ['assignment:Foyer left:playlist_empty']],
+      ['09', '10', 'group-assignment', 'Foyer', 'Full', ['schedule:Board time:layout_unpublished', 'assignment:Foyer left:playlist_empty']],
+      ['10', '11', 'group-assignment', 'Foyer', 'Full', ['schedule:Hollow:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['11', '12', 'group-assignment', 'Foyer', 'Full', ['schedule:Lunch:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['12', '14', 'schedule', 'Lunch', 'Lunch only', []],
+      ['14', '15', 'group-assignment', 'Foyer', 'Full', ['schedule:Lunch:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['15', '18', 'group-assignment', 'Foyer', 'Full', ['assignment:Foyer left:playlist_empty']],
+    ],
+    'empty sources fall through to the next one; a day-parted playlist plays only in its day-parts',
+  );
+  t.equal(timeline[1].reason, 'Schedule "Board time" (priority 9) is skipped because its layout "Board" has never been published; the screen’s own playlist assignment "Empty" has nothing to play here: group "Foyer"’s playlist assignment "Full" plays');
+  t.match(timeline[2].reason, /^Schedule "Hollow" \(priority 5\) is skipped because its playlist "Empty" has nothing to play here/);
+  t.match(timeline[2].skipped[0], { id: hollow, content: { type: 'playlist', id: empty, name: 'Empty' } });
+  t.match(timeline[1].skipped[0], { id: unpublished, priority: 9, content: { type: 'layout', id: layout, name: 'Board' } });
+  t.equal(timeline[4].source.id, lunch);
+  t.same(
+    res.body.data.warnings.map((w: any) => w.code).sort(),
+    ['layout_unpublished', 'playlist_empty', 'playlist_empty'],
+    'the unpublished layout, the hollow schedule and the empty assignment are named (the day-parted one plays for a while)',
+  );
+  t.match(res.body.data.warnings.find((w: any) => w.scheduleId === hollow), { code: 'playlist_empty', playlistId: empty });
+
+  // With the screen's own assignment playable, it is named as the source.
+  t.equal((await call('POST', `/api/v1/playlists/${empty}/items`, { assetId: site })).status, 201);
+  const after = (await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(15), to: at(18) })).body.data.timeline;
+  t.match(after, [{ source: { type: 'assignment', id: screen.screenId, name: 'Foyer left' }, content: { name: 'Empty' }, skipped: [], reason: 'No schedule applies: the screen’s own playlist assignment "Empty" plays' }]);
+  const groupView = (await call('POST', '/api/v1/schedules/preview', { groupId: group.id, from: at(15), to: at(18) })).body.data.timeline;
+  t.match(groupView, [{ source: { type: 'group-assignment', id: group.id, name: 'Foyer' }, content: { name: 'Full' }, reason: 'No schedule applies: the group’s playlist assignment "Full" plays' }]);
 });

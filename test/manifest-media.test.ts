@@ -66,21 +66,31 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   // Archiving pushes manifest.changed and the asset drops out, named in warnings.
   const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${screen.credential}` } });
   const messages: any[] = [];
-  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  const arrived = new Map<any, number>();
+  ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    messages.push(m);
+    arrived.set(m, Date.now());
+  });
   await new Promise((r) => ws.once('open', r));
   t.teardown(() => ws.close());
-  const waitFor = async (pred: (m: any) => boolean) => {
-    const until = Date.now() + 1000;
-    while (Date.now() < until) {
+  /** The first matching message; it must arrive within a second of `since` (taken before the request that causes it). */
+  const waitFor = async (pred: (m: any) => boolean, since: number) => {
+    const until = since + 1000;
+    for (;;) {
       const m = messages.find(pred);
-      if (m) return m;
+      if (m) {
+        if (arrived.get(m)! > until) throw new Error(`the message came ${arrived.get(m)! - since} ms after the request`);
+        return m;
+      }
+      if (Date.now() > until) throw new Error(`no message within 1 s of the request: ${JSON.stringify(messages)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`no message within 1 s: ${JSON.stringify(messages)}`);
   };
   const rev = res.body.data.revision;
+  let sent = Date.now();
   t.equal((await call('POST', '/api/v1/assets/archive', { ids: [blue.id] })).status, 200);
-  const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev);
+  const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev, sent);
   res = await manifest();
   t.equal(res.body.data.revision, pushed.revision);
   t.same(res.body.data.timeline[0].playlist.items.map((i: any) => i.assetId), [red.id]);
@@ -90,9 +100,18 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   // A tag-rule playlist follows the library.
   await call('PUT', `/api/v1/playlists/${main.id}/tag-rule`, { tags: ['Menu'], order: 'name', durationMs: 3000 });
   const rev2 = (await manifest()).body.data.revision;
-  const tagged = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ffff00'), 'yellow.png', { tags: ['menu'] })).id);
+  const uploaded = await uploadAsset(app, owner, await png('#ffff00'), 'yellow.png', { tags: ['menu'] });
+  sent = Date.now(); // the push follows the asset becoming ready: time it from the last poll that saw it processing
+  let tagged = uploaded;
+  for (;;) {
+    const now = Date.now();
+    tagged = (await app.json(`/api/v1/assets/${uploaded.id}`, { headers: owner.headers })).body.data;
+    if (tagged.state !== 'processing') break;
+    sent = now;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   t.equal(tagged.state, 'ready');
-  await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev2);
+  await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev2, sent);
   res = await manifest();
   const smart = res.body.data.timeline[0].playlist.items.find((i: any) => i.assetId === tagged.id);
   t.match(smart, { id: `${main.id}:tag:${tagged.id}`, durationMs: 3000 });
