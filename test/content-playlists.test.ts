@@ -178,3 +178,52 @@ t.test('If-Match is checked in the write: of concurrent edits with the same revi
   const b = await playlist(call, 'B');
   t.same(await statuses(() => [call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: b.id }), call('POST', `/api/v1/playlists/${b.id}/items`, { playlistId: a.id })]), [201, 409], 'no cycle from two concurrent requests');
 });
+
+t.test('every playlist write refuses a stale If-Match with 412 and changes nothing', async (t) => {
+  const { call } = await setup(t);
+  const p = await playlist(call, 'Guarded');
+  const kids = [await playlist(call, 'k1'), await playlist(call, 'k2')];
+  const items: string[] = [];
+  for (const k of kids) items.push((await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: k.id }, { 'if-match': String((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.revision) })).body.data.id);
+  const current = (await call('GET', `/api/v1/playlists/${p.id}`)).body.data;
+  t.equal(current.revision, 3);
+  const stale = { 'if-match': '"2"' };
+  const attempts: [string, string, string, unknown][] = [
+    ['POST items', 'POST', `/api/v1/playlists/${p.id}/items`, { playlistId: kids[0]!.id }],
+    ['items/order', 'PUT', `/api/v1/playlists/${p.id}/items/order`, { itemIds: [...items].reverse() }],
+    ['items/bulk', 'PUT', `/api/v1/playlists/${p.id}/items/bulk`, { delete: [items[0]] }],
+    ['tag-rule', 'PUT', `/api/v1/playlists/${p.id}/tag-rule`, { tags: ['menu'] }],
+    ['item PATCH', 'PATCH', `/api/v1/playlists/${p.id}/items/${items[0]}`, { enabled: false }],
+    ['item DELETE', 'DELETE', `/api/v1/playlists/${p.id}/items/${items[0]}`, undefined],
+    ['playlist PATCH', 'PATCH', `/api/v1/playlists/${p.id}`, { name: 'Changed' }],
+    ['playlist DELETE', 'DELETE', `/api/v1/playlists/${p.id}`, undefined],
+  ];
+  for (const [label, method, path, body] of attempts) {
+    const res = await call(method, path, body, stale);
+    t.equal(res.status, 412, label);
+    t.match(res.body.error, { code: 'version_conflict', details: { currentRevision: 3 } }, label);
+  }
+  t.same((await call('GET', `/api/v1/playlists/${p.id}`)).body.data, current, 'nothing changed');
+  t.equal((await call('PATCH', `/api/v1/playlists/${p.id}/items/${items[0]}`, { enabled: false }, { 'if-match': 'W/"3"' })).status, 200, 'the current revision (weak form) is accepted');
+  t.equal((await call('DELETE', `/api/v1/playlists/${p.id}`, undefined, { 'if-match': '4' })).status, 204);
+});
+
+t.test('a bulk edit that fails validation leaves every item as it was', async (t) => {
+  const { call } = await setup(t);
+  const p = await playlist(call, 'Bulk');
+  const k = await playlist(call, 'k');
+  const a = (await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: k.id, validFrom: '2026-06-01T00:00:00Z' })).body.data.id;
+  const b = (await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: k.id })).body.data.id;
+  const before = (await call('GET', `/api/v1/playlists/${p.id}`)).body.data;
+  const res = await call('PUT', `/api/v1/playlists/${p.id}/items/bulk`, {
+    itemIds: [a, b],
+    set: { enabled: false, transition: { type: 'fade', durationMs: 500 } },
+    items: [{ id: a, validUntil: '2026-06-01T00:00:00Z' }], // not after its validFrom
+    delete: [b],
+  });
+  t.equal(res.status, 400);
+  t.match(res.body.error, { code: 'validation_failed', message: /validUntil must be after validFrom/ });
+  t.same((await call('GET', `/api/v1/playlists/${p.id}`)).body.data, before, 'no item disabled, none deleted, revision unchanged');
+  const earlier = await call('PUT', `/api/v1/playlists/${p.id}/items/bulk`, { itemIds: [a], set: { validUntil: '2026-05-01T00:00:00Z' } });
+  t.equal(earlier.status, 400, 'a set that ends before an item’s own validFrom is refused too');
+});

@@ -243,3 +243,37 @@ t.test('sources with nothing to play are passed over, and the preview says which
   const groupView = (await call('POST', '/api/v1/schedules/preview', { groupId: group.id, from: at(15), to: at(18) })).body.data.timeline;
   t.match(groupView, [{ source: { type: 'group-assignment', id: group.id, name: 'Foyer' }, content: { name: 'Full' }, reason: 'No schedule applies: the group’s playlist assignment "Full" plays' }]);
 });
+
+t.test('disable and enable; the preview covers at most 62 days', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const screen = await pairScreen(app, owner, { name: 'Solo' });
+  const playlist = await playable('Always');
+  const s = (await call('POST', '/api/v1/schedules', { name: 'Always on', content: { playlistId: playlist }, targets: { screenIds: [screen.screenId] }, startsAt: '2026-06-01T00:00:00Z', timeZone: 'UTC' })).body.data;
+  const window = { screenId: screen.screenId, from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
+  const sources = async () => (await call('POST', '/api/v1/schedules/preview', window)).body.data.timeline.map((x: any) => x.source.type);
+  t.same(await sources(), ['schedule']);
+
+  const off = await call('POST', `/api/v1/schedules/${s.id}/disable`);
+  t.match(off.body.data, { enabled: false, nextOccurrence: null });
+  t.same(await sources(), ['idle'], 'disabled: kept, but plays nothing');
+  t.equal((await call('GET', `/api/v1/schedules?enabled=false`)).body.data.items.length, 1);
+  const on = await call('POST', `/api/v1/schedules/${s.id}/enable`);
+  t.equal(on.status, 200);
+  t.match(on.body.data, { id: s.id, enabled: true });
+  t.ok(Date.parse(on.body.data.updatedAt) >= Date.parse(off.body.data.updatedAt));
+  t.same(await sources(), ['schedule'], 'enabled again: it plays');
+  t.equal((await call('POST', `/api/v1/schedules/${s.id}/enable`)).body.data.enabled, true, 'enabling twice is fine');
+  t.equal((await call('POST', '/api/v1/schedules/0190f5a2-7b3c-7def-8abc-0123456789ab/enable')).status, 404);
+  const editor = await signIn(app, { role: 'editor' });
+  t.equal((await app.json(`/api/v1/schedules/${s.id}/disable`, { method: 'POST', headers: editor.headers })).status, 403, 'publishers and above');
+
+  const day = 86_400_000;
+  const from = Date.parse('2026-06-01T00:00:00Z');
+  const at = (ms: number) => new Date(ms).toISOString();
+  const exact = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(from), to: at(from + 62 * day) });
+  t.equal(exact.status, 200, '62 days exactly');
+  const over = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(from), to: at(from + 62 * day + 1000) });
+  t.equal(over.status, 400);
+  t.match(over.body.error, { code: 'validation_failed', message: /at most 62 days/, details: { issues: [{ path: ['to'] }] } });
+});
