@@ -11,7 +11,9 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
   const owner = await signedInContext(app, context, app.url);
   await pairScreen(app, owner, { name: 'Bar screen' });
-  const pl = await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Happy hour' } });
+  // Something to play: a playlist with nothing playable is passed over by the preview (docs/content.md).
+  const site = await app.json('/api/v1/assets/websites', { method: 'POST', headers: owner.headers, json: { url: 'https://example.org/' } });
+  const pl = await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Happy hour', items: [{ assetId: site.body.data.id }] } });
   t.equal(pl.status, 201);
   const page = await context.newPage();
   const errors: string[] = [];

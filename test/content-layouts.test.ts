@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp } from './helpers/harness.js';
+import { startApp, type TestApp } from './helpers/harness.js';
 
 async function setup(t: Test) {
   const app = await startApp(t);
@@ -136,4 +136,103 @@ t.test('preview image: rendered from the zones, replaced by an upload', async (t
   t.equal(big.status, 413);
   const draft = await app.fetch(`/api/v1/layouts/${id}/preview-image?source=draft`, { headers: owner.headers });
   t.equal((await sharp(Buffer.from(await draft.arrayBuffer())).metadata()).width, 960, 'source=draft still renders');
+});
+
+/**
+ * Holds the app's one database connection while `start` fires requests, so they all queue
+ * on it and their queries interleave once it is released: without If-Match checked inside
+ * the write's transaction, several would read the same revision and all succeed.
+ */
+async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const held = app.deps.db.connection().execute(() => gate);
+  const pending = start();
+  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
+  release();
+  await held;
+  return Promise.all(pending);
+}
+
+t.test('If-Match is checked in the write: concurrent draft edits and publishes with one revision', async (t) => {
+  const { app, call } = await setup(t);
+  const made = (await call('POST', '/api/v1/layouts', { name: 'Race', zones: [] })).body.data;
+  const draft = (i: number) => ({ width: 1920, height: 1080, zones: [{ id: `z${i}`, name: `Zone ${i}`, x: 0, y: 0, width: 100, height: 100 }] });
+  const results = await contended(app, () => [0, 1, 2, 3, 4].map((i) => call('PUT', `/api/v1/layouts/${made.id}/draft`, draft(i), { 'if-match': '1' })));
+  t.same(results.map((r) => r.status).sort(), [200, 412, 412, 412, 412], 'exactly one PUT draft wins');
+  const winner = results.find((r) => r.status === 200)!.body.data;
+  const now = (await call('GET', `/api/v1/layouts/${made.id}`)).body.data;
+  t.equal(now.revision, 2);
+  t.same(now.draft, winner.draft, 'the stored draft is the winner’s');
+  for (const r of results.filter((r) => r.status === 412)) t.match(r.body.error, { code: 'version_conflict', details: { currentRevision: 2 } });
+
+  const pubs = await contended(app, () => [0, 1, 2].map(() => call('POST', `/api/v1/layouts/${made.id}/publish`, {}, { 'if-match': '2' })));
+  t.same(pubs.map((r) => r.status).sort(), [200, 412, 412], 'exactly one publish');
+  t.equal((await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items.length, 1, 'one revision made');
+});
+
+t.test('layout writes refuse a stale If-Match; delete and restore name what is in the way', async (t) => {
+  const { call } = await setup(t);
+  const gone = (await call('POST', '/api/v1/playlists', { name: 'Soon gone' })).body.data;
+  const made = (await call('POST', '/api/v1/layouts', { name: 'Guarded', zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100, content: { type: 'playlist', playlistId: gone.id } }] })).body.data;
+  const pub = await call('POST', `/api/v1/layouts/${made.id}/publish`, { note: 'with the playlist' }, { 'if-match': '1' });
+  t.equal(pub.status, 200);
+  const rev1 = (await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items[0].id;
+  const current = (await call('GET', `/api/v1/layouts/${made.id}`)).body.data;
+  t.equal(current.revision, 2);
+  const stale = { 'if-match': '1' };
+  for (const [label, method, path, body] of [
+    ['PATCH', 'PATCH', `/api/v1/layouts/${made.id}`, { name: 'Renamed' }],
+    ['publish', 'POST', `/api/v1/layouts/${made.id}/publish`, {}],
+    ['restore', 'POST', `/api/v1/layouts/${made.id}/revisions/${rev1}/restore`, undefined],
+    ['DELETE', 'DELETE', `/api/v1/layouts/${made.id}`, undefined],
+  ] as const) {
+    const res = await call(method, path, body, stale);
+    t.equal(res.status, 412, label);
+    t.match(res.body.error, { code: 'version_conflict', details: { currentRevision: 2 } }, label);
+  }
+  t.same((await call('GET', `/api/v1/layouts/${made.id}`)).body.data, current, 'nothing changed');
+  t.equal((await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items.length, 1, 'no revision made');
+
+  // Revision 2 drops the playlist; the playlist is deleted; revision 1 cannot come back.
+  t.equal((await call('PUT', `/api/v1/layouts/${made.id}/draft`, { zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100 }] }, { 'if-match': '2' })).status, 200);
+  t.equal((await call('POST', `/api/v1/layouts/${made.id}/publish`, {})).status, 200);
+  t.equal((await call('DELETE', `/api/v1/playlists/${gone.id}`)).status, 204, 'no draft or published revision uses it now');
+  const before = (await call('GET', `/api/v1/layouts/${made.id}`)).body.data;
+  const restore = await call('POST', `/api/v1/layouts/${made.id}/revisions/${rev1}/restore`);
+  t.equal(restore.status, 409);
+  t.match(restore.body.error, { code: 'conflict', message: /Revision 1 refers to what no longer exists/, details: { missing: [`playlist ${gone.id}`] } });
+  t.same((await call('GET', `/api/v1/layouts/${made.id}`)).body.data, before, 'the draft is untouched');
+
+  // A layout a schedule uses cannot be deleted; the schedule is named.
+  const groupId = (await call('POST', '/api/v1/screen-groups', { name: 'Everywhere' })).body.data.id;
+  const s = (await call('POST', '/api/v1/schedules', { name: 'Board hours', content: { layoutId: made.id }, targets: { groupIds: [groupId] }, startsAt: '2026-06-01T09:00:00Z', timeZone: 'UTC' })).body.data;
+  const del = await call('DELETE', `/api/v1/layouts/${made.id}`);
+  t.equal(del.status, 409);
+  t.same(del.body.error.details.usedBy, [{ type: 'schedule', id: s.id, name: 'Board hours' }]);
+  t.match(del.body.error.message, /"Board hours"/);
+  t.equal((await call('DELETE', `/api/v1/schedules/${s.id}`)).status, 204);
+  t.equal((await call('DELETE', `/api/v1/layouts/${made.id}`, undefined, { 'if-match': String(before.revision) })).status, 204);
+  t.equal((await call('GET', `/api/v1/layouts/${made.id}`)).status, 404);
+});
+
+t.test('preview image: published when asked, and auto prefers the published revision to the draft', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const made = (await call('POST', '/api/v1/layouts', { name: 'Colours', width: 1920, height: 1080, background: { color: '#ff0000' }, zones: [] })).body.data;
+  const colourOf = async (query: string) => {
+    const res = await app.fetch(`/api/v1/layouts/${made.id}/preview-image${query}`, { headers: owner.headers });
+    t.equal(res.status, 200, query);
+    const { data } = await sharp(Buffer.from(await res.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+    return [...data.subarray(0, 3)].join();
+  };
+  t.equal(await colourOf('?source=auto'), '255,0,0', 'unpublished: auto draws the draft');
+  t.equal((await call('POST', `/api/v1/layouts/${made.id}/publish`, {})).status, 200);
+  t.equal((await call('PUT', `/api/v1/layouts/${made.id}/draft`, { width: 1920, height: 1080, background: { color: '#0000ff' }, zones: [] })).status, 200);
+  t.equal(await colourOf('?source=published'), '255,0,0', 'published: the published revision');
+  t.equal(await colourOf('?source=draft'), '0,0,255', 'draft: the draft');
+  t.equal(await colourOf(''), '255,0,0', 'auto: the published revision over the newer draft');
+  const upload = await sharp({ create: { width: 64, height: 36, channels: 3, background: '#00ff00' } }).png().toBuffer();
+  t.equal((await app.fetch(`/api/v1/layouts/${made.id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: upload })).status, 200);
+  t.equal(await colourOf(''), '0,255,0', 'auto: an uploaded image first');
+  t.equal(await colourOf('?source=published'), '255,0,0', 'published still draws the revision');
 });

@@ -87,3 +87,40 @@ t.test('cycle and depth checks used before saving a nested item', async (t) => {
   t.equal(nestingDepth('a', childrenOf), 3);
   t.equal(nestingDepth('d', childrenOf), 1);
 });
+
+t.test('a nesting item’s transition leads into its run; its stored duration is ignored', async (t) => {
+  const fade = { type: 'fade', durationMs: 900 };
+  const slide = { type: 'slide', durationMs: 300 };
+  const at = (i: PlanItem, patch: Partial<PlanItem>): PlanItem => ({ ...i, ...patch });
+  const playlists = new Map<string, PlanPlaylist>([
+    [
+      'root',
+      {
+        id: 'root',
+        name: 'Root',
+        items: [
+          item('r1', 'asset', 'A'),
+          at(item('r2', 'playlist', 'inner'), { transition: fade, durationMs: 60_000 }),
+          at(item('r3', 'playlist', 'empty'), { transition: slide }),
+          item('r4', 'asset', 'B'),
+          at(item('r5', 'playlist', 'outer'), { transition: slide }),
+        ],
+      },
+    ],
+    ['inner', { id: 'inner', name: 'Inner', items: [at(item('i1', 'asset', 'I1'), { transition: slide }), item('i2', 'asset', 'I2')] }],
+    ['empty', { id: 'empty', name: 'Empty', items: [item('e1', 'asset', 'E', always, false)] }],
+    ['outer', { id: 'outer', name: 'Outer', items: [at(item('o1', 'playlist', 'inner'), { transition: fade })] }],
+  ]);
+  const { items } = flattenPlaylist('root', playlists, 'UTC', 0, 1000);
+  t.same(
+    items.map((i) => [i.id, i.transition.type, i.durationMs]),
+    [
+      ['r1', 'none', 5000],
+      ['i1', 'fade', 5000], // the nesting item's fade replaces i1's own slide
+      ['i2', 'none', 5000], // only the first item of the run; the 60 s on r2 is not a duration of anything
+      ['r4', 'none', 5000], // r3's run played nothing: its slide does not leak onto r4
+      ['i1', 'slide', 5000], // runs starting together: the outermost nesting item (r5) wins
+      ['i2', 'none', 5000],
+    ],
+  );
+});

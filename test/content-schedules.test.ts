@@ -7,7 +7,15 @@ async function setup(t: Test) {
   const owner = await signIn(app);
   const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
     app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
+  // Playlists that have something to play (a schedule whose playlist has nothing playable falls through).
+  let site: string | undefined;
+  const playable = async (name: string) => {
+    site ??= (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/', name: 'Site' })).body.data.id as string;
+    const res = await call('POST', '/api/v1/playlists', { name, items: [{ assetId: site }] });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    return res.body.data.id as string;
+  };
+  return { app, owner, call, playable };
 }
 
 const ID = '0190f5a2-7b3c-7def-8abc-0123456789ab';
@@ -37,7 +45,7 @@ t.test('schedule input is checked before anything is stored', async (t) => {
 });
 
 t.test('recurrence across a DST change, priority then recency, group preview, reasons', async (t) => {
-  const { app, owner, call } = await setup(t);
+  const { app, owner, call, playable } = await setup(t);
   const { pairScreen } = await import('./helpers/screens.js');
   const now = new Date().toISOString();
   const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
@@ -50,7 +58,7 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'All', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
   const london = await pairScreen(app, owner, { name: 'London', locationId: LOC, groupIds: [GROUP] });
   const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY, groupIds: [GROUP] });
-  const mk = async (name: string) => (await call('POST', '/api/v1/playlists', { name })).body.data.id as string;
+  const mk = playable;
   const day = await mk('Day');
   const promo = await mk('Promo');
   const newer = await mk('Newer');
@@ -123,4 +131,149 @@ t.test('a deleted group drops out of schedules and no longer holds playlists', a
   t.same(got.body.data.targets.groupIds, []);
   t.equal((await call('PATCH', `/api/v1/schedules/${s.body.data.id}`, { name: 'S2' })).status, 400, 'no targets left: the schedule must be given new ones');
   t.equal((await call('DELETE', `/api/v1/playlists/${q}`)).status, 204, 'the deleted group’s assignment no longer counts');
+});
+
+t.test('a schedule that follows the screens’ zone keeps its local times when edited', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const now = new Date().toISOString();
+  const LON = '0190f5a2-7b3c-7def-8abc-0000000000c1';
+  const NY = '0190f5a2-7b3c-7def-8abc-0000000000c2';
+  const MOVING = '0190f5a2-7b3c-7def-8abc-0000000000c3';
+  await app.deps.db.insertInto('locations').values([
+    { id: LON, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    { id: NY, name: 'New York', address: null, time_zone: 'America/New_York', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    { id: MOVING, name: 'Moving', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+  ]).execute();
+  const london = await pairScreen(app, owner, { name: 'London', locationId: LON });
+  const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY });
+  const moving = await pairScreen(app, owner, { name: 'Moving', locationId: MOVING });
+  const playlist = await playable('Day');
+  const window = { from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
+  const scheduled = async (screenId: string) =>
+    (await call('POST', '/api/v1/schedules/preview', { screenId, ...window })).body.data.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => [s.startsAt, s.endsAt]);
+  const daily = { name: 'Opening hours', content: { playlistId: playlist }, startsAt: '2026-06-01T09:00:00', endsAt: '2026-06-01T17:00:00', rrule: 'FREQ=DAILY' };
+
+  // Made for London screens, moved to New York screens: 09:00-17:00 New York (EDT, UTC-4).
+  const s = (await call('POST', '/api/v1/schedules', { ...daily, targets: { screenIds: [london.screenId] } })).body.data;
+  t.match(s, { timeZone: 'Europe/London', followsScreenTimeZone: true });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], '09:00-17:00 BST');
+  const moved = await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [ny.screenId] } });
+  t.equal(moved.status, 200);
+  t.equal(moved.body.data.timeZone, 'America/New_York');
+  t.same(await scheduled(ny.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'still 09:00-17:00, now on New York’s clock');
+  const nyClock = new Intl.DateTimeFormat('en-GB', { timeZone: 'America/New_York', hour: '2-digit', minute: '2-digit', hour12: false });
+  t.equal(nyClock.format(Date.parse(moved.body.data.nextOccurrence.startsAt)), '09:00', 'the next occurrence is at 09:00 New York');
+
+  // Targets in two zones (entered in UTC), then back to London only: 09:00 everywhere, then 09:00 London.
+  await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [ny.screenId, london.screenId] } });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], 'mixed zones: 09:00 London');
+  t.same(await scheduled(ny.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'mixed zones: 09:00 New York');
+  await call('PATCH', `/api/v1/schedules/${s.id}`, { targets: { screenIds: [london.screenId] } });
+  t.same(await scheduled(london.screenId), [['2026-06-10T08:00:00.000Z', '2026-06-10T16:00:00.000Z']], 'back to London only: still 09:00');
+
+  // The location moves to New York's zone; a mere rename keeps 09:00 local.
+  const r = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Moving hours', targets: { locationIds: [MOVING] } })).body.data;
+  t.equal((await call('PATCH', `/api/v1/locations/${MOVING}`, { timeZone: 'America/New_York' })).status, 200);
+  t.same(await scheduled(moving.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'the screen follows its new zone');
+  const renamed = await call('PATCH', `/api/v1/schedules/${r.id}`, { name: 'Renamed hours' });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.data.timeZone, 'America/New_York');
+  t.same(await scheduled(moving.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'the rename did not move it');
+
+  // A fixed zone changed without new times keeps the wall clock too; given times are taken as given.
+  const fixed = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Fixed', timeZone: 'Europe/London', targets: { screenIds: [ny.screenId] } })).body.data;
+  const rezoned = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { timeZone: 'Asia/Tokyo' });
+  t.equal(rezoned.body.data.startsAt, '2026-06-01T00:00:00.000Z', '09:00 Tokyo');
+  const retimed = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { startsAt: '2026-06-01T10:00:00', endsAt: '2026-06-01T11:00:00' });
+  t.match(retimed.body.data, { startsAt: '2026-06-01T01:00:00.000Z', endsAt: '2026-06-01T02:00:00.000Z' });
+});
+
+t.test('sources with nothing to play are passed over, and the preview says which and why', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const group = (await call('POST', '/api/v1/screen-groups', { name: 'Foyer' })).body.data;
+  const screen = await pairScreen(app, owner, { name: 'Foyer left', groupIds: [group.id] });
+  const full = await playable('Full');
+  const empty = (await call('POST', '/api/v1/playlists', { name: 'Empty' })).body.data.id;
+  const site = (await call('GET', `/api/v1/playlists/${full}`)).body.data.items[0].assetId;
+  const lunchOnly = (await call('POST', '/api/v1/playlists', { name: 'Lunch only', items: [{ assetId: site, dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '14:00' }] }] })).body.data.id;
+  const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [] })).body.data.id;
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: empty })).status, 200);
+  t.equal((await call('PUT', `/api/v1/screen-groups/${group.id}/playlist-assignment`, { playlistId: full })).status, 200);
+  const at = (h: number) => `2026-06-10T${String(h).padStart(2, '0')}:00:00.000Z`;
+  const schedule = async (name: string, content: unknown, from: number, to: number, priority: number) =>
+    (await call('POST', '/api/v1/schedules', { name, content, targets: { screenIds: [screen.screenId] }, startsAt: at(from), endsAt: at(to), timeZone: 'UTC', priority })).body.data.id as string;
+  const unpublished = await schedule('Board time', { layoutId: layout }, 9, 10, 9);
+  const hollow = await schedule('Hollow', { playlistId: empty }, 10, 11, 5);
+  const lunch = await schedule('Lunch', { playlistId: lunchOnly }, 11, 15, 3);
+
+  const res = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(8), to: at(18) });
+  t.equal(res.status, 200);
+  const timeline = res.body.data.timeline;
+  t.same(
+    timeline.map((s: any) => [s.startsAt.slice(11, 13), s.endsAt.slice(11, 13), s.source.type, s.source.name, s.content?.name, s.skipped.map((k: any) => `${k.type}:${k.name}:${k.reason}`)]),
+    [
+      ['08', '09', 'group-assignment', 'Foyer', 'Full', ['assignment:Foyer left:playlist_empty']],
+      ['09', '10', 'group-assignment', 'Foyer', 'Full', ['schedule:Board time:layout_unpublished', 'assignment:Foyer left:playlist_empty']],
+      ['10', '11', 'group-assignment', 'Foyer', 'Full', ['schedule:Hollow:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['11', '12', 'group-assignment', 'Foyer', 'Full', ['schedule:Lunch:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['12', '14', 'schedule', 'Lunch', 'Lunch only', []],
+      ['14', '15', 'group-assignment', 'Foyer', 'Full', ['schedule:Lunch:playlist_empty', 'assignment:Foyer left:playlist_empty']],
+      ['15', '18', 'group-assignment', 'Foyer', 'Full', ['assignment:Foyer left:playlist_empty']],
+    ],
+    'empty sources fall through to the next one; a day-parted playlist plays only in its day-parts',
+  );
+  t.equal(timeline[1].reason, 'Schedule "Board time" (priority 9) is skipped because its layout "Board" has never been published; the screen’s own playlist assignment "Empty" has nothing to play here: group "Foyer"’s playlist assignment "Full" plays');
+  t.match(timeline[2].reason, /^Schedule "Hollow" \(priority 5\) is skipped because its playlist "Empty" has nothing to play here/);
+  t.match(timeline[2].skipped[0], { id: hollow, content: { type: 'playlist', id: empty, name: 'Empty' } });
+  t.match(timeline[1].skipped[0], { id: unpublished, priority: 9, content: { type: 'layout', id: layout, name: 'Board' } });
+  t.equal(timeline[4].source.id, lunch);
+  t.same(
+    res.body.data.warnings.map((w: any) => w.code).sort(),
+    ['layout_unpublished', 'playlist_empty', 'playlist_empty'],
+    'the unpublished layout, the hollow schedule and the empty assignment are named (the day-parted one plays for a while)',
+  );
+  t.match(res.body.data.warnings.find((w: any) => w.scheduleId === hollow), { code: 'playlist_empty', playlistId: empty });
+
+  // With the screen's own assignment playable, it is named as the source.
+  t.equal((await call('POST', `/api/v1/playlists/${empty}/items`, { assetId: site })).status, 201);
+  const after = (await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(15), to: at(18) })).body.data.timeline;
+  t.match(after, [{ source: { type: 'assignment', id: screen.screenId, name: 'Foyer left' }, content: { name: 'Empty' }, skipped: [], reason: 'No schedule applies: the screen’s own playlist assignment "Empty" plays' }]);
+  const groupView = (await call('POST', '/api/v1/schedules/preview', { groupId: group.id, from: at(15), to: at(18) })).body.data.timeline;
+  t.match(groupView, [{ source: { type: 'group-assignment', id: group.id, name: 'Foyer' }, content: { name: 'Full' }, reason: 'No schedule applies: the group’s playlist assignment "Full" plays' }]);
+});
+
+t.test('disable and enable; the preview covers at most 62 days', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const screen = await pairScreen(app, owner, { name: 'Solo' });
+  const playlist = await playable('Always');
+  const s = (await call('POST', '/api/v1/schedules', { name: 'Always on', content: { playlistId: playlist }, targets: { screenIds: [screen.screenId] }, startsAt: '2026-06-01T00:00:00Z', timeZone: 'UTC' })).body.data;
+  const window = { screenId: screen.screenId, from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
+  const sources = async () => (await call('POST', '/api/v1/schedules/preview', window)).body.data.timeline.map((x: any) => x.source.type);
+  t.same(await sources(), ['schedule']);
+
+  const off = await call('POST', `/api/v1/schedules/${s.id}/disable`);
+  t.match(off.body.data, { enabled: false, nextOccurrence: null });
+  t.same(await sources(), ['idle'], 'disabled: kept, but plays nothing');
+  t.equal((await call('GET', `/api/v1/schedules?enabled=false`)).body.data.items.length, 1);
+  const on = await call('POST', `/api/v1/schedules/${s.id}/enable`);
+  t.equal(on.status, 200);
+  t.match(on.body.data, { id: s.id, enabled: true });
+  t.ok(Date.parse(on.body.data.updatedAt) >= Date.parse(off.body.data.updatedAt));
+  t.same(await sources(), ['schedule'], 'enabled again: it plays');
+  t.equal((await call('POST', `/api/v1/schedules/${s.id}/enable`)).body.data.enabled, true, 'enabling twice is fine');
+  t.equal((await call('POST', '/api/v1/schedules/0190f5a2-7b3c-7def-8abc-0123456789ab/enable')).status, 404);
+  const editor = await signIn(app, { role: 'editor' });
+  t.equal((await app.json(`/api/v1/schedules/${s.id}/disable`, { method: 'POST', headers: editor.headers })).status, 403, 'publishers and above');
+
+  const day = 86_400_000;
+  const from = Date.parse('2026-06-01T00:00:00Z');
+  const at = (ms: number) => new Date(ms).toISOString();
+  const exact = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(from), to: at(from + 62 * day) });
+  t.equal(exact.status, 200, '62 days exactly');
+  const over = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(from), to: at(from + 62 * day + 1000) });
+  t.equal(over.status, 400);
+  t.match(over.body.error, { code: 'validation_failed', message: /at most 62 days/, details: { issues: [{ path: ['to'] }] } });
 });

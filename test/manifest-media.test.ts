@@ -7,6 +7,9 @@ import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { settledAsset, sha256, uploadAsset } from './helpers/media.js';
+import { sampleMp4 } from './helpers/sample-media.js';
+import { readFileSync } from 'node:fs';
+import { tempDataDir } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
 const png = (color: string, width = 800, height = 600) => sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
@@ -63,21 +66,31 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   // Archiving pushes manifest.changed and the asset drops out, named in warnings.
   const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${screen.credential}` } });
   const messages: any[] = [];
-  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  const arrived = new Map<any, number>();
+  ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    messages.push(m);
+    arrived.set(m, Date.now());
+  });
   await new Promise((r) => ws.once('open', r));
   t.teardown(() => ws.close());
-  const waitFor = async (pred: (m: any) => boolean) => {
-    const until = Date.now() + 1000;
-    while (Date.now() < until) {
+  /** The first matching message; it must arrive within a second of `since` (taken before the request that causes it). */
+  const waitFor = async (pred: (m: any) => boolean, since: number) => {
+    const until = since + 1000;
+    for (;;) {
       const m = messages.find(pred);
-      if (m) return m;
+      if (m) {
+        if (arrived.get(m)! > until) throw new Error(`the message came ${arrived.get(m)! - since} ms after the request`);
+        return m;
+      }
+      if (Date.now() > until) throw new Error(`no message within 1 s of the request: ${JSON.stringify(messages)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`no message within 1 s: ${JSON.stringify(messages)}`);
   };
   const rev = res.body.data.revision;
+  let sent = Date.now();
   t.equal((await call('POST', '/api/v1/assets/archive', { ids: [blue.id] })).status, 200);
-  const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev);
+  const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev, sent);
   res = await manifest();
   t.equal(res.body.data.revision, pushed.revision);
   t.same(res.body.data.timeline[0].playlist.items.map((i: any) => i.assetId), [red.id]);
@@ -87,9 +100,18 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   // A tag-rule playlist follows the library.
   await call('PUT', `/api/v1/playlists/${main.id}/tag-rule`, { tags: ['Menu'], order: 'name', durationMs: 3000 });
   const rev2 = (await manifest()).body.data.revision;
-  const tagged = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ffff00'), 'yellow.png', { tags: ['menu'] })).id);
+  const uploaded = await uploadAsset(app, owner, await png('#ffff00'), 'yellow.png', { tags: ['menu'] });
+  sent = Date.now(); // the push follows the asset becoming ready: time it from the last poll that saw it processing
+  let tagged = uploaded;
+  for (;;) {
+    const now = Date.now();
+    tagged = (await app.json(`/api/v1/assets/${uploaded.id}`, { headers: owner.headers })).body.data;
+    if (tagged.state !== 'processing') break;
+    sent = now;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   t.equal(tagged.state, 'ready');
-  await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev2);
+  await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev2, sent);
   res = await manifest();
   const smart = res.body.data.timeline[0].playlist.items.find((i: any) => i.assetId === tagged.id);
   t.match(smart, { id: `${main.id}:tag:${tagged.id}`, durationMs: 3000 });
@@ -148,4 +170,84 @@ t.test('full-screen media is picked for the display size the player reports', as
   const r2 = (await heartbeat({ width: 'huge', height: -1 })).body.data.manifestRevision;
   t.equal(await chosenWidth(), 1920, 'an implausible size is ignored');
   t.equal((await heartbeat({ width: 1e21, height: 1e21 })).body.data.manifestRevision, r2, 'and does not bump the revision again and again');
+});
+
+t.test('durations and transitions: the item API, the playlist length and the manifest agree', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const video = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'clip.mp4', 2)), 'clip.mp4')).id);
+  t.equal(video.state, 'ready');
+  t.ok(video.durationMs > 1500 && video.durationMs < 2500, `the video knows its length (${video.durationMs})`);
+  const image = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#ff8800'), 'orange.png')).id);
+  const site = await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/menu', name: 'Menu site' });
+  t.equal(site.status, 201);
+
+  const inner = (await call('POST', '/api/v1/playlists', { name: 'Inner', items: [{ assetId: image.id, durationMs: 4000, transition: { type: 'slide', durationMs: 300 } }, { assetId: site.body.data.id }] })).body.data;
+  t.same(inner.items.map((i: any) => i.effectiveDurationMs), [4000, 30_000], 'a website defaults to 30 s in the API');
+  const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: video.id }] })).body.data;
+  t.equal(main.items[0].effectiveDurationMs, video.durationMs, 'a video defaults to its own length');
+  const nest = await call('POST', `/api/v1/playlists/${main.id}/items`, { playlistId: inner.id, transition: { type: 'fade', durationMs: 700 } });
+  t.match(nest.body.data, { type: 'playlist', durationMs: null, effectiveDurationMs: 34_000 }, 'a nesting item lasts its playlist’s pass');
+  const dto = (await call('GET', `/api/v1/playlists/${main.id}`)).body.data;
+  t.equal(dto.durationMs, video.durationMs + 34_000);
+
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: main.id });
+  const m = (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
+  const items = m.timeline[0].playlist.items;
+  t.same(
+    items.map((i: any) => [i.kind, i.durationMs, i.transition.type]),
+    [
+      ['video', video.durationMs, 'none'],
+      ['image', 4000, 'fade'],
+      ['website', 30_000, 'none'],
+    ],
+    'the manifest plays the video’s length, the website’s 30 s, and the nesting item’s fade into its first item',
+  );
+  t.equal(items.reduce((n: number, i: any) => n + i.durationMs, 0), dto.durationMs, 'one pass of the manifest lasts the playlist’s durationMs');
+});
+
+t.test('tag rules: match all or any, order, limit, a video’s own length; untagged or archived assets drop out', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const manifest = async () => (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
+  // Made in this order: a-first is the oldest, c-clip the newest.
+  const first = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#111111'), 'a.png', { name: 'a-first', tags: ['Promo', 'summer'] })).id);
+  const second = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#222222'), 'b.png', { name: 'b-second', tags: ['promo'] })).id);
+  const clip = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'c.mp4', 2)), 'c.mp4', { name: 'c-clip', tags: ['PROMO', 'Summer'] })).id);
+  const pending = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#333333'), 'd.png', { name: 'd-pending', tags: ['promo', 'summer'] })).id);
+  await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', pending.id).execute(); // not ready: never matched
+  for (const a of [first, second, clip]) t.equal(a.state, 'ready');
+  const smart = (await call('POST', '/api/v1/playlists', { name: 'Smart' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: smart.id });
+  const played = async () => (await manifest()).timeline[0].playlist.items.map((i: any) => [i.assetId, i.durationMs]);
+  const rule = async (body: unknown) => {
+    const res = await call('PUT', `/api/v1/playlists/${smart.id}/tag-rule`, body);
+    t.equal(res.status, 200);
+    return res.body.data;
+  };
+
+  let dto = await rule({ tags: ['promo', 'SUMMER'], match: 'all', order: 'newest' });
+  t.same(await played(), [[clip.id, clip.durationMs], [first.id, 10_000]], 'all tags, newest first; the video plays its own length');
+  t.equal(dto.durationMs, clip.durationMs + 10_000, 'the playlist’s length counts the rule’s matches');
+  t.equal((await manifest()).timeline[0].playlist.items[0].id, `${smart.id}:tag:${clip.id}`);
+  await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest' });
+  t.same((await played()).map((x: any) => x[0]), [first.id, clip.id], 'oldest first');
+  await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest', limit: 1 });
+  t.same((await played()).map((x: any) => x[0]), [first.id], 'limit');
+  dto = await rule({ tags: ['promo'], match: 'any', order: 'name', durationMs: 3000 });
+  t.same(await played(), [[first.id, 3000], [second.id, 3000], [clip.id, 3000]], 'any tag, by name, the rule’s duration');
+  t.equal(dto.durationMs, 9000);
+
+  const rev = (await manifest()).revision;
+  t.equal((await call('PATCH', `/api/v1/assets/${first.id}`, { tags: ['winter'] })).status, 200);
+  const afterUntag = await manifest();
+  t.ok(afterUntag.revision > rev, 'retagging bumps the manifest');
+  t.same(afterUntag.timeline[0].playlist.items.map((i: any) => i.assetId), [second.id, clip.id], 'an untagged asset drops out');
+  t.equal((await call('POST', '/api/v1/assets/archive', { ids: [second.id] })).status, 200);
+  t.same((await played()).map((x: any) => x[0]), [clip.id], 'an archived asset drops out');
+  t.equal((await call('GET', `/api/v1/playlists/${smart.id}`)).body.data.durationMs, 3000);
 });

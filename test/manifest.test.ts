@@ -18,33 +18,45 @@ async function setup(t: Test) {
   const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
     app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
   const manifest = (headers: Record<string, string> = {}) => app.json('/api/v1/player/manifest', { headers: { ...screen.headers, ...headers } });
-  return { app, owner, screen, call, manifest };
+  // A playlist with something to play (one with nothing playable is passed over).
+  let site: string | undefined;
+  const playable = async (name: string) => {
+    site ??= (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/', name: 'Site' })).body.data.id as string;
+    const res = await call('POST', '/api/v1/playlists', { name, items: [{ assetId: site }] });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    return res.body.data as { id: string; name: string; revision: number };
+  };
+  return { app, owner, screen, call, manifest, playable };
 }
 
 /** Opens the player socket with the device credential; collects messages. */
 async function openSocket(t: Test, app: TestApp, credential: string) {
   const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
   const messages: any[] = [];
+  const arrived = new Map<any, number>();
   const waiters: { match: (m: any) => boolean; resolve: (m: any) => void }[] = [];
   ws.on('message', (data) => {
     const m = JSON.parse(String(data));
     messages.push(m);
+    arrived.set(m, Date.now());
     for (const w of [...waiters]) if (w.match(m)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(m));
   });
   await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
   t.teardown(() => ws.close());
-  const next = (match: (m: any) => boolean, ms = 1000) =>
+  /** The first matching message, which must arrive within `ms` of `since` (taken before the request that causes it). */
+  const next = (match: (m: any) => boolean, since: number, ms = 1000) =>
     new Promise<any>((resolve, reject) => {
+      const late = (m: any) => reject(new Error(`the message came ${arrived.get(m)! - since} ms after the request, more than ${ms} ms`));
       const found = messages.find(match);
-      if (found) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`no matching message within ${ms} ms; got ${JSON.stringify(messages)}`)), ms);
-      waiters.push({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) });
+      if (found) return arrived.get(found)! - since <= ms ? resolve(found) : late(found);
+      const timer = setTimeout(() => reject(new Error(`no matching message within ${ms} ms of the request; got ${JSON.stringify(messages)}`)), Math.max(0, since + ms - Date.now()));
+      waiters.push({ match, resolve: (m) => (clearTimeout(timer), arrived.get(m)! - since <= ms ? resolve(m) : late(m)) });
     });
   return { ws, messages, next };
 }
 
 t.test('the manifest resolves schedules, assignments and idle in the screen’s zone; ETag and 304', async (t) => {
-  const { call, manifest, screen } = await setup(t);
+  const { call, manifest, screen, playable } = await setup(t);
   let res = await manifest();
   t.equal(res.status, 200);
   t.ok(ManifestDto.safeParse(res.body.data).success, 'matches the documented schema');
@@ -61,13 +73,13 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   const again = await manifest({ 'if-none-match': etag });
   t.equal(again.status, 304);
 
-  const groupList = (await call('POST', '/api/v1/playlists', { name: 'Group default' })).body.data;
-  const own = (await call('POST', '/api/v1/playlists', { name: 'Screen default' })).body.data;
-  const lunch = (await call('POST', '/api/v1/playlists', { name: 'Lunch' })).body.data;
+  const groupList = await playable('Group default');
+  const own = await playable('Screen default');
+  const lunch = await playable('Lunch');
   t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: groupList.id })).status, 200);
   res = await manifest({ 'if-none-match': etag });
   t.equal(res.status, 200, 'the group assignment changed the manifest');
-  t.match(res.body.data.timeline, [{ source: { type: 'group-assignment', id: GROUP }, content: { type: 'playlist', id: groupList.id }, playlist: { id: groupList.id, name: 'Group default', items: [] } }]);
+  t.match(res.body.data.timeline, [{ source: { type: 'group-assignment', id: GROUP }, content: { type: 'playlist', id: groupList.id }, playlist: { id: groupList.id, name: 'Group default', items: [{ kind: 'website', url: 'https://example.org/', durationMs: 30_000 }] } }]);
   const screenAssign = await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: own.id });
   t.match(screenAssign.body.data, { playlistId: own.id, playlistName: 'Screen default', inherited: { groupId: GROUP, playlistId: groupList.id } });
   res = await manifest();
@@ -106,10 +118,10 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
 });
 
 t.test('a layout plays only once published; the manifest carries its zones', async (t) => {
-  const { call, manifest, screen } = await setup(t);
+  const { call, manifest, screen, playable } = await setup(t);
   const menu = (await call('POST', '/api/v1/playlists', { name: 'Menu' })).body.data;
   const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [{ id: 'left', name: 'Left', x: 0, y: 0, width: 960, height: 1080, content: { type: 'playlist', playlistId: menu.id } }] })).body.data;
-  const fallback = (await call('POST', '/api/v1/playlists', { name: 'Fallback' })).body.data;
+  const fallback = await playable('Fallback');
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: fallback.id });
   const start = new Date(Date.now() - 3600_000).toISOString();
   const end = new Date(Date.now() + 5 * 3600_000).toISOString();
@@ -132,31 +144,35 @@ t.test('a layout plays only once published; the manifest carries its zones', asy
 });
 
 t.test('changes push manifest.changed over the real WebSocket within a second', async (t) => {
-  const { app, call, manifest, screen } = await setup(t);
+  const { app, call, manifest, screen, playable } = await setup(t);
   const p = (await call('POST', '/api/v1/playlists', { name: 'Loop' })).body.data;
-  const child = (await call('POST', '/api/v1/playlists', { name: 'Child' })).body.data;
+  const child = await playable('Child');
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id });
   const first = await manifest();
   const rev0 = first.body.data.revision;
   const socket = await openSocket(t, app, screen.credential);
 
-  // An item added to a playlist the screen plays.
+  // An item added to a playlist the screen plays (it had nothing to play: the screen was idle).
+  t.same(first.body.data.timeline.map((s: any) => s.source.type), ['idle']);
+  let sent = Date.now();
   await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id });
-  const m1 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > rev0);
+  const m1 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > rev0, sent);
   const after = await manifest({ 'if-none-match': first.headers.get('etag')! });
   t.equal(after.status, 200);
   t.equal(after.body.data.revision, m1.revision, 'the manifest carries the pushed revision');
 
   // A change deep inside a nested playlist reaches the screen too.
   await manifest();
+  sent = Date.now();
   await call('PATCH', `/api/v1/playlists/${child.id}`, { name: 'Child 2' });
-  const m2 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m1.revision);
+  const m2 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m1.revision, sent);
   t.ok(m2.revision > m1.revision);
 
   // A schedule targeting the screen's group pushes without any prior dependency.
   await manifest();
+  sent = Date.now();
   await call('POST', '/api/v1/schedules', { name: 'G', content: { playlistId: child.id }, targets: { groupIds: [GROUP] }, startsAt: new Date().toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString() });
-  const m3 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m2.revision);
+  const m3 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m2.revision, sent);
   t.ok(m3.revision > m2.revision);
   const res = await manifest();
   t.ok(res.body.data.timeline.some((x: any) => x.source.type === 'schedule' && x.playlist.name === 'Child 2'), 'the new schedule plays');
@@ -174,4 +190,79 @@ t.test('the manifest needs a device credential', async (t) => {
   t.equal((await app.json('/api/v1/player/manifest')).status, 401);
   t.equal((await app.json('/api/v1/player/manifest', { headers: owner.headers })).status, 401);
   t.equal((await app.json('/api/v1/player/manifest', { headers: { authorization: 'Bearer svc_device_nope.nope' } })).status, 401);
+});
+
+t.test('a change committed while the first manifest is built is not lost', async (t) => {
+  const { app, call, screen } = await setup(t);
+  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { currentManifest } = await import('../server/src/modules/content/manifest.js');
+  const { contentChanged } = await import('../server/src/modules/content/changes.js');
+  const p = (await call('POST', '/api/v1/playlists', { name: 'Before' })).body.data;
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id });
+
+  // Right after the build has read the playlist (the query of its items answers), an editor
+  // renames it and the change is announced, before the build has recorded what it used:
+  // exactly the window of a first build, made deterministic on the app's one connection.
+  let announced: Promise<void> | undefined;
+  const plugin = {
+    transformQuery: (args: any) => args.node,
+    transformResult: async (args: any) => {
+      if (!announced && JSON.stringify(args.result.rows ?? []).includes(p.id) && 'position' in (args.result.rows?.[0] ?? {})) {
+        // the connection is held by this query: write on the raw handle (committed at once), announce without waiting
+        app.database.sqlite.prepare('update playlists set name = ?, revision = revision + 1 where id = ?').run('After', p.id);
+        announced = contentChanged(app.deps, [{ kind: 'playlist', id: p.id }]);
+      }
+      return args.result;
+    },
+  };
+  const site = (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/' })).body.data;
+  t.equal((await call('POST', `/api/v1/playlists/${p.id}/items`, { assetId: site.id })).status, 201);
+  const before = (await screenContext(app.deps.db, screen.screenId))!;
+  const entry = await currentManifest({ ...app.deps, db: app.deps.db.withPlugin(plugin) }, before);
+  t.ok(announced, 'the change happened during the build');
+  await announced;
+  const served = JSON.parse(entry.body).data;
+  const after = (await screenContext(app.deps.db, screen.screenId))!;
+  t.ok(served.timeline[0].playlist.name === 'After' || after.manifestRevision > before.manifestRevision, `the served manifest has the change (${served.timeline[0].playlist.name}) or the screen is told to fetch again (revision ${before.manifestRevision} -> ${after.manifestRevision})`);
+});
+
+t.test('the ETag holds within the hour and moves with the window', async (t) => {
+  const { app, screen } = await setup(t);
+  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { currentManifest } = await import('../server/src/modules/content/manifest.js');
+  const { manifestCache } = await import('../server/src/modules/content/manifest.cache.js');
+  const ctx = (await screenContext(app.deps.db, screen.screenId))!;
+  const at = Date.parse('2026-06-01T10:05:00Z');
+  const first = await currentManifest(app.deps, ctx, at);
+  manifestCache(app.deps).clear();
+  const rebuilt = await currentManifest(app.deps, ctx, at + 50 * 60_000);
+  t.not(JSON.parse(rebuilt.body).data.generatedAt, JSON.parse(first.body).data.generatedAt);
+  t.equal(rebuilt.etag, first.etag, 'built again later in the hour: same ETag (generatedAt is not part of it), so a polling player gets 304');
+  const next = await currentManifest(app.deps, ctx, at + 60 * 60_000);
+  t.not(next.etag, first.etag, 'the next hour moves validUntil and refreshAfter: a new ETag, one 200 an hour');
+  t.equal(JSON.parse(next.body).data.validUntil, '2026-06-03T11:00:00.000Z');
+});
+
+t.test('a schedule whose playlist has nothing to play falls through; adding an item pushes the change', async (t) => {
+  const { app, call, manifest, screen, playable } = await setup(t);
+  const fallback = await playable('Fallback');
+  await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: fallback.id });
+  const hollow = (await call('POST', '/api/v1/playlists', { name: 'Hollow' })).body.data;
+  const s = await call('POST', '/api/v1/schedules', { name: 'Hollow hour', content: { playlistId: hollow.id }, targets: { screenIds: [screen.screenId] }, startsAt: new Date(Date.now() - 600_000).toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString(), timeZone: 'UTC', priority: 5 });
+  t.equal(s.status, 201);
+  let res = await manifest();
+  t.same(res.body.data.timeline.map((x: any) => x.source.type), ['assignment'], 'the empty schedule does not win');
+  t.match(res.body.data.warnings, [{ code: 'playlist_empty', scheduleId: s.body.data.id, playlistId: hollow.id }]);
+  t.ok(ManifestDto.safeParse(res.body.data).success);
+
+  const socket = await openSocket(t, app, screen.credential);
+  const site = (await call('GET', `/api/v1/playlists/${fallback.id}`)).body.data.items[0].assetId;
+  const sent = Date.now();
+  t.equal((await call('POST', `/api/v1/playlists/${hollow.id}/items`, { assetId: site })).status, 201);
+  const pushed = await socket.next((m) => m.type === 'manifest.changed' && m.revision > res.body.data.revision, sent);
+  res = await manifest();
+  t.equal(res.body.data.revision, pushed.revision);
+  const seg = res.body.data.timeline.find((x: any) => x.source.type === 'schedule');
+  t.match(seg, { source: { id: s.body.data.id }, playlist: { id: hollow.id, items: [{ assetId: site }] } }, 'now it has something to play, it plays');
+  t.same(res.body.data.warnings, []);
 });

@@ -125,3 +125,24 @@ t.test('expanding from a later start (fast path) gives exactly the occurrences o
   t.equal(compared, 300);
   t.ok(nonEmpty > 100, `most cases have occurrences to compare (${nonEmpty})`);
 });
+
+t.test('availability: a schedule or fallback with nothing to play is passed over for that while', async (t) => {
+  const day = (h: number) => ms(`2026-06-01T${String(h).padStart(2, '0')}:00:00Z`);
+  const s: ScheduleInput = { ...base, id: 's', content: { type: 'playlist', id: 'S' }, startsAt: iso(day(9)), endsAt: iso(day(17)), priority: 5 };
+  const fallbacks = [
+    { source: { type: 'assignment' as const, id: 'screen' }, content: { type: 'playlist' as const, id: 'Own' }, availability: [{ start: day(6), end: day(8) }] },
+    { source: { type: 'group-assignment' as const, id: 'group' }, content: { type: 'playlist' as const, id: 'Group' } },
+  ];
+  const timeline = resolveTimeline({ schedules: [s], fallbacks, availability: new Map([['s', [{ start: day(12), end: day(14) }]]]) }, day(5), day(18));
+  t.same(
+    timeline.map((x) => [x.startsAt.slice(11, 13), x.endsAt.slice(11, 13), x.content?.id]),
+    [
+      ['05', '06', 'Group'],
+      ['06', '08', 'Own'],
+      ['08', '12', 'Group'],
+      ['12', '14', 'S'],
+      ['14', '18', 'Group'],
+    ],
+  );
+  t.same(resolveTimeline({ schedules: [s], availability: new Map([['s', []]]) }, day(5), day(18)).map((x) => x.source.type), ['idle'], 'never available: never wins');
+});

@@ -27,7 +27,9 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   const beat = (json: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json });
   t.equal(await showing(screen.screenId), null, 'nothing reported, nothing planned: null');
 
-  const playlist = async (name: string) => (await call('POST', '/api/v1/playlists', { name })).body.data.id as string;
+  // Each playlist has something to play (one with nothing playable is passed over: docs/content.md).
+  const site = (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/' })).body.data.id as string;
+  const playlist = async (name: string) => (await call('POST', '/api/v1/playlists', { name, items: [{ assetId: site }] })).body.data.id as string;
   const groupLoop = await playlist('Group loop');
   const ownLoop = await playlist('Own loop');
   const lunch = await playlist('Lunch menu');

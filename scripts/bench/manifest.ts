@@ -76,17 +76,21 @@ async function seed(deps: AppDeps, base: string) {
   const enrolled = await json(base, '/api/v1/player/enroll', { method: 'POST', body: { enrollmentToken: polled.body.data.enrollmentToken } });
   const { screenId, credential } = enrolled.body.data;
 
-  // 50 playlists of 10 items, 50 schedules (daily windows at different hours and priorities).
+  // 50 playlists of 10 items, 50 daily schedules: each starts 28.8 minutes after the one
+  // before, runs 1-4 hours and outranks the earlier ones (priority p), so every schedule
+  // wins a stretch of each day and all 500 items are in the manifest (checked below).
+  // A third of the items are day-parted (08:00-20:00): in the manifest with their windows.
   const start = new Date();
   start.setUTCMinutes(0, 0, 0);
+  const slot = 86_400_000 / 50;
   for (let p = 0; p < 50; p++) {
-    const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({ assetId, durationMs: 5000 + k * 100, ...(k % 3 === 0 ? { dayparts: [{ days: [1, 2, 3, 4, 5], from: '08:00', to: '20:00' }] } : {}) }));
+    const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({ assetId, durationMs: 5000 + k * 100, ...(k % 3 === 0 ? { dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '08:00', to: '20:00' }] } : {}) }));
     const playlist = await json(base, '/api/v1/playlists', { method: 'POST', headers: admin, body: { name: `Playlist ${p}`, items } });
-    const s = new Date(start.getTime() + (p % 24) * 3600_000);
+    const s = new Date(start.getTime() + p * slot);
     await json(base, '/api/v1/schedules', {
       method: 'POST',
       headers: admin,
-      body: { name: `Schedule ${p}`, content: { playlistId: playlist.body.data.id }, targets: { screenIds: [screenId] }, startsAt: s.toISOString(), endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(), rrule: 'FREQ=DAILY', priority: p % 7, timeZone: 'Europe/London' },
+      body: { name: `Schedule ${p}`, content: { playlistId: playlist.body.data.id }, targets: { screenIds: [screenId] }, startsAt: s.toISOString(), endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(), rrule: 'FREQ=DAILY', priority: p, timeZone: 'Europe/London' },
     });
   }
   return { authorization: `Bearer ${credential}` };
@@ -112,7 +116,13 @@ async function main() {
   const etag = first.headers.get('etag')!;
   const manifest = JSON.parse(body).data;
   const items = manifest.timeline.reduce((n: number, s: { playlist?: { items: unknown[] } }) => n + (s.playlist?.items.length ?? 0), 0);
-  console.log(`manifest: ${manifest.timeline.length} segments, ${items} items in segments, ${manifest.media.length} media, ${(body.length / 1024).toFixed(0)} KiB`);
+  const distinct = new Set(manifest.timeline.flatMap((s: { playlist?: { items: { id: string }[] } }) => (s.playlist?.items ?? []).map((i) => i.id)));
+  const playlists = new Set(manifest.timeline.flatMap((s: { playlist?: { id: string } }) => (s.playlist ? [s.playlist.id] : [])));
+  console.log(`manifest: ${manifest.timeline.length} segments, ${playlists.size} playlists, ${distinct.size} distinct items (${items} in segments), ${manifest.media.length} media, ${manifest.warnings.length} warnings, ${(body.length / 1024).toFixed(0)} KiB`);
+  if (distinct.size !== 500 || manifest.media.length !== 500) {
+    console.error(`expected all 500 items and 500 media in the manifest; got ${distinct.size} items, ${manifest.media.length} media`);
+    process.exit(1);
+  }
 
   const url = `${placard.url}/api/v1/player/manifest`;
   const cases = [
@@ -139,7 +149,7 @@ async function main() {
   await database.close();
   rmSync(dir, { recursive: true, force: true });
 
-  console.log(`Manifest, 50 schedules / 500 items, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus`);
+  console.log(`Manifest, 50 schedules / 500 items, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`);
   for (const [i, r] of results.entries()) {
     const base = results[r.base]!;

@@ -26,7 +26,9 @@ import {
   toLayoutSummary,
   toRevisionDto,
   type LayoutContent,
+  type LayoutRow,
 } from './layouts.repo.js';
+import type { Db } from '../../platform/db/database.js';
 import { thumbnailFor } from './thumbnails.js';
 
 const TAGS = ['Layouts'];
@@ -35,10 +37,34 @@ const etagHeader = { headers: { ETag: { description: 'The layout’s edit revisi
 const stale = { 412: { description: 'version_conflict: If-Match named a stale revision' } };
 export const MAX_PREVIEW_BYTES = 10 * 1024 * 1024;
 
-async function withRevision(ctx: Context, id: string) {
-  const row = await getLayoutRow(ctx.deps.db, id);
-  checkRevision(ctx, row.revision);
-  return row;
+/**
+ * Runs a change of layout `id` in one transaction that reads the layout and checks
+ * If-Match first, so nothing can change it between the check and the write.
+ */
+function change<T>(ctx: Context, id: string, fn: (trx: Db, row: LayoutRow) => Promise<T>): Promise<T> {
+  return ctx.deps.db.transaction().execute(async (trx) => {
+    const row = await getLayoutRow(trx, id);
+    checkRevision(ctx, row.revision);
+    return fn(trx, row);
+  });
+}
+
+/**
+ * Sets `fields` and the next edit revision, only while `row.revision` is still current
+ * (412 otherwise). Call inside `change`.
+ */
+async function bump(trx: Db, row: LayoutRow, fields: Partial<Omit<LayoutRow, 'id' | 'revision'>>): Promise<void> {
+  const done = await trx
+    .updateTable('layouts')
+    .set({ ...fields, revision: row.revision + 1, updated_at: fields.updated_at ?? now() })
+    .where('id', '=', row.id)
+    .where('revision', '=', row.revision)
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) !== 1) {
+    const current = await trx.selectFrom('layouts').select('revision').where('id', '=', row.id).executeTakeFirst();
+    if (!current) throw notFound('Layout');
+    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, { details: { currentRevision: current.revision } });
+  }
 }
 
 async function reply(ctx: Context, id: string, status: 200 | 201 = 200) {
@@ -157,12 +183,10 @@ export const layoutRoutes = [
     body: z.object({ name: z.string().trim().min(1).max(200).optional(), description: z.string().max(2000).optional() }),
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
-      const row = await withRevision(ctx, params.id);
-      await ctx.deps.db
-        .updateTable('layouts')
-        .set({ name: body.name ?? row.name, description: body.description ?? row.description, revision: row.revision + 1, updated_at: now() })
-        .where('id', '=', params.id)
-        .execute();
+      const row = await change(ctx, params.id, async (trx, row) => {
+        await bump(trx, row, { name: body.name ?? row.name, description: body.description ?? row.description });
+        return row;
+      });
       if (body.name !== undefined && body.name !== row.name) await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]); // the manifest names it
       return reply(ctx, params.id);
     },
@@ -178,10 +202,11 @@ export const layoutRoutes = [
     params: IdParams,
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use' }, ...stale },
     handler: async (ctx, { params }) => {
-      const row = await withRevision(ctx, params.id);
-      const schedules = await ctx.deps.db.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', params.id).execute();
-      if (schedules.length) throw inUse(`Layout "${row.name}"`, schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })));
-      await ctx.deps.db.deleteFrom('layouts').where('id', '=', params.id).execute();
+      await change(ctx, params.id, async (trx, row) => {
+        const schedules = await trx.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', params.id).execute();
+        if (schedules.length) throw inUse(`Layout "${row.name}"`, schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })));
+        await trx.deleteFrom('layouts').where('id', '=', params.id).where('revision', '=', row.revision).execute();
+      });
       rmSync(previewFile(ctx, params.id), { force: true });
       await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]);
       return noContent();
@@ -198,10 +223,11 @@ export const layoutRoutes = [
     body: LayoutContentSchema,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
-      const row = await withRevision(ctx, params.id);
       const content = normalizeContent(body);
-      await assertRefs(ctx.deps.db, content);
-      await ctx.deps.db.updateTable('layouts').set({ draft: JSON.stringify(content), revision: row.revision + 1, updated_at: now() }).where('id', '=', params.id).execute();
+      await change(ctx, params.id, async (trx, row) => {
+        await assertRefs(trx, content);
+        await bump(trx, row, { draft: JSON.stringify(content) });
+      });
       return reply(ctx, params.id);
     },
   }),
@@ -216,19 +242,17 @@ export const layoutRoutes = [
     body: z.object({ note: z.string().max(500).optional() }),
     responses: { 200: { description: 'The layout, now published', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body, auth }) => {
-      const db = ctx.deps.db;
-      const row = await withRevision(ctx, params.id);
-      const content = contentOf(row.draft);
-      await assertRefs(db, content);
       const t = now();
-      await db.transaction().execute(async (trx) => {
+      // The draft published is the one read in this transaction, after the If-Match check.
+      await change(ctx, params.id, async (trx, row) => {
+        await assertRefs(trx, contentOf(row.draft));
         const last = await trx.selectFrom('layout_revisions').select((eb) => eb.fn.max<number>('number').as('n')).where('layout_id', '=', params.id).executeTakeFirst();
         const revisionId = uuidv7();
         await trx
           .insertInto('layout_revisions')
           .values({ id: revisionId, layout_id: params.id, number: Number(last?.n ?? 0) + 1, content: row.draft, note: body.note ?? '', created_by: (auth as SessionPrincipal).userId, created_at: t })
           .execute();
-        await trx.updateTable('layouts').set({ published_revision_id: revisionId, published_at: t, revision: row.revision + 1, updated_at: t }).where('id', '=', params.id).execute();
+        await bump(trx, row, { published_revision_id: revisionId, published_at: t, updated_at: t });
       });
       await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]);
       return reply(ctx, params.id);
@@ -291,13 +315,13 @@ export const layoutRoutes = [
     params: z.object({ id: uuidParam, revisionId: uuidParam }),
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, 409: { description: 'conflict: the revision refers to deleted content' }, ...stale },
     handler: async (ctx, { params }) => {
-      const db = ctx.deps.db;
-      const row = await withRevision(ctx, params.id);
-      const rev = await db.selectFrom('layout_revisions').selectAll().where('id', '=', params.revisionId).where('layout_id', '=', params.id).executeTakeFirst();
-      if (!rev) throw notFound('Revision');
-      const missing = await missingRefs(db, contentOf(rev.content));
-      if (missing.length) throw new ApiError('conflict', `Revision ${rev.number} refers to what no longer exists: ${missing.join(', ')}`, { details: { missing } });
-      await db.updateTable('layouts').set({ draft: rev.content, revision: row.revision + 1, updated_at: now() }).where('id', '=', params.id).execute();
+      await change(ctx, params.id, async (trx, row) => {
+        const rev = await trx.selectFrom('layout_revisions').selectAll().where('id', '=', params.revisionId).where('layout_id', '=', params.id).executeTakeFirst();
+        if (!rev) throw notFound('Revision');
+        const missing = await missingRefs(trx, contentOf(rev.content));
+        if (missing.length) throw new ApiError('conflict', `Revision ${rev.number} refers to what no longer exists: ${missing.join(', ')}`, { details: { missing } });
+        await bump(trx, row, { draft: rev.content });
+      });
       return reply(ctx, params.id);
     },
   }),

@@ -9,21 +9,19 @@
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
-import type { DepRef } from './changes.js';
-import { parseJson } from './common.js';
+import { contentChangeCount, contentChanged, type DepRef } from './changes.js';
 import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
-import { flattenPlaylist, type Daypart, type FlatItem, type PlanItem, type PlanPlaylist } from './plan.js';
-import { tagRuleOf } from './playlists.repo.js';
-import { assetInfos, assetsWithTags, effectiveDuration, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
+import { ContentLoader } from './playable.js';
+import { type Daypart, type FlatItem } from './plan.js';
+import { effectiveDuration, type VariantInfo } from './refs.js';
 import { resolveSubject, type Warning } from './resolve.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
 const HOUR_MS = 3_600_000;
 /** The box a full-screen playlist fills when the screen has not reported its display size. */
 const DEFAULT_BOX = { width: 1920, height: 1080 };
-const WEBSITE_DEFAULT_MS = 30_000;
 
 export interface ManifestItem {
   id: string;
@@ -94,76 +92,28 @@ function pickVariant(list: readonly VariantInfo[], box: { width: number; height:
 
 class Builder {
   readonly warnings: Warning[] = [];
-  readonly deps = new Map<string, DepRef>();
   readonly media = new Map<string, ManifestMedia>();
-  private readonly playlists = new Map<string, PlanPlaylist>();
-  private readonly tagRuleItems = new Map<string, Map<string, { durationMs: number | null }>>();
-  private readonly assets = new Map<string, AssetInfo>();
-  private readonly variants = new Map<string, VariantInfo[]>();
   private readonly warned = new Set<string>();
 
   constructor(
-    private readonly db: Db,
+    private readonly loader: ContentLoader,
     private readonly zone: string,
     private readonly from: number,
     private readonly to: number,
   ) {}
 
+  get deps() {
+    return this.loader.deps;
+  }
+
   dep(kind: DepRef['kind'], id: string) {
-    this.deps.set(`${kind}:${id}`, { kind, id });
+    this.loader.dep(kind, id);
   }
 
   warn(key: string, warning: Warning) {
     if (this.warned.has(key)) return;
     this.warned.add(key);
     this.warnings.push(warning);
-  }
-
-  /** Loads a playlist and everything nested in it (tag rules expanded into items). */
-  private async load(rootId: string): Promise<void> {
-    const queue = [rootId];
-    while (queue.length) {
-      const id = queue.shift()!;
-      if (this.playlists.has(id)) continue;
-      this.dep('playlist', id);
-      const row = await this.db.selectFrom('playlists').select(['id', 'name', 'tag_rule']).where('id', '=', id).executeTakeFirst();
-      if (!row) continue;
-      const items = await this.db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', id).orderBy('position').orderBy('id').execute();
-      const plan: PlanItem[] = items.map((r) => ({
-        id: r.id,
-        kind: r.asset_id ? 'asset' : r.widget_id ? 'widget' : 'playlist',
-        refId: (r.asset_id ?? r.widget_id ?? r.child_playlist_id)!,
-        durationMs: r.duration_ms,
-        transition: { type: r.transition_type, durationMs: r.transition_ms },
-        rule: { validFrom: r.valid_from, validUntil: r.valid_until, dayparts: parseJson<Daypart[]>(r.dayparts, []) },
-        enabled: r.enabled === 1,
-      }));
-      const rule = tagRuleOf(row);
-      if (rule && rule.tags.length) {
-        this.dep('tag-rule', '*');
-        let matches = await assetsWithTags(this.db, rule.tags, rule.match);
-        matches.sort((a, b) => (rule.order === 'name' ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id) : rule.order === 'newest' ? b.createdAt.localeCompare(a.createdAt) : a.createdAt.localeCompare(b.createdAt)));
-        if (rule.limit) matches = matches.slice(0, rule.limit);
-        const synthetic = new Map<string, { durationMs: number | null }>();
-        for (const a of matches) {
-          const itemId = `${id}:tag:${a.id}`;
-          synthetic.set(itemId, { durationMs: rule.durationMs });
-          this.assets.set(a.id, a);
-          plan.push({ id: itemId, kind: 'asset', refId: a.id, durationMs: rule.durationMs, transition: { type: 'none', durationMs: 0 }, rule: { validFrom: null, validUntil: null, dayparts: [] }, enabled: true });
-        }
-        this.tagRuleItems.set(id, synthetic);
-      }
-      this.playlists.set(id, { id, name: row.name, items: plan });
-      for (const p of plan) if (p.kind === 'playlist' && p.enabled) queue.push(p.refId);
-    }
-  }
-
-  private async ensureAssets(ids: readonly string[]) {
-    const missing = ids.filter((id) => !this.assets.has(id) || !this.variants.has(id));
-    if (missing.length === 0) return;
-    for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
-    const variants = await variantsOf(this.db, missing);
-    for (const id of missing) this.variants.set(id, variants.get(id) ?? []);
   }
 
   private addMedia(v: VariantInfo) {
@@ -174,26 +124,19 @@ class Builder {
   /** A playable item for an asset, or null (named in warnings) when it cannot play. */
   private assetItem(flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string }, rule: { validFrom: string | null; validUntil: string | null; dayparts: Daypart[] }, box: { width: number; height: number }, fit: ManifestItem['fit'], muted: boolean): ManifestItem | null {
     const assetId = flat.refId;
-    this.dep('asset', assetId);
-    const asset = this.assets.get(assetId);
-    if (!asset) {
-      this.warn(`asset:${assetId}`, { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, playlistId: flat.playlistId });
+    const problem = this.loader.problem(assetId, flat.playlistId);
+    if (problem) {
+      this.warn(`asset:${assetId}`, problem);
       return null;
     }
-    if (asset.state !== 'ready') {
-      this.warn(`asset:${assetId}`, { code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready', message: `"${asset.name}" is ${asset.state}; it is left out until it is ready`, assetId, state: asset.state });
-      return null;
-    }
-    const variants = this.variants.get(assetId) ?? [];
+    const asset = this.loader.assets.get(assetId)!;
+    const variants = this.loader.variants.get(assetId) ?? [];
     const players = variants.filter((v) => v.purpose === 'player');
     let variant: VariantInfo | undefined;
     let poster: VariantInfo | undefined;
     let pages: VariantInfo[] = [];
     if (asset.kind === 'website') {
-      if (!asset.websiteUrl) {
-        this.warn(`asset:${assetId}`, { code: 'asset_not_ready', message: `Website "${asset.name}" has no address`, assetId });
-        return null;
-      }
+      // its address is all a player needs (checked by problem())
     } else if (asset.kind === 'pdf') {
       pages = players.filter((v) => v.contentType.startsWith('image/')).sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
       const byPage = new Map<number, VariantInfo[]>();
@@ -204,12 +147,8 @@ class Builder {
       variant = pickVariant(players, box);
       if (asset.kind === 'video') poster = variants.find((v) => v.purpose === 'poster');
     }
-    if (asset.kind !== 'website' && !variant) {
-      this.warn(`asset:${assetId}`, { code: 'asset_not_ready', message: `"${asset.name}" has no player variant yet; it is left out`, assetId });
-      return null;
-    }
     for (const v of [variant, poster, ...pages]) if (v) this.addMedia(v);
-    const durationMs = flat.durationMs ?? (asset.kind === 'website' ? WEBSITE_DEFAULT_MS : effectiveDuration(null, asset));
+    const durationMs = effectiveDuration(flat.durationMs, asset);
     return {
       id: flat.id,
       playlistId: flat.playlistId,
@@ -232,15 +171,13 @@ class Builder {
   }
 
   private itemRule(playlistId: string, itemId: string) {
-    const item = this.playlists.get(playlistId)?.items.find((i) => i.id === itemId);
+    const item = this.loader.playlists.get(playlistId)?.items.find((i) => i.id === itemId);
     return item ? { validFrom: item.rule.validFrom, validUntil: item.rule.validUntil, dayparts: [...item.rule.dayparts] } : { validFrom: null, validUntil: null, dayparts: [] };
   }
 
   async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
-    await this.load(id);
-    const { items, problems } = flattenPlaylist(id, this.playlists, this.zone, this.from, this.to);
+    const { items, problems } = await this.loader.flatten(id, this.zone, this.from, this.to);
     for (const p of problems) this.warn(`problem:${p}`, { code: 'playlist_problem', message: p, playlistId: id });
-    await this.ensureAssets(items.filter((i) => i.kind === 'asset').map((i) => i.refId));
     const out: ManifestItem[] = [];
     for (const flat of items) {
       const playlistId = flat.path.at(-1)!;
@@ -251,12 +188,12 @@ class Builder {
       const item = this.assetItem({ ...flat, playlistId }, this.itemRule(playlistId, flat.id), box, fit, muted);
       if (item) out.push(item);
     }
-    return { id, name: this.playlists.get(id)?.name ?? '', items: out };
+    return { id, name: this.loader.playlists.get(id)?.name ?? '', items: out };
   }
 
   async layout(layoutId: string) {
     this.dep('layout', layoutId);
-    const row = await this.db
+    const row = await this.loader.db
       .selectFrom('layouts')
       .innerJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
       .select(['layouts.id', 'layouts.name', 'r.id as revisionId', 'r.number', 'r.content'])
@@ -270,7 +207,7 @@ class Builder {
       let playlist: ManifestPlaylist | null = null;
       if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
       else if (z.content?.type === 'asset') {
-        await this.ensureAssets([z.content.assetId]);
+        await this.loader.ensureAssets([z.content.assetId]);
         const item = this.assetItem({ id: `${layoutId}:${z.id}`, refId: z.content.assetId, durationMs: z.content.durationMs, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: `${layoutId}:${z.id}` }, { validFrom: null, validUntil: null, dayparts: [] }, box, z.fit, z.muted);
         playlist = { id: `${layoutId}:${z.id}`, name: z.name, items: item ? [item] : [] };
       } else if (z.content?.type === 'widget') {
@@ -280,7 +217,7 @@ class Builder {
     }
     let backgroundMedia: { assetId: string; variantId: string } | null = null;
     if (content.background.assetId) {
-      await this.ensureAssets([content.background.assetId]);
+      await this.loader.ensureAssets([content.background.assetId]);
       const item = this.assetItem({ id: `${layoutId}:background`, refId: content.background.assetId, durationMs: null, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: layoutId }, { validFrom: null, validUntil: null, dayparts: [] }, content, 'cover', true);
       if (item?.variantId) backgroundMedia = { assetId: item.assetId!, variantId: item.variantId };
     }
@@ -308,8 +245,9 @@ export interface BuiltManifest {
 export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.now()): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
-  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to);
-  const b = new Builder(db, resolution.timeZone, from, to);
+  const loader = new ContentLoader(db);
+  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader });
+  const b = new Builder(loader, resolution.timeZone, from, to);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
   const playlists = new Map<string, ManifestPlaylist>();
@@ -356,15 +294,43 @@ export async function recordDeps(db: Db, screenId: string, deps: readonly DepRef
   });
 }
 
-/** The screen's manifest for this hour: cached per (revision, hour), else built and recorded. */
+/** Builds tried while content keeps changing under the build, before giving up on a quiet one. */
+const MAX_BUILDS = 3;
+
+/**
+ * The screen's manifest for this hour: cached per (revision, hour), else built and recorded.
+ *
+ * A change that commits while the manifest is being built may be missed by the build
+ * (read before it) and by the change push (the build's dependencies are recorded only at
+ * its end). So the content change count is read before each build and after its
+ * dependencies are recorded: if it moved, the build is done again (at most 3 times); if
+ * content is still changing then, the last build is served but not cached, and the
+ * screen's revision is bumped so the player fetches again (`manifest.changed`).
+ */
 export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
   const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const cache = manifestCache(deps);
   const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
-  const built = await buildManifest(deps.db, screen, nowMs);
-  await recordDeps(deps.db, screen.id, built.deps);
+  let built: BuiltManifest;
+  let quiet = false;
+  for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
+    const before = contentChangeCount();
+    built = await buildManifest(deps.db, screen, nowMs);
+    await recordDeps(deps.db, screen.id, built.deps);
+    quiet = contentChangeCount() === before;
+  }
+  const entry = cachedEntry(screen, windowStart, contextKey, built!);
+  if (quiet) cache.set(screen.id, entry);
+  else {
+    deps.logger.warn({ screenId: screen.id }, 'content kept changing during manifest builds; serving the last one uncached and bumping the screen');
+    await contentChanged(deps, [], [screen.id]);
+  }
+  return entry;
+}
+
+function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: string, built: BuiltManifest): CachedManifest {
   const { generatedAt: _g, ...stable } = built.manifest;
   const etag = `"m${screen.manifestRevision}-${createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 27)}"`;
   const entry: CachedManifest = {
@@ -375,6 +341,5 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
     body: JSON.stringify({ data: built.manifest }),
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
   };
-  cache.set(screen.id, entry);
   return entry;
 }

@@ -135,6 +135,11 @@ export interface FlattenResult {
  * of a nested playlist plays only where both its own rule and the rule of the item that
  * nests it allow. Items that cannot play within [from, to) are left out. A cycle (which
  * the API refuses, so only a damaged database has one) is cut and reported.
+ *
+ * A nesting item carries no duration (its playlist's items keep theirs; a duration stored
+ * on one is ignored). Its transition, when not `none`, leads into its run: it replaces the
+ * transition of the first item the run contributes (the outermost nesting item wins when
+ * runs start together).
  */
 export function flattenPlaylist(
   rootId: string,
@@ -146,6 +151,8 @@ export function flattenPlaylist(
   const items: FlatItem[] = [];
   const problems: string[] = [];
   const always: Interval[] = [{ start: from, end: to }];
+  // The transition leading into a nested run, until the run's first item takes it.
+  let entry: PlanItem['transition'] | null = null;
   const walk = (id: string, path: string[], allowed: Interval[]) => {
     const playlist = playlists.get(id);
     if (!playlist) {
@@ -167,11 +174,16 @@ export function flattenPlaylist(
           problems.push(`playlists nest deeper than ${MAX_NESTING} levels at ${item.refId}`);
           continue;
         }
+        const outer = entry;
+        if (!entry && item.transition.type !== 'none') entry = item.transition;
+        const before = items.length;
         walk(item.refId, here, windows);
+        if (items.length === before) entry = outer; // nothing played from it: the transition does not leak to the next item
         continue;
       }
       const full = windows.length === 1 && windows[0]!.start <= from && windows[0]!.end >= to;
-      items.push({ id: item.id, path: here, kind: item.kind, refId: item.refId, durationMs: item.durationMs, transition: item.transition, windows: full ? null : windows });
+      items.push({ id: item.id, path: here, kind: item.kind, refId: item.refId, durationMs: item.durationMs, transition: entry ?? item.transition, windows: full ? null : windows });
+      entry = null;
     }
   };
   walk(rootId, [], always);

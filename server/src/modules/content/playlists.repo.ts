@@ -6,7 +6,7 @@ import type { PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schem
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { Instant, now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
-import { assetInfos, effectiveDuration, type AssetInfo } from './refs.js';
+import { assetInfos, assetsWithTags, effectiveDuration, type AssetInfo } from './refs.js';
 
 export const MAX_ITEMS_PER_PLAYLIST = 2000;
 
@@ -27,7 +27,14 @@ export const TransitionSchema = z
 
 /** Fields an item has whatever it shows. */
 export const ItemFields = z.object({
-  durationMs: z.number().int().min(500).max(86_400_000).nullable().optional().describe('null: the video’s own length, else 10 s'),
+  durationMs: z
+    .number()
+    .int()
+    .min(500)
+    .max(86_400_000)
+    .nullable()
+    .optional()
+    .describe('null: a video’s or audio’s own length, 30 s for a website, else 10 s. Not for nested-playlist items (400): they play their playlist’s length'),
   transition: TransitionSchema.optional(),
   validFrom: Instant.nullable().optional(),
   validUntil: Instant.nullable().optional(),
@@ -96,7 +103,7 @@ export const PlaylistSummaryDto = z
 
 export const PlaylistDto = PlaylistSummaryDto.extend({
   items: z.array(ItemDto),
-  durationMs: z.number().describe('sum of the top-level items’ effective durations (a nested playlist counts its own sum)'),
+  durationMs: z.number().describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),
 }).meta({ id: 'Playlist' });
 export type PlaylistDto = z.infer<typeof PlaylistDto>;
 
@@ -135,8 +142,9 @@ function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: 
     label: asset?.name ?? (row.child_playlist_id ? (playlistNames.get(row.child_playlist_id) ?? null) : null),
     assetKind: asset?.kind ?? null,
     assetState: row.asset_id ? (asset?.state ?? 'missing') : null,
-    durationMs: row.duration_ms,
-    effectiveDurationMs: type === 'playlist' ? (row.duration_ms ?? nested ?? 0) : effectiveDuration(row.duration_ms, asset),
+    // A nested playlist plays its own items for their own durations (one pass).
+    durationMs: type === 'playlist' ? null : row.duration_ms,
+    effectiveDurationMs: type === 'playlist' ? (nested ?? 0) : effectiveDuration(row.duration_ms, asset),
     transition: { type: row.transition_type as (typeof TRANSITIONS)[number], durationMs: row.transition_ms },
     validFrom: row.valid_from,
     validUntil: row.valid_until,
@@ -147,15 +155,37 @@ function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: 
   };
 }
 
-/** Sum of a playlist's enabled top-level durations, nested playlists included (cycle-safe). */
+/**
+ * The assets a tag rule plays, in its order, at most `limit`: ready assets carrying the
+ * tags. The manifest and the playlist's length both use this.
+ */
+export async function tagRuleAssets(db: Db, rule: TagRule | null): Promise<AssetInfo[]> {
+  if (!rule || rule.tags.length === 0) return [];
+  const matches = await assetsWithTags(db, rule.tags, rule.match);
+  matches.sort((a, b) => (rule.order === 'name' ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id) : rule.order === 'newest' ? b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id) : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)));
+  return rule.limit ? matches.slice(0, rule.limit) : matches;
+}
+
+/** How long one pass of a tag rule's current matches plays. */
+async function tagRuleDuration(db: Db, row: Pick<PlaylistRow, 'tag_rule'>): Promise<number> {
+  const rule = tagRuleOf(row);
+  return (await tagRuleAssets(db, rule)).reduce((sum, a) => sum + effectiveDuration(rule!.durationMs, a), 0);
+}
+
+/**
+ * One pass of a playlist: its enabled items (a nested playlist counts its own pass) and
+ * its tag rule's current matches; cycle-safe.
+ */
 async function durationOf(db: Db, id: string, seen: Set<string> = new Set()): Promise<number> {
   if (seen.has(id) || seen.size > MAX_NESTING) return 0;
   seen.add(id);
+  const row = await db.selectFrom('playlists').select('tag_rule').where('id', '=', id).executeTakeFirst();
+  if (!row) return 0;
   const rows = (await itemsOf(db, id)).filter((r) => r.enabled === 1);
   const assets = await assetInfos(db, rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])));
-  let sum = 0;
+  let sum = await tagRuleDuration(db, row);
   for (const r of rows) {
-    if (r.child_playlist_id) sum += r.duration_ms ?? (await durationOf(db, r.child_playlist_id, new Set(seen)));
+    if (r.child_playlist_id) sum += await durationOf(db, r.child_playlist_id, new Set(seen));
     else sum += effectiveDuration(r.duration_ms, r.asset_id ? assets.get(r.asset_id) : undefined);
   }
   return sum;
@@ -189,19 +219,30 @@ export function toSummary(row: PlaylistRow, itemCount: number) {
 export async function playlistDto(db: Db, id: string): Promise<PlaylistDto> {
   const row = await getPlaylistRow(db, id);
   const items = await itemDtos(db, await itemsOf(db, id));
-  const durationMs = items.filter((i) => i.enabled).reduce((s, i) => s + i.effectiveDurationMs, 0);
+  const durationMs = items.filter((i) => i.enabled).reduce((s, i) => s + i.effectiveDurationMs, 0) + (await tagRuleDuration(db, row));
   return { ...toSummary(row, items.length), items, durationMs };
 }
 
-/** Marks a change: a new revision and updated_at. Call inside the change's transaction. */
-export async function touchPlaylist(db: Db, id: string): Promise<number> {
+/**
+ * Marks a change: a new revision and updated_at. Call inside the change's transaction
+ * with the revision read (and checked against If-Match) in that same transaction: the
+ * update only applies while it is still current, else 412 and the transaction rolls back.
+ */
+export async function touchPlaylist(db: Db, id: string, expected: number): Promise<number> {
   const row = await db
     .updateTable('playlists')
     .set((eb) => ({ revision: eb('revision', '+', 1), updated_at: now() }))
     .where('id', '=', id)
+    .where('revision', '=', expected)
     .returning('revision')
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) throw staleRevision(await db.selectFrom('playlists').select('revision').where('id', '=', id).executeTakeFirst());
   return row.revision;
+}
+
+function staleRevision(current: { revision: number } | undefined): ApiError {
+  if (!current) return notFound('Playlist');
+  return new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, { details: { currentRevision: current.revision } });
 }
 
 /** Nested playlists of each playlist, for cycle and depth checks. */
@@ -316,6 +357,14 @@ export function itemChanges(patch: ItemPatch): Partial<ItemRow> {
   if (patch.dayparts !== undefined) set.dayparts = JSON.stringify(patch.dayparts);
   if (patch.enabled !== undefined) set.enabled = patch.enabled ? 1 : 0;
   return set;
+}
+
+/** 400: an item that nests a playlist plays that playlist's own length; it takes no duration. */
+export function assertNoNestedDuration(itemIds: readonly string[], field = 'durationMs'): void {
+  if (itemIds.length === 0) return;
+  throw new ApiError('validation_failed', 'An item that nests a playlist plays that playlist’s own items for their own durations: durationMs must be null for it', {
+    details: { itemIds, issues: [{ location: 'body', path: [field], message: 'not allowed on a nested-playlist item', code: 'not_supported' }] },
+  });
 }
 
 /** validFrom must come before validUntil once a patch is applied. */

@@ -10,6 +10,7 @@ import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, inUse, notYet, now } from './common.js';
 import {
   assertNestable,
+  assertNoNestedDuration,
   assertValidity,
   getPlaylistRow,
   ItemDto,
@@ -29,6 +30,7 @@ import {
   toSummary,
   touchPlaylist,
   type NewItem,
+  type PlaylistRow,
 } from './playlists.repo.js';
 import { assetInfos } from './refs.js';
 
@@ -56,6 +58,7 @@ async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = '
     if (asset.state === 'archived') throw badRef('assetId', `Asset "${asset.name}" is archived; restore it before using it`);
   }
   if (item.playlistId) {
+    if (item.durationMs != null) assertNoNestedDuration(['new item'], 'durationMs');
     const child = await db.selectFrom('playlists').select('id').where('id', '=', item.playlistId).executeTakeFirst();
     if (!child) throw badRef('playlistId', `No playlist ${item.playlistId}`);
     await assertNestable(db, playlistId, item.playlistId);
@@ -63,10 +66,18 @@ async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = '
   assertValidity(item.validFrom ?? null, item.validUntil ?? null);
 }
 
-async function withRevision(ctx: Context, id: string) {
-  const row = await getPlaylistRow(ctx.deps.db, id);
-  checkRevision(ctx, row.revision);
-  return row;
+/**
+ * Runs a change of playlist `id` in one transaction that first reads the playlist and
+ * checks If-Match against it, so a concurrent change cannot slip between the check and
+ * the write (the connection is held for the whole transaction, and `touchPlaylist` only
+ * bumps the revision it read). 412 or any error rolls everything back.
+ */
+function change<T>(ctx: Context, id: string, fn: (trx: Db, row: PlaylistRow) => Promise<T>): Promise<T> {
+  return ctx.deps.db.transaction().execute(async (trx) => {
+    const row = await getPlaylistRow(trx, id);
+    checkRevision(ctx, row.revision);
+    return fn(trx, row);
+  });
 }
 
 async function changed(ctx: Context, id: string) {
@@ -156,13 +167,12 @@ export const playlistRoutes = [
     body: z.object({ name: z.string().trim().min(1).max(200).optional(), description: z.string().max(2000).optional() }),
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      await withRevision(ctx, params.id);
-      await ctx.deps.db.transaction().execute(async (trx) => {
+      await change(ctx, params.id, async (trx, row) => {
         const set: { name?: string; description?: string } = {};
         if (body.name !== undefined) set.name = body.name;
         if (body.description !== undefined) set.description = body.description;
         if (Object.keys(set).length) await trx.updateTable('playlists').set(set).where('id', '=', params.id).execute();
-        await touchPlaylist(trx, params.id);
+        await touchPlaylist(trx, params.id, row.revision);
       });
       await changed(ctx, params.id);
       return reply(ctx, params.id);
@@ -179,13 +189,12 @@ export const playlistRoutes = [
     params: IdParams,
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' }, 412: conflictResponses[412] },
     handler: async (ctx, { params }) => {
-      const row = await withRevision(ctx, params.id);
-      const users = await playlistUsage(ctx.deps.db, params.id);
-      if (users.length) throw inUse(`Playlist "${row.name}"`, users);
-      await ctx.deps.db.transaction().execute(async (trx) => {
+      await change(ctx, params.id, async (trx, row) => {
+        const users = await playlistUsage(trx, params.id);
+        if (users.length) throw inUse(`Playlist "${row.name}"`, users);
         // What is left are assignments of screens or groups deleted since.
         await trx.deleteFrom('playlist_assignments').where('playlist_id', '=', params.id).execute();
-        await trx.deleteFrom('playlists').where('id', '=', params.id).execute();
+        await trx.deleteFrom('playlists').where('id', '=', params.id).where('revision', '=', row.revision).execute();
       });
       await changed(ctx, params.id);
       return noContent();
@@ -198,24 +207,25 @@ export const playlistRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Add an item (an asset, a nested playlist; widgets later)',
-    description: 'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video plays its own length, anything else 10 s.',
+    description:
+      'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video or audio plays its own length, a website 30 s, anything else 10 s. An item nesting a playlist takes no `durationMs` (400): it plays the nested items for their own durations; its `transition` leads into the first of them.',
     params: IdParams,
     body: NewItemSchema,
     responses: { 201: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, ...conflictResponses },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
-      await withRevision(ctx, params.id);
-      await checkNewItem(db, params.id, body);
-      const existing = await itemsOf(db, params.id);
-      if (existing.length >= MAX_ITEMS_PER_PLAYLIST) throw new ApiError('conflict', `A playlist holds at most ${MAX_ITEMS_PER_PLAYLIST} items`);
-      const position = Math.min(body.position ?? existing.length, existing.length);
-      const row = newItemRow(params.id, body, position);
-      const revision = await db.transaction().execute(async (trx) => {
+      const { row, position, revision } = await change(ctx, params.id, async (trx, playlist) => {
+        // Checked in the write's transaction: a concurrent nesting cannot close a cycle.
+        await checkNewItem(trx, params.id, body);
+        const existing = await itemsOf(trx, params.id);
+        if (existing.length >= MAX_ITEMS_PER_PLAYLIST) throw new ApiError('conflict', `A playlist holds at most ${MAX_ITEMS_PER_PLAYLIST} items`);
+        const position = Math.min(body.position ?? existing.length, existing.length);
+        const row = newItemRow(params.id, body, position);
         await trx.insertInto('playlist_items').values(row).execute();
         const order = existing.map((r) => r.id);
         order.splice(position, 0, row.id);
         await renumber(trx, order);
-        return touchPlaylist(trx, params.id);
+        return { row, position, revision: await touchPlaylist(trx, params.id, playlist.revision) };
       });
       await changed(ctx, params.id);
       const [dto] = await itemDtos(db, [{ ...row }]);
@@ -234,20 +244,18 @@ export const playlistRoutes = [
     body: z.object({ itemIds: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST) }),
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      const db = ctx.deps.db;
-      await withRevision(ctx, params.id);
-      const have = (await itemsOf(db, params.id)).map((r) => r.id);
-      const given = new Set(body.itemIds);
-      const missing = have.filter((id) => !given.has(id));
-      const unknown = body.itemIds.filter((id) => !have.includes(id));
-      if (given.size !== body.itemIds.length || missing.length || unknown.length) {
-        throw new ApiError('validation_failed', 'itemIds must list every item of the playlist exactly once', {
-          details: { missing, unknown, issues: [{ location: 'body', path: ['itemIds'], message: 'not a permutation of the playlist’s items', code: 'invalid_order' }] },
-        });
-      }
-      await db.transaction().execute(async (trx) => {
+      await change(ctx, params.id, async (trx, playlist) => {
+        const have = (await itemsOf(trx, params.id)).map((r) => r.id);
+        const given = new Set(body.itemIds);
+        const missing = have.filter((id) => !given.has(id));
+        const unknown = body.itemIds.filter((id) => !have.includes(id));
+        if (given.size !== body.itemIds.length || missing.length || unknown.length) {
+          throw new ApiError('validation_failed', 'itemIds must list every item of the playlist exactly once', {
+            details: { missing, unknown, issues: [{ location: 'body', path: ['itemIds'], message: 'not a permutation of the playlist’s items', code: 'invalid_order' }] },
+          });
+        }
         await renumber(trx, body.itemIds);
-        await touchPlaylist(trx, params.id);
+        await touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);
       return reply(ctx, params.id);
@@ -273,29 +281,28 @@ export const playlistRoutes = [
       .refine((b) => (b.set === undefined) === (b.itemIds === undefined), { message: '`set` and `itemIds` go together', path: ['set'] }),
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      const db = ctx.deps.db;
-      await withRevision(ctx, params.id);
-      const rows = await itemsOf(db, params.id);
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      const named = [...(body.itemIds ?? []), ...(body.items ?? []).map((i) => i.id), ...(body.delete ?? [])];
-      const unknown = [...new Set(named.filter((id) => !byId.has(id)))];
-      if (unknown.length) {
-        throw new ApiError('validation_failed', `${unknown.length} item id(s) are not in this playlist`, {
-          details: { unknown, issues: [{ location: 'body', path: ['items'], message: 'unknown item ids', code: 'invalid_reference' }] },
-        });
-      }
-      // Apply in memory first to check every result before writing anything.
-      const changes = new Map<string, ReturnType<typeof itemChanges>>();
-      for (const id of body.itemIds ?? []) changes.set(id, { ...itemChanges(body.set ?? {}) });
-      for (const { id, ...patch } of body.items ?? []) changes.set(id, { ...(changes.get(id) ?? {}), ...itemChanges(patch) });
-      const deleted = new Set(body.delete ?? []);
-      for (const [id, set] of changes) {
-        if (deleted.has(id)) continue;
-        const row = { ...byId.get(id)!, ...set };
-        assertValidity(row.valid_from, row.valid_until);
-      }
-      const t = now();
-      await db.transaction().execute(async (trx) => {
+      await change(ctx, params.id, async (trx, playlist) => {
+        const rows = await itemsOf(trx, params.id);
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        const named = [...(body.itemIds ?? []), ...(body.items ?? []).map((i) => i.id), ...(body.delete ?? [])];
+        const unknown = [...new Set(named.filter((id) => !byId.has(id)))];
+        if (unknown.length) {
+          throw new ApiError('validation_failed', `${unknown.length} item id(s) are not in this playlist`, {
+            details: { unknown, issues: [{ location: 'body', path: ['items'], message: 'unknown item ids', code: 'invalid_reference' }] },
+          });
+        }
+        // Apply in memory first to check every result before writing anything.
+        const changes = new Map<string, ReturnType<typeof itemChanges>>();
+        for (const id of body.itemIds ?? []) changes.set(id, { ...itemChanges(body.set ?? {}) });
+        for (const { id, ...patch } of body.items ?? []) changes.set(id, { ...(changes.get(id) ?? {}), ...itemChanges(patch) });
+        const deleted = new Set(body.delete ?? []);
+        const live = [...changes].filter(([id]) => !deleted.has(id));
+        assertNoNestedDuration(live.filter(([id, set]) => byId.get(id)!.child_playlist_id && set.duration_ms != null).map(([id]) => id));
+        for (const [id, set] of live) {
+          const row = { ...byId.get(id)!, ...set };
+          assertValidity(row.valid_from, row.valid_until);
+        }
+        const t = now();
         for (const [id, set] of changes) {
           if (deleted.has(id) || Object.keys(set).length === 0) continue;
           await trx.updateTable('playlist_items').set({ ...set, updated_at: t }).where('id', '=', id).execute();
@@ -304,7 +311,7 @@ export const playlistRoutes = [
           await trx.deleteFrom('playlist_items').where('id', 'in', [...deleted]).execute();
           await renumber(trx, rows.filter((r) => !deleted.has(r.id)).map((r) => r.id));
         }
-        await touchPlaylist(trx, params.id);
+        await touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);
       return reply(ctx, params.id);
@@ -318,16 +325,15 @@ export const playlistRoutes = [
     tags: TAGS,
     summary: 'Make a smart playlist: ready assets carrying tags, in a rule’s order',
     description:
-      'After the playlist’s own items, the playlist plays every ready asset that carries any (or all) of `tags`, ordered by `order`, at most `limit`, each for `durationMs` (null: a video’s length, else 10 s). The set follows the assets as they are tagged, become ready or are archived. An empty `tags` list turns the rule off.',
+      'After the playlist’s own items, the playlist plays every ready asset that carries any (or all) of `tags`, ordered by `order`, at most `limit`, each for `durationMs` (null: a video’s length, 30 s for a website, else 10 s). The set follows the assets as they are tagged, become ready or are archived. An empty `tags` list turns the rule off.',
     params: IdParams,
     body: TagRuleSchema,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      await withRevision(ctx, params.id);
       const tags = [...new Set(body.tags)];
-      await ctx.deps.db.transaction().execute(async (trx) => {
+      await change(ctx, params.id, async (trx, playlist) => {
         await trx.updateTable('playlists').set({ tag_rule: tags.length ? JSON.stringify({ ...body, tags }) : null }).where('id', '=', params.id).execute();
-        await touchPlaylist(trx, params.id);
+        await touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);
       return reply(ctx, params.id);
@@ -345,15 +351,15 @@ export const playlistRoutes = [
     responses: { 200: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
-      await withRevision(ctx, params.id);
-      const row = await db.selectFrom('playlist_items').selectAll().where('id', '=', params.itemId).where('playlist_id', '=', params.id).executeTakeFirst();
-      if (!row) throw notFound('Item');
-      const set = itemChanges(body);
-      const next = { ...row, ...set, updated_at: now() };
-      assertValidity(next.valid_from, next.valid_until);
-      const revision = await db.transaction().execute(async (trx) => {
+      const { next, revision } = await change(ctx, params.id, async (trx, playlist) => {
+        const row = await trx.selectFrom('playlist_items').selectAll().where('id', '=', params.itemId).where('playlist_id', '=', params.id).executeTakeFirst();
+        if (!row) throw notFound('Item');
+        const set = itemChanges(body);
+        if (row.child_playlist_id && set.duration_ms != null) assertNoNestedDuration([row.id]);
+        const next = { ...row, ...set, updated_at: now() };
+        assertValidity(next.valid_from, next.valid_until);
         await trx.updateTable('playlist_items').set({ ...set, updated_at: next.updated_at }).where('id', '=', row.id).execute();
-        return touchPlaylist(trx, params.id);
+        return { next, revision: await touchPlaylist(trx, params.id, playlist.revision) };
       });
       await changed(ctx, params.id);
       const [dto] = await itemDtos(db, [next]);
@@ -370,14 +376,12 @@ export const playlistRoutes = [
     params: ItemParams,
     responses: { 204: { description: 'Removed; ETag is the playlist’s new revision', ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params }) => {
-      const db = ctx.deps.db;
-      await withRevision(ctx, params.id);
-      const rows = await itemsOf(db, params.id);
-      if (!rows.some((r) => r.id === params.itemId)) throw notFound('Item');
-      const revision = await db.transaction().execute(async (trx) => {
+      const revision = await change(ctx, params.id, async (trx, playlist) => {
+        const rows = await itemsOf(trx, params.id);
+        if (!rows.some((r) => r.id === params.itemId)) throw notFound('Item');
         await trx.deleteFrom('playlist_items').where('id', '=', params.itemId).execute();
         await renumber(trx, rows.filter((r) => r.id !== params.itemId).map((r) => r.id));
-        return touchPlaylist(trx, params.id);
+        return touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);
       return noContent(etagOf(revision));

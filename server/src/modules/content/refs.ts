@@ -56,13 +56,20 @@ export function mediaFile(dataDir: string, sha256: string): string {
   return new MediaStore(dataDir).pathOf(sha256);
 }
 
-/** Seconds an item plays when it gives no duration: images, pages, PDFs... */
+/** How long an item plays when it gives no duration: images, pages, PDFs... */
 export const DEFAULT_ITEM_DURATION_MS = 10_000;
+/** How long a website item plays when it gives no duration (a page needs time to load and be read). */
+export const WEBSITE_DEFAULT_DURATION_MS = 30_000;
 
-/** An item's effective duration: its own, else the video's or audio's length, else the default. */
+/**
+ * An item's effective duration, the one rule the API, the playlist's length and the
+ * manifest all use: its own, else a video's or audio's length, else 30 s for a website,
+ * else 10 s.
+ */
 export function effectiveDuration(own: number | null, asset: Pick<AssetInfo, 'kind' | 'durationMs'> | undefined): number {
   if (own !== null) return own;
   if (asset && (asset.kind === 'video' || asset.kind === 'audio') && asset.durationMs && asset.durationMs > 0) return asset.durationMs;
+  if (asset?.kind === 'website') return WEBSITE_DEFAULT_DURATION_MS;
   return DEFAULT_ITEM_DURATION_MS;
 }
 

@@ -3,12 +3,20 @@
  * reach it, in its time zone, with the precedence of timeline.ts, falling back to the
  * screen's then its groups' playlist assignment, then idle. The manifest and
  * `schedules/preview` both use this, so the preview shows exactly what screens play.
+ *
+ * A source with nothing to play is passed over: a schedule of a layout never published,
+ * and a schedule or assignment whose playlist has no item that can play (none enabled,
+ * valid, in its day-parts, with a ready asset) for a while. The next source plays there;
+ * a source passed over for the whole window is named in `warnings`, and every segment
+ * lists the stronger sources it passed over (`skipped`).
  */
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
-import { compareSchedules, inZone, occurrences, resolveTimeline, type FallbackSource, type ScheduleInput, type Segment } from '../schedules/timeline.js';
+import { clipOccurrences, compareSchedules, inZone, occurrences, resolveTimeline, type FallbackSource, type Interval, type Occurrence, type ScheduleInput, type Segment } from '../schedules/timeline.js';
 import type { DepRef } from './changes.js';
 import type { ScreenContext } from './fleet.js';
+import { ContentLoader } from './playable.js';
 
 export interface Warning {
   code: string;
@@ -16,9 +24,24 @@ export interface Warning {
   [key: string]: unknown;
 }
 
+/** A source that would have played over a segment but had nothing to play there. */
+export interface Skipped {
+  type: 'schedule' | 'assignment' | 'group-assignment';
+  id: string;
+  /** The schedule's name; for assignments, the screen's or group's. */
+  name: string | null;
+  priority: number | null;
+  reason: 'layout_unpublished' | 'playlist_empty';
+  content: { type: 'playlist' | 'layout'; id: string };
+}
+
 export interface ResolvedSegment extends Segment {
+  /** The source's name: the schedule's, or the screen's or group's for assignments. */
+  sourceName: string | null;
   /** Other schedules active during this segment that lost to the winner (strongest first). */
   outranked: { id: string; name: string; priority: number }[];
+  /** Stronger sources passed over here because they had nothing to play (strongest first). */
+  skipped: Skipped[];
 }
 
 export interface Resolution {
@@ -47,7 +70,29 @@ export function scheduleInput(row: SchedulesTable, zone: string): ScheduleInput 
   return row.follow_screen_zone === 1 ? inZone(input, zone) : input;
 }
 
-export async function resolveSubject(db: Db, subject: Subject, from: number, to: number): Promise<Resolution> {
+const overlaps = (list: readonly Occurrence[], a: number, b: number) => list.some((o) => o.start < b && o.end > a);
+
+/** A schedule as the resolution sees it: every occurrence, and the parts during which it can play. */
+interface Candidate {
+  row: SchedulesTable;
+  input: ScheduleInput;
+  raw: Occurrence[];
+  playing: Occurrence[];
+  reason: Skipped['reason'];
+}
+
+export interface ResolveOptions {
+  /** Shares what is read with a manifest build. */
+  loader?: ContentLoader;
+  /**
+   * Splits segments where what they outrank or pass over changes, so each one's "why" is
+   * exact (the preview). The manifest keeps one segment per stretch of the same content.
+   */
+  explain?: boolean;
+}
+
+export async function resolveSubject(db: Db, subject: Subject, from: number, to: number, options: ResolveOptions = {}): Promise<Resolution> {
+  const loader = options.loader ?? new ContentLoader(db);
   const zone = subject.kind === 'screen' ? subject.screen.timeZone : subject.timeZone;
   const warnings: Warning[] = [];
   const deps: DepRef[] = [];
@@ -69,6 +114,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
           .where((eb2) => eb2.or(targets.map((t) => eb2.and([eb2('t.target_type', '=', t.type), eb2('t.target_id', '=', t.id)])))),
       ),
     )
+    .orderBy('id')
     .execute();
   const schedules = new Map(rows.map((r) => [r.id, r]));
   for (const r of rows) deps.push({ kind: 'schedule', id: r.id });
@@ -80,42 +126,103 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     for (const l of await db.selectFrom('layouts').select(['id', 'published_revision_id']).where('id', 'in', layoutIds).execute()) if (l.published_revision_id) published.add(l.id);
   }
   const inputs: ScheduleInput[] = [];
+  const availability = new Map<string, Interval[]>();
+  const candidates: Candidate[] = [];
   for (const r of rows) {
     if (r.layout_id) deps.push({ kind: 'layout', id: r.layout_id });
     if (r.content_type === 'campaign') {
       warnings.push({ code: 'campaign_unavailable', message: `Schedule "${r.name}" shows a campaign; campaigns are not available yet`, scheduleId: r.id });
       continue;
     }
+    const input = scheduleInput(r, zone);
+    const raw = occurrences(input, from, to);
     if (r.layout_id && !published.has(r.layout_id)) {
-      const input = scheduleInput(r, zone);
-      if (occurrences(input, from, to).length) warnings.push({ code: 'layout_unpublished', message: `Schedule "${r.name}" shows a layout that has no published revision; it is skipped`, scheduleId: r.id, layoutId: r.layout_id });
+      if (raw.length) warnings.push({ code: 'layout_unpublished', message: `Schedule "${r.name}" shows a layout that has no published revision; it is skipped`, scheduleId: r.id, layoutId: r.layout_id });
+      candidates.push({ row: r, input, raw, playing: [], reason: 'layout_unpublished' });
       continue;
     }
-    inputs.push(scheduleInput(r, zone));
+    let playing = raw;
+    if (r.playlist_id && raw.length) {
+      const windows = await loader.playableWindows(r.playlist_id, zone, from, to);
+      availability.set(r.id, windows);
+      playing = clipOccurrences(raw, windows);
+      if (playing.length === 0) warnings.push({ code: 'playlist_empty', message: `Schedule "${r.name}" shows a playlist that has nothing to play when it is scheduled; it is skipped and what is below it plays`, scheduleId: r.id, playlistId: r.playlist_id });
+    }
+    candidates.push({ row: r, input, raw, playing, reason: 'playlist_empty' });
+    inputs.push(input);
   }
 
+  // The screen's assignment, then its groups' (the most recently assigned first), each while it has something to play.
   const fallbacks: FallbackSource[] = [];
   const assignmentTargets = subject.kind === 'screen' ? [{ type: 'screen' as const, ids: [subject.screen.id] }, { type: 'group' as const, ids: subject.screen.groupIds }] : [{ type: 'group' as const, ids: [subject.groupId] }];
+  let reachable = true;
   for (const t of assignmentTargets) {
     for (const id of t.ids) deps.push({ kind: 'assignment', id });
     if (t.ids.length === 0) continue;
     // Several groups: the most recently assigned wins (like schedules' recency rule).
     const assigned = await db.selectFrom('playlist_assignments').selectAll().where('target_type', '=', t.type).where('target_id', 'in', t.ids).orderBy('updated_at', 'desc').orderBy('target_id').execute();
-    for (const a of assigned) fallbacks.push({ source: { type: t.type === 'screen' ? 'assignment' : 'group-assignment', id: a.target_id }, content: { type: 'playlist', id: a.playlist_id } });
+    for (const a of assigned) {
+      const windows = await loader.playableWindows(a.playlist_id, zone, from, to);
+      const whole = windows.length === 1 && windows[0]!.start <= from && windows[0]!.end >= to;
+      if (reachable && windows.length === 0) {
+        warnings.push({ code: 'playlist_empty', message: `The ${t.type === 'screen' ? 'screen’s own' : 'group’s'} playlist assignment has nothing to play; it is skipped`, assignment: t.type, targetId: a.target_id, playlistId: a.playlist_id });
+      }
+      if (whole) reachable = false; // what follows never plays
+      fallbacks.push({ source: { type: t.type === 'screen' ? 'assignment' : 'group-assignment', id: a.target_id }, content: { type: 'playlist', id: a.playlist_id }, availability: whole ? undefined : windows });
+    }
   }
-  const segments = resolveTimeline({ schedules: inputs, fallbacks }, from, to);
+  const segments = resolveTimeline({ schedules: inputs, fallbacks, availability }, from, to);
+  for (const d of loader.deps.values()) deps.push(d);
 
-  // Why: which other schedules were active and lost, for each scheduled segment.
-  const occ = inputs.flatMap((s) => occurrences(s, from, to));
+  // Names of the sources: schedules', and the screen's or groups' for assignments.
+  const targetNames = new Map<string, string>();
+  if (subject.kind === 'screen') targetNames.set(subject.screen.id, subject.screen.name);
+  const groupIds = subject.kind === 'screen' ? subject.screen.groupIds : [subject.groupId];
+  if (groupIds.length) for (const g of (await sql<{ id: string; name: string }>`select id, name from screen_groups where id in (${sql.join(groupIds)})`.execute(db)).rows) targetNames.set(g.id, g.name);
+
+  // Why: which other schedules were active and lost, and which stronger sources were passed over.
   const byId = new Map(inputs.map((s) => [s.id, s]));
-  const resolved: ResolvedSegment[] = segments.map((seg) => {
+  let pieces: Segment[] = segments;
+  if (options.explain) {
+    const cuts = new Set<number>();
+    for (const c of candidates) for (const o of [...c.raw, ...c.playing]) [o.start, o.end].forEach((x) => x > from && x < to && cuts.add(x));
+    const points = [...cuts].sort((x, y) => x - y);
+    pieces = segments.flatMap((seg) => {
+      const a = Date.parse(seg.startsAt);
+      const b = Date.parse(seg.endsAt);
+      const inner = [a, ...points.filter((x) => x > a && x < b), b];
+      return inner.slice(1).map((end, i) => ({ ...seg, startsAt: new Date(inner[i]!).toISOString(), endsAt: new Date(end).toISOString() }));
+    });
+  }
+  const explained: ResolvedSegment[] = pieces.map((seg) => {
     const a = Date.parse(seg.startsAt);
     const b = Date.parse(seg.endsAt);
-    const active = [...new Set(occ.filter((o) => o.start < b && o.end > a).map((o) => o.scheduleId))]
-      .filter((id) => id !== seg.source.id)
-      .map((id) => byId.get(id)!)
-      .sort(compareSchedules);
-    return { ...seg, outranked: active.map((s) => ({ id: s.id, name: schedules.get(s.id)?.name ?? s.id, priority: s.priority })) };
+    const winner = seg.source.type === 'schedule' && seg.source.id ? byId.get(seg.source.id) : undefined;
+    const outranked = candidates
+      .filter((c) => c.row.id !== seg.source.id && overlaps(c.playing, a, b))
+      .map((c) => c.input)
+      .sort(compareSchedules)
+      .map((s) => ({ id: s.id, name: schedules.get(s.id)?.name ?? s.id, priority: s.priority }));
+    const skipped: Skipped[] = candidates
+      .filter((c) => overlaps(c.raw, a, b) && !overlaps(c.playing, a, b) && (!winner || compareSchedules(c.input, winner) < 0))
+      .sort((x, y) => compareSchedules(x.input, y.input))
+      .map((c) => ({ type: 'schedule', id: c.row.id, name: c.row.name, priority: c.row.priority, reason: c.reason, content: { type: c.row.layout_id ? 'layout' : 'playlist', id: (c.row.layout_id ?? c.row.playlist_id)! } }));
+    if (seg.source.type !== 'schedule') {
+      for (const f of fallbacks) {
+        if (f.source.type === seg.source.type && f.source.id === seg.source.id) break;
+        skipped.push({ type: f.source.type, id: f.source.id, name: targetNames.get(f.source.id) ?? null, priority: null, reason: 'playlist_empty', content: { type: 'playlist', id: f.content.id } });
+      }
+    }
+    const sourceName = winner ? (schedules.get(winner.id)?.name ?? null) : seg.source.id ? (targetNames.get(seg.source.id) ?? null) : null;
+    return { ...seg, sourceName, outranked, skipped };
   });
+  // Pieces that say the same thing join again.
+  const key = (s: ResolvedSegment) => JSON.stringify([s.source, s.content, s.outranked.map((o) => o.id), s.skipped.map((k) => `${k.type}:${k.id}`)]);
+  const resolved: ResolvedSegment[] = [];
+  for (const seg of explained) {
+    const prev = resolved.at(-1);
+    if (prev && prev.endsAt === seg.startsAt && key(prev) === key(seg)) prev.endsAt = seg.endsAt;
+    else resolved.push(seg);
+  }
   return { timeZone: zone, segments: resolved, schedules, warnings, deps };
 }

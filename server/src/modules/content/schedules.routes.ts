@@ -12,7 +12,7 @@ import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.
 import { contentChanged } from './changes.js';
 import { Instant, notYet, now } from './common.js';
 import { DEFAULT_TIME_ZONE, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
-import { resolveSubject, scheduleInput } from './resolve.js';
+import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 
 const TAGS = ['Schedules'];
 const IdParams = z.object({ id: uuidParam });
@@ -31,6 +31,24 @@ function toInstant(value: string, zone: string, field: string): string {
   const local = DateTime.fromISO(value, { zone });
   if (!local.isValid) throw invalid(field, `${field} is not a valid date-time`);
   return local.toUTC().toISO()!;
+}
+
+/**
+ * A time kept from the stored schedule (a PATCH that does not change it): the instant as
+ * stored and the zone it was entered in. The schedule's meaning is its wall-clock time in
+ * that zone, so when the zone changes (new targets, a location moved, a new `timeZone`)
+ * the same local time is read in the new zone: "09:00" stays 09:00.
+ */
+export interface KeptTime {
+  stored: string;
+  zone: string;
+}
+
+function whenOf(value: string | KeptTime, zone: string, field: string): string {
+  if (typeof value === 'string') return toInstant(value, zone, field);
+  if (value.zone === zone) return value.stored;
+  const local = DateTime.fromISO(value.stored, { zone: value.zone }).toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS");
+  return toInstant(local, zone, field);
 }
 
 const ContentInput = z
@@ -119,8 +137,8 @@ export interface ScheduleInput {
   name: string;
   content: { playlistId?: string; layoutId?: string; campaignId?: string };
   targets: Targets;
-  startsAt: string;
-  endsAt?: string | null;
+  startsAt: string | KeptTime;
+  endsAt?: string | KeptTime | null;
   rrule?: string | null;
   timeZone?: string | null;
   priority: number;
@@ -144,8 +162,8 @@ export async function prepare(db: Db, input: ScheduleInput) {
     const zones = await zonesOf(db, targets);
     zone = zones.length === 1 ? zones[0]! : DEFAULT_TIME_ZONE;
   }
-  const startsAt = toInstant(input.startsAt, zone, 'startsAt');
-  const endsAt = input.endsAt ? toInstant(input.endsAt, zone, 'endsAt') : null;
+  const startsAt = whenOf(input.startsAt, zone, 'startsAt');
+  const endsAt = input.endsAt ? whenOf(input.endsAt, zone, 'endsAt') : null;
   if (endsAt && Date.parse(endsAt) <= Date.parse(startsAt)) throw invalid('endsAt', 'endsAt must be after startsAt');
   let rrule: string | null = null;
   if (input.rrule) {
@@ -220,7 +238,34 @@ const PreviewSegment = z.object({
   content: z.object({ type: z.string(), id: z.string(), name: z.string().nullable() }).nullable(),
   reason: z.string(),
   outranked: z.array(z.object({ id: z.string(), name: z.string(), priority: z.number() })),
+  skipped: z
+    .array(
+      z.object({
+        type: z.enum(['schedule', 'assignment', 'group-assignment']),
+        id: z.string(),
+        name: z.string().nullable(),
+        priority: z.number().nullable(),
+        reason: z.enum(['layout_unpublished', 'playlist_empty']),
+        content: z.object({ type: z.enum(['playlist', 'layout']), id: z.string(), name: z.string().nullable() }),
+      }),
+    )
+    .describe('stronger sources passed over here because they had nothing to play: a layout never published, a playlist with nothing playable'),
 });
+
+const quoted = (name: string | null | undefined) => (name ? `"${name}"` : '(deleted)');
+
+/** A sentence for one source passed over. */
+function skippedSentence(s: Skipped, contentName: string | null, subject: 'screen' | 'group'): string {
+  if (s.type === 'schedule') {
+    return s.reason === 'layout_unpublished'
+      ? `schedule ${quoted(s.name)} (priority ${s.priority}) is skipped because its layout ${quoted(contentName)} has never been published`
+      : `schedule ${quoted(s.name)} (priority ${s.priority}) is skipped because its playlist ${quoted(contentName)} has nothing to play here`;
+  }
+  if (s.type === 'assignment') return `the screen’s own playlist assignment ${quoted(contentName)} has nothing to play here`;
+  return `${subject === 'group' ? 'the group’s' : `group ${quoted(s.name)}’s`} playlist assignment ${quoted(contentName)} has nothing to play here`;
+}
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 export const scheduleRoutes = [
   defineRoute({
@@ -288,7 +333,8 @@ export const scheduleRoutes = [
     minRole: 'viewer',
     tags: TAGS,
     summary: 'What plays on a screen (or for a group) between two instants, and why',
-    description: 'At most 62 days. Each segment names its source (schedule, assignment, group assignment, idle), its content, a sentence saying why, and the schedules it outranked.',
+    description:
+      'At most 62 days. Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).',
     body: z
       .object({ screenId: Uuid.optional(), groupId: Uuid.optional(), from: Instant, to: Instant })
       .refine((b) => Boolean(b.screenId) !== Boolean(b.groupId), { message: 'give screenId or groupId', path: ['screenId'] }),
@@ -308,24 +354,28 @@ export const scheduleRoutes = [
       if (body.screenId) {
         const screen = await screenContext(db, body.screenId);
         if (!screen) throw notFound('Screen');
-        resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to);
+        resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true });
       } else {
         const group = await groupExists(db, body.groupId!);
         if (!group) throw notFound('Group');
-        resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to);
+        resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, { explain: true });
       }
       const playlistIds = new Set<string>();
       const layoutIds = new Set<string>();
       for (const s of resolution.segments) {
-        if (s.content?.type === 'playlist') playlistIds.add(s.content.id);
-        if (s.content?.type === 'layout') layoutIds.add(s.content.id);
+        for (const c of [s.content, ...s.skipped.map((k) => k.content)]) {
+          if (c?.type === 'playlist') playlistIds.add(c.id);
+          if (c?.type === 'layout') layoutIds.add(c.id);
+        }
       }
       const names = new Map<string, string>();
       if (playlistIds.size) for (const r of await db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', [...playlistIds]).execute()) names.set(r.id, r.name);
       if (layoutIds.size) for (const r of await db.selectFrom('layouts').select(['id', 'name']).where('id', 'in', [...layoutIds]).execute()) names.set(r.id, r.name);
+      const subject = body.groupId ? 'group' : 'screen';
       const timeline = resolution.segments.map((s) => {
         const schedule = s.source.type === 'schedule' && s.source.id ? resolution.schedules.get(s.source.id) : undefined;
         const contentName = s.content ? (names.get(s.content.id) ?? null) : null;
+        const passedOver = s.skipped.map((k) => skippedSentence(k, names.get(k.content.id) ?? null, subject));
         let reason: string;
         if (schedule) {
           reason = `Schedule "${schedule.name}" (priority ${schedule.priority}) applies`;
@@ -333,16 +383,26 @@ export const scheduleRoutes = [
             const lost = s.outranked.map((o) => `"${o.name}" (priority ${o.priority}${o.priority === schedule.priority ? ', changed earlier' : ''})`);
             reason += ` and beats ${lost.join(', ')}`;
           }
-        } else if (s.source.type === 'assignment') reason = 'No schedule applies: the screen’s own playlist assignment plays';
-        else if (s.source.type === 'group-assignment') reason = body.groupId ? 'No schedule applies: the group’s playlist assignment plays' : 'No schedule applies and the screen has no assignment of its own: its group’s playlist assignment plays';
-        else reason = 'Nothing is scheduled or assigned: the idle slide shows';
+          if (passedOver.length) reason += `; ${passedOver.join('; ')}`;
+        } else {
+          let plays: string;
+          if (s.source.type === 'assignment') plays = `the screen’s own playlist assignment ${quoted(contentName)} plays`;
+          else if (s.source.type === 'group-assignment') {
+            plays = subject === 'group' ? `the group’s playlist assignment ${quoted(contentName)} plays` : `group ${quoted(s.sourceName)}’s playlist assignment ${quoted(contentName)} plays`;
+            if (subject === 'screen' && !s.skipped.some((k) => k.type === 'assignment')) plays = `the screen has no assignment of its own: ${plays}`;
+          } else plays = 'the idle slide shows';
+          const why = s.source.type === 'idle' && !passedOver.length ? 'Nothing is scheduled or assigned' : s.skipped.some((k) => k.type === 'schedule') ? '' : 'No schedule applies';
+          reason = [why, ...passedOver].filter(Boolean).join('; ');
+          reason = `${capitalised(reason)}: ${plays}`;
+        }
         return {
           startsAt: s.startsAt,
           endsAt: s.endsAt,
-          source: { type: s.source.type, id: s.source.id, name: schedule?.name ?? null },
+          source: { type: s.source.type, id: s.source.id, name: s.sourceName },
           content: s.content ? { type: s.content.type, id: s.content.id, name: contentName } : null,
           reason,
           outranked: s.outranked,
+          skipped: s.skipped.map((k) => ({ ...k, content: { ...k.content, name: names.get(k.content.id) ?? null } })),
         };
       });
       return ok({ timeZone: resolution.timeZone, from: body.from, to: body.to, timeline, warnings: resolution.warnings });
@@ -377,8 +437,9 @@ export const scheduleRoutes = [
         name: body.name ?? row.name,
         content: body.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined },
         targets: body.targets ?? before,
-        startsAt: body.startsAt ?? row.starts_at,
-        endsAt: body.endsAt !== undefined ? body.endsAt : row.ends_at,
+        // Times the body leaves alone keep their wall-clock meaning if the zone changes.
+        startsAt: body.startsAt ?? { stored: row.starts_at, zone: row.time_zone },
+        endsAt: body.endsAt !== undefined ? body.endsAt : row.ends_at ? { stored: row.ends_at, zone: row.time_zone } : null,
         rrule: body.rrule !== undefined ? body.rrule : row.rrule,
         timeZone: body.timeZone !== undefined ? body.timeZone : row.follow_screen_zone ? null : row.time_zone,
         priority: body.priority ?? row.priority,

@@ -50,10 +50,18 @@ export interface WindowSource {
   end: number;
 }
 
+/** A span of real time, [start, end) in ms. */
+export interface Interval {
+  start: number;
+  end: number;
+}
+
 /** What plays when nothing is scheduled: the screen's, then its group's assignment. */
 export interface FallbackSource {
   source: { type: 'assignment' | 'group-assignment'; id: string };
   content: ContentRef;
+  /** When it has something to play (sorted, merged); absent: always. Outside it the next source plays. */
+  availability?: readonly Interval[];
 }
 
 export interface Segment {
@@ -146,6 +154,26 @@ export function occurrences(s: ScheduleInput, from: number, to: number, options:
   return out;
 }
 
+/**
+ * The parts of occurrences during which the schedule has something to play (`availability`
+ * sorted and merged; undefined: always). A schedule whose playlist has nothing playable
+ * for a while does not win that while: the next source plays.
+ */
+export function clipOccurrences(occ: readonly Occurrence[], availability: readonly Interval[] | undefined): Occurrence[] {
+  if (!availability) return [...occ];
+  const out: Occurrence[] = [];
+  for (const o of occ) {
+    for (const i of availability) {
+      const start = Math.max(o.start, i.start);
+      const end = Math.min(o.end, i.end);
+      if (end > start) out.push({ scheduleId: o.scheduleId, start, end });
+    }
+  }
+  return out;
+}
+
+const covers = (availability: readonly Interval[] | undefined, a: number, b: number) => !availability || availability.some((i) => i.start <= a && i.end >= b);
+
 /** Schedules ordered strongest first: priority, then recency, then id (stable). */
 export function compareSchedules(a: ScheduleInput, b: ScheduleInput): number {
   return b.priority - a.priority || b.updatedAt.localeCompare(a.updatedAt) || a.id.localeCompare(b.id);
@@ -156,21 +184,23 @@ const WINDOW_RANK: Record<WindowSource['source']['type'], number> = { takeover: 
 /**
  * The timeline for [from, to): consecutive segments, each saying what plays and why.
  * Strongest first: takeover, presentation override, weather-alert rule, schedule by
- * priority then recency, the screen's assignment, its group's assignment, idle.
+ * priority then recency, the screen's assignment, its group's assignment, idle. A
+ * schedule (by `availability`, keyed by schedule id) or a fallback (its own
+ * `availability`) with nothing to play over a span is passed over there.
  */
 export function resolveTimeline(
-  input: { schedules: readonly ScheduleInput[]; windows?: readonly WindowSource[]; fallbacks?: readonly FallbackSource[] },
+  input: { schedules: readonly ScheduleInput[]; windows?: readonly WindowSource[]; fallbacks?: readonly FallbackSource[]; availability?: ReadonlyMap<string, readonly Interval[]> },
   from: number,
   to: number,
 ): Segment[] {
   const byId = new Map(input.schedules.map((s) => [s.id, s]));
-  const occ = input.schedules.flatMap((s) => occurrences(s, from, to));
+  const occ = input.schedules.flatMap((s) => clipOccurrences(occurrences(s, from, to), input.availability?.get(s.id)));
   const windows = (input.windows ?? []).filter((w) => w.start < to && w.end > from);
   const cuts = new Set<number>([from, to]);
   for (const o of occ) [o.start, o.end].forEach((x) => x > from && x < to && cuts.add(x));
   for (const w of windows) [w.start, w.end].forEach((x) => x > from && x < to && cuts.add(x));
+  for (const f of input.fallbacks ?? []) for (const i of f.availability ?? []) [i.start, i.end].forEach((x) => x > from && x < to && cuts.add(x));
   const points = [...cuts].sort((a, b) => a - b);
-  const fallback = input.fallbacks?.[0];
 
   const segments: Segment[] = [];
   for (let i = 0; i + 1 < points.length; i++) {
@@ -182,6 +212,7 @@ export function resolveTimeline(
       .filter((o) => o.start <= a && o.end >= b)
       .map((o) => byId.get(o.scheduleId)!)
       .sort(compareSchedules)[0];
+    const fallback = input.fallbacks?.find((f) => covers(f.availability, a, b));
     if (window) pick = { source: window.source, content: window.content };
     else if (schedule) pick = { source: { type: 'schedule', id: schedule.id }, content: schedule.content };
     else if (fallback) pick = { source: fallback.source, content: fallback.content };

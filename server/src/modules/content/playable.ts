@@ -1,0 +1,115 @@
+/**
+ * What a playlist can actually play: its items (nested playlists and tag rules expanded)
+ * whose assets exist, are ready and have something a player can show. One loader serves
+ * a whole resolution and manifest build, so the precedence ("a schedule whose playlist
+ * has nothing to play falls through") and the manifest's items follow the same rule, and
+ * each playlist, asset and variant list is read once. Records what it read as manifest
+ * dependencies.
+ */
+import type { Db } from '../../platform/db/database.js';
+import type { DepRef } from './changes.js';
+import { parseJson } from './common.js';
+import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
+import { tagRuleAssets, tagRuleOf } from './playlists.repo.js';
+import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
+import type { Warning } from './resolve.js';
+
+export class ContentLoader {
+  readonly playlists = new Map<string, PlanPlaylist>();
+  readonly assets = new Map<string, AssetInfo>();
+  readonly variants = new Map<string, VariantInfo[]>();
+  readonly deps = new Map<string, DepRef>();
+  private readonly flattened = new Map<string, FlattenResult>();
+  private readonly fetched = new Set<string>();
+
+  constructor(readonly db: Db) {}
+
+  dep(kind: DepRef['kind'], id: string): void {
+    this.deps.set(`${kind}:${id}`, { kind, id });
+  }
+
+  /** Loads a playlist and everything nested in it (tag rules expanded into items). */
+  async load(rootId: string): Promise<void> {
+    const queue = [rootId];
+    while (queue.length) {
+      const id = queue.shift()!;
+      if (this.playlists.has(id)) continue;
+      this.dep('playlist', id);
+      const row = await this.db.selectFrom('playlists').select(['id', 'name', 'tag_rule']).where('id', '=', id).executeTakeFirst();
+      if (!row) continue;
+      const items = await this.db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', id).orderBy('position').orderBy('id').execute();
+      const plan: PlanItem[] = items.map((r) => ({
+        id: r.id,
+        kind: r.asset_id ? 'asset' : r.widget_id ? 'widget' : 'playlist',
+        refId: (r.asset_id ?? r.widget_id ?? r.child_playlist_id)!,
+        durationMs: r.duration_ms,
+        transition: { type: r.transition_type, durationMs: r.transition_ms },
+        rule: { validFrom: r.valid_from, validUntil: r.valid_until, dayparts: parseJson<Daypart[]>(r.dayparts, []) },
+        enabled: r.enabled === 1,
+      }));
+      const rule = tagRuleOf(row);
+      if (rule && rule.tags.length) {
+        this.dep('tag-rule', '*');
+        for (const a of await tagRuleAssets(this.db, rule)) {
+          plan.push({ id: `${id}:tag:${a.id}`, kind: 'asset', refId: a.id, durationMs: rule.durationMs, transition: { type: 'none', durationMs: 0 }, rule: { validFrom: null, validUntil: null, dayparts: [] }, enabled: true });
+        }
+      }
+      this.playlists.set(id, { id, name: row.name, items: plan });
+      for (const p of plan) if (p.kind === 'playlist' && p.enabled) queue.push(p.refId);
+    }
+  }
+
+  /** Reads the assets (and their variants) not read yet. */
+  async ensureAssets(ids: readonly string[]): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.fetched.has(id));
+    if (missing.length === 0) return;
+    for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
+    const variants = await variantsOf(this.db, missing);
+    for (const id of missing) {
+      this.variants.set(id, variants.get(id) ?? []);
+      this.fetched.add(id);
+    }
+  }
+
+  /**
+   * Why an asset cannot play, as the warning the manifest gives, or null when it can:
+   * it exists, is ready, and has a player variant (a PDF: page images; a website: its address).
+   * Call after `ensureAssets`.
+   */
+  problem(assetId: string, playlistId?: string): Warning | null {
+    this.dep('asset', assetId);
+    const asset = this.assets.get(assetId);
+    if (!asset) return { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, ...(playlistId ? { playlistId } : {}) };
+    if (asset.state !== 'ready') return { code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready', message: `"${asset.name}" is ${asset.state}; it is left out until it is ready`, assetId, state: asset.state };
+    if (asset.kind === 'website') return asset.websiteUrl ? null : { code: 'asset_not_ready', message: `Website "${asset.name}" has no address`, assetId };
+    const players = (this.variants.get(assetId) ?? []).filter((v) => v.purpose === 'player' && (asset.kind !== 'pdf' || v.contentType.startsWith('image/')));
+    return players.length ? null : { code: 'asset_not_ready', message: `"${asset.name}" has no player variant yet; it is left out`, assetId };
+  }
+
+  /** The playlist flattened over [from, to) in `zone` (kept: the resolution and the manifest ask alike). */
+  async flatten(id: string, zone: string, from: number, to: number): Promise<FlattenResult> {
+    const key = `${id}|${zone}|${from}|${to}`;
+    let result = this.flattened.get(key);
+    if (!result) {
+      await this.load(id);
+      result = flattenPlaylist(id, this.playlists, zone, from, to);
+      await this.ensureAssets(result.items.filter((i) => i.kind === 'asset').map((i) => i.refId));
+      this.flattened.set(key, result);
+    }
+    return result;
+  }
+
+  /**
+   * When within [from, to) the playlist has at least one item that can play (sorted,
+   * merged; empty: never). Widgets cannot play yet.
+   */
+  async playableWindows(id: string, zone: string, from: number, to: number): Promise<Interval[]> {
+    const { items } = await this.flatten(id, zone, from, to);
+    const windows: Interval[] = [];
+    for (const item of items) {
+      if (item.kind !== 'asset' || this.problem(item.refId)) continue;
+      windows.push(...(item.windows ?? [{ start: from, end: to }]));
+    }
+    return mergeIntervals(windows);
+  }
+}
