@@ -135,6 +135,11 @@ function Nav() {
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
+  // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
+  const closeMenu = (e: Event) => {
+    const d = (e.currentTarget as HTMLElement).closest('details');
+    if (d) d.open = false;
+  };
   const current = (href: string) =>
     href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/screens' && (path === '/groups' || path === '/locations'));
   return (
@@ -162,13 +167,16 @@ function Nav() {
               <summary>{user.displayName}</summary>
               <ul dir="rtl">
                 <li>
-                  <a href="/account">Account &amp; security</a>
+                  <a href="/account" onClick={closeMenu}>
+                    Account &amp; security
+                  </a>
                 </li>
                 <li>
                   <a
                     href="#sign-out"
                     onClick={(e) => {
                       e.preventDefault();
+                      closeMenu(e);
                       void signOut();
                     }}
                   >
