@@ -57,7 +57,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByText('New schedule').click();
   const form = page.getByRole('form', { name: 'New schedule' });
   await form.getByLabel('Name', { exact: true }).fill('Evenings');
-  await form.getByLabel('Playlist').selectOption({ label: 'Happy hour' });
+  await form.getByLabel('Plays').selectOption({ label: 'Happy hour' });
   await form.getByLabel('Bar screen').check();
   const today = new Date();
   const pad = (n: number) => String(n).padStart(2, '0');

@@ -143,3 +143,15 @@ export interface Playlist extends PlaylistSummary {
   items: PlaylistItem[];
   durationMs: number;
 }
+export interface LayoutSummary {
+  id: string;
+  name: string;
+  revision: number;
+  width: number;
+  height: number;
+  zoneCount: number;
+  publishedRevisionNumber: number | null;
+  publishedAt: string | null;
+  hasUnpublishedChanges: boolean;
+  updatedAt: string;
+}

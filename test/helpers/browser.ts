@@ -199,3 +199,54 @@ export function luminance(rgb: string): number {
   if (r === undefined || g === undefined || b === undefined || a === 0) return 1;
   return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }
+
+/** Polls `fn` until it answers a value (not undefined/false); throws `timed out: what` after `timeoutMs`. */
+export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export type Rgb = { r: number; g: number; b: number };
+
+/** The average colour of a 20 px square around (fx, fy), fractions of the page's viewport, from a real screenshot. */
+export async function colourAt(page: Page, fx: number, fy: number): Promise<Rgb> {
+  const { default: sharp } = await import('sharp');
+  const view = page.viewportSize()!;
+  const size = 20;
+  const png = await page.screenshot();
+  const left = Math.max(0, Math.min(view.width - size, Math.floor(view.width * fx - size / 2)));
+  const top = Math.max(0, Math.min(view.height - size, Math.floor(view.height * fy - size / 2)));
+  const { data } = await sharp(png).extract({ left, top, width: size, height: size }).resize(1, 1).raw().toBuffer({ resolveWithObject: true });
+  return { r: data[0]!, g: data[1]!, b: data[2]! };
+}
+
+export function dominant(c: Rgb): 'red' | 'green' | 'blue' | 'other' {
+  if (c.r > 150 && c.g < 90 && c.b < 90) return 'red';
+  if (c.g > 130 && c.r < 90 && c.b < 90) return 'green';
+  if (c.b > 150 && c.r < 90 && c.g < 90) return 'blue';
+  return 'other';
+}
+
+/**
+ * Pairs the /play page `player` (already open) through the console's API as `admin`:
+ * reads its code, resolves and approves it as `name`; resolves with the screen id once
+ * the page runs enrolled.
+ */
+export async function pairPlayPage(app: TestApp, admin: { headers: Record<string, string> }, player: Page, name: string): Promise<string> {
+  const code = await waitUntil('pairing code', async () => {
+    const text = (await player.getByTestId('pairing-code').textContent())?.trim() ?? '';
+    return /^[A-Z0-9]{3}-?[A-Z0-9]{3}$/.test(text) ? text : undefined;
+  });
+  const resolved = await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: admin.headers, json: { code } });
+  if (resolved.status !== 200) throw new Error(`resolve: ${resolved.status} ${JSON.stringify(resolved.body)}`);
+  const approved = await app.json(`/api/v1/screens/pairing/${resolved.body.data.id}/approve`, { method: 'POST', headers: admin.headers, json: { name } });
+  if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+  const screenId: string = approved.body.data.screen.id;
+  await waitUntil('player enrolled', () => player.evaluate((id) => { const p = (globalThis as any).placardPlayer; return p.state === 'running' && p.screenId === id; }, screenId));
+  return screenId;
+}
