@@ -137,7 +137,15 @@ export interface PlaylistItem {
   effectiveDurationMs: number;
   validFrom: string | null;
   validUntil: string | null;
+  /** ISO weekdays 1 (Monday) .. 7 with HH:MM times, in each screen's time zone. */
+  dayparts: Daypart[];
+  transition: { type: 'none' | 'fade' | 'slide'; durationMs: number };
   enabled: boolean;
+}
+export interface Daypart {
+  days: number[];
+  from: string;
+  to: string;
 }
 export interface Playlist extends PlaylistSummary {
   items: PlaylistItem[];
