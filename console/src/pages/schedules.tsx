@@ -483,12 +483,15 @@ function Preview({ screens, groups, version }: { screens: Screen[]; groups: Grou
   const start = days[0]!;
   const end = addDays(days[days.length - 1]!, 1);
   const chosen = target || (screens[0] ? `screen:${screens[0].id}` : '');
+  const rangeKey = `${chosen}|${start.getTime()}|${end.getTime()}`;
   const preview = useLoad(async () => {
     if (!chosen) return null;
     const [kind, id] = chosen.split(':');
-    return api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+    const res = await api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+    return { ...res, rangeKey };
   }, [chosen, start.getTime(), end.getTime(), version]);
-  const segs = preview.data?.timeline ?? [];
+  // While the next range loads, the previous answer is not drawn on the new days.
+  const segs = preview.data?.rangeKey === rangeKey ? preview.data.timeline : [];
   const move = (step: number) => setAnchor(view === 'week' ? addDays(anchor, 7 * step) : new Date(anchor.getFullYear(), anchor.getMonth() + step, 1));
   const unit = view === 'week' ? 'week' : 'month';
   const title =
