@@ -32,7 +32,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   t.match(await alertText(page), /differ/, 'mismatched passwords are caught where they were typed');
   await setUpOwner(page, OWNER);
   t.pass('setup signs the owner in');
-  await snap(page, 'overview-1280-light');
+  await snap(page, 'overview-first-run-1280-light');
 
   // Account security: TOTP by QR code; a wrong code is refused in place.
   const secret = await startTotp(page);
