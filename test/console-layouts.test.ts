@@ -66,6 +66,21 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
+
+  // Revision 2 renames the main zone; restoring revision 1 makes it the draft again (screens keep revision 2).
+  await page.getByRole('button', { name: 'Main', exact: true }).click();
+  await page.getByLabel('Zone name').fill('Hero');
+  await page.getByLabel('Publish note').fill('hero zone');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByText(/Published revision 2/).waitFor();
+  const rev1 = page.locator('ul.command-list li', { hasText: 'Revision 1' });
+  await rev1.getByRole('button', { name: 'Restore as draft' }).click();
+  await page.getByText('Revision 1 is the draft again').waitFor();
+  const restored = (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
+  t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
+  t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
+  t.equal(await page.getByRole('button', { name: 'Main', exact: true }).count(), 1, 'the editor shows the restored draft');
+  t.match(await page.locator('hgroup .badge').innerText(), /draft differs from published/, 'and says it differs from what is on screens');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.setViewportSize(PHONE);
   await snap(page, 'layout-390-dark');

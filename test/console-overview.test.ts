@@ -8,7 +8,7 @@ import { settledAsset, uploadAsset } from './helpers/media.js';
 import { samplePng } from './helpers/sample-media.js';
 import { pairScreen } from './helpers/screens.js';
 
-t.test('overview: fleet counts and screens needing attention, failed media, schedules on now and next, quick links; Groups & locations in the navigation; a theme load error is shown', async (t) => {
+t.test('overview: fleet counts and screens needing attention, failed media, schedules on now and next, quick links; Groups & locations in the navigation; a theme load error is shown; a screen revoked from its page', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
@@ -87,6 +87,23 @@ t.test('overview: fleet counts and screens needing attention, failed media, sche
   await page.getByRole('heading', { name: 'Locations', exact: true }).waitFor();
   t.equal(await nav.getByRole('link', { name: 'Groups & locations' }).getAttribute('aria-current'), 'page', 'and on Locations');
   t.equal(await nav.getByRole('link', { name: 'Screens' }).getAttribute('aria-current'), null, 'Screens is not');
+
+  // Revoke, from the screen's page: confirmed, then the screen is marked revoked and takes no commands.
+  await page.goto(app.url + '/screens');
+  await page.getByRole('link', { name: 'Still boxed' }).click();
+  await page.getByRole('heading', { name: 'Still boxed' }).waitFor();
+  let asked = '';
+  page.once('dialog', (d) => {
+    asked = d.message();
+    void d.accept();
+  });
+  await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+  await page.getByRole('button', { name: 'Revoked', exact: true }).waitFor();
+  t.match(asked, /Revoke Still boxed\?/, 'revoking asks first');
+  t.equal(await page.getByRole('button', { name: 'Identify' }).count(), 0, 'no commands for a revoked screen');
+  const boxed = (await app.json('/api/v1/screens?limit=50', { headers: owner.headers })).body.data.items.find((x: { name: string }) => x.name === 'Still boxed');
+  t.equal(boxed.revoked, true, 'the server has it revoked');
+  await snap(page, 'screen-revoked-1280-light');
 
   // The theme preference cannot be read: the page says so, and Try again recovers.
   await page.route('**/api/v1/me/preferences', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_ready', message: 'The server is restoring a backup' } }) }));

@@ -133,6 +133,16 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   t.pass('the player shows the image (screenshot pixels)');
   await snap(player, 'e2e-player-image', false);
 
+  // A screenshot command from the screen's page: its result is shown as an image, the picture the player drew.
+  await page.getByRole('button', { name: 'Take screenshot' }).click();
+  const shot = page.locator('li[data-command="screenshot"][data-state="succeeded"] img.screenshot');
+  await shot.waitFor({ timeout: 30_000 });
+  await page.waitForFunction((el) => (el as any).complete && (el as any).naturalWidth > 0, await shot.elementHandle());
+  t.equal(await shot.evaluate((el: any) => el.naturalWidth), PLAYER_VIEW.width, 'the screenshot is shown, at the screen’s width');
+  const shotPng = await shot.screenshot();
+  const { data: shotPixel } = await sharp(shotPng).resize(1, 1).raw().toBuffer({ resolveWithObject: true });
+  t.ok(isRed({ r: shotPixel[0]!, g: shotPixel[1]!, b: shotPixel[2]! }), 'the screenshot shows the red image');
+
   // The fleet page shows it online, with its player.
   await nav.getByRole('link', { name: 'Screens' }).click();
   await page.locator('tr[data-screen="Lobby left"] [data-status="online"]').waitFor({ timeout: 30_000 });

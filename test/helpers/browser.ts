@@ -137,7 +137,7 @@ export async function setUpOwner(page: Page, owner: Owner): Promise<void> {
 export async function startTotp(page: Page): Promise<string> {
   if (!(await page.getByRole('heading', { name: 'Account & security' }).isVisible())) {
     await page.locator('details.dropdown summary').click();
-    await page.getByRole('link', { name: 'Account & security' }).click();
+    await page.locator('details.dropdown').getByRole('link', { name: 'Account & security' }).click();
     await page.getByRole('heading', { name: 'Account & security' }).waitFor();
   }
   await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
@@ -175,7 +175,7 @@ export async function signedInAs(page: Page, name: string): Promise<void> {
 
 export async function signOut(page: Page): Promise<void> {
   await page.locator('details.dropdown summary').click();
-  await page.getByRole('link', { name: 'Sign out' }).click();
+  await page.locator('details.dropdown').getByRole('link', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 }
 

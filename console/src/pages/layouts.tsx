@@ -157,19 +157,22 @@ export function LayoutDetailPage({ id }: { id: string }) {
     setDirty(true);
     setNotice(null);
   };
-  const save = useAction(async () => {
+  const saveDraft = async (): Promise<Layout> => {
     try {
       const saved = await api.put<Layout>(`layouts/${id}/draft`, stripIds(draft!), { headers: { 'If-Match': String(layout.data!.revision) } });
       layout.setData(saved);
       setNotice('Draft saved.');
+      return saved;
     } catch (err) {
       if (err instanceof ApiError && err.code === 'version_conflict') throw new ApiError(412, err.code, 'Someone else changed this layout meanwhile. Reload to see their version (your unsaved changes would be lost).');
       throw err;
     }
-  });
+  };
+  const save = useAction(saveDraft);
   const publish = useAction(async (note: string) => {
-    if (dirty) await save.run();
-    const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(layout.data!.revision) } });
+    // Unsaved changes are saved first; the publish names the revision that save made.
+    const revision = dirty ? (await saveDraft()).revision : layout.data!.revision;
+    const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(revision) } });
     layout.setData(res);
     await revisions.reload();
     setNotice(`Published revision ${res.publishedRevisionNumber}; screens showing this layout update now.`);
