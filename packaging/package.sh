@@ -105,7 +105,7 @@ mkdir -p "$STAGE/node/bin" "$STAGE/console" "$STAGE/docs"
 cp "$NODE_DIR/bin/node" "$STAGE/node/bin/node"
 cp "$NODE_DIR/LICENSE" "$STAGE/node/LICENSE"
 cp -r dist "$STAGE/dist"
-if [ -d console/dist ]; then cp -r console/dist "$STAGE/console/dist"; else step "warning: console/dist missing: the package has no console"; fi
+if [ -f console/dist/index.html ] && [ -f console/dist/play.html ]; then cp -r console/dist "$STAGE/console/dist"; else echo "package.sh: console/dist is missing or incomplete (no index.html / play.html): run npm run build; a package without the console and /play is not shippable" >&2; exit 1; fi
 cp -r systemd "$STAGE/systemd"
 cp install.sh README.md LICENSE "$STAGE/"
 cp docs/operations.md "$STAGE/docs/" 2>/dev/null || true

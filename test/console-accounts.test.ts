@@ -1,13 +1,9 @@
 import t from 'tap';
-import type { Page } from 'playwright-core';
 import { startApp } from './helpers/harness.js';
-import { addVirtualAuthenticator, DESKTOP, launchBrowser, PHONE, snap } from './helpers/browser.js';
+import { alertText, confirmTotp, DESKTOP, enrolPasskey, launchBrowser, luminance, PHONE, sessionHeaders, setUpOwner, signedInAs, signOut, snap, startTotp } from './helpers/browser.js';
 import { totpNow } from './helpers/totp.js';
 
 const OWNER = { name: 'Olivia Owner', email: 'olivia@venue.example', password: 'a long owner passphrase' };
-
-/** The text of the visible alert near where the user acted. */
-const alertText = (page: Page, scope = 'body') => page.locator(`${scope} [role=alert]`).first().innerText();
 
 t.test('console: first run, sign-in with every factor, account security, users', async (t) => {
   const browser = await launchBrowser(t);
@@ -34,27 +30,18 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.getByLabel('Repeat the password').fill(OWNER.password + 'x');
   await page.getByRole('button', { name: 'Create owner account' }).click();
   t.match(await alertText(page), /differ/, 'mismatched passwords are caught where they were typed');
-  await page.getByLabel('Repeat the password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Create owner account' }).click();
-  await page.getByRole('heading', { name: `Hello, ${OWNER.name}` }).waitFor();
+  await setUpOwner(page, OWNER);
   t.pass('setup signs the owner in');
-  await snap(page, 'overview-1280-light');
+  await snap(page, 'overview-first-run-1280-light');
 
   // Account security: TOTP by QR code; a wrong code is refused in place.
-  await page.getByRole('button', { name: 'Account & security' }).click();
-  await page.getByRole('heading', { name: 'Account & security' }).waitFor();
-  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  const qr = page.getByRole('img', { name: /QR code/ });
-  await qr.waitFor();
-  t.match(await qr.getAttribute('src'), /^data:image\/png;base64,/, 'the QR code is an image');
-  const secret = (await page.getByTestId('totp-secret').innerText()).trim();
+  const secret = await startTotp(page);
+  t.match(await page.getByRole('img', { name: /QR code/ }).getAttribute('src'), /^data:image\/png;base64,/, 'the QR code is an image');
   t.match(secret, /^[A-Z2-7]{16,}$/, 'the key is shown for typing');
   await page.getByLabel('Code from the app').fill(totpNow(secret) === '000000' ? '111111' : '000000');
   await page.getByRole('button', { name: 'Turn on' }).click();
   t.match(await alertText(page, 'form[aria-label="Confirm the authenticator app"]'), /does not match/, 'the wrong code error shows on the form');
-  await page.getByLabel('Code from the app').fill(totpNow(secret));
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByText('Authenticator app turned on').waitFor();
+  await confirmTotp(page, secret);
 
   // Recovery codes, shown once.
   await page.getByRole('button', { name: 'Make recovery codes' }).click();
@@ -66,10 +53,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   t.equal(await page.getByTestId('recovery-codes').count(), 0, 'the codes are gone once dismissed');
 
   // Passkeys: register with Chromium's virtual authenticator, rename, and later sign in with it.
-  await addVirtualAuthenticator(context, page);
-  await page.getByLabel('New passkey name').fill('Laptop');
-  await page.getByRole('button', { name: 'Add a passkey' }).click();
-  await page.getByRole('cell', { name: 'Laptop', exact: true }).waitFor();
+  await enrolPasskey(context, page, 'Laptop');
   await page.getByRole('button', { name: 'Rename Laptop' }).click();
   await page.getByLabel('New name for Laptop').fill('Work laptop');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -198,28 +182,3 @@ t.test('console: phone-width setup and sign-in pages, dark', async (t) => {
   t.ok(width <= PHONE.width, `no horizontal scrolling at phone width (${width}px)`);
   await context.close();
 });
-
-/** Signed in: the user menu shows the name (the page stays where the user signed out). */
-async function signedInAs(page: Page, name: string) {
-  await page.locator('details.dropdown summary', { hasText: name }).waitFor();
-}
-
-async function signOut(page: Page) {
-  await page.locator('details.dropdown summary').click();
-  await page.getByRole('link', { name: 'Sign out' }).click();
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-}
-
-/** The page's cookie and CSRF token, to check through the API what the UI did. */
-async function sessionHeaders(page: Page): Promise<Record<string, string>> {
-  const cookies = await page.context().cookies();
-  const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-  return { cookie };
-}
-
-function luminance(rgb: string): number {
-  const [r, g, b, a] = (rgb.match(/\d+(\.\d+)?/g) ?? []).map(Number);
-  if (r === undefined || g === undefined || b === undefined || a === 0) return 1; // unknown or transparent: not dark
-
-  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
-}

@@ -1,6 +1,11 @@
 import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startApp } from './helpers/harness.js';
-import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
+import { colourAt, DESKTOP, dominant, launchBrowser, pairPlayPage, PHONE, signedInContext, snap, waitUntil } from './helpers/browser.js';
+import { settledAsset, uploadAsset } from './helpers/media.js';
+import { samplePng } from './helpers/sample-media.js';
 
 t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, conflict, publish, revisions', async (t) => {
   const browser = await launchBrowser(t);
@@ -61,10 +66,111 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
+
+  // Revision 2 renames the main zone; restoring revision 1 makes it the draft again (screens keep revision 2).
+  await page.getByRole('button', { name: 'Main', exact: true }).click();
+  await page.getByLabel('Zone name').fill('Hero');
+  await page.getByLabel('Publish note').fill('hero zone');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByText(/Published revision 2/).waitFor();
+  const rev1 = page.locator('ul.command-list li', { hasText: 'Revision 1' });
+  await rev1.getByRole('button', { name: 'Restore as draft' }).click();
+  await page.getByText('Revision 1 is the draft again').waitFor();
+  const restored = (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
+  t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
+  t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
+  t.equal(await page.getByRole('button', { name: 'Main', exact: true }).count(), 1, 'the editor shows the restored draft');
+  t.match(await page.locator('hgroup .badge').innerText(), /draft differs from published/, 'and says it differs from what is on screens');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.setViewportSize(PHONE);
   await snap(page, 'layout-390-dark');
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
   t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
+  t.same(errors, [], 'no uncaught errors in the page');
+});
+
+t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" from the layout; the /play page plays it (pixels)', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const base = app.url.replace('127.0.0.1', 'localhost');
+  // UTC in the page, so the wall-clock times typed below mean what the test computes.
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
+  const owner = await signedInContext(app, context, base);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-layout-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const red = await uploadAsset(app, owner, readFileSync(await samplePng(dir, 'poster-red.png', { r: 220, g: 20, b: 20 })), 'poster-red.png');
+  const green = await uploadAsset(app, owner, readFileSync(await samplePng(dir, 'menu-green.png', { r: 20, g: 200, b: 40 })), 'menu-green.png');
+  for (const a of [red, green]) t.equal((await settledAsset(app, owner, a.id)).state, 'ready');
+  const pl = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Menu' } })).body.data;
+  t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: green.id } })).status, 201);
+  const draftOnly = await app.json('/api/v1/layouts', { method: 'POST', headers: owner.headers, json: { name: 'Unpublished idea', zones: [] } });
+  t.equal(draftOnly.status, 201);
+
+  const playerCtx = await browser.newContext({ viewport: { width: 960, height: 540 } });
+  t.teardown(() => playerCtx.close());
+  const player = await playerCtx.newPage();
+  await player.goto(base + '/play');
+  const screenId = await pairPlayPage(app, owner, player, 'Cafe screen');
+
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  t.teardown(async () => {
+    if (t.passing()) return;
+    await snap(page, 'failure-console-layouts-schedule').catch(() => {});
+    await snap(player, 'failure-console-layouts-player', false).catch(() => {});
+  });
+  await page.goto(base + '/layouts');
+  await page.getByLabel('New layout name').fill('Split wall');
+  await page.getByRole('button', { name: 'Create layout' }).click();
+  await page.getByRole('heading', { name: 'Split wall' }).waitFor();
+  const layoutId = new URL(page.url()).pathname.split('/').pop()!;
+  await page.getByRole('button', { name: 'Main + sidebar' }).click();
+  await page.getByRole('button', { name: 'Main', exact: true }).click();
+  await page.getByLabel('Plays').selectOption({ label: 'poster-red.png' });
+  await page.getByLabel('Seconds per showing').fill('20');
+  await page.getByLabel('Seconds per showing').press('Tab');
+  await page.getByRole('button', { name: 'Sidebar', exact: true }).click();
+  await page.getByLabel('Plays').selectOption({ label: 'Menu' });
+  t.match(await page.locator('.zone[data-zone="Main"]').innerText(), /poster-red\.png/, 'the canvas names the picture in its zone');
+  t.ok(await page.getByText('Publish the layout to schedule it').isVisible(), 'not published: no schedule link, a hint instead');
+  await page.getByRole('button', { name: 'Save draft' }).click();
+  await page.getByText('Draft saved.').waitFor();
+  const saved = await app.json(`/api/v1/layouts/${layoutId}`, { headers: owner.headers });
+  t.same(saved.body.data.draft.zones.map((z: { content: unknown }) => z.content), [
+    { type: 'asset', assetId: red.id, durationMs: 20000 },
+    { type: 'playlist', playlistId: pl.id },
+  ], 'an asset zone (with its seconds) and a playlist zone reached the server');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByText(/Published revision 1/).waitFor();
+  await snap(page, 'layout-asset-zone-1280-light');
+
+  // "Schedule it": the schedules page opens the new-schedule form with the layout chosen.
+  await page.getByRole('button', { name: 'Schedule it' }).click();
+  const form = page.getByRole('form', { name: 'New schedule' });
+  await form.waitFor();
+  t.equal(await form.getByLabel('Plays').inputValue(), `layout:${layoutId}`, 'the layout is chosen');
+  t.ok(await form.locator('option', { hasText: 'Unpublished idea (not published)' }).isDisabled(), 'an unpublished layout cannot be chosen');
+  await form.getByLabel('Name', { exact: true }).fill('Split all day');
+  await form.getByLabel('Cafe screen').check();
+  const wall = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+  await form.getByLabel('Starts').fill(wall(Date.now() - 10 * 60_000));
+  await form.getByLabel('Ends').fill(wall(Date.now() + 3 * 3600_000));
+  await form.getByLabel('Time zone').selectOption('UTC');
+  await form.getByLabel('Priority').fill('5');
+  await form.getByRole('button', { name: 'Create schedule' }).click();
+  const row = page.locator('tr[data-schedule="Split all day"]');
+  await row.waitFor();
+  t.match(await row.innerText(), /Split wall\s*layout/, 'the table says it plays the layout');
+  const schedules = await app.json('/api/v1/schedules', { headers: owner.headers });
+  t.match(schedules.body.data.items[0], { content: { type: 'layout', id: layoutId }, targets: { screenIds: [screenId] }, priority: 5 }, 'the schedule reached the server');
+  await snap(page, 'schedules-layout-1280-light');
+
+  // The player shows the layout: the picture on the left (main), the playlist's green on the right.
+  await waitUntil('the layout on the player', async () => dominant(await colourAt(player, 0.35, 0.3)) === 'red' && dominant(await colourAt(player, 0.85, 0.3)) === 'green', 60_000);
+  t.pass('the /play page shows the scheduled layout (screenshot pixels: red main zone, green sidebar)');
+  t.equal(await player.evaluate(() => (globalThis as any).placardPlayer.nowPlaying().layoutId), layoutId, 'the player names the layout it plays');
+  await snap(player, 'player-layout-from-console', false);
   t.same(errors, [], 'no uncaught errors in the page');
 });

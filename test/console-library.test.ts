@@ -1,5 +1,7 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -7,7 +9,7 @@ import { startApp } from './helpers/harness.js';
 import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { sampleJunk, sampleMp4, samplePng } from './helpers/sample-media.js';
 
-t.test('library: drag-and-drop style multi-file upload with progress, processing, thumbnails, organise, archive', async (t) => {
+t.test('library: multi-file upload with progress, a real drop on the drop zone, processing, thumbnails, video and website previews, organise, archive', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
@@ -44,7 +46,34 @@ t.test('library: drag-and-drop style multi-file upload with progress, processing
     await page.waitForFunction((el) => (el as unknown as { complete: boolean; naturalWidth: number }).complete && (el as unknown as { naturalWidth: number }).naturalWidth > 0, await img.elementHandle());
     t.pass(`${name}: processed, thumbnail shown`);
   }
+  // Drag and drop: a real drop event carrying a DataTransfer built in the page with a file in it.
+  const dropped = readFileSync(await samplePng(dir, 'dropped-green.png', { r: 20, g: 200, b: 40 }));
+  const zone = page.locator('.dropzone');
+  const over = await zone.evaluate(async (el: any, b64: string) => {
+    const w = globalThis as any;
+    const bytes = Uint8Array.from(w.atob(b64), (c: string) => c.charCodeAt(0));
+    const dt = new w.DataTransfer();
+    dt.items.add(new w.File([bytes], 'dropped-green.png', { type: 'image/png' }));
+    el.dispatchEvent(new w.DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    await new Promise((r) => w.requestAnimationFrame(r));
+    const highlighted = el.classList.contains('over');
+    el.dispatchEvent(new w.DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    return highlighted;
+  }, dropped.toString('base64'));
+  t.ok(over, 'the drop zone lights up while a file is over it');
+  await page.locator('li[data-upload="dropped-green.png"] progress').waitFor();
+  t.pass('the dropped file gets its own progress bar');
+  await page.locator('li.asset-card[data-asset="dropped-green.png"][data-state="ready"]').waitFor({ timeout: 60_000 });
+  t.equal(await zone.evaluate((el: any) => el.classList.contains('over')), false, 'the highlight goes after the drop');
   await snap(page, 'library-1280-light');
+
+  // The video's preview plays from the server (metadata loaded, the picture has a size).
+  await page.getByRole('button', { name: 'Open intro-clip.mp4' }).click();
+  const video = page.getByRole('dialog').locator('video');
+  await video.waitFor();
+  await page.waitForFunction((el) => (el as any).readyState >= 1 && (el as any).videoWidth > 0, await video.elementHandle());
+  t.equal(await video.evaluate((el: any) => el.videoWidth), 320, 'the video preview loads (its width from the file)');
+  await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
 
   // Open the image: preview and rename.
   await page.getByRole('button', { name: 'Open poster-red.png' }).click();
@@ -95,11 +124,24 @@ t.test('library: drag-and-drop style multi-file upload with progress, processing
   await page.getByLabel('Website address').fill('ftp://files.example.com/menu');
   await page.getByRole('button', { name: 'Add', exact: true }).click();
   t.match(await page.locator('form[aria-label="Add a website"] [role=alert]').innerText(), /\S/, 'a non-http address is refused on the form');
-  await page.getByLabel('Website address').fill('https://dashboard.example.com/');
+  // The dashboard is a page of a local fake site, so its preview really renders.
+  const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Sales</title><h1>Sales this week</h1>'));
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => site.close(() => r())));
+  const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/sales`;
+  await page.getByLabel('Website address').fill(siteUrl);
   await page.getByLabel('Website name').fill('Sales dashboard');
   await page.getByRole('button', { name: 'Add', exact: true }).click();
   await page.locator('li.asset-card[data-asset="Sales dashboard"]').waitFor();
   t.pass('a website is added to the library');
+  await page.getByRole('button', { name: 'Open Sales dashboard' }).click();
+  const frame = page.getByRole('dialog').locator('iframe');
+  t.equal(await frame.getAttribute('src'), siteUrl, 'the website preview frames its address');
+  t.equal(await frame.getAttribute('sandbox'), 'allow-scripts allow-same-origin', 'in a sandbox (no top navigation, no forms)');
+  await page.frameLocator('dialog iframe').getByRole('heading', { name: 'Sales this week' }).waitFor();
+  t.pass('the framed page renders in the preview');
+  await snap(page, 'library-website-preview-1280-light');
+  await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
 
   // An unsupported file: the server's refusal shows on that upload's row.
   const junk = sampleJunk(dir, 'notes.bin', 4096);

@@ -59,7 +59,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByText('New schedule').click();
   const form = page.getByRole('form', { name: 'New schedule' });
   await form.getByLabel('Name', { exact: true }).fill('Evenings');
-  await form.getByLabel('Playlist').selectOption({ label: 'Happy hour' });
+  await form.getByLabel('Plays').selectOption({ label: 'Happy hour' });
   await form.getByLabel('Bar screen').check();
   const today = new Date();
   const pad = (n: number) => String(n).padStart(2, '0');
@@ -145,5 +145,50 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   // Pause it.
   await row.getByRole('button', { name: 'Pause' }).click();
   await row.getByRole('button', { name: 'Resume' }).waitFor();
+
+  // Edit it: name, content (a published layout), targets, times, monthly, priority.
+  const layout = await app.json('/api/v1/layouts', { method: 'POST', headers: owner.headers, json: { name: 'Bar wall', zones: [{ name: 'All', x: 0, y: 0, width: 1920, height: 1080, content: { type: 'playlist', playlistId: pl.body.data.id } }] } });
+  t.equal((await app.json(`/api/v1/layouts/${layout.body.data.id}/publish`, { method: 'POST', headers: owner.headers, json: {} })).status, 200);
+  await page.reload();
+  await row.getByRole('button', { name: 'Edit Evenings' }).click();
+  const edit = page.getByRole('form', { name: 'Edit schedule' });
+  t.equal(await edit.getByLabel('Name', { exact: true }).inputValue(), 'Evenings', 'the form opens filled in');
+  t.equal(await edit.getByLabel('Starts').inputValue(), `${day}T18:00`, 'the start in the schedule’s zone');
+  t.equal(await edit.getByLabel('Repeats').inputValue(), 'weekly', 'the recurrence read back');
+  t.ok(await edit.getByLabel(dayLabel, { exact: true }).isChecked(), 'its weekday ticked');
+  t.ok(await edit.getByLabel('Bar screen').isChecked(), 'its screen ticked');
+  // Bad input on edit: shown on the form, nothing saved.
+  await edit.getByLabel('Ends').fill(`${day}T17:00`);
+  await edit.getByRole('button', { name: 'Save schedule' }).click();
+  t.match(await edit.getByRole('alert').innerText(), /endsAt must be after startsAt/, 'an end before the start is refused on the edit form');
+  await edit.getByLabel('Name', { exact: true }).fill('Late evenings');
+  await edit.getByLabel('Plays').selectOption({ label: 'Bar wall' });
+  await edit.getByLabel('Bar screen').uncheck();
+  await edit.getByLabel('Group Bar').check();
+  await edit.getByLabel('Starts').fill(`${day}T19:00`);
+  await edit.getByLabel('Ends').fill(`${day}T23:00`);
+  await edit.getByLabel('Repeats').selectOption('monthly');
+  await edit.getByLabel('Priority').fill('7');
+  await edit.getByRole('button', { name: 'Save schedule' }).click();
+  const edited = page.locator('tr[data-schedule="Late evenings"]');
+  await edited.waitFor();
+  t.equal(await edit.count(), 0, 'the edit form closes once saved');
+  t.match(await edited.innerText(), new RegExp(`every month on the ${today.getUTCDate()}(st|nd|rd|th)`), 'monthly, in words');
+  const afterEdit = (await app.json('/api/v1/schedules', { headers: owner.headers })).body.data.items[0];
+  t.match(afterEdit, { name: 'Late evenings', content: { type: 'layout', id: layout.body.data.id }, targets: { screenIds: [], groupIds: [String] }, rrule: 'FREQ=MONTHLY', priority: 7, enabled: false, startsAt: new Date(`${day}T19:00:00Z`).toISOString(), endsAt: new Date(`${day}T23:00:00Z`).toISOString() }, 'every change reached the server; still paused');
+  await snap(page, 'schedules-edited-1280-light');
+
+  // Someone else changes it while the form is open: the save is refused, not lost silently.
+  await edited.getByRole('button', { name: 'Edit Late evenings' }).click();
+  t.equal(await edit.getByLabel('Repeats').inputValue(), 'monthly', 'monthly is read back as the monthly choice');
+  t.equal((await app.json(`/api/v1/schedules/${afterEdit.id}`, { method: 'PATCH', headers: owner.headers, json: { priority: 9 } })).status, 200);
+  await edit.getByLabel('Priority').fill('8');
+  await edit.getByRole('button', { name: 'Save schedule' }).click();
+  t.match(await edit.getByRole('alert').innerText(), /Someone else changed this schedule/, 'a stale edit is explained');
+  const other = (await app.json(`/api/v1/schedules/${afterEdit.id}`, { headers: owner.headers })).body.data;
+  t.equal(other.priority, 9, 'the other change stands');
+  t.equal(other.enabled, false, 'a PATCH that leaves `enabled` out keeps the schedule paused');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  t.equal(await edit.count(), 0, 'Cancel closes the form');
   t.same(errors, [], 'no uncaught errors in the page');
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Page } from 'playwright-core';
 import { startApp } from './helpers/harness.js';
-import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
+import { DESKTOP, enrolPasskey, enrolTotp, launchBrowser, PHONE, sessionHeaders, setUpOwner, snap } from './helpers/browser.js';
 import { sampleMp4, samplePng } from './helpers/sample-media.js';
 
 const PLAYER_VIEW = { width: 960, height: 540 };
@@ -31,7 +31,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
   }
 }
 
-t.test('console end to end: pair a /play page by its code, upload, playlist, assign; the player shows the image, also with the server gone', async (t) => {
+t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pairs a /play page by its code, uploads, makes a playlist, assigns it; the player shows the image, also with the server gone', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
@@ -43,7 +43,6 @@ t.test('console end to end: pair a /play page by its code, upload, playlist, ass
   const mp4 = sampleMp4(app, dir, 'teaser.mp4');
 
   const consoleCtx = await browser.newContext({ viewport: DESKTOP });
-  await signedInContext(app, consoleCtx, base);
   const page = await consoleCtx.newPage();
   const nav = page.getByRole('navigation', { name: 'Main' });
   const errors: string[] = [];
@@ -55,6 +54,17 @@ t.test('console end to end: pair a /play page by its code, upload, playlist, ass
     await snap(page, 'failure-console-screens').catch(() => {});
     await snap(player, 'failure-console-screens-player', false).catch(() => {});
   });
+
+  // A new owner: the setup form, then TOTP (code computed from the key shown) and a passkey
+  // (Chromium's virtual authenticator), all through the UI. console-accounts covers the
+  // refusals and the sign-in paths; this flow needs the enrolments to stand.
+  await page.goto(base + '/');
+  await setUpOwner(page, { name: 'Nora Newowner', email: 'nora@venue.example', password: 'a fresh owner passphrase' });
+  await enrolTotp(page);
+  await enrolPasskey(consoleCtx, page, 'Front desk laptop');
+  const security = await app.json('/api/v1/me/security', { headers: await sessionHeaders(page) });
+  t.equal(security.body.data.totpEnabled, true, 'TOTP is on for the new owner');
+  t.same(security.body.data.passkeys.map((p: { name: string }) => p.name), ['Front desk laptop'], 'the passkey is registered');
 
   // The fleet is empty; the player shows a code.
   await page.goto(base + '/screens');
@@ -122,6 +132,16 @@ t.test('console end to end: pair a /play page by its code, upload, playlist, ass
   await until('the red image on the player', async () => isRed(await centreColour(player)), 60_000);
   t.pass('the player shows the image (screenshot pixels)');
   await snap(player, 'e2e-player-image', false);
+
+  // A screenshot command from the screen's page: its result is shown as an image, the picture the player drew.
+  await page.getByRole('button', { name: 'Take screenshot' }).click();
+  const shot = page.locator('li[data-command="screenshot"][data-state="succeeded"] img.screenshot');
+  await shot.waitFor({ timeout: 30_000 });
+  await page.waitForFunction((el) => (el as any).complete && (el as any).naturalWidth > 0, await shot.elementHandle());
+  t.equal(await shot.evaluate((el: any) => el.naturalWidth), PLAYER_VIEW.width, 'the screenshot is shown, at the screen’s width');
+  const shotPng = await shot.screenshot();
+  const { data: shotPixel } = await sharp(shotPng).resize(1, 1).raw().toBuffer({ resolveWithObject: true });
+  t.ok(isRed({ r: shotPixel[0]!, g: shotPixel[1]!, b: shotPixel[2]! }), 'the screenshot shows the red image');
 
   // The fleet page shows it online, with its player.
   await nav.getByRole('link', { name: 'Screens' }).click();

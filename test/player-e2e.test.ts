@@ -2,14 +2,17 @@
  * The browser player end to end, in Debian's Chromium against the real server on port 0:
  * the page shows a pairing code, an admin approves it through the real API, the player
  * enrols and heartbeats (the server's screen record says online, with its family), plays
- * an image then a video uploaded through the real API, follows a schedule change pushed
- * as manifest.changed, and keeps playing (and even restarts) with the server stopped.
+ * an image, a video (sliding in) and a website (a local fake site in a frame) uploaded through
+ * the real API, follows a schedule change pushed as manifest.changed, picks up a change by
+ * polling while its socket is down, and keeps playing (and even restarts) with the server stopped.
  * Screenshots land in test/artifacts/.
  */
 import t, { type Test } from 'tap';
 import sharp from 'sharp';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -82,7 +85,8 @@ async function colourAt(page: Page, fx: number, fy: number): Promise<{ r: number
   return { r: data[0]!, g: data[1]!, b: data[2]! };
 }
 
-function dominant(c: { r: number; g: number; b: number }): 'red' | 'green' | 'blue' | 'other' {
+function dominant(c: { r: number; g: number; b: number }): 'red' | 'green' | 'blue' | 'magenta' | 'other' {
+  if (c.r > 150 && c.b > 150 && c.g < 90) return 'magenta';
   if (c.r > 150 && c.g < 90 && c.b < 90) return 'red';
   if (c.g > 130 && c.r < 90 && c.b < 90) return 'green';
   if (c.b > 150 && c.r < 90 && c.g < 90) return 'blue';
@@ -230,13 +234,35 @@ t.test('browser player', async (t) => {
     const redAsset = await upload(t, app, admin, red);
     const blueAsset = await upload(t, app, admin, blue);
     const greenAsset = await upload(t, app, admin, green);
+    // A website item: a page served by a local fake site the test runs (magenta, so its pixels tell).
+    const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Specials</title><body style="margin:0;background:#e01ee0;height:100vh"><h1>Specials</h1></body>'));
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => site.close(() => r())));
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/specials`;
+    const website = await app.json('/api/v1/assets/websites', { method: 'POST', headers: admin.headers, json: { url: siteUrl } });
+    t.equal(website.status, 201, 'website asset created');
+    const siteAsset: string = website.body.data.id;
 
     const playlist = await app.json('/api/v1/playlists', { method: 'POST', headers: admin.headers, json: { name: 'Lobby loop' } });
     t.equal(playlist.status, 201);
     const pl = playlist.body.data;
     t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: { ...admin.headers, 'if-match': String(pl.revision) }, json: { assetId: redAsset, durationMs: 3000 } })).status, 201);
     const again = await app.json(`/api/v1/playlists/${pl.id}`, { headers: admin.headers });
-    t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: { ...admin.headers, 'if-match': String(again.body.data.revision) }, json: { assetId: blueAsset } })).status, 201);
+    // The video comes on with a slide of 900 ms.
+    t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: { ...admin.headers, 'if-match': String(again.body.data.revision) }, json: { assetId: blueAsset, transition: { type: 'slide', durationMs: 900 } } })).status, 201);
+    t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: admin.headers, json: { assetId: siteAsset, durationMs: 3000 } })).status, 201);
+    // Record each layer as it becomes visible: its asset, classes, transition duration, and how many layers were on screen.
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      w.__shown = [];
+      new w.MutationObserver((records: any[]) => {
+        for (const r of records) {
+          const el = r.target;
+          if (r.attributeName === 'class' && el.classList?.contains('pl-layer') && el.classList.contains('pl-visible') && !(r.oldValue ?? '').includes('pl-visible'))
+            w.__shown.push({ assetId: el.dataset.assetId ?? null, kind: el.dataset.kind, classes: [...el.classList], duration: el.style.transitionDuration, layers: el.parentElement?.querySelectorAll('.pl-layer').length ?? 0 });
+        }
+      }).observe(w.document.body, { subtree: true, attributes: true, attributeFilter: ['class'], attributeOldValue: true });
+    });
     const assigned = await app.json(`/api/v1/screens/${screenId}/playlist-assignment`, { method: 'PUT', headers: admin.headers, json: { playlistId: pl.id } });
     t.equal(assigned.status, 200, 'playlist assigned');
 
@@ -252,8 +278,24 @@ t.test('browser player', async (t) => {
       const v = (globalThis as any).document.querySelector('.pl-layer.pl-visible video') as { muted: boolean; paused: boolean } | null;
       return !!v && v.muted && !v.paused;
     }), 'the video plays, muted');
-    // After `ended` the loop comes back to the image.
-    await until(t, 'back to the image after the video ended', async () => (await facts(page)).nowPlaying.assetId === redAsset, 20_000);
+    const shown = await page.evaluate(() => (globalThis as any).__shown as { assetId: string | null; kind: string; classes: string[]; duration: string; layers: number }[]);
+    const videoIn = shown.find((x) => x.assetId === blueAsset);
+    t.ok(videoIn, 'the video layer came on');
+    t.ok(videoIn?.classes.includes('pl-slide'), `the video slides in (classes: ${videoIn?.classes.join(' ')})`);
+    t.equal(videoIn?.duration, '900ms', 'with the item’s transition duration');
+    t.ok((videoIn?.layers ?? 0) >= 2, 'the image is still there under it while it comes on (never blank)');
+    // After `ended`, the website: the fake site's page in a frame.
+    await until(t, 'the website plays after the video', async () => (await facts(page)).nowPlaying.assetId === siteAsset, 20_000);
+    const frame = page.locator('.pl-layer.pl-visible iframe.pl-frame');
+    t.equal(await frame.getAttribute('src'), siteUrl, 'the website item is a frame of its URL');
+    t.match(await frame.getAttribute('sandbox'), /allow-scripts/, 'sandboxed');
+    await until(t, 'the website painted', async () => dominant(await centreColour(page)) === 'magenta', 5_000);
+    t.pass('the website is visible (screenshot pixels)');
+    await snap(page, 'player-website', false);
+    // Then the loop comes back to the image.
+    await until(t, 'back to the image after the website', async () => (await facts(page)).nowPlaying.assetId === redAsset, 20_000);
+    const fades = (await page.evaluate(() => (globalThis as any).__shown as { assetId: string | null; classes: string[]; duration: string }[])).filter((x) => x.assetId === redAsset);
+    t.ok(fades.length >= 1 && fades.every((x) => !x.classes.includes('pl-slide')), 'the image (no transition set) does not slide');
 
     // A schedule for another playlist: pushed as manifest.changed, on screen within seconds.
     const pl2 = (await app.json('/api/v1/playlists', { method: 'POST', headers: admin.headers, json: { name: 'Promo' } })).body.data;
@@ -300,8 +342,29 @@ t.test('browser player', async (t) => {
     await until(t, 'both zones painted', async () => dominant(await colourAt(page, 0.25, 0.5)) === 'red' && dominant(await colourAt(page, 0.75, 0.5)) === 'green', 10_000);
     t.pass('left zone red, right zone green');
     await snap(page, 'player-layout', false);
+    // The socket goes down while the server stays up: reconnections are refused (Playwright
+    // closes them before they reach the server) and the server's hub drops the live one.
+    // The next change has no socket to come by; the player's poll brings it.
+    let refused = 0;
+    await page.routeWebSocket(/\/api\/v1\/player\/socket/, (ws) => {
+      refused++;
+      ws.close({ code: 1013, reason: 'socket blocked by the test' });
+    });
+    app.deps.realtime!.closeScreen(screenId, 1012, 'the test drops the socket');
+    await until(t, 'the socket is down', async () => !(await facts(page)).socketConnected, 10_000);
+    await until(t, 'a reconnection refused', async () => refused >= 1, 15_000);
+    const revisionBefore = (await facts(page)).manifestRevision;
     t.equal((await app.json(`/api/v1/schedules/${layoutSchedule.body.data.id}/disable`, { method: 'POST', headers: admin.headers, json: {} })).status, 200, 'layout schedule disabled');
-    await until(t, 'back to the promo playlist', async () => ((await facts(page)).nowPlaying as { layoutId?: string | null }).layoutId === null && (await facts(page)).nowPlaying.assetId === greenAsset, 15_000);
+    const arrived = await until(t, 'back to the promo playlist, by polling', async () => {
+      const f = await facts(page);
+      return (f.nowPlaying as { layoutId?: string | null }).layoutId === null && f.nowPlaying.assetId === greenAsset ? f : undefined;
+    }, 45_000);
+    t.notOk(arrived.socketConnected, 'the change arrived while the socket was down');
+    t.not(arrived.manifestRevision, revisionBefore, 'a new manifest revision');
+    const fetches = await page.evaluate(() => (globalThis as any).placardPlayer.manifestFetches() as { reasons: string[]; revision: string }[]);
+    const fetched = fetches.find((f) => f.revision === arrived.manifestRevision);
+    t.ok(fetched && fetched.reasons.length > 0 && fetched.reasons.every((r) => r === 'poll' || r === 'heartbeat'), `fetched by polling (the manifest poll or the heartbeat's revision), not the socket: ${JSON.stringify(fetched)}`);
+    t.equal((await facts(page)).socketConnected, false, `still no socket (${refused} reconnections refused)`);
     await until(t, 'full-screen green again', async () => dominant(await centreColour(page)) === 'green', 10_000);
 
     // The server goes away: playback carries on from the cache.

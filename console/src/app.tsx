@@ -80,13 +80,19 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
   }, [refresh]);
   const session = useMemo<Session>(() => ({ status, user, refresh, signOut }), [status, user, refresh, signOut]);
 
-  // The user's theme preference (light/dark/system) applies on every page.
-  useEffect(() => {
+  // The user's theme preference (light/dark/system) applies on every page; when it cannot
+  // be read the page says so (with a retry) instead of quietly showing another theme.
+  const [themeError, setThemeError] = useState<unknown>(null);
+  const loadTheme = useCallback(() => {
     api
       .get<{ theme: Theme }>('me/preferences')
-      .then((p) => applyTheme(p.theme))
-      .catch(() => {});
-  }, [user.id]);
+      .then((p) => {
+        applyTheme(p.theme);
+        setThemeError(null);
+      })
+      .catch((err) => setThemeError(err));
+  }, []);
+  useEffect(loadTheme, [user.id, loadTheme]);
 
   return (
     <SessionContext.Provider value={session}>
@@ -95,6 +101,15 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
       </a>
       <Nav />
       <main class="container" id="main" tabIndex={-1}>
+        {themeError && (
+          <div class="row theme-error" data-testid="theme-error">
+            <ErrorNote error={themeError} />
+            <small class="muted">Your theme preference could not be loaded; the device’s setting applies meanwhile.</small>
+            <button type="button" class="secondary outline small" onClick={loadTheme}>
+              Try again
+            </button>
+          </div>
+        )}
         <Router>
           <Route path="/" component={HomePage} />
           <Route path="/screens" component={ScreensPage} />
@@ -129,14 +144,20 @@ function Nav() {
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
     { href: '/screens', label: 'Screens', show: true },
+    { href: '/groups', label: 'Groups & locations', show: true },
     { href: '/library', label: 'Library', show: true },
     { href: '/playlists', label: 'Playlists', show: true },
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
+  // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
+  const closeMenu = (e: Event) => {
+    const d = (e.currentTarget as HTMLElement).closest('details');
+    if (d) d.open = false;
+  };
   const current = (href: string) =>
-    href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/screens' && (path === '/groups' || path === '/locations'));
+    href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/groups' && path === '/locations');
   return (
     <header class="site-header">
       <nav class="container" aria-label="Main">
@@ -162,13 +183,16 @@ function Nav() {
               <summary>{user.displayName}</summary>
               <ul dir="rtl">
                 <li>
-                  <a href="/account">Account &amp; security</a>
+                  <a href="/account" onClick={closeMenu}>
+                    Account &amp; security
+                  </a>
                 </li>
                 <li>
                   <a
                     href="#sign-out"
                     onClick={(e) => {
                       e.preventDefault();
+                      closeMenu(e);
                       void signOut();
                     }}
                   >

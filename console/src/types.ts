@@ -137,9 +137,29 @@ export interface PlaylistItem {
   effectiveDurationMs: number;
   validFrom: string | null;
   validUntil: string | null;
+  /** ISO weekdays 1 (Monday) .. 7 with HH:MM times, in each screen's time zone. */
+  dayparts: Daypart[];
+  transition: { type: 'none' | 'fade' | 'slide'; durationMs: number };
   enabled: boolean;
+}
+export interface Daypart {
+  days: number[];
+  from: string;
+  to: string;
 }
 export interface Playlist extends PlaylistSummary {
   items: PlaylistItem[];
   durationMs: number;
+}
+export interface LayoutSummary {
+  id: string;
+  name: string;
+  revision: number;
+  width: number;
+  height: number;
+  zoneCount: number;
+  publishedRevisionNumber: number | null;
+  publishedAt: string | null;
+  hasUnpublishedChanges: boolean;
+  updatedAt: string;
 }

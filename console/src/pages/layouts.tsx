@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, atLeast, type Page } from '../api';
-import type { PlaylistSummary } from '../types';
+import type { Asset, LayoutSummary, PlaylistSummary } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 
 interface Zone {
@@ -14,25 +14,13 @@ interface Zone {
   zIndex: number;
   fit: 'contain' | 'cover' | 'fill';
   muted: boolean;
-  content: { type: 'playlist'; playlistId: string } | { type: string; [k: string]: unknown } | null;
+  content: { type: 'playlist'; playlistId: string } | { type: 'asset'; assetId: string; durationMs: number | null } | { type: string; [k: string]: unknown } | null;
 }
 interface Content {
   width: number;
   height: number;
   background: { color: string; assetId: string | null };
   zones: Zone[];
-}
-interface LayoutSummary {
-  id: string;
-  name: string;
-  revision: number;
-  width: number;
-  height: number;
-  zoneCount: number;
-  publishedRevisionNumber: number | null;
-  publishedAt: string | null;
-  hasUnpublishedChanges: boolean;
-  updatedAt: string;
 }
 interface Layout extends LayoutSummary {
   draft: Content;
@@ -53,7 +41,7 @@ const RESOLUTIONS = [
   { label: '1280 × 720', w: 1280, h: 720 },
 ];
 
-/** Layouts: zones on a canvas, each playing a playlist; draft, publish, revisions. */
+/** Layouts: zones on a canvas, each playing a playlist or one piece of media; draft, publish, revisions. */
 export function LayoutsPage() {
   useTitle('Layouts');
   const { user } = useSession();
@@ -69,7 +57,7 @@ export function LayoutsPage() {
     <>
       <hgroup>
         <h1>Layouts</h1>
-        <p>Split a screen into zones, each with its own playlist. Edit a draft; publish to put it on screens.</p>
+        <p>Split a screen into zones, each with its own playlist or picture. Edit a draft; publish it, then schedule it on screens.</p>
       </hgroup>
       {atLeast(user, 'editor') && (
         <form
@@ -145,6 +133,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
   const canPublish = atLeast(user, 'publisher');
   const layout = useLoad(() => api.get<Layout>(`layouts/${id}`), [id]);
   const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
+  const assets = useLoad(() => api.get<Page<Asset>>('assets?limit=500'));
   const revisions = useLoad(() => api.get<Page<Revision>>(`layouts/${id}/revisions?limit=20`), [id]);
   const [draft, setDraft] = useState<Content | null>(null);
   const [selected, setSelected] = useState(0);
@@ -168,19 +157,22 @@ export function LayoutDetailPage({ id }: { id: string }) {
     setDirty(true);
     setNotice(null);
   };
-  const save = useAction(async () => {
+  const saveDraft = async (): Promise<Layout> => {
     try {
       const saved = await api.put<Layout>(`layouts/${id}/draft`, stripIds(draft!), { headers: { 'If-Match': String(layout.data!.revision) } });
       layout.setData(saved);
       setNotice('Draft saved.');
+      return saved;
     } catch (err) {
       if (err instanceof ApiError && err.code === 'version_conflict') throw new ApiError(412, err.code, 'Someone else changed this layout meanwhile. Reload to see their version (your unsaved changes would be lost).');
       throw err;
     }
-  });
+  };
+  const save = useAction(saveDraft);
   const publish = useAction(async (note: string) => {
-    if (dirty) await save.run();
-    const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(layout.data!.revision) } });
+    // Unsaved changes are saved first; the publish names the revision that save made.
+    const revision = dirty ? (await saveDraft()).revision : layout.data!.revision;
+    const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(revision) } });
     layout.setData(res);
     await revisions.reload();
     setNotice(`Published revision ${res.publishedRevisionNumber}; screens showing this layout update now.`);
@@ -194,7 +186,18 @@ export function LayoutDetailPage({ id }: { id: string }) {
   const l = layout.data;
   if (!l || !draft) return <p aria-busy="true">Loading…</p>;
   const zone = draft.zones[selected];
-  const playlistName = (z: Zone) => (z.content?.type === 'playlist' ? (playlists.data?.items.find((p) => p.id === (z.content as { playlistId: string }).playlistId)?.name ?? 'playlist') : z.content ? z.content.type : 'empty');
+  const playlistName = (z: Zone) => {
+    const c = z.content;
+    if (c?.type === 'playlist') return playlists.data?.items.find((p) => p.id === (c as { playlistId: string }).playlistId)?.name ?? 'playlist';
+    if (c?.type === 'asset') return assets.data?.items.find((a) => a.id === (c as { assetId: string }).assetId)?.name ?? 'media';
+    return c ? c.type : 'empty';
+  };
+  const zoneValue = (z: Zone) => {
+    const c = z.content;
+    if (c?.type === 'playlist') return `playlist:${(c as { playlistId: string }).playlistId}`;
+    if (c?.type === 'asset') return `asset:${(c as { assetId: string }).assetId}`;
+    return c ? 'keep' : '';
+  };
 
   return (
     <>
@@ -266,20 +269,53 @@ export function LayoutDetailPage({ id }: { id: string }) {
               <label>
                 Plays
                 <select
-                  value={zone.content?.type === 'playlist' ? (zone.content as { playlistId: string }).playlistId : ''}
+                  value={zoneValue(zone)}
                   onChange={(e) => {
                     const v = e.currentTarget.value;
-                    edit((c) => void (c.zones[selected]!.content = v ? { type: 'playlist', playlistId: v } : null));
+                    if (v === 'keep') return;
+                    const [kind, ref] = v.split(':');
+                    edit((c) => {
+                      const z = c.zones[selected]!;
+                      const before = z.content;
+                      z.content = !v ? null : kind === 'asset' ? { type: 'asset', assetId: ref!, durationMs: before?.type === 'asset' ? ((before as { durationMs: number | null }).durationMs ?? null) : null } : { type: 'playlist', playlistId: ref! };
+                    });
                   }}
                 >
                   <option value="">Nothing</option>
-                  {(playlists.data?.items ?? []).map((p) => (
-                    <option key={p.id} value={p.id}>
-                      {p.name}
-                    </option>
-                  ))}
+                  {zone.content && zoneValue(zone) === 'keep' && <option value="keep">{zone.content.type} (kept as is)</option>}
+                  <optgroup label="Playlists">
+                    {(playlists.data?.items ?? []).map((p) => (
+                      <option key={p.id} value={`playlist:${p.id}`}>
+                        {p.name}
+                      </option>
+                    ))}
+                  </optgroup>
+                  <optgroup label="One piece of media">
+                    {(assets.data?.items ?? []).map((a) => (
+                      <option key={a.id} value={`asset:${a.id}`}>
+                        {a.name}
+                        {a.state === 'ready' ? '' : ` (${a.state})`}
+                      </option>
+                    ))}
+                  </optgroup>
                 </select>
               </label>
+              {zone.content?.type === 'asset' && (
+                <label>
+                  Seconds per showing
+                  <input
+                    type="number"
+                    min="0.5"
+                    step="0.5"
+                    placeholder="its own length, or 10"
+                    value={(zone.content as { durationMs: number | null }).durationMs ? String((zone.content as { durationMs: number }).durationMs / 1000) : ''}
+                    onChange={(e) => {
+                      const sec = Number(e.currentTarget.value);
+                      edit((c) => void ((c.zones[selected]!.content as { durationMs: number | null }).durationMs = sec > 0 ? Math.max(500, Math.round(sec * 1000)) : null));
+                    }}
+                  />
+                </label>
+              )}
               <label>
                 Fit
                 <select value={zone.fit} onChange={(e) => edit((c) => void (c.zones[selected]!.fit = e.currentTarget.value as Zone['fit']))}>
@@ -324,6 +360,13 @@ export function LayoutDetailPage({ id }: { id: string }) {
               <button type="submit" class="contrast" aria-busy={publish.busy}>
                 Publish
               </button>
+              {l.publishedRevisionNumber ? (
+                <a href={`/schedules?layout=${id}`} role="button" class="secondary outline">
+                  Schedule it
+                </a>
+              ) : (
+                <small class="muted">Publish the layout to schedule it on screens.</small>
+              )}
             </>
           )}
         </form>

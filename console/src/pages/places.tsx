@@ -26,6 +26,7 @@ export function GroupsPage() {
   });
   return (
     <>
+      <PlacesNav current="/groups" />
       <hgroup>
         <h1>Groups</h1>
         <p>Screens that show the same things. A group’s playlist plays on members without one of their own.</p>
@@ -166,6 +167,7 @@ export function LocationsPage() {
   const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
   return (
     <>
+      <PlacesNav current="/locations" />
       <hgroup>
         <h1>Locations</h1>
         <p>Schedules run in the time zone of the screen’s location.</p>
@@ -246,5 +248,27 @@ export function LocationsPage() {
         </table>
       </div>
     </>
+  );
+}
+
+/** Groups and locations share one entry in the main navigation; this switches between them. */
+function PlacesNav({ current }: { current: '/groups' | '/locations' }) {
+  return (
+    <nav aria-label="Groups and locations" class="sub-nav">
+      <ul>
+        {(
+          [
+            ['/groups', 'Groups'],
+            ['/locations', 'Locations'],
+          ] as const
+        ).map(([href, label]) => (
+          <li key={href}>
+            <a href={href} aria-current={href === current ? 'page' : undefined}>
+              {label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }

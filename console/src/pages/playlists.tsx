@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, qs, type Page } from '../api';
-import { formatDuration, type Asset, type Playlist, type PlaylistItem, type PlaylistSummary } from '../types';
-import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+import { formatDuration, type Asset, type Daypart, type Playlist, type PlaylistItem, type PlaylistSummary } from '../types';
+import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 
 /** Playlists: what plays, in order, for how long. */
 export function PlaylistsPage() {
@@ -116,6 +116,14 @@ export function PlaylistDetailPage({ id }: { id: string }) {
           {p.items.length} item{p.items.length === 1 ? '' : 's'} · {formatDuration(p.durationMs)} per loop · revision {p.revision}
         </p>
       </hgroup>
+      {atLeast(user, 'publisher') && (
+        <p>
+          <a href={`/schedules?playlist=${id}`} role="button" class="secondary outline small">
+            Schedule it
+          </a>{' '}
+          <small class="muted">or assign it as a screen’s or group’s default playlist on its page.</small>
+        </p>
+      )}
       {canEdit && (
         <details>
           <summary>Rename or delete</summary>
@@ -151,8 +159,9 @@ export function PlaylistDetailPage({ id }: { id: string }) {
           <li
             key={item.id}
             data-item={item.label ?? item.id}
+            data-window={windowState(item, Date.now())}
             draggable={canEdit}
-            class={dragging === item.id ? 'dragging' : undefined}
+            class={[dragging === item.id ? 'dragging' : '', ['ended', 'upcoming'].includes(windowState(item, Date.now())) ? 'outside-window' : ''].filter(Boolean).join(' ') || undefined}
             onDragStart={(e) => {
               setDragging(item.id);
               e.dataTransfer?.setData('text/plain', item.id);
@@ -198,6 +207,7 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
         {item.label ?? item.type} <small class="muted">{item.assetKind ?? item.type}</small>
         {item.assetState && item.assetState !== 'ready' && <span class="badge warn">{item.assetState}</span>}
         {!item.enabled && <span class="badge">off</span>}
+        <WindowBadge item={item} />
       </span>
       {canEdit ? (
         <form
@@ -241,7 +251,169 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
         </span>
       )}
       <ErrorNote error={patch.error ?? remove.error} />
+      <ItemWhen playlistId={playlistId} item={item} canEdit={canEdit} onChanged={onChanged} />
     </div>
+  );
+}
+
+/** Where an item stands against its validity window now: `ended` and `upcoming` items are skipped by screens. */
+function windowState(item: PlaylistItem, now: number): 'always' | 'current' | 'ended' | 'upcoming' {
+  if (!item.validFrom && !item.validUntil) return 'always';
+  if (item.validUntil && Date.parse(item.validUntil) <= now) return 'ended';
+  if (item.validFrom && Date.parse(item.validFrom) > now) return 'upcoming';
+  return 'current';
+}
+
+function WindowBadge({ item }: { item: PlaylistItem }) {
+  const state = windowState(item, Date.now());
+  if (state === 'ended') return <span class="badge bad" title="Screens skip it">ended {formatTime(item.validUntil)}</span>;
+  if (state === 'upcoming') return <span class="badge warn" title="Screens skip it until then">from {formatTime(item.validFrom)}</span>;
+  return null;
+}
+
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+/** "Mon–Fri 07:00–11:00" for a day-part. */
+export function describeDaypart(d: Daypart): string {
+  const days = [...d.days].sort((a, b) => a - b);
+  const run = days.length > 2 && days.every((v, i) => i === 0 || v === days[i - 1]! + 1);
+  const dayText = days.length === 7 ? 'Every day' : run ? `${WEEKDAYS[days[0]! - 1]}–${WEEKDAYS[days[days.length - 1]! - 1]}` : days.map((x) => WEEKDAYS[x - 1]).join(', ');
+  return `${dayText} ${d.from}–${d.to}`;
+}
+
+function describeWhen(item: PlaylistItem): string {
+  const parts: string[] = [];
+  if (item.validFrom) parts.push(`from ${formatTime(item.validFrom)}`);
+  if (item.validUntil) parts.push(`until ${formatTime(item.validUntil)}`);
+  if (item.dayparts.length) parts.push(item.dayparts.map(describeDaypart).join('; '));
+  return parts.length ? parts.join(' · ') : 'always';
+}
+
+/** A datetime-local value (this browser's zone) for an instant, and back. */
+const toLocalInput = (iso: string | null) => {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+};
+const fromLocalInput = (v: string | undefined) => (v ? new Date(v).toISOString() : null);
+
+/**
+ * When an item plays: a validity window (instants, typed in this browser's zone), times of
+ * day on chosen weekdays (in each screen's own zone), and its transition.
+ */
+function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string; item: PlaylistItem; canEdit: boolean; onChanged: () => Promise<void> }) {
+  const label = item.label ?? 'item';
+  const [parts, setParts] = useState<Daypart[]>(item.dayparts);
+  const [saved, setSaved] = useState(false);
+  const save = useAction(async (form: HTMLFormElement) => {
+    const v = formValues(form);
+    setSaved(false);
+    for (const [i, d] of parts.entries()) if (d.days.length === 0) throw new Error(`Time of day ${i + 1}: choose at least one day.`);
+    await api.patch(`playlists/${playlistId}/items/${item.id}`, {
+      validFrom: fromLocalInput(v.validFrom),
+      validUntil: fromLocalInput(v.validUntil),
+      dayparts: parts,
+      transition: { type: v.transition, durationMs: Math.round(Number(v.transitionSec || 0) * 1000) },
+    });
+    await onChanged();
+    setSaved(true);
+  });
+  const setPart = (i: number, fn: (d: Daypart) => Daypart) => setParts((ps) => ps.map((d, j) => (j === i ? fn(d) : d)));
+  return (
+    <details class="item-when">
+      <summary>
+        When: <span data-testid="item-when">{describeWhen(item)}</span>
+        {item.transition.type !== 'none' && (
+          <small class="muted">
+            {' '}
+            · {item.transition.type} {item.transition.durationMs / 1000} s
+          </small>
+        )}
+      </summary>
+      <form
+        aria-label={`When ${label} plays`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save.run(e.currentTarget);
+        }}
+      >
+        <fieldset disabled={!canEdit}>
+          <div class="grid">
+            <label>
+              Plays from
+              <input name="validFrom" type="datetime-local" defaultValue={toLocalInput(item.validFrom)} />
+            </label>
+            <label>
+              Plays until
+              <input name="validUntil" type="datetime-local" defaultValue={toLocalInput(item.validUntil)} />
+            </label>
+          </div>
+          <small class="muted">Blank: no limit. Dates are in this browser’s time zone; outside them screens skip the item.</small>
+          <fieldset>
+            <legend>Times of day</legend>
+            {parts.length === 0 && <p class="muted">All day, every day.</p>}
+            {parts.map((d, i) => (
+              <fieldset key={i} class="daypart" aria-label={`Time of day ${i + 1}`}>
+                <div class="checks">
+                  {WEEKDAYS.map((name, k) => (
+                    <label key={name}>
+                      <input
+                        type="checkbox"
+                        checked={d.days.includes(k + 1)}
+                        onChange={(e) => {
+                          const on = e.currentTarget.checked;
+                          setPart(i, (x) => ({ ...x, days: on ? [...x.days, k + 1].sort((a, b) => a - b) : x.days.filter((y) => y !== k + 1) }));
+                        }}
+                      />{' '}
+                      {name}
+                    </label>
+                  ))}
+                </div>
+                <div class="row">
+                  <label>
+                    From
+                    <input type="time" required value={d.from} onChange={(e) => setPart(i, (x) => ({ ...x, from: e.currentTarget.value }))} />
+                  </label>
+                  <label>
+                    To
+                    <input type="time" required value={d.to === '24:00' ? '00:00' : d.to} onChange={(e) => setPart(i, (x) => ({ ...x, to: e.currentTarget.value }))} />
+                  </label>
+                  <button type="button" class="secondary outline small" onClick={() => setParts((ps) => ps.filter((_, j) => j !== i))}>
+                    Remove
+                  </button>
+                </div>
+              </fieldset>
+            ))}
+            <button type="button" class="secondary outline small" onClick={() => setParts((ps) => [...ps, { days: [1, 2, 3, 4, 5], from: '09:00', to: '17:00' }])}>
+              Add a time of day
+            </button>
+            <small class="muted"> In each screen’s own time zone; a “to” at or before “from” runs past midnight.</small>
+          </fieldset>
+          <div class="row">
+            <label>
+              Transition
+              <select name="transition" aria-label="Transition">
+                {(['fade', 'slide', 'none'] as const).map((k) => (
+                  <option key={k} value={k} selected={item.transition.type === k}>
+                    {k === 'none' ? 'None (cut)' : k === 'fade' ? 'Fade' : 'Slide'}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Seconds
+              <input name="transitionSec" type="number" min="0" max="10" step="0.1" defaultValue={String(item.transition.type === 'none' || !item.transition.durationMs ? 0.5 : item.transition.durationMs / 1000)} aria-label="Transition seconds" />
+            </label>
+          </div>
+          <ErrorNote error={save.error} />
+          {saved && !save.error && <Notice>Saved.</Notice>}
+          <button type="submit" class="small" aria-busy={save.busy}>
+            Save when it plays
+          </button>
+        </fieldset>
+      </form>
+    </details>
   );
 }
 

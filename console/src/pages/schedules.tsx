@@ -1,7 +1,8 @@
-import { useState } from 'preact/hooks';
-import { api, atLeast, type Page } from '../api';
-import type { Group, Location, PlaylistSummary, Screen } from '../types';
-import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, ApiError, atLeast, type Page } from '../api';
+import type { Group, LayoutSummary, Location, PlaylistSummary, Screen } from '../types';
+import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 
 interface Schedule {
   id: string;
@@ -16,6 +17,7 @@ interface Schedule {
   priority: number;
   enabled: boolean;
   nextOccurrence: { startsAt: string; endsAt: string } | null;
+  updatedAt: string;
 }
 interface Segment {
   startsAt: string;
@@ -28,14 +30,43 @@ interface Segment {
 const DAYS = ['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'] as const;
 const DAY_LABEL: Record<(typeof DAYS)[number], string> = { MO: 'Mon', TU: 'Tue', WE: 'Wed', TH: 'Thu', FR: 'Fri', SA: 'Sat', SU: 'Sun' };
 
-function describeRrule(rrule: string | null): string {
+/** `iso` as the wall-clock `YYYY-MM-DDTHH:MM` of `zone` (what a datetime-local input holds). */
+export function wallClock(iso: string, zone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(iso));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
+  return `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}`;
+}
+
+const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 === 2 && n !== 12 ? 'nd' : n % 10 === 3 && n !== 13 ? 'rd' : 'th'}`;
+
+/** The recurrence in words; `startDay` (day of the month of the first occurrence) names a plain monthly one. */
+function describeRrule(rrule: string | null, startDay?: number): string {
   if (!rrule) return 'once';
   const parts = Object.fromEntries(rrule.split(';').map((p) => p.split('=') as [string, string]));
   const days = parts.BYDAY ? parts.BYDAY.split(',').map((d) => DAY_LABEL[d as (typeof DAYS)[number]] ?? d).join(', ') : '';
-  if (parts.FREQ === 'DAILY') return `every day${parts.UNTIL ? ' until ' + parts.UNTIL.slice(0, 8) : ''}`;
-  if (parts.FREQ === 'WEEKLY') return `every week${days ? ' on ' + days : ''}`;
-  if (parts.FREQ === 'MONTHLY') return 'every month';
+  const until = parts.UNTIL ? ` until ${parts.UNTIL.slice(0, 4)}-${parts.UNTIL.slice(4, 6)}-${parts.UNTIL.slice(6, 8)}` : '';
+  const others = Object.keys(parts).filter((k) => !['FREQ', 'BYDAY', 'UNTIL', 'BYMONTHDAY'].includes(k));
+  if (others.length) return rrule;
+  if (parts.FREQ === 'DAILY' && !parts.BYDAY && !parts.BYMONTHDAY) return `every day${until}`;
+  if (parts.FREQ === 'WEEKLY' && !parts.BYMONTHDAY) return `every week${days ? ' on ' + days : ''}${until}`;
+  if (parts.FREQ === 'MONTHLY' && !parts.BYDAY) {
+    const day = parts.BYMONTHDAY ? Number(parts.BYMONTHDAY) : startDay;
+    return `every month${day && Number.isInteger(day) && day > 0 ? ` on the ${ordinal(day)}` : ''}${until}`;
+  }
   return rrule;
+}
+
+type Repeat = 'none' | 'daily' | 'weekdays' | 'weekly' | 'monthly' | 'custom';
+
+/** The form's repeat choice for a stored RRULE (anything it cannot say stays custom text). */
+function repeatOf(rrule: string | null): { repeat: Repeat; days: string[]; custom: string } {
+  if (!rrule) return { repeat: 'none', days: [], custom: '' };
+  if (rrule === 'FREQ=DAILY') return { repeat: 'daily', days: [], custom: '' };
+  if (rrule === 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR') return { repeat: 'weekdays', days: [], custom: '' };
+  if (rrule === 'FREQ=MONTHLY') return { repeat: 'monthly', days: [], custom: '' };
+  const weekly = /^FREQ=WEEKLY(;BYDAY=((MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*))?$/.exec(rrule);
+  if (weekly) return { repeat: 'weekly', days: weekly[2] ? weekly[2].split(',') : [], custom: '' };
+  return { repeat: 'custom', days: [], custom: rrule };
 }
 
 /** Schedules: when which content plays where, with recurrence; and what a screen will show. */
@@ -43,8 +74,14 @@ export function SchedulesPage() {
   useTitle('Schedules');
   const { user } = useSession();
   const canEdit = atLeast(user, 'publisher');
+  const { query } = useLocation();
   const schedules = useLoad(() => api.get<Page<Schedule>>('schedules?limit=500'));
   const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
+  const layouts = useLoad(() => api.get<Page<LayoutSummary>>('layouts?limit=500'));
+  const [editing, setEditing] = useState<Schedule | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  // "Schedule it" on a layout or playlist page lands here with ?layout= or ?playlist=.
+  const preset = query.layout ? `layout:${query.layout}` : query.playlist ? `playlist:${query.playlist}` : '';
   const screens = useLoad(() => api.get<Page<Screen>>('screens?limit=500'));
   const groups = useLoad(() => api.get<Page<Group>>('screen-groups?limit=500'));
   const locations = useLoad(() => api.get<Page<Location>>('locations?limit=500'));
@@ -67,19 +104,47 @@ export function SchedulesPage() {
     <>
       <hgroup>
         <h1>Schedules</h1>
-        <p>Play a playlist on screens, groups or locations at set times. Higher priority wins where schedules overlap.</p>
+        <p>Play a playlist or a layout on screens, groups or locations at set times. Higher priority wins where schedules overlap.</p>
       </hgroup>
       <Preview screens={screens.data?.items ?? []} groups={groups.data?.items ?? []} version={schedules.data} />
-      {canEdit && (
-        <NewSchedule
+      {canEdit && (playlists.data || playlists.error) && (layouts.data || layouts.error) && (
+        <details open={Boolean(preset) || undefined}>
+          <summary role="button" class="outline">
+            New schedule
+          </summary>
+          <ScheduleForm
+            key={preset}
+            preset={preset}
+            playlists={playlists.data?.items ?? []}
+            layouts={layouts.data?.items ?? []}
+            screens={screens.data?.items ?? []}
+            groups={groups.data?.items ?? []}
+            locations={locations.data?.items ?? []}
+            onSaved={async (s) => {
+              setSaved(`Schedule ${s.name} created.`);
+              await schedules.reload();
+            }}
+          />
+        </details>
+      )}
+      {editing && screens.data && groups.data && locations.data && (
+        <EditSchedule
+          key={editing.id + editing.updatedAt}
+          schedule={editing}
           playlists={playlists.data?.items ?? []}
+          layouts={layouts.data?.items ?? []}
           screens={screens.data?.items ?? []}
           groups={groups.data?.items ?? []}
           locations={locations.data?.items ?? []}
-          onCreated={schedules.reload}
+          onDone={async (s) => {
+            setEditing(null);
+            if (s) setSaved(`Schedule ${s.name} saved.`);
+            await schedules.reload();
+          }}
         />
       )}
-      <ErrorNote error={schedules.error ?? toggle.error ?? remove.error} />
+      {saved && <Notice>{saved}</Notice>}
+      <ErrorNote error={schedules.error ?? playlists.error ?? layouts.error ?? toggle.error ?? remove.error} />
       <div class="table-wrap">
         <table class="striped">
           <thead>
@@ -99,11 +164,14 @@ export function SchedulesPage() {
             {(schedules.data?.items ?? []).map((s) => (
               <tr key={s.id} data-schedule={s.name} class={s.enabled ? undefined : 'disabled'}>
                 <td>{s.name}</td>
-                <td>{s.content.name ?? s.content.type}</td>
+                <td>
+                  {s.content.name ?? s.content.type}
+                  {s.content.type === 'layout' && <small class="muted"> layout</small>}
+                </td>
                 <td>{nameOf(s)}</td>
                 <td>
                   {formatTime(s.startsAt)}
-                  {s.endsAt ? ` – ${formatTime(s.endsAt)}` : ''} · {describeRrule(s.rrule)}
+                  {s.endsAt ? ` – ${formatTime(s.endsAt)}` : ''} · {describeRrule(s.rrule, Number(wallClock(s.startsAt, s.timeZone).slice(8, 10)))}
                   <br />
                   <small class="muted">{s.followsScreenTimeZone ? 'in each screen’s time zone' : s.timeZone}</small>
                 </td>
@@ -112,6 +180,17 @@ export function SchedulesPage() {
                 <td class="actions">
                   {canEdit && (
                     <>
+                      <button
+                        type="button"
+                        class="secondary outline small"
+                        aria-label={`Edit ${s.name}`}
+                        onClick={() => {
+                          setSaved(null);
+                          setEditing(s);
+                        }}
+                      >
+                        Edit
+                      </button>
                       <button type="button" class="secondary outline small" onClick={() => void toggle.run(s)}>
                         {s.enabled ? 'Pause' : 'Resume'}
                       </button>
@@ -148,9 +227,41 @@ function localInput(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function NewSchedule({ playlists, screens, groups, locations, onCreated }: { playlists: PlaylistSummary[]; screens: Screen[]; groups: Group[]; locations: Location[]; onCreated: () => Promise<void> }) {
-  const [repeat, setRepeat] = useState('none');
-  const create = useAction(async (form: HTMLFormElement) => {
+interface FormProps {
+  playlists: PlaylistSummary[];
+  layouts: LayoutSummary[];
+  screens: Screen[];
+  groups: Group[];
+  locations: Location[];
+}
+
+/** Editing a schedule, above the table: the same form filled with it. */
+function EditSchedule({ schedule, onDone, ...lists }: FormProps & { schedule: Schedule; onDone: (saved: Schedule | null) => Promise<void> }) {
+  const box = useRef<HTMLElement>(null);
+  useEffect(() => box.current?.scrollIntoView({ block: 'nearest' }), []);
+  return (
+    <article ref={box} aria-labelledby="edit-h" class="edit-schedule">
+      <header class="row spread">
+        <h2 id="edit-h">Edit {schedule.name}</h2>
+        <button type="button" class="secondary outline small" onClick={() => void onDone(null)}>
+          Cancel
+        </button>
+      </header>
+      <ScheduleForm {...lists} schedule={schedule} onSaved={(s) => onDone(s)} />
+    </article>
+  );
+}
+
+/**
+ * New or existing schedule: what plays (a playlist or a published layout), where, when,
+ * how it repeats, in which zone, priority. Local times are read by the server in the
+ * chosen zone (or each screen's own).
+ */
+function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule, preset = '', onSaved }: FormProps & { schedule?: Schedule; preset?: string; onSaved: (s: Schedule) => Promise<void> }) {
+  const initial = repeatOf(schedule?.rrule ?? null);
+  const [repeat, setRepeat] = useState<Repeat>(initial.repeat);
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const save = useAction(async (form: HTMLFormElement) => {
     const fd = new FormData(form);
     const v = formValues(form);
     let rrule: string | null = null;
@@ -160,131 +271,164 @@ function NewSchedule({ playlists, screens, groups, locations, onCreated }: { pla
       const days = fd.getAll('byday').map(String);
       rrule = `FREQ=WEEKLY${days.length ? ';BYDAY=' + days.join(',') : ''}`;
     }
+    if (repeat === 'monthly') rrule = 'FREQ=MONTHLY';
     if (repeat === 'custom') rrule = v.rrule?.trim() || null;
     const sec = (s: string | undefined) => (s ? (s.length === 16 ? s + ':00' : s) : null);
-    await api.post('schedules', {
+    const [kind, contentId] = (v.content ?? '').split(':');
+    const body = {
       name: v.name,
-      content: { playlistId: v.playlistId },
+      content: kind === 'layout' ? { layoutId: contentId } : { playlistId: contentId },
       targets: { screenIds: fd.getAll('screenIds').map(String), groupIds: fd.getAll('groupIds').map(String), locationIds: fd.getAll('locationIds').map(String) },
       startsAt: sec(v.startsAt),
       endsAt: sec(v.endsAt),
       rrule,
       timeZone: v.timeZone || null,
       priority: Number(v.priority || 0),
-      enabled: true,
-    });
-    form.reset();
-    setRepeat('none');
-    await onCreated();
+    };
+    let result: Schedule;
+    if (schedule) {
+      // Schedules carry no revision to send as If-Match: compare updatedAt just before saving,
+      // so a change someone made since the form opened is not silently overwritten.
+      const current = await api.get<Schedule>(`schedules/${schedule.id}`);
+      if (current.updatedAt !== schedule.updatedAt) throw new ApiError(412, 'version_conflict', 'Someone else changed this schedule since you opened it. Cancel and edit it again to see their version.');
+      result = await api.patch<Schedule>(`schedules/${schedule.id}`, body);
+    } else {
+      result = await api.post<Schedule>('schedules', { ...body, enabled: true });
+      form.reset();
+      setRepeat('none');
+    }
+    await onSaved(result);
   });
   const now = new Date();
   now.setMinutes(0, 0, 0);
+  const zone = schedule ? schedule.timeZone : browserZone;
+  const startValue = schedule ? wallClock(schedule.startsAt, zone) : localInput(now);
+  const endValue = schedule ? (schedule.endsAt ? wallClock(schedule.endsAt, zone) : '') : localInput(new Date(now.getTime() + 3600_000));
+  const contentValue = schedule ? `${schedule.content.type}:${schedule.content.id}` : preset;
+  const zoneValue = schedule ? (schedule.followsScreenTimeZone ? '' : schedule.timeZone) : '';
+  const zones = [...new Set([browserZone, 'UTC', ...(zoneValue ? [zoneValue] : [])])];
+  const targets = schedule?.targets;
+  const fieldError = (f: string) => (save.error instanceof ApiError ? save.error.fieldMessage(f) : undefined);
   return (
-    <details>
-      <summary role="button" class="outline">
-        New schedule
-      </summary>
-      <form
-        aria-label="New schedule"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void create.run(e.currentTarget);
-        }}
-      >
-        <div class="grid">
-          <label>
-            Name
-            <input name="name" required maxLength={200} placeholder="e.g. Breakfast menu" />
-          </label>
-          <label>
-            Playlist
-            <select name="playlistId" required>
-              <option value="">Choose…</option>
+    <form
+      aria-label={schedule ? 'Edit schedule' : 'New schedule'}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run(e.currentTarget);
+      }}
+    >
+      <div class="grid">
+        <label>
+          Name
+          <input name="name" required maxLength={200} placeholder="e.g. Breakfast menu" defaultValue={schedule?.name ?? ''} />
+        </label>
+        <label>
+          Plays
+          <select name="content" required>
+            <option value="" selected={!contentValue}>
+              Choose a playlist or layout…
+            </option>
+            <optgroup label="Playlists">
               {playlists.map((p) => (
-                <option key={p.id} value={p.id}>
+                <option key={p.id} value={`playlist:${p.id}`} selected={contentValue === `playlist:${p.id}`}>
                   {p.name}
                 </option>
               ))}
-            </select>
-          </label>
-          <label>
-            Priority
-            <input name="priority" type="number" min={-1000} max={1000} defaultValue="0" />
-          </label>
-        </div>
-        <fieldset>
-          <legend>Where</legend>
-          <div class="checks">
-            {screens.map((s) => (
-              <label key={s.id}>
-                <input type="checkbox" name="screenIds" value={s.id} /> {s.name}
-              </label>
-            ))}
-            {groups.map((g) => (
-              <label key={g.id}>
-                <input type="checkbox" name="groupIds" value={g.id} /> Group {g.name}
-              </label>
-            ))}
-            {locations.map((l) => (
-              <label key={l.id}>
-                <input type="checkbox" name="locationIds" value={l.id} /> Location {l.name}
-              </label>
-            ))}
-            {screens.length + groups.length + locations.length === 0 && <small class="muted">Add screens first.</small>}
-          </div>
-        </fieldset>
-        <div class="grid">
-          <label>
-            Starts
-            <input name="startsAt" type="datetime-local" required defaultValue={localInput(now)} />
-          </label>
-          <label>
-            Ends
-            <input name="endsAt" type="datetime-local" defaultValue={localInput(new Date(now.getTime() + 3600_000))} />
-          </label>
-          <label>
-            Repeats
-            <select name="repeat" value={repeat} onChange={(e) => setRepeat(e.currentTarget.value)}>
-              <option value="none">Does not repeat</option>
-              <option value="daily">Every day</option>
-              <option value="weekdays">Every weekday</option>
-              <option value="weekly">Weekly on…</option>
-              <option value="custom">Custom (RRULE)</option>
-            </select>
-          </label>
-        </div>
-        {repeat === 'weekly' && (
-          <fieldset>
-            <legend>On</legend>
-            <div class="checks">
-              {DAYS.map((d) => (
-                <label key={d}>
-                  <input type="checkbox" name="byday" value={d} /> {DAY_LABEL[d]}
-                </label>
+            </optgroup>
+            <optgroup label="Layouts (published)">
+              {layouts.map((l) => (
+                <option key={l.id} value={`layout:${l.id}`} selected={contentValue === `layout:${l.id}`} disabled={!l.publishedRevisionNumber && contentValue !== `layout:${l.id}`}>
+                  {l.name}
+                  {l.publishedRevisionNumber ? '' : ' (not published)'}
+                </option>
               ))}
-            </div>
-          </fieldset>
-        )}
-        {repeat === 'custom' && (
-          <label>
-            RRULE (RFC 5545)
-            <input name="rrule" placeholder="FREQ=MONTHLY;BYMONTHDAY=1" maxLength={1000} />
-          </label>
-        )}
+            </optgroup>
+          </select>
+          {fieldError('content') && <small>{fieldError('content')}</small>}
+        </label>
         <label>
-          Time zone
-          <select name="timeZone">
-            <option value="">Each screen’s own (its location’s)</option>
-            <option value={Intl.DateTimeFormat().resolvedOptions().timeZone}>{Intl.DateTimeFormat().resolvedOptions().timeZone} (this browser)</option>
-            <option value="UTC">UTC</option>
+          Priority
+          <input name="priority" type="number" min={-1000} max={1000} defaultValue={String(schedule?.priority ?? 0)} />
+        </label>
+      </div>
+      <fieldset>
+        <legend>Where</legend>
+        <div class="checks">
+          {screens.map((s) => (
+            <label key={s.id}>
+              <input type="checkbox" name="screenIds" value={s.id} defaultChecked={targets?.screenIds.includes(s.id)} /> {s.name}
+            </label>
+          ))}
+          {groups.map((g) => (
+            <label key={g.id}>
+              <input type="checkbox" name="groupIds" value={g.id} defaultChecked={targets?.groupIds.includes(g.id)} /> Group {g.name}
+            </label>
+          ))}
+          {locations.map((l) => (
+            <label key={l.id}>
+              <input type="checkbox" name="locationIds" value={l.id} defaultChecked={targets?.locationIds.includes(l.id)} /> Location {l.name}
+            </label>
+          ))}
+          {screens.length + groups.length + locations.length === 0 && <small class="muted">Add screens first.</small>}
+        </div>
+        {fieldError('targets') && <small>{fieldError('targets')}</small>}
+      </fieldset>
+      <div class="grid">
+        <label>
+          Starts
+          <input name="startsAt" type="datetime-local" required defaultValue={startValue} />
+        </label>
+        <label>
+          Ends
+          <input name="endsAt" type="datetime-local" defaultValue={endValue} />
+        </label>
+        <label>
+          Repeats
+          <select name="repeat" value={repeat} onChange={(e) => setRepeat(e.currentTarget.value as Repeat)}>
+            <option value="none">Does not repeat</option>
+            <option value="daily">Every day</option>
+            <option value="weekdays">Every weekday</option>
+            <option value="weekly">Weekly on…</option>
+            <option value="monthly">Every month (on the start’s day)</option>
+            <option value="custom">Custom (RRULE)</option>
           </select>
         </label>
-        <ErrorNote error={create.error} />
-        <button type="submit" aria-busy={create.busy}>
-          Create schedule
-        </button>
-      </form>
-    </details>
+      </div>
+      {repeat === 'weekly' && (
+        <fieldset>
+          <legend>On</legend>
+          <div class="checks">
+            {DAYS.map((d) => (
+              <label key={d}>
+                <input type="checkbox" name="byday" value={d} defaultChecked={initial.days.includes(d)} /> {DAY_LABEL[d]}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      )}
+      {repeat === 'custom' && (
+        <label>
+          RRULE (RFC 5545)
+          <input name="rrule" placeholder="FREQ=MONTHLY;BYMONTHDAY=1" maxLength={1000} defaultValue={initial.custom} />
+        </label>
+      )}
+      <label>
+        Time zone
+        <select name="timeZone">
+          <option value="" selected={!zoneValue}>Each screen’s own (its location’s)</option>
+          {zones.map((z) => (
+            <option key={z} value={z} selected={z === zoneValue}>
+              {z}
+              {z === browserZone ? ' (this browser)' : ''}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ErrorNote error={save.error} />
+      <button type="submit" aria-busy={save.busy}>
+        {schedule ? 'Save schedule' : 'Create schedule'}
+      </button>
+    </form>
   );
 }
 
@@ -339,12 +483,15 @@ function Preview({ screens, groups, version }: { screens: Screen[]; groups: Grou
   const start = days[0]!;
   const end = addDays(days[days.length - 1]!, 1);
   const chosen = target || (screens[0] ? `screen:${screens[0].id}` : '');
+  const rangeKey = `${chosen}|${start.getTime()}|${end.getTime()}`;
   const preview = useLoad(async () => {
     if (!chosen) return null;
     const [kind, id] = chosen.split(':');
-    return api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+    const res = await api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+    return { ...res, rangeKey };
   }, [chosen, start.getTime(), end.getTime(), version]);
-  const segs = preview.data?.timeline ?? [];
+  // While the next range loads, the previous answer is not drawn on the new days.
+  const segs = preview.data?.rangeKey === rangeKey ? preview.data.timeline : [];
   const move = (step: number) => setAnchor(view === 'week' ? addDays(anchor, 7 * step) : new Date(anchor.getFullYear(), anchor.getMonth() + step, 1));
   const unit = view === 'week' ? 'week' : 'month';
   const title =

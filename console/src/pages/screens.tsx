@@ -52,7 +52,9 @@ export function NowShowingLabel({ screen }: { screen: Screen }) {
 export function ScreensPage() {
   useTitle('Screens');
   const { user } = useSession();
-  const [status, setStatus] = useState('');
+  // ?status= (links from the overview) preselects a status chip.
+  const { query } = useLocation();
+  const [status, setStatus] = useState(['online', 'stale', 'offline', 'pending'].includes(query.status ?? '') ? query.status! : '');
   const [groupId, setGroupId] = useState('');
   const [locationId, setLocationId] = useState('');
   const screens = useLoad(() => api.get<Page<Screen>>(`screens${qs({ status, groupId, locationId, limit: 500 })}`), [status, groupId, locationId]);

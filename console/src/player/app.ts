@@ -76,6 +76,8 @@ const debug = {
   nowPlaying: () => engine.nowPlaying(),
   lastError: () => lastError,
   noise: () => ({ status: noise.status, pending: noise.meter?.pending ?? 0 }),
+  /** The last 20 new manifests: their revision and what asked for them. */
+  manifestFetches: () => manifestFetches.map((f) => ({ ...f, reasons: [...f.reasons] })),
 };
 (window as unknown as { placardPlayer: typeof debug }).placardPlayer = debug;
 
@@ -408,7 +410,7 @@ async function heartbeat(): Promise<void> {
     }
     heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
     wait = heartbeatEveryMs;
-    if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest();
+    if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest('heartbeat');
     if (typeof reply.pendingCommands === 'number' && reply.pendingCommands > 0) void pollCommands();
   } catch (err) {
     if (err instanceof PlayerApiError && err.code === 'validation_failed' && noiseNow.batch.length && noise.meter) {
@@ -427,8 +429,17 @@ async function heartbeat(): Promise<void> {
   }
 }
 
-/** Fetches the manifest (If-None-Match), caches its media, then puts it on screen; one at a time. */
-function syncManifest(): Promise<void> {
+/** Why manifest downloads were asked for since the last one (diagnostics: `manifestFetches`). */
+let syncReasons: string[] = [];
+const manifestFetches: { reasons: string[]; revision: string; at: string }[] = [];
+
+/**
+ * Fetches the manifest (If-None-Match), caches its media, then puts it on screen; one at a
+ * time. `reason` (poll, heartbeat, socket:<message>, refresh, command, visible, start) is
+ * kept with each new manifest for diagnostics.
+ */
+function syncManifest(reason: string): Promise<void> {
+  syncReasons.push(reason);
   if (manifestSync) {
     manifestAgain = true;
     return manifestSync;
@@ -447,10 +458,14 @@ function syncManifest(): Promise<void> {
 async function syncOnce(): Promise<void> {
   if (!running) return;
   let manifest: PlayerManifest | null = null;
+  const reasons = syncReasons;
+  syncReasons = [];
   try {
     const got = await api.manifest(manifestEtag);
     if (!got.notModified) {
       manifest = readManifest(got.manifest);
+      manifestFetches.push({ reasons: [...new Set(reasons)], revision: manifest.revision, at: new Date().toISOString() });
+      if (manifestFetches.length > 20) manifestFetches.shift();
       for (const p of manifest.problems) log(`Manifest: ${p}`);
       storage.saveManifest(got.etag, got.manifest);
       manifestEtag = got.etag;
@@ -486,7 +501,7 @@ function scheduleRefresh(at: number | null): void {
   const wait = Math.min(6 * 3_600_000, Math.max(5_000, at - now() + Math.random() * 60_000));
   refreshTimer = setTimeout(() => {
     manifestEtag = null;
-    void syncManifest();
+    void syncManifest('refresh');
   }, wait);
 }
 
@@ -494,7 +509,7 @@ function schedulePoll(ms: number): void {
   if (pollTimer) clearTimeout(pollTimer);
   pollTimer = setTimeout(async () => {
     if (!running) return;
-    await Promise.allSettled([syncManifest(), pollCommands()]);
+    await Promise.allSettled([syncManifest('poll'), pollCommands()]);
     if (running) schedulePoll(debug.socketConnected ? POLL_WHILE_CONNECTED_MS : POLL_WHILE_DISCONNECTED_MS);
   }, ms);
 }
@@ -521,9 +536,9 @@ function connectSocket(): void {
     const msg = parseSocketMessage(ev.data);
     if (!msg) return;
     if (msg.type === 'manifest.changed' || msg.type === 'takeover.started' || msg.type === 'takeover.ended') {
-      if (msg.type !== 'manifest.changed' || msg.revision === null || msg.revision !== engine.revision) void syncManifest();
+      if (msg.type !== 'manifest.changed' || msg.revision === null || msg.revision !== engine.revision) void syncManifest(`socket:${msg.type}`);
     } else if (msg.type === 'hello') {
-      if (msg.manifestRevision !== engine.revision) void syncManifest();
+      if (msg.manifestRevision !== engine.revision) void syncManifest('socket:hello');
     } else if (msg.type === 'command.pending') {
       void pollCommands();
     } else if (msg.type === 'ping') {
@@ -588,13 +603,13 @@ async function runCommand(command: PlayerCommand): Promise<void> {
         await cache.clear();
         manifestEtag = null;
         await api.commandResult(command.id, succeeded('Media cache cleared; downloading again.'));
-        void syncManifest();
+        void syncManifest('command');
         return;
       }
       case 'sync':
         manifestEtag = null;
         await heartbeat();
-        await syncManifest();
+        await syncManifest('command');
         await api.commandResult(command.id, succeeded(`Manifest ${engine.revision ?? 'none'} on screen.`));
         return;
       case 'identify':
@@ -669,7 +684,7 @@ setInterval(() => void checkForNewRelease(), 30 * 60_000);
 // --- Start ------------------------------------------------------------------------------
 
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'visible' && running) void syncManifest();
+  if (document.visibilityState === 'visible' && running) void syncManifest('visible');
 });
 addEventListener('online', () => {
   if (running) {

@@ -427,7 +427,9 @@ export const scheduleRoutes = [
     tags: TAGS,
     summary: 'Change a schedule (any field; `targets` replaces the targets)',
     params: IdParams,
-    body: z.object(ScheduleFields).partial(),
+    // No defaults here: zod applies `.default()` inside `.partial()`, so a PATCH without
+    // `priority` or `enabled` would reset them to 0 and true (a paused schedule resumed).
+    body: z.object({ ...ScheduleFields, priority: z.number().int().min(-1000).max(1000), enabled: z.boolean() }).partial(),
     responses: { 200: { description: 'The schedule', data: ScheduleDto } },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
