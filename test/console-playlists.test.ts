@@ -108,5 +108,16 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol.playlist-items li')[1]?.dataset.item === 'bravo.png');
   t.same((await itemsNow()).map((i) => i.label), ['charlie.png', 'bravo.png', 'alpha.png'], 'the keyboard move reached the server');
+
+  // A nested playlist plays one pass of its own items: no seconds box, its length shown.
+  const inner = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Specials' } })).body.data;
+  await app.json(`/api/v1/playlists/${inner.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: assets[0]!.id, durationMs: 7000 } });
+  await app.json(`/api/v1/playlists/${inner.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: assets[2]!.id, durationMs: 5000 } });
+  t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: owner.headers, json: { playlistId: inner.id } })).status, 201);
+  await page.reload();
+  const nested = item('Specials');
+  await nested.waitFor();
+  t.equal(await nested.getByRole('spinbutton', { name: /^Seconds for/ }).count(), 0, 'a nested playlist has no duration box');
+  t.match(await nested.getByTitle('One pass of the nested playlist').innerText(), /12\s*s/, 'its length is one pass of its items (7 s + 5 s)');
   t.same(errors, [], 'no uncaught errors in the page');
 });

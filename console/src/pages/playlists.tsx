@@ -209,7 +209,7 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
         {!item.enabled && <span class="badge">off</span>}
         <WindowBadge item={item} />
       </span>
-      {canEdit ? (
+      {canEdit && item.type !== 'playlist' ? (
         <form
           class="inline duration"
           aria-label={`Duration of ${item.label ?? 'item'}`}
@@ -225,14 +225,15 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
             min="0.5"
             step="0.5"
             aria-label={`Seconds for ${item.label ?? 'item'}`}
-            placeholder={item.assetKind === 'video' ? 'video length' : '10'}
+            placeholder={item.assetKind === 'video' || item.assetKind === 'audio' ? `${item.assetKind} length` : item.assetKind === 'website' ? '30' : '10'}
             defaultValue={item.durationMs ? String(item.durationMs / 1000) : ''}
             onChange={(e) => e.currentTarget.form?.requestSubmit()}
           />
           <small>s</small>
         </form>
       ) : (
-        <span>{formatDuration(item.effectiveDurationMs)}</span>
+        // A nested playlist plays one pass of its own items: its length is theirs, not set here.
+        <span title={item.type === 'playlist' ? 'One pass of the nested playlist' : undefined}>{formatDuration(item.effectiveDurationMs)}</span>
       )}
       {canEdit && (
         <span class="item-actions">
