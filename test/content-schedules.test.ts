@@ -277,3 +277,43 @@ t.test('disable and enable; the preview covers at most 62 days', async (t) => {
   t.equal(over.status, 400);
   t.match(over.body.error, { code: 'validation_failed', message: /at most 62 days/, details: { issues: [{ path: ['to'] }] } });
 });
+
+t.test('schedules carry a revision: If-Match refuses a stale change, and racing edits cannot both win', async (t) => {
+  const { app, owner, call, playable } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const screen = await pairScreen(app, owner, { name: 'Door' });
+  const playlist = await playable('Menu');
+  const made = await call('POST', '/api/v1/schedules', { name: 'Lunch', content: { playlistId: playlist }, targets: { screenIds: [screen.screenId] }, startsAt: '2026-06-01T11:00:00Z', endsAt: '2026-06-01T14:00:00Z', rrule: 'FREQ=DAILY', timeZone: 'UTC' });
+  t.equal(made.status, 201);
+  t.equal(made.body.data.revision, 1);
+  t.equal(made.headers.get('etag'), '"1"');
+  const id = made.body.data.id as string;
+  t.equal((await call('GET', `/api/v1/schedules/${id}`)).headers.get('etag'), '"1"');
+
+  const renamed = await call('PATCH', `/api/v1/schedules/${id}`, { name: 'Lunch menu' }, { 'if-match': '"1"' });
+  t.equal(renamed.status, 200);
+  t.match(renamed.body.data, { name: 'Lunch menu', revision: 2 });
+  t.equal(renamed.headers.get('etag'), '"2"');
+
+  const stale = await call('PATCH', `/api/v1/schedules/${id}`, { priority: 5 }, { 'if-match': '"1"' });
+  t.equal(stale.status, 412);
+  t.equal(stale.body.error.code, 'version_conflict');
+  t.equal((await call('GET', `/api/v1/schedules/${id}`)).body.data.priority, 0, 'the stale change was not applied');
+  t.equal((await call('POST', `/api/v1/schedules/${id}/disable`, undefined, { 'if-match': '"1"' })).status, 412, 'disable checks If-Match too');
+  t.equal((await call('DELETE', `/api/v1/schedules/${id}`, undefined, { 'if-match': '"1"' })).status, 412, 'and delete');
+  t.equal((await call('PATCH', `/api/v1/schedules/${id}`, { priority: 5 }, { 'if-match': 'soon' })).status, 400, 'an If-Match that is no revision');
+
+  const off = await call('POST', `/api/v1/schedules/${id}/disable`, undefined, { 'if-match': '"2"' });
+  t.match(off.body.data, { enabled: false, revision: 3 });
+  t.equal((await call('POST', `/api/v1/schedules/${id}/disable`)).body.data.revision, 3, 'a toggle that changes nothing keeps the revision');
+  t.equal((await call('PATCH', `/api/v1/schedules/${id}`, { priority: 5 })).body.data.revision, 4, 'without If-Match a change applies');
+
+  // Five edits sent at once, all naming revision 4: exactly one wins, the others get 412.
+  const results = await Promise.all([1, 2, 3, 4, 5].map((n) => call('PATCH', `/api/v1/schedules/${id}`, { name: `Edit ${n}` }, { 'if-match': '"4"' })));
+  const statuses = results.map((r) => r.status).sort();
+  t.same(statuses, [200, 412, 412, 412, 412], 'one edit wins');
+  const winner = results.find((r) => r.status === 200)!.body.data;
+  const now = (await call('GET', `/api/v1/schedules/${id}`)).body.data;
+  t.match(now, { name: winner.name, revision: 5 }, 'the winner’s change is what is stored');
+  t.equal((await call('DELETE', `/api/v1/schedules/${id}`, undefined, { 'if-match': '"5"' })).status, 204);
+});

@@ -17,6 +17,7 @@ interface Schedule {
   priority: number;
   enabled: boolean;
   nextOccurrence: { startsAt: string; endsAt: string } | null;
+  revision: number;
   updatedAt: string;
 }
 interface Segment {
@@ -129,7 +130,7 @@ export function SchedulesPage() {
       )}
       {editing && screens.data && groups.data && locations.data && (
         <EditSchedule
-          key={editing.id + editing.updatedAt}
+          key={`${editing.id}:${editing.revision}`}
           schedule={editing}
           playlists={playlists.data?.items ?? []}
           layouts={layouts.data?.items ?? []}
@@ -287,11 +288,13 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
     };
     let result: Schedule;
     if (schedule) {
-      // Schedules carry no revision to send as If-Match: compare updatedAt just before saving,
-      // so a change someone made since the form opened is not silently overwritten.
-      const current = await api.get<Schedule>(`schedules/${schedule.id}`);
-      if (current.updatedAt !== schedule.updatedAt) throw new ApiError(412, 'version_conflict', 'Someone else changed this schedule since you opened it. Cancel and edit it again to see their version.');
-      result = await api.patch<Schedule>(`schedules/${schedule.id}`, body);
+      // If-Match: a change someone made since the form opened is refused (412), not overwritten.
+      try {
+        result = await api.patch<Schedule>(`schedules/${schedule.id}`, body, { headers: { 'if-match': `"${schedule.revision}"` } });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 412) throw new ApiError(412, 'version_conflict', 'Someone else changed this schedule since you opened it. Cancel and edit it again to see their version.');
+        throw err;
+      }
     } else {
       result = await api.post<Schedule>('schedules', { ...body, enabled: true });
       form.reset();

@@ -10,7 +10,7 @@ import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagi
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.js';
 import { contentChanged } from './changes.js';
-import { Instant, notYet, now } from './common.js';
+import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
 import { DEFAULT_TIME_ZONE, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
 import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 
@@ -85,6 +85,7 @@ const ScheduleDto = z
     followsScreenTimeZone: z.boolean(),
     priority: z.number(),
     enabled: z.boolean(),
+    revision: z.number().int().describe('bumped by every change; send it back in If-Match'),
     nextOccurrence: z.object({ startsAt: z.string(), endsAt: z.string().nullable() }).nullable().describe('in the schedule’s own zone, within a year'),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -121,6 +122,7 @@ async function toDto(db: Db, row: SchedulesTable) {
     followsScreenTimeZone: row.follow_screen_zone === 1,
     priority: row.priority,
     enabled: row.enabled === 1,
+    revision: row.revision,
     nextOccurrence: next ? { startsAt: new Date(next.start).toISOString(), endsAt: Number.isFinite(next.end) ? new Date(next.end).toISOString() : null } : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -132,6 +134,39 @@ async function getRow(db: Db, id: string): Promise<SchedulesTable> {
   if (!row) throw notFound('Schedule');
   return row;
 }
+
+/** The schedule as the client sees it, with its revision as the ETag. */
+async function reply(db: Db, id: string, status: 200 | 201 = 200) {
+  const dto = await toDto(db, await getRow(db, id));
+  return (status === 201 ? created : ok)(dto, etagOf(dto.revision));
+}
+
+/**
+ * Writes a change of `row` only while its revision is still the one read (and If-Match
+ * named, when sent): a change that lost a race with another is 412, never a silent overwrite.
+ */
+async function updateAtRevision(ctx: Context, trx: Db, row: SchedulesTable, set: Partial<SchedulesTable>): Promise<void> {
+  const res = await trx
+    .updateTable('schedules')
+    .set({ ...set, revision: row.revision + 1, updated_at: now() })
+    .where('id', '=', row.id)
+    .where('revision', '=', row.revision)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) {
+    throw lostRace(ctx, 'Reload and apply your change again.');
+  }
+}
+
+/** A change that read a revision another change has since replaced: 412 when If-Match was sent, else 409. */
+function lostRace(ctx: Context, what: string): ApiError {
+  return new ApiError('version_conflict', `This schedule was changed meanwhile. ${what}`, { status: ctx.get('if-match') ? 412 : 409 });
+}
+
+const ifMatchHeader = { headers: { ETag: { description: 'The schedule’s revision; send it back in If-Match' } } };
+const staleResponse = {
+  409: { description: 'version_conflict: another change won while this one was made (no If-Match sent)' },
+  412: { description: 'version_conflict: If-Match named a stale revision, or another change won' },
+};
 
 export interface ScheduleInput {
   name: string;
@@ -219,15 +254,16 @@ const toggle = (enabled: boolean) =>
     tags: TAGS,
     summary: enabled ? 'Turn a schedule on' : 'Turn a schedule off (kept, plays nothing)',
     params: IdParams,
-    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
+    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
     handler: async (ctx, { params }) => {
       const row = await getRow(ctx.deps.db, params.id);
+      checkRevision(ctx, row.revision);
       if ((row.enabled === 1) !== enabled) {
-        await ctx.deps.db.updateTable('schedules').set({ enabled: enabled ? 1 : 0, updated_at: now() }).where('id', '=', row.id).execute();
+        await updateAtRevision(ctx, ctx.deps.db, row, { enabled: enabled ? 1 : 0 });
         const targets = await targetsOf(ctx.deps.db, row.id);
         await scheduleChanged(ctx, row.id, targets, targets);
       }
-      return ok(await toDto(ctx.deps.db, await getRow(ctx.deps.db, row.id)));
+      return reply(ctx.deps.db, row.id);
     },
   });
 
@@ -312,18 +348,18 @@ export const scheduleRoutes = [
     description:
       'Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). Campaigns answer 400 until they exist.',
     body: z.object(ScheduleFields),
-    responses: { 201: { description: 'The schedule', data: ScheduleDto } },
+    responses: { 201: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader } },
     handler: async (ctx, { body, auth }) => {
       const db = ctx.deps.db;
       const { row, targets } = await prepare(db, body);
       const id = uuidv7();
       const t = now();
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('schedules').values({ id, ...row, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t }).execute();
+        await trx.insertInto('schedules').values({ id, ...row, revision: 1, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t }).execute();
         await writeTargets(trx, id, targets);
       });
       await scheduleChanged(ctx, id, null, targets);
-      return created(await toDto(db, await getRow(db, id)));
+      return reply(db, id, 201);
     },
   }),
   defineRoute({
@@ -416,8 +452,8 @@ export const scheduleRoutes = [
     tags: TAGS,
     summary: 'A schedule',
     params: IdParams,
-    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
-    handler: async (ctx, { params }) => ok(await toDto(ctx.deps.db, await getRow(ctx.deps.db, params.id))),
+    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader } },
+    handler: async (ctx, { params }) => reply(ctx.deps.db, params.id),
   }),
   defineRoute({
     method: 'PATCH',
@@ -426,14 +462,16 @@ export const scheduleRoutes = [
     minRole: 'publisher',
     tags: TAGS,
     summary: 'Change a schedule (any field; `targets` replaces the targets)',
+    description: 'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.',
     params: IdParams,
     // No defaults here: zod applies `.default()` inside `.partial()`, so a PATCH without
     // `priority` or `enabled` would reset them to 0 and true (a paused schedule resumed).
     body: z.object({ ...ScheduleFields, priority: z.number().int().min(-1000).max(1000), enabled: z.boolean() }).partial(),
-    responses: { 200: { description: 'The schedule', data: ScheduleDto } },
+    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
       const row = await getRow(db, params.id);
+      checkRevision(ctx, row.revision);
       const before = await targetsOf(db, row.id);
       const merged: ScheduleInput = {
         name: body.name ?? row.name,
@@ -449,11 +487,11 @@ export const scheduleRoutes = [
       };
       const { row: next, targets } = await prepare(db, merged);
       await db.transaction().execute(async (trx) => {
-        await trx.updateTable('schedules').set({ ...next, updated_at: now() }).where('id', '=', row.id).execute();
+        await updateAtRevision(ctx, trx, row, next);
         await writeTargets(trx, row.id, targets);
       });
       await scheduleChanged(ctx, row.id, before, targets);
-      return ok(await toDto(db, await getRow(db, row.id)));
+      return reply(db, row.id);
     },
   }),
   defineRoute({
@@ -464,11 +502,13 @@ export const scheduleRoutes = [
     tags: TAGS,
     summary: 'Delete a schedule',
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    responses: { 204: { description: 'Deleted' }, ...staleResponse },
     handler: async (ctx, { params }) => {
       const row = await getRow(ctx.deps.db, params.id);
+      checkRevision(ctx, row.revision);
       const before = await targetsOf(ctx.deps.db, row.id);
-      await ctx.deps.db.deleteFrom('schedules').where('id', '=', row.id).execute();
+      const res = await ctx.deps.db.deleteFrom('schedules').where('id', '=', row.id).where('revision', '=', row.revision).executeTakeFirst();
+      if (Number(res.numDeletedRows) !== 1) throw lostRace(ctx, 'Reload and decide again.');
       await scheduleChanged(ctx, row.id, before, null);
       return noContent();
     },

@@ -160,7 +160,7 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       priority: 10,
       enabled: true,
     });
-    await trx.insertInto('schedules').values({ id: scheduleId, ...row, created_by: null, created_at: t, updated_at: t }).execute();
+    await trx.insertInto('schedules').values({ id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t }).execute();
     await writeTargets(db, scheduleId, targets);
 
     // Something always plays: the group's default playlist, and the portrait board its own.

@@ -312,6 +312,8 @@ export interface SchedulesTable {
   follow_screen_zone: number;
   priority: number;
   enabled: number;
+  /** Bumped by every change; `If-Match` names it (412 when stale). */
+  revision: number;
   created_by: string | null;
   created_at: string;
   updated_at: string;
