@@ -7,7 +7,7 @@ import { AuthenticatorEmulator, PasskeysCredentialsMemoryRepository, WebAuthnEmu
 const softwareAuthenticator = () => new WebAuthnEmulator(new AuthenticatorEmulator({ credentialsRepository: new PasskeysCredentialsMemoryRepository() }));
 import { deleteDisabledUser, findUserById } from '../server/src/modules/accounts/users.repo.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { contended, startApp, type TestApp } from './helpers/harness.js';
 
 async function reSignIn(app: TestApp, email: string) {
   const res = await app.json('/api/v1/auth/login', { method: 'POST', json: { email, password: TEST_PASSWORD } });
@@ -235,21 +235,13 @@ t.test('two owners disabling each other at once leave one active owner', async (
   const a = await signIn(app);
   let b = await signIn(app, { role: 'owner' });
   for (let round = 0; round < 3; round++) {
-    // Hold the database's one connection while the requests arrive, so their queries
-    // queue up and run interleaved once it is let go: without one transaction around
-    // check and write, both checks would see the other owner still active.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const holding = app.deps.db.connection().execute(() => held);
-    const pending = Promise.all([
+    // The requests queue on the held connection and run interleaved: without one
+    // transaction around check and write, both checks would see the other owner active.
+    const results = await contended(app, () => [
       app.json(`/api/v1/users/${b.user.id}`, { method: 'PATCH', json: { disabled: true }, headers: a.headers }),
       app.json(`/api/v1/users/${a.user.id}`, { method: 'PATCH', json: { disabled: true }, headers: b.headers }),
       app.json(`/api/v1/users/${a.user.id}`, { method: 'PATCH', json: { role: 'admin' }, headers: b.headers }),
     ]);
-    await new Promise((r) => setTimeout(r, 300));
-    release();
-    await holding;
-    const results = await pending;
     const active = await app.deps.db.selectFrom('users').select('id').where('role', '=', 'owner').where('disabled_at', 'is', null).execute();
     t.equal(active.length, 1, `round ${round}: one active owner remains (${results.map((r) => r.status).join(', ')})`);
     t.ok(results.every((r) => [200, 401, 409].includes(r.status)), 'each answer is a success, a conflict or (session ended) 401');

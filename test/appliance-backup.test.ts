@@ -1,33 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
-import { createBackup, listBackups, listFiles, verifyBackup } from '../server/src/modules/system/backup.js';
+import { createBackup, listBackups, verifyBackup } from '../server/src/modules/system/backup.js';
 import { restoreTestHooks } from '../server/src/modules/system/restore.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
+import { mediaDigest, writeMedia } from './helpers/data-dir.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
-
-/** Writes `count` random media files of `size` bytes, content-addressed like the media store. */
-function writeMedia(dataDir: string, count: number, size: number): void {
-  for (let i = 0; i < count; i++) {
-    const data = randomBytes(size);
-    const sha = createHash('sha256').update(data).digest('hex');
-    const dir = path.join(dataDir, 'media', sha.slice(0, 2));
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, sha), data);
-  }
-}
-
-/** sha256 of every file under media/, by relative path. */
-async function mediaDigest(dataDir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const f of await listFiles(path.join(dataDir, 'media'))) {
-    out[f.rel] = createHash('sha256').update(readFileSync(path.join(dataDir, 'media', f.rel))).digest('hex');
-  }
-  return out;
-}
 
 /** Every row of every table, ordered: the whole database as data. */
 function dumpDatabase(file: string): Record<string, unknown[]> {

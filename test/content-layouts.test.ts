@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { contended, startApp } from './helpers/harness.js';
 
 async function setup(t: Test) {
   const app = await startApp(t);
@@ -137,22 +137,6 @@ t.test('preview image: rendered from the zones, replaced by an upload', async (t
   const draft = await app.fetch(`/api/v1/layouts/${id}/preview-image?source=draft`, { headers: owner.headers });
   t.equal((await sharp(Buffer.from(await draft.arrayBuffer())).metadata()).width, 960, 'source=draft still renders');
 });
-
-/**
- * Holds the app's one database connection while `start` fires requests, so they all queue
- * on it and their queries interleave once it is released: without If-Match checked inside
- * the write's transaction, several would read the same revision and all succeed.
- */
-async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const held = app.deps.db.connection().execute(() => gate);
-  const pending = start();
-  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
-  release();
-  await held;
-  return Promise.all(pending);
-}
 
 t.test('If-Match is checked in the write: concurrent draft edits and publishes with one revision', async (t) => {
   const { app, call } = await setup(t);

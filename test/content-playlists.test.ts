@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { contended, startApp, type TestApp } from './helpers/harness.js';
 
 async function setup(t: Test) {
   const app = await startApp(t);
@@ -146,22 +146,6 @@ t.test('tag rule is stored and cleared; viewers read but cannot edit', async (t)
   t.equal((await app.json(`/api/v1/playlists/${p.id}`, { headers: viewer.headers })).status, 200);
   t.equal((await app.json(`/api/v1/playlists/${p.id}`, { method: 'PATCH', headers: viewer.headers, json: { name: 'x' } })).status, 403);
 });
-
-/**
- * Holds the app's one database connection while `start` fires requests, so they all queue
- * on it and their queries interleave once it is released: without If-Match checked inside
- * the write's transaction, several would read the same revision and all succeed.
- */
-async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const held = app.deps.db.connection().execute(() => gate);
-  const pending = start();
-  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
-  release();
-  await held;
-  return Promise.all(pending);
-}
 
 t.test('If-Match is checked in the write: of concurrent edits with the same revision exactly one wins', async (t) => {
   const { app, call } = await setup(t);

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp } from './helpers/harness.js';
+import { contended, startApp } from './helpers/harness.js';
 
 async function setup(t: Test) {
   const app = await startApp(t);
@@ -309,7 +309,7 @@ t.test('schedules carry a revision: If-Match refuses a stale change, and racing 
   t.equal((await call('PATCH', `/api/v1/schedules/${id}`, { priority: 5 })).body.data.revision, 4, 'without If-Match a change applies');
 
   // Five edits sent at once, all naming revision 4: exactly one wins, the others get 412.
-  const results = await Promise.all([1, 2, 3, 4, 5].map((n) => call('PATCH', `/api/v1/schedules/${id}`, { name: `Edit ${n}` }, { 'if-match': '"4"' })));
+  const results = await contended(app, () => [1, 2, 3, 4, 5].map((n) => call('PATCH', `/api/v1/schedules/${id}`, { name: `Edit ${n}` }, { 'if-match': '"4"' })));
   const statuses = results.map((r) => r.status).sort();
   t.same(statuses, [200, 412, 412, 412, 412], 'one edit wins');
   const winner = results.find((r) => r.status === 200)!.body.data;

@@ -87,3 +87,19 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
     },
   };
 }
+
+/**
+ * Holds the app's one database connection while `start` fires requests, so they all queue
+ * on it and their queries interleave once it is released: a check and a write that are
+ * not in one transaction would let several requests see the same state and all succeed.
+ */
+export async function contended<T>(app: TestApp, start: () => Promise<T>[]): Promise<T[]> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const held = app.deps.db.connection().execute(() => gate);
+  const pending = start();
+  await new Promise((r) => setTimeout(r, 400)); // let every request reach the database
+  release();
+  await held;
+  return Promise.all(pending);
+}
