@@ -34,6 +34,9 @@ function openHandle(file: string): SQLite.Database {
 
 const opened = new WeakMap<Db, OpenedDatabase>();
 
+/** Most prepared statements kept per connection (the app's distinct queries are a few hundred). */
+const STATEMENT_CACHE_SIZE = 1000;
+
 /** The OpenedDatabase behind a Kysely instance made by openDatabase (for backup and restore). */
 export function openedDatabaseOf(db: Db): OpenedDatabase | undefined {
   return opened.get(db);
@@ -62,15 +65,31 @@ export function durableRename(from: string, to: string): void {
 export function openDatabase(file: string): OpenedDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   let sqlite = openHandle(file);
+  // Prepared statements by SQL text. Kysely prepares every query anew, which is a good part
+  // of a small query's cost (the heartbeat runs several per request). Kysely only runs
+  // statements to completion (all/run), never two at once on one statement, so reuse is
+  // safe; SQLite re-prepares a statement by itself after a schema change. Bounded: texts
+  // that vary (IN lists of many lengths) cannot grow it without end.
+  let statements = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    let stmt = statements.get(source);
+    if (!stmt) {
+      stmt = sqlite.prepare(source);
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements = new Map();
+      statements.set(source, stmt);
+    }
+    return stmt;
+  };
   // Kysely holds this proxy, so the handle underneath can be swapped by a restore.
   const proxy = {
     prepare: (source: string) => {
       // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR,
       // ...); kysely's ROLLBACK would then fail and hide the error that caused it.
-      if (source === 'rollback' && !sqlite.inTransaction) return sqlite.prepare('select 1');
-      return sqlite.prepare(source);
+      if (source === 'rollback' && !sqlite.inTransaction) return prepare('select 1');
+      return prepare(source);
     },
     close: () => {
+      statements = new Map();
       sqlite.close();
     },
   };
@@ -104,6 +123,7 @@ export function openDatabase(file: string): OpenedDatabase {
           for (const suffix of ['-wal', '-shm']) rmSync(file + suffix, { force: true });
           durableRename(replacement, file);
         } finally {
+          statements = new Map(); // they belong to the closed handle
           sqlite = openHandle(file);
         }
       });
