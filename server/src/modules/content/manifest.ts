@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../app.js';
 import type { Db } from '../../platform/db/database.js';
-import { contentChangeCount, contentChanged, type DepRef } from './changes.js';
+import { contentChangeCount, type DepRef } from './changes.js';
+import { bumpManifestRevision } from '../screens/revision.js';
 import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
@@ -325,7 +326,9 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   if (quiet) cache.set(screen.id, entry);
   else {
     deps.logger.warn({ screenId: screen.id }, 'content kept changing during manifest builds; serving the last one uncached and bumping the screen');
-    await contentChanged(deps, [], [screen.id]);
+    // A direct bump, not contentChanged: that would count as one more change and send every
+    // other build in progress round again.
+    await bumpManifestRevision(deps, [screen.id]).catch((err: unknown) => deps.logger.error({ err }, 'could not bump a manifest'));
   }
   return entry;
 }
