@@ -15,6 +15,12 @@ t.test('HTTP conventions', async (t) => {
     t.type(res.body.error.message, 'string');
   });
 
+  t.test('paths are case-sensitive: /API/... is not /api/... (path checks such as the restore gate rely on it)', async (t) => {
+    const res = await app.json('/API/v1/test-things', { method: 'POST', json: { name: 'a', count: 1 } });
+    t.equal(res.status, 404);
+    t.equal(res.body.error.code, 'not_found');
+  });
+
   t.test('wrong method: 405 with Allow', async (t) => {
     const res = await app.json(`/api/v1/test-things/${ID}`, { method: 'PUT' });
     t.equal(res.status, 405);

@@ -155,7 +155,9 @@ export function checkRoutes(routes: readonly Route[]): void {
  */
 export function buildRouter(routes: readonly Route[], options: RouterOptions): Middleware {
   checkRoutes(routes);
-  const router = new Router();
+  // Case-sensitive: /API/... is not /api/... (path checks elsewhere, the restore gate and
+  // no-store among them, rely on that).
+  const router = new Router({ sensitive: true });
   for (const route of [...routes].sort(compareRoutes)) {
     const path = toRouterPath(route.path);
     const methods = route.method === 'GET' ? ['HEAD', 'GET'] : [route.method];
