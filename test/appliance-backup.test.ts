@@ -2,9 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { z } from 'zod';
 import t from 'tap';
 import { createBackup, listBackups, verifyBackup } from '../server/src/modules/system/backup.js';
+import { mediaServiceOf } from '../server/src/modules/media/service.js';
 import { restoreTestHooks } from '../server/src/modules/system/restore.js';
+import { defineRoute, ok } from '../server/src/platform/http/route.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { mediaDigest, writeMedia } from './helpers/data-dir.js';
@@ -239,6 +242,66 @@ t.test('while a restore runs, /api answers 503 (a write would be lost at the swa
   t.equal(after.status, 200, 'writes work again');
   t.equal((await getSettings(app.deps.db)).serverName, 'Written after the restore');
   t.equal((await app.json('/readyz')).status, 200);
+});
+
+t.test('a restore waits for writes already under way, and pauses the job queue across the swap', async (t) => {
+  // A write that got past the gate before the restore began, held open by the test.
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  const slowWrite = defineRoute({
+    method: 'POST',
+    path: '/api/v1/test-slow-write',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'a write that takes its time',
+    responses: { 200: { description: 'done', data: z.object({ done: z.boolean() }) } },
+    handler: async () => {
+      entered();
+      await finished;
+      return ok({ done: true });
+    },
+  });
+  const app = await startApp(t, { extraRoutes: [slowWrite] });
+  const owner = await signIn(app);
+  const name = (await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name;
+  const jobs = mediaServiceOf(app.deps)!.jobs;
+  const pauses: string[] = [];
+  const { pause, resume } = jobs;
+  jobs.pause = async () => {
+    pauses.push('pause');
+    await pause.call(jobs);
+  };
+  jobs.resume = async () => {
+    pauses.push('resume');
+    await resume.call(jobs);
+  };
+  t.teardown(() => Object.assign(jobs, { pause, resume }));
+  let swapped = false;
+  restoreTestHooks.beforeSwap = async () => {
+    swapped = true;
+    t.same(pauses, ['pause'], 'jobs are paused before the swap');
+  };
+  t.teardown(() => void delete restoreTestHooks.beforeSwap);
+
+  const write = app.json('/api/v1/test-slow-write', { method: 'POST', json: {} });
+  await inside;
+  const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
+  t.equal(started.status, 202);
+  const runOf = async () => (await app.json(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers: owner.headers })).body.data;
+  let run = await runOf();
+  for (let i = 0; i < 20 && run.message !== 'waiting for writes under way to finish'; i++) run = await runOf();
+  t.equal(run.message, 'waiting for writes under way to finish');
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(swapped, false, 'no swap while the write runs');
+  t.equal((await runOf()).state, 'running');
+  finish();
+  t.equal((await write).status, 200, 'the write that got in finishes');
+  while (run.state === 'running') run = await runOf();
+  t.equal(run.state, 'succeeded', JSON.stringify(run.error));
+  t.ok(swapped, 'then the swap happened');
+  t.same(pauses, ['pause', 'resume'], 'and the jobs resumed');
 });
 
 t.test('restore refuses a corrupt, cut-short, foreign or newer backup without touching the live data', async (t) => {

@@ -201,3 +201,41 @@ t.test('a media job that crashed the server on its last attempt fails its asset'
   t.equal(asset.progress, null);
   await q.stop();
 });
+
+t.test('pause interrupts running jobs and claims nothing; resume requeues what the live data holds as running', async (t) => {
+  const { db } = await database(t);
+  const q = new JobQueue(db, logger, { concurrency: 2 });
+  const started: number[] = [];
+  const aborted: number[] = [];
+  q.register('long', {
+    run: (p: { i: number }, ctx) =>
+      new Promise<void>((resolve, reject) => {
+        started.push(p.i);
+        const timer = setTimeout(resolve, 200);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          aborted.push(p.i);
+          reject(new Error('aborted'));
+        });
+      }),
+  });
+  await q.start();
+  for (let i = 0; i < 3; i++) await q.enqueue('long', { i });
+  while (started.length < 2) await sleep(5);
+  await q.pause();
+  t.same(aborted.sort(), [0, 1], 'the running jobs were interrupted');
+  let rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').execute();
+  t.same(rows.map((r) => [r.state, r.attempts]), [['queued', 0], ['queued', 0], ['queued', 0]], 'back to queued, their attempt given back');
+  await q.enqueue('long', { i: 3 });
+  await sleep(100);
+  t.equal(started.length, 2, 'nothing is claimed while paused, not even new work');
+
+  // The restored database says a job was running when its backup was taken.
+  await db.updateTable('jobs').set({ state: 'running', attempts: 1 }).where('id', '=', rows[2]!.id).execute();
+  await q.resume();
+  await q.idle();
+  rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').execute();
+  t.same(rows.map((r) => r.state), ['done', 'done', 'done', 'done'], 'after resume everything runs, the stale running one too');
+  t.equal(rows[2]!.last_error, null, 'not counted as a crash');
+  await q.stop();
+});

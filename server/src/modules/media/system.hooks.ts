@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { JobQueue, queueStatus } from '../../platform/jobs/queue.js';
-import { registerMaintenanceAction, registerStatusContributor } from '../system/hooks.js';
+import { registerMaintenanceAction, registerRestoreParticipant, registerStatusContributor } from '../system/hooks.js';
 import { ASSET_KINDS, ASSET_STATES } from './repo.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
 
@@ -79,6 +79,13 @@ export async function mediaStatus(db: AppDeps['db']) {
 
 registerStatusContributor({ key: 'media', title: 'Media library', collect: (deps) => mediaStatus(deps.db) });
 registerStatusContributor({ key: 'jobs', title: 'Background jobs', collect: (deps) => queueStatus(deps.db) });
+
+// Processing writes variants into media/ and rows into the database: not across a restore's swap.
+registerRestoreParticipant({
+  key: 'media-jobs',
+  pause: async (deps) => void (await mediaServiceOf(deps)?.jobs.pause()),
+  resume: async (deps) => void (await mediaServiceOf(deps)?.jobs.resume()),
+});
 
 // ---------------------------------------------------------------- maintenance: prune-media
 

@@ -76,6 +76,31 @@ export function maintenanceActionList(): MaintenanceAction[] {
   return [...maintenanceActions.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
+// ---------------------------------------------------------------- restore participants
+
+/**
+ * Work that runs outside HTTP requests and writes to the database or the media store (the
+ * job queue): paused before a live restore swaps the data in, resumed after it (also when
+ * it failed), so nothing it writes straddles the swap.
+ */
+export interface RestoreParticipant {
+  key: string;
+  /** Stops starting work and waits for what runs to stop. */
+  pause(deps: AppDeps): Promise<void>;
+  /** Picks up again on whatever data is live now. */
+  resume(deps: AppDeps): Promise<void>;
+}
+
+const restoreParticipants = new Map<string, RestoreParticipant>();
+
+export function registerRestoreParticipant(participant: RestoreParticipant): void {
+  restoreParticipants.set(participant.key, participant);
+}
+
+export function restoreParticipantList(): RestoreParticipant[] {
+  return [...restoreParticipants.values()];
+}
+
 // ---------------------------------------------------------------- settings export sections
 
 export interface ImportPlan {

@@ -8,8 +8,9 @@ import { ApiError } from '../../platform/http/errors.js';
 import { ServerSecrets } from '../../platform/security/secrets.js';
 import { v7 as uuidv7 } from 'uuid';
 import { BACKUP_NAME, BackupError, backupsDir, createBackup, listBackups, type BackupKind } from './backup.js';
-import { maintenanceAction, registerMaintenanceAction, type MaintenanceAction } from './hooks.js';
+import { maintenanceAction, registerMaintenanceAction, restoreParticipantList, type MaintenanceAction, type RestoreParticipant } from './hooks.js';
 import { restoreBackup } from './restore.js';
+import { drainWrites } from './restore-gate.js';
 import { getSettings, invalidateSettings } from './settings.js';
 
 export const RUN_STATES = ['running', 'succeeded', 'failed'] as const;
@@ -160,6 +161,9 @@ registerMaintenanceAction({
   },
 });
 
+/** How long a restore waits for writes already under way before it swaps the data in. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
 registerMaintenanceAction({
   name: 'restore',
   summary: 'Restore a backup from backups/ (upload one with POST /api/v1/system/backups); /readyz answers 503 meanwhile',
@@ -170,11 +174,22 @@ registerMaintenanceAction({
     const o = options as { backup: string };
     const live = openedDatabaseOf(deps.db);
     if (!live) throw new ApiError('conflict', 'This server cannot swap its database while running; use `placard restore` with the service stopped');
-    // Set before the first await: from the moment the run exists, /readyz answers 503.
+    // Set before the first await: from the moment the run exists, /readyz answers 503 and
+    // the gate turns new /api requests away.
     deps.state.restoreInProgress = true;
+    const paused: RestoreParticipant[] = [];
     try {
       const file = path.join(backupsDir(deps.config.dataDir), o.backup);
       if (!(await listBackups(deps.config.dataDir)).some((b) => b.name === o.backup)) throw new ApiError('not_found', `No backup named ${o.backup}`);
+      // What is already under way finishes first: writes that got in before the gate closed,
+      // then background work (jobs) stops. Nothing then writes across the swap.
+      progress(0.01, 'waiting for writes under way to finish');
+      const left = await drainWrites(deps, DRAIN_TIMEOUT_MS);
+      if (left) deps.logger.warn({ requests: left }, 'restore goes on while some writes still run');
+      for (const participant of restoreParticipantList()) {
+        await participant.pause(deps);
+        paused.push(participant);
+      }
       const result = await restoreBackup({ dataDir: deps.config.dataDir, file, live, progress });
       // The restored secret.key seals TOTP seeds of the restored users: use it from now on.
       if (app) app.context.secrets = new ServerSecrets(deps.config.dataDir);
@@ -182,6 +197,10 @@ registerMaintenanceAction({
       invalidateSettings();
       return { restored: o.backup, createdAt: result.header.createdAt, serverVersion: result.header.serverVersion, files: result.files, bytes: result.bytes, schemaVersion: result.migratedTo };
     } finally {
+      // Also after a failed restore: the live data is then the old one, untouched.
+      for (const participant of paused) {
+        await participant.resume(deps).catch((err: unknown) => deps.logger.error({ err, participant: participant.key }, 'could not resume after the restore'));
+      }
       deps.state.restoreInProgress = false;
     }
   },

@@ -62,9 +62,11 @@ function crashCount(lastError: string | null): number {
 export class JobQueue {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly running = new Map<string, Promise<void>>();
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private started = false;
   private stopped = false;
+  /** While paused (a live restore swaps the data): nothing is claimed, running jobs were interrupted. */
+  private paused = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly backoffBaseMs: number;
@@ -162,6 +164,33 @@ export class JobQueue {
     await Promise.allSettled([...this.running.values()]);
   }
 
+  /**
+   * Interrupts running jobs and claims nothing until resume() (a live restore is about to
+   * swap the database and media store). Interrupted jobs go back to `queued` with their
+   * attempt given back, like at shutdown.
+   */
+  async pause(): Promise<void> {
+    if (this.paused || this.stopped) return;
+    this.paused = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.abort.abort();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /**
+   * Works again, on whatever database is live now. Jobs it holds as `running` were running
+   * when the restored backup was taken: their processing is gone, so they are queued again
+   * (not counted as a crash).
+   */
+  async resume(): Promise<void> {
+    if (!this.paused || this.stopped) return;
+    this.abort = new AbortController();
+    await this.db.updateTable('jobs').set({ state: 'queued', locked_at: null, updated_at: iso() }).where('state', '=', 'running').execute();
+    this.paused = false;
+    this.kick();
+  }
+
   /** Resolves when nothing is queued-and-due or running (tests, benchmarks). */
   async idle(): Promise<void> {
     if (this.running.size === 0 && !(await this.hasDue())) return;
@@ -170,7 +199,7 @@ export class JobQueue {
 
   /** Looks for due jobs and runs as many as concurrency allows. */
   kick(): void {
-    if (!this.started || this.stopped) return;
+    if (!this.started || this.stopped || this.paused) return;
     void this.fill().catch((err: unknown) => this.logger.error({ err }, 'job queue failed to claim work'));
   }
 
@@ -191,7 +220,7 @@ export class JobQueue {
     if (this.filling) return;
     this.filling = true;
     try {
-      while (!this.stopped && this.running.size < this.options.concurrency) {
+      while (!this.stopped && !this.paused && this.running.size < this.options.concurrency) {
         const job = await this.claim();
         if (!job) break;
         const run = this.execute(job).finally(() => {
@@ -241,7 +270,7 @@ export class JobQueue {
 
   /** Wakes up when the earliest delayed job becomes due. */
   private async scheduleNext(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     const next = await this.db
       .selectFrom('jobs')
       .select('run_after')
@@ -281,8 +310,8 @@ export class JobQueue {
       log.debug('job done');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (this.stopped) {
-        // Interrupted by shutdown: not a failure, run again (same attempt count) at the next start.
+      if (this.stopped || this.paused) {
+        // Interrupted by shutdown or a restore: not a failure, run again (same attempt count).
         await this.db
           .updateTable('jobs')
           .set((eb) => ({ state: 'queued', attempts: eb('attempts', '-', 1), locked_at: null, updated_at: iso() }))
