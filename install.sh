@@ -384,6 +384,37 @@ schema_status() {
   return "$rc"
 }
 
+# The database's schema version as version $1's command reads it (empty when it cannot).
+db_schema_with() {
+  [ -f "$DATA/placard.db" ] || return 0
+  cli_of "$1" schema 2>/dev/null | sed -n 's/^database schema \([0-9][0-9]*\).*/\1/p' | head -n 1
+}
+
+# Must going back from version $2 to version $1 restore the pre-upgrade backup? 0: yes
+# (WHY says why), 1: no, the database is one $1 opens. When $1 cannot tell (a version
+# without `placard schema`), the schema $2 found before it started (recorded at its
+# upgrade) is compared with the schema now: unchanged means $2 migrated nothing.
+rollback_needs_restore() {
+  rc=0
+  schema_status "$1" || rc=$?
+  case "$rc" in
+    0) return 1 ;;
+    3) WHY="version $2 migrated the database and $1 cannot open it"; return 0 ;;
+  esac
+  before=$(cat "$OPT/$2/.schema-before-upgrade" 2>/dev/null || true)
+  now=$(db_schema_with "$2")
+  if [ -n "$before" ] && [ "$before" = "$now" ]; then return 1; fi
+  WHY="cannot tell whether $1 can open the database (placard schema: $rc; schema before the upgrade: ${before:-unknown}, now: ${now:-unknown})"
+  return 0
+}
+
+# After the current link moved back: the unit of the version now current, reloaded.
+restore_unit() {
+  UNIT_CHANGED=0
+  install_unit
+  if [ "$UNIT_CHANGED" = 1 ]; then systemctl_do daemon-reload || true; fi
+}
+
 newest_pre_upgrade_backup() {
   # Names sort by time (placard-backup-<UTC stamp>-pre-upgrade-xxxx.tar).
   for f in "$DATA"/backups/placard-backup-*-pre-upgrade-*.tar; do
@@ -429,10 +460,10 @@ roll_back_failed_upgrade() {
   sysctl stop placard.service || say "warning: could not stop placard.service"
   switch_current "$was"
   if [ -n "$prev_before" ]; then ln -sfn "$prev_before" "$OPT/previous"; else rm -f "$OPT/previous"; fi
-  rc=0
-  schema_status "$was" || rc=$?
-  if [ "$rc" != 0 ]; then
-    if [ "$rc" = 3 ]; then say "version $VERSION migrated the database; $was cannot open it"; else say "cannot tell whether $was can open the database (placard schema: $rc)"; fi
+  restore_unit
+  WHY=""
+  if rollback_needs_restore "$was" "$VERSION"; then
+    say "$WHY"
     if [ -n "$UPGRADE_BACKUP" ]; then
       restore_with "$was" "$UPGRADE_BACKUP" || die "restoring $UPGRADE_BACKUP failed; restore it by hand (placard restore FILE) before starting $was"
     else
@@ -466,6 +497,9 @@ do_install() {
   if [ "$MODE" = upgrade ] && [ "$was" != "$VERSION" ]; then backup_before_upgrade "$was"; fi
   install_program
   switch_current "$VERSION"
+  # What the database is before the new version starts (and may migrate it): a rollback
+  # compares with it when the version before cannot tell whether it can open the database.
+  if [ "$MODE" = upgrade ] && [ "$was" != "$VERSION" ]; then db_schema_with "$VERSION" >"$OPT/$VERSION/.schema-before-upgrade" || true; fi
   write_config
   make_data_dir
   install_unit
@@ -508,11 +542,10 @@ do_rollback() {
   cur=$(readlink "$OPT/current" 2>/dev/null || true)
   [ -d "$OPT/$prev" ] || die "the previous version ($prev) is no longer installed"
   # Can the previous version open the database? Not when the newer one migrated it.
-  rc=0
-  schema_status "$prev" || rc=$?
   backup=""
-  if [ "$rc" != 0 ]; then
-    if [ "$rc" = 3 ]; then why="version ${cur:-current} migrated the database and $prev cannot open it"; else why="cannot tell whether $prev can open the database (placard schema: $rc)"; fi
+  WHY=""
+  if rollback_needs_restore "$prev" "${cur:-current}"; then
+    why=$WHY
     backup=$(newest_pre_upgrade_backup)
     [ -n "$backup" ] || die "$why, and there is no pre-upgrade backup in $DATA/backups. Nothing was changed"
     if [ "$RESTORE_BACKUP" != 1 ]; then
@@ -522,9 +555,11 @@ do_rollback() {
   systemctl_do stop placard.service || true
   switch_current "$prev"
   if [ -n "$cur" ]; then ln -sfn "$cur" "$OPT/previous"; fi
+  restore_unit
   if [ -n "$backup" ] && ! restore_with "$prev" "$backup"; then
     switch_current "$cur"
     ln -sfn "$prev" "$OPT/previous"
+    restore_unit
     systemctl_do start placard.service || true
     die "restoring $backup failed; version $cur is current again"
   fi

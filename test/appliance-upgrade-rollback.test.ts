@@ -1,4 +1,4 @@
-import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
@@ -23,7 +23,7 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   const failed = await installAsync(v2, ['--root', root, '--upgrade'], { ...env, PLACARD_FAKE_RESTART: 'fail', PLACARD_FAKE_MIGRATE: '1' });
   t.not(failed.status, 0, 'the upgrade reports failure');
   t.match(failed.out, /version 1\.1\.0 did not become ready; rolling back to 1\.0\.0/);
-  t.match(failed.out, /version 1\.1\.0 migrated the database; 1\.0\.0 cannot open it/);
+  t.match(failed.out, /version 1\.1\.0 migrated the database and 1\.0\.0 cannot open it/);
   t.match(failed.out, /restoring .*pre-upgrade.*\.tar with version 1\.0\.0/);
   t.match(failed.out, /version 1\.0\.0 is running again/);
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0', 'current points at the old version again');
@@ -43,5 +43,28 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
   t.same(systemctl.calls(), ['enable placard.service', 'restart placard.service', 'stop placard.service', 'start placard.service']);
   t.equal(preUpgradeBackups(data).length, 2, 'each upgrade attempt made its backup');
+
+  // A version before `placard schema` cannot say whether it opens the database: the schema
+  // the new version found before it started decides.
+  const oldCli = path.join(root, 'opt/placard/1.0.0/dist/server/src/cli.js');
+  const realCli = readFileSync(oldCli, 'utf8');
+  writeFileSync(oldCli, `if (process.argv[2] === 'schema') { console.error('unknown command: schema'); process.exit(2); }\n${realCli}`);
+  // The new version's unit differs, too: the rollback puts the old one back.
+  const unit = path.join(root, 'etc/systemd/system/placard.service');
+  const oldUnit = readFileSync(unit, 'utf8');
+  writeFileSync(path.join(root, 'opt/placard/1.1.0/systemd/placard.service'), `${oldUnit}# 1.1.0\n`);
+  writeFileSync(systemctl.log, '');
+  const unmigrated = await installAsync(v2, ['--root', root, '--upgrade'], { ...env, PLACARD_FAKE_RESTART: 'fail' });
+  t.not(unmigrated.status, 0);
+  t.equal(readFileSync(unit, 'utf8'), oldUnit, 'the old version’s unit is back');
+  t.same(systemctl.calls(), ['daemon-reload', 'enable placard.service', 'restart placard.service', 'stop placard.service', 'daemon-reload', 'start placard.service'], 'and systemd reloaded it');
+  t.match(unmigrated.out, /rolling back to 1\.0\.0/);
+  t.notMatch(unmigrated.out, /restoring/, 'the schema did not change: nothing written since the backup is thrown away');
+  t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
+  const migrated = await installAsync(v2, ['--root', root, '--upgrade'], { ...env, PLACARD_FAKE_RESTART: 'fail', PLACARD_FAKE_MIGRATE: '1' });
+  t.not(migrated.status, 0);
+  t.match(migrated.out, /cannot tell whether 1\.0\.0 can open the database .*schema before the upgrade: \d+, now: 999999/);
+  t.match(migrated.out, /restoring .*pre-upgrade.*\.tar with version 1\.0\.0/, 'the schema changed: the backup goes back');
+  t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
 });
 
