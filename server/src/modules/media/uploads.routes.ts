@@ -3,11 +3,10 @@ import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { roleAtLeast, type Principal, type SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, isDiskFull, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute } from '../../platform/http/route.js';
 import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
-import { isDiskFull } from '../../platform/media/store.js';
 import { uploadLimits } from './limits.js';
 import { Asset, assetView, newId, nowIso } from './repo.js';
 

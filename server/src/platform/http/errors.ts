@@ -67,3 +67,9 @@ export class ApiError extends Error {
 export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found`);
 export const conflict = (message: string, details?: unknown) => new ApiError('conflict', message, { details });
 export const forbidden = (message = 'You are not allowed to do this') => new ApiError('forbidden', message);
+
+/** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, type ErrorCode } from './errors.js';
+import { ApiError, isDiskFull, type ErrorCode } from './errors.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -40,9 +40,6 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   429: 'rate_limited',
 };
 
-/** Errors of a full disk, a quota, or an SQLite database that cannot grow. */
-const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
-
 /**
  * Turns every failure into the error envelope. ApiErrors answer as they are; other
  * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
@@ -58,10 +55,10 @@ export function errorEnvelope(): Middleware {
       if (err instanceof ApiError) {
         apiError = err;
       } else {
-        const e = err as { status?: number; expose?: boolean; message?: string; code?: unknown };
+        const e = err as { status?: number; expose?: boolean; message?: string };
         const status = typeof e.status === 'number' ? e.status : 500;
         const code = CODE_BY_STATUS[status];
-        if (typeof e.code === 'string' && DISK_FULL.has(e.code)) {
+        if (isDiskFull(err)) {
           // The disk (or the database file) cannot grow: the operator's problem, said plainly.
           (ctx.state.log ?? console).warn({ err }, 'disk full');
           apiError = new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');

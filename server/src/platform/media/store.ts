@@ -7,12 +7,6 @@ import { KeyedLocks } from './locks.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-/** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
-export function isDiskFull(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
-}
-
 /**
  * The file-system calls through which files enter the store. Replaceable per store, so a
  * test can make one of them fail the way a full disk does (ENOSPC) without filling a disk.
