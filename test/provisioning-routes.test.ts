@@ -5,7 +5,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { signIn } from './helpers/auth.js';
-import { startApp, tempDataDir } from './helpers/harness.js';
+import { contended, startApp, tempDataDir } from './helpers/harness.js';
 
 const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -239,6 +239,15 @@ t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin,
   t.equal(await (await app.fetch('/api/v1/install/mirroring/receiver.sha256')).text(), `${sha256(v2)}  placard-mirroring-receiver\n`);
   t.same(Buffer.from(await (await app.fetch('/api/v1/install/mirroring/receiver')).arrayBuffer()), v2);
   t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(v2)}`], 'the old file is gone');
+  // Two replacements at once (one of them the current bytes again): whichever is recorded
+  // last, its file is there, and only it.
+  const v3 = randomBytes(800);
+  const racing = await contended(app, () => [put(v3), put(v2)]);
+  t.same(racing.map((r) => r.status), [200, 200]);
+  const served = Buffer.from(await (await app.fetch('/api/v1/install/mirroring/receiver')).arrayBuffer());
+  t.ok([sha256(v2), sha256(v3)].includes(sha256(served)), 'the receiver is still served');
+  t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(served)}`], 'with exactly its own file');
+  t.equal((await put(v2)).status, 200);
   const exported = await app.json('/api/v1/system/settings/export', { headers: owner.headers });
   t.notOk('provisioning' in exported.body.data.sections.settings.data, 'not exported');
 

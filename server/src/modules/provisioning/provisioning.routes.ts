@@ -14,7 +14,8 @@ import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { SERVER_VERSION } from '../../version.js';
-import { effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/settings.js';
+import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/settings.js';
+import { KeyedLocks } from '../../platform/media/locks.js';
 import { mirroringInstallScript, playerInstallScript, playerServiceUnit, safeServerUrl } from './scripts.js';
 
 const TAGS = ['Provisioning'];
@@ -25,6 +26,8 @@ export const MIRRORING_RECEIVER_DIR = path.join('releases', 'mirroring');
 export const MIRRORING_RECEIVER_MAX_BYTES = 256 * 1024 * 1024;
 /** A cached Linux player artifact no request used for this long is deleted when another is built. */
 export const ARTIFACT_IDLE_MS = 60 * 60_000;
+
+const receiverLocks = new KeyedLocks();
 
 /** This server's URL for players, refusing a Host header that is not a plain host[:port]. */
 async function serverUrlOf(ctx: Context): Promise<string> {
@@ -124,7 +127,7 @@ const HOW_TO_PROVIDE =
 
 /** The uploaded mirroring receiver (the `provisioning.mirroringReceiver` setting), or 404 saying how to provide one. */
 async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeBytes: number; sha256: string }> {
-  const receiver = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+  const receiver = (await cachedSettings(ctx.deps.db)).provisioning.mirroringReceiver;
   if (!receiver) throw new ApiError('not_found', `No mirroring receiver has been provided. ${HOW_TO_PROVIDE}`);
   const file = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, receiver.fileName);
   const s = await stat(file).catch(() => null);
@@ -336,16 +339,24 @@ export const provisioningRoutes = [
       const dir = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR);
       const got = await receiveFile(ctx, dir, MIRRORING_RECEIVER_MAX_BYTES);
       const fileName = `receiver-${got.sha256}`;
+      // One replacement at a time: putting the file in place, recording it and deleting the
+      // one before must not interleave with another upload's (which could delete the file
+      // the setting ends up naming).
+      const release = await receiverLocks.acquire(dir);
       try {
-        durableRename(got.tmp, path.join(dir, fileName));
+        try {
+          durableRename(got.tmp, path.join(dir, fileName));
+        } finally {
+          await rm(got.tmp, { force: true });
+        }
+        const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+        const receiver: MirroringReceiver = { fileName, sha256: got.sha256, sizeBytes: got.sizeBytes, uploadedAt: new Date().toISOString() };
+        await setMirroringReceiver(ctx.deps.db, receiver, (auth as SessionPrincipal).userId);
+        if (before && before.fileName !== fileName) await rm(path.join(dir, before.fileName), { force: true });
+        return ok(receiverInfo(receiver));
       } finally {
-        await rm(got.tmp, { force: true });
+        release();
       }
-      const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
-      const receiver: MirroringReceiver = { fileName, sha256: got.sha256, sizeBytes: got.sizeBytes, uploadedAt: new Date().toISOString() };
-      await setMirroringReceiver(ctx.deps.db, receiver, (auth as SessionPrincipal).userId);
-      if (before && before.fileName !== fileName) await rm(path.join(dir, before.fileName), { force: true });
-      return ok(receiverInfo(receiver));
     },
   }),
   defineRoute({
@@ -358,11 +369,17 @@ export const provisioningRoutes = [
     summary: 'Stop serving the mirroring receiver and delete its file',
     responses: { 204: { description: 'Deleted' }, 404: { description: 'not_found: none was provided' } },
     handler: async (ctx, { auth }) => {
-      const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
-      if (!before) throw new ApiError('not_found', 'No mirroring receiver has been provided');
-      await setMirroringReceiver(ctx.deps.db, null, (auth as SessionPrincipal).userId);
-      await rm(path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, before.fileName), { force: true });
-      return noContent();
+      const dir = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR);
+      const release = await receiverLocks.acquire(dir);
+      try {
+        const before = (await getSettings(ctx.deps.db)).provisioning.mirroringReceiver;
+        if (!before) throw new ApiError('not_found', 'No mirroring receiver has been provided');
+        await setMirroringReceiver(ctx.deps.db, null, (auth as SessionPrincipal).userId);
+        await rm(path.join(dir, before.fileName), { force: true });
+        return noContent();
+      } finally {
+        release();
+      }
     },
   }),
 ];
