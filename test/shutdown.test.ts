@@ -4,6 +4,7 @@ import path from 'node:path';
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, ok } from '../server/src/platform/http/route.js';
+import { IDLE_TIMEOUT_MS } from '../server/src/server.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
 import { startServerProcess } from './helpers/server-process.js';
 
@@ -26,6 +27,9 @@ t.test('close() lets in-flight requests finish and refuses new ones', async (t) 
     },
   });
   const app = await startApp(t, { extraRoutes: [slow] });
+  // Long uploads on slow links are not cut at Node's default 300 s; silent connections are.
+  t.equal(app.server.server.requestTimeout, 0, 'no deadline on a whole request');
+  t.equal(app.server.server.timeout, IDLE_TIMEOUT_MS, 'an idle timeout instead');
   const pending = app.json('/api/v1/test-slow');
   await inside;
   const closed = app.server.close(5_000);

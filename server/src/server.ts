@@ -15,6 +15,9 @@ export interface RunningServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** A connection silent (no bytes either way) this long is closed; player sockets ping every 25 s. */
+export const IDLE_TIMEOUT_MS = 15 * 60_000;
+
 export async function listen(app: Koa, host: string, port: number, defaultTimeoutMs = 10_000): Promise<RunningServer> {
   const server = http.createServer(app.callback());
   // WebSocket upgrades (the player socket) go to the realtime hub, which checks the
@@ -25,6 +28,12 @@ export async function listen(app: Koa, host: string, port: number, defaultTimeou
     else socket.destroy();
   });
   server.keepAliveTimeout = 5_000;
+  // No deadline on a whole request: a tus PATCH, a backup upload or the mirroring receiver
+  // can take longer than Node's 300 s on a slow link. A connection that sends or receives
+  // nothing for IDLE_TIMEOUT_MS is closed instead (past the 10 minutes a maintenance
+  // request with `wait` may stay silent); headers must still arrive within 60 s.
+  server.requestTimeout = 0;
+  server.setTimeout(IDLE_TIMEOUT_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
