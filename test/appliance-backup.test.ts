@@ -2,15 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { z } from 'zod';
 import t from 'tap';
 import { createBackup, listBackups, verifyBackup } from '../server/src/modules/system/backup.js';
 import { mediaServiceOf } from '../server/src/modules/media/service.js';
 import { restoreTestHooks } from '../server/src/modules/system/restore.js';
-import { defineRoute, ok } from '../server/src/platform/http/route.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { mediaDigest, writeMedia } from './helpers/data-dir.js';
+import { heldRoute } from './helpers/sample-routes.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
 
 /** Every row of every table, ordered: the whole database as data. */
@@ -246,23 +245,7 @@ t.test('while a restore runs, /api answers 503 (a write would be lost at the swa
 
 t.test('a restore waits for writes already under way, and pauses the job queue across the swap', async (t) => {
   // A write that got past the gate before the restore began, held open by the test.
-  let entered!: () => void;
-  const inside = new Promise<void>((r) => (entered = r));
-  let finish!: () => void;
-  const finished = new Promise<void>((r) => (finish = r));
-  const slowWrite = defineRoute({
-    method: 'POST',
-    path: '/api/v1/test-slow-write',
-    auth: 'public',
-    tags: ['Test'],
-    summary: 'a write that takes its time',
-    responses: { 200: { description: 'done', data: z.object({ done: z.boolean() }) } },
-    handler: async () => {
-      entered();
-      await finished;
-      return ok({ done: true });
-    },
-  });
+  const { route: slowWrite, inside, release: finish } = heldRoute('POST', '/api/v1/test-slow-write');
   const app = await startApp(t, { extraRoutes: [slowWrite] });
   const owner = await signIn(app);
   const name = (await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name;

@@ -2,30 +2,13 @@ import http from 'node:http';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { z } from 'zod';
-import { defineRoute, ok } from '../server/src/platform/http/route.js';
 import { IDLE_TIMEOUT_MS } from '../server/src/server.js';
+import { heldRoute } from './helpers/sample-routes.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
 import { startServerProcess } from './helpers/server-process.js';
 
 t.test('close() lets in-flight requests finish and refuses new ones', async (t) => {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let entered!: () => void;
-  const inside = new Promise<void>((r) => (entered = r));
-  const slow = defineRoute({
-    method: 'GET',
-    path: '/api/v1/test-slow',
-    auth: 'public',
-    tags: ['Test'],
-    summary: 'waits for the test',
-    responses: { 200: { description: 'done', data: z.object({ finished: z.boolean() }) } },
-    handler: async () => {
-      entered();
-      await gate;
-      return ok({ finished: true });
-    },
-  });
+  const { route: slow, inside, release } = heldRoute('GET', '/api/v1/test-slow');
   const app = await startApp(t, { extraRoutes: [slow] });
   // Long uploads on slow links are not cut at Node's default 300 s; silent connections are.
   t.equal(app.server.server.requestTimeout, 0, 'no deadline on a whole request');
@@ -37,7 +20,7 @@ t.test('close() lets in-flight requests finish and refuses new ones', async (t) 
   release();
   const res = await pending;
   t.equal(res.status, 200);
-  t.same(res.body, { data: { finished: true } }, 'the in-flight request completed');
+  t.same(res.body, { data: { done: true } }, 'the in-flight request completed');
   await closed;
 });
 

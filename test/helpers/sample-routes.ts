@@ -88,3 +88,29 @@ export const sampleRoutes = [
     handler: (ctx) => ctx.throw(422, 'the Koa way'),
   }),
 ];
+
+/**
+ * A public route that, once a request reaches its handler, waits until the test lets it go:
+ * `inside` resolves when a request is in the handler, `release()` lets it answer
+ * `{data: {done: true}}`. For tests of what happens to requests in flight.
+ */
+export function heldRoute(method: 'GET' | 'POST', path: string) {
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const route = defineRoute({
+    method,
+    path,
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'waits for the test',
+    responses: { 200: { description: 'done', data: z.object({ done: z.boolean() }) } },
+    handler: async () => {
+      entered();
+      await released;
+      return ok({ done: true });
+    },
+  });
+  return { route, inside, release };
+}
