@@ -24,6 +24,15 @@ t.test('console: the settings page edits every section with If-Match, explains s
   t.pass('every section of the settings has its part of the page');
   await checkAccessibility(t, page, 'settings');
   await snapBoth(page, 'admin-settings', t);
+  // The Administration menu opens inside the screen at phone width too.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('admin-menu').locator('summary').click();
+  const menu = await page.getByTestId('admin-menu').locator('ul').boundingBox();
+  t.ok(menu && menu.x >= 0 && menu.x + menu.width <= 390, `the open menu fits the phone screen (${JSON.stringify(menu)})`);
+  await page.waitForTimeout(300); // Pico fades the menu in
+  await page.screenshot({ path: 'test/artifacts/admin-menu-390.png' });
+  await page.getByTestId('admin-menu').locator('summary').click();
+  await page.setViewportSize({ width: 1366, height: 768 });
 
   // This server + time and language.
   const general = page.getByRole('form', { name: 'This server' });

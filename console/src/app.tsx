@@ -37,6 +37,8 @@ export function App() {
       setError(null);
     } catch (err) {
       setError(err);
+      // A restore is swapping the database (503 not_ready): ask again by itself until it is done.
+      if ((err as { code?: string }).code === 'not_ready') window.setTimeout(() => void refresh(), 3000);
     }
   }, []);
 
@@ -228,7 +230,7 @@ function Nav() {
             </li>
           )}
           <li>
-            <details class="dropdown">
+            <details class="dropdown user-menu">
               <summary>{user.displayName}</summary>
               <ul dir="rtl">
                 <li>

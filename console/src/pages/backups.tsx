@@ -237,14 +237,20 @@ export function BackupsPage() {
           <tbody>
             {backups.map((b) => (
               <tr key={b.name} data-backup={b.name}>
-                <td class="nowrap">{formatTime(b.createdAt)}</td>
+                <td class="nowrap">
+                  <span class="cell-label">Made </span>
+                  {formatTime(b.createdAt)}
+                </td>
                 <td>{KIND_WORDS[b.kind] ?? b.kind}</td>
                 <td>
                   {b.includesMedia ? 'Everything' : 'Everything but media files'}
                   <br />
                   <small class="muted">Placard {b.serverVersion}</small>
                 </td>
-                <td class="nowrap">{formatBytes(b.sizeBytes)}</td>
+                <td class="nowrap">
+                  <span class="cell-label">Size </span>
+                  {formatBytes(b.sizeBytes)}
+                </td>
                 {owner && (
                   <td class="actions">
                     <a href={b.downloadUrl} download={b.name} role="button" class="secondary outline small" aria-label={`Download the backup of ${formatTime(b.createdAt)}`}>
@@ -403,10 +409,22 @@ interface ImportPreview {
 }
 const SECTION_WORDS: Record<string, string> = { settings: 'Settings', locations: 'Locations', groups: 'Screen groups' };
 const ACTION_WORDS: Record<string, string> = { create: 'New', update: 'Changed', delete: 'Removed', unchanged: 'Same' };
+/** The settings' own names, as the Settings page words them. */
+const SETTING_WORDS: Record<string, string> = {
+  serverName: 'Server name',
+  publicUrl: 'Address screens use to reach this server',
+  timeZone: 'Time zone',
+  locale: 'Language for dates and times',
+  retention: 'History kept',
+  uploads: 'Uploads',
+  network: 'Local network',
+  approvals: 'Approvals',
+  backups: 'Automatic backups',
+};
 
 function summaryText(s: ImportPreview['sections'][number]['summary']): string {
   const parts = [s.create && `${s.create} new`, s.update && `${s.update} changed`, s.delete && `${s.delete} removed`, s.unchanged && `${s.unchanged} the same`].filter(Boolean);
-  return parts.length ? parts.join(', ') : 'nothing';
+  return parts.length ? parts.join(', ') : 'none in the file';
 }
 
 /** Settings export (a JSON file) and import, with what would change shown before anything does. */
@@ -501,7 +519,7 @@ function SettingsTransfer() {
                   .filter((c) => c.action !== 'unchanged')
                   .map((c, i) => (
                     <li key={i} class={`change-${c.action}`}>
-                      {ACTION_WORDS[c.action]}: {c.name ?? c.id}
+                      {ACTION_WORDS[c.action]}: {(s.key === 'settings' && c.name && SETTING_WORDS[c.name]) || c.name || c.id}
                       {c.detail && <span class="muted"> ({c.detail})</span>}
                     </li>
                   ))}

@@ -52,9 +52,11 @@ export function ChangePasswordSection() {
         <p class="muted">Changing it signs you out everywhere else; you stay signed in here.</p>
         <ErrorNote error={change.error ?? (mismatch ? new Error('The two new passwords differ.') : null)} />
         {done && <Notice>{done}</Notice>}
-        <button type="submit" aria-busy={change.busy} disabled={change.busy}>
-          Change password
-        </button>
+        <div class="form-actions">
+          <button type="submit" aria-busy={change.busy} disabled={change.busy}>
+            Change password
+          </button>
+        </div>
       </form>
     </article>
   );

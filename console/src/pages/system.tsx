@@ -65,19 +65,19 @@ const CHECK_NAMES: Record<string, string> = {
 /** Words for the keys modules report in their status sections; others are split from camelCase. */
 const KEY_LABELS: Record<string, string> = {
   mediaFiles: 'Media files',
-  mediaBytes: 'Media on disk',
+  mediaBytes: 'Size of media files',
   partialUploadFiles: 'Unfinished upload files',
-  partialUploadBytes: 'Unfinished uploads',
+  partialUploadBytes: 'Size of unfinished uploads',
   releaseFiles: 'Player release files',
-  releaseBytes: 'Player releases',
+  releaseBytes: 'Size of player releases',
   assets: 'Media items',
   byState: 'By state',
   byKind: 'By kind',
-  originalBytes: 'Originals',
+  originalBytes: 'Size of originals',
   variants: 'Screen-ready copies',
-  variantBytes: 'Screen-ready copies size',
+  variantBytes: 'Size of screen-ready copies',
   storedFiles: 'Files stored',
-  storedBytes: 'Stored',
+  storedBytes: 'Size of files stored',
   partialUploads: 'Unfinished uploads',
   queued: 'Waiting',
   due: 'Ready to run',
@@ -203,8 +203,13 @@ export function SystemPage() {
                       </span>
                       <span>
                         {CHECK_NAMES[name] ?? labelOf(name)} <span class="visually-hidden">{c.ok ? 'OK' : 'failing'}</span>
-                        <br />
-                        <span class="detail">{c.detail}</span>
+                        {/* What failed, in the server's words; a working check needs none (versions are below). */}
+                        {!c.ok && (
+                          <>
+                            <br />
+                            <span class="detail">{c.detail}</span>
+                          </>
+                        )}
                       </span>
                     </li>
                   ))}

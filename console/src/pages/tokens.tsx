@@ -134,9 +134,11 @@ export function TokensPage() {
             )}
           </fieldset>
           <ErrorNote error={create.error ?? (capsMissing ? new Error('Tick at least one thing the token may do.') : null)} />
-          <button type="submit" aria-busy={create.busy} disabled={create.busy}>
-            Make token
-          </button>
+          <div class="form-actions">
+            <button type="submit" aria-busy={create.busy} disabled={create.busy}>
+              Make token
+            </button>
+          </div>
         </form>
       </article>
 
@@ -169,9 +171,13 @@ export function TokensPage() {
                     ))}
                   </ul>
                 </td>
-                <td class="nowrap">{formatTime(t.createdAt)}</td>
-                <td class="nowrap" data-testid="last-used">
-                  {t.lastUsedAt ? formatTime(t.lastUsedAt) : <span class="muted">never</span>}
+                <td class="nowrap">
+                  <span class="cell-label">Made </span>
+                  {formatTime(t.createdAt)}
+                </td>
+                <td class="nowrap">
+                  <span class="cell-label">Last used </span>
+                  <span data-testid="last-used">{t.lastUsedAt ? formatTime(t.lastUsedAt) : <span class="muted">never</span>}</span>
                 </td>
                 <td class="actions">
                   {!t.revokedAt && (

@@ -121,12 +121,15 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
   // The least role by default; owners are never the default.
   const [role, setRole] = useState<Role>('viewer');
   const [how, setHow] = useState<'link' | 'password'>('link');
+  const [formKey, setFormKey] = useState(0);
   const add = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
     const user = await api.post<User>('users', { email: v.email, displayName: v.displayName, role, ...(how === 'password' ? { password: v.password } : {}) });
     const link = how === 'link' ? await api.post<PasswordLink>(`users/${user.id}/password-link`) : null;
-    form.reset();
+    // A fresh form for the next person (a remount: form.reset() would leave the controlled radios unticked).
     setRole('viewer');
+    setHow('link');
+    setFormKey((k) => k + 1);
     setAdded({ user, link });
     await onAdded();
   });
@@ -137,6 +140,7 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
         Add a user
       </summary>
       <form
+        key={formKey}
         aria-label="Add a user"
         onSubmit={(e) => {
           e.preventDefault();
@@ -152,7 +156,7 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
             {(p) => <input {...p} name="email" type="email" required maxLength={254} autocomplete="off" />}
           </Field>
         </div>
-        <Field label="Role" error={fieldError('role')} help={ROLE_HELP[role]}>
+        <Field label="Role" error={fieldError('role')} help={`${role.charAt(0).toUpperCase()}${role.slice(1)}s may: ${ROLE_HELP[role]}.`}>
           {(p) => (
             <select {...p} name="role" required value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
               {[...roles].reverse().map((r) => (
@@ -171,7 +175,7 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
           </label>
           <label>
             <input type="radio" name="how" value="password" checked={how === 'password'} onChange={() => setHow('password')} />
-            Choose a first password for them
+            Type a password for them now
           </label>
         </fieldset>
         {how === 'password' && (

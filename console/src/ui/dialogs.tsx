@@ -41,7 +41,7 @@ export function Modal({
     >
       {open && (
         <article>
-          <header class="row spread">
+          <header class="modal-header">
             <h2 id={titleId} class="dialog-title">
               {title}
             </h2>
