@@ -1,7 +1,7 @@
 import t from 'tap';
 import { SERVER_VERSION } from '../server/src/version.js';
 import { launchBrowser } from './helpers/browser.js';
-import { adminPage, checkAccessibility, openAdmin, snapBoth } from './helpers/console-admin.js';
+import { adminPage, checkAccessibility, snapBoth } from './helpers/console-admin.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
@@ -17,8 +17,17 @@ t.test('console: system status shows readiness, versions, disk and every status 
   await pairScreen(app, who, { name: 'Counter' });
   await pairScreen(app, who, { name: 'Window' });
 
+  // Keyboard only: the Administration menu opens with Enter and its links are reached with Tab.
   await page.goto(app.url + '/');
-  await openAdmin(page, 'System status');
+  await page.getByTestId('admin-menu').locator('summary').focus();
+  await page.keyboard.press('Enter');
+  for (let i = 0; i < 6; i++) {
+    await page.keyboard.press('Tab');
+    if ((await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)) === 'System status') break;
+  }
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'System status', level: 1 }).waitFor();
+  t.equal(await page.getByTestId('admin-menu').getAttribute('open'), null, 'the menu closes once a page is chosen');
   const status = (await app.json('/api/v1/system/status', { headers: who.headers })).body.data;
 
   const readiness = page.locator('[data-card="readiness"]');

@@ -56,10 +56,14 @@ t.test('console: an integration token made in the console works for its capabili
   await row.waitFor();
   t.not(await row.getByTestId('last-used').innerText(), 'never', 'last used shows when it was used');
 
-  // Revoke asks first; then the token is refused.
+  // Revoke asks first (Escape backs out, nothing revoked); then the token is refused.
   await row.getByRole('button', { name: 'Revoke Uptime Kuma in the office' }).click();
   const dialog = page.getByRole('dialog', { name: 'Revoke “Uptime Kuma in the office”?' });
   t.match(await dialog.innerText(), /stops working at once/);
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  t.equal((await app.json('/api/v1/fleet-health', { headers: bearer })).status, 200, 'Escape revoked nothing');
+  await row.getByRole('button', { name: 'Revoke Uptime Kuma in the office' }).click();
   await dialog.getByRole('button', { name: 'Revoke' }).click();
   await row.getByText(/revoked/).waitFor();
   res = await app.json('/api/v1/fleet-health', { headers: bearer });
