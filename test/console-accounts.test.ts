@@ -74,7 +74,8 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === undefined; });
 
   // Users: add an editor; a duplicate email is refused next to the form.
-  await page.getByRole('link', { name: 'Users' }).click();
+  await page.getByTestId('admin-menu').locator('summary').click();
+  await page.getByTestId('admin-menu').getByRole('link', { name: 'Users' }).click();
   await page.getByRole('heading', { name: 'Users' }).waitFor();
   await page.getByText('Add a user').click();
   const addForm = page.getByRole('form', { name: 'Add a user' });
@@ -82,6 +83,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
     await addForm.getByLabel('Name').fill('Eddie Editor');
     await addForm.getByLabel('Email').fill(email);
     await addForm.getByLabel('Role').selectOption('editor');
+    await addForm.getByLabel('Type a password for them now').check();
     await addForm.getByLabel('First password').fill('an editor passphrase');
     await addForm.getByRole('button', { name: 'Add user' }).click();
   };

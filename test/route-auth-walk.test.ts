@@ -22,6 +22,8 @@ const PUBLIC_ROUTES = new Set([
   'POST /api/v1/auth/mfa/passkey/options',
   'POST /api/v1/auth/passkey/login/options',
   'POST /api/v1/auth/passkey/login',
+  'POST /api/v1/auth/password-link/check', // the set-password page, before its user has a password
+  'POST /api/v1/auth/password-link/use',
   'GET /install.sh', // installers run before a device has a credential
   'GET /install/player.service',
   'GET /api/v1/install/linux',

@@ -7,6 +7,8 @@ export interface User {
   role: Role;
   disabled: boolean;
   totpEnabled: boolean;
+  /** False while a user made without a password has not used their set-password link. */
+  passwordSet?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -42,6 +44,11 @@ export class ApiError extends Error {
   fieldMessage(field: string): string | undefined {
     const issues = (this.details as { issues?: { path?: unknown[]; message?: string }[] } | undefined)?.issues;
     return issues?.find((i) => i.path?.[0] === field)?.message;
+  }
+  /** The message of the zod issue at a nested body path (`['retention', 'heartbeatDays']`), when the server named one. */
+  messageAt(path: readonly (string | number)[]): string | undefined {
+    const issues = (this.details as { issues?: { path?: unknown[]; message?: string }[] } | undefined)?.issues;
+    return issues?.find((i) => i.path?.length === path.length && path.every((p, n) => String(i.path![n]) === String(p)))?.message;
   }
 }
 
@@ -113,4 +120,60 @@ export function qs(params: Record<string, string | number | boolean | undefined 
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') sp.set(k, String(v));
   const s = sp.toString();
   return s ? `?${s}` : '';
+}
+
+/** An API error out of a response body (envelope or not). */
+function errorOf(status: number, text: string): ApiError {
+  let error: { code?: string; message?: string; details?: unknown } | undefined;
+  try {
+    error = (JSON.parse(text) as { error?: typeof error }).error;
+  } catch {
+    /* not JSON */
+  }
+  return new ApiError(status, error?.code ?? 'internal', error?.message ?? `The server answered ${status}`, error?.details);
+}
+
+/**
+ * Sends a file as the raw body of a POST, reporting upload progress (fetch cannot): used for
+ * backup archives. Resolves with the envelope's `data`; rejects with ApiError (code `network`
+ * when the connection failed, `aborted` when `signal` aborted it).
+ */
+export function uploadFile<T>(path: string, file: Blob, options: { contentType: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal }): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path.startsWith('/') ? path : `/api/v1/${path}`);
+    xhr.setRequestHeader('content-type', options.contentType);
+    xhr.setRequestHeader('accept', 'application/json');
+    if (csrfToken) xhr.setRequestHeader('x-csrf-token', csrfToken);
+    xhr.upload.onprogress = (e) => options.onProgress?.(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        try {
+          resolve((JSON.parse(xhr.responseText) as { data: T }).data);
+        } catch {
+          resolve(undefined as T);
+        }
+        return;
+      }
+      const err = errorOf(xhr.status, xhr.responseText);
+      if (xhr.status === 401 && err.code === 'unauthenticated') onUnauthenticated();
+      reject(err);
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload was cut off: the server cannot be reached. Check the connection and try again.'));
+    xhr.onabort = () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.'));
+    options.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+    xhr.send(file);
+  });
+}
+
+/** Saves `text` as a file the browser downloads (an export the API answered as JSON). */
+export function saveTextFile(name: string, text: string, type = 'application/json'): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

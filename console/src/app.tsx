@@ -17,6 +17,12 @@ import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
+import { SetPasswordPage } from './pages/password';
+import { SettingsPage } from './pages/settings';
+import { SystemPage } from './pages/system';
+import { BackupsPage } from './pages/backups';
+import { TokensPage } from './pages/tokens';
+import { setServerLocale, setUserLocale } from './locale';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
 export function App() {
@@ -31,6 +37,8 @@ export function App() {
       setError(null);
     } catch (err) {
       setError(err);
+      // A restore is swapping the database (503 not_ready): ask again by itself until it is done.
+      if ((err as { code?: string }).code === 'not_ready') window.setTimeout(() => void refresh(), 3000);
     }
   }, []);
 
@@ -41,6 +49,8 @@ export function App() {
 
   // Demo mode (docs/demo.md): a banner above every page, sign-in included.
   const banner = <DemoBanner user={status?.authenticated ? status.user : null} />;
+  // A one-time set-password link opens its page whoever is (or is not) signed in here.
+  if (window.location.pathname === '/set-password') return <>{banner}<SetPasswordPage /></>;
   if (!status) {
     return (
       <>
@@ -83,16 +93,29 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
   // The user's theme preference (light/dark/system) applies on every page; when it cannot
   // be read the page says so (with a retry) instead of quietly showing another theme.
   const [themeError, setThemeError] = useState<unknown>(null);
+  const [, setLocaleLoaded] = useState(0);
   const loadTheme = useCallback(() => {
     api
-      .get<{ theme: Theme }>('me/preferences')
+      .get<{ theme: Theme; locale?: string | null }>('me/preferences')
       .then((p) => {
         applyTheme(p.theme);
+        setUserLocale(p.locale);
+        setLocaleLoaded((n) => n + 1);
         setThemeError(null);
       })
       .catch((err) => setThemeError(err));
   }, []);
   useEffect(loadTheme, [user.id, loadTheme]);
+  // Dates follow the user's locale, else the server's default one (Settings), else the browser's.
+  useEffect(() => {
+    api
+      .get<{ locale: string | null }>('settings')
+      .then((s) => {
+        setServerLocale(s.locale);
+        setLocaleLoaded((n) => n + 1);
+      })
+      .catch(() => {});
+  }, [user.id]);
 
   return (
     <SessionContext.Provider value={session}>
@@ -125,6 +148,10 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
+          <Route path="/settings" component={atLeast(user, 'admin') ? SettingsPage : NotFoundPage} />
+          <Route path="/system" component={atLeast(user, 'admin') ? SystemPage : NotFoundPage} />
+          <Route path="/backups" component={atLeast(user, 'admin') ? BackupsPage : NotFoundPage} />
+          <Route path="/tokens" component={atLeast(user, 'owner') ? TokensPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
         </Router>
       </main>
@@ -149,7 +176,6 @@ function Nav() {
     { href: '/playlists', label: 'Playlists', show: true },
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
-    { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
   ];
   // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
   const closeMenu = (e: Event) => {
@@ -158,6 +184,15 @@ function Nav() {
   };
   const current = (href: string) =>
     href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/groups' && path === '/locations');
+  // Administration: owners and admins (integration tokens: owners only).
+  const adminItems: NavItem[] = [
+    { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
+    { href: '/settings', label: 'Settings', show: atLeast(user, 'admin') },
+    { href: '/backups', label: 'Backups', show: atLeast(user, 'admin') },
+    { href: '/system', label: 'System status', show: atLeast(user, 'admin') },
+    { href: '/tokens', label: 'Integration tokens', show: atLeast(user, 'owner') },
+  ].filter((i) => i.show);
+  const inAdmin = adminItems.some((i) => current(i.href));
   return (
     <header class="site-header">
       <nav class="container" aria-label="Main">
@@ -178,8 +213,24 @@ function Nav() {
                 </a>
               </li>
             ))}
+          {adminItems.length > 0 && (
+            <li>
+              <details class={inAdmin ? 'dropdown current' : 'dropdown'} data-testid="admin-menu">
+                <summary>Administration</summary>
+                <ul dir="rtl">
+                  {adminItems.map((i) => (
+                    <li key={i.href}>
+                      <a href={i.href} dir="ltr" aria-current={current(i.href) ? 'page' : undefined} onClick={closeMenu}>
+                        {i.label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </details>
+            </li>
+          )}
           <li>
-            <details class="dropdown">
+            <details class="dropdown user-menu">
               <summary>{user.displayName}</summary>
               <ul dir="rtl">
                 <li>

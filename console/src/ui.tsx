@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type AuthStatus, type User } from './api';
+import { displayLocale } from './locale';
 
 /** The signed-in state every page reads; `refresh` re-asks /auth/status. */
 export interface Session {
@@ -107,7 +108,7 @@ export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return d.toLocaleString(displayLocale(), { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** Reads a form's named fields as strings. */
@@ -127,5 +128,5 @@ export function useTitle(title: string) {
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(displayLocale(), { dateStyle: 'medium' });
 }

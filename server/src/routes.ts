@@ -1,5 +1,6 @@
 import { authRoutes } from './modules/accounts/auth.routes.js';
 import { meRoutes } from './modules/accounts/me.routes.js';
+import { passwordRoutes } from './modules/accounts/passwords.routes.js';
 import { tokenRoutes } from './modules/accounts/tokens.js';
 import { userRoutes } from './modules/accounts/users.routes.js';
 import { contentRoutes } from './modules/content/content.routes.js';
@@ -27,6 +28,7 @@ export const ROUTES: readonly Route[] = [
   ...authRoutes,
   ...meRoutes,
   ...userRoutes,
+  ...passwordRoutes,
   ...tokenRoutes,
   ...systemRoutes,
   ...provisioningRoutes,

@@ -136,8 +136,8 @@ export async function setUpOwner(page: Page, owner: Owner): Promise<void> {
 /** Opens Account & security from the user menu and starts TOTP enrolment; answers the key shown for typing. */
 export async function startTotp(page: Page): Promise<string> {
   if (!(await page.getByRole('heading', { name: 'Account & security' }).isVisible())) {
-    await page.locator('details.dropdown summary').click();
-    await page.locator('details.dropdown').getByRole('link', { name: 'Account & security' }).click();
+    await page.locator('details.user-menu summary').click();
+    await page.locator('details.user-menu').getByRole('link', { name: 'Account & security' }).click();
     await page.getByRole('heading', { name: 'Account & security' }).waitFor();
   }
   await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
@@ -170,12 +170,12 @@ export async function enrolPasskey(context: BrowserContext, page: Page, name: st
 
 /** Signed in: the user menu shows the name (the page stays where the user signed out). */
 export async function signedInAs(page: Page, name: string): Promise<void> {
-  await page.locator('details.dropdown summary', { hasText: name }).waitFor();
+  await page.locator('details.user-menu summary', { hasText: name }).waitFor();
 }
 
 export async function signOut(page: Page): Promise<void> {
-  await page.locator('details.dropdown summary').click();
-  await page.locator('details.dropdown').getByRole('link', { name: 'Sign out' }).click();
+  await page.locator('details.user-menu summary').click();
+  await page.locator('details.user-menu').getByRole('link', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 }
 

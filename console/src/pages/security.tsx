@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { applyTheme, type Theme } from '../theme';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { ChangePasswordSection } from './password';
 
 interface Passkey {
   id: string;
@@ -31,6 +32,7 @@ export function SecurityPage() {
         </p>
       </hgroup>
       <Preferences />
+      <ChangePasswordSection />
       <ErrorNote error={security.error} />
       {!s && !security.error && <p aria-busy="true">Loading…</p>}
       {s && (

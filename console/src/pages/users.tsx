@@ -1,6 +1,26 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, qs, ROLES, type Page, type Role, type User } from '../api';
-import { ErrorNote, formatDate, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { ErrorNote, formatDate, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { CopyField, Modal } from '../ui/dialogs';
+import { Field } from '../ui/fields';
+import { PASSWORD_HELP } from './password';
+
+interface PasswordLink {
+  url: string;
+  expiresAt: string;
+}
+
+/** The link a user opens to set their own password, shown once with a Copy button. */
+function LinkShown({ user, link }: { user: { displayName: string }; link: PasswordLink }) {
+  return (
+    <CopyField
+      label={`Set-password link for ${user.displayName}`}
+      value={link.url}
+      testId="password-link"
+      help={<>Send it to them yourself (message, chat…). It works once, until {formatTime(link.expiresAt)}, and is not shown again.</>}
+    />
+  );
+}
 
 const ROLE_HELP: Record<Role, string> = {
   owner: 'everything, including owners and integration tokens',
@@ -97,12 +117,20 @@ export function UsersPage() {
 
 function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Promise<void> }) {
   const [open, setOpen] = useState(false);
-  const [added, setAdded] = useState<string | null>(null);
+  const [added, setAdded] = useState<{ user: User; link: PasswordLink | null } | null>(null);
+  // The least role by default; owners are never the default.
+  const [role, setRole] = useState<Role>('viewer');
+  const [how, setHow] = useState<'link' | 'password'>('link');
+  const [formKey, setFormKey] = useState(0);
   const add = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
-    const user = await api.post<User>('users', { email: v.email, displayName: v.displayName, role: v.role, password: v.password });
-    form.reset();
-    setAdded(`${user.displayName} can now sign in as ${user.email} with the password you chose.`);
+    const user = await api.post<User>('users', { email: v.email, displayName: v.displayName, role, ...(how === 'password' ? { password: v.password } : {}) });
+    const link = how === 'link' ? await api.post<PasswordLink>(`users/${user.id}/password-link`) : null;
+    // A fresh form for the next person (a remount: form.reset() would leave the controlled radios unticked).
+    setRole('viewer');
+    setHow('link');
+    setFormKey((k) => k + 1);
+    setAdded({ user, link });
     await onAdded();
   });
   const fieldError = (f: string) => (add.error instanceof ApiError ? add.error.fieldMessage(f) : undefined);
@@ -112,6 +140,7 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
         Add a user
       </summary>
       <form
+        key={formKey}
         aria-label="Add a user"
         onSubmit={(e) => {
           e.preventDefault();
@@ -120,42 +149,50 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
         }}
       >
         <div class="grid">
-          <div>
-            <label>
-              Name
-              <input name="displayName" required maxLength={100} autocomplete="off" />
-            </label>
-            {fieldError('displayName') && <small>{fieldError('displayName')}</small>}
-          </div>
-          <div>
-            <label>
-              Email
-              <input name="email" type="email" required maxLength={254} autocomplete="off" aria-invalid={fieldError('email') ? true : undefined} />
-            </label>
-            {fieldError('email') && <small>{fieldError('email')}</small>}
-          </div>
+          <Field label="Name" error={fieldError('displayName')}>
+            {(p) => <input {...p} name="displayName" required maxLength={100} autocomplete="off" />}
+          </Field>
+          <Field label="Email" error={fieldError('email')} help="They sign in with it.">
+            {(p) => <input {...p} name="email" type="email" required maxLength={254} autocomplete="off" />}
+          </Field>
         </div>
-        <div class="grid">
-          <label>
-            Role
-            <select name="role" required defaultValue="editor">
-              {roles.map((r) => (
+        <Field label="Role" error={fieldError('role')} help={`${role.charAt(0).toUpperCase()}${role.slice(1)}s may: ${ROLE_HELP[role]}.`}>
+          {(p) => (
+            <select {...p} name="role" required value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+              {[...roles].reverse().map((r) => (
                 <option key={r} value={r}>
-                  {r} — {ROLE_HELP[r]}
+                  {r}
                 </option>
               ))}
             </select>
+          )}
+        </Field>
+        <fieldset class="choices">
+          <legend>How they get a password</legend>
+          <label>
+            <input type="radio" name="how" value="link" checked={how === 'link'} onChange={() => setHow('link')} />
+            Make a link for them to choose their own (works once, for 24 hours)
           </label>
-          <div>
-            <label>
-              First password
-              <input name="password" type="password" required minLength={12} maxLength={256} autocomplete="new-password" aria-invalid={fieldError('password') ? true : undefined} />
-            </label>
-            <small>{fieldError('password') ?? 'At least 12 characters; share it safely. They can add a second factor after signing in.'}</small>
-          </div>
-        </div>
+          <label>
+            <input type="radio" name="how" value="password" checked={how === 'password'} onChange={() => setHow('password')} />
+            Type a password for them now
+          </label>
+        </fieldset>
+        {how === 'password' && (
+          <Field label="First password" error={fieldError('password')} help={`${PASSWORD_HELP} Share it safely; they can change it and add a second factor after signing in.`}>
+            {(p) => <input {...p} name="password" type="password" required minLength={12} maxLength={256} autocomplete="new-password" />}
+          </Field>
+        )}
         <ErrorNote error={add.error} />
-        {added && <Notice>{added}</Notice>}
+        {added && (
+          <div data-testid="user-added">
+            <Notice>
+              {added.user.displayName} was added as {added.user.role}.{' '}
+              {added.link ? 'Give them this link to choose their password:' : `They can sign in as ${added.user.email} with the password you chose.`}
+            </Notice>
+            {added.link && <LinkShown user={added.user} link={added.link} />}
+          </div>
+        )}
         <button type="submit" aria-busy={add.busy} disabled={add.busy}>
           Add user
         </button>
@@ -164,10 +201,70 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
   );
 }
 
+/** An owner's or admin's password tools for another user: a one-time link, or a new password typed here. */
+function PasswordDialog({ user, onClose, onChanged }: { user: User; onClose: () => void; onChanged: () => Promise<void> }) {
+  const [link, setLink] = useState<PasswordLink | null>(null);
+  const [done, setDone] = useState(false);
+  const makeLink = useAction(async () => {
+    setLink(await api.post<PasswordLink>(`users/${user.id}/password-link`));
+    await onChanged();
+  });
+  const setPassword = useAction(async (form: HTMLFormElement) => {
+    await api.post(`users/${user.id}/password`, { password: formValues(form).password });
+    form.reset();
+    setDone(true);
+    await onChanged();
+  });
+  const fieldError = setPassword.error instanceof ApiError ? setPassword.error.fieldMessage('password') : undefined;
+  return (
+    <Modal open title={`Password for ${user.displayName}`} busy={makeLink.busy || setPassword.busy} onClose={onClose} testId="password-dialog">
+      <p>Either way, {user.displayName} is signed out everywhere, and any earlier link stops working. Their second factors stay as they are.</p>
+      <section aria-labelledby="pw-link-h">
+        <h3 id="pw-link-h" class="small-heading">
+          Let them choose a new password
+        </h3>
+        {link ? (
+          <LinkShown user={user} link={link} />
+        ) : (
+          <p class="muted">A link they open to set their own password. Nothing is sent: you hand it over.</p>
+        )}
+        <ErrorNote error={makeLink.error} />
+        <button type="button" class="secondary" aria-busy={makeLink.busy} disabled={makeLink.busy} onClick={() => void makeLink.run()}>
+          {link ? 'Make another link' : 'Make a set-password link'}
+        </button>
+      </section>
+      <hr />
+      <section aria-labelledby="pw-set-h">
+        <h3 id="pw-set-h" class="small-heading">
+          Or set one for them now
+        </h3>
+        <form
+          aria-label={`Set a new password for ${user.displayName}`}
+          onSubmit={(e) => {
+            e.preventDefault();
+            setDone(false);
+            void setPassword.run(e.currentTarget);
+          }}
+        >
+          <Field label="New password" error={fieldError} help={PASSWORD_HELP}>
+            {(p) => <input {...p} name="password" type="password" required minLength={12} maxLength={256} autocomplete="new-password" />}
+          </Field>
+          <ErrorNote error={setPassword.error} />
+          {done && <Notice>The new password is set. Tell {user.displayName} safely.</Notice>}
+          <button type="submit" aria-busy={setPassword.busy} disabled={setPassword.busy}>
+            Set password
+          </button>
+        </form>
+      </section>
+    </Modal>
+  );
+}
+
 function UserRow({ user, me, roles, onChanged }: { user: User; me: User; roles: readonly Role[]; onChanged: () => Promise<void> }) {
   const self = user.id === me.id;
   const manageable = me.role === 'owner' || user.role !== 'owner';
   const [note, setNote] = useState<string | null>(null);
+  const [passwordOpen, setPasswordOpen] = useState(false);
   const act = useAction(async (what: () => Promise<unknown>, done?: string) => {
     setNote(null);
     await what();
@@ -180,6 +277,7 @@ function UserRow({ user, me, roles, onChanged }: { user: User; me: User; roles: 
         {user.displayName}
         {self && <span class="muted"> (you)</span>}
         {user.disabled && <span class="badge warn">disabled</span>}
+        {user.passwordSet === false && <span class="badge">no password yet</span>}
       </td>
       <td>{user.email}</td>
       <td>
@@ -216,6 +314,11 @@ function UserRow({ user, me, roles, onChanged }: { user: User; me: User; roles: 
             >
               {user.disabled ? 'Enable' : 'Disable'}
             </button>
+            {!user.disabled && (
+              <button type="button" class="secondary outline small" disabled={act.busy} onClick={() => setPasswordOpen(true)} aria-label={`Password of ${user.displayName}`}>
+                Password…
+              </button>
+            )}
             <button
               type="button"
               class="secondary outline small"
@@ -244,6 +347,7 @@ function UserRow({ user, me, roles, onChanged }: { user: User; me: User; roles: 
         )}
         <ErrorNote error={act.error} />
         {note && <Notice>{note}</Notice>}
+        {passwordOpen && <PasswordDialog user={user} onClose={() => setPasswordOpen(false)} onChanged={onChanged} />}
       </td>
     </tr>
   );

@@ -14,6 +14,8 @@ export const UserDto = z
     role: z.enum(ROLES),
     disabled: z.boolean(),
     totpEnabled: z.boolean(),
+    /** False until the user has a password (made without one, waiting for a set-password link). */
+    passwordSet: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -28,6 +30,7 @@ export function toUserDto(row: UserRow): UserDto {
     role: row.role,
     disabled: row.disabled_at !== null,
     totpEnabled: row.totp_enabled === 1,
+    passwordSet: row.password_hash !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

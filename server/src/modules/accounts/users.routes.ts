@@ -66,13 +66,14 @@ export const userRoutes = [
     minRole: 'admin',
     extension: true,
     tags: TAGS,
-    summary: 'Create a user with a first password (they can add MFA after signing in)',
-    body: z.object({ email: z.email().max(254), displayName: z.string().trim().min(1).max(100), role: z.enum(ROLES), password: PasswordSchema }),
-    responses: { 201: { description: 'The user', data: UserDto }, 409: { description: 'conflict: the email is taken' } },
+    summary: 'Create a user, with a first password or none (then make them a set-password link); they can add MFA after signing in',
+    description: 'Without `password` the user cannot sign in until they set one with a link from `POST /api/v1/users/{id}/password-link`.',
+    body: z.object({ email: z.email().max(254), displayName: z.string().trim().min(1).max(100), role: z.enum(ROLES), password: PasswordSchema.optional() }),
+    responses: { 201: { description: 'The user', data: UserDto }, 403: { description: 'forbidden: only an owner makes an owner' }, 409: { description: 'conflict: the email is taken' } },
     handler: async (ctx, { body, auth }) => {
       assertMayManage(auth as SessionPrincipal, body);
       if (await findUserByEmail(ctx.deps.db, body.email)) throw new ApiError('conflict', 'A user with this email exists');
-      const user = await insertUser(ctx.deps.db, { email: body.email, displayName: body.displayName, role: body.role, passwordHash: await hashPassword(body.password) });
+      const user = await insertUser(ctx.deps.db, { email: body.email, displayName: body.displayName, role: body.role, passwordHash: body.password === undefined ? null : await hashPassword(body.password) });
       return created(toUserDto(user));
     },
   }),

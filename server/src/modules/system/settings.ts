@@ -16,6 +16,23 @@ export const TimeZoneName = z
     }
   }, 'not an IANA time zone name (e.g. Europe/Paris)');
 
+/**
+ * A BCP 47 language tag (`fr-FR`, `en-GB`, `de`), stored in its canonical form; null means
+ * "each browser's own". Validated with Intl like the user preference of the same name.
+ */
+export const LocaleTag = z
+  .string()
+  .trim()
+  .refine((tag) => {
+    if (tag.length < 2 || tag.length > 35) return false;
+    try {
+      return Intl.getCanonicalLocales(tag).length === 1;
+    } catch {
+      return false;
+    }
+  }, 'not a language tag (e.g. fr-FR or en-GB)')
+  .transform((tag) => Intl.getCanonicalLocales(tag)[0]!);
+
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
@@ -98,6 +115,11 @@ const base = {
   /** Default time zone for locations and schedules that name none. */
   timeZone: TimeZoneName,
   ...sections,
+  /**
+   * The venue's language and formats for dates, times and numbers (BCP 47), for people
+   * whose own preference does not name one; null: each browser's own.
+   */
+  locale: LocaleTag.nullable(),
 };
 
 export const Settings = z.object(base);
@@ -113,6 +135,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   approvals: { required: false },
   provisioning: { mirroringReceiver: null },
   backups: { intervalHours: 24, keep: 7, includeMedia: true },
+  locale: null,
 });
 
 /** Settings that describe files of this server: read-only through PATCH, never exported or imported. */
@@ -130,11 +153,12 @@ export const SettingsPatch = z
     network: sections.network.partial().strict().optional(),
     approvals: sections.approvals.partial().strict().optional(),
     backups: sections.backups.partial().strict().optional(),
+    locale: base.locale.optional(),
   })
   .strict();
 export type SettingsPatch = z.output<typeof SettingsPatch>;
 
-export const SettingsDocument = Settings.extend({ publicUrl: z.string().nullable(), revision: z.int(), updatedAt: z.string().nullable() });
+export const SettingsDocument = Settings.extend({ publicUrl: z.string().nullable(), locale: z.string().nullable(), revision: z.int(), updatedAt: z.string().nullable() });
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);

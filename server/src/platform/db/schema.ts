@@ -90,6 +90,19 @@ export interface IntegrationTokensTable {
   revoked_at: string | null;
 }
 
+/** One-time set-password links (migration 0250): only the token's SHA-256 is stored. */
+export interface PasswordLinksTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  /** 1 when a newer link for the same user ended this one (used_at is then when). */
+  superseded: number;
+}
+
 /** The server's settings document (one row, id 1). */
 export interface SettingsTable {
   id: number;
@@ -471,6 +484,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   integration_tokens: IntegrationTokensTable;
+  password_links: PasswordLinksTable;
   settings: SettingsTable;
   jobs: JobsTable;
   media_files: MediaFilesTable;

@@ -7,6 +7,7 @@ import { m0060_system_settings } from './0060_system_settings.js';
 import { m0100_content } from './0100_content.js';
 import { m0210_retention_indexes } from './0210_retention_indexes.js';
 import { m0220_schedule_revision } from './0220_schedule_revision.js';
+import { m0250_password_links } from './0250_password_links.js';
 
 export interface Migration {
   /** Strictly increasing, never reused; the database records the versions it has. */
@@ -17,4 +18,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new migration is appended here, never inserted. */
-export const MIGRATIONS: readonly Migration[] = [m0001_meta, m0002_accounts, m0020_screens, m0040_media, m0060_system_settings, m0100_content, m0210_retention_indexes, m0220_schedule_revision];
+export const MIGRATIONS: readonly Migration[] = [m0001_meta, m0002_accounts, m0020_screens, m0040_media, m0060_system_settings, m0100_content, m0210_retention_indexes, m0220_schedule_revision, m0250_password_links];
