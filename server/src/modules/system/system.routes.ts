@@ -105,6 +105,7 @@ export const systemRoutes = [
     summary: 'Change settings: any subset of fields; sections merge key by key',
     description: 'Send `If-Match: "<revision>"` to refuse a stale edit (412 `version_conflict`). Unknown keys are refused (400).',
     body: SettingsPatch,
+    ifMatch: true,
     responses: {
       200: { description: 'The settings after the change', data: SettingsDocument },
       412: { description: 'version_conflict: someone changed the settings since the revision in If-Match' },

@@ -35,6 +35,7 @@ const list = (codes: readonly string[]) => codes.join(', ');
  * - 401: every route that is not public (which codes depends on the kinds it takes);
  * - 403: `csrf_failed` for session routes with an unsafe method, `forbidden` for a minRole
  *   above viewer and for integration tokens (capability), `screen_disabled` for device routes;
+ * - 400 `validation_failed` and 412 `version_conflict`: the route takes If-Match (`ifMatch`);
  * - 404 `not_found`: the route has path parameters (an id that is not a UUID, an unknown one);
  * - 413 `payload_too_large`: a JSON body (over the route's limit);
  * - 415 `unsupported_media_type`: a JSON body or a raw body of given types;
@@ -63,6 +64,13 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
     }
     if (kinds.includes('device')) forbidden.push('screen_disabled');
     if (forbidden.length) out[403] = { description: list(forbidden), codes: forbidden };
+  }
+  if (route.ifMatch) {
+    const malformed = 'validation_failed: If-Match is not a revision';
+    out[400] = out[400]
+      ? { ...out[400], description: `${out[400].description}; ${malformed}` }
+      : { description: malformed, codes: ['validation_failed'] };
+    out[412] = { description: 'version_conflict: If-Match names a revision that is no longer current (details.currentRevision)', codes: ['version_conflict'] };
   }
   if (route.params) out[404] = { description: 'not_found: a path id that is not a UUID, or names nothing', codes: ['not_found'] };
   if (route.body && !route.rawBody) out[413] = { description: 'payload_too_large: the body is over the route’s limit', codes: ['payload_too_large'] };

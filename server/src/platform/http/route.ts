@@ -73,6 +73,12 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
    * 429 `rate_limited` with Retry-After. A string says what is counted.
    */
   rateLimited?: true | string;
+  /**
+   * The route takes `If-Match: <revision>` (resources people edit concurrently): the
+   * document lists the header, and the platform declares 400 `validation_failed` for a
+   * malformed one and 412 `version_conflict` for a stale one.
+   */
+  ifMatch?: true;
   /** What the handler answers; the platform's statuses are added (see ResponseSpec). */
   responses: Record<number, ResponseSpec>;
   handler: (ctx: Context, input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | void> | Reply | void;

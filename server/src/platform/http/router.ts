@@ -105,7 +105,8 @@ function checkWritten(ctx: Context, route: Route): void {
   const status = ctx.status;
   const declared = responsesOf(route)[status];
   if (!declared) throw new ResponseContractError(route, `answered ${status}, a status it does not declare`);
-  if (status === 204 || status === 304 || (ctx.body == null && ctx.method !== 'HEAD')) return;
+  const empty = (ctx.body == null || ctx.body === '') && (ctx.method !== 'HEAD' || !ctx.response.get('Content-Type'));
+  if (status === 204 || status === 304 || empty) return;
   const type = ctx.response.get('Content-Type');
   const types = declared.data ? ['application/json'] : Object.keys(declared.content ?? {});
   if (!type || !contentTypeDeclared(type, types)) {

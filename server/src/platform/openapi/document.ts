@@ -53,6 +53,13 @@ function security(route: Route): Record<string, string[]>[] {
   return out;
 }
 
+const IfMatchHeader = z.object({
+  'if-match': z
+    .string()
+    .optional()
+    .meta({ description: 'The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict`' }),
+});
+
 const headerObjects = (headers: Record<string, { description: string }>) =>
   Object.fromEntries(Object.entries(headers).map(([h, d]) => [h, { description: d.description, schema: { type: 'string' as const } }]));
 
@@ -90,10 +97,11 @@ function operation(route: Route): ZodOpenApiOperationObject {
     ...(route.minRole ? { 'x-placard-min-role': route.minRole } : {}),
     ...(route.extension ? { 'x-placard-extension': true } : {}),
   };
-  if (route.params || route.query) {
+  if (route.params || route.query || route.ifMatch) {
     op.requestParams = {
       ...(route.params ? { path: route.params as never } : {}),
       ...(route.query ? { query: route.query as never } : {}),
+      ...(route.ifMatch ? { header: IfMatchHeader as never } : {}),
     };
   }
   if (route.body) {
