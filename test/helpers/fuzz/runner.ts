@@ -251,7 +251,7 @@ function rightCred(op: Operation, rng: Rng): CredChoice {
 
 type Mode = 'valid' | 'body' | 'query' | 'path' | 'headers' | 'cred' | 'csrf' | 'encoding' | 'raw' | 'method';
 
-interface Built {
+export interface Built {
   req: FuzzRequest;
   mode: Mode;
   op: Operation;
@@ -351,14 +351,21 @@ export class Fuzzer {
     this.options.log?.(line);
   }
 
+  /** The document the requests are made from and the answers checked against. */
+  useDocument(doc: any): void {
+    this.doc = doc;
+    this.ajv.removeSchema('doc');
+    this.ajv.addSchema({ $id: 'doc', components: doc.components });
+    this.validators.clear();
+    this.ops = operationsOf(doc);
+  }
+
   /** Starts the server, reads its document, signs in every kind of principal and fills the pools. */
   async setup(): Promise<void> {
     await this.target.start();
     const docRes = await this.api.call('GET', '/api/v1/openapi.json');
     if (docRes.status !== 200) throw new Error(`openapi.json answered ${docRes.status}`);
-    this.doc = docRes.json;
-    this.ajv.addSchema({ $id: 'doc', components: this.doc.components });
-    this.ops = operationsOf(this.doc);
+    this.useDocument(docRes.json);
     this.log(`fuzz: ${this.ops.length} operations in the served document`);
 
     const setup = await this.api.call('POST', '/api/v1/auth/setup', { json: { email: 'fuzz-owner@example.test', password: 'Fuzz-owner-password-1', displayName: 'Fuzz owner' }, localAddress: freshAddress() });
@@ -691,8 +698,8 @@ export class Fuzzer {
     });
   }
 
-  /** Checks one answer against the document. */
-  private check(built: Built, res: FuzzResponse) {
+  /** Checks one answer against the document; what is wrong becomes a finding. */
+  checkAnswer(built: Built, res: FuzzResponse) {
     const status = res.status;
     const rid = built.req.headers['x-request-id']!;
     const op = built.checkAs;
@@ -835,7 +842,7 @@ export class Fuzzer {
         this.recent.push(built);
         if (this.recent.length > 8) this.recent.shift();
         if (out.ok) {
-          this.check(built, out.res);
+          this.checkAnswer(built, out.res);
         } else if (!this.target.alive || out.error === 'refused') {
           // Give the process a moment to be seen dead.
           await new Promise((r) => setTimeout(r, 200));
@@ -843,8 +850,8 @@ export class Fuzzer {
             crashes++;
             // The one in flight, or one answered just before (a stream failing after the answer): all are named.
             const suspects = [...new Set([built, ...this.inFlight, ...this.recent.slice().reverse()])];
-            if (crashes <= 5)
-            this.findings.push({
+            if (crashes <= 5) {
+              this.findings.push({
               kind: 'crash',
               op: 'server',
               status: null,
@@ -852,7 +859,8 @@ export class Fuzzer {
               request: suspects.map((b) => describeRequest(b.req)).join('\n  or: '),
               response: '(none)',
               serverLog: [],
-            });
+              });
+            }
             this.inFlight.clear();
             this.recent.length = 0;
             restarting ??= this.target.restart().finally(() => (restarting = null));
@@ -954,7 +962,7 @@ export function describeRequest(req: FuzzRequest): string {
   if (req.body) {
     const text = req.body.toString('utf8');
     const printable = Buffer.from(text, 'utf8').equals(req.body) && !/[\u0000-\u0008]/.test(text);
-    if (req.body.length > 2000) parts.push(`--data-binary @body.bin  # ${req.body.length} bytes, starts ${JSON.stringify(text.slice(0, 200))}`);
+    if (req.body.length > 2000) parts.push(`--data-binary @body.bin  # ${req.body.length} bytes, base64 starts ${req.body.subarray(0, 120).toString('base64')}`);
     else if (printable) parts.push('--data-binary', q(text));
     else parts.push(`--data-binary @<(echo ${req.body.toString('base64')} | base64 -d)`);
   }
@@ -977,7 +985,7 @@ export function isKnown(f: Finding, known: readonly KnownFailure[]): KnownFailur
 }
 
 export function formatFinding(f: Finding): string {
-  return [`[${f.kind}] ${f.op} -> ${f.status ?? '-'}: ${f.detail}`, `  request:  ${f.request}`, `  response: ${f.response.slice(0, 400)}`, ...(f.serverLog.length ? [`  server:   ${f.serverLog.join(' | ').slice(0, 600)}`] : [])].join('\n');
+  return [`[${f.kind}] ${f.op} -> ${f.status ?? '-'}: ${f.detail.length > 1200 ? f.detail.slice(0, 1200) + '...' : f.detail}`, `  request:  ${f.request}`, `  response: ${f.response.slice(0, 400)}`, ...(f.serverLog.length ? [`  server:   ${f.serverLog.join(' | ').slice(0, 600)}`] : [])].join('\n');
 }
 
 export { deref };
