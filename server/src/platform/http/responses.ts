@@ -55,7 +55,7 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
   if (!kinds.includes('public')) {
     const codes: ErrorCode[] = ['unauthenticated', 'invalid_credential'];
     if (kinds.includes('session')) codes.push('mfa_required');
-    if (kinds.includes('device')) codes.push('credential_revoked');
+    if (kinds.includes('device') || kinds.some((k) => k.startsWith('integration:'))) codes.push('credential_revoked');
     out[401] = { description: `No credential of a kind this route accepts, or a bad one: ${list(codes)}`, codes };
     const forbidden: ErrorCode[] = [];
     if (kinds.includes('session') && UNSAFE.has(route.method)) forbidden.push('csrf_failed');

@@ -4,6 +4,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
 import { ApiError, isDiskFull } from './errors.js';
+import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
 
@@ -86,7 +87,11 @@ export function answeredStatus(err: unknown): { status: number; code: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code };
   if (isDiskFull(err)) return { status: 507, code: 'insufficient_storage' };
   const e = err as { status?: number; expose?: boolean } | null;
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) return { status: e.status, code: '(mapped by status)' };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
+    const code = CODE_BY_STATUS[e.status];
+    return code ? { status: e.status, code } : { status: 400, code: 'validation_failed' };
+  }
   return { status: 500, code: 'internal' };
 }
 
