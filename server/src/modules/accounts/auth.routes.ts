@@ -151,7 +151,7 @@ export const authRoutes = [
       .object({ totp: z.string().max(12).optional(), recoveryCode: z.string().max(32).optional(), passkey: PasskeyAssertion.optional() })
       .refine((b) => [b.totp, b.recoveryCode, b.passkey].filter((v) => v !== undefined).length === 1, { message: 'send exactly one of totp, recoveryCode, passkey' }),
     rateLimited: 'per account and per address, like the password',
-    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential' } },
+    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential or unauthenticated: the code or assertion is wrong, or there is no half-signed-in session' } },
     handler: async (ctx, { body }) => {
       const user = await pendingMfaUser(ctx);
       const { db } = ctx.deps;

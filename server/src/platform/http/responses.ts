@@ -92,6 +92,18 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
   return out;
 }
 
+/**
+ * The codes a declared error names where its description starts (`conflict: the email is
+ * taken`, `invalid_credential or credential_revoked`); every code of the status when it
+ * names none.
+ */
+export function namedCodes(status: number, description: string): ErrorCode[] {
+  const possible = codesForStatus(status);
+  const head = /^([a-z_]+(?:(?:\s*,\s*|\s+or\s+|\s*\/\s*)[a-z_]+)*)/.exec(description)?.[1] ?? '';
+  const named = head.split(/\s*,\s*|\s+or\s+|\s*\/\s*/).filter((c): c is ErrorCode => (possible as string[]).includes(c));
+  return named.length ? named : possible;
+}
+
 const cache = new WeakMap<Route, Readonly<Record<number, DeclaredResponse>>>();
 
 /**
@@ -106,7 +118,7 @@ export function responsesOf(route: Route): Readonly<Record<number, DeclaredRespo
   for (const [key, spec] of Object.entries(route.responses)) {
     const status = Number(key);
     const extra = platform[status];
-    const codes = status >= 400 ? [...new Set([...(spec.codes ?? codesForStatus(status)), ...(extra?.codes ?? [])])] : undefined;
+    const codes = status >= 400 ? [...new Set([...(spec.codes ?? namedCodes(status, spec.description)), ...(extra?.codes ?? [])])] : undefined;
     out[status] = {
       ...spec,
       ...(extra && extra.description !== spec.description ? { description: `${spec.description}; also ${extra.description}` } : {}),
