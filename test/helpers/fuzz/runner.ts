@@ -130,6 +130,37 @@ export function operationsOf(doc: any): Operation[] {
  */
 const SELF_DESTRUCTIVE = /^(POST|PUT|PATCH|DELETE) \/api\/v1\/(auth|me)\//;
 
+/** Valid bodies the schema alone rarely yields (cross-field rules, references): half of the valid requests use them. */
+const HINTS: Record<string, (pools: Pools, rng: Rng) => unknown> = {
+  'POST /api/v1/schedules': (pools, rng) => {
+    const start = Date.now() + rng.int(-2, 5) * 86_400_000;
+    const playlistId = pools.idFor('playlists', rng, false);
+    const screenId = pools.idFor('screens', rng, false);
+    if (!playlistId || !screenId) return undefined;
+    const recurring = rng.chance(0.5);
+    return {
+      name: `fuzz schedule ${rng.hex(4)}`,
+      content: { playlistId },
+      targets: rng.chance(0.5) ? { screenIds: [screenId] } : { groupIds: [pools.idFor('screen-groups', rng, false) ?? screenId] },
+      startsAt: new Date(start).toISOString(),
+      endsAt: new Date(start + rng.int(1, 8) * 3_600_000).toISOString(),
+      ...(recurring ? { rrule: rng.pick(['FREQ=DAILY', 'FREQ=WEEKLY;BYDAY=MO,TU', 'FREQ=DAILY;COUNT=10']) } : {}),
+      priority: rng.int(-5, 5),
+    };
+  },
+  'POST /api/v1/playlists/{id}/items': (pools, rng) => {
+    const assetId = pools.idFor('assets', rng, false);
+    return assetId ? { assetId, ...(rng.chance(0.5) ? { durationMs: rng.int(1000, 20_000) } : {}) } : undefined;
+  },
+  'POST /api/v1/schedules/preview': (pools, rng) => {
+    const from = Date.now() + rng.int(-1, 3) * 86_400_000;
+    const screenId = pools.idFor('screens', rng, false);
+    return screenId ? { screenId, from: new Date(from).toISOString(), to: new Date(from + rng.int(1, 72) * 3_600_000).toISOString() } : undefined;
+  },
+  'POST /api/v1/screens/{id}/commands': (_pools, rng) => ({ type: rng.pick(['reload', 'screenshot', 'clear-cache', 'display-off', 'display-on', 'reboot']) }),
+  'POST /api/v1/system/maintenance/{action}': (pools, rng) => (rng.chance(0.5) ? { wait: rng.chance(0.5) } : { options: { backup: pools.stringFor('backups', rng) ?? 'x' } }),
+};
+
 /** Headers worth varying on every operation. */
 function hostileHeaders(rng: Rng): Record<string, string> {
   return rng.pick<() => Record<string, string>>([
@@ -335,6 +366,8 @@ export class Fuzzer {
   /** Requests Node's HTTP parser refused before the app saw them (400/431 without a request id). */
   parserRejected = 0;
   private readonly inFlight = new Set<Built>();
+  /** A real backup archive of this server (a valid body for uploading one). */
+  private validBackup: Buffer | null = null;
   /** The last requests answered: a crash after its answer (a stream failing later) is one of them. */
   private readonly recent: Built[] = [];
 
@@ -403,6 +436,22 @@ export class Fuzzer {
       this.pools.addString('pollSecret', pairing.json.data.pollSecret);
     }
     await this.api.call('POST', `/api/v1/screens/${device.id}/commands`, { headers: sessionHeaders(owner), json: { type: 'reload' } });
+    // The image on the main screen (its variants become downloadable with the device credential).
+    const playlist = await this.api.call('POST', '/api/v1/playlists', { headers: sessionHeaders(owner), json: { name: 'Fuzz main', items: [{ assetId: img.asset.id }] } });
+    if (playlist.status === 201) {
+      this.pools.harvest('/api/v1/playlists', playlist.json.data);
+      await this.api.call('PUT', `/api/v1/screens/${device.id}/playlist-assignment`, { headers: sessionHeaders(owner), json: { playlistId: playlist.json.data.id } });
+    }
+    // A disabled user (deletable), and a backup's bytes (a valid upload).
+    const disabled = await createUser(this.api, owner, 'editor');
+    await this.api.call('PATCH', `/api/v1/users/${disabled.userId}`, { headers: sessionHeaders(owner), json: { disabled: true } });
+    this.pools.addId('users', disabled.userId);
+    const backups = await this.api.call('GET', '/api/v1/system/backups', { headers: sessionHeaders(owner) });
+    const name = backups.json?.data?.items?.[0]?.name;
+    if (name) {
+      const file = await this.api.call('GET', `/api/v1/system/backups/${name}`, { headers: sessionHeaders(owner) });
+      if (file.status === 200 && file.body.length < 32 * 1024 * 1024) this.validBackup = file.body;
+    }
     await this.harvestLists();
     this.log(`fuzz: state ready (${this.target.url})`);
   }
@@ -461,12 +510,14 @@ export class Fuzzer {
     this.log(`fuzz: populate made ${made} things`);
   }
 
-  private genContext(destructive: boolean): GenContext {
+  private genContext(destructive: boolean, op?: Operation): GenContext {
     const rng = this.rng;
+    // `ids` in a body is of the operation's own resource (`/assets/archive` -> assets).
+    const own = op ? (op.path.split('/').filter(Boolean)[2] ?? 'unknown') : 'unknown';
     return {
       rng,
       doc: this.doc,
-      idFor: (name) => this.pools.idFor(name, rng, destructive),
+      idFor: (name) => this.pools.idFor(name === 'id' || name === 'ids' ? own : name === 'itemIds' ? 'items' : name, rng, destructive),
       stringFor: (name) => this.pools.stringFor(name, rng) ?? this.pools.stringFor(`pairing-sessions.${name}`, rng),
     };
   }
@@ -485,7 +536,7 @@ export class Fuzzer {
   build(op: Operation, mode: Mode, forceCred?: CredChoice): Built {
     const rng = this.rng;
     const destructive = UNSAFE.has(op.method);
-    const ctx = { ...this.genContext(destructive), pools: this.pools, destructive };
+    const ctx = { ...this.genContext(destructive, op), pools: this.pools, destructive };
     let cred: CredChoice = forceCred ?? rightCred(op, rng);
     if (mode === 'cred') cred = rng.pick(ALL_CREDS.filter((c) => c !== cred));
     if (mode === 'csrf') cred = rng.pick(['owner-no-csrf', 'owner-bad-csrf'] as const);
@@ -535,7 +586,8 @@ export class Fuzzer {
     // Body
     let body: Buffer | undefined;
     if (op.bodySchema) {
-      let value = validValue(op.bodySchema, ctx);
+      const hint = HINTS[op.key];
+      let value = hint && rng.chance(0.5) ? (hint(this.pools, rng) ?? validValue(op.bodySchema, ctx)) : validValue(op.bodySchema, ctx);
       if (mode === 'body') value = hostileBody(value, rng);
       let text = toJsonText(value);
       headers['content-type'] = 'application/json';
@@ -563,12 +615,14 @@ export class Fuzzer {
     } else if (op.bodyTypes.length) {
       headers['content-type'] = rng.chance(0.85) ? rng.pick(op.bodyTypes) : rng.pick(['application/json', 'text/plain', '']);
       body = this.rawBody(op, mode === 'raw' || mode === 'body' || mode === 'encoding');
-      if (op.path.startsWith('/api/v1/uploads')) Object.assign(headers, this.tusHeaders(op, body));
+      // tus creation takes no bytes (creation-with-upload is not supported).
+      if (op.key === 'POST /api/v1/uploads' && mode === 'valid') body = undefined;
     } else if (mode === 'encoding' || mode === 'body') {
       // A body where none is expected.
       headers['content-type'] = rng.pick(['application/json', 'text/plain', 'application/octet-stream']);
       body = Buffer.from(rng.pick(['{}', '{"x":1}', 'garbage', '[' .repeat(10_000)]));
     }
+    if (op.path.startsWith('/api/v1/uploads') && op.method !== 'OPTIONS' && !op.path.endsWith('/complete')) Object.assign(headers, this.tusHeaders(op, body));
     if (op.path.startsWith('/api/v1/player/pairing-sessions/')) headers['x-pairing-secret'] = this.pools.stringFor('pollSecret', rng) ?? 'x';
     if ((op.method === 'PATCH' || op.method === 'PUT') && rng.chance(0.15)) {
       headers['if-match'] = rng.pick([this.pools.stringFor('revision', rng) ?? '1', `"${this.pools.stringFor('revision', rng) ?? '1'}"`, '*', 'garbage', '"0"']);
@@ -588,9 +642,12 @@ export class Fuzzer {
       const methods = [...new Set(this.ops.filter((o) => matches(o.path)).map((o) => o.method))];
       const choice = rng.pick(['HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'POST', 'GET', 'TRACE', 'PROPFIND']);
       method = choice;
-      const same = this.ops.find((o) => o.path === op.path && o.method === choice);
+      // The operation that answers: this path's, else another template the path matches
+      // (`PATCH .../items/bulk` is `PATCH .../items/{itemId}` with a bad id).
+      const same = this.ops.find((o) => o.path === op.path && o.method === choice) ?? this.ops.find((o) => matches(o.path) && o.method === choice);
+      const get = this.ops.find((o) => o.path === op.path && o.method === 'GET') ?? this.ops.find((o) => matches(o.path) && o.method === 'GET');
       if (same) checkAs = same;
-      else if (choice === 'HEAD' && methods.includes('GET')) checkAs = this.ops.find((o) => o.path === op.path && o.method === 'GET')!;
+      else if (choice === 'HEAD' && get) checkAs = get;
       else {
         checkAs = null;
         expectAllow = methods.includes('GET') && !methods.includes('HEAD') ? [...methods, 'HEAD'] : methods;
@@ -623,7 +680,7 @@ export class Fuzzer {
     if (!hostile) {
       if (op.bodyTypes.some((t) => t.startsWith('image/'))) return tinyPng(rng);
       if (op.path.startsWith('/api/v1/uploads')) return tinyPng(rng);
-      if (op.bodyTypes.includes('application/x-tar')) return this.tar(rng.int(0, 2));
+      if (op.bodyTypes.includes('application/x-tar')) return this.validBackup && rng.chance(0.7) ? this.validBackup : this.tar(rng.int(0, 2));
       return Buffer.from(rng.hex(rng.int(1, 200)));
     }
     return rng.pick<() => Buffer>([
@@ -777,6 +834,20 @@ export class Fuzzer {
     if (status < 300) this.absorb(op, res);
   }
 
+  restores = 0;
+
+  private async restore(): Promise<void> {
+    const owner = sessionHeaders(this.principals.owner);
+    const list = await this.api.call('GET', '/api/v1/system/backups', { headers: owner }).catch(() => null);
+    const name = list?.json?.data?.items?.at(-1)?.name;
+    if (!name) return;
+    const res = await send(this.target.url, { method: 'POST', path: '/api/v1/system/maintenance/restore', headers: { ...owner, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ options: { backup: name } })) }, 30_000);
+    if (res.ok && res.res.status === 202) {
+      this.restores++;
+      this.log(`fuzz: a restore of ${name} started at request ${this.count}`);
+    } else this.log(`fuzz: the restore did not start: ${res.ok ? `${res.res.status} ${res.res.body.toString().slice(0, 200)}` : res.detail}`);
+  }
+
   private async health(): Promise<void> {
     // Sessions, device and tokens the fuzz may have ended: checked and replaced.
     const p = this.principals;
@@ -831,6 +902,9 @@ export class Fuzzer {
         if (healthy) await healthy;
         if (this.count >= total) return;
         const i = this.count++;
+        // Once per run (longer runs), a real restore of the setup's backup while requests go
+        // on: they answer 503 until it is done, then the principals are checked and replaced.
+        if (i === Math.floor(total * 0.6) && total >= 1000) void this.restore();
         const op = order[next++ % order.length]!;
         if (next % order.length === 0) order.splice(0, order.length, ...this.rng.shuffle(this.ops));
         const mode = this.chooseMode(op);

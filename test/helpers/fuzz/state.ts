@@ -71,6 +71,8 @@ export function resourceKey(name: string): string {
 
 /** The resource a path answers about: its last literal segment (`/playlists/{id}/items` -> items). */
 export function resourceOfPath(path: string): string {
+  // Maintenance actions answer runs.
+  if (path === '/api/v1/system/maintenance/{action}') return 'runs';
   const segs = path.split('/').filter(Boolean);
   for (let i = segs.length - 1; i >= 0; i--) {
     const s = segs[i]!;

@@ -82,7 +82,8 @@ function sendFile(ctx: Context, file: string, size: number, name: string, type: 
   ctx.set('Content-Length', String(size));
   ctx.set('Content-Disposition', `attachment; filename="${name}"`);
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = ctx.method === 'HEAD' ? null : createReadStream(file);
+  // HEAD: no body at all (a null body would make Koa answer 204 instead of GET's 200).
+  if (ctx.method !== 'HEAD') ctx.body = createReadStream(file);
 }
 
 export const systemRoutes = [
