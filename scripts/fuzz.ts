@@ -1,5 +1,5 @@
 /**
- * The fuzz test, longer: `npm run fuzz -- --seed N --requests M [--concurrency C] [--deadline-ms D] [--keep-data]`.
+ * The fuzz test, longer: `npm run fuzz -- --seed N --requests M [--concurrency C] [--deadline-ms D] [--keep-data] [--worst-recurrence]`.
  * Starts the real server over a temporary data directory, reads its OpenAPI document and
  * sends M generated requests (valid and hostile, every credential kind); prints progress,
  * then every finding with a reproducible request, and the counts. Exit code 1 on findings.
@@ -17,7 +17,7 @@ const requests = Number(arg('requests') ?? 20_000);
 const concurrency = Number(arg('concurrency') ?? 2);
 const deadlineMs = Number(arg('deadline-ms') ?? 20_000);
 console.log(`fuzz: seed ${seed}, ${requests} requests, concurrency ${concurrency} (repeat with --seed ${seed})`);
-const fuzzer = new Fuzzer({ seed, requests, concurrency, deadlineMs, log: (l) => console.log(l), progressEvery: 1000, keepData: process.argv.includes('--keep-data') });
+const fuzzer = new Fuzzer({ seed, requests, concurrency, deadlineMs, log: (l) => console.log(l), progressEvery: 1000, keepData: process.argv.includes('--keep-data'), worstRecurrence: process.argv.includes('--worst-recurrence') });
 let failed = true;
 try {
   await fuzzer.setup();

@@ -300,8 +300,11 @@ export function hostileBody(valid: unknown, rng: Rng): unknown {
   if (how === 'wrap') return [copy];
   if (how === 'extra-field' && copy && typeof copy === 'object') {
     const key = rng.pick(['extra', '__proto__', 'constructor', 'id', 'revision', 'createdAt', 'x'.repeat(300)]);
+    // Often a deeply nested extra field: accepted bodies are stored, and stored documents
+    // are read back by later requests (a poisoned status document answers 500 forever).
+    const value = rng.chance(0.35) ? deepJson(rng.pick([100, 1_000, 3_000]), rng.chance(0.5)) : hostileValue(rng);
     // An own key, even `__proto__` (assignment would set the prototype instead).
-    Object.defineProperty(copy, key, { value: hostileValue(rng), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
     return copy;
   }
   if (how === 'null-all-fields') {
