@@ -47,7 +47,7 @@ const requests = Number(process.env.PLACARD_FUZZ_REQUESTS ?? 2500);
 t.setTimeout(15 * 60_000);
 
 t.test(`fuzz every operation of the served OpenAPI document (seed ${seed}, ${requests} requests; repeat with PLACARD_FUZZ_SEED=${seed})`, async (t) => {
-  const fuzzer = new Fuzzer({ seed, requests, concurrency: 2, deadlineMs: 20_000, log: (line) => t.comment(line), progressEvery: 500, worstRecurrence: false });
+  const fuzzer = new Fuzzer({ seed, requests, concurrency: 2, deadlineMs: 30_000, log: (line) => t.comment(line), progressEvery: 500, worstRecurrence: false });
   t.teardown(() => fuzzer.close());
   await fuzzer.setup();
   const report = await fuzzer.run();
