@@ -54,7 +54,7 @@ export const sampleRoutes = [
     auth: 'public',
     tags: ['Test'],
     summary: 'conflict',
-    responses: { 200: { description: 'never' } },
+    responses: { 200: { description: 'never' }, 409: { description: 'always' } },
     handler: () => {
       throw new ApiError('conflict', 'already there', { details: { where: ['a'] } });
     },
@@ -84,7 +84,7 @@ export const sampleRoutes = [
     auth: 'public',
     tags: ['Test'],
     summary: 'a client error raised the Koa way, with a status outside the vocabulary',
-    responses: { 200: { description: 'never' } },
+    responses: { 200: { description: 'never' }, 400: { description: 'validation_failed: what a status outside the vocabulary becomes' } },
     handler: (ctx) => ctx.throw(422, 'the Koa way'),
   }),
 ];

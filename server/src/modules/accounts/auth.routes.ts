@@ -98,13 +98,13 @@ export const authRoutes = [
     summary: 'Sign in with email and password',
     description: 'Answers `{user, csrfToken}`, or `{mfaRequired: true, methods}` with a half-signed-in session that only /auth/mfa/* accept. Throttled per account and per address (429 rate_limited with Retry-After).',
     body: z.object({ email: z.string().max(254), password: z.string().max(256) }),
+    rateLimited: 'per account and per address',
     responses: {
       200: {
         description: 'Signed in, or the second factor is needed',
         data: z.union([SignedIn, z.object({ mfaRequired: z.literal(true), methods: z.array(z.enum(['totp', 'recovery_code', 'passkey'])) })]),
       },
       401: { description: 'invalid_credential: email or password is wrong (one message for every cause)' },
-      429: { description: 'rate_limited' },
     },
     handler: async (ctx, { body }) => {
       const email = normalizeEmail(body.email);
@@ -150,7 +150,8 @@ export const authRoutes = [
     body: z
       .object({ totp: z.string().max(12).optional(), recoveryCode: z.string().max(32).optional(), passkey: PasskeyAssertion.optional() })
       .refine((b) => [b.totp, b.recoveryCode, b.passkey].filter((v) => v !== undefined).length === 1, { message: 'send exactly one of totp, recoveryCode, passkey' }),
-    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential' }, 429: { description: 'rate_limited' } },
+    rateLimited: 'per account and per address, like the password',
+    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential or unauthenticated: the code or assertion is wrong, or there is no half-signed-in session' } },
     handler: async (ctx, { body }) => {
       const user = await pendingMfaUser(ctx);
       const { db } = ctx.deps;
@@ -169,7 +170,7 @@ export const authRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'WebAuthn assertion options for the second factor (the half-signed-in user’s passkeys)',
-    responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions } },
+    responses: { 401: { description: 'unauthenticated: no half-signed-in session (sign in with the password first)' }, 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions } },
     handler: async (ctx) => {
       const user = await pendingMfaUser(ctx);
       return ok(await authenticationOptions(ctx, ctx.deps.db, 'mfa', user.id));
@@ -182,7 +183,8 @@ export const authRoutes = [
     tags: TAGS,
     summary: 'WebAuthn assertion options for passwordless sign-in (any discoverable passkey)',
     description: 'The challenge is kept in a (new, anonymous) session, so this is limited per address: 60 in 15 minutes (429 rate_limited with Retry-After).',
-    responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions }, 429: { description: 'rate_limited' } },
+    rateLimited: '60 per address in 15 minutes',
+    responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions } },
     handler: async (ctx) => {
       await limitAnonymousIssuance(ctx, 'passkey-options');
       return ok(await authenticationOptions(ctx, ctx.deps.db, 'login'));
@@ -195,7 +197,8 @@ export const authRoutes = [
     tags: TAGS,
     summary: 'Passwordless sign-in with a passkey assertion (user verification required)',
     body: z.object({ response: PasskeyAssertion }),
-    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential' }, 429: { description: 'rate_limited' } },
+    rateLimited: 'per address and per account',
+    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential' } },
     handler: async (ctx, { body }) => {
       // Throttled per address and per account: the user owning the presented credential
       // id (an unknown id counts against the address only).

@@ -93,7 +93,8 @@ export const meRoutes = [
     tags: TAGS,
     summary: 'Turn TOTP on with a code from the app',
     body: z.object({ code: z.string().max(12) }),
-    responses: { 200: { description: 'TOTP on', data: z.object({ totpEnabled: z.literal(true) }) }, 400: { description: 'validation_failed: wrong code' } },
+    rateLimited: 'wrong codes, per user',
+    responses: { 409: { description: 'conflict: TOTP is already on, or no enrolment was started' }, 200: { description: 'TOTP on', data: z.object({ totpEnabled: z.literal(true) }) }, 400: { description: 'validation_failed: wrong code' } },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
       if (user.totp_enabled) throw new ApiError('conflict', 'TOTP is already on');
@@ -111,7 +112,8 @@ export const meRoutes = [
     tags: TAGS,
     summary: 'Turn TOTP off (needs a current code or your password)',
     body: z.object({ code: z.string().max(12).optional(), password: z.string().max(256).optional() }).refine((b) => (b.code === undefined) !== (b.password === undefined), { message: 'send code or password' }),
-    responses: { 200: { description: 'TOTP off', data: z.object({ totpEnabled: z.literal(false) }) }, 401: { description: 'invalid_credential' } },
+    rateLimited: 'wrong codes or passwords, per user',
+    responses: { 409: { description: 'conflict: TOTP is not on' }, 200: { description: 'TOTP off', data: z.object({ totpEnabled: z.literal(false) }) }, 401: { description: 'invalid_credential' } },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
       if (!user.totp_enabled) throw new ApiError('conflict', 'TOTP is not on');
@@ -153,7 +155,7 @@ export const meRoutes = [
     tags: TAGS,
     summary: 'Register a passkey from the authenticator’s response',
     body: z.object({ response: z.looseObject({ id: z.string().min(1).max(1024), rawId: z.string(), type: z.literal('public-key'), response: z.looseObject({}) }), name: z.string().trim().min(1).max(100).optional() }),
-    responses: { 201: { description: 'The passkey', data: Passkey } },
+    responses: { 409: { description: 'conflict: this passkey is already registered' }, 201: { description: 'The passkey', data: Passkey } },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
       const row = await registerPasskey(ctx, ctx.deps.db, user, body.response as never, body.name ?? 'Passkey');

@@ -139,7 +139,7 @@ export const userRoutes = [
     tags: TAGS,
     summary: 'Clear another user’s TOTP, recovery codes and passkeys, and end their sessions',
     params: IdParams,
-    responses: { 200: { description: 'The user, without MFA', data: UserDto } },
+    responses: { 409: { description: 'conflict: your own security is reset from your account page' }, 200: { description: 'The user, without MFA', data: UserDto } },
     handler: async (ctx, { params, auth }) => {
       const actor = auth as SessionPrincipal;
       const user = await targetUser(ctx, params.id);

@@ -99,7 +99,7 @@ export const assignmentRoutes = [
     summary: 'Assign the screen’s default playlist',
     params: IdParams,
     body: Body,
-    responses: { 200: { description: 'The assignment', data: ScreenAssignmentDto } },
+    responses: { 400: { description: 'validation_failed: the playlist does not exist' }, 200: { description: 'The assignment', data: ScreenAssignmentDto } },
     handler: async (ctx, { params, body, auth }) => {
       if (!(await screenContext(ctx.deps.db, params.id))) throw notFound('Screen');
       await assign(ctx, 'screen', params.id, body.playlistId, (auth as SessionPrincipal).userId);

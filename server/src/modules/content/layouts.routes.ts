@@ -181,6 +181,7 @@ export const layoutRoutes = [
     summary: 'Rename or describe a layout',
     params: IdParams,
     body: z.object({ name: z.string().trim().min(1).max(200).optional(), description: z.string().max(2000).optional() }),
+    ifMatch: true,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
       const row = await change(ctx, params.id, async (trx, row) => {
@@ -200,6 +201,7 @@ export const layoutRoutes = [
     summary: 'Delete a layout nothing schedules, with its revisions',
     description: 'Answers 409 naming the schedules that still use it (`details.usedBy`).',
     params: IdParams,
+    ifMatch: true,
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use' }, ...stale },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
@@ -221,6 +223,7 @@ export const layoutRoutes = [
     summary: 'Replace the draft (screens keep the published revision until the next publish)',
     params: IdParams,
     body: LayoutContentSchema,
+    ifMatch: true,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
       const content = normalizeContent(body);
@@ -240,6 +243,7 @@ export const layoutRoutes = [
     summary: 'Publish the draft as a new immutable revision; screens showing the layout get it',
     params: IdParams,
     body: z.object({ note: z.string().max(500).optional() }),
+    ifMatch: true,
     responses: { 200: { description: 'The layout, now published', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body, auth }) => {
       const t = now();
@@ -313,6 +317,7 @@ export const layoutRoutes = [
     summary: 'Bring a published revision back as the draft (publish it to put it on screens)',
     description: 'Answers 409 naming what the revision refers to that no longer exists.',
     params: z.object({ id: uuidParam, revisionId: uuidParam }),
+    ifMatch: true,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, 409: { description: 'conflict: the revision refers to deleted content' }, ...stale },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
@@ -336,7 +341,7 @@ export const layoutRoutes = [
       '`source=auto` (default): the uploaded preview if there is one, else a rendering of the published revision, else of the draft. `draft` / `published` render that content from the zones’ thumbnails; `uploaded` answers 404 when none was uploaded.',
     params: IdParams,
     query: z.object({ source: z.enum(['auto', 'draft', 'published', 'uploaded']).default('auto') }),
-    responses: { 200: { description: 'The image', content: { 'image/png': {} }, headers: { ETag: { description: 'sha256 of the image' } } } },
+    responses: { 304: { description: 'Not modified: If-None-Match names the current image' }, 200: { description: 'The image', content: { 'image/png': {} }, headers: { ETag: { description: 'sha256 of the image' } } } },
     handler: async (ctx, { params, query }) => {
       const row = await getLayoutRow(ctx.deps.db, params.id);
       let image: Buffer | null = null;
@@ -370,7 +375,7 @@ export const layoutRoutes = [
     description: 'The body is the image itself. It is checked, stored as PNG (at most 4096 px a side) and served by GET from then on.',
     params: IdParams,
     rawBody: { contentTypes: ['image/png', 'image/jpeg', 'image/webp'] },
-    responses: { 200: { description: 'The layout', data: LayoutSummaryDto }, 413: { description: 'payload_too_large' }, 415: { description: 'unsupported_media_type' } },
+    responses: { 400: { description: 'validation_failed: the body is empty or not an image this server reads' }, 200: { description: 'The layout', data: LayoutSummaryDto }, 413: { description: 'payload_too_large' }, 415: { description: 'unsupported_media_type' } },
     handler: async (ctx, { params }) => {
       const row = await getLayoutRow(ctx.deps.db, params.id);
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(ctx.request.type)) throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');

@@ -165,6 +165,7 @@ export const playlistRoutes = [
     description: 'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the playlist meanwhile.',
     params: IdParams,
     body: z.object({ name: z.string().trim().min(1).max(200).optional(), description: z.string().max(2000).optional() }),
+    ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       await change(ctx, params.id, async (trx, row) => {
@@ -187,6 +188,7 @@ export const playlistRoutes = [
     summary: 'Delete a playlist that nothing uses',
     description: 'Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`).',
     params: IdParams,
+    ifMatch: true,
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' }, 412: conflictResponses[412] },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
@@ -211,6 +213,7 @@ export const playlistRoutes = [
       'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video or audio plays its own length, a website 30 s, anything else 10 s. An item nesting a playlist takes no `durationMs` (400): it plays the nested items for their own durations; its `transition` leads into the first of them.',
     params: IdParams,
     body: NewItemSchema,
+    ifMatch: true,
     responses: { 201: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, ...conflictResponses },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
@@ -242,6 +245,7 @@ export const playlistRoutes = [
     description: '`itemIds` lists every item of the playlist once, in the new order.',
     params: IdParams,
     body: z.object({ itemIds: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST) }),
+    ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       await change(ctx, params.id, async (trx, playlist) => {
@@ -279,6 +283,7 @@ export const playlistRoutes = [
         delete: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST).optional(),
       })
       .refine((b) => (b.set === undefined) === (b.itemIds === undefined), { message: '`set` and `itemIds` go together', path: ['set'] }),
+    ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       await change(ctx, params.id, async (trx, playlist) => {
@@ -328,6 +333,7 @@ export const playlistRoutes = [
       'After the playlist’s own items, the playlist plays every ready asset that carries any (or all) of `tags`, ordered by `order`, at most `limit`, each for `durationMs` (null: a video’s length, 30 s for a website, else 10 s). The set follows the assets as they are tagged, become ready or are archived. An empty `tags` list turns the rule off.',
     params: IdParams,
     body: TagRuleSchema,
+    ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       const tags = [...new Set(body.tags)];
@@ -348,6 +354,7 @@ export const playlistRoutes = [
     summary: 'Change an item’s duration, transition, validity window, day-parts or enabled state',
     params: ItemParams,
     body: ItemFields,
+    ifMatch: true,
     responses: { 200: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
@@ -374,6 +381,7 @@ export const playlistRoutes = [
     tags: TAGS,
     summary: 'Remove an item',
     params: ItemParams,
+    ifMatch: true,
     responses: { 204: { description: 'Removed; ETag is the playlist’s new revision', ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params }) => {
       const revision = await change(ctx, params.id, async (trx, playlist) => {

@@ -254,6 +254,7 @@ const toggle = (enabled: boolean) =>
     tags: TAGS,
     summary: enabled ? 'Turn a schedule on' : 'Turn a schedule off (kept, plays nothing)',
     params: IdParams,
+    ifMatch: true,
     responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
     handler: async (ctx, { params }) => {
       const row = await getRow(ctx.deps.db, params.id);
@@ -375,6 +376,7 @@ export const scheduleRoutes = [
       .object({ screenId: Uuid.optional(), groupId: Uuid.optional(), from: Instant, to: Instant })
       .refine((b) => Boolean(b.screenId) !== Boolean(b.groupId), { message: 'give screenId or groupId', path: ['screenId'] }),
     responses: {
+      404: { description: 'not_found: the screen or group does not exist' },
       200: {
         description: 'The timeline',
         data: z.object({ timeZone: z.string(), from: z.string(), to: z.string(), timeline: z.array(PreviewSegment), warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()) }),
@@ -467,6 +469,7 @@ export const scheduleRoutes = [
     // No defaults here: zod applies `.default()` inside `.partial()`, so a PATCH without
     // `priority` or `enabled` would reset them to 0 and true (a paused schedule resumed).
     body: z.object({ ...ScheduleFields, priority: z.number().int().min(-1000).max(1000), enabled: z.boolean() }).partial(),
+    ifMatch: true,
     responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
@@ -502,6 +505,7 @@ export const scheduleRoutes = [
     tags: TAGS,
     summary: 'Delete a schedule',
     params: IdParams,
+    ifMatch: true,
     responses: { 204: { description: 'Deleted' }, ...staleResponse },
     handler: async (ctx, { params }) => {
       const row = await getRow(ctx.deps.db, params.id);

@@ -133,7 +133,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Archive assets (bulk): hidden from the library and from new content',
     body: z.object({ ids: idList }),
-    responses: { 200: { description: 'The archived assets', data: bulkResult } },
+    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The archived assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
@@ -160,7 +160,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Restore archived assets (bulk) to the state they had',
     body: z.object({ ids: idList }),
-    responses: { 200: { description: 'The restored assets', data: bulkResult } },
+    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The restored assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
@@ -234,7 +234,7 @@ export const assetRoutes = [
     description: '`?force=true` deletes an asset in use; only admins and owners may force. Media files go when nothing references their sha256.',
     params: idParams,
     query: z.object({ force: z.enum(['true', 'false']).default('false') }),
-    responses: { 204: { description: 'Deleted' } },
+    responses: { 409: { description: 'conflict: the asset is in use (playlists, layouts...); an admin may force' }, 204: { description: 'Deleted' } },
     handler: async (ctx, { params, query, auth }) => {
       const asset = await mustGet(ctx, params.id);
       const force = query.force === 'true';
@@ -259,7 +259,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Process a failed asset again',
     params: idParams,
-    responses: { 200: { description: 'The asset, processing again', data: Asset } },
+    responses: { 409: { description: 'conflict: the asset has not failed' }, 200: { description: 'The asset, processing again', data: Asset } },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       if (asset.state !== 'failed') throw new ApiError('conflict', `Only a failed asset can be retried (this one is ${asset.state})`);
@@ -280,7 +280,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'The asset’s thumbnail (WebP, at most 400 px); Range, ETag, 304',
     params: idParams,
-    responses: { 200: { description: 'The thumbnail', content: { 'image/webp': {} } }, 206: { description: 'Part of it' }, 304: { description: 'Not modified' } },
+    responses: { 416: { description: 'range_not_satisfiable: Content-Range gives the length' }, 200: { description: 'The thumbnail', content: { 'image/webp': {} } }, 206: { description: 'Part of it', content: { 'image/webp': {} } }, 304: { description: 'Not modified' } },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       const v = (await listVariants(ctx.deps.db, asset.id)).find((x) => x.purpose === 'thumbnail');
@@ -296,7 +296,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'The asset for people to look at: Range, If-Range, ETag (sha256), 304; SVG under a restrictive CSP',
     params: idParams,
-    responses: { 200: { description: 'The media', content: { 'application/octet-stream': {} } }, 206: { description: 'Part of it' }, 304: { description: 'Not modified' } },
+    responses: { 416: { description: 'range_not_satisfiable: Content-Range gives the length' }, 200: { description: 'The media: the preview variant, the player variant (video, audio, PDF page) or the original', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } }, 206: { description: 'Part of it', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } }, 304: { description: 'Not modified' } },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       if (!asset.sha256 || !asset.content_type) throw new ApiError('not_found', 'This asset has no file to preview');
@@ -355,7 +355,7 @@ export const assetRoutes = [
     summary: 'Change a website asset: URL, refresh interval, zoom, viewport, CSS/JS injection',
     params: idParams,
     body: WebsiteInput.partial(),
-    responses: { 200: { description: 'The website asset', data: Asset } },
+    responses: { 409: { description: 'conflict: the asset is not a website' }, 200: { description: 'The website asset', data: Asset } },
     handler: async (ctx, { params, body }) => {
       const asset = await mustGet(ctx, params.id);
       if (asset.kind !== 'website' || !asset.website) throw new ApiError('conflict', `This asset is a ${asset.kind}, not a website`);
@@ -386,7 +386,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Fetch the website now: reachability, status, TLS, redirects, and headers that stop it showing in a frame',
     params: idParams,
-    responses: { 200: { description: 'What the server saw', data: Diagnostics } },
+    responses: { 409: { description: 'conflict: the asset is not a website' }, 200: { description: 'What the server saw', data: Diagnostics } },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       if (asset.kind !== 'website' || !asset.website) throw new ApiError('conflict', `This asset is a ${asset.kind}, not a website`);

@@ -97,7 +97,7 @@ export const organizeRoutes = [
     tags: TAGS,
     summary: 'Make a folder (optionally inside another)',
     body: z.object({ name: folderName, parentId: uuidLower.nullable().optional() }),
-    responses: { 201: { description: 'The folder', data: Folder } },
+    responses: { 409: { description: 'conflict: a folder of that name exists there' }, 201: { description: 'The folder', data: Folder } },
     handler: async (ctx, { body }) => {
       if (body.parentId) await mustFolder(ctx, body.parentId);
       const now = nowIso();
@@ -121,7 +121,7 @@ export const organizeRoutes = [
     summary: 'Rename a folder or move it (parentId; null for the top level)',
     params: z.object({ id: uuidParam }),
     body: z.object({ name: folderName.optional(), parentId: uuidLower.nullable().optional() }),
-    responses: { 200: { description: 'The folder', data: Folder } },
+    responses: { 409: { description: 'conflict: a folder of that name exists there, or the move would put a folder inside itself' }, 200: { description: 'The folder', data: Folder } },
     handler: async (ctx, { params, body }) => {
       const folder = await mustFolder(ctx, params.id, 'path');
       if (body.parentId) {
@@ -151,7 +151,7 @@ export const organizeRoutes = [
     tags: TAGS,
     summary: 'Delete an empty folder (no subfolders, no assets)',
     params: z.object({ id: uuidParam }),
-    responses: { 204: { description: 'Deleted' } },
+    responses: { 409: { description: 'conflict: the folder is not empty' }, 204: { description: 'Deleted' } },
     handler: async (ctx, { params }) => {
       const folder = await mustFolder(ctx, params.id, 'path');
       const db = ctx.deps.db;
@@ -185,7 +185,7 @@ export const organizeRoutes = [
     tags: TAGS,
     summary: 'Make a collection (a hand-picked set of assets, across folders)',
     body: z.object({ name: z.string().trim().min(1).max(120), description: z.string().trim().max(2000).nullable().optional() }),
-    responses: { 201: { description: 'The collection', data: Collection } },
+    responses: { 409: { description: 'conflict: a collection of that name exists' }, 201: { description: 'The collection', data: Collection } },
     handler: async (ctx, { body }) => {
       const now = nowIso();
       const row: ContentCollectionsTable = { id: newId(), name: body.name, description: body.description ?? null, created_at: now, updated_at: now };
@@ -223,7 +223,7 @@ export const organizeRoutes = [
     tags: TAGS,
     summary: 'Make a tag',
     body: z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9a-fA-F]{6}$/).nullable().optional() }),
-    responses: { 201: { description: 'The tag', data: Tag } },
+    responses: { 409: { description: 'conflict: a tag of that name exists' }, 201: { description: 'The tag', data: Tag } },
     handler: async (ctx, { body }) => {
       const row: ContentTagsTable = { id: newId(), name: body.name, color: body.color ?? null, created_at: nowIso() };
       try {
@@ -252,7 +252,7 @@ export const organizeRoutes = [
         removeFromCollections: z.array(uuidLower).max(50).optional(),
       })
       .refine((b) => b.moveTo || b.addTags?.length || b.removeTags?.length || b.addToCollections?.length || b.removeFromCollections?.length, 'name at least one operation'),
-    responses: { 200: { description: 'The assets after the change', data: z.object({ items: z.array(Asset) }) } },
+    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The assets after the change', data: z.object({ items: z.array(Asset) }) } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.assetIds)];
       const db = ctx.deps.db;

@@ -18,8 +18,9 @@ export const playerMediaRoutes = [
     summary: 'Download a media variant (Range, If-Range, ETag = sha256, 304); HEAD for its size and hash',
     params,
     responses: {
-      200: { description: 'The bytes', content: { 'application/octet-stream': {} }, headers: { ETag: { description: 'The sha256, quoted' } } },
-      206: { description: 'A range of the bytes' },
+      416: { description: 'range_not_satisfiable: Content-Range gives the length' },
+      200: { description: 'The bytes, as the variant’s content type', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} }, headers: { ETag: { description: 'The sha256, quoted' } } },
+      206: { description: 'A range of the bytes', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } },
       304: { description: 'Not modified' },
     },
     handler: async (ctx, { params, auth }) => {

@@ -131,7 +131,7 @@ export const uploadRoutes = [
     summary: 'tus creation: announce an upload (Upload-Length, Upload-Metadata: filename, filetype, name, folderId, tags)',
     description: 'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`. Only the user who creates an upload may send its bytes and complete it.',
     rawBody: { contentTypes: [OCTETS] },
-    responses: { 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
+    responses: { 413: { description: 'payload_too_large: Upload-Length is over the limit (Tus-Max-Size)' }, 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 400: { description: 'validation_failed: Upload-Length, Upload-Metadata or Upload-Defer-Length is wrong, or bytes were sent with the creation' }, 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
     handler: async (ctx, { auth }) => {
       requireTus(ctx);
       const { db } = ctx.deps;
@@ -191,7 +191,7 @@ export const uploadRoutes = [
     summary: 'tus: the upload offset (to resume)',
     description: 'The creator\'s HEAD stops a PATCH of this upload still in progress (a stalled connection) first, so the offset is the settled one.',
     params: uploadIdParams,
-    responses: { 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
+    responses: { 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       const first = await loadUpload(ctx, params.id);
@@ -221,7 +221,7 @@ export const uploadRoutes = [
     description: 'A newer request for the same upload (a resuming client) stops this one: what arrived is kept (unless Upload-Checksum cannot be verified) and the connection is closed.',
     params: uploadIdParams,
     rawBody: { contentTypes: [OCTETS] },
-    responses: { 204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } } },
+    responses: { 460: { description: 'checksum_mismatch: the chunk does not match Upload-Checksum; it was discarded' }, 413: { description: 'payload_too_large: more bytes than the upload has room for' }, 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 409: { description: 'conflict: Upload-Offset is not the offset received (the answer\'s Upload-Offset is)' }, 400: { description: 'validation_failed: Upload-Offset or Upload-Checksum is malformed, or the body ended early' }, 204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } } },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       if (ctx.request.type !== OCTETS) throw tusError('unsupported_media_type', `Send the bytes as ${OCTETS}`);
@@ -339,7 +339,7 @@ export const uploadRoutes = [
     summary: 'tus termination: discard a partial upload',
     description: 'The user who created the upload, or an admin or owner. A PATCH of it in progress is stopped first.',
     params: uploadIdParams,
-    responses: { 204: { description: 'Discarded' } },
+    responses: { 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 204: { description: 'Discarded' } },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       checkOwner(await loadUpload(ctx, params.id), auth, 'terminate');
@@ -366,7 +366,7 @@ export const uploadRoutes = [
       folderId: z.uuid().optional(),
       tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
     }),
-    responses: { 201: { description: 'The new asset (state processing)', data: Asset } },
+    responses: { 409: { description: 'conflict: the upload is not finished' }, 201: { description: 'The new asset (state processing)', data: Asset } },
     handler: async (ctx, { params, body, auth }) => {
       const media = ctx.media;
       const { db, tools } = ctx.deps;

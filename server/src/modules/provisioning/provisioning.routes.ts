@@ -213,8 +213,9 @@ const artifactRoute = (method: 'GET' | 'HEAD') =>
     summary: 'The Linux player as a tarball (install.sh, player.service, README) for this server, with Range',
     responses: {
       200: { description: 'The tarball', content: { 'application/gzip': {} } },
-      206: { description: 'A byte range of it' },
+      206: { description: 'A byte range of it', content: { 'application/gzip': {} } },
       304: { description: 'Not modified (If-None-Match)' },
+      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
       416: { description: 'range_not_satisfiable' },
     },
     handler: async (ctx) => {
@@ -232,7 +233,8 @@ const receiverRoute = (method: 'GET' | 'HEAD') =>
     summary: 'The mirroring receiver binary an administrator provided, with Range',
     responses: {
       200: { description: 'The binary', content: { 'application/octet-stream': {} } },
-      206: { description: 'A byte range of it' },
+      206: { description: 'A byte range of it', content: { 'application/octet-stream': {} } },
+      304: { description: 'Not modified (If-None-Match)' },
       404: { description: 'not_found: no receiver has been provided (the message says where to put it)' },
       416: { description: 'range_not_satisfiable' },
     },
@@ -250,7 +252,7 @@ export const provisioningRoutes = [
     tags: TAGS,
     summary: 'The Linux player installer (sh), rendered with this server’s public URL',
     description: 'Run on a screen box: `curl -fsSL <server>/install.sh | sudo sh`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`.',
-    responses: { 200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } } },
+    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } } },
     handler: async (ctx) => sendText(ctx, playerInstallScript(await serverUrlOf(ctx)), 'text/x-shellscript; charset=utf-8', 'install.sh'),
   }),
   defineRoute({
@@ -259,7 +261,7 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'The systemd unit of the Linux player',
-    responses: { 200: { description: 'A systemd unit file', content: { 'text/plain': {} } } },
+    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'A systemd unit file', content: { 'text/plain': {} } } },
     handler: async (ctx) => sendText(ctx, playerServiceUnit(await serverUrlOf(ctx)), 'text/plain; charset=utf-8', 'placard-player.service'),
   }),
   defineRoute({
@@ -268,7 +270,7 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'How to install the Linux player here: version, URLs, artifact size and sha256, architectures',
-    responses: { 200: { description: 'Install metadata', data: LinuxInstallInfo } },
+    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'Install metadata', data: LinuxInstallInfo } },
     handler: async (ctx) => {
       const serverUrl = await serverUrlOf(ctx);
       const artifact = await linuxArtifact(ctx.deps.config.dataDir, serverUrl);
@@ -295,6 +297,7 @@ export const provisioningRoutes = [
     tags: TAGS,
     summary: 'The mirroring receiver installer (sh); 404 until an administrator provides the receiver',
     responses: {
+      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
       200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } },
       404: { description: 'not_found: no receiver has been provided' },
     },

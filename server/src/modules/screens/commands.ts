@@ -302,7 +302,7 @@ export const commandRoutes = [
     tags: TAGS,
     summary: 'The image a screenshot command returned',
     params: z.object({ id: uuidParam, commandId: uuidParam }),
-    responses: { 200: { description: 'The image', content: { 'image/png': {}, 'image/jpeg': {}, 'image/webp': {} } } },
+    responses: { 304: { description: 'Not modified: If-None-Match names this image' }, 200: { description: 'The image', content: { 'image/png': {}, 'image/jpeg': {}, 'image/webp': {} } } },
     handler: async (ctx, { params }) => {
       const row = await commandForScreen(ctx, params.id, params.commandId);
       if (!row.screenshot_sha256 || !row.screenshot_type) throw notFound('Screenshot');

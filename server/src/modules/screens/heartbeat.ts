@@ -5,7 +5,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { groupCommit } from './group-commit.js';
 import { effectivePolicy } from './policies.js';
-import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, type ScreenRow } from './screens.repo.js';
+import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, PLAYER_FAMILIES, type ScreenRow } from './screens.repo.js';
 
 /** Limits of spec section 8. */
 export const MAX_BUCKETS = 120;
@@ -87,9 +87,29 @@ export const NoiseBucket = z
  */
 export const HeartbeatBody = z
   .looseObject({
-    playerFamily: z.unknown().optional(),
-    playerArchitecture: z.unknown().optional(),
-    playerVersion: z.unknown().optional(),
+    // Never errors (the server records what it cannot use as absent), so they validate as
+    // anything; the document says what a player sends.
+    playerFamily: z
+      .unknown()
+      .optional()
+      .meta({ description: 'android, desktop-linux or edge; any other value is recorded as absent, never an error', override: { type: ['string', 'null'], enum: [...PLAYER_FAMILIES, null] } }),
+    playerArchitecture: z
+      .unknown()
+      .optional()
+      .meta({ description: 'x86_64 or aarch64; kept for the edge family only, anything else is recorded as absent', override: { type: ['string', 'null'], enum: [...PLAYER_ARCHITECTURES, null] } }),
+    playerVersion: z.unknown().optional().meta({ description: 'The player’s version; kept when it is a string', override: { type: ['string', 'null'] } }),
+    ...Object.fromEntries(
+      PLAYBACK_ID_FIELDS.map((field) => [
+        field,
+        z
+          .unknown()
+          .optional()
+          .meta({
+            description: `What the screen plays now (${field.replace(/^current|Id$/g, '').toLowerCase()} id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.`,
+            override: { type: ['string', 'null'], format: 'uuid' },
+          }),
+      ]),
+    ),
     noiseMeter: z
       .looseObject({
         status: z.enum(NOISE_STATUSES).nullable().optional(),

@@ -95,12 +95,12 @@ export const pairingRoutes = [
       playerVersion: z.string().trim().max(100).optional(),
       deviceName: z.string().trim().max(200).optional(),
     }),
+    rateLimited: 'live pairing sessions per address',
     responses: {
       201: {
         description: 'The session',
         data: z.object({ id: z.string(), code: z.string(), pollSecret: z.string(), expiresAt: z.string(), pollIntervalSec: z.number().int() }),
       },
-      429: { description: 'rate_limited: too many live sessions from this address' },
     },
     handler: async (ctx, { body }) => {
       const db = ctx.deps.db;
@@ -156,6 +156,7 @@ export const pairingRoutes = [
       'Status `pending`, `approved` (then with `enrollmentToken`, valid 15 minutes and once; each poll answers a fresh one and only the latest works), `rejected`, `expired` or `enrolled`. A wrong or missing secret is 401 `invalid_credential`.',
     params: IdParams,
     responses: {
+      401: { description: 'invalid_credential: X-Pairing-Secret is missing or wrong' },
       200: {
         description: 'The session status',
         data: z.object({
@@ -191,10 +192,10 @@ export const pairingRoutes = [
       playerFamily: z.unknown().optional(),
       playerVersion: z.string().trim().max(100).optional(),
     }),
+    rateLimited: 'failed enrolment tokens per address',
     responses: {
       201: { description: 'The credential: `Authorization: Bearer <credential>` from now on', data: z.object({ screenId: z.string(), credential: z.string() }) },
       401: { description: 'invalid_credential' },
-      429: { description: 'rate_limited' },
     },
     handler: async (ctx, { body }) => {
       const db = ctx.deps.db;
@@ -247,7 +248,8 @@ export const pairingRoutes = [
     summary: 'Find the pending pairing session a screen shows the code of',
     description: 'The code is case- and dash-insensitive. 404 when no live session has it. Throttled per client address.',
     body: z.object({ code: z.string().min(1).max(32) }),
-    responses: { 200: { description: 'The pending session', data: PendingSession }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
+    rateLimited: 'unknown codes per address',
+    responses: { 200: { description: 'The pending session', data: PendingSession }, 404: { description: 'not_found' } },
     handler: async (ctx, { body }) => {
       const code = normalizeCode(body.code);
       const row = await throttled(ctx, 'pairing-resolve', undefined, async () => {

@@ -82,7 +82,8 @@ function sendFile(ctx: Context, file: string, size: number, name: string, type: 
   ctx.set('Content-Length', String(size));
   ctx.set('Content-Disposition', `attachment; filename="${name}"`);
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = ctx.method === 'HEAD' ? null : createReadStream(file);
+  // HEAD: no body at all (a null body would make Koa answer 204 instead of GET's 200).
+  if (ctx.method !== 'HEAD') ctx.body = createReadStream(file);
 }
 
 export const systemRoutes = [
@@ -105,6 +106,7 @@ export const systemRoutes = [
     summary: 'Change settings: any subset of fields; sections merge key by key',
     description: 'Send `If-Match: "<revision>"` to refuse a stale edit (412 `version_conflict`). Unknown keys are refused (400).',
     body: SettingsPatch,
+    ifMatch: true,
     responses: {
       200: { description: 'The settings after the change', data: SettingsDocument },
       412: { description: 'version_conflict: someone changed the settings since the revision in If-Match' },

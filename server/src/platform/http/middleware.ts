@@ -26,7 +26,7 @@ export function requestContext(logger: Logger): Middleware {
 }
 
 /** For client errors raised outside our code (Koa, its middleware): status -> code. */
-const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+export const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   400: 'validation_failed',
   401: 'unauthenticated',
   403: 'forbidden',

@@ -1,9 +1,18 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AuthKind, Principal, Role } from './auth.js';
+import type { ErrorCode } from './errors.js';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
+/**
+ * One status a route answers. Success statuses give `data` (a JSON envelope) or `content`
+ * (anything else: documents, scripts, media, by their real content types; `image/*` ranges
+ * allowed); error statuses (>= 400) give a description only: they always answer the error
+ * envelope, and the document says so. Statuses the platform answers (auth, validation,
+ * limits...) are added from the route's properties (platform/http/responses.ts): declare
+ * only what the handler itself answers.
+ */
 export interface ResponseSpec {
   description: string;
   /** Schema of `data` in a JSON success envelope `{"data": ...}`. */
@@ -11,6 +20,8 @@ export interface ResponseSpec {
   /** A body that is not an envelope (documents, scripts, media): content type -> schema. */
   content?: Record<string, { schema?: z.ZodType }>;
   headers?: Record<string, { description: string }>;
+  /** Error statuses: the codes it carries, when narrower than every code of that status. */
+  codes?: readonly ErrorCode[];
 }
 
 export interface RouteInput<P, Q, B> {
@@ -57,6 +68,18 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
   bodyLimitBytes?: number;
   /** The handler reads the request stream itself (uploads); no body parsing happens. */
   rawBody?: { contentTypes: readonly string[] };
+  /**
+   * The handler throttles failed attempts (sign-in, codes, tokens): the platform declares
+   * 429 `rate_limited` with Retry-After. A string says what is counted.
+   */
+  rateLimited?: true | string;
+  /**
+   * The route takes `If-Match: <revision>` (resources people edit concurrently): the
+   * document lists the header, and the platform declares 400 `validation_failed` for a
+   * malformed one and 412 `version_conflict` for a stale one.
+   */
+  ifMatch?: true;
+  /** What the handler answers; the platform's statuses are added (see ResponseSpec). */
   responses: Record<number, ResponseSpec>;
   handler: (ctx: Context, input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | void> | Reply | void;
 }

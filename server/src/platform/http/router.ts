@@ -3,7 +3,9 @@ import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
-import { ApiError } from './errors.js';
+import { ApiError, isDiskFull } from './errors.js';
+import { CODE_BY_STATUS } from './middleware.js';
+import { contentTypeDeclared, responsesOf } from './responses.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
 
 export interface RouterOptions {
@@ -68,8 +70,60 @@ function jsonBodyParser(limitBytes: number): (ctx: Context) => Promise<unknown> 
   };
 }
 
+/**
+ * A route answered something its definition does not declare (PLACARD_VALIDATE_RESPONSES,
+ * on in tests): a status, an error code, a content type or a body. Answered 500, logged
+ * with the reason.
+ */
+export class ResponseContractError extends Error {
+  constructor(route: Pick<Route, 'method' | 'path'>, what: string) {
+    super(`${route.method} ${route.path} ${what}`);
+    this.name = 'ResponseContractError';
+  }
+}
+
+/** The status (and code) errorEnvelope will answer for `err`; it mirrors that middleware. */
+export function answeredStatus(err: unknown): { status: number; code: string } {
+  if (err instanceof ApiError) return { status: err.status, code: err.code };
+  if (isDiskFull(err)) return { status: 507, code: 'insufficient_storage' };
+  const e = err as { status?: number; expose?: boolean } | null;
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
+    const code = CODE_BY_STATUS[e.status];
+    return code ? { status: e.status, code } : { status: 400, code: 'validation_failed' };
+  }
+  return { status: 500, code: 'internal' };
+}
+
+function checkThrown(route: Route, err: unknown): void {
+  const { status, code } = answeredStatus(err);
+  const declared = responsesOf(route)[status];
+  const why = err instanceof Error ? `: ${err.message}` : '';
+  if (!declared) throw new ResponseContractError(route, `answered ${status} ${code}, a status it does not declare${why}`);
+  if (err instanceof ApiError && declared.codes && !declared.codes.includes(err.code)) {
+    throw new ResponseContractError(route, `answered ${status} with code ${err.code}, not one of its declared ${declared.codes.join(', ')}${why}`);
+  }
+}
+
+/** A handler that wrote ctx.status/ctx.body itself: the status and the content type must be declared. */
+function checkWritten(ctx: Context, route: Route): void {
+  const status = ctx.status;
+  const declared = responsesOf(route)[status];
+  if (!declared) throw new ResponseContractError(route, `answered ${status}, a status it does not declare`);
+  const empty = (ctx.body == null || ctx.body === '') && (ctx.method !== 'HEAD' || !ctx.response.get('Content-Type'));
+  if (status === 204 || status === 304 || empty) return;
+  const type = ctx.response.get('Content-Type');
+  const types = declared.data ? ['application/json'] : Object.keys(declared.content ?? {});
+  if (!type || !contentTypeDeclared(type, types)) {
+    throw new ResponseContractError(route, `answered ${status} as ${type || 'no content type'}, not one of its declared ${types.join(', ') || '(no body)'}`);
+  }
+}
+
 function applyReply(ctx: Context, route: Route, reply: Reply, validateResponses: boolean): void {
   if (reply.headers) ctx.set(reply.headers);
+  if (validateResponses && !responsesOf(route)[reply.status]) {
+    throw new ResponseContractError(route, `answered ${reply.status}, a status it does not declare`);
+  }
   ctx.status = reply.status;
   if (reply.kind === 'empty') {
     ctx.body = null;
@@ -77,10 +131,10 @@ function applyReply(ctx: Context, route: Route, reply: Reply, validateResponses:
   }
   const schema = route.responses[reply.status]?.data;
   if (validateResponses) {
-    if (!schema) throw new Error(`${route.method} ${route.path} answered ${reply.status}, which it does not declare`);
+    if (!schema) throw new ResponseContractError(route, `answered ${reply.status} with a JSON body, which it does not declare`);
     const checked = schema.safeParse(reply.data);
     if (!checked.success) {
-      throw new Error(`${route.method} ${route.path} answered data that breaks its schema: ${JSON.stringify(checked.error.issues)}`);
+      throw new ResponseContractError(route, `answered data that breaks its schema: ${JSON.stringify(checked.error.issues)}`);
     }
   }
   ctx.body = { data: reply.data };
@@ -91,7 +145,7 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
   const kinds = authKinds(route);
   const parseBody = route.body && !route.rawBody ? jsonBodyParser(route.bodyLimitBytes ?? options.jsonLimitBytes) : null;
   const rawTypes = route.rawBody?.contentTypes;
-  return async (ctx) => {
+  const pipeline = async (ctx: Context) => {
     const auth = await authenticate(ctx, kinds, route.minRole, options.authenticators());
     ctx.state.auth = auth;
     const params = validate(route.params, ctx.params, 'params');
@@ -104,6 +158,17 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
     }
     const reply = await route.handler(ctx, { params, query, body, auth } as never);
     if (reply) applyReply(ctx, route, reply, options.validateResponses);
+    else if (options.validateResponses) checkWritten(ctx, route);
+  };
+  if (!options.validateResponses) return pipeline;
+  // Tests: every answer, errors included, must be one the route declares (responses.ts).
+  return async (ctx) => {
+    try {
+      await pipeline(ctx);
+    } catch (err) {
+      if (!(err instanceof ResponseContractError)) checkThrown(route, err);
+      throw err;
+    }
   };
 }
 

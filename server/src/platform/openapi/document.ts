@@ -1,23 +1,29 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
-import { ERROR_CODES } from '../http/errors.js';
+import type { ErrorCode } from '../http/errors.js';
+import { codesForStatus, responsesOf } from '../http/responses.js';
 import { authKinds, type Route } from '../http/route.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
 
-const ErrorEnvelope = z
-  .object({
-    error: z.object({
-      code: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]]),
-      message: z.string(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .meta({ id: 'ErrorEnvelope', description: 'Every error: a machine-readable code and a human-readable message.' });
-
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: ErrorEnvelope } },
-});
+/** The error envelope of one status: its code is one of that status's codes (errors.ts). */
+const envelopes = new Map<number, z.ZodType>();
+function errorEnvelope(status: number): z.ZodType {
+  let schema = envelopes.get(status);
+  if (!schema) {
+    const codes = codesForStatus(status);
+    schema = z
+      .object({
+        error: z.object({
+          code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+          message: z.string(),
+          details: z.unknown().optional(),
+        }),
+      })
+      .meta({ id: `Error${status}`, description: `An error answer of status ${status}: ${codes.join(', ')}.` });
+    envelopes.set(status, schema);
+  }
+  return schema;
+}
 
 function operationId(route: Route): string {
   if (route.operationId) return route.operationId;
@@ -47,29 +53,38 @@ function security(route: Route): Record<string, string[]>[] {
   return out;
 }
 
+const IfMatchHeader = z.object({
+  'if-match': z
+    .string()
+    .optional()
+    .meta({ description: 'The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict`' }),
+});
+
+const headerObjects = (headers: Record<string, { description: string }>) =>
+  Object.fromEntries(Object.entries(headers).map(([h, d]) => [h, { description: d.description, schema: { type: 'string' as const } }]));
+
 function operation(route: Route): ZodOpenApiOperationObject {
   const kinds = authKinds(route);
   const responses: Record<string, NonNullable<ZodOpenApiOperationObject['responses']>['default']> = {};
-  for (const [status, spec] of Object.entries(route.responses)) {
+  // Every status the route or the platform answers (platform/http/responses.ts); errors
+  // carry the envelope of their status.
+  for (const [status, spec] of Object.entries(responsesOf(route))) {
+    const code = Number(status);
     const content = spec.data
       ? { 'application/json': { schema: z.object({ data: spec.data }) } }
       : spec.content
         ? Object.fromEntries(Object.entries(spec.content).map(([type, c]) => [type, c.schema ? { schema: c.schema } : {}]))
-        : undefined;
-    responses[status] = { description: spec.description, ...(content ? { content } : {}), ...(spec.headers ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d.description, schema: { type: 'string' } }])) } : {}) };
+        : code >= 400
+          ? { 'application/json': { schema: errorEnvelope(code) } }
+          : undefined;
+    responses[status] = {
+      description: spec.description,
+      ...(content ? { content } : {}),
+      ...(spec.headers ? { headers: headerObjects(spec.headers) } : {}),
+      // The error codes this operation answers with this status (a subset of the envelope's).
+      ...(code >= 400 && spec.codes ? { 'x-placard-error-codes': [...spec.codes] } : {}),
+    };
   }
-  const add = (status: string, description: string) => {
-    if (!responses[status]) responses[status] = errorResponse(description);
-  };
-  if (route.query || route.body) add('400', 'validation_failed or malformed_json');
-  if (!kinds.includes('public')) add('401', 'No acceptable credential (unauthenticated, invalid_credential, ...)');
-  if (kinds.includes('session') || kinds.some((k) => k.startsWith('integration:'))) add('403', 'forbidden or csrf_failed');
-  if (route.params) add('404', 'not_found');
-  if (route.body) {
-    add('413', 'payload_too_large');
-    add('415', 'unsupported_media_type');
-  }
-  add('500', 'internal (the message carries the request id)');
 
   const op: ZodOpenApiOperationObject = {
     operationId: operationId(route),
@@ -82,10 +97,11 @@ function operation(route: Route): ZodOpenApiOperationObject {
     ...(route.minRole ? { 'x-placard-min-role': route.minRole } : {}),
     ...(route.extension ? { 'x-placard-extension': true } : {}),
   };
-  if (route.params || route.query) {
+  if (route.params || route.query || route.ifMatch) {
     op.requestParams = {
       ...(route.params ? { path: route.params as never } : {}),
       ...(route.query ? { query: route.query as never } : {}),
+      ...(route.ifMatch ? { header: IfMatchHeader as never } : {}),
     };
   }
   if (route.body) {
