@@ -17,6 +17,7 @@ import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
+import { FeedbackHost } from './ui/confirm';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
 export function App() {
@@ -128,6 +129,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route default component={NotFoundPage} />
         </Router>
       </main>
+      <FeedbackHost />
     </SessionContext.Provider>
   );
 }
@@ -158,17 +160,25 @@ function Nav() {
   };
   const current = (href: string) =>
     href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/groups' && path === '/locations');
+  // Phone width: the links fold behind a Menu button (closed again on every page change).
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   return (
     <header class="site-header">
       <nav class="container" aria-label="Main">
-        <ul>
+        <ul class="brand-row">
           <li>
             <a href="/" class="brand">
               <img src="/favicon.svg" alt="" width="24" height="24" /> <strong>Placard</strong>
             </a>
           </li>
+          <li class="menu-toggle-item">
+            <button type="button" class="menu-toggle secondary outline" aria-expanded={menuOpen} aria-controls="nav-links" onClick={() => setMenuOpen((o) => !o)}>
+              <span aria-hidden="true">☰</span> Menu
+            </button>
+          </li>
         </ul>
-        <ul class="nav-links">
+        <ul class={`nav-links${menuOpen ? ' open' : ''}`} id="nav-links">
           {items
             .filter((i) => i.show)
             .map((i) => (

@@ -2,7 +2,8 @@ import { api, atLeast, type Page } from '../api';
 import type { Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
 
-const zones = (() => {
+/** Every IANA zone this browser knows (for time zone pickers). */
+export const TIME_ZONES = (() => {
   try {
     return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
   } catch {
@@ -188,7 +189,7 @@ export function LocationsPage() {
             <label>
               Time zone
               <select name="timeZone" defaultValue={here}>
-                {zones.map((z) => (
+                {TIME_ZONES.map((z) => (
                   <option key={z} value={z} selected={z === here}>
                     {z}
                   </option>
