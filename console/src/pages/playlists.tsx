@@ -269,7 +269,7 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
           </button>
           {/* A switch shows the state it is in; the old "On" button read as the action and turned the item off. */}
           <label class="switch-label" title={item.enabled ? 'Plays: screens show this item' : 'Skipped: screens do not show this item'}>
-            <input type="checkbox" role="switch" checked={item.enabled} disabled={patch.busy} aria-label={`${item.label ?? 'Item'} plays`} onChange={(e) => void patch.run({ enabled: e.currentTarget.checked })} />
+            <input type="checkbox" role="switch" checked={item.enabled} aria-label={`${item.label ?? 'Item'} plays`} onChange={(e) => void (!patch.busy && patch.run({ enabled: e.currentTarget.checked }))} />
             {item.enabled ? 'Plays' : 'Skipped'}
           </label>
           <button type="button" class="contrast outline small" aria-label={`Remove ${item.label}`} onClick={() => void remove.run()}>

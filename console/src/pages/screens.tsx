@@ -246,7 +246,9 @@ export function AddScreenPage() {
         </p>
       </hgroup>
       {!pending ? (
+        // Keyed: without keys Preact reused the code's <input> for the name, so the code typed showed as the screen's name.
         <form
+          key="code"
           aria-label="Pairing code"
           class="narrow"
           onSubmit={(e) => {
@@ -265,6 +267,7 @@ export function AddScreenPage() {
         </form>
       ) : (
         <form
+          key="approve"
           aria-label="Approve screen"
           class="narrow"
           onSubmit={(e) => {
@@ -286,9 +289,8 @@ export function AddScreenPage() {
             const choice = locationChoice ?? (locations.data ? (list.length === 1 ? list[0]!.id : list.length === 0 ? 'new' : '') : '');
             return (
               <>
-                <label>
-                  Location
-                  <select name="locationId" value={choice} onChange={(e) => setLocationChoice(e.currentTarget.value)}>
+                <label for="approve-location">Location</label>
+                <select id="approve-location" name="locationId" value={choice} aria-describedby="approve-location-help" onChange={(e) => setLocationChoice(e.currentTarget.value)}>
                     <option value="">No location (runs in the server’s zone: {zoneWords(serverZone)})</option>
                     {list.map((l) => (
                       <option key={l.id} value={l.id}>
@@ -296,9 +298,8 @@ export function AddScreenPage() {
                       </option>
                     ))}
                     <option value="new">New location…</option>
-                  </select>
-                  <small>Schedules run in the time zone of the screen’s location: 09:00 means 09:00 where the screen is.</small>
-                </label>
+                </select>
+                <small id="approve-location-help" class="field-help">Schedules run in the time zone of the screen’s location: 09:00 means 09:00 where the screen is.</small>
                 {choice === 'new' && (
                   <fieldset class="new-location">
                     <legend>New location</legend>
