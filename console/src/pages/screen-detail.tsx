@@ -188,7 +188,6 @@ function PlayerCard({ screen }: { screen: Screen }) {
     }
     if (typeof st.socketConnected === 'boolean') rows.push(['Instant updates', st.socketConnected ? 'connected' : 'not connected (it checks every 15 s)']);
     if (st.playerStartedAt) rows.push(['Running since', formatTime(st.playerStartedAt)]);
-    if (st.manifestRevision !== undefined) rows.push(['Content', screen.manifestRevision !== undefined && st.manifestRevision !== screen.manifestRevision ? 'an update is on its way' : 'up to date']);
     if (st.noiseMeter?.status) rows.push(['Noise meter', String(st.noiseMeter.status)]);
     rows.push(['Last problem', st.lastError ? String(typeof st.lastError === 'object' ? (st.lastError.message ?? JSON.stringify(st.lastError)) : st.lastError) : 'none']);
     if (st.userAgent) rows.push(['Browser', String(st.userAgent).replace(/^Mozilla\/5\.0 /, '')]);
@@ -350,13 +349,16 @@ function CommandsCard({ screen, canSend, onDone }: { screen: Screen; canSend: bo
           {/* What this player cannot do is said, not offered. */}
           {COMMANDS.some((c) => support[c.type]?.supported === false) && (
             <ul class="plain unsupported" data-testid="unsupported-commands">
-              {COMMANDS.filter((c) => support[c.type]?.supported === false).map((c) => (
-                <li key={c.type} data-command-unsupported={c.type}>
-                  <small class="muted">
-                    {c.label}: not available. {support[c.type]!.reason}.
-                  </small>
-                </li>
-              ))}
+              {[...new Set(COMMANDS.filter((c) => support[c.type]?.supported === false).map((c) => support[c.type]!.reason ?? ''))].map((reason) => {
+                const which = COMMANDS.filter((c) => support[c.type]?.supported === false && (support[c.type]!.reason ?? '') === reason);
+                return (
+                  <li key={reason} data-command-unsupported={which.map((c) => c.type).join(' ')}>
+                    <small class="muted">
+                      {which.map((c) => c.label).join(', ')}: not available. {reason}.
+                    </small>
+                  </li>
+                );
+              })}
             </ul>
           )}
         </>
@@ -400,7 +402,8 @@ function HistoryCard({ screenId }: { screenId: string }) {
                 <td>
                   <small class="muted">
                     {Object.entries(h.detail)
-                      .filter(([, v]) => v !== null && typeof v !== 'object')
+                      // Ids say nothing to people (they are in the raw history of the API).
+                      .filter(([k, v]) => v !== null && typeof v !== 'object' && !/Id$|^by$/.test(k))
                       .map(([k, v]) => `${k}: ${String(v)}`)
                       .join(' · ')}
                   </small>

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { api } from '../api';
 
 /**
@@ -44,6 +45,7 @@ export interface ConfirmOptions {
 
 interface Toast {
   id: number;
+  at: number;
   message: string;
   undo?: () => Promise<unknown>;
   undoLabel?: string;
@@ -67,7 +69,7 @@ export function confirmAction(options: ConfirmOptions): Promise<boolean> {
 
 /** A short message at the bottom of the page (announced), with an optional Undo. Goes after 10 s. */
 export function showToast(message: string, undo?: () => Promise<unknown>, undoLabel = 'Undo'): void {
-  const t: Toast = { id: ++toastSeq, message, undo, undoLabel };
+  const t: Toast = { id: ++toastSeq, at: Date.now(), message, undo, undoLabel };
   toasts = [...toasts.slice(-2), t];
   notify();
   setTimeout(() => dismiss(t.id), undo ? 12_000 : 6_000);
@@ -167,6 +169,16 @@ function ImpactView({ options }: { options: ConfirmOptions }) {
 /** The one confirmation dialog and the toasts. Mount once. */
 export function FeedbackHost() {
   const [, setTick] = useState(0);
+  // Toasts belong to the page they were said on: a new page clears them (they would cover its buttons).
+  const { path } = useLocation();
+  useEffect(() => {
+    // ...but one said just before the move (a delete that then leaves the page) stays.
+    const kept = toasts.filter((x) => Date.now() - x.at < 1500);
+    if (kept.length !== toasts.length) {
+      toasts = kept;
+      notify();
+    }
+  }, [path]);
   useEffect(() => {
     const l = () => setTick((n) => n + 1);
     listeners.add(l);

@@ -167,7 +167,7 @@ export async function websiteThumbnail(url: string, policy: OutboundPolicy): Pro
     facts = readPageFacts(res.body.toString('utf8'), res.url);
   } catch (err) {
     const why = err instanceof OutboundError ? err.message : (err as Error).message;
-    return { webp: await card(host, null, null, `Not reachable from the server: ${why}`), title: null, source: 'card', error: why };
+    return { webp: await card(host, null, null, 'The server could not open this page'), title: null, source: 'card', error: why };
   }
   const picture = await firstImage(facts.pictures, policy, 120);
   if (picture) {
