@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, qs, type Page } from '../api';
 import { formatDuration, type Asset, type Daypart, type Playlist, type PlaylistItem, type PlaylistSummary } from '../types';
@@ -219,6 +219,8 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
     await onChanged();
   });
   const thumb = item.assetId ? `/api/v1/assets/${item.assetId}/thumbnail` : null;
+  const [on, setOn] = useState(item.enabled);
+  useEffect(() => setOn(item.enabled), [item.enabled]);
   return (
     <div class="item-row">
       {canEdit && (
@@ -269,8 +271,18 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
           </button>
           {/* A switch shows the state it is in; the old "On" button read as the action and turned the item off. */}
           <label class="switch-label" title={item.enabled ? 'Plays: screens show this item' : 'Skipped: screens do not show this item'}>
-            <input type="checkbox" role="switch" checked={item.enabled} aria-label={`${item.label ?? 'Item'} plays`} onChange={(e) => void (!patch.busy && patch.run({ enabled: e.currentTarget.checked }))} />
-            {item.enabled ? 'Plays' : 'Skipped'}
+            <input
+              type="checkbox"
+              role="switch"
+              checked={on}
+              aria-label={`${item.label ?? 'Item'} plays`}
+              onChange={(e) => {
+                const next = e.currentTarget.checked;
+                setOn(next); // follows the hand at once; the server's answer confirms it (or puts it back)
+                void patch.run({ enabled: next }).then((ok) => !ok && setOn(item.enabled));
+              }}
+            />
+            {on ? 'Plays' : 'Skipped'}
           </label>
           <button type="button" class="contrast outline small" aria-label={`Remove ${item.label}`} onClick={() => void remove.run()}>
             ×
