@@ -422,8 +422,9 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZ
         void save.run(e.currentTarget);
       }}
       // A refusal is about what was sent: once the form changes it is stale, so it goes.
-      onInput={() => save.error && save.setError(null)}
-      onChange={(e) => {
+      // Checkboxes and selects fire `input` before `change`: state follows them here, in one render.
+      onChange={() => save.error && save.setError(null)}
+      onInput={(e) => {
         if (save.error) save.setError(null);
         const el = e.target as HTMLInputElement;
         if (el.type === 'checkbox' && ['screenIds', 'groupIds', 'locationIds'].includes(el.name)) {
@@ -592,7 +593,7 @@ function ZoneNote({ readIn, targetZones, browserZone, hour }: { readIn: string |
       {diff !== 0 && (
         <span class="zone-warning" role="note" data-testid="zone-warning">
           {' '}
-          This browser is in {zoneWords(browserZone)}, {Math.abs(diff) >= 60 ? `${Math.round((Math.abs(diff) / 60) * 10) / 10} hours` : `${Math.abs(diff)} minutes`} {diff > 0 ? 'behind' : 'ahead'}: {hour} there is {here ?? '—'} here.
+          This browser is in {zoneWords(browserZone)}, {Math.abs(diff) >= 60 ? `${Math.round((Math.abs(diff) / 60) * 10) / 10} hour${Math.abs(diff) === 60 ? '' : 's'}` : `${Math.abs(diff)} minutes`} {diff > 0 ? 'behind' : 'ahead'}: {hour} there is {here ?? '—'} here.
         </span>
       )}
     </p>
