@@ -30,6 +30,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByRole('button', { name: 'Add location' }).click();
   await page.locator('tr[data-location="Main bar"]').waitFor();
   t.pass('location added');
+  await checkA11y(page, t, 'locations');
   await page.goto(app.url + '/groups');
   await page.getByLabel('New group name').fill('Bar');
   await page.getByRole('button', { name: 'Create group' }).click();
@@ -37,6 +38,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByLabel('Add a screen to Bar').selectOption({ label: 'Bar screen' });
   await page.locator('article[data-group="Bar"] a', { hasText: 'Bar screen' }).waitFor();
   t.pass('group created and the screen added to it');
+  await checkA11y(page, t, 'groups');
   // The group's default playlist: shown (read back from the server), also after a reload.
   const groupCard = page.locator('article[data-group="Bar"]');
   t.match(await groupCard.getByTestId('group-default').innerText(), /No default playlist/);
