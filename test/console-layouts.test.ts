@@ -148,12 +148,12 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   // Seeing before publishing: each zone draws its content's picture, fitted as screens will.
   const mainThumb = page.locator('.zone[data-zone="Main"] img.zone-thumb');
   await mainThumb.waitFor();
-  t.equal(await mainThumb.evaluate((el: any) => getComputedStyle(el).objectFit), 'contain', 'the main zone’s picture is drawn with its fit (contain)');
+  t.equal(await mainThumb.evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'contain', 'the main zone’s picture is drawn with its fit (contain)');
   await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').waitFor();
-  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => getComputedStyle(el).objectFit), 'cover', 'the sidebar’s playlist shows its first picture, cropped (cover)');
+  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'cover', 'the sidebar’s playlist shows its first picture, cropped (cover)');
   await page.getByRole('button', { name: 'Sidebar', exact: true }).click();
   await page.getByLabel('Fit').selectOption('fill');
-  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => getComputedStyle(el).objectFit), 'fill', 'changing the fit changes the drawing at once');
+  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'fill', 'changing the fit changes the drawing at once');
   await page.getByLabel('Fit').selectOption('cover');
   t.ok(await page.getByText('Publish the layout to schedule it').isVisible(), 'not published: no schedule link, a hint instead');
   await page.getByRole('button', { name: 'Save draft' }).click();

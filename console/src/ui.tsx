@@ -39,7 +39,7 @@ export function ErrorNote({ error, id }: { error: unknown; id?: string }) {
     return (
       <div class="error-note" role="alert" id={id} data-code={(error as ApiError).code}>
         <p>{messageOf(error)}</p>
-        <UsageList usages={usedBy} label="Change or remove these first:" />
+        <UsageList usages={usedBy} label="Used by:" />
       </div>
     );
   return (
