@@ -21,6 +21,9 @@ export interface A11yViolation {
  */
 export async function checkA11y(page: Page, t: Test, label: string, options: { include?: string; disable?: string[] } = {}): Promise<A11yViolation[]> {
   await page.waitForLoadState('domcontentloaded');
+  // Colours measured mid-transition (a button just pressed) are neither state: Pico honours reduced motion.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.evaluate(() => new Promise((r) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(r))));
   if (!(await page.evaluate(() => Boolean((globalThis as { axe?: unknown }).axe)))) await page.evaluate(AXE_SOURCE);
   const found = (await page.evaluate(
     async ({ include, disable }) => {
