@@ -103,9 +103,15 @@ export function SchedulesPage() {
   // The server's default time zone: screens without a location run in it.
   const settings = useLoad(() => api.get<{ timeZone: string }>('settings'));
   // ?edit=<id> (links from "in use" lists) opens that schedule's form.
+  const openedFromLink = useRef<string | null>(null);
   useEffect(() => {
-    const wanted = query.edit && schedules.data?.items.find((s) => s.id === query.edit);
-    if (wanted) setEditing(wanted);
+    // Once per link: after that save or Cancel closes the form for good.
+    if (!query.edit || openedFromLink.current === query.edit) return;
+    const wanted = schedules.data?.items.find((s) => s.id === query.edit);
+    if (wanted) {
+      openedFromLink.current = query.edit;
+      setEditing(wanted);
+    }
   }, [query.edit, schedules.data]);
   const setEnabled = async (s: Schedule, enabled: boolean) => {
     await api.patch(`schedules/${s.id}`, { enabled }, { headers: { 'if-match': `"${s.revision}"` } }).catch(async (err) => {
