@@ -1,4 +1,5 @@
 import t from 'tap';
+import { checkA11y } from './helpers/a11y.js';
 import { startApp } from './helpers/harness.js';
 import { alertText, confirmTotp, DESKTOP, enrolPasskey, launchBrowser, luminance, PHONE, sessionHeaders, setUpOwner, signedInAs, signOut, snap, startTotp } from './helpers/browser.js';
 import { totpNow } from './helpers/totp.js';
@@ -24,6 +25,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.goto(base + '/');
   await page.getByRole('heading', { name: 'Welcome to Placard' }).waitFor();
   await snap(page, 'setup-1280-light');
+  await checkA11y(page, t, 'setup-1280-light');
   await page.getByLabel('Your name').fill(OWNER.name);
   await page.getByLabel('Email', { exact: true }).fill(OWNER.email);
   await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
@@ -33,6 +35,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await setUpOwner(page, OWNER);
   t.pass('setup signs the owner in');
   await snap(page, 'overview-first-run-1280-light');
+  await checkA11y(page, t, 'overview-first-run-1280-light');
 
   // Account security: TOTP by QR code; a wrong code is refused in place.
   const secret = await startTotp(page);
@@ -48,6 +51,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   const codes = await page.getByTestId('recovery-codes').locator('code').allInnerTexts();
   t.equal(codes.length, 10, 'ten recovery codes are shown');
   await snap(page, 'account-codes-1280-light');
+  await checkA11y(page, t, 'account-codes-1280-light');
   await page.getByRole('button', { name: 'I have saved them' }).click();
   await page.getByText('10 unused codes left.').waitFor();
   t.equal(await page.getByTestId('recovery-codes').count(), 0, 'the codes are gone once dismissed');
@@ -60,6 +64,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.getByRole('cell', { name: 'Work laptop', exact: true }).waitFor();
   t.pass('passkey registered and renamed');
   await snap(page, 'account-1280-light');
+  await checkA11y(page, t, 'account-1280-light');
 
   // Dark theme from the user's preference; it sticks across reloads.
   await page.getByLabel('Theme').selectOption('dark');
@@ -70,6 +75,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
   t.ok(luminance(bg) < 0.3, `dark background (${bg})`);
   await snap(page, 'account-1280-dark');
+  await checkA11y(page, t, 'account-1280-dark');
   await page.getByLabel('Theme').selectOption('system');
   await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === undefined; });
 
@@ -100,8 +106,10 @@ t.test('console: first run, sign-in with every factor, account security, users',
   t.equal(listed.body.data.items[0].role, 'publisher', 'the role change reached the server');
   t.equal(listed.body.data.items[0].disabled, true, 'disabling reached the server');
   await snap(page, 'users-1280-light');
+  await checkA11y(page, t, 'users-1280-light');
   await page.emulateMedia({ colorScheme: 'dark' });
   await snap(page, 'users-1280-dark');
+  await checkA11y(page, t, 'users-1280-dark');
   await page.emulateMedia({ colorScheme: 'light' });
 
   // Keyboard: the skip link is the first stop and moves focus to the content.
@@ -113,11 +121,13 @@ t.test('console: first run, sign-in with every factor, account security, users',
   // Phone width.
   await page.setViewportSize(PHONE);
   await snap(page, 'users-390-light');
+  await checkA11y(page, t, 'users-390-light');
   const usersWidth = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
   t.ok(usersWidth <= PHONE.width, `users page: no sideways scrolling at phone width (${usersWidth}px)`);
   await page.goto(base + '/account');
   await page.getByRole('heading', { name: 'Account & security' }).waitFor();
   await snap(page, 'account-390-light');
+  await checkA11y(page, t, 'account-390-light');
   await page.setViewportSize(DESKTOP);
 
   // Sign out; a wrong password is refused with one generic message.
@@ -127,12 +137,14 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   t.match(await alertText(page), /incorrect/, 'wrong password: the error shows on the sign-in form');
   await snap(page, 'signin-error-1280-light');
+  await checkA11y(page, t, 'signin-error-1280-light');
 
   // Password, then a recovery code as the second step.
   await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Second step' }).waitFor();
   await snap(page, 'second-step-1280-light');
+  await checkA11y(page, t, 'second-step-1280-light');
   await page.getByRole('button', { name: 'Recovery code' }).click();
   await page.getByLabel(/recovery codes/).fill('not-a-code');
   await page.getByRole('button', { name: 'Use recovery code' }).click();
@@ -180,6 +192,7 @@ t.test('console: phone-width setup and sign-in pages, dark', async (t) => {
   const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
   t.ok(luminance(bg) < 0.3, `the device's dark preference applies before sign-in (${bg})`);
   await snap(page, 'setup-390-dark');
+  await checkA11y(page, t, 'setup-390-dark');
   const width = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
   t.ok(width <= PHONE.width, `no horizontal scrolling at phone width (${width}px)`);
   await context.close();

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { checkA11y } from './helpers/a11y.js';
 import type { BrowserContext } from 'playwright-core';
 import { signIn } from './helpers/auth.js';
 import { DESKTOP, launchBrowser, snap } from './helpers/browser.js';
@@ -87,6 +88,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   t.ok(after.lastResetAt, 'the server recorded the reset');
   t.same(after.contents.screens.names, ['Counter', 'Menu board', 'Window'], 'the renamed screen is back');
   await snap(page, 'console-demo-banner');
+  await checkA11y(page, t, 'console-demo-banner');
 
   await banner.getByRole('link', { name: 'Reload the page' }).click();
   await page.getByText('Counter', { exact: true }).first().waitFor();

@@ -6,6 +6,17 @@ import { startApp } from './helpers/harness.js';
 import { colourAt, DESKTOP, dominant, launchBrowser, pairPlayPage, PHONE, signedInContext, snap, waitUntil } from './helpers/browser.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
 import { samplePng } from './helpers/sample-media.js';
+import { checkA11y } from './helpers/a11y.js';
+import type { Page } from 'playwright-core';
+
+/** Publish asks first (screens showing the layout change): confirm it. */
+async function publish(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  const ask = page.locator('dialog.confirm-dialog');
+  await ask.getByRole('heading', { name: /^Publish/ }).waitFor();
+  await ask.getByRole('button', { name: 'Publish' }).click();
+  await page.getByText('Published; screens showing this layout update now.').waitFor();
+}
 
 t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, conflict, publish, revisions', async (t) => {
   const browser = await launchBrowser(t);
@@ -59,10 +70,10 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await page.reload();
   await page.getByRole('heading', { name: 'Cafe wall' }).waitFor();
 
+  await checkA11y(page, t, 'layout editor');
   await page.getByLabel('Publish note').fill('first version');
-  await page.getByRole('button', { name: 'Publish' }).click();
-  await page.getByText(/Published revision 1/).waitFor();
-  await page.getByText('on screens').waitFor();
+  await publish(page);
+  await page.getByText('on screens', { exact: true }).waitFor();
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
@@ -71,16 +82,16 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await page.getByRole('button', { name: 'Main', exact: true }).click();
   await page.getByLabel('Zone name').fill('Hero');
   await page.getByLabel('Publish note').fill('hero zone');
-  await page.getByRole('button', { name: 'Publish' }).click();
-  await page.getByText(/Published revision 2/).waitFor();
-  const rev1 = page.locator('ul.command-list li', { hasText: 'Revision 1' });
+  await publish(page);
+  const rev1 = page.locator('ul.command-list li', { hasText: 'version 1' });
   await rev1.getByRole('button', { name: 'Restore as draft' }).click();
-  await page.getByText('Revision 1 is the draft again').waitFor();
+  await page.getByText(/is the draft again/).waitFor();
   const restored = (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
   t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
   t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
   t.equal(await page.getByRole('button', { name: 'Main', exact: true }).count(), 1, 'the editor shows the restored draft');
-  t.match(await page.locator('hgroup .badge').innerText(), /draft differs from published/, 'and says it differs from what is on screens');
+  t.match(await page.locator('hgroup .badge').innerText(), /changes not published yet/, 'and says it differs from what is on screens');
+  await checkA11y(page, t, 'layout with versions');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.setViewportSize(PHONE);
   await snap(page, 'layout-390-dark');
@@ -134,16 +145,36 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   await page.getByRole('button', { name: 'Sidebar', exact: true }).click();
   await page.getByLabel('Plays').selectOption({ label: 'Menu' });
   t.match(await page.locator('.zone[data-zone="Main"]').innerText(), /poster-red\.png/, 'the canvas names the picture in its zone');
+  // Seeing before publishing: each zone draws its content's picture, fitted as screens will.
+  const mainThumb = page.locator('.zone[data-zone="Main"] img.zone-thumb');
+  await mainThumb.waitFor();
+  t.equal(await mainThumb.evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'contain', 'the main zone’s picture is drawn with its fit (contain)');
+  await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').waitFor();
+  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'cover', 'the sidebar’s playlist shows its first picture, cropped (cover)');
+  await page.getByRole('button', { name: 'Sidebar', exact: true }).click();
+  await page.getByLabel('Fit').selectOption('fill');
+  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'fill', 'changing the fit changes the drawing at once');
+  await page.getByLabel('Fit').selectOption('cover');
   t.ok(await page.getByText('Publish the layout to schedule it').isVisible(), 'not published: no schedule link, a hint instead');
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.getByText('Draft saved.').waitFor();
+  t.match(await page.locator('main hgroup p').innerText(), /not published yet/, 'a saved draft that was never published says so');
+  t.equal(await page.locator('main hgroup .badge').count(), 0, 'and not also “draft differs from published”');
+  // The live preview plays the zones at the layout's size (scaled): the red picture left, the playlist's green right.
+  await page.getByRole('button', { name: 'Live preview' }).click();
+  const live = page.getByTestId('layout-live');
+  await live.locator('.live-zone[data-zone="Main"] img').waitFor();
+  await live.locator('.live-zone[data-zone="Sidebar"] img').waitFor();
+  t.equal(await live.locator('> div').evaluate((el: any) => el.style.width), '1920px', 'drawn at the layout’s own width, scaled down');
+  await checkA11y(page, t, 'layout live preview');
+  await snap(page, 'layout-live-preview-1280-light');
+  await page.getByRole('button', { name: 'Edit zones' }).click();
   const saved = await app.json(`/api/v1/layouts/${layoutId}`, { headers: owner.headers });
   t.same(saved.body.data.draft.zones.map((z: { content: unknown }) => z.content), [
     { type: 'asset', assetId: red.id, durationMs: 20000 },
     { type: 'playlist', playlistId: pl.id },
   ], 'an asset zone (with its seconds) and a playlist zone reached the server');
-  await page.getByRole('button', { name: 'Publish' }).click();
-  await page.getByText(/Published revision 1/).waitFor();
+  await publish(page);
   await snap(page, 'layout-asset-zone-1280-light');
 
   // "Schedule it": the schedules page opens the new-schedule form with the layout chosen.
@@ -166,6 +197,7 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   const schedules = await app.json('/api/v1/schedules', { headers: owner.headers });
   t.match(schedules.body.data.items[0], { content: { type: 'layout', id: layoutId }, targets: { screenIds: [screenId] }, priority: 5 }, 'the schedule reached the server');
   await snap(page, 'schedules-layout-1280-light');
+  await checkA11y(page, t, 'schedules with a layout');
 
   // The player shows the layout: the picture on the left (main), the playlist's green on the right.
   await waitUntil('the layout on the player', async () => dominant(await colourAt(player, 0.35, 0.3)) === 'red' && dominant(await colourAt(player, 0.85, 0.3)) === 'green', 60_000);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { checkA11y } from './helpers/a11y.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,10 +63,13 @@ t.test('overview: fleet counts and screens needing attention, failed media, sche
   t.equal(await media.locator('[data-processing]').getAttribute('data-processing'), '0', 'nothing processing');
   t.match(await media.getByRole('list', { name: 'Failed media' }).innerText(), /broken-poster\.png/, 'the failed file is named');
   await snap(page, 'overview-1280-light');
+  await checkA11y(page, t, 'overview-1280-light');
   await page.emulateMedia({ colorScheme: 'dark' });
   await snap(page, 'overview-1280-dark');
+  await checkA11y(page, t, 'overview-1280-dark');
   await page.setViewportSize(PHONE);
   await snap(page, 'overview-390-dark');
+  await checkA11y(page, t, 'overview-390-dark');
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
   t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
   await page.setViewportSize(DESKTOP);
@@ -92,18 +96,17 @@ t.test('overview: fleet counts and screens needing attention, failed media, sche
   await page.goto(app.url + '/screens');
   await page.getByRole('link', { name: 'Still boxed' }).click();
   await page.getByRole('heading', { name: 'Still boxed' }).waitFor();
-  let asked = '';
-  page.once('dialog', (d) => {
-    asked = d.message();
-    void d.accept();
-  });
   await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+  const ask = page.locator('dialog.confirm-dialog');
+  await ask.getByRole('heading', { name: 'Revoke Still boxed?' }).waitFor();
+  t.pass('revoking asks first');
+  await ask.getByRole('button', { name: 'Revoke' }).click();
   await page.getByRole('button', { name: 'Revoked', exact: true }).waitFor();
-  t.match(asked, /Revoke Still boxed\?/, 'revoking asks first');
   t.equal(await page.getByRole('button', { name: 'Identify' }).count(), 0, 'no commands for a revoked screen');
   const boxed = (await app.json('/api/v1/screens?limit=50', { headers: owner.headers })).body.data.items.find((x: { name: string }) => x.name === 'Still boxed');
   t.equal(boxed.revoked, true, 'the server has it revoked');
   await snap(page, 'screen-revoked-1280-light');
+  await checkA11y(page, t, 'revoked screen');
 
   // The theme preference cannot be read: the page says so, and Try again recovers.
   await page.route('**/api/v1/me/preferences', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_ready', message: 'The server is restoring a backup' } }) }));

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { checkA11y } from './helpers/a11y.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,13 +83,15 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   await item('alpha.png').getByTestId('item-when').getByText('Mon–Fri 07:00–11:30').waitFor();
   items = await itemsNow();
   t.same(items[0]!.dayparts, [{ days: [1, 2, 3, 4, 5], from: '07:00', to: '11:30' }], 'day-parts reached the server');
-  t.match(items[0]!.transition, { type: 'none' }, 'the transition too');
+  t.match(items[0]!.transition, { type: 'none', durationMs: 0 }, 'the transition too');
+  t.ok(await alphaForm.getByLabel('Transition seconds').isDisabled(), 'a cut has no seconds to show');
   t.equal(await page.locator('ol.playlist-items li[data-item="alpha.png"]').getAttribute('data-window'), 'always', 'day-parts alone do not mark an item outside its window');
   // No day ticked: refused before it reaches the server.
   for (const d of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri']) await part.getByLabel(d).uncheck();
   await alphaForm.getByRole('button', { name: 'Save when it plays' }).click();
   t.match(await alphaForm.getByRole('alert').innerText(), /choose at least one day/, 'a time of day without days is refused on the form');
   await snap(page, 'playlist-when-1280-light');
+  await checkA11y(page, t, 'playlist with its When form');
   await page.setViewportSize(PHONE);
   await snap(page, 'playlist-when-390-light');
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
@@ -108,6 +111,41 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol.playlist-items li')[1]?.dataset.item === 'bravo.png');
   t.same((await itemsNow()).map((i) => i.label), ['charlie.png', 'bravo.png', 'alpha.png'], 'the keyboard move reached the server');
+
+  // The transition seconds shown are the ones stored: bravo fades in 0.5 s, saved and shown again after a reload.
+  await item('bravo.png').locator('summary', { hasText: 'When:' }).click();
+  const fadeForm = page.getByRole('form', { name: 'When bravo.png plays' });
+  await fadeForm.getByLabel('Transition', { exact: true }).selectOption('fade');
+  t.equal(await fadeForm.getByLabel('Transition seconds').inputValue(), '0.7', 'a fade starts at 0.7 s (a real value, not a shown-only one)');
+  await fadeForm.getByLabel('Transition seconds').fill('0.5');
+  await fadeForm.getByRole('button', { name: 'Save when it plays' }).click();
+  await item('bravo.png').getByText('fade 0.5 s').waitFor();
+  t.match((await itemsNow()).find((i) => i.label === 'bravo.png')!.transition, { type: 'fade', durationMs: 500 }, 'shown as 0.5 s, stored as 500 ms');
+  await page.reload();
+  await item('bravo.png').locator('summary', { hasText: 'When:' }).click();
+  t.equal(await page.getByRole('form', { name: 'When bravo.png plays' }).getByLabel('Transition seconds').inputValue(), '0.5', 'and shown as 0.5 s again');
+
+  // The item switch says what it is, and flipping it does what it says.
+  const sw = page.getByRole('switch', { name: 'bravo.png plays' });
+  t.ok(await sw.isChecked(), 'bravo plays');
+  await sw.uncheck();
+  await item('bravo.png').locator('.badge', { hasText: 'skipped' }).waitFor();
+  t.equal((await app.json(`/api/v1/playlists/${pl.id}`, { headers: owner.headers })).body.data.items.find((i: { label: string }) => i.label === 'bravo.png').enabled, false, 'unchecked: the item is off on the server');
+  t.equal(await sw.isChecked(), false);
+  await sw.check();
+  await item('bravo.png').locator('.badge', { hasText: 'skipped' }).waitFor({ state: 'detached' });
+
+  // Removing an item asks first (screens playing the playlist would stop showing it).
+  await page.getByRole('button', { name: 'Remove alpha.png' }).click();
+  const ask = page.locator('dialog.confirm-dialog');
+  await ask.getByRole('heading', { name: 'Remove “alpha.png” from the playlist?' }).waitFor();
+  await ask.getByRole('button', { name: 'Cancel' }).click();
+  t.equal((await itemsNow()).length, 3, 'cancelled: the item stays');
+
+  // The preview plays the playlist in the console.
+  await page.getByText('Preview: play it here').click();
+  await page.getByTestId('player-stage').locator('img').waitFor();
+  await checkA11y(page, t, 'playlist preview');
 
   // A nested playlist plays one pass of its own items: no seconds box, its length shown.
   const inner = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Specials' } })).body.data;

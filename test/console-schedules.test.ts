@@ -2,6 +2,7 @@ import t from 'tap';
 import { startApp } from './helpers/harness.js';
 import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { pairScreen } from './helpers/screens.js';
+import { checkA11y } from './helpers/a11y.js';
 
 t.test('schedules: weekly recurrence from the form, the week preview shows it, bad input shown on the form; groups and locations', async (t) => {
   const browser = await launchBrowser(t);
@@ -29,6 +30,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByRole('button', { name: 'Add location' }).click();
   await page.locator('tr[data-location="Main bar"]').waitFor();
   t.pass('location added');
+  await checkA11y(page, t, 'locations');
   await page.goto(app.url + '/groups');
   await page.getByLabel('New group name').fill('Bar');
   await page.getByRole('button', { name: 'Create group' }).click();
@@ -36,6 +38,7 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.getByLabel('Add a screen to Bar').selectOption({ label: 'Bar screen' });
   await page.locator('article[data-group="Bar"] a', { hasText: 'Bar screen' }).waitFor();
   t.pass('group created and the screen added to it');
+  await checkA11y(page, t, 'groups');
   // The group's default playlist: shown (read back from the server), also after a reload.
   const groupCard = page.locator('article[data-group="Bar"]');
   t.match(await groupCard.getByTestId('group-default').innerText(), /No default playlist/);
@@ -142,8 +145,20 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await page.locator('.week .seg-schedule', { hasText: 'Happy hour' }).first().waitFor();
   t.equal(await page.getByRole('button', { name: 'Week', exact: true }).getAttribute('aria-pressed'), 'true', 'a day opens the week view');
 
-  // Pause it.
+  await checkA11y(page, t, 'schedules (week)');
+  // Pause it: asked first, then a toast offers Undo.
   await row.getByRole('button', { name: 'Pause' }).click();
+  const ask = page.locator('dialog.confirm-dialog');
+  await ask.getByRole('heading', { name: 'Pause “Evenings”?' }).waitFor();
+  await checkA11y(page, t, 'pause confirmation');
+  await ask.getByRole('button', { name: 'Pause' }).click();
+  await row.getByRole('button', { name: 'Resume' }).waitFor();
+  t.equal(await row.getByTestId('next').innerText(), 'paused', 'a paused schedule has no “next”');
+  await page.getByTestId('toast').getByRole('button', { name: 'Undo' }).click();
+  await row.getByRole('button', { name: 'Pause' }).waitFor();
+  t.pass('Undo resumed it');
+  await row.getByRole('button', { name: 'Pause' }).click();
+  await ask.getByRole('button', { name: 'Pause' }).click();
   await row.getByRole('button', { name: 'Resume' }).waitFor();
 
   // Edit it: name, content (a published layout), targets, times, monthly, priority.
@@ -190,5 +205,31 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   t.equal(other.enabled, false, 'a PATCH that leaves `enabled` out keeps the schedule paused');
   await page.getByRole('button', { name: 'Cancel' }).click();
   t.equal(await edit.count(), 0, 'Cancel closes the form');
+
+  // Traps from the walk, gone: "Weekly on…" with no day, a refusal that stays after the form changed,
+  // and times whose zone the form did not say.
+  const again = page.getByRole('form', { name: 'New schedule' });
+  if (!(await again.isVisible())) await page.getByText('New schedule').click();
+  await again.getByLabel('Name', { exact: true }).fill('Lunch at the bar');
+  await again.getByLabel('Plays').selectOption({ label: 'Happy hour' });
+  await again.getByLabel('Location Main bar').check();
+  await again.getByLabel('Starts').fill(`${day}T12:00`);
+  await again.getByLabel('Ends').fill(`${day}T14:00`);
+  await again.getByLabel('Repeats').selectOption('weekly');
+  const ticked = await again.locator('input[name="byday"]:checked').count();
+  t.equal(ticked, 1, 'weekly starts with the start’s weekday ticked');
+  await again.locator('input[name="byday"]:checked').uncheck();
+  await again.getByRole('button', { name: 'Create schedule' }).click();
+  t.match(await again.getByRole('alert').innerText(), /Tick at least one day/, 'weekly with no day is refused on the form');
+  t.equal((await app.json('/api/v1/schedules', { headers: owner.headers })).body.data.items.length, 1, 'nothing was saved');
+  await again.getByLabel(dayLabel, { exact: true }).check();
+  t.equal(await again.getByRole('alert').count(), 0, 'the refusal goes as soon as the form changes');
+  // The zone in words: Main bar is in Berlin; this browser is in UTC, so the form warns and converts.
+  const note = again.getByTestId('zone-note');
+  t.match(await note.innerText(), /Times are in Berlin time \(Europe\/Berlin\)/, 'the zone the times are read in, in plain words');
+  t.match(await again.getByTestId('zone-warning').innerText(), /This browser is in UTC, 1 hour behind: 12:00 there is 11:00 here/, 'and a warning that this browser is elsewhere');
+  await again.getByLabel('Time zone').selectOption('UTC');
+  t.equal(await again.getByTestId('zone-warning').count(), 0, 'no warning once the times are in this browser’s zone');
+  await checkA11y(page, t, 'new schedule form with a zone note');
   t.same(errors, [], 'no uncaught errors in the page');
 });

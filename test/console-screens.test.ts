@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { startApp } from './helpers/harness.js';
 import { DESKTOP, enrolPasskey, enrolTotp, launchBrowser, PHONE, sessionHeaders, setUpOwner, snap } from './helpers/browser.js';
 import { sampleMp4, samplePng } from './helpers/sample-media.js';
+import { checkA11y } from './helpers/a11y.js';
 
 const PLAYER_VIEW = { width: 960, height: 540 };
 
@@ -82,8 +83,11 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   t.match(await page.locator('form[aria-label="Pairing code"] [role=alert]').innerText(), /\S/, 'an unknown code is refused where it was typed');
   await page.getByLabel('Code shown on the screen').fill(code.toLowerCase());
   await page.getByRole('button', { name: 'Find screen' }).click();
-  await page.getByLabel('Name').fill('Lobby left');
+  await page.getByLabel('Name', { exact: true }).fill('Lobby left');
+  // No location yet: the form offers to make one; this screen goes without (it runs in the server's zone).
+  await page.getByLabel('Location', { exact: true }).selectOption('');
   await snap(page, 'screens-add-1280-light');
+  await checkA11y(page, t, 'add screen');
   await page.getByRole('button', { name: 'Add screen' }).click();
   await page.getByRole('heading', { name: 'Lobby left' }).waitFor();
   t.pass('screen approved from the console; its page opens');
@@ -92,15 +96,21 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   await page.getByRole('button', { name: 'Identify' }).click();
   await page.locator('li[data-command="identify"]').waitFor();
   t.pass('a command is queued and listed');
+  await checkA11y(page, t, 'screen page');
   await page.getByRole('button', { name: 'Disable' }).click();
+  const ask = page.locator('dialog.confirm-dialog');
+  await ask.getByRole('heading', { name: 'Disable Lobby left?' }).waitFor();
+  await checkA11y(page, t, 'disable confirmation');
+  await ask.getByRole('button', { name: 'Disable' }).click();
   await page.getByRole('button', { name: 'Enable' }).click();
   await page.getByRole('button', { name: 'Disable' }).waitFor();
-  t.pass('disable and enable');
+  t.pass('disable (asked first) and enable');
 
 
   // Upload an image and a video with visible progress.
   await nav.getByRole('link', { name: 'Library' }).click();
   await page.getByTestId('file-input').setInputFiles([png, mp4]);
+  await page.getByRole('list', { name: 'Uploads' }).locator('progress').nth(1).waitFor();
   t.equal(await page.getByRole('list', { name: 'Uploads' }).locator('progress').count(), 2, 'a progress bar per file');
   for (const name of ['welcome-red.png', 'teaser.mp4']) await page.locator(`li.asset-card[data-asset="${name}"][data-state="ready"]`).waitFor({ timeout: 90_000 });
 
@@ -118,7 +128,8 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   t.pass('reordered with the keyboard-reachable move buttons');
   await page.getByLabel('Seconds for welcome-red.png').fill('30');
   await page.getByLabel('Seconds for welcome-red.png').press('Enter');
-  await page.getByText('revision').waitFor();
+  await page.locator('ol.playlist-items li[data-item="welcome-red.png"] input[name="seconds"][value="30"]').waitFor();
+  await checkA11y(page, t, 'playlist');
   await snap(page, 'playlist-1280-light');
 
   // Assign it on the screen's page.
@@ -134,6 +145,7 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   await snap(player, 'e2e-player-image', false);
 
   // A screenshot command from the screen's page: its result is shown as an image, the picture the player drew.
+  await page.getByRole('button', { name: 'Dismiss' }).click(); // the "Default playlist changed" toast (it would sit over the image)
   await page.getByRole('button', { name: 'Take screenshot' }).click();
   const shot = page.locator('li[data-command="screenshot"][data-state="succeeded"] img.screenshot');
   await shot.waitFor({ timeout: 30_000 });
@@ -152,10 +164,13 @@ t.test('console end to end: a new owner sets up, enrols TOTP and a passkey, pair
   await showing.waitFor({ timeout: 45_000 });
   t.match(await showing.innerText(), /(welcome-red\.png|teaser\.mp4) · Lobby loop/, 'the fleet shows the reported asset and playlist by name');
   await snap(page, 'screens-1280-light');
+  await checkA11y(page, t, 'screens (light)');
   await page.emulateMedia({ colorScheme: 'dark' });
   await snap(page, 'screens-1280-dark');
+  await checkA11y(page, t, 'screens (dark)');
   await page.setViewportSize(PHONE);
   await snap(page, 'screens-390-dark');
+  await checkA11y(page, t, 'screens (phone, dark)');
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
   t.ok(width <= PHONE.width, `fleet page: no sideways scrolling at phone width (${width}px)`);
   await page.setViewportSize(DESKTOP);

@@ -23,6 +23,7 @@ import { SystemPage } from './pages/system';
 import { BackupsPage } from './pages/backups';
 import { TokensPage } from './pages/tokens';
 import { setServerLocale, setUserLocale } from './locale';
+import { FeedbackHost } from './ui/confirm';
 
 /** The gate: setup, sign-in (with its second step), or the signed-in console. */
 export function App() {
@@ -155,6 +156,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route default component={NotFoundPage} />
         </Router>
       </main>
+      <FeedbackHost />
     </SessionContext.Provider>
   );
 }
@@ -193,17 +195,25 @@ function Nav() {
     { href: '/tokens', label: 'Integration tokens', show: atLeast(user, 'owner') },
   ].filter((i) => i.show);
   const inAdmin = adminItems.some((i) => current(i.href));
+  // Phone width: the links fold behind a Menu button (closed again on every page change).
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   return (
     <header class="site-header">
       <nav class="container" aria-label="Main">
-        <ul>
+        <ul class="brand-row">
           <li>
             <a href="/" class="brand">
               <img src="/favicon.svg" alt="" width="24" height="24" /> <strong>Placard</strong>
             </a>
           </li>
+          <li class="menu-toggle-item">
+            <button type="button" class="menu-toggle secondary outline" aria-expanded={menuOpen} aria-controls="nav-links" onClick={() => setMenuOpen((o) => !o)}>
+              <span aria-hidden="true">☰</span> Menu
+            </button>
+          </li>
         </ul>
-        <ul class="nav-links">
+        <ul class={`nav-links${menuOpen ? ' open' : ''}`} id="nav-links">
           {items
             .filter((i) => i.show)
             .map((i) => (

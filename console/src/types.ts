@@ -72,6 +72,12 @@ export interface Screen {
   playerVersion: string | null;
   locationId: string | null;
   timeZone: string | null;
+  /** Its location's zone, else the server's default time zone. */
+  effectiveTimeZone?: string;
+  timeZoneSource?: 'location' | 'server-default';
+  commandSupport?: Record<string, { supported: boolean; reason: string | null }>;
+  lastScreenshot?: { commandId: string; url: string; takenAt: string | null } | null;
+  manifestRevision?: number;
   groupIds: string[];
   notes: string | null;
   tags: string[];

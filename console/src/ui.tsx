@@ -3,6 +3,7 @@ import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type AuthStatus, type User } from './api';
 import { displayLocale } from './locale';
+import { UsageList, type Usage } from './ui/confirm';
 
 /** The signed-in state every page reads; `refresh` re-asks /auth/status. */
 export interface Session {
@@ -33,6 +34,15 @@ export function messageOf(error: unknown): string {
 /** An error shown where the user acted, announced to screen readers. */
 export function ErrorNote({ error, id }: { error: unknown; id?: string }) {
   if (!error) return null;
+  // A refusal because something is in use (409) lists what uses it, each a link to it.
+  const usedBy = error instanceof ApiError ? (error.details as { usedBy?: Usage[] } | undefined)?.usedBy : undefined;
+  if (usedBy?.length)
+    return (
+      <div class="error-note" role="alert" id={id} data-code={(error as ApiError).code}>
+        <p>{messageOf(error)}</p>
+        <UsageList usages={usedBy} label="Used by:" />
+      </div>
+    );
   return (
     <p class="error-note" role="alert" id={id} data-code={error instanceof ApiError ? error.code : undefined}>
       {messageOf(error)}

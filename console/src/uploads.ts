@@ -8,7 +8,8 @@ export interface UploadItem {
   file: File;
   sentBytes: number;
   totalBytes: number;
-  state: 'uploading' | 'paused' | 'completing' | 'done' | 'failed';
+  /** `refused`: the server will not take it (type, size): no retry is offered. `failed`: it may work again. */
+  state: 'uploading' | 'paused' | 'completing' | 'done' | 'failed' | 'refused';
   resumed: boolean;
   error: string | null;
   asset: Asset | null;
@@ -61,6 +62,7 @@ export async function startUpload(item: UploadItem, target: { folderId: string |
     upload.options.onError = (err) => reject(err);
     upload.start();
   }).catch((err: Error & { originalResponse?: { getBody(): string; getStatus(): number } | null }) => {
+    const status = err.originalResponse?.getStatus() ?? 0;
     const body = err.originalResponse?.getBody();
     let message = err.message;
     try {
@@ -68,7 +70,7 @@ export async function startUpload(item: UploadItem, target: { folderId: string |
     } catch {
       if (!err.originalResponse) message = 'The connection was lost. The upload resumes from where it stopped when you try again (also after reloading the page and choosing the same file).';
     }
-    throw new Error(message);
+    throw new UploadError(message, refusedStatus(status));
   });
   const id = upload.url?.split('/').pop();
   if (!id) throw new Error('The server did not say where the upload went');
@@ -77,7 +79,21 @@ export async function startUpload(item: UploadItem, target: { folderId: string |
     const asset = await api.post<Asset>(`uploads/${id}/complete`, { name: item.file.name, ...(target.folderId ? { folderId: target.folderId } : {}), ...(target.tags.length ? { tags: target.tags } : {}) });
     update({ state: 'done', asset });
   } catch (err) {
-    throw err instanceof ApiError ? err : new Error(String(err));
+    if (err instanceof ApiError) throw new UploadError(err.message, refusedStatus(err.status));
+    throw new Error(String(err));
+  }
+}
+
+/** A client error that trying again will not fix (type, size, rights): 4xx but conflicts and locks. */
+const refusedStatus = (status: number) => status >= 400 && status < 500 && status !== 409 && status !== 423 && status !== 429 && status !== 408;
+
+export class UploadError extends Error {
+  constructor(
+    message: string,
+    /** The server refused the file itself: retrying the same file cannot help. */
+    readonly refused: boolean,
+  ) {
+    super(message);
   }
 }
 
@@ -89,4 +105,56 @@ export async function unfinishedUploads(): Promise<{ name: string; size: number 
   } catch {
     return [];
   }
+}
+
+/** What the server accepts (GET /media/capabilities). */
+export interface MediaCapabilities {
+  maxUploadBytes: number;
+  accepted: { contentType: string; kind: 'image' | 'video' | 'audio' | 'pdf'; extensions: string[]; available: boolean }[];
+  kinds: Record<string, { available: boolean; detail: string }>;
+}
+
+const KIND_WORD: Record<string, string> = { image: 'Images', video: 'Videos', audio: 'Audio files', pdf: 'PDFs' };
+
+/**
+ * Whether the server will take `file`, decided before any byte is sent: its first bytes
+ * (the same magic numbers the server's `file-type` reads), its name, its size, and the
+ * kinds this server can process. Answers null when it may go, else why not. When the bytes
+ * say nothing but the name is a known kind, the server decides (no false refusals).
+ */
+export async function refusalOf(file: File, caps: MediaCapabilities | null): Promise<string | null> {
+  if (!caps) return null;
+  if (file.size === 0) return 'The file is empty.';
+  if (file.size > caps.maxUploadBytes) return `The file is larger than this server takes (${formatSize(caps.maxUploadBytes)}).`;
+  const ext = file.name.includes('.') ? file.name.split('.').pop()!.toLowerCase() : '';
+  const head = new Uint8Array(await file.slice(0, 64 * 1024).arrayBuffer());
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(head.slice(0, 4096));
+  const svg = /^\s*(<\?xml[\s\S]*?\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s>]/i.test(text.replace(/^\uFEFF/, ''));
+  let mime: string | null = null;
+  try {
+    const { fileTypeFromBuffer } = await import('file-type');
+    mime = (await fileTypeFromBuffer(head))?.mime ?? null;
+  } catch {
+    mime = null; // detection failed: the server decides
+  }
+  if (mime === 'audio/x-m4a') mime = 'audio/mp4';
+  if (svg && (!mime || mime === 'application/xml' || mime.startsWith('text/'))) mime = 'image/svg+xml';
+  const accepted = mime ? caps.accepted.find((a) => a.contentType === mime) : caps.accepted.find((a) => a.extensions.includes(ext));
+  if (!accepted) {
+    const what = mime ? `${mime} files` : ext ? `.${ext} files` : 'Files of this type';
+    return `${what} cannot go in the library. Placard takes images, videos, audio and PDFs.`;
+  }
+  if (!accepted.available) return `${KIND_WORD[accepted.kind] ?? accepted.kind} cannot be processed on this server: ${caps.kinds[accepted.kind]?.detail ?? 'a tool is missing'}.`;
+  return null;
+}
+
+function formatSize(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${Math.round(v * 10) / 10} ${units[i]}`;
 }

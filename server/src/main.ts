@@ -8,6 +8,7 @@ import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
 import { recoverInterruptedRestore } from './modules/system/restore.js';
+import { settleDefaultTimeZone } from './modules/system/settings.js';
 import { listen } from './server.js';
 import { SERVER_VERSION } from './version.js';
 
@@ -40,6 +41,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const instanceId = await ensureInstanceId(database.db);
+  // First start: the default time zone becomes the box's (docs/operations.md); a stored one stays.
+  const zone = await settleDefaultTimeZone(database.db);
+  if (zone.stored !== 'kept') logger.info({ timeZone: zone.zone, why: zone.stored }, 'default time zone stored');
 
   const tools = new MediaTools(config);
   const periodic = new PeriodicTasks(logger);

@@ -3,6 +3,8 @@ import { useLocation } from 'preact-iso';
 import { api, ApiError, atLeast, type Page } from '../api';
 import type { Asset, LayoutSummary, PlaylistSummary } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { confirmAction, showToast } from '../ui/confirm';
+import { LayoutLivePreview, usePlaylists, zoneThumbnail, type PreviewZone } from '../ui/preview';
 
 interface Zone {
   id?: string;
@@ -105,8 +107,8 @@ export function LayoutsPage() {
                 </td>
                 <td>{l.zoneCount}</td>
                 <td>
-                  {l.publishedRevisionNumber ? `revision ${l.publishedRevisionNumber}, ${formatTime(l.publishedAt)}` : <span class="muted">draft only</span>}
-                  {l.hasUnpublishedChanges && l.publishedRevisionNumber && <span class="badge warn">changes not published</span>}
+                  {l.publishedRevisionNumber ? formatTime(l.publishedAt) : <span class="muted">not published yet</span>}
+                  {l.hasUnpublishedChanges && l.publishedRevisionNumber ? <span class="badge warn">changes not published</span> : null}
                 </td>
               </tr>
             ))}
@@ -170,17 +172,53 @@ export function LayoutDetailPage({ id }: { id: string }) {
   };
   const save = useAction(saveDraft);
   const publish = useAction(async (note: string) => {
+    const yes = await confirmAction({
+      title: `Publish “${layout.data!.name}”?`,
+      body: <p>Screens showing this layout switch to what you see here within seconds{dirty ? ' (your unsaved changes are saved first)' : ''}. Earlier versions stay in the history below.</p>,
+      confirmLabel: 'Publish',
+      impact: { layoutIds: [id] },
+      screensLabel: 'These screens show it now and will change:',
+      usedByLabel: 'Scheduled by:',
+    });
+    if (!yes) return;
     // Unsaved changes are saved first; the publish names the revision that save made.
     const revision = dirty ? (await saveDraft()).revision : layout.data!.revision;
     const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(revision) } });
     layout.setData(res);
     await revisions.reload();
-    setNotice(`Published revision ${res.publishedRevisionNumber}; screens showing this layout update now.`);
+    setNotice('Published; screens showing this layout update now.');
   });
   const restore = useAction(async (rev: Revision) => {
+    if (dirty || layout.data?.hasUnpublishedChanges) {
+      const yes = await confirmAction({
+        title: `Replace the draft with the version of ${formatTime(rev.createdAt)}?`,
+        body: <p>{dirty ? 'Your unsaved changes are lost' : 'The draft’s changes that are not published are lost'}. Screens keep showing the published version until you publish.</p>,
+        confirmLabel: 'Replace the draft',
+        danger: true,
+      });
+      if (!yes) return;
+    }
     layout.setData(await api.post<Layout>(`layouts/${id}/revisions/${rev.id}/restore`));
-    setNotice(`Revision ${rev.number} is the draft again; publish it to put it on screens.`);
+    setNotice(`The version of ${formatTime(rev.createdAt)} is the draft again; publish it to put it on screens.`);
   });
+  const { route } = useLocation();
+  const remove = useAction(async () => {
+    const yes = await confirmAction({
+      title: `Delete the layout “${layout.data!.name}”?`,
+      body: <p>The layout and all its published versions go. This cannot be undone.</p>,
+      confirmLabel: 'Delete layout',
+      danger: true,
+      impact: { layoutIds: [id] },
+      screensLabel: 'These screens show it now:',
+      usedByLabel: 'Scheduled by (change these first):',
+    });
+    if (!yes) return;
+    await api.del(`layouts/${id}`);
+    showToast(`Deleted the layout “${layout.data!.name}”.`);
+    route('/layouts');
+  });
+  const [live, setLive] = useState(false);
+  const zonePlaylists = usePlaylists((draft?.zones ?? []).filter((z) => z.content?.type === 'playlist').map((z) => (z.content as { playlistId: string }).playlistId));
 
   if (layout.error) return <ErrorNote error={layout.error} />;
   const l = layout.data;
@@ -212,12 +250,36 @@ export function LayoutDetailPage({ id }: { id: string }) {
       <hgroup>
         <h1>{l.name}</h1>
         <p>
-          {draft.width} × {draft.height} · {l.publishedRevisionNumber ? `published revision ${l.publishedRevisionNumber}` : 'not published yet'}
-          {(dirty || l.hasUnpublishedChanges) && <span class="badge warn">{dirty ? 'unsaved changes' : 'draft differs from published'}</span>}
+          {draft.width} × {draft.height} · {l.publishedRevisionNumber ? `on screens since ${formatTime(l.publishedAt)}` : 'not published yet'}
+          {/* "Draft differs from published" only means something once there is a published version. */}
+          {dirty ? <span class="badge warn">unsaved changes</span> : l.hasUnpublishedChanges && l.publishedRevisionNumber ? <span class="badge warn">changes not published yet</span> : null}
         </p>
       </hgroup>
       <div class="layout-editor">
-        <Canvas content={draft} selected={selected} onSelect={setSelected} canEdit={canEdit} label={playlistName} onMove={(i, x, y) => edit((c) => Object.assign(c.zones[i]!, { x, y }))} />
+        <div>
+          <div role="group" class="view-toggle" aria-label="Canvas view">
+            <button type="button" class={`small ${live ? 'secondary outline' : ''}`} aria-pressed={!live} onClick={() => setLive(false)}>
+              Edit zones
+            </button>
+            <button type="button" class={`small ${live ? '' : 'secondary outline'}`} aria-pressed={live} onClick={() => setLive(true)}>
+              Live preview
+            </button>
+          </div>
+          {live ? (
+            <LayoutLivePreview width={draft.width} height={draft.height} background={draft.background.color} zones={draft.zones as unknown as PreviewZone[]} assets={assets.data?.items ?? []} />
+          ) : (
+            <Canvas
+              content={draft}
+              selected={selected}
+              onSelect={setSelected}
+              canEdit={canEdit}
+              label={playlistName}
+              thumb={(z) => zoneThumbnail(z as unknown as PreviewZone, zonePlaylists, assets.data?.items ?? [])}
+              onMove={(i, x, y) => edit((c) => Object.assign(c.zones[i]!, { x, y }))}
+            />
+          )}
+          <small class="muted">{live ? 'Playing the draft at its own size, scaled to fit: what a screen of this size shows.' : 'Each zone shows its content’s picture, fitted as it will be on screens.'}</small>
+        </div>
         <div>
           {canEdit && (
             <div class="row">
@@ -340,7 +402,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
           )}
         </div>
       </div>
-      <ErrorNote error={save.error ?? publish.error ?? restore.error} />
+      <ErrorNote error={save.error ?? publish.error ?? restore.error ?? remove.error} />
       {notice && <Notice>{notice}</Notice>}
       {canEdit && (
         <form
@@ -369,16 +431,19 @@ export function LayoutDetailPage({ id }: { id: string }) {
               )}
             </>
           )}
+          <button type="button" class="contrast outline" disabled={remove.busy} onClick={() => void remove.run()}>
+            Delete layout
+          </button>
         </form>
       )}
       <article aria-labelledby="rev-h">
         <header>
-          <h2 id="rev-h">Revisions</h2>
+          <h2 id="rev-h">Published versions</h2>
         </header>
         <ul class="command-list">
           {(revisions.data?.items ?? []).map((r) => (
             <li key={r.id}>
-              <strong>Revision {r.number}</strong> {r.current && <span class="badge ok">on screens</span>} <small class="muted">{formatTime(r.createdAt)}</small> {r.note && <span>· {r.note}</span>}{' '}
+              <strong>Published {formatTime(r.createdAt)}</strong> {r.current && <span class="badge ok">on screens</span>} {r.note && <span>· {r.note}</span>} <small class="muted">version {r.number}</small>{' '}
               {canEdit && !r.current && (
                 <button type="button" class="secondary outline small" onClick={() => void restore.run(r)}>
                   Restore as draft
@@ -393,7 +458,23 @@ export function LayoutDetailPage({ id }: { id: string }) {
   );
 }
 
-function Canvas({ content, selected, onSelect, canEdit, label, onMove }: { content: Content; selected: number; onSelect: (i: number) => void; canEdit: boolean; label: (z: Zone) => string; onMove: (i: number, x: number, y: number) => void }) {
+function Canvas({
+  content,
+  selected,
+  onSelect,
+  canEdit,
+  label,
+  thumb,
+  onMove,
+}: {
+  content: Content;
+  selected: number;
+  onSelect: (i: number) => void;
+  canEdit: boolean;
+  label: (z: Zone) => string;
+  thumb: (z: Zone) => { src: string; label: string } | null;
+  onMove: (i: number, x: number, y: number) => void;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const drag = useRef<{ i: number; startX: number; startY: number; x: number; y: number; scale: number } | null>(null);
   const sorted = content.zones.map((z, i) => ({ z, i })).sort((a, b) => a.z.zIndex - b.z.zIndex);
@@ -420,7 +501,11 @@ function Canvas({ content, selected, onSelect, canEdit, label, onMove }: { conte
           }}
           onPointerUp={() => (drag.current = null)}
         >
-          <span>
+          {(() => {
+            const th = thumb(z);
+            return th ? <img class="zone-thumb" src={th.src} alt="" style={{ objectFit: z.fit === 'fill' ? 'fill' : z.fit }} /> : null;
+          })()}
+          <span class="zone-label">
             {z.name || `Zone ${i + 1}`} · {label(z)}
           </span>
         </div>

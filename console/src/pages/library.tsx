@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, atLeast, qs, type Page } from '../api';
 import { formatBytes, formatDuration, type Asset, type Folder, type Tag } from '../types';
-import { startUpload, unfinishedUploads, type UploadItem } from '../uploads';
+import { refusalOf, startUpload, unfinishedUploads, UploadError, type MediaCapabilities, type UploadItem } from '../uploads';
+import { confirmAction, showToast } from '../ui/confirm';
 import { ErrorNote, formatDate, formValues, messageOf, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 
 const KINDS = ['image', 'video', 'audio', 'pdf', 'website', 'widget'] as const;
@@ -24,7 +25,10 @@ export function LibraryPage() {
   const assets = useLoad(() => api.get<Page<Asset>>(`assets${qs({ q, kind, folderId, tag, archived, limit: 200 })}`), [q, kind, folderId, tag, archived]);
 
   // Processing is visible: poll while anything is being processed.
-  const processing = assets.data?.items.some((a) => a.state === 'processing' || a.state === 'uploading');
+  // ...and for a minute after a website is added, until its thumbnail arrives.
+  const processing = assets.data?.items.some(
+    (a) => a.state === 'processing' || a.state === 'uploading' || (a.kind === 'website' && !a.variants.some((v) => v.purpose === 'thumbnail') && Date.now() - Date.parse(a.createdAt) < 60_000),
+  );
   useEffect(() => {
     if (!processing) return;
     const timer = setInterval(() => void assets.reload(), 2000);
@@ -95,7 +99,10 @@ export function LibraryPage() {
         }} />
       )}
       <ErrorNote error={assets.error} />
-      {!assets.loading && items.length === 0 && <p class="muted">Nothing here yet{canEdit ? ': drop files above to upload them.' : '.'}</p>}
+      {/* The empty-state hint only when the server said the library is empty (not when it could not be reached). */}
+      {!assets.loading && !assets.error && assets.data && items.length === 0 && (
+        <p class="muted">{q || kind || folderId || tag ? 'Nothing matches these filters.' : archived === 'only' ? 'Nothing is archived.' : `Nothing here yet${canEdit ? ': drop files above to upload them.' : '.'}`}</p>
+      )}
       <ul class="asset-grid" aria-busy={assets.loading && !assets.data}>
         {items.map((a) => (
           <AssetCard key={a.id} asset={a} selectable={canEdit} selected={selected.has(a.id)} onToggle={() => toggle(a.id)} onOpen={() => setOpen(a)} />
@@ -103,6 +110,9 @@ export function LibraryPage() {
       </ul>
       {open && <AssetDialog asset={open} canEdit={canEdit} onClose={() => setOpen(null)} onChanged={async (a) => {
         setOpen(a);
+        await reloadAll();
+      }} onGone={async () => {
+        setOpen(null);
         await reloadAll();
       }} />}
     </>
@@ -152,23 +162,34 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
   const input = useRef<HTMLInputElement>(null);
   const refreshUnfinished = () => void unfinishedUploads().then(setUnfinished);
   useEffect(refreshUnfinished, []);
+  // What the server takes (types, size, kinds it can process): files it would refuse are refused here, before any byte is sent.
+  const [caps, setCaps] = useState<MediaCapabilities | null>(null);
+  useEffect(() => {
+    api.get<MediaCapabilities>('media/capabilities').then(setCaps, () => setCaps(null));
+  }, []);
 
   const changed = () => setItems((list) => [...list]);
   const run = (item: UploadItem) => {
     startUpload(item, { folderId: folderId && folderId !== 'none' ? folderId : null, tags: [] }, changed)
       .then(() => onUploaded())
       .catch((err) => {
-        item.state = 'failed';
+        item.state = err instanceof UploadError && err.refused ? 'refused' : 'failed';
         item.error = messageOf(err);
         changed();
       })
       .finally(refreshUnfinished);
   };
-  const add = (files: FileList | File[]) => {
-    const fresh = [...files].map<UploadItem>((file) => ({ key: `${file.name}-${file.size}-${file.lastModified}-${Math.random()}`, file, sentBytes: 0, totalBytes: file.size, state: 'uploading', resumed: false, error: null, asset: null, upload: null }));
-    setItems((list) => [...fresh, ...list]);
-    fresh.forEach(run);
+  const add = async (files: FileList | File[]) => {
+    const list = [...files];
+    const fresh = list.map<UploadItem>((file) => ({ key: `${file.name}-${file.size}-${file.lastModified}-${Math.random()}`, file, sentBytes: 0, totalBytes: file.size, state: 'uploading', resumed: false, error: null, asset: null, upload: null }));
+    const refusals = await Promise.all(list.map((f) => refusalOf(f, caps).catch(() => null)));
+    fresh.forEach((item, i) => {
+      if (refusals[i]) Object.assign(item, { state: 'refused', error: refusals[i] });
+    });
+    setItems((l) => [...fresh, ...l]);
+    fresh.filter((i) => i.state === 'uploading').forEach(run);
   };
+  const accept = caps ? ['image/*', 'video/*', 'audio/*', 'application/pdf', ...new Set(caps.accepted.flatMap((a) => a.extensions.map((e) => `.${e}`)))].join(',') : 'image/*,video/*,audio/*,application/pdf';
 
   return (
     <section aria-label="Upload">
@@ -182,7 +203,7 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
         onDrop={(e) => {
           e.preventDefault();
           setOver(false);
-          if (e.dataTransfer?.files.length) add(e.dataTransfer.files);
+          if (e.dataTransfer?.files.length) void add(e.dataTransfer.files);
         }}
       >
         <p>
@@ -197,21 +218,21 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
           multiple
           hidden
           data-testid="file-input"
-          accept="image/*,video/*,audio/*,application/pdf"
+          accept={accept}
           onChange={(e) => {
-            if (e.currentTarget.files?.length) add(e.currentTarget.files);
+            if (e.currentTarget.files?.length) void add(e.currentTarget.files);
             e.currentTarget.value = '';
           }}
         />
         <small class="muted">Uploads resume after a lost connection; after reloading the page, choose the same file again to continue.</small>
       </div>
-      {unfinished.length > 0 && items.every((i) => i.state === 'done' || i.state === 'failed') && (
+      {unfinished.length > 0 && items.every((i) => i.state === 'done' || i.state === 'failed' || i.state === 'refused') && (
         <Notice>
           Unfinished uploads from before: {unfinished.map((u) => u.name).join(', ')}. Choose the same files again to resume them.
         </Notice>
       )}
-      {items.some((i) => i.state === 'done') && (
-        <button type="button" class="secondary outline small" onClick={() => setItems((list) => list.filter((i) => i.state !== 'done'))}>
+      {items.some((i) => i.state === 'done' || i.state === 'refused') && (
+        <button type="button" class="secondary outline small" onClick={() => setItems((list) => list.filter((i) => i.state !== 'done' && i.state !== 'refused'))}>
           Clear finished uploads
         </button>
       )}
@@ -229,10 +250,16 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
                     {i.state === 'paused' && 'paused'}
                     {i.state === 'completing' && 'checking…'}
                     {i.state === 'done' && 'uploaded'}
+                    {i.state === 'refused' && 'not uploaded'}
                   </small>
                   {i.state === 'uploading' && (
                     <button type="button" class="secondary outline small" onClick={() => void i.upload?.abort().then(() => ((i.state = 'paused'), changed()))}>
                       Pause
+                    </button>
+                  )}
+                  {i.state === 'refused' && (
+                    <button type="button" class="secondary outline small" aria-label={`Remove ${i.file.name} from the list`} onClick={() => setItems((list) => list.filter((x) => x !== i))}>
+                      Remove
                     </button>
                   )}
                   {(i.state === 'paused' || i.state === 'failed') && (
@@ -242,7 +269,7 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
                   )}
                 </span>
               </div>
-              <progress value={i.state === 'done' ? 1 : i.sentBytes} max={i.state === 'done' ? 1 : Math.max(1, i.totalBytes)} aria-label={`Upload of ${i.file.name}`} />
+              {i.state !== 'refused' && <progress value={i.state === 'done' ? 1 : i.sentBytes} max={i.state === 'done' ? 1 : Math.max(1, i.totalBytes)} aria-label={`Upload of ${i.file.name}`} />}
               {i.error && (
                 <p class="error-note" role="alert">
                   {i.error}
@@ -296,8 +323,9 @@ function NewFolder({ folders, onCreated }: { folders: Folder[]; onCreated: () =>
 function NewWebsite({ folderId, onCreated }: { folderId: string | null; onCreated: () => Promise<void> }) {
   const create = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
-    await api.post('assets/websites', { url: v.url, ...(v.name ? { name: v.name } : {}), ...(folderId ? { folderId } : {}) });
+    const site = await api.post<Asset>('assets/websites', { url: v.url, ...(v.name ? { name: v.name } : {}), ...(folderId ? { folderId } : {}) });
     form.reset();
+    showToast(`Added ${site.name} (${site.website?.url ?? v.url}).`);
     await onCreated();
   });
   return (
@@ -311,7 +339,7 @@ function NewWebsite({ folderId, onCreated }: { folderId: string | null; onCreate
         }}
       >
         <fieldset role="group">
-          <input name="url" type="url" placeholder="https://example.com/dashboard" aria-label="Website address" required maxLength={2048} />
+          <input name="url" type="text" inputMode="url" autocomplete="url" spellcheck={false} placeholder="example.com/menu" aria-label="Website address" required maxLength={2048} />
           <input name="name" placeholder="Name (optional)" aria-label="Website name" maxLength={200} />
           <button type="submit" aria-busy={create.busy}>
             Add
@@ -325,8 +353,8 @@ function NewWebsite({ folderId, onCreated }: { folderId: string | null; onCreate
 
 function BulkBar({ ids, folders, archived, onDone }: { ids: string[]; folders: Folder[]; archived: boolean; onDone: () => Promise<void> }) {
   const act = useAction(async (what: () => Promise<unknown>) => {
-    await what();
-    await onDone();
+    // A cancelled confirmation keeps the selection.
+    if ((await what()) !== false) await onDone();
   });
   return (
     <div class="bulk-bar" role="region" aria-label="Selected assets">
@@ -359,7 +387,7 @@ function BulkBar({ ids, folders, archived, onDone }: { ids: string[]; folders: F
       >
         <input name="tag" placeholder="Add tag" aria-label="Tag to add" maxLength={64} />
       </form>
-      <button type="button" class="secondary outline small" disabled={act.busy} onClick={() => void act.run(() => api.post(archived ? 'assets/restore' : 'assets/archive', { ids }))}>
+      <button type="button" class="secondary outline small" disabled={act.busy} onClick={() => void act.run(() => (archived ? restoreAssets(ids) : archiveAssets(ids, onDone)))}>
         {archived ? 'Restore' : 'Archive'}
       </button>
       <ErrorNote error={act.error} />
@@ -367,7 +395,48 @@ function BulkBar({ ids, folders, archived, onDone }: { ids: string[]; folders: F
   );
 }
 
-function AssetDialog({ asset, canEdit, onClose, onChanged }: { asset: Asset; canEdit: boolean; onClose: () => void; onChanged: (a: Asset) => Promise<void> }) {
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Archive asks first, naming the screens that show them now and the playlists and layouts
+ * they are in (screens stop showing archived media); then a toast offers Undo (restore).
+ */
+async function archiveAssets(ids: string[], onChanged: () => Promise<void>, name?: string): Promise<boolean> {
+  const what = name ? `“${name}”` : count(ids.length, 'item');
+  const yes = await confirmAction({
+    title: `Archive ${what}?`,
+    body: <p>Archived media leaves the library and stops playing: screens skip it in every playlist and layout. You can restore it from the Archived view.</p>,
+    confirmLabel: 'Archive',
+    danger: true,
+    impact: { assetIds: ids },
+    screensLabel: 'These screens show it now and will stop:',
+    usedByLabel: 'It is in:',
+  });
+  if (!yes) return false;
+  await api.post('assets/archive', { ids });
+  showToast(`Archived ${what}.`, async () => {
+    await api.post('assets/restore', { ids });
+    await onChanged();
+  });
+  return true;
+}
+
+async function restoreAssets(ids: string[]): Promise<boolean> {
+  const yes = await confirmAction({
+    title: `Restore ${count(ids.length, 'item')}?`,
+    body: <p>Restored media plays again wherever it is in a playlist or layout.</p>,
+    confirmLabel: 'Restore',
+    impact: { assetIds: ids },
+    usedByLabel: 'It is in:',
+    screensLabel: 'These screens will show it again:',
+  });
+  if (!yes) return false;
+  await api.post('assets/restore', { ids });
+  showToast(`Restored ${count(ids.length, 'item')}.`);
+  return true;
+}
+
+function AssetDialog({ asset, canEdit, onClose, onChanged, onGone }: { asset: Asset; canEdit: boolean; onClose: () => void; onChanged: (a: Asset) => Promise<void>; onGone: () => Promise<void> }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     ref.current?.showModal();
@@ -378,6 +447,32 @@ function AssetDialog({ asset, canEdit, onClose, onChanged }: { asset: Asset; can
     await onChanged(await api.patch<Asset>(`assets/${asset.id}`, { name: v.name, tags }));
   });
   const retry = useAction(async () => onChanged(await api.post<Asset>(`assets/${asset.id}/retry`)));
+  const lifecycle = useAction(async (what: 'archive' | 'restore' | 'delete') => {
+    if (what === 'archive') {
+      if (await archiveAssets([asset.id], onGone, asset.name)) {
+        ref.current?.close();
+        await onGone();
+      }
+      return;
+    }
+    if (what === 'restore') {
+      if (await restoreAssets([asset.id])) await onChanged(await api.get<Asset>(`assets/${asset.id}`));
+      return;
+    }
+    const yes = await confirmAction({
+      title: `Delete “${asset.name}” for good?`,
+      body: <p>The file is removed from the server. This cannot be undone; archiving keeps it restorable.</p>,
+      confirmLabel: 'Delete',
+      danger: true,
+      impact: { assetIds: [asset.id] },
+      usedByLabel: 'It is in (remove it there first):',
+    });
+    if (!yes) return;
+    await api.del(`assets/${asset.id}`);
+    showToast(`Deleted “${asset.name}”.`);
+    ref.current?.close();
+    await onGone();
+  });
   const preview = `/api/v1/assets/${asset.id}/preview`;
   return (
     <dialog ref={ref} onClose={onClose} aria-labelledby="asset-dialog-title">
@@ -424,10 +519,22 @@ function AssetDialog({ asset, canEdit, onClose, onChanged }: { asset: Asset; can
               Tags (comma-separated)
               <input name="tags" defaultValue={asset.tags.join(', ')} />
             </label>
-            <ErrorNote error={save.error ?? retry.error} />
+            <ErrorNote error={save.error ?? retry.error ?? lifecycle.error} />
             <div class="row">
               <button type="submit" aria-busy={save.busy}>
                 Save
+              </button>
+              {asset.state === 'archived' ? (
+                <button type="button" class="secondary outline" disabled={lifecycle.busy} onClick={() => void lifecycle.run('restore')}>
+                  Restore
+                </button>
+              ) : (
+                <button type="button" class="secondary outline" disabled={lifecycle.busy} onClick={() => void lifecycle.run('archive')}>
+                  Archive
+                </button>
+              )}
+              <button type="button" class="contrast outline" disabled={lifecycle.busy} onClick={() => void lifecycle.run('delete')}>
+                Delete
               </button>
               {asset.state === 'failed' && (
                 <button type="button" class="secondary" aria-busy={retry.busy} onClick={() => void retry.run()}>

@@ -1,8 +1,10 @@
 import { api, atLeast, type Page } from '../api';
 import type { Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+import { confirmAction, showToast } from '../ui/confirm';
 
-const zones = (() => {
+/** Every IANA zone this browser knows (for time zone pickers). */
+export const TIME_ZONES = (() => {
   try {
     return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
   } catch {
@@ -68,15 +70,24 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
   const members = screens.filter((s) => group.screenIds.includes(s.id));
   const others = screens.filter((s) => !group.screenIds.includes(s.id));
   return (
-    <article data-group={group.name}>
+    <article data-group={group.name} id={`group-${group.id}`}>
       <header class="row spread">
         <h2>{group.name}</h2>
         {admin && (
           <button
             type="button"
             class="contrast outline small"
-            onClick={() => {
-              if (confirm(`Delete the group ${group.name}? Its screens stay.`)) void act.run(() => api.del(`screen-groups/${group.id}`));
+            onClick={async () => {
+              const members = screens.filter((s) => group.screenIds.includes(s.id));
+              const yes = await confirmAction({
+                title: `Delete the group ${group.name}?`,
+                body: <p>Its screens stay. Members that played the group’s playlist fall back to their own default (or the idle slide); schedules aimed at the group no longer reach them.</p>,
+                confirmLabel: 'Delete group',
+                danger: true,
+                screens: members.map((s) => ({ id: s.id, name: s.name })),
+                screensLabel: 'Its screens:',
+              });
+              if (yes) void act.run(() => api.del(`screen-groups/${group.id}`));
             }}
           >
             Delete
@@ -91,7 +102,16 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
           disabled={!admin || act.busy}
           onChange={(e) => {
             const playlistId = e.currentTarget.value;
-            void act.run(() => (playlistId ? api.put(`screen-groups/${group.id}/playlist-assignment`, { playlistId }) : api.del(`screen-groups/${group.id}/playlist-assignment`)));
+            const before = assignment.data?.playlistId ?? '';
+            const set = (id: string) => (id ? api.put(`screen-groups/${group.id}/playlist-assignment`, { playlistId: id }) : api.del(`screen-groups/${group.id}/playlist-assignment`));
+            void act.run(() => set(playlistId)).then((ok) => {
+              if (ok)
+                showToast(`The group’s playlist changed.`, async () => {
+                  await set(before);
+                  await onChanged();
+                  await assignment.reload();
+                });
+            });
           }}
         >
           <option value="">None</option>
@@ -188,7 +208,7 @@ export function LocationsPage() {
             <label>
               Time zone
               <select name="timeZone" defaultValue={here}>
-                {zones.map((z) => (
+                {TIME_ZONES.map((z) => (
                   <option key={z} value={z} selected={z === here}>
                     {z}
                   </option>
@@ -234,8 +254,8 @@ export function LocationsPage() {
                     <button
                       type="button"
                       class="contrast outline small"
-                      onClick={() => {
-                        if (confirm(`Delete ${l.name}?`)) void remove.run(l);
+                      onClick={async () => {
+                        if (await confirmAction({ title: `Delete the location ${l.name}?`, body: <p>Only a location without screens can go; schedules aimed at it stop reaching anything.</p>, confirmLabel: 'Delete location', danger: true })) void remove.run(l);
                       }}
                     >
                       Delete

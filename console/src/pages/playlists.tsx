@@ -1,8 +1,10 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, qs, type Page } from '../api';
 import { formatDuration, type Asset, type Daypart, type Playlist, type PlaylistItem, type PlaylistSummary } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { confirmAction, showToast } from '../ui/confirm';
+import { PlaylistPlayer } from '../ui/preview';
 
 /** Playlists: what plays, in order, for how long. */
 export function PlaylistsPage() {
@@ -86,9 +88,21 @@ export function PlaylistDetailPage({ id }: { id: string }) {
   const rename = useAction(async (name: string) => {
     playlist.setData(await api.patch<Playlist>(`playlists/${id}`, { name }));
   });
+  const { route } = useLocation();
   const remove = useAction(async () => {
+    const yes = await confirmAction({
+      title: `Delete the playlist “${p!.name}”?`,
+      body: <p>The playlist and its list of items go; the media stays in the library. This cannot be undone.</p>,
+      confirmLabel: 'Delete playlist',
+      danger: true,
+      impact: { playlistIds: [id] },
+      screensLabel: 'These screens play it now:',
+      usedByLabel: 'It is used by (change these first):',
+    });
+    if (!yes) return;
     await api.del(`playlists/${id}`);
-    location.assign('/playlists');
+    showToast(`Deleted the playlist “${p!.name}”.`);
+    route('/playlists');
   });
   if (playlist.error) return <ErrorNote error={playlist.error} />;
   if (!p) return <p aria-busy="true">Loading…</p>;
@@ -113,7 +127,7 @@ export function PlaylistDetailPage({ id }: { id: string }) {
       <hgroup>
         <h1>{p.name}</h1>
         <p>
-          {p.items.length} item{p.items.length === 1 ? '' : 's'} · {formatDuration(p.durationMs)} per loop · revision {p.revision}
+          {p.items.length} item{p.items.length === 1 ? '' : 's'} · {formatDuration(p.durationMs)} per loop · changed {formatTime(p.updatedAt)}
         </p>
       </hgroup>
       {atLeast(user, 'publisher') && (
@@ -139,13 +153,7 @@ export function PlaylistDetailPage({ id }: { id: string }) {
               <button type="submit" aria-busy={rename.busy}>
                 Rename
               </button>
-              <button
-                type="button"
-                class="contrast outline"
-                onClick={() => {
-                  if (confirm(`Delete the playlist ${p.name}?`)) void remove.run();
-                }}
-              >
+              <button type="button" class="contrast outline" disabled={remove.busy} onClick={() => void remove.run()}>
                 Delete
               </button>
             </fieldset>
@@ -180,6 +188,12 @@ export function PlaylistDetailPage({ id }: { id: string }) {
         ))}
         {p.items.length === 0 && <li class="muted">Empty: add media from the library below.</li>}
       </ol>
+      {p.items.length > 0 && (
+        <details class="preview-box" data-testid="playlist-preview">
+          <summary>Preview: play it here</summary>
+          <PlaylistPlayer playlist={p} />
+        </details>
+      )}
       {canEdit && <AddItems playlistId={id} onAdded={playlist.reload} />}
     </>
   );
@@ -191,10 +205,22 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
     await onChanged();
   });
   const remove = useAction(async () => {
+    const yes = await confirmAction({
+      title: `Remove “${item.label ?? 'this item'}” from the playlist?`,
+      body: <p>Screens playing this playlist stop showing it. The media stays in the library.</p>,
+      confirmLabel: 'Remove',
+      danger: true,
+      impact: { playlistIds: [playlistId] },
+      screensLabel: 'These screens play this playlist now:',
+      usedByLabel: 'The playlist is used by:',
+    });
+    if (!yes) return;
     await api.del(`playlists/${playlistId}/items/${item.id}`);
     await onChanged();
   });
   const thumb = item.assetId ? `/api/v1/assets/${item.assetId}/thumbnail` : null;
+  const [on, setOn] = useState(item.enabled);
+  useEffect(() => setOn(item.enabled), [item.enabled]);
   return (
     <div class="item-row">
       {canEdit && (
@@ -206,7 +232,7 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
       <span class="item-label">
         {item.label ?? item.type} <small class="muted">{item.assetKind ?? item.type}</small>
         {item.assetState && item.assetState !== 'ready' && <span class="badge warn">{item.assetState}</span>}
-        {!item.enabled && <span class="badge">off</span>}
+        {!item.enabled && <span class="badge">skipped</span>}
         <WindowBadge item={item} />
       </span>
       {canEdit && item.type !== 'playlist' ? (
@@ -243,9 +269,21 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
           <button type="button" class="secondary outline small" aria-label={`Move ${item.label} down`} disabled={index === count - 1} onClick={() => move(index, index + 1)}>
             ↓
           </button>
-          <button type="button" class="secondary outline small" aria-label={`${item.enabled ? 'Turn off' : 'Turn on'} ${item.label}`} onClick={() => void patch.run({ enabled: !item.enabled })}>
-            {item.enabled ? 'On' : 'Off'}
-          </button>
+          {/* A switch shows the state it is in; the old "On" button read as the action and turned the item off. */}
+          <label class="switch-label" title={item.enabled ? 'Plays: screens show this item' : 'Skipped: screens do not show this item'}>
+            <input
+              type="checkbox"
+              role="switch"
+              checked={on}
+              aria-label={`${item.label ?? 'Item'} plays`}
+              onChange={(e) => {
+                const next = e.currentTarget.checked;
+                setOn(next); // follows the hand at once; the server's answer confirms it (or puts it back)
+                void patch.run({ enabled: next }).then((ok) => !ok && setOn(item.enabled));
+              }}
+            />
+            {on ? 'Plays' : 'Skipped'}
+          </label>
           <button type="button" class="contrast outline small" aria-label={`Remove ${item.label}`} onClick={() => void remove.run()}>
             ×
           </button>
@@ -307,6 +345,9 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
   const label = item.label ?? 'item';
   const [parts, setParts] = useState<Daypart[]>(item.dayparts);
   const [saved, setSaved] = useState(false);
+  // The seconds shown are the ones stored (a cut has none); picking a fade or slide offers 0.7 s.
+  const [transition, setTransition] = useState(item.transition.type);
+  const [transitionSec, setTransitionSec] = useState(item.transition.type === 'none' ? '' : String(item.transition.durationMs / 1000));
   const save = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
     setSaved(false);
@@ -315,7 +356,7 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
       validFrom: fromLocalInput(v.validFrom),
       validUntil: fromLocalInput(v.validUntil),
       dayparts: parts,
-      transition: { type: v.transition, durationMs: Math.round(Number(v.transitionSec || 0) * 1000) },
+      transition: { type: transition, durationMs: transition === 'none' ? 0 : Math.round(Number(transitionSec || 0) * 1000) },
     });
     await onChanged();
     setSaved(true);
@@ -394,9 +435,19 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
           <div class="row">
             <label>
               Transition
-              <select name="transition" aria-label="Transition">
+              <select
+                name="transition"
+                aria-label="Transition"
+                value={transition}
+                onChange={(e) => {
+                  const next = e.currentTarget.value as PlaylistItem['transition']['type'];
+                  setTransition(next);
+                  if (next === 'none') setTransitionSec('');
+                  else if (!Number(transitionSec)) setTransitionSec('0.7');
+                }}
+              >
                 {(['fade', 'slide', 'none'] as const).map((k) => (
-                  <option key={k} value={k} selected={item.transition.type === k}>
+                  <option key={k} value={k}>
                     {k === 'none' ? 'None (cut)' : k === 'fade' ? 'Fade' : 'Slide'}
                   </option>
                 ))}
@@ -404,7 +455,18 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
             </label>
             <label>
               Seconds
-              <input name="transitionSec" type="number" min="0" max="10" step="0.1" defaultValue={String(item.transition.type === 'none' || !item.transition.durationMs ? 0.5 : item.transition.durationMs / 1000)} aria-label="Transition seconds" />
+              <input
+                name="transitionSec"
+                type="number"
+                min="0"
+                max="10"
+                step="0.1"
+                value={transitionSec}
+                disabled={transition === 'none'}
+                placeholder={transition === 'none' ? 'no transition' : ''}
+                onInput={(e) => setTransitionSec(e.currentTarget.value)}
+                aria-label="Transition seconds"
+              />
             </label>
           </div>
           <ErrorNote error={save.error} />

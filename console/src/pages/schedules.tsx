@@ -3,6 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, ApiError, atLeast, type Page } from '../api';
 import type { Group, LayoutSummary, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
+import { confirmAction, showToast } from '../ui/confirm';
 
 interface Schedule {
   id: string;
@@ -47,14 +48,27 @@ function describeRrule(rrule: string | null, startDay?: number): string {
   const days = parts.BYDAY ? parts.BYDAY.split(',').map((d) => DAY_LABEL[d as (typeof DAYS)[number]] ?? d).join(', ') : '';
   const until = parts.UNTIL ? ` until ${parts.UNTIL.slice(0, 4)}-${parts.UNTIL.slice(4, 6)}-${parts.UNTIL.slice(6, 8)}` : '';
   const others = Object.keys(parts).filter((k) => !['FREQ', 'BYDAY', 'UNTIL', 'BYMONTHDAY'].includes(k));
-  if (others.length) return rrule;
+  if (others.length) return 'on a custom repeat';
   if (parts.FREQ === 'DAILY' && !parts.BYDAY && !parts.BYMONTHDAY) return `every day${until}`;
   if (parts.FREQ === 'WEEKLY' && !parts.BYMONTHDAY) return `every week${days ? ' on ' + days : ''}${until}`;
   if (parts.FREQ === 'MONTHLY' && !parts.BYDAY) {
     const day = parts.BYMONTHDAY ? Number(parts.BYMONTHDAY) : startDay;
     return `every month${day && Number.isInteger(day) && day > 0 ? ` on the ${ordinal(day)}` : ''}${until}`;
   }
-  return rrule;
+  return 'on a custom repeat';
+}
+
+/** "Paris time (Europe/Paris)": a zone in words people read, with its IANA name. */
+export function zoneWords(zone: string): string {
+  if (zone === 'UTC') return 'UTC';
+  const city = zone.split('/').pop()!.replace(/_/g, ' ');
+  return `${city} time (${zone})`;
+}
+
+/** The wall-clock difference between two zones now, e.g. "6 hours ahead of". */
+function offsetMinutes(zone: string, at = new Date()): number {
+  const wall = wallClock(at.toISOString(), zone);
+  return Math.round((Date.parse(`${wall}:00Z`) - Math.floor(at.getTime() / 60_000) * 60_000) / 60_000);
 }
 
 type Repeat = 'none' | 'daily' | 'weekdays' | 'weekly' | 'monthly' | 'custom';
@@ -86,14 +100,62 @@ export function SchedulesPage() {
   const screens = useLoad(() => api.get<Page<Screen>>('screens?limit=500'));
   const groups = useLoad(() => api.get<Page<Group>>('screen-groups?limit=500'));
   const locations = useLoad(() => api.get<Page<Location>>('locations?limit=500'));
-  const toggle = useAction(async (s: Schedule) => {
-    await api.patch(`schedules/${s.id}`, { enabled: !s.enabled });
+  // The server's default time zone: screens without a location run in it.
+  const settings = useLoad(() => api.get<{ timeZone: string }>('settings'));
+  // ?edit=<id> (links from "in use" lists) opens that schedule's form.
+  const openedFromLink = useRef<string | null>(null);
+  useEffect(() => {
+    // Once per link: after that save or Cancel closes the form for good.
+    if (!query.edit || openedFromLink.current === query.edit) return;
+    const wanted = schedules.data?.items.find((s) => s.id === query.edit);
+    if (wanted) {
+      openedFromLink.current = query.edit;
+      setEditing(wanted);
+    }
+  }, [query.edit, schedules.data]);
+  const setEnabled = async (s: Schedule, enabled: boolean) => {
+    await api.patch(`schedules/${s.id}`, { enabled }, { headers: { 'if-match': `"${s.revision}"` } }).catch(async (err) => {
+      if (err instanceof ApiError && err.status === 412) {
+        // Someone changed it meanwhile: apply to the current revision (pausing is not an edit of its content).
+        await api.patch(`schedules/${s.id}`, { enabled });
+        return;
+      }
+      throw err;
+    });
     await schedules.reload();
+  };
+  const toggle = useAction(async (s: Schedule) => {
+    const yes = await confirmAction({
+      title: `${s.enabled ? 'Pause' : 'Resume'} “${s.name}”?`,
+      body: s.enabled ? <p>Its screens stop playing {s.content.name ?? 'it'} at its times and fall back to their default playlist (or a weaker schedule).</p> : <p>Its screens play {s.content.name ?? 'it'} again at its times.</p>,
+      confirmLabel: s.enabled ? 'Pause' : 'Resume',
+      impact: { scheduleIds: [s.id] },
+      screens: s.enabled ? undefined : screensOfSchedule(s),
+      screensLabel: s.enabled ? 'These screens follow it now:' : 'It targets:',
+    });
+    if (!yes) return;
+    await setEnabled(s, !s.enabled);
+    showToast(`${s.enabled ? 'Paused' : 'Resumed'} “${s.name}”.`, async () => setEnabled({ ...s, revision: s.revision + 1 }, s.enabled));
   });
   const remove = useAction(async (s: Schedule) => {
+    const yes = await confirmAction({
+      title: `Delete the schedule “${s.name}”?`,
+      body: <p>Its screens stop playing {s.content.name ?? 'it'} at its times. This cannot be undone; pausing keeps it.</p>,
+      confirmLabel: 'Delete schedule',
+      danger: true,
+      impact: { scheduleIds: [s.id] },
+      screens: screensOfSchedule(s),
+      screensLabel: 'It targets:',
+    });
+    if (!yes) return;
     await api.del(`schedules/${s.id}`);
+    showToast(`Deleted the schedule “${s.name}”.`);
     await schedules.reload();
   });
+  const screensOfSchedule = (s: Schedule) =>
+    (screens.data?.items ?? []).filter(
+      (x) => s.targets.screenIds.includes(x.id) || x.groupIds.some((g) => s.targets.groupIds.includes(g)) || (x.locationId !== null && s.targets.locationIds.includes(x.locationId)),
+    );
   const nameOf = (s: Schedule) =>
     [
       ...s.targets.screenIds.map((id) => screens.data?.items.find((x) => x.id === id)?.name ?? 'screen'),
@@ -121,6 +183,7 @@ export function SchedulesPage() {
             screens={screens.data?.items ?? []}
             groups={groups.data?.items ?? []}
             locations={locations.data?.items ?? []}
+            defaultZone={settings.data?.timeZone ?? null}
             onSaved={async (s) => {
               setSaved(`Schedule ${s.name} created.`);
               await schedules.reload();
@@ -137,6 +200,7 @@ export function SchedulesPage() {
           screens={screens.data?.items ?? []}
           groups={groups.data?.items ?? []}
           locations={locations.data?.items ?? []}
+          defaultZone={settings.data?.timeZone ?? null}
           onDone={async (s) => {
             setEditing(null);
             if (s) setSaved(`Schedule ${s.name} saved.`);
@@ -174,10 +238,18 @@ export function SchedulesPage() {
                   {formatTime(s.startsAt)}
                   {s.endsAt ? ` – ${formatTime(s.endsAt)}` : ''} · {describeRrule(s.rrule, Number(wallClock(s.startsAt, s.timeZone).slice(8, 10)))}
                   <br />
-                  <small class="muted">{s.followsScreenTimeZone ? 'in each screen’s time zone' : s.timeZone}</small>
+                  <small class="muted">{s.followsScreenTimeZone ? 'at each screen’s local time' : `in ${zoneWords(s.timeZone)}`}</small>
+                  {s.rrule && (
+                    <details class="expert">
+                      <summary>Repeat rule</summary>
+                      <code>{s.rrule}</code>
+                    </details>
+                  )}
                 </td>
                 <td>{s.priority}</td>
-                <td>{s.nextOccurrence ? formatTime(s.nextOccurrence.startsAt) : '—'}</td>
+                <td data-testid="next">
+                  <NextText s={s} />
+                </td>
                 <td class="actions">
                   {canEdit && (
                     <>
@@ -192,16 +264,10 @@ export function SchedulesPage() {
                       >
                         Edit
                       </button>
-                      <button type="button" class="secondary outline small" onClick={() => void toggle.run(s)}>
+                      <button type="button" class="secondary outline small" aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${s.name}`} onClick={() => void toggle.run(s)}>
                         {s.enabled ? 'Pause' : 'Resume'}
                       </button>
-                      <button
-                        type="button"
-                        class="contrast outline small"
-                        onClick={() => {
-                          if (confirm(`Delete the schedule ${s.name}?`)) void remove.run(s);
-                        }}
-                      >
+                      <button type="button" class="contrast outline small" aria-label={`Delete ${s.name}`} onClick={() => void remove.run(s)}>
                         Delete
                       </button>
                     </>
@@ -223,6 +289,19 @@ export function SchedulesPage() {
   );
 }
 
+/** When it plays next, never a time in the past: an occurrence under way reads "on now". */
+function NextText({ s }: { s: Schedule }) {
+  if (!s.enabled) return <span class="muted">paused</span>;
+  const n = s.nextOccurrence;
+  if (!n) return <span class="muted">no more</span>;
+  const now = Date.now();
+  if (Date.parse(n.startsAt) <= now) {
+    if (n.endsAt && Date.parse(n.endsAt) <= now) return <span class="muted">—</span>;
+    return <span>on now{n.endsAt ? `, until ${formatTime(n.endsAt)}` : ''}</span>;
+  }
+  return <span>{formatTime(n.startsAt)}</span>;
+}
+
 function localInput(d: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
@@ -234,6 +313,8 @@ interface FormProps {
   screens: Screen[];
   groups: Group[];
   locations: Location[];
+  /** The server's default time zone (screens without a location run in it). */
+  defaultZone: string | null;
 }
 
 /** Editing a schedule, above the table: the same form filled with it. */
@@ -258,10 +339,19 @@ function EditSchedule({ schedule, onDone, ...lists }: FormProps & { schedule: Sc
  * how it repeats, in which zone, priority. Local times are read by the server in the
  * chosen zone (or each screen's own).
  */
-function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule, preset = '', onSaved }: FormProps & { schedule?: Schedule; preset?: string; onSaved: (s: Schedule) => Promise<void> }) {
+function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZone, schedule, preset = '', onSaved }: FormProps & { schedule?: Schedule; preset?: string; onSaved: (s: Schedule) => Promise<void> }) {
   const initial = repeatOf(schedule?.rrule ?? null);
   const [repeat, setRepeat] = useState<Repeat>(initial.repeat);
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // Live choices, to say in words which zone the times are read in.
+  const [chosenZone, setChosenZone] = useState(schedule ? (schedule.followsScreenTimeZone ? '' : schedule.timeZone) : '');
+  const [targetIds, setTargetIds] = useState<{ screens: string[]; groups: string[]; locations: string[] }>({
+    screens: schedule?.targets.screenIds ?? [],
+    groups: schedule?.targets.groupIds ?? [],
+    locations: schedule?.targets.locationIds ?? [],
+  });
+  const [weekDays, setWeekDays] = useState<string[]>(initial.days);
+  const [startValueLive, setStartValueLive] = useState<string | null>(null);
   const save = useAction(async (form: HTMLFormElement) => {
     const fd = new FormData(form);
     const v = formValues(form);
@@ -270,7 +360,9 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
     if (repeat === 'weekdays') rrule = 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR';
     if (repeat === 'weekly') {
       const days = fd.getAll('byday').map(String);
-      rrule = `FREQ=WEEKLY${days.length ? ';BYDAY=' + days.join(',') : ''}`;
+      // "Weekly on…" with no day ticked used to save a weekly rule on the start's weekday, silently.
+      if (days.length === 0) throw new ApiError(400, 'validation_failed', 'Tick at least one day for “Weekly on…”.', { issues: [{ path: ['byday'], message: 'Tick at least one day.' }] });
+      rrule = `FREQ=WEEKLY;BYDAY=${days.join(',')}`;
     }
     if (repeat === 'monthly') rrule = 'FREQ=MONTHLY';
     if (repeat === 'custom') rrule = v.rrule?.trim() || null;
@@ -299,17 +391,33 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
       result = await api.post<Schedule>('schedules', { ...body, enabled: true });
       form.reset();
       setRepeat('none');
+      setTargetIds({ screens: [], groups: [], locations: [] });
+      setWeekDays([]);
+      setChosenZone('');
+      setStartValueLive(null);
     }
     await onSaved(result);
   });
   const now = new Date();
   now.setMinutes(0, 0, 0);
   const zone = schedule ? schedule.timeZone : browserZone;
+  // The zones the chosen targets' screens run in (their location's, else the server's default).
+  const targetZones = (() => {
+    const zones = new Set<string>();
+    const fallback = defaultZone ?? 'UTC';
+    const zoneOfScreen = (s: Screen) => (s as Screen & { effectiveTimeZone?: string }).effectiveTimeZone ?? s.timeZone ?? fallback;
+    for (const s of screens) if (targetIds.screens.includes(s.id) || s.groupIds.some((g) => targetIds.groups.includes(g))) zones.add(zoneOfScreen(s));
+    for (const l of locations) if (targetIds.locations.includes(l.id)) zones.add(l.timeZone);
+    return [...zones].sort();
+  })();
+  const readIn = chosenZone || (targetZones.length === 1 ? targetZones[0]! : null);
   const startValue = schedule ? wallClock(schedule.startsAt, zone) : localInput(now);
   const endValue = schedule ? (schedule.endsAt ? wallClock(schedule.endsAt, zone) : '') : localInput(new Date(now.getTime() + 3600_000));
   const contentValue = schedule ? `${schedule.content.type}:${schedule.content.id}` : preset;
   const zoneValue = schedule ? (schedule.followsScreenTimeZone ? '' : schedule.timeZone) : '';
-  const zones = [...new Set([browserZone, 'UTC', ...(zoneValue ? [zoneValue] : [])])];
+  const zones = [...new Set([...(defaultZone ? [defaultZone] : []), ...locations.map((l) => l.timeZone), browserZone, 'UTC', ...(zoneValue ? [zoneValue] : [])])];
+  const startShown = startValueLive ?? startValue;
+  const startHour = startShown.slice(11, 16);
   const targets = schedule?.targets;
   const fieldError = (f: string) => (save.error instanceof ApiError ? save.error.fieldMessage(f) : undefined);
   return (
@@ -318,6 +426,18 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
       onSubmit={(e) => {
         e.preventDefault();
         void save.run(e.currentTarget);
+      }}
+      // A refusal is about what was sent: once the form changes it is stale, so it goes.
+      // Checkboxes and selects fire `input` before `change`: state follows them here, in one render.
+      onChange={() => save.error && save.setError(null)}
+      onInput={(e) => {
+        if (save.error) save.setError(null);
+        const el = e.target as HTMLInputElement;
+        if (el.type === 'checkbox' && ['screenIds', 'groupIds', 'locationIds'].includes(el.name)) {
+          const key = el.name === 'screenIds' ? 'screens' : el.name === 'groupIds' ? 'groups' : 'locations';
+          setTargetIds((t) => ({ ...t, [key]: el.checked ? [...t[key], el.value] : t[key].filter((x) => x !== el.value) }));
+        }
+        if (el.name === 'byday') setWeekDays((d) => (el.checked ? [...d, el.value] : d.filter((x) => x !== el.value)));
       }}
     >
       <div class="grid">
@@ -379,7 +499,7 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
       <div class="grid">
         <label>
           Starts
-          <input name="startsAt" type="datetime-local" required defaultValue={startValue} />
+          <input name="startsAt" type="datetime-local" required defaultValue={startValue} onInput={(e) => setStartValueLive(e.currentTarget.value)} />
         </label>
         <label>
           Ends
@@ -387,51 +507,102 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, schedule
         </label>
         <label>
           Repeats
-          <select name="repeat" value={repeat} onChange={(e) => setRepeat(e.currentTarget.value as Repeat)}>
+          <select
+            name="repeat"
+            value={repeat}
+            onChange={(e) => {
+              const next = e.currentTarget.value as Repeat;
+              setRepeat(next);
+              // Weekly starts with the start's weekday ticked (never none).
+              if (next === 'weekly' && weekDays.length === 0) {
+                const d = new Date(`${startShown}:00`);
+                if (!Number.isNaN(d.getTime())) setWeekDays([DAYS[(d.getDay() + 6) % 7]!]);
+              }
+            }}
+          >
             <option value="none">Does not repeat</option>
             <option value="daily">Every day</option>
             <option value="weekdays">Every weekday</option>
             <option value="weekly">Weekly on…</option>
             <option value="monthly">Every month (on the start’s day)</option>
-            <option value="custom">Custom (RRULE)</option>
+            <option value="custom">Custom rule (advanced)</option>
           </select>
         </label>
       </div>
       {repeat === 'weekly' && (
-        <fieldset>
+        <fieldset aria-describedby={fieldError('byday') ? 'byday-error' : undefined}>
           <legend>On</legend>
           <div class="checks">
             {DAYS.map((d) => (
               <label key={d}>
-                <input type="checkbox" name="byday" value={d} defaultChecked={initial.days.includes(d)} /> {DAY_LABEL[d]}
+                <input type="checkbox" name="byday" value={d} checked={weekDays.includes(d)} /> {DAY_LABEL[d]}
               </label>
             ))}
           </div>
+          {fieldError('byday') && <small id="byday-error">{fieldError('byday')}</small>}
         </fieldset>
       )}
       {repeat === 'custom' && (
         <label>
-          RRULE (RFC 5545)
+          Repeat rule (iCalendar RRULE, for experts)
           <input name="rrule" placeholder="FREQ=MONTHLY;BYMONTHDAY=1" maxLength={1000} defaultValue={initial.custom} />
+          <small>For example FREQ=MONTHLY;BYMONTHDAY=1 (the 1st of every month). The other choices cover most needs.</small>
         </label>
       )}
       <label>
         Time zone
-        <select name="timeZone">
-          <option value="" selected={!zoneValue}>Each screen’s own (its location’s)</option>
+        <select name="timeZone" value={chosenZone} onChange={(e) => setChosenZone(e.currentTarget.value)}>
+          <option value="">Each screen’s own (its location’s{defaultZone ? `, else ${zoneWords(defaultZone)}` : ''})</option>
           {zones.map((z) => (
-            <option key={z} value={z} selected={z === zoneValue}>
-              {z}
-              {z === browserZone ? ' (this browser)' : ''}
+            <option key={z} value={z}>
+              {zoneWords(z)}
+              {z === browserZone ? ' · this browser' : ''}
+              {z === defaultZone ? ' · server default' : ''}
             </option>
           ))}
         </select>
       </label>
+      <ZoneNote readIn={readIn} targetZones={chosenZone ? [] : targetZones} browserZone={browserZone} hour={startHour} />
       <ErrorNote error={save.error} />
       <button type="submit" aria-busy={save.busy}>
         {schedule ? 'Save schedule' : 'Create schedule'}
       </button>
     </form>
+  );
+}
+
+/** The zone the times are read in, in plain words, and a warning when it is not this browser's. */
+function ZoneNote({ readIn, targetZones, browserZone, hour }: { readIn: string | null; targetZones: string[]; browserZone: string; hour: string }) {
+  if (!readIn) {
+    if (targetZones.length > 1)
+      return (
+        <p class="zone-note" data-testid="zone-note">
+          Times are each screen’s local time: {targetZones.map(zoneWords).join(', ')}. {hour} means {hour} where each screen is.
+        </p>
+      );
+    return (
+      <p class="zone-note muted" data-testid="zone-note">
+        Times are each screen’s local time (choose where it plays to see which).
+      </p>
+    );
+  }
+  const diff = offsetMinutes(readIn) - offsetMinutes(browserZone);
+  const here = (() => {
+    const [h, m] = hour.split(':').map(Number);
+    if (!Number.isFinite(h) || !Number.isFinite(m)) return null;
+    const total = ((((h! * 60 + m! - diff) % 1440) + 1440) % 1440);
+    return `${String(Math.floor(total / 60)).padStart(2, '0')}:${String(total % 60).padStart(2, '0')}`;
+  })();
+  return (
+    <p class="zone-note" data-testid="zone-note">
+      Times are in <strong>{zoneWords(readIn)}</strong>.
+      {diff !== 0 && (
+        <span class="zone-warning" role="note" data-testid="zone-warning">
+          {' '}
+          This browser is in {zoneWords(browserZone)}, {Math.abs(diff) >= 60 ? `${Math.round((Math.abs(diff) / 60) * 10) / 10} hour${Math.abs(diff) === 60 ? '' : 's'}` : `${Math.abs(diff)} minutes`} {diff > 0 ? 'behind' : 'ahead'}: {hour} there is {here ?? '—'} here.
+        </span>
+      )}
+    </p>
   );
 }
 

@@ -1,8 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { api, atLeast, type Page } from '../api';
 import type { Command, Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
-import { NowShowingLabel, ScreenStatus } from './screens';
+import { NowShowingLabel, ScreenPicture, ScreenStatus } from './screens';
+import { zoneWords } from './schedules';
+import { confirmAction, showToast } from '../ui/confirm';
+import { formatBytes } from '../types';
 
 interface Assignment {
   playlistId: string | null;
@@ -16,16 +20,19 @@ interface HistoryItem {
   detail: Record<string, unknown>;
 }
 
-const COMMANDS: { type: string; label: string; confirm?: string }[] = [
+const COMMANDS: { type: string; label: string; confirm?: { title: string; body: string } }[] = [
   { type: 'screenshot', label: 'Take screenshot' },
   { type: 'identify', label: 'Identify' },
-  { type: 'reload', label: 'Reload player' },
+  { type: 'reload', label: 'Reload player', confirm: { title: 'Reload the player?', body: 'The screen restarts its page: a second or two of its idle slide, then it plays from its cache.' } },
   { type: 'sync_now', label: 'Sync now' },
-  { type: 'clear_cache', label: 'Clear cache', confirm: 'Clear the screen’s media cache? It downloads everything again.' },
-  { type: 'display_off', label: 'Display off' },
+  { type: 'clear_cache', label: 'Clear cache', confirm: { title: 'Clear the screen’s media cache?', body: 'It downloads all its media again; until then it shows what it already has, or its idle slide.' } },
+  { type: 'display_off', label: 'Display off', confirm: { title: 'Turn the display off?', body: 'The screen goes dark until it is turned on again (a schedule does not turn it back on).' } },
   { type: 'display_on', label: 'Display on' },
-  { type: 'reboot', label: 'Reboot', confirm: 'Reboot the device? The screen goes dark for a while.' },
+  { type: 'reboot', label: 'Reboot', confirm: { title: 'Reboot the device?', body: 'The screen goes dark for a while, then starts playing again.' } },
 ];
+
+/** Polls while the page is open: the screen is live (status, what it shows, its last screenshot). */
+const LIVE_MS = 5_000;
 
 /** One screen: status document, what it plays, commands with results, history, lifecycle. */
 export function ScreenDetailPage({ id }: { id: string }) {
@@ -34,11 +41,34 @@ export function ScreenDetailPage({ id }: { id: string }) {
   const screen = useLoad(() => api.get<Screen>(`screens/${id}`), [id]);
   useTitle(screen.data?.name ?? 'Screen');
   const s = screen.data;
-  const lifecycle = useAction(async (what: 'disable' | 'enable' | 'revoke') => {
+  useEffect(() => {
+    const timer = setInterval(() => void screen.reload(), LIVE_MS);
+    return () => clearInterval(timer);
+  }, [screen.reload]);
+  const { route } = useLocation();
+  const lifecycle = useAction(async (what: 'disable' | 'enable' | 'revoke' | 'delete') => {
+    const cur = screen.data!;
+    const asks = {
+      disable: { title: `Disable ${cur.name}?`, body: 'It stays paired but stops playing (it shows a notice) and stops reporting until it is enabled again.', label: 'Disable', danger: false },
+      enable: null,
+      revoke: { title: `Revoke ${cur.name}?`, body: 'Its credential stops working: it shows a new pairing code and must be added again. Its history stays.', label: 'Revoke', danger: true },
+      delete: { title: `Delete ${cur.name}?`, body: 'The screen, its history, screenshots and group memberships go, and its player shows a new pairing code. This cannot be undone.', label: 'Delete screen', danger: true },
+    }[what];
+    if (asks && !(await confirmAction({ title: asks.title, body: <p>{asks.body}</p>, confirmLabel: asks.label, danger: asks.danger, screens: [{ id: cur.id, name: cur.name }], screensLabel: 'This screen:' }))) return;
+    if (what === 'delete') {
+      await api.del(`screens/${id}`);
+      showToast(`Deleted ${cur.name}.`);
+      route('/screens');
+      return;
+    }
     await api.post(`screens/${id}/${what}`);
+    if (what === 'disable') showToast(`Disabled ${cur.name}.`, async () => {
+      await api.post(`screens/${id}/enable`);
+      await screen.reload();
+    });
     await screen.reload();
   });
-  if (screen.error) return <ErrorNote error={screen.error} />;
+  if (screen.error && !s) return <ErrorNote error={screen.error} />;
   if (!s) return <p aria-busy="true">Loading…</p>;
   return (
     <>
@@ -52,11 +82,13 @@ export function ScreenDetailPage({ id }: { id: string }) {
       </nav>
       <hgroup>
         <h1>{s.name}</h1>
-        <p>
-          <ScreenStatus screen={s} /> · showing <NowShowingLabel screen={s} /> · last seen {formatTime(s.lastSeenAt)} · {s.lastSeenAt ? `${s.playerFamily ?? 'web'} ${s.playerVersion ?? ''}` : 'no player yet'}
-          {s.socketConnected ? ' · live connection' : ''}
+        <p aria-live="polite" data-testid="screen-status-line">
+          <ScreenStatus screen={s} /> · last seen {formatTime(s.lastSeenAt)} · {s.lastSeenAt ? playerWords(s) : 'no player yet'}
+          {s.socketConnected ? ' · connected live' : ''}
         </p>
       </hgroup>
+      {screen.error && <ErrorNote error={screen.error} />}
+      <NowCard screen={s} />
       <div class="two-col">
         <div>
           <AssignmentCard screenId={id} canEdit={atLeast(user, 'publisher')} />
@@ -66,7 +98,7 @@ export function ScreenDetailPage({ id }: { id: string }) {
               <header>
                 <h2 id="lifecycle-h">Access</h2>
               </header>
-              <p class="muted">Disabling keeps the screen paired but stops it playing and reporting. Revoking ends its credential: it must be paired again.</p>
+              <p class="muted">Disabling keeps the screen paired but stops it playing and reporting. Revoking ends its credential: it must be paired again. Deleting removes it and its history.</p>
               <div class="row">
                 {s.disabled ? (
                   <button type="button" class="secondary" disabled={lifecycle.busy || s.revoked} onClick={() => void lifecycle.run('enable')}>
@@ -77,15 +109,11 @@ export function ScreenDetailPage({ id }: { id: string }) {
                     Disable
                   </button>
                 )}
-                <button
-                  type="button"
-                  class="contrast outline"
-                  disabled={lifecycle.busy || s.revoked}
-                  onClick={() => {
-                    if (confirm(`Revoke ${s.name}? It stops working until paired again.`)) void lifecycle.run('revoke');
-                  }}
-                >
+                <button type="button" class="contrast outline" disabled={lifecycle.busy || s.revoked} onClick={() => void lifecycle.run('revoke')}>
                   {s.revoked ? 'Revoked' : 'Revoke'}
+                </button>
+                <button type="button" class="contrast outline" disabled={lifecycle.busy} onClick={() => void lifecycle.run('delete')}>
+                  Delete screen
                 </button>
               </div>
               <ErrorNote error={lifecycle.error} />
@@ -93,17 +121,101 @@ export function ScreenDetailPage({ id }: { id: string }) {
           )}
         </div>
         <div>
-          <CommandsCard screenId={id} canSend={atLeast(user, 'publisher') && !s.disabled && !s.revoked} />
-          <article aria-labelledby="status-h">
-            <header>
-              <h2 id="status-h">Status document</h2>
-            </header>
-            {s.lastStatus ? <pre class="json">{JSON.stringify(s.lastStatus, null, 2)}</pre> : <p class="muted">No heartbeat yet.</p>}
-          </article>
+          <CommandsCard screen={s} canSend={atLeast(user, 'publisher') && !s.disabled && !s.revoked} onDone={screen.reload} />
+          <PlayerCard screen={s} />
         </div>
       </div>
       <HistoryCard screenId={id} />
     </>
+  );
+}
+
+const FAMILY_WORDS: Record<string, string> = { 'desktop-linux': 'Linux kiosk player', android: 'Android player', edge: 'Edge player' };
+const playerWords = (s: Screen) => `${FAMILY_WORDS[s.playerFamily ?? ''] ?? 'Web browser player'}${s.playerVersion ? ` ${s.playerVersion}` : ''}`;
+
+/** What the screen shows now (with its picture) and the last screenshot it sent; refreshed live. */
+function NowCard({ screen }: { screen: Screen }) {
+  const n = screen.nowShowing;
+  const shot = screen.lastScreenshot;
+  return (
+    <article aria-labelledby="now-h" class="now-card" data-testid="now-card">
+      <header>
+        <h2 id="now-h">On the screen now</h2>
+      </header>
+      <div class="now-grid">
+        <figure>
+          {n?.assetId ? (
+            <img class="now-thumb" src={`/api/v1/assets/${n.assetId}/thumbnail`} alt={`${n.assetName ?? 'Media'}, ${n.planned ? 'planned' : 'showing now'}`} onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+          ) : (
+            <span class="now-thumb empty" aria-hidden="true" />
+          )}
+          <figcaption>
+            <NowShowingLabel screen={screen} />
+            {n?.planned && <small class="muted"> · not reported by the player: what its plan says plays now</small>}
+            {n?.scheduleName && <small class="muted"> · by the schedule {n.scheduleName}</small>}
+          </figcaption>
+        </figure>
+        <figure>
+          {shot ? (
+            <a href={shot.url} target="_blank" rel="noreferrer">
+              <img class="now-thumb" src={shot.url} alt={`Last screenshot of ${screen.name}, taken ${formatTime(shot.takenAt)}`} data-testid="last-screenshot" />
+            </a>
+          ) : (
+            <span class="now-thumb empty" aria-hidden="true" />
+          )}
+          <figcaption>{shot ? `Last screenshot, ${formatTime(shot.takenAt)}` : 'No screenshot yet: take one with the commands below.'}</figcaption>
+        </figure>
+      </div>
+      <p class="muted">
+        Runs in {zoneWords(screen.effectiveTimeZone ?? screen.timeZone ?? 'UTC')}
+        {screen.timeZoneSource === 'server-default' ? ' (the server’s default: it has no location)' : ' (its location’s)'}.
+      </p>
+    </article>
+  );
+}
+
+/** The player's last report (the heartbeat's status document), in words; the raw document behind a disclosure. */
+function PlayerCard({ screen }: { screen: Screen }) {
+  const st = screen.lastStatus as Record<string, any> | null;
+  const rows: [string, string][] = [];
+  if (st) {
+    rows.push(['Player', playerWords(screen)]);
+    if (st.display?.width) rows.push(['Display', `${st.display.width} × ${st.display.height} pixels`]);
+    if (st.cache) {
+      const c = st.cache;
+      const problems = [c.missing ? `${c.missing} still downloading` : '', c.failed ? `${c.failed} failed` : ''].filter(Boolean).join(', ');
+      rows.push(['Media on the device', `${c.items ?? 0} files, ${formatBytes(c.bytes ?? 0)}${problems ? ` (${problems})` : ', all ready'}`]);
+    }
+    if (typeof st.socketConnected === 'boolean') rows.push(['Instant updates', st.socketConnected ? 'connected' : 'not connected (it checks every 15 s)']);
+    if (st.playerStartedAt) rows.push(['Running since', formatTime(st.playerStartedAt)]);
+    if (st.noiseMeter?.status) rows.push(['Noise meter', String(st.noiseMeter.status)]);
+    rows.push(['Last problem', st.lastError ? String(typeof st.lastError === 'object' ? (st.lastError.message ?? JSON.stringify(st.lastError)) : st.lastError) : 'none']);
+    if (st.userAgent) rows.push(['Browser', String(st.userAgent).replace(/^Mozilla\/5\.0 /, '')]);
+  }
+  return (
+    <article aria-labelledby="status-h">
+      <header>
+        <h2 id="status-h">Player details</h2>
+      </header>
+      {st ? (
+        <>
+          <dl class="facts" data-testid="player-facts">
+            {rows.map(([k, v]) => (
+              <div key={k}>
+                <dt>{k}</dt>
+                <dd>{v}</dd>
+              </div>
+            ))}
+          </dl>
+          <details>
+            <summary>Everything the player reported (for support)</summary>
+            <pre class="json">{JSON.stringify(st, null, 2)}</pre>
+          </details>
+        </>
+      ) : (
+        <p class="muted">The player has not reported yet.</p>
+      )}
+    </article>
   );
 }
 
@@ -113,10 +225,17 @@ function AssignmentCard({ screenId, canEdit }: { screenId: string; canEdit: bool
   const [saved, setSaved] = useState(false);
   const save = useAction(async (playlistId: string) => {
     setSaved(false);
+    const before = assignment.data?.playlistId ?? '';
     if (playlistId) await api.put(`screens/${screenId}/playlist-assignment`, { playlistId });
     else await api.del(`screens/${screenId}/playlist-assignment`);
     await assignment.reload();
     setSaved(true);
+    // What the screen shows changed: offer to put the previous one back.
+    showToast('Default playlist changed.', async () => {
+      if (before) await api.put(`screens/${screenId}/playlist-assignment`, { playlistId: before });
+      else await api.del(`screens/${screenId}/playlist-assignment`);
+      await assignment.reload();
+    });
   });
   const a = assignment.data;
   return (
@@ -194,7 +313,8 @@ function EditCard({ screen, onSaved }: { screen: Screen; onSaved: () => Promise<
   );
 }
 
-function CommandsCard({ screenId, canSend }: { screenId: string; canSend: boolean }) {
+function CommandsCard({ screen, canSend, onDone }: { screen: Screen; canSend: boolean; onDone: () => Promise<void> }) {
+  const screenId = screen.id;
   const commands = useLoad(() => api.get<Page<Command>>(`screens/${screenId}/commands?limit=20`), [screenId]);
   const pendingAny = commands.data?.items.some((c) => c.state === 'queued' || c.state === 'delivered' || c.state === 'acknowledged');
   useEffect(() => {
@@ -202,37 +322,52 @@ function CommandsCard({ screenId, canSend }: { screenId: string; canSend: boolea
     const timer = setInterval(() => void commands.reload(), 2000);
     return () => clearInterval(timer);
   }, [pendingAny, commands.reload]);
+  useEffect(() => {
+    if (!pendingAny) void onDone(); // a screenshot that just arrived shows on the page
+  }, [pendingAny]);
   const send = useAction(async (type: string) => {
+    const c = COMMANDS.find((x) => x.type === type);
+    if (c?.confirm && !(await confirmAction({ title: c.confirm.title, body: <p>{c.confirm.body}</p>, confirmLabel: c.label, screens: [{ id: screen.id, name: screen.name }], screensLabel: 'This screen:' }))) return;
     await api.post(`screens/${screenId}/commands`, { type });
     await commands.reload();
   });
+  const support = screen.commandSupport ?? {};
   return (
     <article aria-labelledby="commands-h">
       <header>
         <h2 id="commands-h">Commands</h2>
       </header>
       {canSend && (
-        <div class="row wrap-buttons">
-          {COMMANDS.map((c) => (
-            <button
-              key={c.type}
-              type="button"
-              class="secondary outline small"
-              disabled={send.busy}
-              onClick={() => {
-                if (!c.confirm || confirm(c.confirm)) void send.run(c.type);
-              }}
-            >
-              {c.label}
-            </button>
-          ))}
-        </div>
+        <>
+          <div class="row wrap-buttons">
+            {COMMANDS.filter((c) => support[c.type]?.supported !== false).map((c) => (
+              <button key={c.type} type="button" class="secondary outline small" disabled={send.busy} onClick={() => void send.run(c.type)}>
+                {c.label}
+              </button>
+            ))}
+          </div>
+          {/* What this player cannot do is said, not offered. */}
+          {COMMANDS.some((c) => support[c.type]?.supported === false) && (
+            <ul class="plain unsupported" data-testid="unsupported-commands">
+              {[...new Set(COMMANDS.filter((c) => support[c.type]?.supported === false).map((c) => support[c.type]!.reason ?? ''))].map((reason) => {
+                const which = COMMANDS.filter((c) => support[c.type]?.supported === false && (support[c.type]!.reason ?? '') === reason);
+                return (
+                  <li key={reason} data-command-unsupported={which.map((c) => c.type).join(' ')}>
+                    <small class="muted">
+                      {which.map((c) => c.label).join(', ')}: not available. {reason}.
+                    </small>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </>
       )}
       <ErrorNote error={send.error ?? commands.error} />
       <ul class="command-list">
         {(commands.data?.items ?? []).map((c) => (
           <li key={c.id} data-command={c.type} data-state={c.state}>
-            <strong>{c.type}</strong> <span class={`badge ${c.state === 'succeeded' ? 'ok' : c.state === 'failed' || c.state === 'expired' ? 'bad' : 'warn'}`}>{c.state}</span>{' '}
+            <strong>{COMMANDS.find((x) => x.type === c.type)?.label ?? c.type}</strong> <span class={`badge ${c.state === 'succeeded' ? 'ok' : c.state === 'failed' || c.state === 'expired' ? 'bad' : 'warn'}`}>{c.state}</span>{' '}
             <small class="muted">{formatTime(c.createdAt)}</small>
             {c.result && typeof c.result.message === 'string' && <div><small>{c.result.message}</small></div>}
             {c.result && typeof c.result.error === 'string' && <div><small class="error-text">{c.result.error}</small></div>}
@@ -267,7 +402,8 @@ function HistoryCard({ screenId }: { screenId: string }) {
                 <td>
                   <small class="muted">
                     {Object.entries(h.detail)
-                      .filter(([, v]) => v !== null && typeof v !== 'object')
+                      // Ids say nothing to people (they are in the raw history of the API).
+                      .filter(([k, v]) => v !== null && typeof v !== 'object' && !/Id$|^by$/.test(k))
                       .map(([k, v]) => `${k}: ${String(v)}`)
                       .join(' · ')}
                   </small>

@@ -3,6 +3,8 @@ import { useLocation } from 'preact-iso';
 import { api, atLeast, qs, type Page } from '../api';
 import type { Group, Location, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
+import { TIME_ZONES } from './places';
+import { zoneWords } from './schedules';
 
 export const STATUS_LABEL: Record<Screen['status'], string> = { online: 'Online', stale: 'Stale', offline: 'Offline', pending: 'Never seen' };
 export const STATUS_CLASS: Record<Screen['status'], string> = { online: 'ok', stale: 'warn', offline: 'bad', pending: '' };
@@ -46,6 +48,20 @@ export function NowShowingLabel({ screen }: { screen: Screen }) {
       {text}
     </span>
   );
+}
+
+/**
+ * A screen's picture: its last screenshot when it sent one, else the thumbnail of what it
+ * shows now (reported or planned), else nothing.
+ */
+export function ScreenPicture({ screen, large = false }: { screen: Screen; large?: boolean }) {
+  const [broken, setBroken] = useState(false);
+  const shot = screen.lastScreenshot;
+  const asset = screen.nowShowing?.assetId;
+  const src = shot ? shot.url : asset ? `/api/v1/assets/${asset}/thumbnail` : null;
+  const alt = shot ? `Screenshot of ${screen.name}, ${formatTime(shot.takenAt)}` : `${screen.nowShowing?.assetName ?? 'Picture'} ${screen.nowShowing?.planned ? 'planned for' : 'showing on'} ${screen.name}`;
+  if (!src || broken) return <span class={`screen-thumb empty${large ? ' large' : ''}`} aria-hidden="true" />;
+  return <img class={`screen-thumb${large ? ' large' : ''}`} src={src} alt={alt} loading="lazy" onError={() => setBroken(true)} data-kind={shot ? 'screenshot' : 'now-showing'} />;
 }
 
 /** The fleet at a glance: online, stale, offline; what each shows; player version. */
@@ -122,6 +138,9 @@ export function ScreensPage() {
         <table class="striped" aria-busy={screens.loading && !screens.data}>
           <thead>
             <tr>
+              <th scope="col">
+                <span class="visually-hidden">Picture</span>
+              </th>
               <th scope="col">Screen</th>
               <th scope="col">Status</th>
               <th scope="col">Showing</th>
@@ -133,6 +152,9 @@ export function ScreensPage() {
           <tbody>
             {items.map((s) => (
               <tr key={s.id} data-screen={s.name}>
+                <td class="screen-thumb-cell">
+                  <ScreenPicture screen={s} />
+                </td>
                 <td>
                   <a href={`/screens/${s.id}`}>{s.name}</a>
                 </td>
@@ -151,7 +173,7 @@ export function ScreensPage() {
             ))}
             {!screens.loading && items.length === 0 && (
               <tr>
-                <td colSpan={6} class="muted">
+                <td colSpan={7} class="muted">
                   No screens{status || groupId || locationId ? ' match' : ' yet. Open /play on a screen and add it with the code it shows.'}
                 </td>
               </tr>
@@ -161,6 +183,17 @@ export function ScreensPage() {
       </div>
     </>
   );
+}
+
+/**
+ * The name the approve form starts with: what the device calls itself when that is a real
+ * name, never its pairing code or a generic "Browser player (...)"; else "Screen N".
+ */
+function suggestedName(p: { code: string; deviceName: string | null }, existing: number): string {
+  const name = p.deviceName?.trim() ?? '';
+  const code = p.code.replace(/[^A-Z0-9]/gi, '').toUpperCase();
+  const generic = !name || /\bplayer \(/i.test(name) || name.replace(/[^A-Z0-9]/gi, '').toUpperCase().includes(code);
+  return generic ? `Screen ${existing + 1}` : name;
 }
 
 interface Pending {
@@ -183,11 +216,21 @@ export function AddScreenPage() {
   const resolve = useAction(async (code: string) => {
     setPending(await api.post<Pending>('screens/pairing/resolve', { code }));
   });
+  const settings = useLoad(() => api.get<{ timeZone: string }>('settings'));
+  const screenCount = useLoad(() => api.get<Page<Screen>>('screens?limit=500'));
+  const [locationChoice, setLocationChoice] = useState<string | null>(null);
   const approve = useAction(async (form: HTMLFormElement) => {
     const fd = new FormData(form);
     const groupIds = fd.getAll('groupIds').map(String);
     const v = formValues(form);
-    const res = await api.post<{ screen: Screen }>(`screens/pairing/${pending!.id}/approve`, { name: v.name, locationId: v.locationId || null, groupIds });
+    let locationId: string | null = v.locationId && v.locationId !== 'new' ? v.locationId : null;
+    // "New location…": made first, then the screen is approved into it.
+    if (v.locationId === 'new') {
+      const made = await api.post<Location>('locations', { name: v.newLocationName, timeZone: v.newLocationZone });
+      locationId = made.id;
+      await locations.reload();
+    }
+    const res = await api.post<{ screen: Screen }>(`screens/pairing/${pending!.id}/approve`, { name: v.name, locationId, groupIds });
     route(`/screens/${res.screen.id}`);
   });
   const reject = useAction(async () => {
@@ -203,7 +246,9 @@ export function AddScreenPage() {
         </p>
       </hgroup>
       {!pending ? (
+        // Keyed: without keys Preact reused the code's <input> for the name, so the code typed showed as the screen's name.
         <form
+          key="code"
           aria-label="Pairing code"
           class="narrow"
           onSubmit={(e) => {
@@ -222,6 +267,7 @@ export function AddScreenPage() {
         </form>
       ) : (
         <form
+          key="approve"
           aria-label="Approve screen"
           class="narrow"
           onSubmit={(e) => {
@@ -234,19 +280,48 @@ export function AddScreenPage() {
           </p>
           <label>
             Name
-            <input name="name" required maxLength={200} defaultValue={pending.deviceName ?? ''} placeholder="e.g. Lobby left" autoFocus />
+            <input name="name" required maxLength={200} defaultValue={suggestedName(pending, screenCount.data?.items.length ?? 0)} placeholder="e.g. Counter, Window, Menu board" autoFocus />
           </label>
-          <label>
-            Location
-            <select name="locationId">
-              <option value="">None</option>
-              {(locations.data?.items ?? []).map((l) => (
-                <option key={l.id} value={l.id}>
-                  {l.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          {(() => {
+            const list = locations.data?.items ?? [];
+            const serverZone = settings.data?.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+            // No location yet: offer to make one (a screen's schedules run in its location's zone).
+            const choice = locationChoice ?? (locations.data ? (list.length === 1 ? list[0]!.id : list.length === 0 ? 'new' : '') : '');
+            return (
+              <>
+                <label for="approve-location">Location</label>
+                <select id="approve-location" name="locationId" value={choice} aria-describedby="approve-location-help" onChange={(e) => setLocationChoice(e.currentTarget.value)}>
+                    <option value="">No location (runs in the server’s zone: {zoneWords(serverZone)})</option>
+                    {list.map((l) => (
+                      <option key={l.id} value={l.id}>
+                        {l.name} ({zoneWords(l.timeZone)})
+                      </option>
+                    ))}
+                    <option value="new">New location…</option>
+                </select>
+                <small id="approve-location-help" class="field-help">Schedules run in the time zone of the screen’s location: 09:00 means 09:00 where the screen is.</small>
+                {choice === 'new' && (
+                  <fieldset class="new-location">
+                    <legend>New location</legend>
+                    <label>
+                      Location name
+                      <input name="newLocationName" required maxLength={200} placeholder="e.g. Café Rivoli" />
+                    </label>
+                    <label>
+                      Its time zone
+                      <select name="newLocationZone" defaultValue={serverZone}>
+                        {TIME_ZONES.map((z) => (
+                          <option key={z} value={z} selected={z === serverZone}>
+                            {z}
+                          </option>
+                        ))}
+                      </select>
+                    </label>
+                  </fieldset>
+                )}
+              </>
+            );
+          })()}
           {(groups.data?.items.length ?? 0) > 0 && (
             <fieldset>
               <legend>Groups</legend>

@@ -14,6 +14,10 @@ import { currentManifest } from './manifest.js';
 import { layoutsReferencing } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/now-showing.js';
 import { describeNowShowing } from './now-showing.js';
+import { onSettingsChanged } from '../system/settings.js';
+import { manifestCache } from './manifest.cache.js';
+import { bumpManifestRevision } from '../screens/revision.js';
+import { registerScreenReferences } from '../screens/usage.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -41,6 +45,32 @@ export function installContentHooks(): void {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;
     return (await currentManifest(deps, screen)).assetIds.has(assetId);
+  });
+  // A screen that schedules name directly is not deleted (409 names them); its assignment
+  // and manifest dependencies go with it.
+  registerScreenReferences('content', {
+    async usages(db, screenId) {
+      const rows = await db
+        .selectFrom('schedule_targets as t')
+        .innerJoin('schedules as s', 's.id', 't.schedule_id')
+        .select(['s.id', 's.name'])
+        .where('t.target_type', '=', 'screen')
+        .where('t.target_id', '=', screenId)
+        .orderBy('s.name')
+        .execute();
+      return rows.map((r) => ({ type: 'schedule', id: r.id, name: r.name }));
+    },
+    async forget(db, screenId) {
+      await db.deleteFrom('playlist_assignments').where('target_type', '=', 'screen').where('target_id', '=', screenId).execute();
+      await db.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+    },
+  });
+  // Screens without a location run in the server's default zone: when it moves, so do they.
+  onSettingsChanged(async (deps, before, after) => {
+    if (before.timeZone === after.timeZone) return;
+    const rows = await deps.db.selectFrom('screens').select('id').where('location_id', 'is', null).execute();
+    for (const r of rows) manifestCache(deps).delete(r.id);
+    await bumpManifestRevision(deps, rows.map((r) => r.id));
   });
   assetChangeHooks.add(async (deps, event) => {
     const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));

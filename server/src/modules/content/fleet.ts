@@ -4,8 +4,15 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { cachedSettings } from '../system/settings.js';
 
-export const DEFAULT_TIME_ZONE = 'UTC';
+/**
+ * The zone of a screen without a location: the server's default time zone setting
+ * (`settings.timeZone`, the box's own zone on a fresh install; docs/operations.md).
+ */
+export async function defaultTimeZone(db: Db): Promise<string> {
+  return (await cachedSettings(db)).timeZone;
+}
 
 export interface Targets {
   screenIds: string[];
@@ -47,7 +54,7 @@ export async function screenContext(db: Db, screenId: string): Promise<ScreenCon
   ).rows[0];
   if (!row) return undefined;
   const groups = await sql<{ group_id: string }>`select group_id from screen_group_members where screen_id = ${screenId} order by group_id`.execute(db);
-  return { id: row.id, name: row.name, timeZone: row.time_zone ?? DEFAULT_TIME_ZONE, locationId: row.location_id, groupIds: groups.rows.map((g) => g.group_id), manifestRevision: row.manifest_revision, display: plausible(row.display_width) && plausible(row.display_height) ? { width: Math.round(row.display_width), height: Math.round(row.display_height) } : null };
+  return { id: row.id, name: row.name, timeZone: row.time_zone ?? (await defaultTimeZone(db)), locationId: row.location_id, groupIds: groups.rows.map((g) => g.group_id), manifestRevision: row.manifest_revision, display: plausible(row.display_width) && plausible(row.display_height) ? { width: Math.round(row.display_width), height: Math.round(row.display_height) } : null };
 }
 
 export async function groupExists(db: Db, groupId: string): Promise<{ id: string; name: string } | undefined> {
@@ -85,7 +92,8 @@ export async function zonesOf(db: Db, targets: Targets): Promise<string[]> {
   const screens = await screensOf(db, { screenIds: targets.screenIds, groupIds: targets.groupIds, locationIds: [] });
   if (screens.length) {
     const rows = await sql<{ z: string | null }>`select l.time_zone as z from screens s left join locations l on l.id = s.location_id where s.id in (${sql.join(screens)})`.execute(db);
-    for (const r of rows.rows) zones.add(r.z ?? DEFAULT_TIME_ZONE);
+    const fallback = await defaultTimeZone(db);
+    for (const r of rows.rows) zones.add(r.z ?? fallback);
   }
   return [...zones];
 }
@@ -95,7 +103,7 @@ export async function groupZone(db: Db, groupId: string): Promise<string> {
   const rows = await sql<{ z: string | null; n: number }>`
     select l.time_zone as z, count(*) as n from screen_group_members m join screens s on s.id = m.screen_id left join locations l on l.id = s.location_id
     where m.group_id = ${groupId} group by l.time_zone order by n desc, z`.execute(db);
-  return rows.rows[0]?.z ?? DEFAULT_TIME_ZONE;
+  return rows.rows[0]?.z ?? (await defaultTimeZone(db));
 }
 
 /** The targets that still exist (a group or location deleted later simply drops out). */

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import type { NowShowing, NowShowingRequest } from '../screens/now-showing.js';
-import { DEFAULT_TIME_ZONE, fleetExists, type ScreenContext } from './fleet.js';
+import { defaultTimeZone, fleetExists, type ScreenContext } from './fleet.js';
 import { resolveSubject } from './resolve.js';
 
 async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
@@ -38,8 +38,9 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
   for (const r of await db.selectFrom('schedule_targets').select(['target_id', 'schedule_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).orderBy('schedule_id').execute()) add(r.target_id, `s:${r.schedule_id}`);
   for (const r of await db.selectFrom('playlist_assignments').select(['target_id', 'playlist_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).execute()) add(r.target_id, `a:${r.playlist_id}`);
+  const fallbackZone = await defaultTimeZone(db);
   for (const r of rows) {
-    const screen: ScreenContext = { id: r.id, name: r.name, timeZone: r.time_zone ?? DEFAULT_TIME_ZONE, locationId: r.location_id, groupIds: groups.get(r.id) ?? [], manifestRevision: r.manifest_revision, display: null }; // the resolver does not read display (media picking does)
+    const screen: ScreenContext = { id: r.id, name: r.name, timeZone: r.time_zone ?? fallbackZone, locationId: r.location_id, groupIds: groups.get(r.id) ?? [], manifestRevision: r.manifest_revision, display: null }; // the resolver does not read display (media picking does)
     const key = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${(direct.get(r.id) ?? []).join(',')}`;
     out.set(r.id, { screen, key });
   }

@@ -11,7 +11,7 @@ import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/h
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
-import { DEFAULT_TIME_ZONE, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
+import { defaultTimeZone, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
 import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 
 const TAGS = ['Schedules'];
@@ -195,7 +195,7 @@ export async function prepare(db: Db, input: ScheduleInput) {
     zone = input.timeZone;
   } else {
     const zones = await zonesOf(db, targets);
-    zone = zones.length === 1 ? zones[0]! : DEFAULT_TIME_ZONE;
+    zone = zones.length === 1 ? zones[0]! : await defaultTimeZone(db);
   }
   const startsAt = whenOf(input.startsAt, zone, 'startsAt');
   const endsAt = input.endsAt ? whenOf(input.endsAt, zone, 'endsAt') : null;

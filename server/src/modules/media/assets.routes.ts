@@ -13,6 +13,7 @@ import { JobQueue } from '../../platform/jobs/queue.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
 import { Asset, ASSET_KINDS, ASSET_STATES, assetView, assetViews, ensureTags, getAsset, listVariants, newId, nowIso, tagAssets, WebsiteSettings } from './repo.js';
 import { PROCESS_JOB } from './service.js';
+import { normaliseWebsiteUrl, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
 const TAGS = ['Assets'];
 const idParams = z.object({ id: uuidParam });
@@ -53,8 +54,16 @@ async function serveVariant(ctx: Context, asset: AssetsTable, v: { sha256: strin
   });
 }
 
+/** A web address; typed without a scheme (`example.com/menu`) it becomes https://. */
+const WebsiteUrl = z
+  .string()
+  .max(2048)
+  .transform(normaliseWebsiteUrl)
+  .pipe(z.url({ protocol: /^https?$/, error: 'a web address (http:// or https://; example.com/menu is read as https://example.com/menu)' }).max(2048))
+  .describe('http(s) URL; without a scheme https:// is added');
+
 const WebsiteInput = z.object({
-  url: z.url({ protocol: /^https?$/ }).max(2048),
+  url: WebsiteUrl,
   refreshIntervalSec: z.number().int().min(10).max(7 * 86_400).nullable().optional(),
   zoom: z.number().min(0.25).max(5).optional(),
   viewport: z.object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) }).nullable().optional(),
@@ -234,7 +243,11 @@ export const assetRoutes = [
     description: '`?force=true` deletes an asset in use; only admins and owners may force. Media files go when nothing references their sha256.',
     params: idParams,
     query: z.object({ force: z.enum(['true', 'false']).default('false') }),
-    responses: { 409: { description: 'conflict: the asset is in use (playlists, layouts...); an admin may force' }, 204: { description: 'Deleted' } },
+    responses: {
+      204: { description: 'Deleted' },
+      403: { description: 'forbidden: only admins and owners may force' },
+      409: { description: 'conflict: in use; details.usedBy lists what uses it ({type, id, name}), details.usages the same per asset' },
+    },
     handler: async (ctx, { params, query, auth }) => {
       const asset = await mustGet(ctx, params.id);
       const force = query.force === 'true';
@@ -242,7 +255,9 @@ export const assetRoutes = [
       if (force && !roleAtLeast(role, 'admin')) throw new ApiError('forbidden', 'Only admins and owners may delete an asset that is in use');
       const usages = await findAssetUsages(ctx.deps.db, [asset.id]);
       if (usages.length > 0 && !force) {
-        throw new ApiError('conflict', `The asset is used in ${usages.length} place${usages.length === 1 ? '' : 's'}; remove it there first (or force as an admin)`, { details: { usages } });
+        const usedBy = [...new Map(usages.map((u) => [`${u.type}:${u.id}`, { type: u.type, id: u.id, name: u.name }])).values()];
+        const names = usedBy.slice(0, 5).map((u) => `${u.type} "${u.name}"`);
+        throw new ApiError('conflict', `"${asset.name}" is used by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; remove it there first (or force as an admin)`, { details: { usedBy, usages } });
       }
       const variants = await listVariants(ctx.deps.db, asset.id);
       await ctx.deps.db.deleteFrom('assets').where('id', '=', asset.id).execute();
@@ -315,6 +330,7 @@ export const assetRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Add a website as an asset (shown in a frame by players)',
+    description: 'An address without a scheme gets https:// (`example.com/menu`). Its thumbnail (the page’s preview picture, else a card with its icon and title, fetched through the outbound guard) is made in the background; the asset is ready at once.',
     body: WebsiteInput.extend({ name: z.string().trim().min(1).max(200).optional(), folderId: z.uuid().transform((s) => s.toLowerCase()).optional(), tags: z.array(z.string().trim().min(1).max(64)).max(50).optional() }),
     responses: { 201: { description: 'The website asset', data: Asset } },
     handler: async (ctx, { body, auth }) => {
@@ -341,7 +357,9 @@ export const assetRoutes = [
           })
           .execute();
         if (body.tags?.length) await tagAssets(trx, [id], await ensureTags(trx, body.tags));
+        await trx.insertInto('jobs').values(JobQueue.row(WEBSITE_THUMBNAIL_JOB, { assetId: id }, { maxAttempts: 2 })).execute();
       });
+      ctx.media.jobs.kick();
       await fireAssetChange(ctx.deps, { change: 'ready', assetIds: [id] });
       return created(await viewOf(ctx, id));
     },
@@ -374,6 +392,7 @@ export const assetRoutes = [
         .set({ website: JSON.stringify(next), width: next.viewport?.width ?? null, height: next.viewport?.height ?? null, updated_at: nowIso() })
         .where('id', '=', asset.id)
         .execute();
+      if (next.url !== current.url) await ctx.media.jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: asset.id }, { maxAttempts: 2 });
       await fireAssetChange(ctx.deps, { change: 'replaced', assetIds: [asset.id] });
       return ok(await viewOf(ctx, asset.id));
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { uploadLimits } from './limits.js';
+import { ACCEPTED, EXTENSIONS } from '../../platform/media/sniff.js';
 import { TUS_EXTENSIONS, TUS_VERSION } from './uploads.routes.js';
 
 const Capability = z.object({ available: z.boolean(), detail: z.string() });
@@ -25,25 +26,30 @@ export const capabilityRoutes = [
           imageMaxPixels: z.number().int(),
           tus: z.object({ version: z.string(), extensions: z.array(z.string()), checksumAlgorithms: z.array(z.string()) }),
           kinds: z.object({ image: Capability, video: Capability, audio: Capability, pdf: Capability, website: Capability }),
+          accepted: z
+            .array(z.object({ contentType: z.string(), kind: z.enum(['image', 'video', 'audio', 'pdf']), extensions: z.array(z.string()), available: z.boolean() }))
+            .describe('The file types an upload may be (decided from the bytes when it completes); `available` is false when the kind cannot be processed on this server (e.g. PDF without poppler)'),
         }),
       },
     },
     handler: async (ctx) => {
       const { config, tools } = ctx.deps;
       const [status, av, pdf, limits] = await Promise.all([tools.check(), tools.av(), tools.pdf(), uploadLimits(ctx.deps)]);
+      const kinds = {
+        image: { available: status.sharp.ok, detail: status.sharp.detail },
+        video: av,
+        audio: av,
+        pdf,
+        website: { available: true, detail: 'shown in a frame by players' },
+      };
       return ok({
+        accepted: Object.entries(ACCEPTED).map(([contentType, kind]) => ({ contentType, kind, extensions: [...(EXTENSIONS[contentType] ?? [])], available: kinds[kind].available })),
         maxUploadBytes: limits.maxBytes,
         maxUploadBytesHardCap: limits.hardCapBytes,
         uploadExpiryMs: limits.expiryMs,
         imageMaxPixels: config.imageMaxPixels,
         tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: ['sha1', 'sha256', 'md5'] },
-        kinds: {
-          image: { available: status.sharp.ok, detail: status.sharp.detail },
-          video: av,
-          audio: av,
-          pdf,
-          website: { available: true, detail: 'shown in a frame by players' },
-        },
+        kinds,
       });
     },
   }),

@@ -15,6 +15,7 @@ import { getSettings } from '../system/settings.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
+import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
 export const PROCESS_JOB = 'media.process';
 /** Renders a ready asset's variants again (maintenance action reprocess-thumbnails). */
@@ -457,6 +458,30 @@ export function registerMediaJobs(jobs: JobQueue, media: MediaService): void {
   });
   // A failed reprocess leaves the asset as it was (ready, with its old variants); the job shows the error.
   jobs.register(REPROCESS_JOB, { run: (payload: { assetId: string }, ctx) => media.reprocess(payload.assetId, ctx) });
+  // A website's thumbnail (its preview picture, or a card with its icon and title): the asset stays ready whatever happens.
+  jobs.register(WEBSITE_THUMBNAIL_JOB, { run: (payload: { assetId: string }, ctx) => runWebsiteThumbnail(media, payload.assetId, ctx) });
+}
+
+/** Website assets made before they got thumbnails: one job each (once: every run leaves a thumbnail). */
+async function backfillWebsiteThumbnails(deps: AppDeps, jobs: JobQueue): Promise<void> {
+  const rows = await deps.db
+    .selectFrom('assets')
+    .select('id')
+    .where('kind', '=', 'website')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('asset_variants').select('asset_variants.id').whereRef('asset_variants.asset_id', '=', 'assets.id').where('asset_variants.purpose', '=', 'thumbnail'))))
+    .limit(1000)
+    .execute();
+  if (rows.length === 0) return;
+  const pending = new Set(
+    (await deps.db.selectFrom('jobs').select('payload').where('kind', '=', WEBSITE_THUMBNAIL_JOB).where('state', 'in', ['queued', 'running']).execute()).map((j) => {
+      try {
+        return (JSON.parse(j.payload) as { assetId?: string }).assetId ?? '';
+      } catch {
+        return '';
+      }
+    }),
+  );
+  for (const r of rows) if (!pending.has(r.id)) await jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: r.id }, { maxAttempts: 2 });
 }
 
 /** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
@@ -484,6 +509,7 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
     // Work directories of jobs a crash interrupted (running jobs start again from scratch).
     .then(() => fs.rm(media.store.tmpDir, { recursive: true, force: true }))
     .then(() => jobs.start())
+    .then(() => backfillWebsiteThumbnails(deps, jobs))
     .catch((err: unknown) => deps.logger.error({ err }, 'media job queue did not start'));
   void deps.tools.pdf();
   return media;

@@ -15,8 +15,8 @@ import { effectivePolicy } from './policies.js';
 import { newId, nowIso, recordHistory } from './screens.repo.js';
 import { screenOr404 } from './screens.routes.js';
 
-export const COMMAND_TYPES = ['reload', 'reboot', 'restart_player', 'screenshot', 'display_on', 'display_off', 'clear_cache', 'update_config', 'identify', 'sync_now'] as const;
-export type CommandType = (typeof COMMAND_TYPES)[number];
+import { COMMAND_TYPES, type CommandType } from './command-support.js';
+export { COMMAND_TYPES, type CommandType };
 export const COMMAND_STATES = ['queued', 'delivered', 'acknowledged', 'succeeded', 'failed', 'expired'] as const;
 export const DEFAULT_COMMAND_TTL_SEC = 15 * 60;
 export const MAX_COMMAND_TTL_SEC = 7 * 24 * 3600;

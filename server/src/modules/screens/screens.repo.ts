@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
 import { NowShowing, nowShowingOf } from './now-showing.js';
+import { commandSupport, CommandSupportDto } from './command-support.js';
+import { cachedSettings } from '../system/settings.js';
 
 export type ScreenRow = ScreensTable;
 
@@ -57,6 +59,8 @@ export const ScreenDto = z
     playerVersion: z.string().nullable(),
     locationId: z.string().nullable(),
     timeZone: z.string().nullable(),
+    effectiveTimeZone: z.string().describe('The zone the screen runs in: its location’s, else the server’s default time zone (settings.timeZone)'),
+    timeZoneSource: z.enum(['location', 'server-default']),
     groupIds: z.array(z.string()),
     notes: z.string().nullable(),
     orientation: z.enum(ORIENTATIONS),
@@ -68,6 +72,11 @@ export const ScreenDto = z
     nowShowing: NowShowing.nullable().meta({
       description: 'What the screen shows: from its last heartbeat\'s playback identifiers, with names; when it is offline or reported none, what the plan says should play now (`planned: true`); null when neither',
     }),
+    commandSupport: CommandSupportDto,
+    lastScreenshot: z
+      .object({ commandId: z.string(), url: z.string(), takenAt: z.string().nullable() })
+      .nullable()
+      .describe('The newest screenshot the player sent (a screenshot command’s image), or null'),
     heartbeatIntervalSec: z.number().int(),
     manifestRevision: z.number().int(),
     socketConnected: z.boolean(),
@@ -82,6 +91,9 @@ export type ScreenDto = z.infer<typeof ScreenDto>;
 export interface ScreenExtras {
   groupIds: string[];
   timeZone: string | null;
+  /** The server's default zone (for screens without a location). */
+  defaultTimeZone?: string;
+  lastScreenshot?: ScreenDto['lastScreenshot'];
   socketConnected: boolean;
   nowShowing?: NowShowing | null;
 }
@@ -98,6 +110,8 @@ export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now
     playerVersion: row.player_version,
     locationId: row.location_id,
     timeZone: extras.timeZone,
+    effectiveTimeZone: extras.timeZone ?? extras.defaultTimeZone ?? 'UTC',
+    timeZoneSource: extras.timeZone ? 'location' : 'server-default',
     groupIds: extras.groupIds,
     notes: row.notes,
     orientation: (ORIENTATIONS as readonly string[]).includes(row.orientation) ? (row.orientation as ScreenDto['orientation']) : 'landscape',
@@ -107,6 +121,8 @@ export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now
     lastLivenessAt: row.last_liveness_at,
     lastStatus: row.last_status ? (JSON.parse(row.last_status) as Record<string, unknown>) : null,
     nowShowing: extras.nowShowing ?? null,
+    commandSupport: commandSupport(asFamily(row.player_family), row.last_status ? (JSON.parse(row.last_status) as Record<string, unknown>) : null),
+    lastScreenshot: extras.lastScreenshot ?? null,
     heartbeatIntervalSec: row.expected_interval_sec,
     manifestRevision: row.manifest_revision,
     socketConnected: extras.socketConnected,
@@ -177,9 +193,33 @@ export async function screenDtos(db: Db, rows: readonly ScreenRow[], connected: 
   }
   const now = Date.now();
   const showing = await nowShowingOf(db, rows.map((row) => ({ row, status: deriveStatus(row, now) })), now);
+  const defaultTimeZone = (await cachedSettings(db)).timeZone;
+  const shots = await lastScreenshots(db, rows.map((r) => r.id));
   return rows.map((r) =>
-    toScreenDto(r, { groupIds: groups.get(r.id) ?? [], timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null, socketConnected: connected(r.id), nowShowing: showing.get(r.id) ?? null }, now),
+    toScreenDto(
+      r,
+      { groupIds: groups.get(r.id) ?? [], timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null, defaultTimeZone, lastScreenshot: shots.get(r.id) ?? null, socketConnected: connected(r.id), nowShowing: showing.get(r.id) ?? null },
+      now,
+    ),
   );
+}
+
+/** The newest screenshot each screen sent (one query for the page of screens). */
+async function lastScreenshots(db: Db, screenIds: readonly string[]): Promise<Map<string, NonNullable<ScreenDto['lastScreenshot']>>> {
+  const out = new Map<string, NonNullable<ScreenDto['lastScreenshot']>>();
+  for (let i = 0; i < screenIds.length; i += 500) {
+    const chunk = screenIds.slice(i, i + 500);
+    const rows = await db
+      .selectFrom('screen_commands')
+      .select(['screen_id', 'id', 'completed_at'])
+      .where('screen_id', 'in', chunk)
+      .where('type', '=', 'screenshot')
+      .where('screenshot_sha256', 'is not', null)
+      .orderBy('id', 'desc')
+      .execute();
+    for (const r of rows) if (!out.has(r.screen_id)) out.set(r.screen_id, { commandId: r.id, url: `/api/v1/screens/${r.screen_id}/commands/${r.id}/screenshot`, takenAt: r.completed_at });
+  }
+  return out;
 }
 
 /** One line of a screen's player history. */

@@ -2,9 +2,10 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { notFound } from '../../platform/http/errors.js';
+import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
-import { defineRoute, ok, uuidParam } from '../../platform/http/route.js';
+import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { forgetScreen, screenUsages } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { bumpManifestRevision } from './revision.js';
 import { findScreen, nowIso, ORIENTATIONS, PLAYER_FAMILIES, recordHistory, SCREEN_STATUSES, ScreenDto, screenDtos, STALE_AFTER_MS, type ScreenRow } from './screens.repo.js';
@@ -200,6 +201,32 @@ export const screenRoutes = [
       });
       ctx.realtime.closeScreen(row.id, CLOSE_CODES.revoked, 'credential revoked');
       return ok(await oneScreenDto(ctx, row.id));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/screens/{id}',
+    auth: 'session',
+    minRole: 'admin',
+    extension: true,
+    tags: TAGS,
+    summary: 'Delete a screen: its credential, history, commands and group memberships go with it',
+    description:
+      'Refused (409 `conflict`) while schedules name the screen directly: `details.usedBy` lists them (`{type, id, name}`); change their targets first. The player is disconnected and its credential stops working (401 `invalid_credential`); it shows a new pairing code.',
+    params: IdParams,
+    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: schedules still name the screen; details.usedBy lists them' } },
+    handler: async (ctx, { params }) => {
+      const db = ctx.deps.db;
+      const row = await screenOr404(ctx, params.id);
+      const usedBy = await screenUsages(db, row.id);
+      if (usedBy.length) {
+        const names = usedBy.slice(0, 5).map((u) => `${u.type} ${u.name ? `"${u.name}"` : u.id}`);
+        throw new ApiError('conflict', `Screen "${row.name}" is named by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; change those first`, { details: { usedBy } });
+      }
+      await db.deleteFrom('screens').where('id', '=', row.id).execute();
+      await forgetScreen(db, row.id);
+      ctx.realtime.closeScreen(row.id, CLOSE_CODES.revoked, 'screen deleted');
+      return noContent();
     },
   }),
   defineRoute({

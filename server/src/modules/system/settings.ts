@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
+import { boxTimeZone, isIanaZone } from './time-zone.js';
+import type { AppDeps } from '../../app.js';
 
 /** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
 export const TimeZoneName = z
@@ -112,7 +114,11 @@ const base = {
     .max(2000)
     .transform((u) => u.replace(/\/+$/, ''))
     .nullable(),
-  /** Default time zone for locations and schedules that name none. */
+  /**
+   * The server's default time zone: screens without a location run in it (their schedules,
+   * day-parts and idle clock), and forms that need a zone start from it. Defaults to the
+   * box's own zone (TZ, /etc/localtime), stored on first start (settleDefaultTimeZone).
+   */
   timeZone: TimeZoneName,
   ...sections,
   /**
@@ -128,7 +134,7 @@ export type Settings = z.output<typeof Settings>;
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   serverName: 'Placard',
   publicUrl: null,
-  timeZone: 'UTC',
+  timeZone: boxTimeZone(),
   retention: { heartbeatDays: 30, noiseHistoryDays: 90, screenshotDays: 14, auditDays: 365, jobHistoryDays: 30 },
   uploads: { maxSizeBytes: 4 * GiB, abandonAfterHours: 24 },
   network: { allowPrivateFetchTargets: true },
@@ -306,4 +312,56 @@ export function parseIfMatch(header: string | undefined): number | undefined {
 /** The URL players and installers should use: PLACARD_PUBLIC_URL, else the setting, else the request's origin. */
 export function effectivePublicUrl(configUrl: string | null, settings: Settings, requestOrigin: string): string {
   return configUrl ?? settings.publicUrl ?? requestOrigin.replace(/\/+$/, '');
+}
+
+/**
+ * First start: writes the server's default time zone into the stored settings when they do
+ * not hold one yet. A fresh install gets the box's zone; an install that already has users
+ * (made before the setting followed the box) keeps `UTC`, the zone it ran in until now, so
+ * an upgrade never moves its screens' schedules. A stored value is never touched.
+ * Answers what is stored and why.
+ */
+export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()): Promise<{ zone: string; stored: 'kept' | 'detected' | 'legacy' }> {
+  const result = await db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('settings').select(['data', 'revision']).where('id', '=', 1).executeTakeFirst();
+    let data: Record<string, unknown> = {};
+    try {
+      data = row ? (JSON.parse(row.data) as Record<string, unknown>) : {};
+    } catch {
+      data = {};
+    }
+    if (typeof data.timeZone === 'string' && isIanaZone(data.timeZone)) return { zone: data.timeZone, stored: 'kept' as const };
+    const users = await trx.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const legacy = Number(users?.n ?? 0) > 0;
+    const next = { ...data, timeZone: legacy ? 'UTC' : zone };
+    const now = new Date().toISOString();
+    const revision = (row?.revision ?? 0) + 1;
+    await trx
+      .insertInto('settings')
+      .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now }))
+      .execute();
+    return { zone: next.timeZone, stored: legacy ? ('legacy' as const) : ('detected' as const) };
+  });
+  invalidateSettings(db);
+  return result;
+}
+
+/**
+ * Told after settings changed (a PATCH, an import): e.g. content bumps the manifests of
+ * screens without a location when the default time zone moves. Errors are logged.
+ */
+export type SettingsListener = (deps: AppDeps, before: Settings, after: Settings) => Promise<void> | void;
+const settingsListeners = new Set<SettingsListener>();
+export function onSettingsChanged(listener: SettingsListener): void {
+  settingsListeners.add(listener);
+}
+export async function notifySettingsChanged(deps: AppDeps, before: Settings, after: Settings): Promise<void> {
+  for (const l of settingsListeners) {
+    try {
+      await l(deps, before, after);
+    } catch (err) {
+      deps.logger.error({ err }, 'a settings listener failed');
+    }
+  }
 }

@@ -13,7 +13,7 @@ import { durableRename } from '../../platform/db/database.js';
 import { BACKUP_NAME, BackupError, backupName, backupsDir, discardPartialBackups, listBackups, partialName, verifyBackup } from './backup.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
-import { parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
+import { notifySettingsChanged, parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
 import { collectStatus, SystemStatus } from './status.js';
 import { applyImport, ExportDocument, exportDocument, previewImport } from './export.js';
 
@@ -113,7 +113,10 @@ export const systemRoutes = [
     },
     handler: async (ctx, { body, auth }) => {
       const expectedRevision = parseIfMatch(ctx.get('if-match') || undefined);
-      return settingsReply(await updateSettings(ctx.deps.db, body, { expectedRevision, userId: (auth as SessionPrincipal).userId }));
+      const before = (await readSettings(ctx.deps.db)).settings;
+      const after = await updateSettings(ctx.deps.db, body, { expectedRevision, userId: (auth as SessionPrincipal).userId });
+      await notifySettingsChanged(ctx.deps, before, after.settings);
+      return settingsReply(after);
     },
   }),
   defineRoute({
@@ -328,6 +331,11 @@ export const systemRoutes = [
     body: ExportDocument,
     bodyLimitBytes: 16 * 1024 * 1024,
     responses: { 200: { description: 'What changed', data: ImportPreviewDto } },
-    handler: async (ctx, { body }) => ok({ ...(await applyImport(ctx.deps, body)), applied: true }),
+    handler: async (ctx, { body }) => {
+      const before = (await readSettings(ctx.deps.db)).settings;
+      const result = await applyImport(ctx.deps, body);
+      await notifySettingsChanged(ctx.deps, before, (await readSettings(ctx.deps.db)).settings);
+      return ok({ ...result, applied: true });
+    },
   }),
 ];

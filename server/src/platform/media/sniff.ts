@@ -10,7 +10,7 @@ export interface Sniffed {
 }
 
 /** What the media library accepts, by sniffed MIME type. */
-const ACCEPTED: Record<string, SniffedKind> = {
+export const ACCEPTED: Readonly<Record<string, SniffedKind>> = {
   'image/jpeg': 'image',
   'image/png': 'image',
   'image/gif': 'image',
@@ -41,6 +41,40 @@ const ACCEPTED: Record<string, SniffedKind> = {
   'audio/flac': 'audio',
   'audio/x-flac': 'audio',
   'application/pdf': 'pdf',
+};
+
+/** File name endings people use for each accepted type (for pickers and early refusals; the bytes decide). */
+export const EXTENSIONS: Readonly<Record<string, readonly string[]>> = {
+  'image/jpeg': ['jpg', 'jpeg', 'jfif'],
+  'image/png': ['png', 'apng'],
+  'image/gif': ['gif'],
+  'image/webp': ['webp'],
+  'image/avif': ['avif'],
+  'image/heic': ['heic'],
+  'image/heif': ['heif'],
+  'image/tiff': ['tif', 'tiff'],
+  'image/bmp': ['bmp'],
+  'image/svg+xml': ['svg'],
+  'video/mp4': ['mp4'],
+  'video/quicktime': ['mov', 'qt'],
+  'video/webm': ['webm'],
+  'video/x-matroska': ['mkv'],
+  'video/x-msvideo': ['avi'],
+  'video/mpeg': ['mpeg', 'mpg'],
+  'video/mp2t': ['ts', 'm2ts', 'mts'],
+  'video/x-m4v': ['m4v'],
+  'audio/mpeg': ['mp3'],
+  'audio/mp4': ['m4a'],
+  'audio/x-m4a': ['m4a'],
+  'audio/aac': ['aac'],
+  'audio/ogg': ['ogg', 'oga'],
+  'audio/opus': ['opus'],
+  'audio/wav': ['wav'],
+  'audio/x-wav': ['wav'],
+  'audio/wave': ['wav'],
+  'audio/flac': ['flac'],
+  'audio/x-flac': ['flac'],
+  'application/pdf': ['pdf'],
 };
 
 async function head(file: string, bytes: number): Promise<string> {

@@ -1,0 +1,33 @@
+import type { Db } from '../../platform/db/database.js';
+
+/** One thing that names a screen (a schedule targeting it directly, ...), for DELETE's 409. */
+export interface ScreenUsage {
+  type: string;
+  id: string;
+  name: string | null;
+}
+
+/**
+ * What other modules keep about a screen, registered by them (the screens module does not
+ * read their tables): `usages` block a delete (409 naming them); `forget` removes their
+ * leftovers (assignments, manifest dependencies) once the screen is gone.
+ */
+export interface ScreenReferences {
+  usages(db: Db, screenId: string): Promise<ScreenUsage[]>;
+  forget(db: Db, screenId: string): Promise<void>;
+}
+
+const registry = new Map<string, ScreenReferences>();
+
+/** A key registered again replaces the earlier entry. */
+export function registerScreenReferences(key: string, refs: ScreenReferences): void {
+  registry.set(key, refs);
+}
+
+export async function screenUsages(db: Db, screenId: string): Promise<ScreenUsage[]> {
+  return (await Promise.all([...registry.values()].map((r) => r.usages(db, screenId)))).flat();
+}
+
+export async function forgetScreen(db: Db, screenId: string): Promise<void> {
+  for (const r of registry.values()) await r.forget(db, screenId);
+}
