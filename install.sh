@@ -401,13 +401,13 @@ prepare_backup_copy_dir() {
   [ -n "$BACKUP_COPY_DIR" ] || return 0
   dir="$ROOT$BACKUP_COPY_DIR"
   [ -d "$dir" ] || die "--backup-copy-dir $BACKUP_COPY_DIR does not exist: mount the NAS or USB drive there first"
-  if [ "$(stat -c %d "$dir")" = "$(stat -c %d "$DATA")" ] && [ -z "${PLACARD_INSTALL_SAME_DISK_OK:-}" ]; then
+  if [ "$(stat -L -c %d "$dir")" = "$(stat -L -c %d "$DATA")" ]; then
     die "--backup-copy-dir $BACKUP_COPY_DIR is on the same disk as $DATA: mount the NAS or USB drive there first (a copy on the same disk is lost with it)"
   fi
   if [ ! -f "$dir/.placard-backup-target" ]; then
     printf 'Placard copies its backups here (install.sh --backup-copy-dir). Keep this file: without it the server takes the directory for an empty mount point.\n' >"$dir/.placard-backup-target"
   fi
-  chown_service "$dir"
+  chown_service "$dir/."
   chmod 0750 "$dir"
   say "backups will be copied to $BACKUP_COPY_DIR"
 }
