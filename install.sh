@@ -13,8 +13,10 @@
 #   install.sh --uninstall --purge   ... and delete /var/lib/placard, /etc/placard and the user
 #
 # Options: --root DIR (install into DIR as if it were /: nothing outside DIR is touched, no
-# services are started; used by CI; works without root), --port N, --public-url URL,
-# --no-start, --no-deps.
+# services are started; used by CI; works without root), --port N (below 1024 the unit gets
+# CAP_NET_BIND_SERVICE), --public-url URL, --backup-copy-dir DIR (a mounted NAS or USB
+# drive: every backup is copied there), --no-start, --no-deps.
+# The package's files are checked against its SHA256SUMS before anything is installed.
 # Idempotent: running it again changes nothing that is already right (and does not restart
 # a running service); data is never deleted without --purge.
 set -eu
@@ -27,6 +29,7 @@ DEPS=1
 PACKAGE=""
 PORT=""
 PUBLIC_URL=""
+BACKUP_COPY_DIR=""
 RESTORE_BACKUP=0
 # Seconds to wait for /readyz after a (re)start: as long as the unit's own readiness check
 # (ExecStartPost wait-ready --timeout 150, inside TimeoutStartSec=180).
@@ -38,7 +41,7 @@ say() { printf 'placard-install: %s\n' "$*"; }
 die() { printf 'placard-install: error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -59,6 +62,8 @@ while [ $# -gt 0 ]; do
     --port=*) PORT=${1#--port=}; shift ;;
     --public-url) [ $# -ge 2 ] || die "--public-url needs a URL"; PUBLIC_URL=$2; shift 2 ;;
     --public-url=*) PUBLIC_URL=${1#--public-url=}; shift ;;
+    --backup-copy-dir) [ $# -ge 2 ] || die "--backup-copy-dir needs a directory"; BACKUP_COPY_DIR=$2; shift 2 ;;
+    --backup-copy-dir=*) BACKUP_COPY_DIR=${1#--backup-copy-dir=}; shift ;;
     -h|--help) usage 0 ;;
     *) printf 'placard-install: unknown option %s\n\n' "$1" >&2; usage 2 ;;
   esac
@@ -69,6 +74,8 @@ if [ "$RESTORE_BACKUP" = 1 ] && [ "$MODE" != rollback ]; then die "--restore-bac
 case "$PORT" in ''|*[!0-9]*) [ -z "$PORT" ] || die "--port must be a number" ;; esac
 if [ -n "$PORT" ] && { [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; }; then die "--port must be 1-65535"; fi
 case "$PUBLIC_URL" in ''|http://*|https://*) ;; *) die "--public-url must start with http:// or https://" ;; esac
+case "$BACKUP_COPY_DIR" in ''|/*) ;; *) die "--backup-copy-dir must be an absolute path (the mount point of a NAS or USB drive)" ;; esac
+case "$BACKUP_COPY_DIR" in *[!A-Za-z0-9/._-]*) die "--backup-copy-dir: use a path of letters, digits and / . _ - only" ;; esac
 
 if [ -n "$ROOT" ]; then
   mkdir -p "$ROOT" || die "cannot create $ROOT"
@@ -175,9 +182,30 @@ find_package() {
   if [ ! -x "$SOURCE/node/bin/node" ] || [ ! -f "$SOURCE/dist/server/src/main.js" ]; then
     die "$SOURCE is not an unpacked release package (no node/bin/node or dist/). Build one with 'npm run package', or pass --package FILE.tar.gz"
   fi
+  verify_package
   VERSION=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$SOURCE/package.json" | head -n 1)
   [ -n "$VERSION" ] || die "cannot read the version from $SOURCE/package.json"
   PKG_ARCH=$(cat "$SOURCE/ARCH" 2>/dev/null || echo unknown)
+}
+
+# Every file of the package matches its SHA256SUMS, and there is no file it does not list
+# (install.sh's own markers in an installed copy aside). The tarball's .sha256, checked
+# above when it is beside it, vouches for SHA256SUMS itself.
+verify_package() {
+  [ -f "$SOURCE/SHA256SUMS" ] || die "$SOURCE has no SHA256SUMS: not a complete release package"
+  have sha256sum || die "sha256sum is needed to verify the package (coreutils)"
+  if ! bad=$(cd "$SOURCE" && sha256sum -c --quiet --strict SHA256SUMS 2>&1); then
+    die "the package's files do not match its SHA256SUMS (damaged or tampered; nothing was installed): $(printf '%s\n' "$bad" | head -n 3 | tr '\n' ' ')"
+  fi
+  listed=$(mktemp)
+  found=$(mktemp)
+  sed -n 's/^[0-9a-f]\{64\}  //p' "$SOURCE/SHA256SUMS" | sort >"$listed"
+  (cd "$SOURCE" && find . -type f ! -path ./SHA256SUMS ! -path ./.installed ! -path ./.schema-before-upgrade | sort) >"$found"
+  extra=$(comm -13 "$listed" "$found" | head -n 3 | tr '\n' ' ')
+  n=$(wc -l <"$listed" | tr -d ' ')
+  rm -f "$listed" "$found"
+  [ -z "$extra" ] || die "the package holds files its SHA256SUMS does not list (tampered; nothing was installed): $extra"
+  say "verified the package's $n files against its SHA256SUMS"
 }
 
 check_platform() {
@@ -208,20 +236,30 @@ install_deps() {
         { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null; } ||
         say "warning: could not install ffmpeg; the server uses the copy in its package"
     fi
+    if ! have pdftoppm || ! have pdfinfo; then
+      say "installing poppler-utils (PDF assets)"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends poppler-utils >/dev/null ||
+        { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends poppler-utils >/dev/null; } ||
+        say "warning: could not install poppler-utils; PDF uploads are refused until it is installed"
+    fi
   fi
 }
 
 install_program() {
   target="$OPT/$VERSION"
-  if [ -d "$target" ] && [ -f "$target/.installed" ] && cmp -s "$SOURCE/package.json" "$target/package.json" && [ "$SOURCE" != "$target" ]; then
-    say "version $VERSION already in $target"
+  # The same files (SHA256SUMS), not the same version string: a rebuilt package of the same
+  # version replaces the installed copy.
+  if [ -d "$target" ] && [ -f "$target/.installed" ] && cmp -s "$SOURCE/SHA256SUMS" "$target/SHA256SUMS" && [ "$SOURCE" != "$target" ]; then
+    say "version $VERSION already in $target (same files)"
   elif [ "$SOURCE" = "$target" ]; then
     say "running from $target itself"
   else
+    if [ -f "$target/.installed" ]; then say "version $VERSION in $target differs from this package (a rebuild): replacing it"; fi
     mkdir -p "$OPT"
     rm -rf "$target.partial"
     cp -a "$SOURCE" "$target.partial"
     rm -f "$target.partial/.installed"
+    if [ -f "$target/.schema-before-upgrade" ]; then cp "$target/.schema-before-upgrade" "$target.partial/"; fi
     touch "$target.partial/.installed"
     rm -rf "$target"
     mv "$target.partial" "$target"
@@ -268,6 +306,13 @@ EOF
     if [ -n "$PUBLIC_URL" ]; then set_env PLACARD_PUBLIC_URL "$PUBLIC_URL"; fi
     say "kept $env_file"
   fi
+  # The distribution's maintained ffmpeg (install_deps installs it) rather than the build in
+  # the package; an admin's own PLACARD_FFMPEG/PLACARD_FFPROBE line is kept.
+  if [ -x "$ROOT/usr/bin/ffmpeg" ] && [ -x "$ROOT/usr/bin/ffprobe" ]; then
+    if ! grep -q '^PLACARD_FFMPEG=' "$env_file"; then set_env PLACARD_FFMPEG /usr/bin/ffmpeg; fi
+    if ! grep -q '^PLACARD_FFPROBE=' "$env_file"; then set_env PLACARD_FFPROBE /usr/bin/ffprobe; fi
+  fi
+  if [ -n "$BACKUP_COPY_DIR" ]; then set_env PLACARD_BACKUP_COPY_DIR "$BACKUP_COPY_DIR"; fi
   chmod 0640 "$env_file"
   gid=$(awk -F: -v u="$SERVICE_USER" '$1 == u { print $4 }' "$ROOT/etc/passwd" 2>/dev/null)
   if [ -n "$gid" ]; then try_chown "0:$gid" "$env_file" "$ETC"; fi
@@ -306,6 +351,65 @@ install_unit() {
   fi
   mkdir -p "$UNIT_DIR/multi-user.target.wants"
   ln -sfn /etc/systemd/system/placard.service "$UNIT_DIR/multi-user.target.wants/placard.service"
+}
+
+# The unit's drop-in for what placard.env asks of it: CAP_NET_BIND_SERVICE for a port below
+# 1024 (and nothing else: the bounding set holds only that capability), write access to the
+# backup copy directory (ProtectSystem=strict makes the rest of the system read-only).
+# Without either, no drop-in.
+install_dropin() {
+  dropin_dir="$UNIT_DIR/placard.service.d"
+  dropin="$dropin_dir/install.conf"
+  port=$(sed -n 's/^PLACARD_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
+  copy_dir=$(sed -n 's/^PLACARD_BACKUP_COPY_DIR=\(.*\)$/\1/p' "$ETC/placard.env" | tail -n 1)
+  body=""
+  if [ -n "$port" ] && [ "$port" -lt 1024 ]; then
+    body="# PLACARD_PORT=$port is below 1024: binding it needs this one capability.
+CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+AmbientCapabilities=CAP_NET_BIND_SERVICE
+"
+  fi
+  if [ -n "$copy_dir" ]; then
+    body="$body# Backups are copied to PLACARD_BACKUP_COPY_DIR (- : not an error while it is not mounted).
+ReadWritePaths=-$copy_dir
+"
+  fi
+  if [ -z "$body" ]; then
+    if [ -f "$dropin" ]; then
+      rm -f "$dropin"
+      rmdir "$dropin_dir" 2>/dev/null || true
+      CHANGED=1
+      UNIT_CHANGED=1
+      say "removed $dropin"
+    fi
+    return 0
+  fi
+  mkdir -p "$dropin_dir"
+  printf '# Written by install.sh from /etc/placard/placard.env; run install.sh again after changing it.\n[Service]\n%s' "$body" >"$dropin.new"
+  if cmp -s "$dropin.new" "$dropin"; then rm -f "$dropin.new"; return 0; fi
+  mv "$dropin.new" "$dropin"
+  chmod 0644 "$dropin"
+  CHANGED=1
+  UNIT_CHANGED=1
+  say "installed $dropin"
+}
+
+# --backup-copy-dir: a directory on another disk (a NAS or USB drive mounted there). The
+# marker file tells the server the drive is mounted: without it (an empty mount point)
+# backups are not copied onto the system disk by mistake.
+prepare_backup_copy_dir() {
+  [ -n "$BACKUP_COPY_DIR" ] || return 0
+  dir="$ROOT$BACKUP_COPY_DIR"
+  [ -d "$dir" ] || die "--backup-copy-dir $BACKUP_COPY_DIR does not exist: mount the NAS or USB drive there first"
+  if [ "$(stat -L -c %d "$dir")" = "$(stat -L -c %d "$DATA")" ]; then
+    die "--backup-copy-dir $BACKUP_COPY_DIR is on the same disk as $DATA: mount the NAS or USB drive there first (a copy on the same disk is lost with it)"
+  fi
+  if [ ! -f "$dir/.placard-backup-target" ]; then
+    printf 'Placard copies its backups here (install.sh --backup-copy-dir). Keep this file: without it the server takes the directory for an empty mount point.\n' >"$dir/.placard-backup-target"
+  fi
+  chown_service "$dir/."
+  chmod 0750 "$dir"
+  say "backups will be copied to $BACKUP_COPY_DIR"
 }
 
 install_cli() {
@@ -416,16 +520,31 @@ restore_unit() {
 }
 
 newest_pre_upgrade_backup() {
-  # Names sort by time (placard-backup-<UTC stamp>-pre-upgrade-xxxx.tar).
-  for f in "$DATA"/backups/placard-backup-*-pre-upgrade-*.tar; do
+  # Names sort by time (placard-backup-<UTC stamp>-pre-upgrade-xxxx.tar[.age]).
+  for f in "$DATA"/backups/placard-backup-*-pre-upgrade-*.tar "$DATA"/backups/placard-backup-*-pre-upgrade-*.tar.age; do
     if [ -f "$f" ]; then printf '%s\n' "$f"; fi
   done | sort | tail -n 1
 }
 
-# Puts a backup back with version $1's command while the service is stopped.
+# Puts a backup back with version $1's command: never under a running server (the service
+# is stopped first and must stay stopped), as the service user, and every file of the data
+# directory owned by it afterwards.
 restore_with() {
+  if systemd_running && sysctl is-active --quiet placard.service; then
+    sysctl stop placard.service || true
+    if sysctl is-active --quiet placard.service; then
+      say "placard.service is still running: not restoring under it"
+      return 1
+    fi
+  fi
   say "restoring $2 with version $1"
-  cli_of "$1" restore "$2" --force
+  cli_of "$1" restore "$2" --force || return 1
+  uid=$(user_uid)
+  if [ -n "$uid" ]; then
+    chown_service "$DATA"
+    stray=$(find "$DATA" ! -uid "$uid" 2>/dev/null | head -n 3)
+    if [ -n "$stray" ] && [ "$CHOWN_SKIPPED" = 0 ]; then say "warning: files in $DATA not owned by $SERVICE_USER: $stray"; fi
+  fi
 }
 
 print_url() {
@@ -502,7 +621,9 @@ do_install() {
   if [ "$MODE" = upgrade ] && [ "$was" != "$VERSION" ]; then db_schema_with "$VERSION" >"$OPT/$VERSION/.schema-before-upgrade" || true; fi
   write_config
   make_data_dir
+  prepare_backup_copy_dir
   install_unit
+  install_dropin
   install_cli
   if [ "$CHOWN_SKIPPED" = 1 ]; then
     say "not root: the files are owned by $(id -un), not by $SERVICE_USER (run as root for a real install)"

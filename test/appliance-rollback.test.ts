@@ -1,4 +1,4 @@
-import { readlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { knownSchemaVersion } from '../server/src/modules/system/backup.js';
@@ -33,11 +33,25 @@ t.test('--rollback after the new version migrated: refused naming the backup; --
   t.same(systemctl.calls(), [], 'the service was not touched');
   t.equal(install(v2, ['--root', root, '--restore-backup']).status, 1, '--restore-backup only goes with --rollback');
 
+  // A service that does not stop: the backup is not swapped in under it.
+  writeFileSync(systemctl.log, '');
+  const running = await installAsync(v2, ['--root', root, '--rollback', '--restore-backup'], { ...env, PLACARD_FAKE_ACTIVE: '1' });
+  t.not(running.status, 0, running.out);
+  t.match(running.out, /placard\.service is still running: not restoring under it/);
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.1.0', 'the newer version is current again');
+  t.equal(dbState(data).schema, 999999, 'the database was not touched');
+
+  writeFileSync(systemctl.log, '');
   const rolled = await installAsync(v2, ['--root', root, '--rollback', '--restore-backup'], env);
   t.equal(rolled.status, 0, rolled.out);
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
   t.equal(readlinkSync(path.join(root, 'opt/placard/previous')), '1.1.0');
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
-  t.same(systemctl.calls(), ['stop placard.service', 'start placard.service']);
+  t.same(systemctl.calls(), ['stop placard.service', 'is-active --quiet placard.service', 'start placard.service'], 'stopped, checked stopped, restored, started');
+  // Every file the restore wrote belongs to the service user, not to root who ran install.sh.
+  const uid = statSync(data).uid;
+  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(d, e.name), ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
+  const foreign = walk(data).filter((f) => statSync(f).uid !== uid);
+  t.same(foreign, [], `every file in the data directory is owned by uid ${uid}`);
 });
 

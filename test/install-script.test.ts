@@ -1,14 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { tempDataDir } from './helpers/harness.js';
-import { fakePackage, fakeSystemctl, install, installAsync, readyServer, ROOT, scratchRoot, which } from './helpers/install.js';
+import { fakePackage, fakeSystemctl, install, installAsync, readyServer, ROOT, scratchRoot, which, writeSums } from './helpers/install.js';
 
 const passwdEntries = (root: string) => readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').filter((l) => l.startsWith('placard:'));
 
 t.test('install.sh is sh -n and shellcheck clean', async (t) => {
-  for (const file of ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh']) {
+  for (const file of ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh', 'packaging/runtime.sh', 'packaging/with-runtime.sh']) {
     const shell = file === 'install.sh' ? 'sh' : 'bash';
     const syntax = spawnSync(shell, ['-n', path.join(ROOT, file)], { encoding: 'utf8' });
     t.equal(syntax.status, 0, `${shell} -n ${file}: ${syntax.stderr}`);
@@ -17,7 +17,7 @@ t.test('install.sh is sh -n and shellcheck clean', async (t) => {
     t.comment('shellcheck is not installed here (CI installs it)');
     return;
   }
-  const res = spawnSync('shellcheck', ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh'], { cwd: ROOT, encoding: 'utf8' });
+  const res = spawnSync('shellcheck', ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh', 'packaging/runtime.sh', 'packaging/with-runtime.sh'], { cwd: ROOT, encoding: 'utf8' });
   t.equal(res.status, 0, res.stdout);
 });
 
@@ -199,4 +199,141 @@ t.test('the readiness timeouts agree: unit start limit > its wait-ready, install
   t.ok(startLimit >= unitWait + 20, 'systemd gives the start (process start + wait-ready) more time than wait-ready takes');
   t.ok(installWait >= unitWait, `install.sh waits at least as long (${installWait} s)`);
   t.match(script, /wait-ready --timeout "\$READY_TIMEOUT"/, 'install.sh waits with the same check');
+});
+
+t.test('install.sh checks the package against its SHA256SUMS: a changed, added or unlisted file is refused', async (t) => {
+  const dir = tempDataDir(t);
+  const pkg = fakePackage(dir, '1.0.0');
+  const root = scratchRoot(dir);
+
+  writeFileSync(path.join(pkg, 'dist/server/src/main.js'), '// tampered\n');
+  const changed = install(pkg, ['--root', root]);
+  t.not(changed.status, 0);
+  t.match(changed.out, /do not match its SHA256SUMS \(damaged or tampered; nothing was installed\)/);
+  t.match(changed.out, /main\.js/);
+  t.notOk(existsSync(path.join(root, 'opt/placard')), 'nothing installed');
+
+  writeSums(pkg);
+  writeFileSync(path.join(pkg, 'dist/server/src/extra.js'), '// planted\n');
+  const added = install(pkg, ['--root', root]);
+  t.not(added.status, 0);
+  t.match(added.out, /holds files its SHA256SUMS does not list .*extra\.js/);
+  t.notOk(existsSync(path.join(root, 'opt/placard')), 'nothing installed');
+
+  writeSums(pkg);
+  const sums = path.join(pkg, 'SHA256SUMS');
+  const text = readFileSync(sums, 'utf8');
+  rmSync(sums);
+  const missing = install(pkg, ['--root', root]);
+  t.not(missing.status, 0);
+  t.match(missing.out, /no SHA256SUMS/);
+  writeFileSync(sums, text);
+  const good = install(pkg, ['--root', root]);
+  t.equal(good.status, 0, good.out);
+  t.match(good.out, /verified the package's \d+ files against its SHA256SUMS/);
+});
+
+t.test('a rebuilt package of the same version replaces the installed one (checksums, not the version string)', async (t) => {
+  const dir = tempDataDir(t);
+  const root = scratchRoot(dir);
+  const pkg = fakePackage(path.join(dir, 'a'), '1.0.0');
+  t.equal(install(pkg, ['--root', root]).status, 0);
+  const same = install(pkg, ['--root', root]);
+  t.match(same.out, /version 1\.0\.0 already in .* \(same files\)/);
+
+  const rebuilt = fakePackage(path.join(dir, 'b'), '1.0.0');
+  writeFileSync(path.join(rebuilt, 'dist/server/src/main.js'), '// server, rebuilt with a fix\n');
+  writeSums(rebuilt);
+  const res = install(rebuilt, ['--root', root]);
+  t.equal(res.status, 0, res.out);
+  t.match(res.out, /version 1\.0\.0 in .* differs from this package \(a rebuild\): replacing it/);
+  t.equal(readFileSync(path.join(root, 'opt/placard/1.0.0/dist/server/src/main.js'), 'utf8'), '// server, rebuilt with a fix\n', 'the rebuilt files are installed');
+  t.equal(readFileSync(path.join(root, 'opt/placard/1.0.0/SHA256SUMS'), 'utf8'), readFileSync(path.join(rebuilt, 'SHA256SUMS'), 'utf8'));
+  t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
+});
+
+t.test('the distribution ffmpeg is what the service uses; an admin’s own choice is kept', async (t) => {
+  const dir = tempDataDir(t);
+  const root = scratchRoot(dir);
+  const pkg = fakePackage(dir, '1.0.0');
+  const env = () => readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8');
+  t.equal(install(pkg, ['--root', root]).status, 0);
+  t.notMatch(env(), /^PLACARD_FFMPEG=/m, 'no distribution ffmpeg: the packaged one is used');
+
+  mkdirSync(path.join(root, 'usr/bin'), { recursive: true });
+  for (const tool of ['ffmpeg', 'ffprobe']) {
+    writeFileSync(path.join(root, 'usr/bin', tool), '#!/bin/sh\n');
+    chmodSync(path.join(root, 'usr/bin', tool), 0o755);
+  }
+  const res = install(pkg, ['--root', root]);
+  t.equal(res.status, 0, res.out);
+  t.match(env(), /^PLACARD_FFMPEG=\/usr\/bin\/ffmpeg$/m);
+  t.match(env(), /^PLACARD_FFPROBE=\/usr\/bin\/ffprobe$/m);
+
+  writeFileSync(path.join(root, 'etc/placard/placard.env'), env().replace('PLACARD_FFMPEG=/usr/bin/ffmpeg', 'PLACARD_FFMPEG=/opt/ffmpeg-7/ffmpeg'));
+  t.equal(install(pkg, ['--root', root]).status, 0);
+  t.match(env(), /^PLACARD_FFMPEG=\/opt\/ffmpeg-7\/ffmpeg$/m, 'the admin’s ffmpeg is kept');
+  t.equal(env().match(/^PLACARD_FFMPEG=/gm)?.length, 1);
+  t.match(readFileSync(path.join(ROOT, 'install.sh'), 'utf8'), /apt-get install -y -q --no-install-recommends poppler-utils/, 'poppler-utils is installed with apt (PDF assets)');
+});
+
+t.test('--port 80: the unit gets CAP_NET_BIND_SERVICE by a drop-in (and only then), verified and still hardened', async (t) => {
+  const dir = tempDataDir(t);
+  const root = scratchRoot(dir);
+  const pkg = fakePackage(dir, '1.0.0');
+  const dropin = path.join(root, 'etc/systemd/system/placard.service.d/install.conf');
+  const res = install(pkg, ['--root', root, '--port', '80']);
+  t.equal(res.status, 0, res.out);
+  const conf = readFileSync(dropin, 'utf8');
+  t.match(conf, /^\[Service\]$/m);
+  t.match(conf, /^CapabilityBoundingSet=CAP_NET_BIND_SERVICE$/m);
+  t.match(conf, /^AmbientCapabilities=CAP_NET_BIND_SERVICE$/m);
+  t.notMatch(conf, /CAP_SYS|CAP_NET_ADMIN|CAP_NET_RAW/, 'that capability only');
+
+  if (which('systemd-analyze')) {
+    // The unit with its drop-in, as systemd reads them together.
+    const unit = readFileSync(path.join(ROOT, 'systemd/placard.service'), 'utf8').replaceAll('/opt/placard/current/node/bin/node', process.execPath);
+    const merged = unit.replace('[Install]', `${conf.replace(/^\[Service\]$/m, '').replace(/^#.*$/gm, '')}\n[Install]`);
+    writeFileSync(path.join(dir, 'placard.service'), merged);
+    const verify = spawnSync('systemd-analyze', ['verify', path.join(dir, 'placard.service')], { encoding: 'utf8' });
+    t.equal(`${verify.stdout}${verify.stderr}`.trim(), '', 'the unit with the drop-in verifies clean');
+    const security = spawnSync('systemd-analyze', ['security', '--offline=yes', path.join(dir, 'placard.service')], { encoding: 'utf8' });
+    const score = Number(/Overall exposure level for placard\.service: ([\d.]+)/.exec(security.stdout)?.[1]);
+    t.ok(score > 0 && score <= 2.0, `systemd-analyze security still rates it OK with the capability: ${score}`);
+  } else t.comment('systemd-analyze is not installed here (CI installs systemd)');
+
+  // Back to a high port: the drop-in goes.
+  const back = install(pkg, ['--root', root, '--port', '8080']);
+  t.equal(back.status, 0, back.out);
+  t.notOk(existsSync(dropin), 'no capability for port 8080');
+  t.match(back.out, /removed .*install\.conf/);
+});
+
+t.test('--backup-copy-dir: a directory on another disk, marked; the same disk is refused', async (t) => {
+  const dir = tempDataDir(t);
+  const root = scratchRoot(dir);
+  const pkg = fakePackage(dir, '1.0.0');
+  t.equal(install(pkg, ['--root', root]).status, 0);
+  for (const bad of ['relative/dir', '/mnt/with space']) t.not(install(pkg, ['--root', root, '--backup-copy-dir', bad]).status, 0, `${bad} refused`);
+  t.match(install(pkg, ['--root', root, '--backup-copy-dir', '/mnt/nas']).out, /does not exist: mount the NAS or USB drive there first/);
+  mkdirSync(path.join(root, 'mnt/nas'), { recursive: true });
+  const same = install(pkg, ['--root', root, '--backup-copy-dir', '/mnt/nas']);
+  t.not(same.status, 0);
+  t.match(same.out, /on the same disk as .*: mount the NAS or USB drive there first/);
+  t.notOk(existsSync(path.join(root, 'mnt/nas/.placard-backup-target')), 'an unmounted directory is not marked');
+
+  // Another filesystem (tmpfs), as a mounted drive is.
+  if (!existsSync('/dev/shm') || statSync('/dev/shm').dev === statSync(dir).dev) {
+    t.comment('no second filesystem here to stand in for a mounted drive');
+    return;
+  }
+  const shm = mkdtempSync('/dev/shm/placard-copy-');
+  t.teardown(() => rmSync(shm, { recursive: true, force: true }));
+  // The scratch root sees it at /mnt/usb.
+  symlinkSync(shm, path.join(root, 'mnt/usb'));
+  const res = install(pkg, ['--root', root, '--backup-copy-dir', '/mnt/usb']);
+  t.equal(res.status, 0, res.out);
+  t.ok(existsSync(path.join(shm, '.placard-backup-target')), 'the mounted drive is marked');
+  t.match(readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8'), /^PLACARD_BACKUP_COPY_DIR=\/mnt\/usb$/m);
+  t.match(readFileSync(path.join(root, 'etc/systemd/system/placard.service.d/install.conf'), 'utf8'), /^ReadWritePaths=-\/mnt\/usb$/m, 'the service may write there (ProtectSystem=strict)');
 });

@@ -1,11 +1,12 @@
 import SQLite from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { access, constants as fsConstants, copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
 import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
-import { BACKUP_KINDS, BackupError, createBackup, discardPartialBackups, knownSchemaVersion, listBackups, type BackupKind } from './modules/system/backup.js';
+import { BACKUP_KINDS, BackupError, checkPassphrase, configuredPassphrase, createBackup, discardPartialBackups, isEncryptedFile, knownSchemaVersion, listBackups, type BackupKind } from './modules/system/backup.js';
 import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';
@@ -16,9 +17,15 @@ const HELP = `placard ${SERVER_VERSION}: the Placard server's command line
 
 Usage: placard <command> [options]
 
-  backup [--kind cli|pre-upgrade] [--no-media] [--out DIR]
-                          online backup (safe while the server runs); prints the file
-  restore FILE [--force]  restore a backup; stop the service first (systemctl stop placard)
+  backup [--kind cli|pre-upgrade] [--no-media] [--out DIR] [--passphrase-stdin]
+                          online backup (safe while the server runs); prints the file.
+                          Encrypted (age, .tar.age) with the passphrase read from stdin, or
+                          with PLACARD_BACKUP_PASSPHRASE_FILE's when that is set; copied to
+                          PLACARD_BACKUP_COPY_DIR when that is set; --out DIR: a copy there too
+  restore FILE [--force] [--passphrase-stdin]
+                          restore a backup; stop the service first (systemctl stop placard).
+                          An encrypted one opens with the passphrase from stdin, else
+                          PLACARD_BACKUP_PASSPHRASE_FILE's
   backups                 list backups in the data directory
   migrate                 bring the database schema up to date
   schema                  the database's schema version and the newest this version knows;
@@ -79,11 +86,44 @@ async function withDatabase<T>(config: Config, fn: (opened: ReturnType<typeof op
   }
 }
 
+/** A directory this process can write into, or a CliError saying why not (before any work). */
+async function writableDir(dir: string, what: string): Promise<string> {
+  const full = path.resolve(dir);
+  let isDir = false;
+  try {
+    isDir = statSync(full).isDirectory();
+  } catch {
+    throw new CliError(`${what} ${full} does not exist`);
+  }
+  if (!isDir) throw new CliError(`${what} ${full} is not a directory`);
+  try {
+    await access(full, fsConstants.W_OK | fsConstants.X_OK);
+  } catch {
+    const who = process.getuid ? ` (this command runs as uid ${process.getuid()}${process.getuid() === 0 ? '' : ': the placard command runs as the placard user'})` : '';
+    throw new CliError(`${what} ${full} is not writable by this user${who}; choose a directory it can write, or give it to that user first`);
+  }
+  return full;
+}
+
+/** The passphrase: from stdin when asked, else the configured file's, else none. */
+async function passphraseFor(config: Config, fromStdin: boolean | undefined): Promise<string | null> {
+  try {
+    if (fromStdin) return checkPassphrase(await readStdin());
+    return configuredPassphrase(config.backupPassphraseFile);
+  } catch (err) {
+    if (err instanceof BackupError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 async function commandBackup(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { kind: { type: 'string', default: 'cli' }, 'no-media': { type: 'boolean', default: false }, out: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { kind: { type: 'string', default: 'cli' }, 'no-media': { type: 'boolean', default: false }, out: { type: 'string' }, 'passphrase-stdin': { type: 'boolean', default: false } } });
   if (!(BACKUP_KINDS as readonly string[]).includes(values.kind!)) throw new CliError(`--kind must be one of ${BACKUP_KINDS.join(', ')}`);
   const file = path.join(config.dataDir, 'placard.db');
   if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  // Refused before the work: a backup of many gigabytes must not end in "cannot write".
+  const outDir = values.out === undefined ? null : await writableDir(values.out, '--out');
+  const passphrase = await passphraseFor(config, values['passphrase-stdin']);
   await discardPartialBackups(config.dataDir);
   // Settings from the database when it has them (an older schema may not): retention, media.
   let settings: Settings = DEFAULT_SETTINGS;
@@ -97,12 +137,20 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
     includeMedia: values['no-media'] ? false : settings.backups.includeMedia,
     keep: settings.backups.keep,
     progress: progressPrinter('backup'),
+    passphrase,
+    copyTo: config.backupCopyDir,
   });
   const written = path.join(config.dataDir, 'backups', info.name);
-  if (values.out) {
-    const { copyFile } = await import('node:fs/promises');
-    const dest = path.join(path.resolve(values.out), info.name);
-    await copyFile(written, dest);
+  if (info.copy && !info.copy.ok) process.stderr.write(`placard: warning: the backup was made but not copied to ${info.copy.dir}: ${info.copy.error}\n`);
+  else if (info.copy?.ok) process.stderr.write(`placard: copied to ${info.copy.path}\n`);
+  if (outDir) {
+    const dest = path.join(outDir, info.name);
+    try {
+      await copyFile(written, dest);
+    } catch (err) {
+      await rm(dest, { force: true });
+      throw new CliError(`the backup was made (${written}) but copying it to ${outDir} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
     out(dest);
   } else {
     out(written);
@@ -110,19 +158,21 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
 }
 
 async function commandRestore(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false }, 'passphrase-stdin': { type: 'boolean', default: false } } });
   const file = positionals[0];
-  if (!file) throw new CliError('usage: placard restore FILE');
+  if (!file) throw new CliError('usage: placard restore FILE [--force] [--passphrase-stdin]');
   let source = path.resolve(file);
   if (!existsSync(source) && existsSync(path.join(config.dataDir, 'backups', file))) source = path.join(config.dataDir, 'backups', file);
   if (!existsSync(source)) throw new CliError(`no such file: ${file}`);
+  const passphrase = isEncryptedFile(source) ? await passphraseFor(config, values['passphrase-stdin']) : null;
+  if (isEncryptedFile(source) && !passphrase) throw new CliError(`${path.basename(source)} is encrypted: give its passphrase on stdin (--passphrase-stdin), or set PLACARD_BACKUP_PASSPHRASE_FILE`);
   if (!values.force && (await serverAnswers(config))) {
     throw new CliError(`the server answers at ${localUrl(config)}: stop it first (systemctl stop placard), or restore from the console (System > Backups)`);
   }
   const recovered = recoverInterruptedRestore(config.dataDir);
   if (recovered) process.stderr.write(`${recovered}\n`);
   try {
-    const result = await restoreBackup({ dataDir: config.dataDir, file: source, progress: progressPrinter('restore') });
+    const result = await restoreBackup({ dataDir: config.dataDir, file: source, passphrase, progress: progressPrinter('restore') });
     out(`restored ${path.basename(source)} (made ${result.header.createdAt} by Placard ${result.header.serverVersion}): ${result.files} files, schema ${result.migratedTo}`);
   } catch (err) {
     if (err instanceof BackupError) throw new CliError(`refused: ${err.message}; the data directory is unchanged`);
@@ -133,7 +183,7 @@ async function commandRestore(config: Config, args: string[]): Promise<void> {
 async function commandBackups(config: Config): Promise<void> {
   const list = await listBackups(config.dataDir);
   if (list.length === 0) out('no backups');
-  for (const b of list) out(`${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.includesMedia ? 'with media' : 'database only'}`);
+  for (const b of list) out(`${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.encrypted ? 'encrypted' : b.includesMedia ? 'with media' : 'database only'}`);
 }
 
 async function commandMigrate(config: Config): Promise<void> {
@@ -279,6 +329,13 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`placard: ${(err as Error).message}\n`);
+      return 1;
+    }
+    // What the system refused (a directory not writable, a full disk, ...), or a backup that
+    // could not be made: one line, no stack trace.
+    const e = err as NodeJS.ErrnoException;
+    if (err instanceof BackupError || (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && e.syscall)) {
+      process.stderr.write(`placard: ${command} failed: ${e.message}\n`);
       return 1;
     }
     throw err;

@@ -49,6 +49,10 @@ const EnvSchema = z.object({
   PLACARD_FETCH_ALLOW_LOOPBACK: boolFromEnv.default(false),
   /** Demo mode: seed a sample venue once, let owners/admins reset it (docs/demo.md). */
   PLACARD_DEMO: boolFromEnv.default(false),
+  /** Encrypt every backup with the passphrase in this file (its first line; keep it outside the data directory). */
+  PLACARD_BACKUP_PASSPHRASE_FILE: z.string().min(1).optional(),
+  /** Copy every backup to this directory: a NAS or USB drive mounted there (install.sh --backup-copy-dir). */
+  PLACARD_BACKUP_COPY_DIR: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -77,6 +81,10 @@ export interface Config {
   readonly fetchAllowLoopback: boolean;
   /** Demo mode (PLACARD_DEMO): sample data seeded at start, resettable (docs/demo.md). */
   readonly demo: boolean;
+  /** PLACARD_BACKUP_PASSPHRASE_FILE: backups are encrypted (age) with its passphrase; null: not encrypted. */
+  readonly backupPassphraseFile: string | null;
+  /** PLACARD_BACKUP_COPY_DIR: every backup is copied there too; null: none. */
+  readonly backupCopyDir: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -120,6 +128,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fetchAllowPrivate: e.PLACARD_FETCH_ALLOW_PRIVATE,
     fetchAllowLoopback: e.PLACARD_FETCH_ALLOW_LOOPBACK,
     demo: e.PLACARD_DEMO,
+    backupPassphraseFile: e.PLACARD_BACKUP_PASSPHRASE_FILE ? path.resolve(e.PLACARD_BACKUP_PASSPHRASE_FILE) : null,
+    backupCopyDir: e.PLACARD_BACKUP_COPY_DIR ? path.resolve(e.PLACARD_BACKUP_COPY_DIR) : null,
   });
 }
 

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,7 +34,23 @@ export function fakePackage(dir: string, version: string): string {
   writeFileSync(path.join(pkg, 'ARCH'), 'x64\n');
   copyFileSync(path.join(ROOT, 'systemd/placard.service'), path.join(pkg, 'systemd/placard.service'));
   copyFileSync(path.join(ROOT, 'install.sh'), path.join(pkg, 'install.sh'));
+  writeSums(pkg);
   return pkg;
+}
+
+/** Every file of an unpacked package under ./, as package.sh writes SHA256SUMS. */
+function filesOf(dir: string, prefix = '.'): string[] {
+  return readdirSync(path.join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesOf(dir, `${prefix}/${e.name}`) : e.isFile() && !(prefix === '.' && e.name === 'SHA256SUMS') ? [`${prefix}/${e.name}`] : [],
+  );
+}
+
+/** (Re)writes a package's SHA256SUMS, as package.sh does. */
+export function writeSums(pkg: string): void {
+  const lines = filesOf(pkg)
+    .sort()
+    .map((f) => `${createHash('sha256').update(readFileSync(path.join(pkg, f))).digest('hex')}  ${f}`);
+  writeFileSync(path.join(pkg, 'SHA256SUMS'), lines.join('\n') + '\n');
 }
 
 export function install(pkg: string, args: string[]) {

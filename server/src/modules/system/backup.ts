@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, fsyncSync, openSync, closeSync, readSync, type Dirent } from 'node:fs';
-import { lstat, mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, fsyncSync, openSync, closeSync, readSync, readFileSync, type Dirent } from 'node:fs';
+import { access, constants as fsConstants, lstat, mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
 import tar from 'tar-stream';
@@ -26,8 +27,15 @@ export const MEDIA_DIRS = ['media', 'releases'] as const;
 export const BACKUP_KINDS = ['manual', 'scheduled', 'cli', 'pre-upgrade', 'uploaded'] as const;
 export type BackupKind = (typeof BACKUP_KINDS)[number];
 
-/** `placard-backup-20261122T221530123Z-manual.tar` */
-export const BACKUP_NAME = /^placard-backup-\d{8}T\d{9}Z-(manual|scheduled|cli|pre-upgrade|uploaded)(?:-[a-z0-9]{4})?\.tar$/;
+/** `placard-backup-20261122T221530123Z-manual-1a2b.tar`; `.tar.age` when encrypted (age, passphrase). */
+export const BACKUP_NAME = /^placard-backup-\d{8}T\d{9}Z-(manual|scheduled|cli|pre-upgrade|uploaded)(?:-[a-z0-9]{4})?\.tar(?:\.age)?$/;
+/** An encrypted backup: the plain tar inside an age file (https://age-encryption.org/v1), scrypt passphrase recipient. */
+export const ENCRYPTED_SUFFIX = '.age';
+const AGE_MAGIC = 'age-encryption.org/v1\n';
+/** Passphrases shorter than this are refused: the backup holds secret.key. */
+export const MIN_PASSPHRASE_LENGTH = 12;
+/** The file in a backup copy directory that says the drive is mounted (install.sh --backup-copy-dir writes it). */
+export const COPY_TARGET_MARKER = '.placard-backup-target';
 /**
  * Files being written in backups/ are `.partial-<pid>-<name>` (the writer's process id):
  * `discardPartialBackups` removes those whose writer is gone, never one being written.
@@ -85,9 +93,142 @@ export function backupsDir(dataDir: string): string {
   return path.join(dataDir, 'backups');
 }
 
-export function backupName(kind: BackupKind, at = new Date()): string {
+export function backupName(kind: BackupKind, at = new Date(), encrypted = false): string {
   const stamp = at.toISOString().replace(/[-:.]/g, '');
-  return `placard-backup-${stamp}-${kind}-${randomBytes(3).toString('hex').slice(0, 4)}.tar`;
+  return `placard-backup-${stamp}-${kind}-${randomBytes(3).toString('hex').slice(0, 4)}.tar${encrypted ? ENCRYPTED_SUFFIX : ''}`;
+}
+
+/** Is `file` an age-encrypted file (by its first bytes)? */
+export function isEncryptedFile(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const buf = Buffer.alloc(AGE_MAGIC.length);
+    return readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.toString('latin1') === AGE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A passphrase someone gave: long enough, one line. */
+export function checkPassphrase(passphrase: string): string {
+  if (passphrase.length < MIN_PASSPHRASE_LENGTH) throw new BackupError(`the passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters`);
+  if (passphrase.length > 1024 || /[\r\n\0]/.test(passphrase)) throw new BackupError('the passphrase must be one line of at most 1024 characters');
+  return passphrase;
+}
+
+/**
+ * The server's backup passphrase: the first line of PLACARD_BACKUP_PASSPHRASE_FILE (kept
+ * outside the data directory, so never inside a backup), or null when none is configured.
+ */
+export function configuredPassphrase(file: string | null | undefined): string | null {
+  if (!file) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new BackupError(`cannot read the backup passphrase file ${file} (PLACARD_BACKUP_PASSPHRASE_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'failed');
+  }
+  const line = text.split(/\r?\n/)[0] ?? '';
+  try {
+    return checkPassphrase(line);
+  } catch (err) {
+    throw new BackupError(`the backup passphrase file ${file}: ${(err as Error).message}`, 'failed');
+  }
+}
+
+/**
+ * age (typage, by the age author) encrypts and decrypts in a worker thread: its scrypt and
+ * ChaCha20-Poly1305 are JavaScript, and scrypt alone holds a CPU for seconds, which the
+ * server's event loop must not. The plain tar crosses as a transferred web stream.
+ */
+const AGE_WORKER = `
+  const { parentPort, workerData } = require('node:worker_threads');
+  const { createReadStream, createWriteStream, fsyncSync, openSync, closeSync } = require('node:fs');
+  const { Readable } = require('node:stream');
+  const { pipeline } = require('node:stream/promises');
+  parentPort.once('message', async (msg) => {
+    try {
+      const age = await import(workerData.age);
+      if (workerData.mode === 'encrypt') {
+        const e = new age.Encrypter();
+        e.setPassphrase(workerData.passphrase);
+        const out = await e.encrypt(msg.stream);
+        await pipeline(Readable.fromWeb(out), createWriteStream(workerData.file, { flags: 'a', mode: 0o600 }));
+        const fd = openSync(workerData.file, 'r+'); fsyncSync(fd); closeSync(fd);
+        parentPort.postMessage({ ok: true });
+      } else {
+        const d = new age.Decrypter();
+        d.addPassphrase(workerData.passphrase);
+        let plain;
+        try {
+          plain = await d.decrypt(Readable.toWeb(createReadStream(workerData.file)));
+        } catch (err) {
+          parentPort.postMessage({ ok: false, message: String(err && err.message || err) });
+          return;
+        }
+        parentPort.postMessage({ ok: true, stream: plain }, [plain]);
+        // Stay alive (a listening port) while the main thread reads: it terminates this worker.
+        parentPort.once('message', () => {});
+      }
+    } catch (err) {
+      parentPort.postMessage({ ok: false, message: String(err && err.message || err) });
+    }
+  });
+`;
+
+function ageWorker(mode: 'encrypt' | 'decrypt', file: string, passphrase: string): Worker {
+  return new Worker(AGE_WORKER, { eval: true, workerData: { mode, file, passphrase, age: import.meta.resolve('age-encryption') } });
+}
+
+/** Encrypts the plain stream `source` into `file` (appended; fsynced). */
+async function encryptTo(source: NodeJS.ReadableStream, file: string, passphrase: string): Promise<void> {
+  const worker = ageWorker('encrypt', file, passphrase);
+  // tar-stream's pack is a streamx stream: a Node stream in between for toWeb.
+  const plain = new PassThrough();
+  const feeding = pipeline(source, plain).catch((err: Error) => plain.destroy(err));
+  try {
+    const web = Readable.toWeb(plain);
+    const answer = new Promise<{ ok: boolean; message?: string }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the encryption worker exited with ${code}`)));
+    });
+    worker.postMessage({ stream: web }, [web as unknown as import('node:worker_threads').TransferListItem]);
+    const msg = await answer;
+    await feeding;
+    if (!msg.ok) throw new BackupError(`encryption failed: ${msg.message}`, 'failed');
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** The plain tar of an encrypted backup, as a stream; a wrong passphrase is a BackupError. */
+async function decryptedStream(file: string, passphrase: string): Promise<{ stream: Readable; worker: Worker }> {
+  const worker = ageWorker('decrypt', file, passphrase);
+  worker.postMessage({});
+  const msg = await new Promise<{ ok: boolean; message?: string; stream?: ReadableStream }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the decryption worker exited with ${code}`)));
+  }).catch(async (err: Error) => {
+    await worker.terminate();
+    throw new BackupError(`the encrypted backup cannot be read: ${err.message}`);
+  });
+  if (!msg.ok || !msg.stream) {
+    await worker.terminate();
+    const wrong = /no identity matched|incorrect|passphrase/i.test(msg.message ?? '');
+    throw new BackupError(wrong ? 'the passphrase does not open this encrypted backup' : `the encrypted backup cannot be read: ${msg.message}`);
+  }
+  // Buffers for tar-stream (the web stream yields Uint8Arrays).
+  const web = Readable.fromWeb(msg.stream as import('node:stream/web').ReadableStream);
+  const buffers = new Transform({ transform: (chunk: Uint8Array, _enc, done) => done(null, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)) });
+  web.on('error', (err) => buffers.destroy(err));
+  return { stream: web.pipe(buffers), worker };
 }
 
 export const knownSchemaVersion = (): number => MIGRATIONS.at(-1)?.version ?? 0;
@@ -199,6 +340,10 @@ export interface CreateBackupOptions {
   /** Retention after success: keep this many manual/scheduled/cli backups (see RETAINED_KINDS); undefined deletes none. */
   keep?: number;
   progress?: Progress;
+  /** Encrypt with this passphrase (age, scrypt): the file is `<name>.tar.age`. */
+  passphrase?: string | null;
+  /** Copy the finished backup to this directory (a mounted NAS or USB drive; see copyBackup). */
+  copyTo?: string | null;
 }
 
 export interface BackupInfo {
@@ -206,10 +351,16 @@ export interface BackupInfo {
   sizeBytes: number;
   createdAt: string;
   kind: string;
-  serverVersion: string;
-  schemaVersion: number;
-  includesMedia: boolean;
+  /** null for an encrypted backup: its header is inside the encryption. */
+  serverVersion: string | null;
+  schemaVersion: number | null;
+  includesMedia: boolean | null;
+  encrypted: boolean;
+  /** The copy to PLACARD_BACKUP_COPY_DIR, when one is configured (createBackup only). */
+  copy?: CopyResult;
 }
+
+export type CopyResult = { ok: true; path: string; pruned: string[] } | { ok: false; dir: string; error: string };
 
 /**
  * Writes `backups/.partial-<name>`, fsyncs it and renames it to `<name>`: a backup that
@@ -220,7 +371,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
   const progress = options.progress ?? (() => {});
   const dir = backupsDir(options.dataDir);
   await mkdir(dir, { recursive: true });
-  const name = backupName(options.kind);
+  const encrypted = Boolean(options.passphrase);
+  const name = backupName(options.kind, new Date(), encrypted);
   const partial = path.join(dir, partialName(name));
   const snapshot = `${partial}.db`;
   const createdAt = new Date().toISOString();
@@ -249,8 +401,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       includesMedia: options.includeMedia,
     };
     const pack = tar.pack();
-    const out = createWriteStream(partial, { mode: 0o600 });
-    const written = pipeline(pack, out);
+    const written = encrypted ? encryptTo(pack as unknown as NodeJS.ReadableStream, partial, options.passphrase!) : pipeline(pack, createWriteStream(partial, { mode: 0o600 }));
+    written.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
     const files: BackupManifest['files'] = [];
     const headerBuf = Buffer.from(JSON.stringify(header, null, 2));
     await addEntry(pack, HEADER_ENTRY, headerBuf.length, headerBuf);
@@ -295,8 +447,16 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     await rm(snapshot, { force: true });
     if (options.keep !== undefined) await pruneBackups(options.dataDir, options.keep);
     const size = (await stat(final)).size;
-    progress(1, `backup ${name} written`);
-    return { name, sizeBytes: size, createdAt, kind: options.kind, serverVersion: SERVER_VERSION, schemaVersion: snap.schemaVersion, includesMedia: options.includeMedia };
+    const info: BackupInfo = { name, sizeBytes: size, createdAt, kind: options.kind, serverVersion: SERVER_VERSION, schemaVersion: snap.schemaVersion, includesMedia: options.includeMedia, encrypted };
+    if (options.copyTo) {
+      progress(0.995, `copying ${name} to ${options.copyTo}`);
+      info.copy = await copyBackup(final, options.copyTo, options.keep).then(
+        (r): CopyResult => ({ ok: true, ...r }),
+        (err: Error): CopyResult => ({ ok: false, dir: options.copyTo!, error: err.message }),
+      );
+    }
+    progress(1, `backup ${name} written${info.copy ? (info.copy.ok ? `, copied to ${options.copyTo}` : `; the copy to ${options.copyTo} failed: ${info.copy.error}`) : ''}`);
+    return info;
   } catch (err) {
     await rm(partial, { force: true });
     await rm(snapshot, { force: true });
@@ -321,8 +481,11 @@ function processAlive(pid: number): boolean {
  * so its own pid (a reused one, e.g. pid 1 in a container) counts as gone.
  */
 export async function discardPartialBackups(dataDir: string, options: { atStart?: boolean; maxAgeMs?: number } = {}): Promise<string[]> {
+  return discardPartialBackupsIn(backupsDir(dataDir), options);
+}
+
+async function discardPartialBackupsIn(dir: string, options: { atStart?: boolean; maxAgeMs?: number } = {}): Promise<string[]> {
   const removed: string[] = [];
-  const dir = backupsDir(dataDir);
   const maxAge = options.maxAgeMs ?? PARTIAL_MAX_AGE_MS;
   let names: string[] = [];
   try {
@@ -372,9 +535,19 @@ export function readBackupHeader(file: string): BackupHeader | null {
   }
 }
 
+/** When a backup was made, from the stamp in its name. */
+function createdAtOfName(name: string): string | null {
+  const m = /^placard-backup-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-/.exec(name);
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z` : null;
+}
+
 /** Finished backups in backups/, newest first. */
 export async function listBackups(dataDir: string): Promise<BackupInfo[]> {
-  const dir = backupsDir(dataDir);
+  return listBackupsIn(backupsDir(dataDir));
+}
+
+/** Finished backups in `dir` (backups/ or a copy directory), newest first. */
+export async function listBackupsIn(dir: string): Promise<BackupInfo[]> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -385,11 +558,19 @@ export async function listBackups(dataDir: string): Promise<BackupInfo[]> {
   for (const name of names) {
     if (!BACKUP_NAME.test(name)) continue;
     const file = path.join(dir, name);
+    if (name.endsWith(ENCRYPTED_SUFFIX)) {
+      // The header is inside the encryption: what the name says, and its size.
+      const createdAt = createdAtOfName(name);
+      const s = await stat(file).catch(() => null);
+      if (!createdAt || !s?.isFile() || !isEncryptedFile(file)) continue;
+      out.push({ name, sizeBytes: s.size, createdAt, kind: backupKindOf(name)!, serverVersion: null, schemaVersion: null, includesMedia: null, encrypted: true });
+      continue;
+    }
     const header = readBackupHeader(file);
     if (!header) continue;
     const s = await stat(file).catch(() => null);
     if (!s) continue;
-    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: backupKindOf(name) ?? header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia });
+    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: backupKindOf(name) ?? header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia, encrypted: false });
   }
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
 }
@@ -399,15 +580,64 @@ export async function listBackups(dataDir: string): Promise<BackupInfo[]> {
  * PRE_UPGRADE_KEEP pre-upgrade ones; uploaded backups stay until someone deletes them.
  */
 export async function pruneBackups(dataDir: string, keep: number): Promise<string[]> {
-  const all = await listBackups(dataDir);
+  return pruneBackupsIn(backupsDir(dataDir), keep);
+}
+
+async function pruneBackupsIn(dir: string, keep: number): Promise<string[]> {
+  const all = await listBackupsIn(dir);
   const regular = all.filter((b) => (RETAINED_KINDS as readonly string[]).includes(b.kind));
   const preUpgrade = all.filter((b) => b.kind === 'pre-upgrade');
   const removed: string[] = [];
   for (const b of [...regular.slice(keep), ...preUpgrade.slice(PRE_UPGRADE_KEEP)]) {
-    await unlink(path.join(backupsDir(dataDir), b.name)).catch(() => {});
+    await unlink(path.join(dir, b.name)).catch(() => {});
     removed.push(b.name);
   }
   return removed;
+}
+
+/**
+ * Copies a finished backup to `dir`, a directory on another disk (a NAS or USB drive
+ * mounted there): written as `.partial-<pid>-<name>`, fsynced, read back and compared by
+ * sha256, then renamed. `dir` must hold COPY_TARGET_MARKER: an empty mount point (the
+ * drive not mounted) lacks it, and nothing is written onto the system disk by mistake. The
+ * same retention as backups/ applies there (`keep`). Answers the copy's path and what was pruned.
+ */
+export async function copyBackup(file: string, dir: string, keep?: number): Promise<{ path: string; pruned: string[] }> {
+  const s = await stat(dir).catch(() => null);
+  if (!s?.isDirectory()) throw new BackupError(`the backup copy directory ${dir} does not exist (is the drive mounted?)`, 'failed');
+  if (!existsSync(path.join(dir, COPY_TARGET_MARKER))) {
+    throw new BackupError(`${dir} has no ${COPY_TARGET_MARKER}: the drive is probably not mounted (install.sh --backup-copy-dir ${dir} marks a mounted one)`, 'failed');
+  }
+  try {
+    await access(dir, fsConstants.W_OK);
+  } catch {
+    throw new BackupError(`the backup copy directory ${dir} is not writable by this user`, 'failed');
+  }
+  const name = path.basename(file);
+  const partial = path.join(dir, partialName(name));
+  const final = path.join(dir, name);
+  const hashOf = async (f: string) => {
+    const h = createHash('sha256');
+    for await (const chunk of createReadStream(f)) h.update(chunk as Buffer);
+    return h.digest('hex');
+  };
+  try {
+    const hash = createHash('sha256');
+    const source = createReadStream(file);
+    source.on('data', (c) => hash.update(c as Buffer));
+    await pipeline(source, createWriteStream(partial, { mode: 0o600 }));
+    fsyncFile(partial);
+    const expected = hash.digest('hex');
+    if ((await hashOf(partial)) !== expected) throw new BackupError(`the copy in ${dir} does not read back as written`, 'failed');
+    durableRename(partial, final);
+  } catch (err) {
+    await rm(partial, { force: true });
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(`copying the backup to ${dir} failed: ${(err as Error).message}`, 'failed');
+  }
+  await discardPartialBackupsIn(dir).catch(() => []);
+  const pruned = keep === undefined ? [] : await pruneBackupsIn(dir, keep);
+  return { path: final, pruned };
 }
 
 /** A relative archive path that may be written under the staging directory, or null. */
@@ -432,10 +662,12 @@ export interface VerifiedBackup {
  * not be newer than this server's. With `extractTo`, files are written there as they pass.
  * Nothing outside `extractTo` is touched.
  */
-export async function verifyBackup(file: string, options: { extractTo?: string; progress?: Progress } = {}): Promise<VerifiedBackup> {
+export async function verifyBackup(file: string, options: { extractTo?: string; progress?: Progress; passphrase?: string | null } = {}): Promise<VerifiedBackup & { encrypted: boolean }> {
   const progress = options.progress ?? (() => {});
   const totalSize = (await stat(file).catch(() => null))?.size;
   if (totalSize === undefined) throw new BackupError('the backup file does not exist');
+  const encrypted = isEncryptedFile(file);
+  if (encrypted && !options.passphrase) throw new BackupError('the backup is encrypted: give its passphrase', 'invalid');
   let header: BackupHeader | null = null;
   let manifest: BackupManifest | null = null;
   const seen = new Map<string, { sizeBytes: number; sha256: string }>();
@@ -524,11 +756,20 @@ export async function verifyBackup(file: string, options: { extractTo?: string; 
       stream.resume();
     }
   });
+  let decrypting: Worker | null = null;
   try {
-    await pipeline(createReadStream(file), extract);
+    let source: Readable = createReadStream(file);
+    if (encrypted) {
+      const opened = await decryptedStream(file, options.passphrase!);
+      source = opened.stream;
+      decrypting = opened.worker;
+    }
+    await pipeline(source, extract);
   } catch (err) {
     if (err instanceof BackupError) throw err;
-    throw new BackupError(`the archive is damaged or cut short: ${(err as Error).message}`);
+    throw new BackupError(`the archive is damaged or cut short${encrypted ? ' (or its encryption is)' : ''}: ${(err as Error).message}`);
+  } finally {
+    if (decrypting) await decrypting.terminate();
   }
   const h = header as BackupHeader | null;
   const m = manifest as BackupManifest | null;
@@ -542,5 +783,5 @@ export async function verifyBackup(file: string, options: { extractTo?: string; 
   if (seen.size !== m.files.length) throw new BackupError('the backup holds files its manifest does not list');
   if (!seen.has(DATABASE_ENTRY)) throw new BackupError('the backup holds no database');
   progress(1, 'backup verified');
-  return { header: h, manifest: m };
+  return { header: h, manifest: m, encrypted };
 }

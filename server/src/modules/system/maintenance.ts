@@ -7,7 +7,7 @@ import { openedDatabaseOf } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { ServerSecrets } from '../../platform/security/secrets.js';
 import { v7 as uuidv7 } from 'uuid';
-import { BACKUP_NAME, BackupError, backupsDir, createBackup, listBackups, type BackupKind } from './backup.js';
+import { BACKUP_NAME, BackupError, backupsDir, configuredPassphrase, createBackup, listBackups, MIN_PASSPHRASE_LENGTH, type BackupKind } from './backup.js';
 import { maintenanceAction, registerMaintenanceAction, restoreParticipantList, type MaintenanceAction, type RestoreParticipant } from './hooks.js';
 import { restoreBackup } from './restore.js';
 import { drainWrites } from './restore-gate.js';
@@ -136,27 +136,38 @@ export function databaseFileOf(deps: AppDeps): string {
   return openedDatabaseOf(deps.db)?.file ?? path.join(deps.config.dataDir, 'placard.db');
 }
 
-export async function runBackup(deps: AppDeps, kind: BackupKind, includeMedia: boolean | undefined, progress: (f: number, m: string) => void) {
+/**
+ * A backup: encrypted with `passphrase` when given, else with the configured one
+ * (PLACARD_BACKUP_PASSPHRASE_FILE), else plain; copied to PLACARD_BACKUP_COPY_DIR when set
+ * (a failed copy is in the result's `copy` and the log, the backup itself stands).
+ */
+export async function runBackup(deps: AppDeps, kind: BackupKind, includeMedia: boolean | undefined, progress: (f: number, m: string) => void, passphrase?: string) {
   const settings = await getSettings(deps.db);
-  return createBackup({
+  const info = await createBackup({
     dataDir: deps.config.dataDir,
     databaseFile: databaseFileOf(deps),
     kind,
     includeMedia: includeMedia ?? settings.backups.includeMedia,
     keep: settings.backups.keep,
     progress,
+    passphrase: passphrase ?? configuredPassphrase(deps.config.backupPassphraseFile),
+    copyTo: deps.config.backupCopyDir,
   });
+  if (info.copy && !info.copy.ok) deps.logger.warn({ backup: info.name, dir: info.copy.dir, error: info.copy.error }, 'the backup was not copied to PLACARD_BACKUP_COPY_DIR');
+  return info;
 }
+
+const Passphrase = z.string().min(MIN_PASSPHRASE_LENGTH).max(1024).regex(/^[^\r\n\0]*$/, 'one line');
 
 registerMaintenanceAction({
   name: 'backup',
   summary: 'Online backup: a consistent database snapshot plus the media store, as one tar in backups/',
   minRole: 'admin',
   exclusive: true,
-  options: z.object({ includeMedia: z.boolean().optional() }).strict(),
+  options: z.object({ includeMedia: z.boolean().optional(), passphrase: Passphrase.optional() }).strict(),
   async run({ deps, options, progress }) {
-    const o = options as { includeMedia?: boolean };
-    const info = await runBackup(deps, 'manual', o.includeMedia, progress);
+    const o = options as { includeMedia?: boolean; passphrase?: string };
+    const info = await runBackup(deps, 'manual', o.includeMedia, progress, o.passphrase);
     return { backup: info, downloadUrl: `/api/v1/system/backups/${info.name}` };
   },
 });
@@ -169,9 +180,9 @@ registerMaintenanceAction({
   summary: 'Restore a backup from backups/ (upload one with POST /api/v1/system/backups); /readyz answers 503 meanwhile',
   minRole: 'owner',
   exclusive: true,
-  options: z.object({ backup: z.string().regex(BACKUP_NAME, 'a backup name from GET /api/v1/system/backups') }).strict(),
+  options: z.object({ backup: z.string().regex(BACKUP_NAME, 'a backup name from GET /api/v1/system/backups'), passphrase: Passphrase.optional() }).strict(),
   async run({ deps, options, progress, app }) {
-    const o = options as { backup: string };
+    const o = options as { backup: string; passphrase?: string };
     const live = openedDatabaseOf(deps.db);
     if (!live) throw new ApiError('conflict', 'This server cannot swap its database while running; use `placard restore` with the service stopped');
     // Set before the first await: from the moment the run exists, /readyz answers 503 and
@@ -180,7 +191,10 @@ registerMaintenanceAction({
     const paused: RestoreParticipant[] = [];
     try {
       const file = path.join(backupsDir(deps.config.dataDir), o.backup);
-      if (!(await listBackups(deps.config.dataDir)).some((b) => b.name === o.backup)) throw new ApiError('not_found', `No backup named ${o.backup}`);
+      const found = (await listBackups(deps.config.dataDir)).find((b) => b.name === o.backup);
+      if (!found) throw new ApiError('not_found', `No backup named ${o.backup}`);
+      const passphrase = found.encrypted ? (o.passphrase ?? configuredPassphrase(deps.config.backupPassphraseFile)) : null;
+      if (found.encrypted && !passphrase) throw new ApiError('validation_failed', `${o.backup} is encrypted: give options.passphrase (this server has no PLACARD_BACKUP_PASSPHRASE_FILE)`);
       // What is already under way finishes first: writes that got in before the gate closed,
       // then background work (jobs) stops. Nothing then writes across the swap.
       progress(0.01, 'waiting for writes under way to finish');
@@ -190,7 +204,7 @@ registerMaintenanceAction({
         await participant.pause(deps);
         paused.push(participant);
       }
-      const result = await restoreBackup({ dataDir: deps.config.dataDir, file, live, progress });
+      const result = await restoreBackup({ dataDir: deps.config.dataDir, file, live, progress, passphrase });
       // The restored secret.key seals TOTP seeds of the restored users: use it from now on.
       if (app) app.context.secrets = new ServerSecrets(deps.config.dataDir);
       // The restored database has its own settings: hot paths must not keep the old ones.

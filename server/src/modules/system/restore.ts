@@ -26,7 +26,8 @@ export interface RestoreResult {
 /**
  * Restores a backup archive into `dataDir`:
  *
- * 1. verify and extract into `dataDir/.restore-staging-*` (same filesystem: renames are
+ * 1. verify (decrypting an encrypted backup with `passphrase`) and extract into
+ *    `dataDir/.restore-staging-*` (same filesystem: renames are
  *    atomic); the live data is not touched, so a corrupt, cut-short or newer backup is
  *    refused with the server unharmed;
  * 2. check the staged database's integrity and migrate it to this server's schema;
@@ -35,7 +36,7 @@ export interface RestoreResult {
  * 4. remove the journal. A crash during 3 is finished forward by `recoverInterruptedRestore`
  *    at the next start (the staged copy was verified before the journal was written).
  */
-export async function restoreBackup(options: { dataDir: string; file: string; live?: OpenedDatabase; progress?: Progress }): Promise<RestoreResult> {
+export async function restoreBackup(options: { dataDir: string; file: string; live?: OpenedDatabase; progress?: Progress; passphrase?: string | null }): Promise<RestoreResult> {
   const progress = options.progress ?? (() => {});
   const { dataDir } = options;
   if (existsSync(path.join(dataDir, JOURNAL))) recoverInterruptedRestore(dataDir);
@@ -45,7 +46,7 @@ export async function restoreBackup(options: { dataDir: string; file: string; li
   let journalWritten = false;
   try {
     progress(0.01, 'verifying the backup');
-    const verified = await verifyBackup(options.file, { extractTo: staging, progress: (f, m) => progress(0.02 + f * 0.7, m) });
+    const verified = await verifyBackup(options.file, { extractTo: staging, passphrase: options.passphrase, progress: (f, m) => progress(0.02 + f * 0.7, m) });
     progress(0.75, 'checking and migrating the restored database');
     const stagedDb = path.join(staging, DATABASE_ENTRY);
     const staged = openDatabase(stagedDb);

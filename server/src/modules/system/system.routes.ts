@@ -10,7 +10,7 @@ import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js'
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { durableRename } from '../../platform/db/database.js';
-import { BACKUP_NAME, BackupError, backupName, backupsDir, discardPartialBackups, listBackups, partialName, verifyBackup } from './backup.js';
+import { BACKUP_NAME, BackupError, backupName, backupsDir, checkPassphrase, configuredPassphrase, discardPartialBackups, isEncryptedFile, listBackups, partialName, verifyBackup } from './backup.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
 import { notifySettingsChanged, parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
@@ -26,9 +26,12 @@ const BackupDto = z.object({
   sizeBytes: z.number(),
   createdAt: z.string(),
   kind: z.string(),
-  serverVersion: z.string(),
-  schemaVersion: z.number(),
-  includesMedia: z.boolean(),
+  /** null for an encrypted backup (the header is inside the encryption). */
+  serverVersion: z.string().nullable(),
+  schemaVersion: z.number().nullable(),
+  includesMedia: z.boolean().nullable(),
+  /** age-encrypted with a passphrase (`.tar.age`). */
+  encrypted: z.boolean(),
   downloadUrl: z.string(),
 });
 const withUrl = <T extends { name: string }>(b: T) => ({ ...b, downloadUrl: `/api/v1/system/backups/${b.name}` });
@@ -224,11 +227,13 @@ export const systemRoutes = [
     minRole: 'owner',
     extension: true,
     tags: TAGS,
-    summary: 'Upload a backup archive (the body is the .tar); it is verified end to end before it is kept',
+    summary: 'Upload a backup archive (the body is the .tar, or an encrypted .tar.age); it is verified end to end before it is kept',
+    description:
+      'An encrypted backup is decrypted to be verified with the passphrase in the `Placard-Backup-Passphrase` header, else the server\'s configured one (PLACARD_BACKUP_PASSPHRASE_FILE); it is kept encrypted.',
     rawBody: { contentTypes: ['application/x-tar', 'application/octet-stream'] },
     responses: {
       201: { description: 'The backup, kept', data: BackupDto },
-      400: { description: 'validation_failed: not a Placard backup, damaged, or made by a newer Placard' },
+      400: { description: 'validation_failed: not a Placard backup, damaged, made by a newer Placard, or encrypted and the passphrase is missing or wrong' },
       507: { description: 'insufficient_storage: the disk filled up' },
     },
     handler: async (ctx) => {
@@ -242,13 +247,17 @@ export const systemRoutes = [
           if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new ApiError('insufficient_storage', 'The disk is full; the upload was discarded');
           throw new ApiError('validation_failed', `The upload did not complete: ${(err as Error).message}`);
         }
+        const encrypted = isEncryptedFile(partial);
         try {
-          await verifyBackup(partial);
+          const given = ctx.get('placard-backup-passphrase');
+          const passphrase = !encrypted ? null : given ? checkPassphrase(given) : configuredPassphrase(ctx.deps.config.backupPassphraseFile);
+          if (encrypted && !passphrase) throw new BackupError('it is encrypted: send its passphrase in the Placard-Backup-Passphrase header');
+          await verifyBackup(partial, { passphrase });
         } catch (err) {
           if (err instanceof BackupError) throw new ApiError('validation_failed', `Not a usable backup: ${err.message}`);
           throw err;
         }
-        const name = backupName('uploaded');
+        const name = backupName('uploaded', new Date(), encrypted);
         durableRename(partial, path.join(dir, name));
         const info = (await listBackups(ctx.deps.config.dataDir)).find((b) => b.name === name);
         if (!info) throw new ApiError('validation_failed', 'The backup header could not be read');
@@ -265,14 +274,14 @@ export const systemRoutes = [
     minRole: 'owner',
     extension: true,
     tags: TAGS,
-    summary: 'Download a backup (it holds secret.key: owners only)',
+    summary: 'Download a backup (it holds secret.key: owners only); an encrypted one as it is (application/octet-stream, age)',
     params: BackupParams,
-    responses: { 200: { description: 'The archive', content: { 'application/x-tar': {} } } },
+    responses: { 200: { description: 'The archive', content: { 'application/x-tar': {}, 'application/octet-stream': {} } } },
     handler: async (ctx, { params }) => {
       const file = path.join(backupsDir(ctx.deps.config.dataDir), params.name);
       const s = await stat(file).catch(() => null);
       if (!s?.isFile()) throw new ApiError('not_found', 'No such backup');
-      sendFile(ctx, file, s.size, params.name, 'application/x-tar');
+      sendFile(ctx, file, s.size, params.name, params.name.endsWith('.age') ? 'application/octet-stream' : 'application/x-tar');
     },
   }),
   defineRoute({
