@@ -173,7 +173,7 @@ find_package() {
       (cd "$(dirname "$PACKAGE")" && sha256sum -c "$(basename "$PACKAGE").sha256" >/dev/null) || die "$PACKAGE does not match $PACKAGE.sha256"
       say "checksum of $(basename "$PACKAGE") verified"
     fi
-    TMP_UNPACK=$(mktemp -d)
+    TMP_UNPACK=$(mktemp -d) || die "cannot make a temporary directory to unpack into (set TMPDIR to a writable one)"
     tar -xzf "$PACKAGE" -C "$TMP_UNPACK" || die "cannot unpack $PACKAGE"
     SOURCE=$(find "$TMP_UNPACK" -mindepth 1 -maxdepth 1 -type d | head -n 1)
   else
@@ -197,13 +197,10 @@ verify_package() {
   if ! bad=$(cd "$SOURCE" && sha256sum -c --quiet --strict SHA256SUMS 2>&1); then
     die "the package's files do not match its SHA256SUMS (damaged or tampered; nothing was installed): $(printf '%s\n' "$bad" | head -n 3 | tr '\n' ' ')"
   fi
-  listed=$(mktemp)
-  found=$(mktemp)
-  sed -n 's/^[0-9a-f]\{64\}  //p' "$SOURCE/SHA256SUMS" | sort >"$listed"
-  (cd "$SOURCE" && find . -type f ! -path ./SHA256SUMS ! -path ./.installed ! -path ./.schema-before-upgrade | sort) >"$found"
-  extra=$(comm -13 "$listed" "$found" | head -n 3 | tr '\n' ' ')
-  n=$(wc -l <"$listed" | tr -d ' ')
-  rm -f "$listed" "$found"
+  # No temporary files: install.sh may run as a user who cannot write $TMPDIR (--root).
+  extra=$(cd "$SOURCE" && { sed -n 's/^[0-9a-f]\{64\}  /L /p' SHA256SUMS; find . -type f ! -path ./SHA256SUMS ! -path ./.installed ! -path ./.schema-before-upgrade | sed 's/^/F /'; } |
+    awk '$1 == "L" { listed[substr($0, 3)] = 1; next } !(substr($0, 3) in listed) { print substr($0, 3) }' | head -n 3 | tr '\n' ' ')
+  n=$(grep -c '^[0-9a-f]\{64\}  ' "$SOURCE/SHA256SUMS")
   [ -z "$extra" ] || die "the package holds files its SHA256SUMS does not list (tampered; nothing was installed): $extra"
   say "verified the package's $n files against its SHA256SUMS"
 }

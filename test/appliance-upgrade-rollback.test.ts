@@ -28,7 +28,8 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   t.match(failed.out, /version 1\.0\.0 is running again/);
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0', 'current points at the old version again');
   t.notOk(existsSync(path.join(root, 'opt/placard/previous')), 'previous is as it was (none)');
-  t.same(systemctl.calls(), ['enable placard.service', 'restart placard.service', 'stop placard.service', 'start placard.service']);
+  // Before restoring, install.sh checks the stopped service stayed stopped (never a restore under a running server).
+  t.same(systemctl.calls(), ['enable placard.service', 'restart placard.service', 'stop placard.service', 'is-active --quiet placard.service', 'start placard.service']);
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' }, 'the database is the pre-upgrade backup’s');
   const aside = new SQLite(path.join(data, 'placard.db.pre-restore'), { readonly: true });
   t.equal((aside.prepare('select max(version) as v from schema_migrations').get() as { v: number }).v, 999999, 'the migrated database is kept aside');

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
-import { launchBrowser, snap } from './helpers/browser.js';
+import { launchBrowser, signedInAs, snap, unfoldNav } from './helpers/browser.js';
 import { adminPage, checkAccessibility, LAPTOP, openAdmin, PHONE, snapBoth } from './helpers/console-admin.js';
 import { startApp, type TestApp } from './helpers/harness.js';
 
@@ -58,7 +58,7 @@ t.test('console: users get a one-time set-password link (works once), admins set
   await vp.getByLabel('Email', { exact: true }).fill('vera@cafe.example');
   await vp.getByLabel('Password', { exact: true }).fill('steamed milk and espresso');
   await vp.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await vp.locator('details.user-menu summary', { hasText: 'Vera Barista' }).waitFor();
+  await signedInAs(vp, 'Vera Barista');
   t.pass('Vera signs in with the password she chose');
 
   // The same link again: already used.
@@ -98,6 +98,7 @@ t.test('console: users get a one-time set-password link (works once), admins set
   // Change my own password: the current one is needed; my other sessions end, this one goes on.
   const elsewhere = await login(app, who.user.email, TEST_PASSWORD);
   const elsewhereHeaders = { cookie: cookieHeader(elsewhere) };
+  await unfoldNav(page);
   await page.locator('details.user-menu summary', { hasText: who.user.displayName }).click();
   await page.getByRole('link', { name: 'Account & security' }).click();
   const pw = page.getByRole('form', { name: 'Change your password' });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { getSettings } from '../server/src/modules/system/settings.js';
-import { launchBrowser } from './helpers/browser.js';
+import { launchBrowser, unfoldNav } from './helpers/browser.js';
 import { adminPage, checkAccessibility, openAdmin, snapBoth } from './helpers/console-admin.js';
 import { startApp } from './helpers/harness.js';
 
@@ -26,6 +26,7 @@ t.test('console: the settings page edits every section with If-Match, explains s
   await snapBoth(page, 'admin-settings', t);
   // The Administration menu opens inside the screen at phone width too.
   await page.setViewportSize({ width: 390, height: 844 });
+  await unfoldNav(page);
   await page.getByTestId('admin-menu').locator('summary').click();
   const menu = await page.getByTestId('admin-menu').locator('ul').boundingBox();
   t.ok(menu && menu.x >= 0 && menu.x + menu.width <= 390, `the open menu fits the phone screen (${JSON.stringify(menu)})`);

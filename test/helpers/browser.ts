@@ -133,9 +133,16 @@ export async function setUpOwner(page: Page, owner: Owner): Promise<void> {
   await page.getByRole('heading', { name: `Hello, ${owner.name}` }).waitFor();
 }
 
+/** At phone width the navigation folds behind a Menu button: opens it when it is folded (no-op otherwise). */
+export async function unfoldNav(page: Page): Promise<void> {
+  const toggle = page.locator('button.menu-toggle');
+  if ((await toggle.isVisible()) && (await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+}
+
 /** Opens Account & security from the user menu and starts TOTP enrolment; answers the key shown for typing. */
 export async function startTotp(page: Page): Promise<string> {
   if (!(await page.getByRole('heading', { name: 'Account & security' }).isVisible())) {
+    await unfoldNav(page);
     await page.locator('details.user-menu summary').click();
     await page.locator('details.user-menu').getByRole('link', { name: 'Account & security' }).click();
     await page.getByRole('heading', { name: 'Account & security' }).waitFor();
@@ -170,10 +177,11 @@ export async function enrolPasskey(context: BrowserContext, page: Page, name: st
 
 /** Signed in: the user menu shows the name (the page stays where the user signed out). */
 export async function signedInAs(page: Page, name: string): Promise<void> {
-  await page.locator('details.user-menu summary', { hasText: name }).waitFor();
+  await page.locator('details.user-menu summary', { hasText: name }).waitFor({ state: 'attached' });
 }
 
 export async function signOut(page: Page): Promise<void> {
+  await unfoldNav(page);
   await page.locator('details.user-menu summary').click();
   await page.locator('details.user-menu').getByRole('link', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
