@@ -1,4 +1,4 @@
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './platform/app-deps.js';
 import { sessionAuthenticator } from './modules/accounts/sessions.js';
 import { integrationAuthenticator } from './modules/accounts/tokens.js';
 import { deviceAuthenticator } from './modules/screens/device-auth.js';

@@ -5,7 +5,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { randomToken, sha256Hex } from '../../platform/security/secrets.js';
-import { effectivePublicUrl, getSettings } from '../system/settings.js';
+import { effectivePublicUrl, getSettings } from '../system/index.js';
 import { throttled } from './accounts.context.js';
 import { hashPassword, PasswordSchema, verifyPassword } from './passwords.js';
 import { startSession } from './sessions.js';

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import { createSession } from 'koa-session';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';

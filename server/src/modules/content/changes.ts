@@ -5,9 +5,9 @@
  * revision, which pushes `manifest.changed` on their sockets. Changes that add content
  * to a screen (a new schedule or assignment) name the screens directly.
  */
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
-import { bumpManifestRevision } from '../screens/revision.js';
+import { bumpManifestRevision } from '../screens/index.js';
 import { manifestCache } from './manifest.cache.js';
 
 export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';

@@ -5,19 +5,19 @@
  * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
  *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists).
  */
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
-import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type Usage } from '../media/hooks.js';
+import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type Usage } from '../media/index.js';
 import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './fleet.js';
 import { currentManifest } from './manifest.js';
 import { layoutsReferencing } from './playlists.repo.js';
-import { registerNowShowingDescriber } from '../screens/now-showing.js';
+import { registerNowShowingDescriber } from '../screens/index.js';
 import { describeNowShowing } from './now-showing.js';
-import { onSettingsChanged } from '../system/settings.js';
+import { onSettingsChanged } from '../system/index.js';
 import { manifestCache } from './manifest.cache.js';
-import { bumpManifestRevision } from '../screens/revision.js';
-import { registerScreenReferences } from '../screens/usage.js';
+import { bumpManifestRevision } from '../screens/index.js';
+import { registerScreenReferences } from '../screens/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -34,8 +34,11 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
   return out;
 }
 
+// The hooks are process-wide sets (one app per process in production; tests build several
+// apps, which share them: the hooks read everything from the deps they are given).
 let installed = false;
 
+/** Registers content's hooks with the media and screens modules (the content module's install). */
 export function installContentHooks(): void {
   if (installed) return;
   installed = true;
@@ -80,4 +83,3 @@ export function installContentHooks(): void {
   });
 }
 
-installContentHooks();

@@ -1,4 +1,3 @@
-import './content.hooks.js';
 import type { Route } from '../../platform/http/route.js';
 import { assignmentRoutes } from './assignments.routes.js';
 import { impactRoutes } from './impact.routes.js';

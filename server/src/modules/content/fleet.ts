@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { cachedSettings } from '../system/settings.js';
+import { cachedSettings } from '../system/index.js';
 
 /**
  * The zone of a screen without a location: the server's default time zone setting

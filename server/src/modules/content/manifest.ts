@@ -7,10 +7,10 @@
  * it alters.
  */
 import { createHash } from 'node:crypto';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
-import { bumpManifestRevision } from '../screens/revision.js';
+import { bumpManifestRevision } from '../screens/index.js';
 import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';

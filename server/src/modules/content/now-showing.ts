@@ -4,7 +4,7 @@
  * one the manifest and the preview use) says plays now.
  */
 import type { Db } from '../../platform/db/database.js';
-import type { NowShowing, NowShowingRequest } from '../screens/now-showing.js';
+import type { NowShowing, NowShowingRequest } from '../screens/index.js';
 import { defaultTimeZone, fleetExists, type ScreenContext } from './fleet.js';
 import { resolveSubject } from './resolve.js';
 

@@ -12,7 +12,13 @@ import { parseJson } from './common.js';
 import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { tagRuleAssets, tagRuleOf } from './playlists.repo.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
-import type { Warning } from './resolve.js';
+
+/** A problem found while resolving what a screen plays (shown in previews and plans). */
+export interface Warning {
+  code: string;
+  message: string;
+  [key: string]: unknown;
+}
 
 export class ContentLoader {
   readonly playlists = new Map<string, PlanPlaylist>();

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { MediaStore } from '../../platform/media/store.js';
 

@@ -13,16 +13,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
-import { clipOccurrences, compareSchedules, inZone, occurrences, resolveTimeline, type FallbackSource, type Interval, type Occurrence, type ScheduleInput, type Segment } from '../schedules/timeline.js';
+import { clipOccurrences, compareSchedules, inZone, occurrences, resolveTimeline, type FallbackSource, type Interval, type Occurrence, type ScheduleInput, type Segment } from '../schedules/index.js';
 import type { DepRef } from './changes.js';
 import type { ScreenContext } from './fleet.js';
-import { ContentLoader } from './playable.js';
+import { ContentLoader, type Warning } from './playable.js';
 
-export interface Warning {
-  code: string;
-  message: string;
-  [key: string]: unknown;
-}
+export type { Warning } from './playable.js';
 
 /** A source that would have played over a segment but had nothing to play there. */
 export interface Skipped {

@@ -8,7 +8,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { isValidTimeZone, occurrences, parseRrule } from '../schedules/timeline.js';
+import { isValidTimeZone, occurrences, parseRrule } from '../schedules/index.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
 import { defaultTimeZone, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { MAX_NESTING } from './plan.js';
 import type { Zone } from './layouts.repo.js';
 import { assetThumbnailFile } from './refs.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
-import type { MediaService } from '../media/service.js';
+import { mediaServiceOf, type MediaService } from '../media/index.js';
 import { META_LAST_RESET_AT, META_SEEDED_AT, seedDemo, wipeDemo } from './seed.js';
 
 const TAGS = ['Demo'];
@@ -53,7 +53,9 @@ function exclusive(deps: AppDeps, runtime: DemoRuntime, what: string, work: () =
  * PLACARD_DEMO is on and the `meta` table says the demo was never seeded, the seed runs in
  * the background (the server answers /healthz meanwhile; GET /api/v1/demo says seeding).
  */
-export function installDemo(deps: AppDeps, media: MediaService): void {
+export function installDemo(deps: AppDeps): void {
+  const media = mediaServiceOf(deps);
+  if (!media) throw new Error('the demo module installs after the media module');
   const runtime: DemoRuntime = { media, running: null, lastError: null, abort: new AbortController(), decided: Promise.resolve() };
   runtimes.set(deps, runtime);
   deps.periodic.onStop(async () => {

@@ -7,18 +7,18 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { sniffFile } from '../../platform/media/sniff.js';
-import { contentChanged, type DepRef } from '../content/changes.js';
-import { assertRefs, normalizeContent, LayoutContentSchema } from '../content/layouts.repo.js';
-import { newItemRow, type NewItem } from '../content/playlists.repo.js';
-import { prepare as prepareSchedule, writeTargets } from '../content/schedules.routes.js';
-import { fireAssetChange } from '../media/hooks.js';
-import type { MediaService } from '../media/service.js';
-import { screenshotDir } from '../screens/commands.js';
-import { newScreenRow } from '../screens/screens.repo.js';
+import { contentChanged, type DepRef } from '../content/index.js';
+import { assertRefs, normalizeContent, LayoutContentSchema } from '../content/index.js';
+import { newItemRow, type NewItem } from '../content/index.js';
+import { prepare as prepareSchedule, writeTargets } from '../content/index.js';
+import { fireAssetChange } from '../media/index.js';
+import type { MediaService } from '../media/index.js';
+import { screenshotDir } from '../screens/index.js';
+import { newScreenRow } from '../screens/index.js';
 import { ensureDemoSources, type DemoSource } from './sample-media.js';
 
 /** `meta` keys: when the demo was first seeded, when it was last reset. */

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 
 /**
  * The seams other modules code against. Registries are process-wide: a module registers
- * once at import time (or in buildApp) and every app built in this process uses it.
+ * from its install() (content's, once) and every app built in this process uses them.
  */
 
 /** One place an asset is used, for DELETE's 409 answer. */

@@ -1,10 +1,22 @@
+import type { PlacardModule } from '../../platform/module.js';
 import { assetRoutes } from './assets.routes.js';
 import { capabilityRoutes } from './capabilities.routes.js';
 import { organizeRoutes } from './organize.routes.js';
 import { playerMediaRoutes } from './player.routes.js';
+import { installMedia } from './service.js';
+import { registerMediaSystemHooks } from './system.hooks.js';
 import { uploadRoutes } from './uploads.routes.js';
-// Status sections (media, jobs) and maintenance actions (prune-media, reprocess-thumbnails).
-import './system.hooks.js';
 
-export { installMedia } from './service.js';
-export const mediaRoutes = [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes];
+/** The media library: uploads (tus), processing, the store, assets, folders and tags. */
+export const mediaModule: PlacardModule = {
+  name: 'media',
+  routes: [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes],
+  install({ app, deps }) {
+    // Status sections (media, jobs), the restore participant and the maintenance actions.
+    registerMediaSystemHooks();
+    installMedia(app, deps);
+  },
+};
+
+export { assetChangeHooks, assetUsageFinders, fireAssetChange, playerAssetGuards, type Usage } from './hooks.js';
+export { mediaServiceOf, type MediaService } from './service.js';

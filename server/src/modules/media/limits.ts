@@ -1,6 +1,6 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { OutboundPolicy } from '../../platform/http/outbound.js';
-import { cachedSettings } from '../system/settings.js';
+import { cachedSettings } from '../system/index.js';
 
 /** What the tus routes, the expiry task and the capabilities route enforce right now. */
 export interface UploadLimits {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Transaction } from 'kysely';
 import type { AssetKind, AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
 import { ApiError, isDiskFull } from '../../platform/http/errors.js';
@@ -11,7 +11,7 @@ import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../..
 import { hashFile, MediaStore } from '../../platform/media/store.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
-import { getSettings } from '../system/settings.js';
+import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';

@@ -3,10 +3,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { JobQueue, queueStatus } from '../../platform/jobs/queue.js';
-import { registerMaintenanceAction, registerRestoreParticipant, registerStatusContributor } from '../system/hooks.js';
+import { registerMaintenanceAction, registerRestoreParticipant, registerStatusContributor, type MaintenanceAction, type RestoreParticipant, type StatusContributor } from '../system/index.js';
 import { ASSET_KINDS, ASSET_STATES } from './repo.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
 
@@ -77,15 +77,15 @@ export async function mediaStatus(db: AppDeps['db']) {
   };
 }
 
-registerStatusContributor({ key: 'media', title: 'Media library', collect: (deps) => mediaStatus(deps.db) });
-registerStatusContributor({ key: 'jobs', title: 'Background jobs', collect: (deps) => queueStatus(deps.db) });
+const mediaStatusSection: StatusContributor = { key: 'media', title: 'Media library', collect: (deps) => mediaStatus(deps.db) };
+const jobsStatusSection: StatusContributor = { key: 'jobs', title: 'Background jobs', collect: (deps) => queueStatus(deps.db) };
 
 // Processing writes variants into media/ and rows into the database: not across a restore's swap.
-registerRestoreParticipant({
+const mediaJobsParticipant: RestoreParticipant = {
   key: 'media-jobs',
   pause: async (deps) => void (await mediaServiceOf(deps)?.jobs.pause()),
   resume: async (deps) => void (await mediaServiceOf(deps)?.jobs.resume()),
-});
+};
 
 // ---------------------------------------------------------------- maintenance: prune-media
 
@@ -251,7 +251,7 @@ export async function pruneMedia(deps: AppDeps, media: MediaService, options: { 
   return result;
 }
 
-registerMaintenanceAction({
+const pruneMediaAction: MaintenanceAction = {
   name: 'prune-media',
   summary:
     'Delete media store files no asset or variant references (older than an hour), job leftovers and stale partial uploads; reports files and bytes. `{"dryRun": true}` only counts',
@@ -262,7 +262,7 @@ registerMaintenanceAction({
     const o = options as { dryRun?: boolean };
     return { ...(await pruneMedia(deps, serviceOf(deps), { dryRun: o.dryRun ?? false, progress })) };
   },
-});
+};
 
 // ---------------------------------------------------------------- maintenance: reprocess-thumbnails
 
@@ -285,7 +285,7 @@ const chunks = <T>(list: readonly T[], size: number): T[][] => {
   return out;
 };
 
-registerMaintenanceAction({
+const reprocessThumbnailsAction: MaintenanceAction = {
   name: 'reprocess-thumbnails',
   summary:
     'Render thumbnails and other variants again from the originals, through the job queue (assets stay ready); `assetIds` or `kinds` narrow it. Reports jobs queued, then follows them to the end',
@@ -374,4 +374,13 @@ registerMaintenanceAction({
     }
     return { ...counts, failures, skippedAssets: skipped.slice(0, 100) };
   },
-});
+};
+
+/** The media module's status sections, restore participant and maintenance actions, registered by its install(). */
+export function registerMediaSystemHooks(): void {
+  registerStatusContributor(mediaStatusSection);
+  registerStatusContributor(jobsStatusSection);
+  registerRestoreParticipant(mediaJobsParticipant);
+  registerMaintenanceAction(pruneMediaAction);
+  registerMaintenanceAction(reprocessThumbnailsAction);
+}

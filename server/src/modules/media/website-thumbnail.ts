@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { OutboundError, safeFetch, type OutboundPolicy } from '../../platform/http/outbound.js';
-import { hashFile } from '../../platform/media/store.js';
+import type { AppDeps } from '../../platform/app-deps.js';
+import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import type { JobContext } from '../../platform/jobs/queue.js';
 import { fetchPolicy } from './limits.js';
 import { getAsset, listVariants, newId, nowIso, type WebsiteSettings } from './repo.js';
-import type { MediaService } from './service.js';
 
 export const WEBSITE_THUMBNAIL_JOB = 'media.website-thumbnail';
 
@@ -183,7 +183,14 @@ export async function websiteThumbnail(url: string, policy: OutboundPolicy): Pro
  * one goes), with the page's title in the asset's metadata. The asset stays `ready`
  * throughout: a website plays whether or not its thumbnail could be made.
  */
-export async function runWebsiteThumbnail(media: MediaService, assetId: string, job: JobContext): Promise<void> {
+/** What the thumbnail job needs of the media service (service.ts runs it; a narrow type keeps the import one way). */
+export interface WebsiteThumbnailHost {
+  deps: AppDeps;
+  store: MediaStore;
+  removeOrphans(candidates: readonly (string | null)[]): Promise<void>;
+}
+
+export async function runWebsiteThumbnail(media: WebsiteThumbnailHost, assetId: string, job: JobContext): Promise<void> {
   const db = media.deps.db;
   const asset = await getAsset(db, assetId);
   if (!asset || asset.kind !== 'website' || !asset.website) return;

@@ -14,7 +14,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { SERVER_VERSION } from '../../version.js';
-import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/settings.js';
+import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/index.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { mirroringInstallScript, playerInstallScript, playerServiceUnit, safeServerUrl } from './scripts.js';
 

@@ -8,7 +8,7 @@ import { queueCommand } from './commands.js';
 import { screenOf } from './device-auth.js';
 import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
 import { EffectivePolicy, effectivePolicy, parsePolicy, PolicyDocument } from './policies.js';
-import { cachedSettings } from '../system/settings.js';
+import { cachedSettings } from '../system/index.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, nowIso, onlineWindowMs, PLAYER_FAMILIES, SCREEN_STATUSES, type ScreenRow } from './screens.repo.js';
 import { screenOr404 } from './screens.routes.js';

@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
-import { throttled } from '../accounts/accounts.context.js';
+import { throttled } from '../accounts/index.js';
 import { issueDeviceCredential } from './device-auth.js';
 import { bumpManifestRevision } from './revision.js';
 import { asFamily, findScreen, newId, newScreenRow, nowIso, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';

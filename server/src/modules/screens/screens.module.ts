@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
-import { registerStatusContributor } from '../system/hooks.js';
-import { getSettings, type Settings } from '../system/settings.js';
+import { registerStatusContributor, type StatusContributor } from '../system/index.js';
+import { getSettings, type Settings } from '../system/index.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { expireCommands, screenshotDir } from './commands.js';
 import { resolveDeviceCredential } from './device-auth.js';
@@ -132,12 +132,12 @@ export async function fleetStatus(db: AppDeps['db'], now = Date.now()) {
   return out;
 }
 
-registerStatusContributor({
+const fleetStatusSection: StatusContributor = {
   key: 'fleet',
   title: 'Screens',
   // Revoked screens are counted apart; disabled ones are not counted online or offline.
   collect: (deps) => fleetStatus(deps.db),
-});
+};
 
 /** Wires the screens module into the app: the socket's credential check and periodic jobs. */
 export function installScreens(deps: AppDeps, realtime: RealtimeHub): void {
@@ -156,4 +156,9 @@ export function installScreens(deps: AppDeps, realtime: RealtimeHub): void {
     const removed = await applyRetention(deps);
     if (Object.values(removed).some((n) => n > 0)) deps.logger.info({ removed }, 'screens retention applied');
   });
+}
+
+/** The screens module's status section, registered by its install(). */
+export function registerScreensStatus(): void {
+  registerStatusContributor(fleetStatusSection);
 }

@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
 import { NowShowing, nowShowingOf } from './now-showing.js';
 import { commandSupport, CommandSupportDto } from './command-support.js';
-import { cachedSettings } from '../system/settings.js';
+import { cachedSettings } from '../system/index.js';
 
 export type ScreenRow = ScreensTable;
 

@@ -3,9 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { ensureInstanceId } from '../../platform/db/meta.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { SERVER_VERSION } from '../../version.js';
-import { Span } from '../screens/groups.routes.js';
-import { PolicyDocument } from '../screens/policies.js';
-import { bumpManifestRevision, type RevisionDeps } from '../screens/revision.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
 import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
 
@@ -28,20 +26,20 @@ function invalid(section: string, error: z.ZodError): ApiError {
   return new ApiError('validation_failed', `Invalid section ${section}${first ? ` at ${first.path.slice(3).join('.') || '(root)'}: ${first.message}` : ''}`, { details: { issues } });
 }
 
-function parseSection<T>(key: string, schema: z.ZodType<T>, data: unknown): T {
+export function parseSection<T>(key: string, schema: z.ZodType<T>, data: unknown): T {
   const parsed = schema.safeParse(data);
   if (!parsed.success) throw invalid(key, parsed.error);
   return parsed.data;
 }
 
 /** One problem found after parsing (a reference to something this server lacks), in the same shape. */
-function invalidAt(section: string, at: (string | number)[], message: string): ApiError {
+export function invalidAt(section: string, at: (string | number)[], message: string): ApiError {
   const issue = { location: 'body', path: ['sections', section, 'data', ...at.map(String)], message, code: 'custom' };
   return new ApiError('validation_failed', `Invalid section ${section} at ${at.join('.')}: ${message}`, { details: { issues: [issue] } });
 }
 
 /** JSON with object keys sorted: the same document compares equal whatever its key order. */
-function stableJson(value: unknown): string {
+export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
   );
@@ -95,43 +93,7 @@ const settingsSection: ExportSection = {
   },
 };
 
-const Location = z
-  .object({
-    id: z.uuid().transform((s) => s.toLowerCase()),
-    name: z.string().trim().min(1).max(200),
-    address: z.string().max(1000).nullable().default(null),
-    timeZone: TimeZoneName,
-    latitude: z.number().min(-90).max(90).nullable().default(null),
-    longitude: z.number().min(-180).max(180).nullable().default(null),
-    notes: z.string().max(5000).nullable().default(null),
-  })
-  .strict();
-const Locations = z.array(Location).max(10_000);
-
-const Group = z
-  .object({
-    id: z.uuid().transform((s) => s.toLowerCase()),
-    name: z.string().trim().min(1).max(200),
-    description: z.string().max(5000).nullable().default(null),
-    /** The group's screen policy: the screens module's PolicyDocument (PUT /screen-groups/{id}/policy). */
-    policy: PolicyDocument.nullable().default(null),
-    /** The video wall: the screens module's Span (PUT /screen-groups/{id}/span). */
-    span: Span.nullable().default(null),
-  })
-  .strict();
-const Groups = z.array(Group).max(10_000);
-type Group = z.output<typeof Group>;
-
-function parseJson(text: string | null): Record<string, unknown> | null {
-  if (!text) return null;
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-}
-
-function plan<T extends { id: string; name: string }>(incoming: T[], existing: Map<string, T>): ImportPlan {
+export function plan<T extends { id: string; name: string }>(incoming: T[], existing: Map<string, T>): ImportPlan {
   const seen = new Set<string>();
   const changes: ImportPlan['changes'] = [];
   for (const item of incoming) {
@@ -144,115 +106,10 @@ function plan<T extends { id: string; name: string }>(incoming: T[], existing: M
   return { changes };
 }
 
-/**
- * A span names screens: the same rules as PUT /screen-groups/{id}/span, on this server. Every
- * cell inside the grid, one screen per cell and one cell per screen, and each cell's screen a
- * screen here and a member of the group here (memberships are not exported: on another
- * server, pair and group the screens first, or import the group with `span: null`).
- */
-async function checkSpans(db: Db, groups: Group[]): Promise<void> {
-  for (const [gi, g] of groups.entries()) {
-    if (!g.span) continue;
-    const members = new Set((await db.selectFrom('screen_group_members').select('screen_id').where('group_id', '=', g.id).execute()).map((r) => r.screen_id));
-    const cellIds = g.span.cells.map((c) => c.screenId.toLowerCase());
-    const known = new Set(
-      cellIds.length ? (await db.selectFrom('screens').select('id').where('id', 'in', cellIds).execute()).map((r) => r.id) : [],
-    );
-    const positions = new Set<string>();
-    const screens = new Set<string>();
-    for (const [ci, c] of g.span.cells.entries()) {
-      const at = [gi, 'span', 'cells', ci];
-      const id = c.screenId.toLowerCase();
-      if (c.row >= g.span.rows || c.column >= g.span.columns) throw invalidAt('groups', at, `cell (${c.row}, ${c.column}) is outside a ${g.span.rows}×${g.span.columns} grid`);
-      if (positions.has(`${c.row},${c.column}`)) throw invalidAt('groups', at, `two screens in cell (${c.row}, ${c.column})`);
-      if (screens.has(id)) throw invalidAt('groups', at, `screen ${id} has two cells`);
-      if (!known.has(id)) throw invalidAt('groups', [...at, 'screenId'], `screen ${id} is not a screen of this server (pair it first, or import the group with span null)`);
-      if (!members.has(id)) throw invalidAt('groups', [...at, 'screenId'], `screen ${id} is not a member of group ${g.name} here (add it to the group first, or import the group with span null)`);
-      positions.add(`${c.row},${c.column}`);
-      screens.add(id);
-    }
-  }
+/** The settings section of exports (the screens module adds locations and groups, content its own). */
+export function registerSystemExportSections(): void {
+  registerExportSection(settingsSection);
 }
-
-/** Locations: created or updated by id; locations the document lacks are left alone. */
-const locationsSection: ExportSection = {
-  key: 'locations',
-  version: 1,
-  order: 10,
-  async exportData(db) {
-    const rows = await db.selectFrom('locations').selectAll().orderBy('name').orderBy('id').execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, address: r.address, timeZone: r.time_zone, latitude: r.latitude, longitude: r.longitude, notes: r.notes }));
-  },
-  async preview(db, data) {
-    const incoming = parseSection('locations', Locations, data);
-    const existing = new Map(((await this.exportData(db)) as z.output<typeof Location>[]).map((l) => [l.id, l]));
-    return plan(incoming, existing);
-  },
-  async apply(trx, data) {
-    const now = new Date().toISOString();
-    const affected: string[] = [];
-    for (const l of Locations.parse(data)) {
-      const before = await trx.selectFrom('locations').select('time_zone').where('id', '=', l.id).executeTakeFirst();
-      const values = { name: l.name, address: l.address, time_zone: l.timeZone, latitude: l.latitude, longitude: l.longitude, notes: l.notes, updated_at: now };
-      await trx
-        .insertInto('locations')
-        .values({ id: l.id, ...values, created_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet(values))
-        .execute();
-      // As PATCH /locations/{id}: a new time zone re-times every screen there.
-      if (before && before.time_zone !== l.timeZone) {
-        affected.push(...(await trx.selectFrom('screens').select('id').where('location_id', '=', l.id).execute()).map((r) => r.id));
-      }
-    }
-    return { screenIds: affected };
-  },
-};
-
-/** Screen groups with their policies and span settings (memberships are per screen, not exported). */
-const groupsSection: ExportSection = {
-  key: 'groups',
-  version: 1,
-  order: 20,
-  async exportData(db) {
-    const rows = await db.selectFrom('screen_groups').selectAll().orderBy('name').orderBy('id').execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, description: r.description, policy: parseJson(r.policy), span: parseJson(r.span) }));
-  },
-  async preview(db, data) {
-    const incoming = parseSection('groups', Groups, data);
-    await checkSpans(db, incoming);
-    const existing = new Map(((await this.exportData(db)) as Group[]).map((g) => [g.id, g]));
-    return plan(incoming, existing);
-  },
-  async apply(trx, data) {
-    const now = new Date().toISOString();
-    const affected: string[] = [];
-    for (const g of Groups.parse(data)) {
-      const before = await trx.selectFrom('screen_groups').select(['name', 'policy', 'span']).where('id', '=', g.id).executeTakeFirst();
-      const values = { name: g.name, description: g.description, policy: g.policy ? JSON.stringify(g.policy) : null, span: g.span ? JSON.stringify(g.span) : null, updated_at: now };
-      await trx
-        .insertInto('screen_groups')
-        .values({ id: g.id, ...values, created_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet(values))
-        .execute();
-      if (!before) continue; // a new group has no members yet
-      // As the group routes: a policy, a span, or the name (it orders policy precedence) of a
-      // group with a policy changes what its members play.
-      const oldPolicy = parseJson(before.policy);
-      const oldSpan = parseJson(before.span) as { cells?: { screenId: string }[] } | null;
-      const policyChanged = stableJson(oldPolicy) !== stableJson(g.policy);
-      const spanChanged = stableJson(oldSpan) !== stableJson(g.span);
-      const renamed = before.name !== g.name && (oldPolicy !== null || g.policy !== null);
-      if (!policyChanged && !spanChanged && !renamed) continue;
-      affected.push(...(await trx.selectFrom('screen_group_members').select('screen_id').where('group_id', '=', g.id).execute()).map((r) => r.screen_id));
-      if (spanChanged) affected.push(...(oldSpan?.cells ?? []).map((c) => c.screenId), ...(g.span?.cells ?? []).map((c) => c.screenId));
-    }
-    return { screenIds: affected };
-  },
-};
-
-registerExportSection(settingsSection);
-registerExportSection(locationsSection);
-registerExportSection(groupsSection);
 
 // ---------------------------------------------------------------- export, preview, apply
 
@@ -298,17 +155,16 @@ export async function previewImport(db: Db, doc: ExportDocument): Promise<Import
  * whose policy or span changed, screens of a location with a new time zone) get their
  * manifest revision bumped, as the group and location routes do.
  */
-export async function applyImport(deps: RevisionDeps, doc: ExportDocument): Promise<ImportPreview> {
+export async function applyImport(deps: AppDeps, doc: ExportDocument): Promise<ImportPreview> {
   const preview = await previewImport(deps.db, doc);
-  const affected: string[] = [];
+  const applied: { def: ExportSection; result: Awaited<ReturnType<ExportSection['apply']>> }[] = [];
   await deps.db.transaction().execute(async (trx) => {
     for (const def of exportSectionList()) {
       const section = doc.sections[def.key];
       if (!section) continue;
-      const result = await def.apply(trx, section.data, section.version);
-      if (result?.screenIds) affected.push(...result.screenIds);
+      applied.push({ def, result: await def.apply(trx, section.data, section.version) });
     }
   });
-  await bumpManifestRevision(deps, affected);
+  for (const { def, result } of applied) await def.committed?.(deps, result);
   return preview;
 }

@@ -1,13 +1,13 @@
 import type Koa from 'koa';
 import type { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import type { Role } from '../../platform/http/auth.js';
 import type { Db } from '../../platform/db/database.js';
 
 /**
- * Hooks other modules register with, at import time of their module (a top-level call in
- * their routes or service file). A key registered again replaces the earlier entry, so
- * re-imports in tests are harmless. See docs/architecture.md ("System hooks").
+ * Hooks other modules register with, from their module's install() (modules/<area>/index.ts).
+ * A key registered again replaces the earlier entry, so every app built in a process (tests
+ * build several) registers the same entries. See docs/architecture.md ("System hooks").
  */
 
 // ---------------------------------------------------------------- status contributors
@@ -121,10 +121,11 @@ export interface ExportSection {
   preview(db: Db, data: unknown, version: number): Promise<ImportPlan>;
   /**
    * Applies `data` inside the given transaction (all sections share one: the import is
-   * atomic). Answers the screens whose manifest changed: their revision is bumped after the
-   * commit.
+   * atomic). Answers what `committed` needs (e.g. the screens whose manifest changed).
    */
   apply(trx: Db, data: unknown, version: number): Promise<void | { screenIds?: string[] }>;
+  /** After the whole import committed, with what `apply` answered (e.g. bump those screens' manifests). */
+  committed?(deps: AppDeps, applied: void | { screenIds?: string[] }): Promise<void>;
 }
 
 const exportSections = new Map<string, ExportSection>();

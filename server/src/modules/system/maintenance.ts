@@ -2,7 +2,7 @@ import path from 'node:path';
 import type Koa from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { openedDatabaseOf } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { ServerSecrets } from '../../platform/security/secrets.js';
@@ -159,7 +159,7 @@ export async function runBackup(deps: AppDeps, kind: BackupKind, includeMedia: b
 
 const Passphrase = z.string().min(MIN_PASSPHRASE_LENGTH).max(1024).regex(/^[^\r\n\0]*$/, 'one line');
 
-registerMaintenanceAction({
+const backupAction: MaintenanceAction = {
   name: 'backup',
   summary: 'Online backup: a consistent database snapshot plus the media store, as one tar in backups/',
   minRole: 'admin',
@@ -170,12 +170,12 @@ registerMaintenanceAction({
     const info = await runBackup(deps, 'manual', o.includeMedia, progress, o.passphrase);
     return { backup: info, downloadUrl: `/api/v1/system/backups/${info.name}` };
   },
-});
+};
 
 /** How long a restore waits for writes already under way before it swaps the data in. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
-registerMaintenanceAction({
+const restoreAction: MaintenanceAction = {
   name: 'restore',
   summary: 'Restore a backup from backups/ (upload one with POST /api/v1/system/backups); /readyz answers 503 meanwhile',
   minRole: 'owner',
@@ -218,9 +218,9 @@ registerMaintenanceAction({
       deps.state.restoreInProgress = false;
     }
   },
-});
+};
 
-registerMaintenanceAction({
+const vacuumAction: MaintenanceAction = {
   name: 'vacuum',
   summary: 'Rebuild the database file compactly (VACUUM), then checkpoint the WAL and refresh the query planner statistics',
   minRole: 'admin',
@@ -240,6 +240,13 @@ registerMaintenanceAction({
     const after = await pageBytes();
     return { sizeBeforeBytes: before, sizeAfterBytes: after, reclaimedBytes: Math.max(0, before - after) };
   },
-});
+};
 
 export { maintenanceAction };
+
+/** The system module's maintenance actions (backup, restore, vacuum...), registered by its install(). */
+export function registerSystemActions(): void {
+  registerMaintenanceAction(backupAction);
+  registerMaintenanceAction(restoreAction);
+  registerMaintenanceAction(vacuumAction);
+}

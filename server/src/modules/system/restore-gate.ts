@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { ApiError } from '../../platform/http/errors.js';
 
 /** What a client may still ask while a restore runs: the status and the runs (the restore's own progress). */

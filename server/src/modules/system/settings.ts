@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { boxTimeZone, isIanaZone } from './time-zone.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 
 /** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
 export const TimeZoneName = z

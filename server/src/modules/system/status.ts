@@ -4,11 +4,11 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { ensureInstanceId } from '../../platform/db/meta.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
 import { listBackups, listFiles, knownSchemaVersion } from './backup.js';
-import { registerStatusContributor, statusContributorList } from './hooks.js';
+import { registerStatusContributor, statusContributorList, type StatusContributor } from './hooks.js';
 import { databaseFileOf, listRuns } from './maintenance.js';
 import { getSettings } from './settings.js';
 
@@ -73,14 +73,14 @@ function diskUsage(dir: string): Promise<{ files: number; bytes: number }> {
   return value;
 }
 
-registerStatusContributor({
+const mediaStoreStatus: StatusContributor = {
   key: 'mediaStore',
   title: 'Media store on disk',
   async collect(deps) {
     const [media, uploads, releases] = await Promise.all(['media', 'uploads', 'releases'].map((d) => diskUsage(path.join(deps.config.dataDir, d))));
     return { mediaFiles: media!.files, mediaBytes: media!.bytes, partialUploadFiles: uploads!.files, partialUploadBytes: uploads!.bytes, releaseFiles: releases!.files, releaseBytes: releases!.bytes };
   },
-});
+};
 
 export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const { db, config } = deps;
@@ -156,4 +156,9 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
     },
     sections,
   };
+}
+
+/** The system module's own status section, registered by its install(). */
+export function registerSystemStatus(): void {
+  registerStatusContributor(mediaStoreStatus);
 }

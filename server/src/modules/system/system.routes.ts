@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';

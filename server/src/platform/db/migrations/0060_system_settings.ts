@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** The server's settings: one JSON document with a revision (If-Match). */
 export const m0060_system_settings: Migration = {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Migration } from './migration.js';
 import { m0001_meta } from './0001_meta.js';
 import { m0002_accounts } from './0002_accounts.js';
 import { m0040_media } from './0040_media.js';
@@ -9,13 +9,7 @@ import { m0210_retention_indexes } from './0210_retention_indexes.js';
 import { m0220_schedule_revision } from './0220_schedule_revision.js';
 import { m0250_password_links } from './0250_password_links.js';
 
-export interface Migration {
-  /** Strictly increasing, never reused; the database records the versions it has. */
-  version: number;
-  name: string;
-  /** Runs inside a transaction. Forward-only: there is no down. */
-  up(db: Kysely<any>): Promise<void>;
-}
+export type { Migration } from './migration.js';
 
 /** Every migration, in order. A new migration is appended here, never inserted. */
 export const MIGRATIONS: readonly Migration[] = [m0001_meta, m0002_accounts, m0020_screens, m0040_media, m0060_system_settings, m0100_content, m0210_retention_indexes, m0220_schedule_revision, m0250_password_links];

@@ -1,0 +1,11 @@
+import type { PlacardModule } from '../../platform/module.js';
+import { demoRoutes, installDemo } from './demo.routes.js';
+
+/** Demo mode (PLACARD_DEMO): sample content seeded once, and its reset. */
+export const demoModule: PlacardModule = {
+  name: 'demo',
+  routes: demoRoutes,
+  install({ deps }) {
+    installDemo(deps);
+  },
+};

@@ -1,0 +1,26 @@
+import type { PlacardModule } from '../platform/module.js';
+import { accountsModule } from './accounts/index.js';
+import { contentModule } from './content/index.js';
+import { demoModule } from './demo/index.js';
+import { healthModule } from './health/index.js';
+import { mediaModule } from './media/index.js';
+import { provisioningModule } from './provisioning/index.js';
+import { schedulesModule } from './schedules/index.js';
+import { screensModule } from './screens/index.js';
+import { systemModule } from './system/index.js';
+
+/**
+ * Every module, in install order: a module comes after the modules it uses (the
+ * architecture test checks the imports agree). Their routes, in this order, are the server's.
+ */
+export const MODULES: readonly PlacardModule[] = [
+  healthModule,
+  systemModule,
+  accountsModule,
+  provisioningModule,
+  mediaModule,
+  screensModule,
+  schedulesModule,
+  contentModule,
+  demoModule,
+];

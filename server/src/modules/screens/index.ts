@@ -1,0 +1,27 @@
+import type { PlacardModule } from '../../platform/module.js';
+import { commandRoutes } from './commands.js';
+import { registerScreensExportSections } from './export-sections.js';
+import { fleetRoutes } from './fleet.routes.js';
+import { groupRoutes } from './groups.routes.js';
+import { locationRoutes } from './locations.routes.js';
+import { pairingRoutes } from './pairing.routes.js';
+import { playerRoutes } from './player.routes.js';
+import { installScreens, registerScreensStatus } from './screens.module.js';
+import { screenRoutes } from './screens.routes.js';
+
+/** Screens and the player protocol: pairing, heartbeats, commands, groups, locations, fleet views. */
+export const screensModule: PlacardModule = {
+  name: 'screens',
+  routes: [...pairingRoutes, ...playerRoutes, ...screenRoutes, ...locationRoutes, ...groupRoutes, ...commandRoutes, ...fleetRoutes],
+  install({ deps, realtime }) {
+    registerScreensStatus();
+    registerScreensExportSections();
+    installScreens(deps, realtime);
+  },
+};
+
+export { screenshotDir } from './commands.js';
+export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
+export { bumpManifestRevision } from './revision.js';
+export { newScreenRow } from './screens.repo.js';
+export { registerScreenReferences } from './usage.js';

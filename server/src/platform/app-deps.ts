@@ -1,0 +1,47 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from './db/database.js';
+import type { Authenticators } from './http/auth.js';
+import type { Route } from './http/route.js';
+import type { PeriodicTasks } from './jobs/periodic.js';
+import type { MediaTools } from './media/tools.js';
+import type { RealtimeHub } from './realtime/hub.js';
+
+/** Process-wide state routes read (a restore in progress turns /readyz to 503). */
+export interface AppState {
+  restoreInProgress: boolean;
+}
+
+/**
+ * What every module is given: the configuration, the database, the logger, the media tools,
+ * the periodic tasks and the socket hub. One object per app (tests build several apps in one
+ * process, each with its own).
+ */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  tools: MediaTools;
+  state: AppState;
+  /** Periodic maintenance; modules register their tasks in install(), main.ts starts them. */
+  periodic: PeriodicTasks;
+  /**
+   * The WebSocket hub (player sockets). Made by buildApp when not given; listen() attaches
+   * it to the HTTP server. Modules push through it (screens/revision.ts).
+   */
+  realtime?: RealtimeHub;
+  /** Replaces the modules' credential resolvers (tests of the auth plumbing only). */
+  authenticators?: Authenticators;
+  /** Routes added by tests and benchmarks, served like any other. */
+  extraRoutes?: readonly Route[];
+}
+
+declare module 'koa' {
+  interface DefaultContext {
+    deps: AppDeps;
+    /** Every route this app serves, for the OpenAPI document. */
+    routes: readonly Route[];
+    /** The player socket hub (same object as deps.realtime). */
+    realtime: RealtimeHub;
+  }
+}
