@@ -1,46 +1,12 @@
-/** Resource shapes the console reads (DESIGN.md section 11; fields added by modules are optional here). */
-export interface Variant {
-  id: string;
-  purpose: 'player' | 'thumbnail' | 'poster' | 'preview' | string;
-  contentType: string;
-  width: number | null;
-  height: number | null;
-  sizeBytes: number;
-  sha256: string;
-}
-export interface Asset {
-  id: string;
-  kind: 'image' | 'video' | 'audio' | 'pdf' | 'website' | 'widget';
-  state: 'uploading' | 'processing' | 'ready' | 'failed' | 'archived';
-  name: string;
-  sizeBytes: number | null;
-  contentType: string | null;
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-  folderId: string | null;
-  tags: string[];
-  failureReason: string | null;
-  progress: number | null;
-  website?: { url: string } | null;
-  createdAt: string;
-  updatedAt: string;
-  archivedAt?: string | null;
-  variants: Variant[];
-}
-export interface Folder {
-  id: string;
-  name: string;
-  parentId: string | null;
-  path: string[];
-  assetCount: number;
-}
-export interface Tag {
-  id: string;
-  name: string;
-  color: string | null;
-  assetCount: number;
-}
+import type { components } from './api-schema';
+
+type Schemas = components['schemas'];
+
+/** Resource shapes the console reads: the server's own (api-schema.ts, generated from the routes) where the console reads them whole; hand-written ones are views the console builds. */
+export type Variant = Schemas['AssetVariant'];
+export type Asset = Schemas['Asset'];
+export type Folder = Schemas['ContentFolder'];
+export type Tag = Schemas['ContentTag'];
 
 export function formatBytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return '—';
@@ -61,75 +27,12 @@ export function formatDuration(ms: number | null | undefined): string {
   return m ? `${m}:${String(s % 60).padStart(2, '0')}` : `${s} s`;
 }
 
-export interface Screen {
-  id: string;
-  name: string;
-  status: 'online' | 'offline' | 'stale' | 'pending';
-  disabled: boolean;
-  revoked: boolean;
-  playerFamily: string | null;
-  playerArchitecture: string | null;
-  playerVersion: string | null;
-  locationId: string | null;
-  timeZone: string | null;
-  /** Its location's zone, else the server's default time zone. */
-  effectiveTimeZone?: string;
-  timeZoneSource?: 'location' | 'server-default';
-  commandSupport?: Record<string, { supported: boolean; reason: string | null }>;
-  lastScreenshot?: { commandId: string; url: string; takenAt: string | null } | null;
-  manifestRevision?: number;
-  groupIds: string[];
-  notes: string | null;
-  tags: string[];
-  lastSeenAt: string | null;
-  lastStatus: Record<string, unknown> | null;
-  /** What it shows (server-resolved names); `planned`: not reported, what the plan says plays now. */
-  nowShowing: NowShowing | null;
-  socketConnected: boolean;
-  createdAt: string;
-}
-export interface NowShowing {
-  planned: boolean;
-  reportedAt: string | null;
-  assetId: string | null;
-  assetName: string | null;
-  playlistId: string | null;
-  playlistName: string | null;
-  layoutId: string | null;
-  layoutName: string | null;
-  scheduleId: string | null;
-  scheduleName: string | null;
-}
-export interface Group {
-  id: string;
-  name: string;
-  description: string | null;
-  screenIds: string[];
-  memberCount: number;
-}
-export interface Location {
-  id: string;
-  name: string;
-  address: string | null;
-  timeZone: string;
-  screenCount: number;
-}
-export interface Command {
-  id: string;
-  type: string;
-  state: 'queued' | 'delivered' | 'acknowledged' | 'succeeded' | 'failed' | 'expired';
-  createdAt: string;
-  completedAt: string | null;
-  result: Record<string, unknown> | null;
-}
-export interface PlaylistSummary {
-  id: string;
-  name: string;
-  description: string;
-  revision: number;
-  itemCount: number;
-  updatedAt: string;
-}
+export type Screen = Schemas['Screen'];
+export type NowShowing = Schemas['NowShowing'];
+export type Group = Schemas['ScreenGroup'];
+export type Location = Schemas['Location'];
+export type Command = Schemas['ScreenCommand'];
+export type PlaylistSummary = Schemas['PlaylistSummary'];
 export interface PlaylistItem {
   id: string;
   position: number;
@@ -148,24 +51,9 @@ export interface PlaylistItem {
   transition: { type: 'none' | 'fade' | 'slide'; durationMs: number };
   enabled: boolean;
 }
-export interface Daypart {
-  days: number[];
-  from: string;
-  to: string;
-}
+export type Daypart = Schemas['Daypart'];
 export interface Playlist extends PlaylistSummary {
   items: PlaylistItem[];
   durationMs: number;
 }
-export interface LayoutSummary {
-  id: string;
-  name: string;
-  revision: number;
-  width: number;
-  height: number;
-  zoneCount: number;
-  publishedRevisionNumber: number | null;
-  publishedAt: string | null;
-  hasUnpublishedChanges: boolean;
-  updatedAt: string;
-}
+export type LayoutSummary = Schemas['LayoutSummary'];
