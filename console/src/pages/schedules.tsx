@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { RRule, type Options } from 'rrule';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, atLeast, type Page } from '../api';
 import type { Group, LayoutSummary, Location, PlaylistSummary, Screen } from '../types';
@@ -41,18 +42,44 @@ export function wallClock(iso: string, zone: string): string {
 
 const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 === 2 && n !== 12 ? 'nd' : n % 10 === 3 && n !== 13 ? 'rd' : 'th'}`;
 
+/** A stored RRULE read by the rrule library (the server's own parser); null when it is not one. */
+function parseRule(rrule: string): Partial<Options> | null {
+  try {
+    return RRule.parseString(rrule);
+  } catch {
+    return null;
+  }
+}
+
+/** The rule's weekdays as MO..SU; null when one carries a position (1MO, -1FR: a custom repeat). */
+function weekdaysOf(o: Partial<Options>): (typeof DAYS)[number][] | null {
+  const list = o.byweekday == null ? [] : Array.isArray(o.byweekday) ? o.byweekday : [o.byweekday];
+  const out: (typeof DAYS)[number][] = [];
+  for (const d of list) {
+    if (typeof d === 'string') out.push(d);
+    else if (typeof d === 'number') out.push(DAYS[d]!);
+    else if (d.n) return null;
+    else out.push(DAYS[d.weekday]!);
+  }
+  return out;
+}
+
+/** The parts a rule sets, beside FREQ (rrule leaves the others out). */
+const partsOf = (o: Partial<Options>) => Object.keys(o).filter((k) => k !== 'freq' && o[k as keyof Options] != null);
+
 /** The recurrence in words; `startDay` (day of the month of the first occurrence) names a plain monthly one. */
 function describeRrule(rrule: string | null, startDay?: number): string {
   if (!rrule) return 'once';
-  const parts = Object.fromEntries(rrule.split(';').map((p) => p.split('=') as [string, string]));
-  const days = parts.BYDAY ? parts.BYDAY.split(',').map((d) => DAY_LABEL[d as (typeof DAYS)[number]] ?? d).join(', ') : '';
-  const until = parts.UNTIL ? ` until ${parts.UNTIL.slice(0, 4)}-${parts.UNTIL.slice(4, 6)}-${parts.UNTIL.slice(6, 8)}` : '';
-  const others = Object.keys(parts).filter((k) => !['FREQ', 'BYDAY', 'UNTIL', 'BYMONTHDAY'].includes(k));
-  if (others.length) return 'on a custom repeat';
-  if (parts.FREQ === 'DAILY' && !parts.BYDAY && !parts.BYMONTHDAY) return `every day${until}`;
-  if (parts.FREQ === 'WEEKLY' && !parts.BYMONTHDAY) return `every week${days ? ' on ' + days : ''}${until}`;
-  if (parts.FREQ === 'MONTHLY' && !parts.BYDAY) {
-    const day = parts.BYMONTHDAY ? Number(parts.BYMONTHDAY) : startDay;
+  const o = parseRule(rrule);
+  const weekdays = o && weekdaysOf(o);
+  if (!o || !weekdays || partsOf(o).some((k) => !['byweekday', 'until', 'bymonthday'].includes(k))) return 'on a custom repeat';
+  const days = weekdays.map((d) => DAY_LABEL[d]).join(', ');
+  const until = o.until ? ` until ${o.until.toISOString().slice(0, 10)}` : '';
+  const monthDays = o.bymonthday == null ? [] : Array.isArray(o.bymonthday) ? o.bymonthday : [o.bymonthday];
+  if (o.freq === RRule.DAILY && !weekdays.length && !monthDays.length) return `every day${until}`;
+  if (o.freq === RRule.WEEKLY && !monthDays.length) return `every week${days ? ' on ' + days : ''}${until}`;
+  if (o.freq === RRule.MONTHLY && !weekdays.length && monthDays.length <= 1) {
+    const day = monthDays[0] ?? startDay;
     return `every month${day && Number.isInteger(day) && day > 0 ? ` on the ${ordinal(day)}` : ''}${until}`;
   }
   return 'on a custom repeat';
@@ -76,11 +103,15 @@ type Repeat = 'none' | 'daily' | 'weekdays' | 'weekly' | 'monthly' | 'custom';
 /** The form's repeat choice for a stored RRULE (anything it cannot say stays custom text). */
 function repeatOf(rrule: string | null): { repeat: Repeat; days: string[]; custom: string } {
   if (!rrule) return { repeat: 'none', days: [], custom: '' };
-  if (rrule === 'FREQ=DAILY') return { repeat: 'daily', days: [], custom: '' };
-  if (rrule === 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR') return { repeat: 'weekdays', days: [], custom: '' };
-  if (rrule === 'FREQ=MONTHLY') return { repeat: 'monthly', days: [], custom: '' };
-  const weekly = /^FREQ=WEEKLY(;BYDAY=((MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*))?$/.exec(rrule);
-  if (weekly) return { repeat: 'weekly', days: weekly[2] ? weekly[2].split(',') : [], custom: '' };
+  const o = parseRule(rrule);
+  const weekdays = o && weekdaysOf(o);
+  const parts = o ? partsOf(o) : [];
+  if (o && weekdays && parts.every((k) => k === 'byweekday')) {
+    if (o.freq === RRule.DAILY && !weekdays.length) return { repeat: 'daily', days: [], custom: '' };
+    if (o.freq === RRule.MONTHLY && !weekdays.length) return { repeat: 'monthly', days: [], custom: '' };
+    if (o.freq === RRule.WEEKLY && weekdays.join(',') === 'MO,TU,WE,TH,FR') return { repeat: 'weekdays', days: [], custom: '' };
+    if (o.freq === RRule.WEEKLY) return { repeat: 'weekly', days: weekdays, custom: '' };
+  }
   return { repeat: 'custom', days: [], custom: rrule };
 }
 

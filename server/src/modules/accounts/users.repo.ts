@@ -98,7 +98,7 @@ export async function endUserSessions(db: Db, userId: string, exceptSessionId?: 
   await q.execute();
 }
 
-export const newId = () => uuidv7();
+export { newId } from '../../platform/db/ids.js';
 
 /**
  * Deletes a disabled user for good, in one transaction with its checks: never an enabled

@@ -10,7 +10,7 @@ import { groupExists, screenContext, screensOf } from './fleet.js';
 
 const TAGS = ['Playlist assignments'];
 const IdParams = z.object({ id: uuidParam });
-const Body = z.object({ playlistId: z.uuid().transform((s) => s.toLowerCase()) });
+const Body = z.object({ playlistId: uuidParam });
 
 const Assigned = z.object({ playlistId: z.string(), playlistName: z.string(), updatedAt: z.string() });
 const ScreenAssignmentDto = z

@@ -2,24 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 
-/** `If-Match: 3`, `"3"` or `W/"3"` -> 3; absent -> null; anything else is 400. */
-export function ifMatchRevision(ctx: Context): number | null {
-  const raw = ctx.get('if-match').trim();
-  if (!raw || raw === '*') return null;
-  const m = /^(?:W\/)?"?(\d{1,12})"?$/.exec(raw);
-  if (!m) throw new ApiError('validation_failed', 'If-Match must be a revision number (as in the ETag)', { details: { issues: [{ location: 'headers', path: ['if-match'], message: 'not a revision', code: 'invalid_format' }] } });
-  return Number(m[1]);
-}
-
-/** 412 when the caller's If-Match names a revision that is no longer current. */
-export function checkRevision(ctx: Context, current: number): void {
-  const wanted = ifMatchRevision(ctx);
-  if (wanted !== null && wanted !== current) {
-    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current} is current, If-Match named ${wanted}. Reload and apply your change again.`, { details: { currentRevision: current } });
-  }
-}
-
-export const etagOf = (revision: number) => ({ ETag: `"${revision}"` });
+export { checkRevision, etagOf, ifMatchRevision } from '../../platform/http/revision.js';
 
 export interface Usage {
   type: 'playlist' | 'layout' | 'schedule' | 'screen-assignment' | 'group-assignment';
@@ -39,7 +22,7 @@ export function inUse(what: string, users: readonly Usage[]): ApiError {
 /** ISO-8601 instant with an offset or Z, normalised to UTC with milliseconds. */
 export const Instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
 
-export const now = () => new Date().toISOString();
+export { nowIso as now } from '../../platform/db/ids.js';
 
 export function parseJson<T>(text: string | null, fallback: T): T {
   if (text === null) return fallback;

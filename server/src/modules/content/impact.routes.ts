@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { defineRoute, ok } from '../../platform/http/route.js';
+import { defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { assetUsages } from './content.hooks.js';
 import { screensDependingOn, type DepRef } from './changes.js';
 import { UsageDto, type Usage } from './common.js';
 import { fleetExists } from './fleet.js';
 import { playlistUsage } from './playlists.repo.js';
 
-const ids = z.array(z.uuid().transform((s) => s.toLowerCase())).max(500).optional();
+const ids = z.array(uuidParam).max(500).optional();
 
 /**
  * What an action would touch, asked before it is done (archive, delete, pause, publish...):

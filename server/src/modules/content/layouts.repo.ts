@@ -5,14 +5,15 @@ import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schem
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { notYet, parseJson } from './common.js';
 import { assetInfos } from './refs.js';
+import { uuidParam } from '../../platform/http/route.js';
 
 export const MAX_ZONES = 32;
 const Color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour #rrggbb').transform((s) => s.toLowerCase());
 
 export const ZoneContentSchema = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('playlist'), playlistId: z.uuid().transform((s) => s.toLowerCase()) }),
-    z.object({ type: z.literal('asset'), assetId: z.uuid().transform((s) => s.toLowerCase()), durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null) }),
+    z.object({ type: z.literal('playlist'), playlistId: uuidParam }),
+    z.object({ type: z.literal('asset'), assetId: uuidParam, durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null) }),
     z.object({ type: z.literal('widget'), widgetId: z.uuid() }),
   ])
   .meta({ id: 'ZoneContent' });
@@ -37,7 +38,7 @@ export const LayoutContentSchema = z
     width: z.number().int().min(16).max(16384).default(1920),
     height: z.number().int().min(16).max(16384).default(1080),
     orientation: z.enum(['landscape', 'portrait']).optional().describe('default: from width and height'),
-    background: z.object({ color: Color.default('#000000'), assetId: z.uuid().transform((s) => s.toLowerCase()).nullable().default(null) }).default({ color: '#000000', assetId: null }),
+    background: z.object({ color: Color.default('#000000'), assetId: uuidParam.nullable().default(null) }).default({ color: '#000000', assetId: null }),
     zones: z.array(ZoneSchema).max(MAX_ZONES).default([]),
   })
   .meta({ id: 'LayoutContentInput' });

@@ -244,7 +244,7 @@ export const playlistRoutes = [
     summary: 'Reorder the items',
     description: '`itemIds` lists every item of the playlist once, in the new order.',
     params: IdParams,
-    body: z.object({ itemIds: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST) }),
+    body: z.object({ itemIds: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST) }),
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
@@ -277,10 +277,10 @@ export const playlistRoutes = [
     params: IdParams,
     body: z
       .object({
-        itemIds: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST).optional(),
+        itemIds: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST).optional(),
         set: ItemFields.optional(),
-        items: z.array(ItemFields.extend({ id: z.uuid().transform((s) => s.toLowerCase()) })).max(MAX_ITEMS_PER_PLAYLIST).optional(),
-        delete: z.array(z.uuid().transform((s) => s.toLowerCase())).max(MAX_ITEMS_PER_PLAYLIST).optional(),
+        items: z.array(ItemFields.extend({ id: uuidParam })).max(MAX_ITEMS_PER_PLAYLIST).optional(),
+        delete: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST).optional(),
       })
       .refine((b) => (b.set === undefined) === (b.itemIds === undefined), { message: '`set` and `itemIds` go together', path: ['set'] }),
     ifMatch: true,

@@ -7,7 +7,7 @@ import type { SchedulesTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
-import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { created, defineRoute, noContent, ok, uuidParam, uuidParam as Uuid } from '../../platform/http/route.js';
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/index.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
@@ -16,7 +16,6 @@ import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 
 const TAGS = ['Schedules'];
 const IdParams = z.object({ id: uuidParam });
-const Uuid = z.uuid().transform((s) => s.toLowerCase());
 const MAX_PREVIEW_MS = 62 * 86_400_000;
 
 function invalid(path: string, message: string): ApiError {

@@ -17,8 +17,8 @@ import { newItemRow, type NewItem } from '../content/index.js';
 import { prepare as prepareSchedule, writeTargets } from '../content/index.js';
 import { fireAssetChange } from '../media/index.js';
 import type { MediaService } from '../media/index.js';
-import { screenshotDir } from '../screens/index.js';
-import { newScreenRow } from '../screens/index.js';
+import { newScreenRow, screenshotDir } from '../screens/index.js';
+import { nowIso as now } from '../../platform/db/ids.js';
 import { ensureDemoSources, type DemoSource } from './sample-media.js';
 
 /** `meta` keys: when the demo was first seeded, when it was last reset. */
@@ -40,7 +40,6 @@ export const DEMO = {
   assetTag: 'demo',
 } as const;
 
-const now = () => new Date().toISOString();
 
 /**
  * Copies the sources into the store's temp directory and ingests them like uploads

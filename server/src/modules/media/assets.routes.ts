@@ -17,7 +17,7 @@ import { normaliseWebsiteUrl, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.
 
 const TAGS = ['Assets'];
 const idParams = z.object({ id: uuidParam });
-const idList = z.array(z.uuid().transform((s) => s.toLowerCase())).min(1).max(500);
+const idList = z.array(uuidParam).min(1).max(500);
 
 /** Types shown inline to people; anything else downloads as an attachment. */
 const INLINE_SAFE = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/mp4', 'audio/aac', 'audio/ogg', 'audio/wav', 'audio/flac']);
@@ -91,8 +91,8 @@ const Diagnostics = z
 const listQuery = pageQuery.extend({
   kind: z.enum(ASSET_KINDS).optional(),
   state: z.enum(ASSET_STATES).optional(),
-  folderId: z.union([z.uuid().transform((s) => s.toLowerCase()), z.literal('none')]).optional(),
-  collectionId: z.uuid().transform((s) => s.toLowerCase()).optional(),
+  folderId: z.union([uuidParam, z.literal('none')]).optional(),
+  collectionId: uuidParam.optional(),
   tag: z.string().trim().min(1).max(64).optional(),
   q: z.string().trim().max(200).optional(),
   archived: z.enum(['exclude', 'include', 'only', 'true', 'false']).default('exclude'),
@@ -212,7 +212,7 @@ export const assetRoutes = [
     params: idParams,
     body: z.object({
       name: z.string().trim().min(1).max(200).optional(),
-      folderId: z.uuid().transform((s) => s.toLowerCase()).nullable().optional(),
+      folderId: uuidParam.nullable().optional(),
       tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
     }),
     responses: { 200: { description: 'The asset', data: Asset } },
@@ -331,7 +331,7 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Add a website as an asset (shown in a frame by players)',
     description: 'An address without a scheme gets https:// (`example.com/menu`). Its thumbnail (the page’s preview picture, else a card with its icon and title, fetched through the outbound guard) is made in the background; the asset is ready at once.',
-    body: WebsiteInput.extend({ name: z.string().trim().min(1).max(200).optional(), folderId: z.uuid().transform((s) => s.toLowerCase()).optional(), tags: z.array(z.string().trim().min(1).max(64)).max(50).optional() }),
+    body: WebsiteInput.extend({ name: z.string().trim().min(1).max(200).optional(), folderId: uuidParam.optional(), tags: z.array(z.string().trim().min(1).max(64)).max(50).optional() }),
     responses: { 201: { description: 'The website asset', data: Asset } },
     handler: async (ctx, { body, auth }) => {
       await checkFolder(ctx, body.folderId);

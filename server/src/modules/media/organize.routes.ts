@@ -3,13 +3,12 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
-import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { created, defineRoute, noContent, ok, uuidParam, uuidParam as uuidLower } from '../../platform/http/route.js';
 import type { ContentCollectionsTable, ContentFoldersTable, ContentTagsTable } from '../../platform/db/schema.js';
 import { fireAssetChange } from './hooks.js';
 import { Asset, assetViews, ensureTags, newId, nowIso, tagAssets, type DbOrTrx } from './repo.js';
 
 const TAGS = ['Content organisation'];
-const uuidLower = z.uuid().transform((s) => s.toLowerCase());
 
 const Folder = z
   .object({ id: z.string(), name: z.string(), parentId: z.string().nullable(), path: z.array(z.string()), assetCount: z.number().int(), createdAt: z.string(), updatedAt: z.string() })

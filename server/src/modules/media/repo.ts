@@ -1,13 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
 
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
-export const newId = () => uuidv7();
-export const nowIso = () => new Date().toISOString();
+export { newId, nowIso } from '../../platform/db/ids.js';
+import { newId, nowIso } from '../../platform/db/ids.js';
 
 export const ASSET_KINDS = ['image', 'video', 'audio', 'pdf', 'website', 'widget'] as const;
 export const ASSET_STATES = ['uploading', 'processing', 'ready', 'failed', 'archived'] as const;

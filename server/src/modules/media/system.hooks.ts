@@ -9,6 +9,7 @@ import { JobQueue, queueStatus } from '../../platform/jobs/queue.js';
 import { registerMaintenanceAction, registerRestoreParticipant, registerStatusContributor, type MaintenanceAction, type RestoreParticipant, type StatusContributor } from '../system/index.js';
 import { ASSET_KINDS, ASSET_STATES } from './repo.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
+import { uuidParam } from '../../platform/http/route.js';
 
 /**
  * What the media module adds to `GET /system/status` (`media`, `jobs`) and to
@@ -270,7 +271,7 @@ const ReprocessOptions = z
   .object({
     /** Only these assets (each must be a ready image, video, audio or PDF); default all ready ones. */
     assetIds: z
-      .array(z.uuid().transform((s) => s.toLowerCase()))
+      .array(uuidParam)
       .min(1)
       .max(10_000)
       .optional(),

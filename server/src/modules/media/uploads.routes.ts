@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { roleAtLeast, type Principal, type SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, isDiskFull, notFound } from '../../platform/http/errors.js';
-import { created, defineRoute } from '../../platform/http/route.js';
+import { created, defineRoute, uuidParam } from '../../platform/http/route.js';
 import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
 import { uploadLimits } from './limits.js';
@@ -101,7 +101,7 @@ export function nameFrom(filename: string | null | undefined): string {
   return clean || 'Untitled';
 }
 
-const uploadIdParams = z.object({ id: z.uuid().transform((s) => s.toLowerCase()) });
+const uploadIdParams = z.object({ id: uuidParam });
 /** An answer without a body (the router's empty reply would turn a null body into 204). */
 function empty(ctx: Context, status: number, headers: Record<string, string>): void {
   ctx.set(headers);

@@ -12,7 +12,7 @@ import { durableRename } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok } from '../../platform/http/route.js';
-import { sendFile } from '../../platform/http/send-file.js';
+import { contentDisposition, sendFile } from '../../platform/http/send-file.js';
 import { SERVER_VERSION } from '../../version.js';
 import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/index.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
@@ -42,7 +42,7 @@ function sendText(ctx: Context, body: string, type: string, filename?: string): 
   ctx.type = type;
   ctx.set('Cache-Control', 'no-cache');
   ctx.set('ETag', `"${createHash('sha256').update(body).digest('hex')}"`);
-  if (filename) ctx.set('Content-Disposition', `inline; filename="${filename}"`);
+  if (filename) ctx.set('Content-Disposition', contentDisposition('inline', filename));
   ctx.length = Buffer.byteLength(body);
   if (ctx.method !== 'HEAD') ctx.body = body;
 }

@@ -5,6 +5,7 @@ import { invalidAt, parseSection, plan, registerExportSection, stableJson, TimeZ
 import { Span } from './groups.routes.js';
 import { PolicyDocument } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
+import { uuidParam } from '../../platform/http/route.js';
 
 /**
  * The screens module's sections of the settings export (docs/operations.md, "Settings
@@ -29,7 +30,7 @@ function parseJson(text: string | null): Record<string, unknown> | null {
 
 const Location = z
   .object({
-    id: z.uuid().transform((s) => s.toLowerCase()),
+    id: uuidParam,
     name: z.string().trim().min(1).max(200),
     address: z.string().max(1000).nullable().default(null),
     timeZone: TimeZoneName,
@@ -42,7 +43,7 @@ const Locations = z.array(Location).max(10_000);
 
 const Group = z
   .object({
-    id: z.uuid().transform((s) => s.toLowerCase()),
+    id: uuidParam,
     name: z.string().trim().min(1).max(200),
     description: z.string().max(5000).nullable().default(null),
     /** The group's screen policy: the screens module's PolicyDocument (PUT /screen-groups/{id}/policy). */

@@ -19,41 +19,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const Level = z.number().min(0).max(100);
 const Ms = z.number().int().min(0).max(10_000);
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/;
+/** RFC 3339 with an offset, strictly (zod: upper-case `T` and `Z`, days that exist in their month, hour < 24, no leap second, offsets within ±23:59 with a colon). */
+const Rfc3339 = z.iso.datetime({ offset: true });
 /** 0000-01-01T00:00:00Z (Date.UTC would read year 0 as 1900). */
 const MIN_MS = new Date(0).setUTCFullYear(0, 0, 1);
 const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-function daysInMonth(year: number, month: number): number {
-  return [31, year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
-}
-
 /**
- * Parses an RFC 3339 date-time strictly (upper-case `T` and `Z`; every field in range: the
- * day exists in its month, hour < 24, no leap second, offset within ±23:59; a fraction,
- * when present, all zeros) and answers its instant in epoch ms, or a reason it is refused.
- * `Date.parse` is not used: it rolls 2026-02-30 over to March 2 and truncates a fraction.
+ * Parses an RFC 3339 date-time on the ten-second grid and answers its instant in epoch ms,
+ * or a reason it is refused. A fraction, when present, must be all zeros (Date.parse alone
+ * would roll 2026-02-30 over to March 2 and truncate a fraction: the format is checked first).
  */
 export function parseGridTime(s: string): { ms: number } | { error: string } {
-  const m = RFC3339.exec(s);
-  if (!m) return { error: 'an RFC 3339 date-time with a time zone, e.g. 2026-01-01T10:00:00Z' };
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12) return { error: `month ${m[2]} does not exist` };
-  if (day < 1 || day > daysInMonth(year, month)) return { error: `${m[1]}-${m[2]} has no day ${m[3]}` };
-  if (hour > 23 || minute > 59 || second > 59) return { error: `${m[4]}:${m[5]}:${m[6]} is not a time of day` };
-  if (m[7] !== undefined && !/^0+$/.test(m[7])) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
-  let offsetMin = 0;
-  if (m[8] !== 'Z') {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
-    if (oh > 23 || om > 59) return { error: `offset ${m[8]} is not an offset` };
-    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, 0);
-  const ms = d.getTime() - offsetMin * 60_000;
-  if (ms < MIN_MS || ms > MAX_MS) return { error: 'a year from 0000 to 9999 once in UTC' };
+  if (!Rfc3339.safeParse(s).success) return { error: 'an RFC 3339 date-time with a time zone (a day that exists, a time of day, an offset like +01:00), e.g. 2026-01-01T10:00:00Z' };
+  const fraction = /\.(\d+)/.exec(s)?.[1];
+  if (fraction !== undefined && !/^0+$/.test(fraction)) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
+  const ms = Date.parse(s);
+  if (!(ms >= MIN_MS && ms <= MAX_MS)) return { error: 'a year from 0000 to 9999 once in UTC' };
   if (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS !== 0) return { error: 'on the ten-second grid (…:00, :10, … :50, no fraction)' };
   return { ms };
 }

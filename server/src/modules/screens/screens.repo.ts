@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
@@ -8,8 +7,8 @@ import { cachedSettings } from '../system/index.js';
 
 export type ScreenRow = ScreensTable;
 
-export const newId = (): string => uuidv7();
-export const nowIso = (ms = Date.now()): string => new Date(ms).toISOString();
+export { newId, nowIso } from '../../platform/db/ids.js';
+import { newId, nowIso } from '../../platform/db/ids.js';
 
 /** Player families the spec knows (2.2); anything else is recorded as absent. */
 export const PLAYER_FAMILIES = ['android', 'desktop-linux', 'edge'] as const;

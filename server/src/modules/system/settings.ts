@@ -301,14 +301,6 @@ export async function setMirroringReceiver(db: Db, receiver: MirroringReceiver |
   }
 }
 
-/** `If-Match: "7"`, `W/"7"` or `7` -> 7; `*` or absent -> undefined; anything else is a 400. */
-export function parseIfMatch(header: string | undefined): number | undefined {
-  if (!header || header.trim() === '*') return undefined;
-  const m = /^\s*(?:W\/)?"?(\d{1,12})"?\s*$/.exec(header);
-  if (!m) throw new ApiError('validation_failed', 'If-Match must be the revision number in quotes, e.g. If-Match: "3"');
-  return Number(m[1]);
-}
-
 /** The URL players and installers should use: PLACARD_PUBLIC_URL, else the setting, else the request's origin. */
 export function effectivePublicUrl(configUrl: string | null, settings: Settings, requestOrigin: string): string {
   return configUrl ?? settings.publicUrl ?? requestOrigin.replace(/\/+$/, '');

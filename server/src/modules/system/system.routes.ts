@@ -13,9 +13,11 @@ import { durableRename } from '../../platform/db/database.js';
 import { BACKUP_NAME, BackupError, backupName, backupsDir, checkPassphrase, configuredPassphrase, discardPartialBackups, isEncryptedFile, listBackups, partialName, verifyBackup } from './backup.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
-import { notifySettingsChanged, parseIfMatch, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
+import { notifySettingsChanged, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
 import { collectStatus, SystemStatus } from './status.js';
 import { applyImport, ExportDocument, exportDocument, previewImport } from './export.js';
+import { contentDisposition } from '../../platform/http/send-file.js';
+import { ifMatchRevision } from '../../platform/http/revision.js';
 
 const TAGS = ['System'];
 
@@ -83,7 +85,7 @@ function sendFile(ctx: Context, file: string, size: number, name: string, type: 
   ctx.status = 200;
   ctx.set('Content-Type', type);
   ctx.set('Content-Length', String(size));
-  ctx.set('Content-Disposition', `attachment; filename="${name}"`);
+  ctx.set('Content-Disposition', contentDisposition('attachment', name));
   ctx.set('Cache-Control', 'no-store');
   // HEAD: no body at all (a null body would make Koa answer 204 instead of GET's 200).
   if (ctx.method !== 'HEAD') ctx.body = createReadStream(file);
@@ -115,7 +117,7 @@ export const systemRoutes = [
       412: { description: 'version_conflict: someone changed the settings since the revision in If-Match' },
     },
     handler: async (ctx, { body, auth }) => {
-      const expectedRevision = parseIfMatch(ctx.get('if-match') || undefined);
+      const expectedRevision = ifMatchRevision(ctx) ?? undefined;
       const before = (await readSettings(ctx.deps.db)).settings;
       const after = await updateSettings(ctx.deps.db, body, { expectedRevision, userId: (auth as SessionPrincipal).userId });
       await notifySettingsChanged(ctx.deps, before, after.settings);
@@ -314,7 +316,7 @@ export const systemRoutes = [
     responses: { 200: { description: 'The export document', data: ExportDocument } },
     handler: async (ctx) => {
       const doc = await exportDocument(ctx.deps.db);
-      return ok(doc, { 'Content-Disposition': `attachment; filename="placard-settings-${doc.exportedAt!.slice(0, 10)}.json"` });
+      return ok(doc, { 'Content-Disposition': contentDisposition('attachment', `placard-settings-${doc.exportedAt!.slice(0, 10)}.json`) });
     },
   }),
   defineRoute({

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import makeContentDisposition from 'content-disposition';
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { ApiError } from './errors.js';
@@ -17,23 +18,16 @@ export interface SendFileOptions {
 }
 
 /**
- * RFC 5987 `ext-value` of a string: UTF-8, percent-encoded except attr-char. encodeURIComponent
- * also leaves `'`, `(`, `)`, `*` (and `!`, which attr-char allows) unescaped: those are encoded here.
- */
-function rfc5987(value: string): string {
-  return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/**
- * A `Content-Disposition` that cannot break out of its header: control characters (CR, LF
- * included) and path separators dropped, an ASCII fallback `filename` (quotes, `%`, `;`
- * and non-ASCII replaced by `_`) plus the exact name as RFC 5987 `filename*`.
+ * A `Content-Disposition` that cannot break out of its header, made by the
+ * `content-disposition` package (the one Koa uses: quoted-string escaping, RFC 5987
+ * `filename*` when the name needs it), with an ASCII-only `filename` fallback. Control characters
+ * (CR, LF included) and path separators are dropped first; the name is bounded.
  */
 export function contentDisposition(type: 'inline' | 'attachment', filename?: string): string {
   if (!filename) return type;
   const clean = filename.replace(/[\u0000-\u001f\u007f/\\]/g, '').slice(0, 200) || 'file';
-  const ascii = clean.replace(/[^\x20-\x7e]/g, '_').replace(/["%;]/g, '_');
-  return `${type}; filename="${ascii}"; filename*=UTF-8''${rfc5987(clean)}`;
+  // An ASCII-only fallback name (the package's default keeps ISO-8859-1 letters there).
+  return makeContentDisposition(clean, { type, fallback: clean.replace(/[^\x20-\x7e]/g, '_') });
 }
 
 export type ByteRange = { start: number; end: number };
