@@ -21,7 +21,7 @@ async function check(name, fn) {
     console.log(`check-addons: ${name}: ok (${detail})`);
   } catch (err) {
     failures.push(name);
-    console.error(`check-addons: ${name}: FAILED: ${err && err.message ? err.message : err}`);
+    console.error(`check-addons: ${name}: FAILED: ${err?.message ? err.message : err}`);
   }
 }
 
@@ -47,7 +47,9 @@ async function check(name, fn) {
   });
   await check('sharp', async () => {
     const sharp = req('sharp');
-    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 255, g: 0, b: 0 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 255, g: 0, b: 0 } } })
+      .png()
+      .toBuffer();
     const meta = await sharp(png).metadata();
     if (meta.width !== 8 || meta.format !== 'png') throw new Error(`unexpected metadata ${JSON.stringify(meta)}`);
     return `libvips ${sharp.versions.vips}`;

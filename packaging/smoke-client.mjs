@@ -31,7 +31,12 @@ function png(width, height) {
     for (let x = 0; x < width; x++) row.set([Math.round((x / width) * 255), Math.round((y / height) * 255), 128], 1 + x * 3);
     rows.push(row);
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 async function call(path, init = {}, expect) {
@@ -41,13 +46,40 @@ async function call(path, init = {}, expect) {
   return { res, body: text ? JSON.parse(text) : null };
 }
 
-const setup = await call('/api/v1/auth/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.test', password: 'smoke test owner password', displayName: 'Smoke' }) }, 201);
-const cookie = setup.res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+const setup = await call(
+  '/api/v1/auth/setup',
+  {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'owner@example.test', password: 'smoke test owner password', displayName: 'Smoke' }),
+  },
+  201,
+);
+const cookie = setup.res.headers
+  .getSetCookie()
+  .map((c) => c.split(';')[0])
+  .join('; ');
 const auth = { cookie, 'x-csrf-token': setup.body.data.csrfToken };
 const bytes = png(96, 64);
-const created = await call('/api/v1/uploads', { method: 'POST', headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': String(bytes.length), 'upload-metadata': `filename ${Buffer.from('smoke.png').toString('base64')}` } }, 201);
+const created = await call(
+  '/api/v1/uploads',
+  {
+    method: 'POST',
+    headers: {
+      ...auth,
+      'tus-resumable': '1.0.0',
+      'upload-length': String(bytes.length),
+      'upload-metadata': `filename ${Buffer.from('smoke.png').toString('base64')}`,
+    },
+  },
+  201,
+);
 const location = created.res.headers.get('location');
-await call(location, { method: 'PATCH', headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: bytes }, 204);
+await call(
+  location,
+  { method: 'PATCH', headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: bytes },
+  204,
+);
 const completed = await call(`${location}/complete`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' }, 201);
 const id = completed.body.data.id;
 let asset = completed.body.data;

@@ -17,12 +17,21 @@ const requests = Number(arg('requests') ?? 20_000);
 const concurrency = Number(arg('concurrency') ?? 2);
 const deadlineMs = Number(arg('deadline-ms') ?? 20_000);
 console.log(`fuzz: seed ${seed}, ${requests} requests, concurrency ${concurrency} (repeat with --seed ${seed})`);
-const fuzzer = new Fuzzer({ seed, requests, concurrency, deadlineMs, log: (l) => console.log(l), progressEvery: 1000, keepData: process.argv.includes('--keep-data'), worstRecurrence: process.argv.includes('--worst-recurrence') });
+const fuzzer = new Fuzzer({
+  seed,
+  requests,
+  concurrency,
+  deadlineMs,
+  log: (l) => console.log(l),
+  progressEvery: 1000,
+  keepData: process.argv.includes('--keep-data'),
+  worstRecurrence: process.argv.includes('--worst-recurrence'),
+});
 let failed = true;
 try {
   await fuzzer.setup();
   const report = await fuzzer.run();
-  for (const f of report.findings) console.log(formatFinding(f) + '\n');
+  for (const f of report.findings) console.log(`${formatFinding(f)}\n`);
   const kinds = new Map<string, number>();
   for (const f of report.findings) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
   console.log(`fuzz: statuses ${JSON.stringify(report.byStatus)}`);

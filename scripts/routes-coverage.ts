@@ -19,7 +19,10 @@ export interface SpecRoute {
 }
 
 export function readSpecRoutes(file = path.join(root, 'docs/spec/routes.tsv')): SpecRoute[] {
-  const lines = readFileSync(file, 'utf8').split('\n').slice(1).filter((l) => l.trim());
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.trim());
   return lines.map((line) => {
     const [method, p, section] = line.split('\t');
     return { method: method!.trim(), path: p!.trim(), section: (section ?? '').trim() };
@@ -52,7 +55,19 @@ function main() {
   const spec = readSpecRoutes();
   const result = coverage(spec, [...ROUTES]);
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ total: result.total, implemented: result.done, sections: Object.fromEntries(result.sections), missing: result.missing, extensions: result.extensions.map((r) => `${r.method} ${r.path}`) }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          total: result.total,
+          implemented: result.done,
+          sections: Object.fromEntries(result.sections),
+          missing: result.missing,
+          extensions: result.extensions.map((r) => `${r.method} ${r.path}`),
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const width = Math.max(...[...result.sections.keys()].map((s) => s.length), 7);

@@ -11,7 +11,10 @@ t.test('first run: status asks for setup, setup makes a signed-in owner once', a
 
   let res = await app.json('/api/v1/auth/setup', json({ email: 'Owner@Example.test', password: 'short', displayName: 'O' }));
   t.equal(res.status, 400, 'a short password is refused');
-  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['password']);
+  t.same(
+    res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]),
+    ['password'],
+  );
 
   res = await app.json('/api/v1/auth/setup', json({ email: 'Owner@Example.test', password: TEST_PASSWORD, displayName: 'Olive' }));
   t.equal(res.status, 201);
@@ -35,10 +38,18 @@ t.test('first run: status asks for setup, setup makes a signed-in owner once', a
 
   const row = await app.deps.db.selectFrom('users').select('password_hash').executeTakeFirstOrThrow();
   t.match(row.password_hash, /^\$argon2id\$v=19\$/, 'argon2id');
-  const params = Object.fromEntries(row.password_hash!.split('$')[3]!.split(',').map((kv) => kv.split('=')));
+  const params = Object.fromEntries(
+    row
+      .password_hash!.split('$')[3]!
+      .split(',')
+      .map((kv) => kv.split('=')),
+  );
   t.ok(Number(params.m) >= 19456 && Number(params.t) >= 2, `OWASP minimum (19 MiB, t=2): ${row.password_hash!.split('$')[3]}`);
   const sessions = await app.deps.db.selectFrom('sessions').select('id').execute();
-  t.notOk(sessions.some((s) => cookie.includes(s.id)), 'the cookie key is not stored, only its hash');
+  t.notOk(
+    sessions.some((s) => cookie.includes(s.id)),
+    'the cookie key is not stored, only its hash',
+  );
 });
 
 t.test('login: generic failures, fixation impossible, logout revokes copies, CSRF enforced', async (t) => {
@@ -122,7 +133,10 @@ t.test('disabled users cannot sign in and their sessions end', async (t) => {
 t.test('idle sessions expire', async (t) => {
   const app = await startApp(t, { config: { sessionIdleMs: 60_000 } });
   const owner = await signIn(app);
-  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 120_000).toISOString() }).execute();
+  await app.deps.db
+    .updateTable('sessions')
+    .set({ last_seen_at: new Date(Date.now() - 120_000).toISOString() })
+    .execute();
   const res = await app.json('/api/v1/me/security', { headers: owner.headers });
   t.equal(res.status, 401);
   t.equal((await app.deps.db.selectFrom('sessions').selectAll().execute()).length, 0, 'the expired row is gone');
@@ -131,7 +145,10 @@ t.test('idle sessions expire', async (t) => {
 t.test('absolute session lifetime', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  await app.deps.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1).toISOString() }).execute();
+  await app.deps.db
+    .updateTable('sessions')
+    .set({ expires_at: new Date(Date.now() - 1).toISOString() })
+    .execute();
   t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 401);
 });
 
@@ -173,20 +190,23 @@ t.test('Secure cookie follows the request behind a trusted proxy, and only a tru
 
 t.test('passwords: 256 characters are fine, 257 are refused (setup, new users, login)', async (t) => {
   const app = await startApp(t);
-  const long = 'p'.repeat(255) + 'é';
+  const long = `${'p'.repeat(255)}é`;
   t.equal(long.length, 256);
-  let res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long + 'x', displayName: 'O' }));
+  let res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: `${long}x`, displayName: 'O' }));
   t.equal(res.status, 400, '257 refused at setup');
-  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['password']);
+  t.same(
+    res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]),
+    ['password'],
+  );
   res = await app.json('/api/v1/auth/setup', json({ email: 'o@example.test', password: long, displayName: 'O' }));
   t.equal(res.status, 201, '256 accepted');
   res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long }));
   t.equal(res.status, 200, 'and signs in');
   const headers = { cookie: cookieHeader(res), 'x-csrf-token': res.body.data.csrfToken };
-  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: long + 'x' }));
+  res = await app.json('/api/v1/auth/login', json({ email: 'o@example.test', password: `${long}x` }));
   t.equal(res.status, 400, 'a 257-character password is not even tried at login');
   t.equal(res.body.error.code, 'validation_failed');
-  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long + 'x' }, headers });
+  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: `${long}x` }, headers });
   t.equal(res.status, 400, '257 refused for a new user');
   res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'v@example.test', displayName: 'V', role: 'viewer', password: long }, headers });
   t.equal(res.status, 201, '256 accepted for a new user');
@@ -197,11 +217,17 @@ t.test('a short idle timeout: activity is recorded often enough to keep an activ
   const app = await startApp(t, { config: { sessionIdleMs: 60_000 } });
   const owner = await signIn(app);
   const seen = async () => Date.parse((await app.deps.db.selectFrom('sessions').select('last_seen_at').executeTakeFirstOrThrow()).last_seen_at);
-  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 20_000).toISOString() }).execute();
+  await app.deps.db
+    .updateTable('sessions')
+    .set({ last_seen_at: new Date(Date.now() - 20_000).toISOString() })
+    .execute();
   const before = Date.now();
   t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).status, 200);
   t.ok((await seen()) >= before - 1_000, 'a request 20 s after the last one (a third of the idle time) refreshes last_seen_at');
-  await app.deps.db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 5_000).toISOString() }).execute();
+  await app.deps.db
+    .updateTable('sessions')
+    .set({ last_seen_at: new Date(Date.now() - 5_000).toISOString() })
+    .execute();
   const stamp = await seen();
   await app.json('/api/v1/me/security', { headers: owner.headers });
   t.equal(await seen(), stamp, 'but not on every request');

@@ -17,7 +17,11 @@ async function editSession(app: App, cookie: string, edit: (data: any) => void) 
   const row = await app.deps.db.selectFrom('sessions').select('data').where('id', '=', sha256Hex(key)).executeTakeFirstOrThrow();
   const data = JSON.parse(row.data);
   edit(data);
-  await app.deps.db.updateTable('sessions').set({ data: JSON.stringify(data) }).where('id', '=', sha256Hex(key)).execute();
+  await app.deps.db
+    .updateTable('sessions')
+    .set({ data: JSON.stringify(data) })
+    .where('id', '=', sha256Hex(key))
+    .execute();
   return data;
 }
 
@@ -30,7 +34,14 @@ function expectRateLimited(t: any, res: { status: number; headers: Headers; body
 t.test('the independent TOTP helper matches RFC 6238 test vectors', async (t) => {
   const key = Buffer.from('12345678901234567890');
   // RFC 6238 appendix B, SHA-1, 8 digits.
-  for (const [time, code] of [[59, '94287082'], [1111111109, '07081804'], [1111111111, '14050471'], [1234567890, '89005924'], [2000000000, '69279037'], [20000000000, '65353130']] as const) {
+  for (const [time, code] of [
+    [59, '94287082'],
+    [1111111109, '07081804'],
+    [1111111111, '14050471'],
+    [1234567890, '89005924'],
+    [2000000000, '69279037'],
+    [20000000000, '65353130'],
+  ] as const) {
     t.equal(totpAt(key, time, 8), code, `T=${time}`);
   }
   t.same(base32Decode('GEZDGNBVGY3TQOJQ'), Buffer.from('1234567890'));
@@ -42,7 +53,11 @@ async function enrolTotp(t: any, app: Awaited<ReturnType<typeof startApp>>, head
   t.match(start.body.data.otpauthUri, /^otpauth:\/\/totp\/Placard:.+\?.*secret=/);
   t.match(start.body.data.qrCodeDataUrl, /^data:image\/png;base64,/);
   const secret: string = start.body.data.secret;
-  const bad = await app.json('/api/v1/me/security/totp/confirm', { method: 'POST', json: { code: '000000' === totpNow(secret) ? '111111' : '000000' }, headers });
+  const bad = await app.json('/api/v1/me/security/totp/confirm', {
+    method: 'POST',
+    json: { code: '000000' === totpNow(secret) ? '111111' : '000000' },
+    headers,
+  });
   t.equal(bad.status, 400, 'a wrong code does not turn TOTP on');
   // The previous step's code: confirm consumes it, so a later sign-in uses the current one.
   const confirm = await app.json('/api/v1/me/security/totp/confirm', { method: 'POST', json: { code: totpNow(secret, -1) }, headers });
@@ -97,7 +112,10 @@ t.test('recovery codes: ten, single use, counted, replaced on reissue', async (t
   t.equal(codes.length, 10);
   t.equal(new Set(codes).size, 10);
   const hashes = await app.deps.db.selectFrom('recovery_codes').select('code_hash').execute();
-  t.notOk(hashes.some((h) => codes.some((c) => h.code_hash.includes(c.replace('-', '')))), 'stored hashed');
+  t.notOk(
+    hashes.some((h) => codes.some((c) => h.code_hash.includes(c.replace('-', '')))),
+    'stored hashed',
+  );
 
   const useCode = async (code: string) => {
     const login = await app.json('/api/v1/auth/login', { method: 'POST', json: { email: owner.user.email, password: TEST_PASSWORD } });
@@ -159,7 +177,11 @@ t.test('passkeys: register with a software authenticator, sign in without a pass
   const mfaOptions = await app.json('/api/v1/auth/mfa/passkey/options', { method: 'POST', headers: { cookie: half } });
   t.equal(mfaOptions.body.data.allowCredentials.length, 1);
   half = cookieHeader(mfaOptions, half);
-  res = await app.json('/api/v1/auth/mfa/verify', { method: 'POST', json: { passkey: authenticator.getJSON(origin, mfaOptions.body.data) }, headers: { cookie: half } });
+  res = await app.json('/api/v1/auth/mfa/verify', {
+    method: 'POST',
+    json: { passkey: authenticator.getJSON(origin, mfaOptions.body.data) },
+    headers: { cookie: half },
+  });
   t.equal(res.status, 200, JSON.stringify(res.body));
 
   const counter = await app.deps.db.selectFrom('passkeys').select('counter').executeTakeFirstOrThrow();
@@ -168,13 +190,20 @@ t.test('passkeys: register with a software authenticator, sign in without a pass
   // A clone of the authenticator whose counter went backwards is refused.
   await app.deps.db.updateTable('passkeys').set({ counter: 1000 }).execute();
   const again = await app.fetch('/api/v1/auth/passkey/login/options', { method: 'POST' });
-  res = await app.json('/api/v1/auth/passkey/login', { method: 'POST', json: { response: authenticator.getJSON(origin, ((await again.json()) as any).data) }, headers: { cookie: cookieHeader(again) } });
+  res = await app.json('/api/v1/auth/passkey/login', {
+    method: 'POST',
+    json: { response: authenticator.getJSON(origin, ((await again.json()) as any).data) },
+    headers: { cookie: cookieHeader(again) },
+  });
   t.equal(res.status, 401, 'a sign counter that did not increase is refused');
 
   res = await app.json(`/api/v1/me/security/passkeys/${passkeyId}`, { method: 'PATCH', json: { name: 'Work laptop' }, headers: owner.headers });
   t.equal(res.body.data.name, 'Work laptop');
   const sec = await app.json('/api/v1/me/security', { headers: owner.headers });
-  t.same(sec.body.data.passkeys.map((p: { name: string }) => p.name), ['Work laptop']);
+  t.same(
+    sec.body.data.passkeys.map((p: { name: string }) => p.name),
+    ['Work laptop'],
+  );
   res = await app.fetch(`/api/v1/me/security/passkeys/${passkeyId}/remove`, { method: 'POST', headers: owner.headers });
   t.equal(res.status, 204);
   res = await app.fetch(`/api/v1/me/security/passkeys/${passkeyId}/remove`, { method: 'POST', headers: owner.headers });
@@ -203,14 +232,22 @@ t.test('TOTP confirmation and the re-authentication of totp/remove are throttled
   const secret: string = start.body.data.secret;
   const wrong = (i: number) => String((Number(totpNow(secret)) + 1 + i) % 1_000_000).padStart(6, '0');
   for (let i = 0; i < 5; i++) t.equal((await app.json('/api/v1/me/security/totp/confirm', post({ code: wrong(i) }, owner.headers))).status, 400);
-  expectRateLimited(t, await app.json('/api/v1/me/security/totp/confirm', post({ code: totpNow(secret) }, owner.headers)), 'confirm with the right code after five misses');
+  expectRateLimited(
+    t,
+    await app.json('/api/v1/me/security/totp/confirm', post({ code: totpNow(secret) }, owner.headers)),
+    'confirm with the right code after five misses',
+  );
   t.equal((await app.json('/api/v1/me/security', { headers: owner.headers })).body.data.totpEnabled, false, 'TOTP stayed off');
 
   // A second user (the first one's confirm is locked): TOTP on, then guessing at remove.
   const other = await signIn(app, { role: 'editor' });
   await enrolTotp(t, app, other.headers);
   for (let i = 0; i < 5; i++) t.equal((await app.json('/api/v1/me/security/totp/remove', post({ password: `not it ${i} at all` }, other.headers))).status, 401);
-  expectRateLimited(t, await app.json('/api/v1/me/security/totp/remove', post({ password: TEST_PASSWORD }, other.headers)), 'remove with the right password after five misses');
+  expectRateLimited(
+    t,
+    await app.json('/api/v1/me/security/totp/remove', post({ password: TEST_PASSWORD }, other.headers)),
+    'remove with the right password after five misses',
+  );
   t.equal((await app.json('/api/v1/me/security', { headers: other.headers })).body.data.totpEnabled, true, 'TOTP stayed on');
 });
 
@@ -332,14 +369,20 @@ t.test('passkeys: failures say one generic thing, challenges expire after 5 minu
   messages.add(res.body.error.message);
   const tampered = await options();
   const assertion = editorKey.getJSON(origin, tampered.options);
-  res = await passwordless(tampered.cookie, { ...assertion, response: { ...assertion.response, signature: Buffer.from('not a signature').toString('base64url') } });
+  res = await passwordless(tampered.cookie, {
+    ...assertion,
+    response: { ...assertion.response, signature: Buffer.from('not a signature').toString('base64url') },
+  });
   t.equal(res.status, 401, 'a bad signature');
   messages.add(res.body.error.message);
   const mfaLogin = await app.json('/api/v1/auth/login', post({ email: owner.user.email, password: TEST_PASSWORD }));
   let half = cookieHeader(mfaLogin);
   const mfaOptions = await app.json('/api/v1/auth/mfa/passkey/options', post(undefined, { cookie: half }));
   half = cookieHeader(mfaOptions, half);
-  res = await app.json('/api/v1/auth/mfa/verify', post({ passkey: editorKey.getJSON(origin, { ...mfaOptions.body.data, allowCredentials: [] }) }, { cookie: half }));
+  res = await app.json(
+    '/api/v1/auth/mfa/verify',
+    post({ passkey: editorKey.getJSON(origin, { ...mfaOptions.body.data, allowCredentials: [] }) }, { cookie: half }),
+  );
   t.equal(res.status, 401, 'another user’s passkey as a second factor');
   messages.add(res.body.error.message);
   t.same([...messages], ['The passkey was not accepted'], 'one generic message');

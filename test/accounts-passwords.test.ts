@@ -21,25 +21,44 @@ t.test('change my password: current one needed, other sessions end, this one goe
   const otherHeaders = { cookie: cookieHeader(otherDevice), 'x-csrf-token': otherDevice.body.data.csrfToken };
   t.equal((await app.json('/api/v1/me/security', { headers: otherHeaders })).status, 200, 'the second session works before');
 
-  let res = await app.json('/api/v1/me/password', { method: 'POST', headers: editor.headers, json: { currentPassword: 'not it at all', newPassword: NEW_PASSWORD } });
+  let res = await app.json('/api/v1/me/password', {
+    method: 'POST',
+    headers: editor.headers,
+    json: { currentPassword: 'not it at all', newPassword: NEW_PASSWORD },
+  });
   t.equal(res.status, 401, 'a wrong current password is refused');
   t.equal(res.body.error.code, 'invalid_credential');
-  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['currentPassword'], 'the field is named');
+  t.same(
+    res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]),
+    ['currentPassword'],
+    'the field is named',
+  );
   t.equal((await app.json('/api/v1/me/security', { headers: editor.headers })).status, 200, 'a refused change keeps the session');
 
   res = await app.json('/api/v1/me/password', { method: 'POST', headers: editor.headers, json: { currentPassword: TEST_PASSWORD, newPassword: 'short' } });
   t.equal(res.status, 400, 'too short');
   t.equal(res.body.error.code, 'validation_failed');
-  t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['newPassword']);
+  t.same(
+    res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]),
+    ['newPassword'],
+  );
 
-  res = await app.json('/api/v1/me/password', { method: 'POST', headers: editor.headers, json: { currentPassword: TEST_PASSWORD, newPassword: TEST_PASSWORD } });
+  res = await app.json('/api/v1/me/password', {
+    method: 'POST',
+    headers: editor.headers,
+    json: { currentPassword: TEST_PASSWORD, newPassword: TEST_PASSWORD },
+  });
   t.equal(res.status, 400, 'the same password again is refused');
   t.match(res.body.error.message, /differs/);
 
   res = await app.json('/api/v1/me/password', { method: 'POST', headers: editor.headers, json: { newPassword: NEW_PASSWORD } });
   t.equal(res.status, 400, 'the current password is required');
 
-  res = await app.json('/api/v1/me/password', { method: 'POST', headers: { cookie: editor.headers.cookie }, json: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD } });
+  res = await app.json('/api/v1/me/password', {
+    method: 'POST',
+    headers: { cookie: editor.headers.cookie },
+    json: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD },
+  });
   t.equal(res.status, 403, 'CSRF token required');
 
   res = await app.json('/api/v1/me/password', { method: 'POST', headers: editor.headers, json: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD } });
@@ -93,7 +112,11 @@ t.test('an admin sets a user’s password: sessions end; never an owner’s, nev
   t.equal(res.status, 400);
   t.equal(res.body.error.details.issues[0].path[0], 'password');
 
-  res = await app.json(`/api/v1/users/0190f5a2-7b3c-7def-8abc-0123456789ab/password`, { method: 'POST', headers: admin.headers, json: { password: NEW_PASSWORD } });
+  res = await app.json(`/api/v1/users/0190f5a2-7b3c-7def-8abc-0123456789ab/password`, {
+    method: 'POST',
+    headers: admin.headers,
+    json: { password: NEW_PASSWORD },
+  });
   t.equal(res.status, 404);
 
   res = await app.json(`/api/v1/users/${editor.user.id}/password`, { method: 'POST', headers: admin.headers, json: { password: NEW_PASSWORD } });
@@ -115,7 +138,11 @@ t.test('set-password links: hashed at rest, single use, expiring, superseded, th
   const editor = await signIn(app, { role: 'editor' });
 
   // A new user made without a password cannot sign in until they use a link.
-  let res = await app.json('/api/v1/users', { method: 'POST', headers: admin.headers, json: { email: 'newbie@example.test', displayName: 'Newbie', role: 'editor' } });
+  let res = await app.json('/api/v1/users', {
+    method: 'POST',
+    headers: admin.headers,
+    json: { email: 'newbie@example.test', displayName: 'Newbie', role: 'editor' },
+  });
   t.equal(res.status, 201, JSON.stringify(res.body));
   t.equal(res.body.data.passwordSet, false, 'no password yet');
   const newbie = res.body.data;
@@ -170,7 +197,11 @@ t.test('set-password links: hashed at rest, single use, expiring, superseded, th
   // Expired.
   res = await app.json(`/api/v1/users/${editor.user.id}/password-link`, { method: 'POST', headers: admin.headers });
   const third = res.body.data;
-  await app.deps.db.updateTable('password_links').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', sha256Hex(third.token)).execute();
+  await app.deps.db
+    .updateTable('password_links')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('token_hash', '=', sha256Hex(third.token))
+    .execute();
   res = await app.json('/api/v1/auth/password-link/use', { method: 'POST', json: { token: third.token, password: NEW_PASSWORD } });
   t.equal(res.status, 401, 'an expired link is refused');
   t.equal(res.body.error.details.reason, 'expired');

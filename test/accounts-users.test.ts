@@ -25,14 +25,30 @@ t.test('users: admins manage non-owners, roles apply at once, the last owner sta
   t.equal(res.status, 403, 'an editor cannot list users');
   t.equal(res.body.error.code, 'forbidden');
 
-  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'new@example.test', displayName: 'New', role: 'publisher', password: TEST_PASSWORD }, headers: admin.headers });
+  res = await app.json('/api/v1/users', {
+    method: 'POST',
+    json: { email: 'new@example.test', displayName: 'New', role: 'publisher', password: TEST_PASSWORD },
+    headers: admin.headers,
+  });
   t.equal(res.status, 201);
   const newId = res.body.data.id;
-  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'NEW@example.test', displayName: 'Dup', role: 'viewer', password: TEST_PASSWORD }, headers: admin.headers });
+  res = await app.json('/api/v1/users', {
+    method: 'POST',
+    json: { email: 'NEW@example.test', displayName: 'Dup', role: 'viewer', password: TEST_PASSWORD },
+    headers: admin.headers,
+  });
   t.equal(res.status, 409, 'emails are unique, case-insensitively');
-  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'o2@example.test', displayName: 'O2', role: 'owner', password: TEST_PASSWORD }, headers: admin.headers });
+  res = await app.json('/api/v1/users', {
+    method: 'POST',
+    json: { email: 'o2@example.test', displayName: 'O2', role: 'owner', password: TEST_PASSWORD },
+    headers: admin.headers,
+  });
   t.equal(res.status, 403, 'an admin cannot make an owner');
-  res = await app.json('/api/v1/users', { method: 'POST', json: { email: 'not-an-email', displayName: '', role: 'boss', password: 'x' }, headers: admin.headers });
+  res = await app.json('/api/v1/users', {
+    method: 'POST',
+    json: { email: 'not-an-email', displayName: '', role: 'boss', password: 'x' },
+    headers: admin.headers,
+  });
   t.equal(res.status, 400);
   t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]).sort(), ['displayName', 'email', 'password', 'role']);
 
@@ -42,11 +58,18 @@ t.test('users: admins manage non-owners, roles apply at once, the last owner sta
   const second = await app.json(`/api/v1/users?limit=10&cursor=${res.body.data.nextCursor}`, { headers: admin.headers });
   t.equal(res.body.data.items.length + second.body.data.items.length, 4, 'four users across the pages');
   res = await app.json('/api/v1/users?q=NEW%40', { headers: admin.headers });
-  t.same(res.body.data.items.map((u: { email: string }) => u.email), ['new@example.test'], 'search is case-insensitive');
+  t.same(
+    res.body.data.items.map((u: { email: string }) => u.email),
+    ['new@example.test'],
+    'search is case-insensitive',
+  );
   res = await app.json('/api/v1/users?q=%25', { headers: admin.headers });
   t.same(res.body.data.items, [], 'a % in the search is literal');
   res = await app.json('/api/v1/users?role=editor', { headers: admin.headers });
-  t.same(res.body.data.items.map((u: { id: string }) => u.id), [editor.user.id]);
+  t.same(
+    res.body.data.items.map((u: { id: string }) => u.id),
+    [editor.user.id],
+  );
 
   res = await app.json(`/api/v1/users/${owner.user.id}`, { method: 'PATCH', json: { displayName: 'Hijack' }, headers: admin.headers });
   t.equal(res.status, 403, 'an admin cannot touch an owner');
@@ -103,7 +126,11 @@ t.test('integration tokens: owner only, shown once, hashed, capability-bound, re
   const owner = await signIn(app);
   const admin = await signIn(app, { role: 'admin' });
 
-  let res = await app.json('/api/v1/integration-tokens', { method: 'POST', json: { name: 'Wall', capabilities: ['fleet_health:read'] }, headers: admin.headers });
+  let res = await app.json('/api/v1/integration-tokens', {
+    method: 'POST',
+    json: { name: 'Wall', capabilities: ['fleet_health:read'] },
+    headers: admin.headers,
+  });
   t.equal(res.status, 403, 'admins cannot make tokens');
   res = await app.json('/api/v1/integration-tokens', { method: 'POST', json: { name: 'Wall', capabilities: ['everything'] }, headers: owner.headers });
   t.equal(res.status, 400, 'unknown capability');
@@ -112,7 +139,10 @@ t.test('integration tokens: owner only, shown once, hashed, capability-bound, re
   const token: string = res.body.data.token;
   t.match(token, /^svci_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{40,}$/);
   const rows = await app.deps.db.selectFrom('integration_tokens').select('secret_hash').execute();
-  t.notOk(rows.some((r) => token.includes(r.secret_hash)), 'only a hash is stored');
+  t.notOk(
+    rows.some((r) => token.includes(r.secret_hash)),
+    'only a hash is stored',
+  );
 
   res = await app.json('/api/v1/integration-tokens', { headers: owner.headers });
   t.notOk(JSON.stringify(res.body).includes(token.split('.')[1]!), 'the list never shows the secret');
@@ -123,7 +153,11 @@ t.test('integration tokens: owner only, shown once, hashed, capability-bound, re
   res = await app.json('/api/v1/test-fleet', { headers: { authorization: `Bearer ${token.slice(0, -2)}xx` } });
   t.equal(res.body.error.code, 'invalid_credential', 'a wrong secret');
 
-  const rowsToken = await app.json('/api/v1/integration-tokens', { method: 'POST', json: { name: 'Rows', capabilities: ['manual_table_rows:write'] }, headers: owner.headers });
+  const rowsToken = await app.json('/api/v1/integration-tokens', {
+    method: 'POST',
+    json: { name: 'Rows', capabilities: ['manual_table_rows:write'] },
+    headers: owner.headers,
+  });
   res = await app.json('/api/v1/test-fleet', { headers: { authorization: `Bearer ${rowsToken.body.data.token}` } });
   t.equal(res.status, 403, 'a token without the capability');
 
@@ -150,8 +184,15 @@ t.test('system identity and preferences', async (t) => {
   t.same(res.body.data, { theme: 'system', locale: null, timeZone: null, weekStartsOn: 'monday', defaultViews: {} });
   res = await app.json('/api/v1/me/preferences', { method: 'PATCH', json: { timeZone: 'Europe/Nowhere', theme: 'neon', colour: 'x' }, headers: owner.headers });
   t.equal(res.status, 400);
-  t.same(res.body.error.details.issues.map((i: { path: string[]; code: string }) => i.path[0] ?? i.code).sort(), ['theme', 'timeZone', 'unrecognized_keys'].sort());
-  res = await app.json('/api/v1/me/preferences', { method: 'PATCH', json: { timeZone: 'Europe/Paris', locale: 'fr-FR', defaultViews: { screens: 'list' } }, headers: owner.headers });
+  t.same(
+    res.body.error.details.issues.map((i: { path: string[]; code: string }) => i.path[0] ?? i.code).sort(),
+    ['theme', 'timeZone', 'unrecognized_keys'].sort(),
+  );
+  res = await app.json('/api/v1/me/preferences', {
+    method: 'PATCH',
+    json: { timeZone: 'Europe/Paris', locale: 'fr-FR', defaultViews: { screens: 'list' } },
+    headers: owner.headers,
+  });
   t.equal(res.body.data.timeZone, 'Europe/Paris');
   res = await app.json('/api/v1/me/preferences', { method: 'PATCH', json: { defaultViews: { library: 'grid' } }, headers: owner.headers });
   t.same(res.body.data.defaultViews, { screens: 'list', library: 'grid' }, 'merged');
@@ -244,7 +285,10 @@ t.test('two owners disabling each other at once leave one active owner', async (
     ]);
     const active = await app.deps.db.selectFrom('users').select('id').where('role', '=', 'owner').where('disabled_at', 'is', null).execute();
     t.equal(active.length, 1, `round ${round}: one active owner remains (${results.map((r) => r.status).join(', ')})`);
-    t.ok(results.every((r) => [200, 401, 409].includes(r.status)), 'each answer is a success, a conflict or (session ended) 401');
+    t.ok(
+      results.every((r) => [200, 401, 409].includes(r.status)),
+      'each answer is a success, a conflict or (session ended) 401',
+    );
     // Put things back: both active owners, both signed in.
     await app.deps.db.updateTable('users').set({ disabled_at: null, role: 'owner' }).where('id', 'in', [a.user.id, b.user.id]).execute();
     Object.assign(a, await reSignIn(app, a.user.email));

@@ -29,7 +29,11 @@ async function serverName(app: TestApp) {
   return (await getSettings(app.deps.db)).serverName;
 }
 
-function cli(dataDir: string, args: string[], options: { stdin?: string; env?: Record<string, string>; as?: string[] } = {}): Promise<{ code: number | null; out: string; err: string }> {
+function cli(
+  dataDir: string,
+  args: string[],
+  options: { stdin?: string; env?: Record<string, string>; as?: string[] } = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const argv = [...(options.as ?? []), process.execPath, '--import=tsx', path.join(ROOT, 'server/src/cli.ts'), ...args];
     const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '1', ...options.env } });
@@ -100,7 +104,11 @@ t.test('an encrypted backup by the API: age file, listed as encrypted, restored 
   t.equal(shortHeader.status, 400);
   const damaged = Buffer.from(bytes);
   damaged[damaged.length - 100] = damaged[damaged.length - 100]! ^ 0xff;
-  const broken = await app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner2.headers, 'content-type': 'application/octet-stream', 'placard-backup-passphrase': PASSPHRASE }, body: damaged });
+  const broken = await app.json('/api/v1/system/backups', {
+    method: 'POST',
+    headers: { ...owner2.headers, 'content-type': 'application/octet-stream', 'placard-backup-passphrase': PASSPHRASE },
+    body: damaged,
+  });
   t.equal(broken.status, 400, 'a damaged encrypted backup is refused');
   const ok = await upload({ 'placard-backup-passphrase': PASSPHRASE });
   t.equal(ok.status, 201, JSON.stringify(ok.body));
@@ -108,55 +116,69 @@ t.test('an encrypted backup by the API: age file, listed as encrypted, restored 
   t.match(ok.body.data.name, /-uploaded-[a-z0-9]{4}\.tar\.age$/);
 });
 
-t.test('PLACARD_BACKUP_PASSPHRASE_FILE: every backup encrypted with it, restores open with it; PLACARD_BACKUP_COPY_DIR gets a verified copy only when marked', async (t) => {
-  const dir = tempDataDir(t);
-  const passFile = path.join(dir, 'backup.passphrase');
-  writeFileSync(passFile, `${PASSPHRASE}\n`, { mode: 0o640 });
-  const copyDir = path.join(dir, 'usb');
-  mkdirSync(copyDir);
-  const app = await startApp(t, { config: { backupPassphraseFile: passFile, backupCopyDir: copyDir } });
-  const owner = await signIn(app);
-  await updateSettings(app.deps.db, { serverName: 'First', backups: { keep: 1 } });
+t.test(
+  'PLACARD_BACKUP_PASSPHRASE_FILE: every backup encrypted with it, restores open with it; PLACARD_BACKUP_COPY_DIR gets a verified copy only when marked',
+  async (t) => {
+    const dir = tempDataDir(t);
+    const passFile = path.join(dir, 'backup.passphrase');
+    writeFileSync(passFile, `${PASSPHRASE}\n`, { mode: 0o640 });
+    const copyDir = path.join(dir, 'usb');
+    mkdirSync(copyDir);
+    const app = await startApp(t, { config: { backupPassphraseFile: passFile, backupCopyDir: copyDir } });
+    const owner = await signIn(app);
+    await updateSettings(app.deps.db, { serverName: 'First', backups: { keep: 1 } });
 
-  // The drive is not mounted (no marker): the backup stands, the copy is refused and says why.
-  const first = await run(app, owner.headers, 'backup', { includeMedia: false });
-  t.equal(first.body.data.state, 'succeeded', JSON.stringify(first.body.data.error));
-  const firstName: string = first.body.data.result.backup.name;
-  t.match(firstName, /\.tar\.age$/, 'encrypted with the configured passphrase');
-  t.match(first.body.data.result.backup.copy, { ok: false, dir: copyDir, error: /no \.placard-backup-target: the drive is probably not mounted/ });
-  t.same(readdirSync(copyDir), [], 'nothing written into the empty mount point');
+    // The drive is not mounted (no marker): the backup stands, the copy is refused and says why.
+    const first = await run(app, owner.headers, 'backup', { includeMedia: false });
+    t.equal(first.body.data.state, 'succeeded', JSON.stringify(first.body.data.error));
+    const firstName: string = first.body.data.result.backup.name;
+    t.match(firstName, /\.tar\.age$/, 'encrypted with the configured passphrase');
+    t.match(first.body.data.result.backup.copy, { ok: false, dir: copyDir, error: /no \.placard-backup-target: the drive is probably not mounted/ });
+    t.same(readdirSync(copyDir), [], 'nothing written into the empty mount point');
 
-  writeFileSync(path.join(copyDir, '.placard-backup-target'), 'marker\n');
-  await updateSettings(app.deps.db, { serverName: 'Second' });
-  const second = await run(app, owner.headers, 'backup', { includeMedia: false });
-  t.equal(second.body.data.state, 'succeeded');
-  const secondName: string = second.body.data.result.backup.name;
-  t.match(second.body.data.result.backup.copy, { ok: true, path: path.join(copyDir, secondName) });
-  t.equal(sha256(path.join(copyDir, secondName)), sha256(path.join(app.dataDir, 'backups', secondName)), 'the copy is the same bytes');
-  t.same((await listBackups(app.dataDir)).map((b) => b.name), [secondName], 'keep 1 in backups/');
+    writeFileSync(path.join(copyDir, '.placard-backup-target'), 'marker\n');
+    await updateSettings(app.deps.db, { serverName: 'Second' });
+    const second = await run(app, owner.headers, 'backup', { includeMedia: false });
+    t.equal(second.body.data.state, 'succeeded');
+    const secondName: string = second.body.data.result.backup.name;
+    t.match(second.body.data.result.backup.copy, { ok: true, path: path.join(copyDir, secondName) });
+    t.equal(sha256(path.join(copyDir, secondName)), sha256(path.join(app.dataDir, 'backups', secondName)), 'the copy is the same bytes');
+    t.same(
+      (await listBackups(app.dataDir)).map((b) => b.name),
+      [secondName],
+      'keep 1 in backups/',
+    );
 
-  await updateSettings(app.deps.db, { serverName: 'Third' });
-  const third = await run(app, owner.headers, 'backup', { includeMedia: false });
-  const thirdName: string = third.body.data.result.backup.name;
-  t.same(third.body.data.result.backup.copy.pruned, [secondName], 'retention applies on the drive too');
-  t.same(readdirSync(copyDir).filter((f) => !f.startsWith('.')), [thirdName]);
+    await updateSettings(app.deps.db, { serverName: 'Third' });
+    const third = await run(app, owner.headers, 'backup', { includeMedia: false });
+    const thirdName: string = third.body.data.result.backup.name;
+    t.same(third.body.data.result.backup.copy.pruned, [secondName], 'retention applies on the drive too');
+    t.same(
+      readdirSync(copyDir).filter((f) => !f.startsWith('.')),
+      [thirdName],
+    );
 
-  // Restore from the copy (the box's disk died): the configured passphrase opens it.
-  await updateSettings(app.deps.db, { serverName: 'Lost' });
-  const owner2 = await signIn(app);
-  const uploaded = await app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner2.headers, 'content-type': 'application/octet-stream' }, body: readFileSync(path.join(copyDir, thirdName)) });
-  t.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
-  const restored = await run(app, owner2.headers, 'restore', { backup: uploaded.body.data.name });
-  t.equal(restored.body.data.state, 'succeeded', JSON.stringify(restored.body.data.error));
-  t.equal(await serverName(app), 'Third');
+    // Restore from the copy (the box's disk died): the configured passphrase opens it.
+    await updateSettings(app.deps.db, { serverName: 'Lost' });
+    const owner2 = await signIn(app);
+    const uploaded = await app.json('/api/v1/system/backups', {
+      method: 'POST',
+      headers: { ...owner2.headers, 'content-type': 'application/octet-stream' },
+      body: readFileSync(path.join(copyDir, thirdName)),
+    });
+    t.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
+    const restored = await run(app, owner2.headers, 'restore', { backup: uploaded.body.data.name });
+    t.equal(restored.body.data.state, 'succeeded', JSON.stringify(restored.body.data.error));
+    t.equal(await serverName(app), 'Third');
 
-  // A passphrase file that cannot be read fails the backup with a clear message.
-  writeFileSync(passFile, 'short\n');
-  const owner3 = await signIn(app);
-  const bad = await run(app, owner3.headers, 'backup', { includeMedia: false });
-  t.equal(bad.body.data.state, 'failed');
-  t.match(bad.body.data.error.message, /backup passphrase file .*at least 12 characters/);
-});
+    // A passphrase file that cannot be read fails the backup with a clear message.
+    writeFileSync(passFile, 'short\n');
+    const owner3 = await signIn(app);
+    const bad = await run(app, owner3.headers, 'backup', { includeMedia: false });
+    t.equal(bad.body.data.state, 'failed');
+    t.match(bad.body.data.error.message, /backup passphrase file .*at least 12 characters/);
+  },
+);
 
 t.test('placard backup/restore --passphrase-stdin, and --out: a directory it cannot write is one clear line, before any work', async (t) => {
   const dataDir = tempDataDir(t);
@@ -212,14 +234,21 @@ t.test('placard backup/restore --passphrase-stdin, and --out: a directory it can
   }
   chmodSync(path.dirname(dataDir), 0o755);
   chmodSync(dataDir, 0o755);
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(d, e.name), ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(d, e.name), ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
   for (const f of [dataDir, ...walk(dataDir)]) chownSync(f, 65534, 65534);
   const rootOwned = path.join(dataDir, 'root-only');
   mkdirSync(rootOwned, { mode: 0o755 });
   chownSync(rootOwned, 0, 0);
-  const denied = await cli(dataDir, ['backup', '--no-media', '--out', rootOwned], { as: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'], env: { HOME: dataDir, TMPDIR: dataDir } });
+  const denied = await cli(dataDir, ['backup', '--no-media', '--out', rootOwned], {
+    as: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'],
+    env: { HOME: dataDir, TMPDIR: dataDir },
+  });
   t.equal(denied.code, 1, denied.err);
   // (tap's process tracking, injected into every child, may add its own complaint after it.)
-  t.match(denied.err.split('\n')[0], /^placard: --out .*root-only is not writable by this user \(this command runs as uid 65534: the placard command runs as the placard user\); choose a directory it can write, or give it to that user first$/);
+  t.match(
+    denied.err.split('\n')[0],
+    /^placard: --out .*root-only is not writable by this user \(this command runs as uid 65534: the placard command runs as the placard user\); choose a directory it can write, or give it to that user first$/,
+  );
   t.notMatch(denied.err, /backup\.ts|commandBackup/, 'no stack trace of the backup');
 });

@@ -17,7 +17,11 @@ t.test('SIGKILL mid-backup under a write load: live data intact, the unfinished 
   const server = await startServerProcess(t, dataDir);
   const call = async (p: string, init: RequestInit & { json?: unknown } = {}) => {
     const { json, ...rest } = init;
-    const res = await fetch(server.url + p, { ...rest, headers: { ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...(rest.headers as Record<string, string>) }, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+    const res = await fetch(server.url + p, {
+      ...rest,
+      headers: { ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...(rest.headers as Record<string, string>) },
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
   };
@@ -63,23 +67,38 @@ t.test('SIGKILL mid-backup under a write load: live data intact, the unfinished 
   stop = true;
   await load;
   t.ok(acknowledged > 0, `${acknowledged} acknowledged writes before the kill`);
-  t.ok(readdirSync(backups).some((f) => f.startsWith('.partial-')), 'the kill left an unfinished backup');
-  t.same(readdirSync(backups).filter((f) => f.startsWith('placard-backup-')), [], 'and no finished one');
+  t.ok(
+    readdirSync(backups).some((f) => f.startsWith('.partial-')),
+    'the kill left an unfinished backup',
+  );
+  t.same(
+    readdirSync(backups).filter((f) => f.startsWith('placard-backup-')),
+    [],
+    'and no finished one',
+  );
   t.same(await mediaDigest(dataDir), mediaBefore, 'live media identical by sha256 after the kill');
 
   const again = await startServerProcess(t, dataDir);
-  const login = await fetch(again.url + '/api/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.test', password: TEST_PASSWORD }) });
+  const login = await fetch(`${again.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'owner@example.test', password: TEST_PASSWORD }),
+  });
   t.equal(login.status, 200);
   const body = (await login.json()) as { data: { csrfToken: string } };
   const h = { cookie: cookieHeader({ headers: login.headers }), 'x-csrf-token': body.data.csrfToken };
-  const settings = (await (await fetch(again.url + '/api/v1/settings', { headers: h })).json()) as { data: { revision: number; serverName: string } };
+  const settings = (await (await fetch(`${again.url}/api/v1/settings`, { headers: h })).json()) as { data: { revision: number; serverName: string } };
   t.ok(settings.data.revision >= acknowledged, `every acknowledged write survived (revision ${settings.data.revision} >= ${acknowledged})`);
   t.match(settings.data.serverName, /^write \d+$/);
-  const list = (await (await fetch(again.url + '/api/v1/system/backups', { headers: h })).json()) as { data: { items: unknown[] } };
+  const list = (await (await fetch(`${again.url}/api/v1/system/backups`, { headers: h })).json()) as { data: { items: unknown[] } };
   t.same(list.data.items, [], 'no backup is listed');
   for (let i = 0; i < 100 && readdirSync(backups).some((f) => f.startsWith('.partial-')); i++) await new Promise((r) => setTimeout(r, 20));
-  t.same(readdirSync(backups).filter((f) => f.startsWith('.partial-')), [], 'the unfinished backup was discarded at start (its writer is gone)');
-  const ready = await fetch(again.url + '/readyz');
+  t.same(
+    readdirSync(backups).filter((f) => f.startsWith('.partial-')),
+    [],
+    'the unfinished backup was discarded at start (its writer is gone)',
+  );
+  const ready = await fetch(`${again.url}/readyz`);
   t.equal(ready.status, 200, `ready after the restart: ${await ready.text()}`);
   again.child.kill('SIGTERM');
   await again.exited;

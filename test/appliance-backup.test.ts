@@ -16,7 +16,9 @@ import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
 function dumpDatabase(file: string): Record<string, unknown[]> {
   const db = new SQLite(file, { readonly: true });
   try {
-    const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((r) => r.name);
+    const tables = (
+      db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]
+    ).map((r) => r.name);
     const out: Record<string, unknown[]> = {};
     for (const name of tables) {
       const cols = (db.prepare(`select name from pragma_table_info(?)`).all(name) as { name: string }[]).map((c) => `"${c.name}"`);
@@ -43,7 +45,10 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   let stop = false;
   const load = (async () => {
     while (!stop) {
-      await app.deps.db.insertInto('meta').values({ key: `load-${n}`, value: String(n) }).execute();
+      await app.deps.db
+        .insertInto('meta')
+        .values({ key: `load-${n}`, value: String(n) })
+        .execute();
       n++;
       await new Promise((r) => setImmediate(r));
     }
@@ -63,8 +68,15 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   stop = true;
   await load;
   t.equal(run.state, 'succeeded', JSON.stringify(run.error));
-  t.same(seenProgress, [...seenProgress].sort((a, b) => a - b), `progress never goes back (${[...new Set(seenProgress)].map((p) => p.toFixed(2)).join(' ')})`);
-  t.ok(seenProgress.some((p) => p > 0 && p < 1), 'progress passed through values between 0 and 1');
+  t.same(
+    seenProgress,
+    [...seenProgress].sort((a, b) => a - b),
+    `progress never goes back (${[...new Set(seenProgress)].map((p) => p.toFixed(2)).join(' ')})`,
+  );
+  t.ok(
+    seenProgress.some((p) => p > 0 && p < 1),
+    'progress passed through values between 0 and 1',
+  );
   t.equal(seenProgress.at(-1), 1, 'and ended at 1');
   t.ok(n > 0, `${n} writes during the backup`);
   const name = run.result.backup.name as string;
@@ -80,7 +92,11 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   t.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
   const keys = (copy.prepare("select value from meta where key like 'load-%'").all() as { value: string }[]).map((r) => Number(r.value)).sort((a, b) => a - b);
   copy.close();
-  t.same(keys, keys.map((_, i) => i), `a prefix of the writes, with no gap (${keys.length} of ${n})`);
+  t.same(
+    keys,
+    keys.map((_, i) => i),
+    `a prefix of the writes, with no gap (${keys.length} of ${n})`,
+  );
   t.ok(existsSync(path.join(staging, 'secret.key')), 'the secret key travels with the backup');
 
   // Listing, download, status.
@@ -129,12 +145,16 @@ t.test('retention never deletes an uploaded backup (older than every local one) 
   t.equal(uploaded.body.data.createdAt, first.body.data.result.backup.createdAt, 'it keeps the time it was made: the oldest here');
   const made: string[] = [];
   for (let i = 0; i < 2; i++) made.push((await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name);
-  const names = () => readdirSync(path.join(app.dataDir, 'backups')).filter((n) => n.endsWith('.tar')).sort();
+  const names = () =>
+    readdirSync(path.join(app.dataDir, 'backups'))
+      .filter((n) => n.endsWith('.tar'))
+      .sort();
   t.same(names(), [made[1], uploaded.body.data.name].sort(), 'the newest local backup and the uploaded one');
 
   // Pre-upgrade backups (install.sh --upgrade): the newest two stay whatever backups.keep says.
   const pre: string[] = [];
-  for (let i = 0; i < 3; i++) pre.push((await createBackup({ dataDir: app.dataDir, databaseFile: app.database.file, kind: 'pre-upgrade', includeMedia: false, keep: 1 })).name);
+  for (let i = 0; i < 3; i++)
+    pre.push((await createBackup({ dataDir: app.dataDir, databaseFile: app.database.file, kind: 'pre-upgrade', includeMedia: false, keep: 1 })).name);
   t.same(names(), [made[1], uploaded.body.data.name, pre[1], pre[2]].sort());
   t.same((await listBackups(app.dataDir)).map((b) => b.kind).sort(), ['manual', 'pre-upgrade', 'pre-upgrade', 'uploaded']);
 });
@@ -186,7 +206,11 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
   const headers = { cookie: cookieHeader(ownerAgain), 'x-csrf-token': ownerAgain.body.data.csrfToken };
   t.equal((await app.json('/api/v1/system/status', { headers })).status, 200);
   t.notOk(existsSync(path.join(app.dataDir, 'restore-journal.json')));
-  t.same(readdirSync(app.dataDir).filter((f) => f.startsWith('.restore-staging') || f.startsWith('.pre-restore')), [], 'no staging left behind');
+  t.same(
+    readdirSync(app.dataDir).filter((f) => f.startsWith('.restore-staging') || f.startsWith('.pre-restore')),
+    [],
+    'no staging left behind',
+  );
 });
 
 t.test('while a restore runs, /api answers 503 (a write would be lost at the swap) but the status and the run; after it, writes work', async (t) => {
@@ -296,7 +320,8 @@ t.test('restore refuses a corrupt, cut-short, foreign or newer backup without to
   const good = readFileSync(path.join(app.dataDir, 'backups', backup.body.data.result.backup.name));
   const liveMedia = await mediaDigest(app.dataDir);
 
-  const upload = (body: Buffer) => app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner.headers, 'content-type': 'application/x-tar' }, body });
+  const upload = (body: Buffer) =>
+    app.json('/api/v1/system/backups', { method: 'POST', headers: { ...owner.headers, 'content-type': 'application/x-tar' }, body });
 
   const flipped = Buffer.from(good);
   flipped[good.length - 3000] = flipped[good.length - 3000]! ^ 0xff; // inside the last media file or the manifest
@@ -314,7 +339,10 @@ t.test('restore refuses a corrupt, cut-short, foreign or newer backup without to
   }
   // A backup from a newer Placard: rewrite the header's schema version (same length keeps the tar valid).
   const text = good.toString('latin1');
-  const newer = Buffer.from(text.replace(/"schemaVersion": (\d+)/, (_m, v: string) => `"schemaVersion": ${'9'.repeat(v.length)}`), 'latin1');
+  const newer = Buffer.from(
+    text.replace(/"schemaVersion": (\d+)/, (_m, v: string) => `"schemaVersion": ${'9'.repeat(v.length)}`),
+    'latin1',
+  );
   const refused = await upload(newer);
   t.equal(refused.status, 400);
   t.match(refused.body.error.message, /newer Placard/);
@@ -333,7 +361,11 @@ t.test('restore refuses a corrupt, cut-short, foreign or newer backup without to
   t.same(await mediaDigest(app.dataDir), liveMedia, 'live media untouched');
   t.equal((await app.json('/readyz')).status, 200, 'ready after the refused restore');
   const admin = await signIn(app, { role: 'admin' });
-  const forbidden = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: admin.headers, json: { options: { backup: ok.body.data.name } } });
+  const forbidden = await app.json('/api/v1/system/maintenance/restore', {
+    method: 'POST',
+    headers: admin.headers,
+    json: { options: { backup: ok.body.data.name } },
+  });
   t.equal(forbidden.status, 403, 'restore is for owners');
   // A newer backup placed in backups/ by hand (the upload refuses it): the restore action refuses it too.
   const newerName = ok.body.data.name.replace('-uploaded-', '-cli-');

@@ -13,7 +13,11 @@ import { startApp, tempDataDir } from './helpers/harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function cli(dataDir: string, args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; out: string; err: string }> {
+function cli(
+  dataDir: string,
+  args: string[],
+  options: { stdin?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, 'server/src/cli.ts'), ...args], {
       cwd: ROOT,
@@ -53,14 +57,23 @@ t.test('placard backup discards only partial files whose writer is gone or that 
 
   const res = await cli(dataDir, ['backup', '--no-media']);
   t.equal(res.code, 0, res.err);
-  const left = readdirSync(backups).filter((n) => n.startsWith('.partial-')).sort();
-  t.same(left, [files.liveBackup, files.liveSnapshot, files.liveUpload, files.legacyFresh].sort(), 'the live writer’s files survive; the dead and the stale go');
+  const left = readdirSync(backups)
+    .filter((n) => n.startsWith('.partial-'))
+    .sort();
+  t.same(
+    left,
+    [files.liveBackup, files.liveSnapshot, files.liveUpload, files.legacyFresh].sort(),
+    'the live writer’s files survive; the dead and the stale go',
+  );
   t.ok(existsSync(res.out.trim()), 'and the backup was written');
 
   // At the server's start nothing of its own is under way: its own pid counts as gone.
   const removed = await discardPartialBackups(dataDir, { atStart: true });
   t.same(removed.sort(), [files.liveBackup, files.liveSnapshot, files.liveUpload].sort());
-  t.same(readdirSync(backups).filter((n) => n.startsWith('.partial-')), [files.legacyFresh]);
+  t.same(
+    readdirSync(backups).filter((n) => n.startsWith('.partial-')),
+    [files.legacyFresh],
+  );
 });
 
 t.test('placard restore refuses a corrupt file, and refuses while the server answers', async (t) => {
@@ -89,7 +102,11 @@ t.test('placard restore refuses a corrupt file, and refuses while the server ans
   t.equal(refused.code, 1);
   t.match(refused.err, /refused: .*(checksum|damaged|manifest|JSON).*; the data directory is unchanged/);
   t.equal((await getSettings(app.deps.db)).serverName, 'Live, later');
-  t.same(readdirSync(app.dataDir).filter((n) => n.startsWith('.restore-staging') || n === 'restore-journal.json'), [], 'no staging left');
+  t.same(
+    readdirSync(app.dataDir).filter((n) => n.startsWith('.restore-staging') || n === 'restore-journal.json'),
+    [],
+    'no staging left',
+  );
 });
 
 t.test('placard reset-password ends the user’s sessions, clears disabled_at and lifts sign-in throttling', async (t) => {

@@ -33,7 +33,12 @@ t.test('placard CLI: migrate, backup, restore, reset-password, bad input', async
 
   const opened = openDatabase(path.join(dataDir, 'placard.db'));
   await migrate(opened.db);
-  await insertUser(opened.db, { email: 'owner@example.test', displayName: 'Owner', role: 'owner', passwordHash: await hashPassword('an old password nobody remembers') });
+  await insertUser(opened.db, {
+    email: 'owner@example.test',
+    displayName: 'Owner',
+    role: 'owner',
+    passwordHash: await hashPassword('an old password nobody remembers'),
+  });
   await updateSettings(opened.db, { serverName: 'Before backup' });
   await opened.close();
 

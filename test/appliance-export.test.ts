@@ -10,10 +10,30 @@ const GRP = '0190f5a2-7b3c-7def-8abc-0123456789a2';
 t.test('settings export -> preview -> apply on another server, atomic and validated', async (t) => {
   const a = await startApp(t);
   const ownerA = await signIn(a);
-  await a.json('/api/v1/settings', { method: 'PATCH', headers: ownerA.headers, json: { serverName: 'Venue A', timeZone: 'Europe/Berlin', approvals: { required: true } } });
+  await a.json('/api/v1/settings', {
+    method: 'PATCH',
+    headers: ownerA.headers,
+    json: { serverName: 'Venue A', timeZone: 'Europe/Berlin', approvals: { required: true } },
+  });
   const now = new Date().toISOString();
-  await a.deps.db.insertInto('locations').values({ id: LOC, name: 'Lobby', address: '1 Main St', time_zone: 'Europe/Berlin', latitude: 52.5, longitude: 13.4, notes: null, created_at: now, updated_at: now }).execute();
-  await a.deps.db.insertInto('screen_groups').values({ id: GRP, name: 'Wall', description: null, policy: JSON.stringify({ volumePercent: 30 }), span: null, created_at: now, updated_at: now }).execute();
+  await a.deps.db
+    .insertInto('locations')
+    .values({
+      id: LOC,
+      name: 'Lobby',
+      address: '1 Main St',
+      time_zone: 'Europe/Berlin',
+      latitude: 52.5,
+      longitude: 13.4,
+      notes: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await a.deps.db
+    .insertInto('screen_groups')
+    .values({ id: GRP, name: 'Wall', description: null, policy: JSON.stringify({ volumePercent: 30 }), span: null, created_at: now, updated_at: now })
+    .execute();
 
   const exported = await a.json('/api/v1/system/settings/export', { headers: ownerA.headers });
   t.equal(exported.status, 200);
@@ -21,7 +41,9 @@ t.test('settings export -> preview -> apply on another server, atomic and valida
   t.equal(doc.format, 'placard-settings-export');
   t.equal(doc.formatVersion, 1);
   t.equal(doc.sections.settings.data.serverName, 'Venue A');
-  t.same(doc.sections.locations.data, [{ id: LOC, name: 'Lobby', address: '1 Main St', timeZone: 'Europe/Berlin', latitude: 52.5, longitude: 13.4, notes: null }]);
+  t.same(doc.sections.locations.data, [
+    { id: LOC, name: 'Lobby', address: '1 Main St', timeZone: 'Europe/Berlin', latitude: 52.5, longitude: 13.4, notes: null },
+  ]);
   t.same(doc.sections.groups.data, [{ id: GRP, name: 'Wall', description: null, policy: { volumePercent: 30 }, span: null }]);
   const text = JSON.stringify(doc);
   t.notMatch(text, /password|secret|hash|token/i, 'no secrets in the export');
@@ -31,7 +53,11 @@ t.test('settings export -> preview -> apply on another server, atomic and valida
   const viewerB = await signIn(b, { role: 'viewer' });
   t.equal((await b.json('/api/v1/system/settings/import/preview', { method: 'POST', headers: viewerB.headers, json: doc })).status, 403);
 
-  const preview = await b.json('/api/v1/system/settings/import/preview', { method: 'POST', headers: ownerB.headers, json: { ...doc, sections: { ...doc.sections, plugins: { version: 1, data: {} } } } });
+  const preview = await b.json('/api/v1/system/settings/import/preview', {
+    method: 'POST',
+    headers: ownerB.headers,
+    json: { ...doc, sections: { ...doc.sections, plugins: { version: 1, data: {} } } },
+  });
   t.equal(preview.status, 200, JSON.stringify(preview.body));
   const byKey = Object.fromEntries(preview.body.data.sections.map((s: { key: string }) => [s.key, s]));
   t.equal(byKey.locations.summary.create, 1);
@@ -71,18 +97,27 @@ t.test('settings export -> preview -> apply on another server, atomic and valida
 
   const second = await b.json('/api/v1/system/settings/import/preview', { method: 'POST', headers: ownerB.headers, json: doc });
   const all = second.body.data.sections.flatMap((s: { changes: { action: string }[] }) => s.changes);
-  t.ok(all.every((c: { action: string }) => c.action === 'unchanged'), 'importing the same document again changes nothing');
+  t.ok(
+    all.every((c: { action: string }) => c.action === 'unchanged'),
+    'importing the same document again changes nothing',
+  );
 });
 
 const revisions = async (app: TestApp, ids: string[]) =>
-  Object.fromEntries((await app.deps.db.selectFrom('screens').select(['id', 'manifest_revision']).where('id', 'in', ids).execute()).map((r) => [r.id, r.manifest_revision]));
+  Object.fromEntries(
+    (await app.deps.db.selectFrom('screens').select(['id', 'manifest_revision']).where('id', 'in', ids).execute()).map((r) => [r.id, r.manifest_revision]),
+  );
 
 t.test('import validates group policies and spans as the screens module does, and re-times member screens', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const group = { id: GRP, name: 'Wall', description: null, policy: { volumePercent: 30 }, span: null };
   const location = { id: LOC, name: 'Lobby', address: null, timeZone: 'Europe/Berlin', latitude: null, longitude: null, notes: null };
-  const doc = (groups: unknown[], locations: unknown[] = [location]) => ({ format: 'placard-settings-export', formatVersion: 1, sections: { locations: { version: 1, data: locations }, groups: { version: 1, data: groups } } });
+  const doc = (groups: unknown[], locations: unknown[] = [location]) => ({
+    format: 'placard-settings-export',
+    formatVersion: 1,
+    sections: { locations: { version: 1, data: locations }, groups: { version: 1, data: groups } },
+  });
   const preview = (d: unknown) => app.json('/api/v1/system/settings/import/preview', { method: 'POST', headers: owner.headers, json: d });
   const apply = (d: unknown) => app.json('/api/v1/system/settings/import/apply', { method: 'POST', headers: owner.headers, json: d });
 
@@ -97,7 +132,11 @@ t.test('import validates group policies and spans as the screens module does, an
     t.equal(res.body.error.code, 'validation_failed');
     t.match(res.body.error.message, where, label);
   }
-  t.equal((await apply(doc([{ ...group, span: { rows: 0, columns: 1, panel: { widthPx: 1, heightPx: 1 }, cells: [] } }]))).status, 400, 'a span that is no Span');
+  t.equal(
+    (await apply(doc([{ ...group, span: { rows: 0, columns: 1, panel: { widthPx: 1, heightPx: 1 }, cells: [] } }]))).status,
+    400,
+    'a span that is no Span',
+  );
 
   const first = await apply(doc([group]));
   t.equal(first.status, 200, JSON.stringify(first.body));

@@ -15,7 +15,11 @@ const DAY = 24 * HOUR;
 
 /** Starts a maintenance action and waits for its end (`wait: true`); answers the HTTP reply. */
 async function runAction(app: TestApp, who: SignedIn, action: string, options?: unknown) {
-  return app.json(`/api/v1/system/maintenance/${action}`, { method: 'POST', headers: who.headers, json: { ...(options === undefined ? {} : { options }), wait: true } });
+  return app.json(`/api/v1/system/maintenance/${action}`, {
+    method: 'POST',
+    headers: who.headers,
+    json: { ...(options === undefined ? {} : { options }), wait: true },
+  });
 }
 
 async function status(app: TestApp, who: SignedIn) {
@@ -69,7 +73,10 @@ t.test('status sections media, jobs and fleet count real uploads, failures and s
   const variants = [...a.variants, ...b.variants, ...site.variants].filter((v: any) => v.sha256 !== a.sha256 && v.sha256 !== b.sha256);
   t.ok(variants.length >= 2, 'thumbnails were made');
   t.equal(m.variants, variants.length);
-  t.equal(m.variantBytes, variants.reduce((n: number, v: any) => n + v.sizeBytes, 0));
+  t.equal(
+    m.variantBytes,
+    variants.reduce((n: number, v: any) => n + v.sizeBytes, 0),
+  );
   const stored = new Set([a.sha256, b.sha256, c.sha256, ...variants.map((v: any) => v.sha256)]);
   t.equal(m.storedFiles, stored.size, 'distinct files in the store');
   t.equal(m.partialUploads, 0);
@@ -84,7 +91,10 @@ t.test('status sections media, jobs and fleet count real uploads, failures and s
   t.equal(j.oldestQueuedAt, null);
   // A job waiting for a retry shows as queued, retrying, with its age.
   const waiting = JobQueue.row('media.process', { assetId: c.id }, { delayMs: DAY });
-  await app.deps.db.insertInto('jobs').values({ ...waiting, attempts: 1, created_at: new Date(Date.now() - 90_000).toISOString() }).execute();
+  await app.deps.db
+    .insertInto('jobs')
+    .values({ ...waiting, attempts: 1, created_at: new Date(Date.now() - 90_000).toISOString() })
+    .execute();
   const j2 = (await status(app, owner)).jobs.data;
   t.match(j2, { queued: 1, due: 0, retrying: 1 });
   t.ok(j2.oldestQueuedAgeSec >= 90, `oldest age ${j2.oldestQueuedAgeSec}`);
@@ -92,7 +102,11 @@ t.test('status sections media, jobs and fleet count real uploads, failures and s
   t.equal(s.fleet.ok, true);
   t.same(s.fleet.data, { screens: 3, online: 1, stale: 0, offline: 0, neverSeen: 1, disabled: 1, revoked: 0 });
   // An old contact makes the screen offline.
-  await app.deps.db.updateTable('screens').set({ last_seen_ms: Date.now() - DAY }).where('id', '=', online.screenId).execute();
+  await app.deps.db
+    .updateTable('screens')
+    .set({ last_seen_ms: Date.now() - DAY })
+    .where('id', '=', online.screenId)
+    .execute();
   t.match((await status(app, owner)).fleet.data, { online: 0, offline: 1 });
 });
 
@@ -119,7 +133,11 @@ t.test('prune-media: removes orphans and stale partial uploads, keeps referenced
   // A partial upload left for days.
   const created = await app.fetch('/api/v1/uploads', { method: 'POST', headers: { ...owner.headers, ...TUS, 'upload-length': '100' } });
   const uploadId = created.headers.get('location')!.split('/').pop()!;
-  await app.fetch(`/api/v1/uploads/${uploadId}`, { method: 'PATCH', headers: { ...owner.headers, ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: Buffer.alloc(40, 1) });
+  await app.fetch(`/api/v1/uploads/${uploadId}`, {
+    method: 'PATCH',
+    headers: { ...owner.headers, ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: Buffer.alloc(40, 1),
+  });
   await app.deps.db.updateTable('uploads').set({ expires_at: old.toISOString() }).where('id', '=', uploadId).execute();
   const partFile = path.join(app.dataDir, 'uploads', `${uploadId}.part`);
 
@@ -133,7 +151,16 @@ t.test('prune-media: removes orphans and stale partial uploads, keeps referenced
   const dry = await runAction(app, owner, 'prune-media', { dryRun: true });
   t.equal(dry.status, 200, JSON.stringify(dry.body));
   t.equal(dry.body.data.state, 'succeeded', JSON.stringify(dry.body.data));
-  t.match(dry.body.data.result, { dryRun: true, orphanFiles: 1, orphanBytes: 5000, orphanRows: 1, partialUploads: { uploads: 1, bytes: 40 }, filesRemoved: 0, bytesRemoved: 0, missingFiles: 0 });
+  t.match(dry.body.data.result, {
+    dryRun: true,
+    orphanFiles: 1,
+    orphanBytes: 5000,
+    orphanRows: 1,
+    partialUploads: { uploads: 1, bytes: 40 },
+    filesRemoved: 0,
+    bytesRemoved: 0,
+    missingFiles: 0,
+  });
   t.ok(fs.existsSync(store.pathOf(orphanSha)), 'a dry run removes nothing');
   t.ok(fs.existsSync(partFile));
   t.ok(await app.deps.db.selectFrom('media_files').select('sha256').where('sha256', '=', ghost).executeTakeFirst());
@@ -164,7 +191,11 @@ t.test('reprocess-thumbnails regenerates a deleted thumbnail through the job que
   const app = await startApp(t);
   const owner = await signIn(app);
   const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, fs.readFileSync(await samplePng(app.dataDir)), 'red.png')).id);
-  const other = await settledAsset(app, owner, (await uploadAsset(app, owner, fs.readFileSync(await samplePng(app.dataDir, 'green.png', { r: 0, g: 200, b: 0 })), 'green.png')).id);
+  const other = await settledAsset(
+    app,
+    owner,
+    (await uploadAsset(app, owner, fs.readFileSync(await samplePng(app.dataDir, 'green.png', { r: 0, g: 200, b: 0 })), 'green.png')).id,
+  );
   const thumb = asset.variants.find((v: any) => v.purpose === 'thumbnail');
   const store = new MediaStore(app.dataDir);
   fs.rmSync(store.pathOf(thumb.sha256));
@@ -216,7 +247,11 @@ t.test('upload settings: the lower of the setting and the environment cap govern
   t.match(await caps(), { maxUploadBytes: 3 * MiB, maxUploadBytesHardCap: 3 * MiB });
   t.equal((await create(2.5 * MiB)).status, 201);
 
-  const patched = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { uploads: { maxSizeBytes: 2 * MiB, abandonAfterHours: 2 } } });
+  const patched = await app.json('/api/v1/settings', {
+    method: 'PATCH',
+    headers: owner.headers,
+    json: { uploads: { maxSizeBytes: 2 * MiB, abandonAfterHours: 2 } },
+  });
   t.equal(patched.status, 200);
   // Right after the PATCH: the cached settings were dropped.
   const refused = await create(2.5 * MiB);
@@ -239,9 +274,17 @@ t.test('upload settings: the lower of the setting and the environment cap govern
   const rows = await app.deps.db.selectFrom('uploads').select(['id', 'expires_at']).execute();
   t.equal(rows.length, 2);
   const stale = rows[0]!.id;
-  await app.deps.db.updateTable('uploads').set({ updated_at: new Date(Date.now() - 3 * HOUR).toISOString() }).where('id', '=', stale).execute();
+  await app.deps.db
+    .updateTable('uploads')
+    .set({ updated_at: new Date(Date.now() - 3 * HOUR).toISOString() })
+    .where('id', '=', stale)
+    .execute();
   await app.deps.periodic.runNow('uploads.expire');
-  t.same((await app.deps.db.selectFrom('uploads').select('id').execute()).map((r) => r.id), [rows[1]!.id], 'the stale one went, the fresh one stays');
+  t.same(
+    (await app.deps.db.selectFrom('uploads').select('id').execute()).map((r) => r.id),
+    [rows[1]!.id],
+    'the stale one went, the fresh one stays',
+  );
   t.notOk(fs.existsSync(path.join(app.dataDir, 'uploads', `${stale}.part`)));
 });
 
@@ -291,15 +334,33 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
     trigger_count: 0,
     received_at: at(now),
   });
-  await db.insertInto('noise_buckets').values([bucket(6), bucket(4)]).execute();
+  await db
+    .insertInto('noise_buckets')
+    .values([bucket(6), bucket(4)])
+    .execute();
   // More old rows than four delete batches (1 000 each): pruning goes on until none is left.
   const many = Array.from({ length: 4500 }, (_, i) => ({ ...bucket(7), started_at: at(now - 7 * DAY - i * 10_000), started_ms: now - 7 * DAY - i * 10_000 }));
-  for (let i = 0; i < many.length; i += 500) await db.insertInto('noise_buckets').values(many.slice(i, i + 500)).execute();
+  for (let i = 0; i < many.length; i += 500)
+    await db
+      .insertInto('noise_buckets')
+      .values(many.slice(i, i + 500))
+      .execute();
 
-  const history = (id: string, kind: string, ageDays: number) => ({ id, screen_id: screen.screenId, at: at(now - ageDays * DAY), at_ms: now - ageDays * DAY, kind, detail: '{}' });
+  const history = (id: string, kind: string, ageDays: number) => ({
+    id,
+    screen_id: screen.screenId,
+    at: at(now - ageDays * DAY),
+    at_ms: now - ageDays * DAY,
+    kind,
+    detail: '{}',
+  });
   await db
     .insertInto('screen_history')
-    .values([history('0190f5a2-7b3c-7def-8abc-00000000000a', 'heartbeat', 4), history('0190f5a2-7b3c-7def-8abc-00000000000b', 'heartbeat', 2), history('0190f5a2-7b3c-7def-8abc-00000000000c', 'version', 4)])
+    .values([
+      history('0190f5a2-7b3c-7def-8abc-00000000000a', 'heartbeat', 4),
+      history('0190f5a2-7b3c-7def-8abc-00000000000b', 'heartbeat', 2),
+      history('0190f5a2-7b3c-7def-8abc-00000000000c', 'version', 4),
+    ])
     .execute();
 
   const shotsDir = path.join(app.dataDir, 'media', 'screenshots');
@@ -343,10 +404,20 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
   await app.deps.periodic.runNow('jobs.prune');
 
   const buckets = await db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', screen.screenId).execute();
-  t.same(buckets.map((b) => b.started_ms), [now - 4 * DAY], 'the 6-day and older buckets went (all 4 501), the 4-day one stays');
-  const kept = (await db.selectFrom('screen_history').select('id').where('id', 'like', '0190f5a2-7b3c-7def-8abc-00000000000%').execute()).map((r) => r.id).sort();
+  t.same(
+    buckets.map((b) => b.started_ms),
+    [now - 4 * DAY],
+    'the 6-day and older buckets went (all 4 501), the 4-day one stays',
+  );
+  const kept = (await db.selectFrom('screen_history').select('id').where('id', 'like', '0190f5a2-7b3c-7def-8abc-00000000000%').execute())
+    .map((r) => r.id)
+    .sort();
   t.same(kept, ['0190f5a2-7b3c-7def-8abc-00000000000b', '0190f5a2-7b3c-7def-8abc-00000000000c'], 'old heartbeat pruned; recent heartbeat and old event kept');
-  t.same((await db.selectFrom('screen_commands').select('id').where('type', '=', 'screenshot').execute()).map((r) => r.id), [newShot.row.id], 'the old screenshot command went');
+  t.same(
+    (await db.selectFrom('screen_commands').select('id').where('type', '=', 'screenshot').execute()).map((r) => r.id),
+    [newShot.row.id],
+    'the old screenshot command went',
+  );
   t.notOk(fs.existsSync(oldShot.file), 'its file too');
   t.ok(fs.existsSync(newShot.file), 'the recent screenshot stays');
   const screenshotUrl = `/api/v1/screens/${screen.screenId}/commands/${newShot.row.id}/screenshot`;

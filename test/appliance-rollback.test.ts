@@ -3,7 +3,17 @@ import path from 'node:path';
 import t from 'tap';
 import { knownSchemaVersion } from '../server/src/modules/system/backup.js';
 import { tempDataDir } from './helpers/harness.js';
-import { dbState, fakePackage, fakeSystemctl, install, installAsync, installedWithData, preUpgradeBackups, readyServer, scratchRoot } from './helpers/install.js';
+import {
+  dbState,
+  fakePackage,
+  fakeSystemctl,
+  install,
+  installAsync,
+  installedWithData,
+  preUpgradeBackups,
+  readyServer,
+  scratchRoot,
+} from './helpers/install.js';
 
 // install.sh --upgrade and --rollback against a scratch root, with the real CLI (backup,
 // schema, restore) and a fake systemctl. See test/install-script.test.ts for the rest.
@@ -47,11 +57,15 @@ t.test('--rollback after the new version migrated: refused naming the backup; --
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
   t.equal(readlinkSync(path.join(root, 'opt/placard/previous')), '1.1.0');
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
-  t.same(systemctl.calls(), ['stop placard.service', 'is-active --quiet placard.service', 'start placard.service'], 'stopped, checked stopped, restored, started');
+  t.same(
+    systemctl.calls(),
+    ['stop placard.service', 'is-active --quiet placard.service', 'start placard.service'],
+    'stopped, checked stopped, restored, started',
+  );
   // Every file the restore wrote belongs to the service user, not to root who ran install.sh.
   const uid = statSync(data).uid;
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(d, e.name), ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(d, e.name), ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
   const foreign = walk(data).filter((f) => statSync(f).uid !== uid);
   t.same(foreign, [], `every file in the data directory is owned by uid ${uid}`);
 });
-

@@ -69,7 +69,13 @@ t.test('a stored settings document with a bad or unknown field still reads whole
   const app = await startApp(t);
   await app.deps.db
     .insertInto('settings')
-    .values({ id: 1, data: JSON.stringify({ serverName: 'Kept', timeZone: 'Nowhere/Bad', removedLongAgo: 1, uploads: { maxSizeBytes: 5 * 1024 * 1024 } }), revision: 4, updated_at: new Date().toISOString(), updated_by: null })
+    .values({
+      id: 1,
+      data: JSON.stringify({ serverName: 'Kept', timeZone: 'Nowhere/Bad', removedLongAgo: 1, uploads: { maxSizeBytes: 5 * 1024 * 1024 } }),
+      revision: 4,
+      updated_at: new Date().toISOString(),
+      updated_by: null,
+    })
     .execute();
   const s = await getSettings(app.deps.db);
   t.equal(s.serverName, 'Kept');
@@ -139,7 +145,11 @@ t.test('maintenance: unknown action 404, bad options 400, vacuum runs with progr
   t.match(unknown.body.error.message, /backup/, 'names the known actions');
   const forbidden = await app.json('/api/v1/system/maintenance/vacuum', { method: 'POST', headers: editor.headers, json: {} });
   t.equal(forbidden.status, 403);
-  const badOptions = await app.json('/api/v1/system/maintenance/backup', { method: 'POST', headers: owner.headers, json: { options: { includeMedia: 'yes' } } });
+  const badOptions = await app.json('/api/v1/system/maintenance/backup', {
+    method: 'POST',
+    headers: owner.headers,
+    json: { options: { includeMedia: 'yes' } },
+  });
   t.equal(badOptions.status, 400);
   const extra = await app.json('/api/v1/system/maintenance/vacuum', { method: 'POST', headers: owner.headers, json: { options: { full: true } } });
   t.equal(extra.status, 400, 'an action without options refuses some');

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import t from 'tap';
 import { knownSchemaVersion } from '../server/src/modules/system/backup.js';
 import { tempDataDir } from './helpers/harness.js';
-import { dbState, fakePackage, fakeSystemctl, install, installAsync, installedWithData, preUpgradeBackups, readyServer, scratchRoot } from './helpers/install.js';
+import { dbState, fakePackage, fakeSystemctl, installAsync, installedWithData, preUpgradeBackups, readyServer, scratchRoot } from './helpers/install.js';
 
 // install.sh --upgrade and --rollback against a scratch root, with the real CLI (backup,
 // schema, restore) and a fake systemctl. See test/install-script.test.ts for the rest.
@@ -29,7 +29,13 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0', 'current points at the old version again');
   t.notOk(existsSync(path.join(root, 'opt/placard/previous')), 'previous is as it was (none)');
   // Before restoring, install.sh checks the stopped service stayed stopped (never a restore under a running server).
-  t.same(systemctl.calls(), ['enable placard.service', 'restart placard.service', 'stop placard.service', 'is-active --quiet placard.service', 'start placard.service']);
+  t.same(systemctl.calls(), [
+    'enable placard.service',
+    'restart placard.service',
+    'stop placard.service',
+    'is-active --quiet placard.service',
+    'start placard.service',
+  ]);
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' }, 'the database is the pre-upgrade backup’s');
   const aside = new SQLite(path.join(data, 'placard.db.pre-restore'), { readonly: true });
   t.equal((aside.prepare('select max(version) as v from schema_migrations').get() as { v: number }).v, 999999, 'the migrated database is kept aside');
@@ -58,7 +64,11 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   const unmigrated = await installAsync(v2, ['--root', root, '--upgrade'], { ...env, PLACARD_FAKE_RESTART: 'fail' });
   t.not(unmigrated.status, 0);
   t.equal(readFileSync(unit, 'utf8'), oldUnit, 'the old version’s unit is back');
-  t.same(systemctl.calls(), ['daemon-reload', 'enable placard.service', 'restart placard.service', 'stop placard.service', 'daemon-reload', 'start placard.service'], 'and systemd reloaded it');
+  t.same(
+    systemctl.calls(),
+    ['daemon-reload', 'enable placard.service', 'restart placard.service', 'stop placard.service', 'daemon-reload', 'start placard.service'],
+    'and systemd reloaded it',
+  );
   t.match(unmigrated.out, /rolling back to 1\.0\.0/);
   t.notMatch(unmigrated.out, /restoring/, 'the schema did not change: nothing written since the backup is thrown away');
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
@@ -68,4 +78,3 @@ t.test('a failed restart after --upgrade rolls back: the link, and the database 
   t.match(migrated.out, /restoring .*pre-upgrade.*\.tar with version 1\.0\.0/, 'the schema changed: the backup goes back');
   t.same(dbState(data), { schema: knownSchemaVersion(), serverName: 'Before the upgrade' });
 });
-

@@ -48,4 +48,3 @@ t.test('--upgrade takes a pre-upgrade backup with the installed version first; a
   t.match(over.out, /upgrading it to 1\.1\.0/);
   t.equal(preUpgradeBackups(data3).length, 1);
 });
-

@@ -20,7 +20,7 @@ t.test('the checker finds circles and contract breaks in a made-up tree', async 
   ]);
   t.same(importCircles(bad), [['modules/a/index.ts', 'modules/a/x.ts', 'modules/b/y.ts']], 'the circle a -> b -> a is found');
   t.same(contractViolations(bad), [
-    "modules/a/x.ts imports app.ts: a module never imports the composition root",
+    'modules/a/x.ts imports app.ts: a module never imports the composition root',
     "modules/a/x.ts imports modules/b/y.ts: another module's internals (import modules/b/index.ts)",
     'platform/p.ts imports modules/b/index.ts: platform/ depends on no module and nothing above it',
   ]);
@@ -37,13 +37,19 @@ t.test('modules use each other through their index.ts only; platform/ depends on
 });
 
 t.test('every module folder is one module of MODULES, installed after the modules it uses', async (t) => {
-  const dirs = readdirSync(path.join(ROOT, 'modules')).filter((d) => statSync(path.join(ROOT, 'modules', d)).isDirectory()).sort();
+  const dirs = readdirSync(path.join(ROOT, 'modules'))
+    .filter((d) => statSync(path.join(ROOT, 'modules', d)).isDirectory())
+    .sort();
   t.same(MODULES.map((m) => m.name).sort(), dirs, 'one module per folder under modules/');
   for (const d of dirs) t.ok(graph.has(`modules/${d}/index.ts`), `modules/${d}/index.ts exists`);
   const order = new Map(MODULES.map((m, i) => [m.name, i]));
   for (const [area, uses] of areaDependencies(graph)) {
     for (const used of uses) t.ok(order.get(used)! < order.get(area)!, `${area} comes after ${used}, which it uses`);
   }
-  t.equal(ROUTES.length, MODULES.reduce((n, m) => n + m.routes.length, 0), 'the routes are the modules\' routes');
+  t.equal(
+    ROUTES.length,
+    MODULES.reduce((n, m) => n + m.routes.length, 0),
+    "the routes are the modules' routes",
+  );
   t.equal(new Set(ROUTES).size, ROUTES.length, 'no route is listed by two modules');
 });

@@ -40,13 +40,16 @@ const authenticators: Authenticators = {
     if (token !== 'svc_device_good.secret') throw new ApiError('invalid_credential', 'unknown');
     return { kind: 'device', screenId: 's1', credentialId: 'c1' };
   },
-  integration: async (_ctx, token) => ({ kind: 'integration', tokenId: 't', capabilities: token === 'svci_fleet.x' ? ['fleet_health:read'] : ['manual_table_rows:write'] }),
+  integration: async (_ctx, token) => ({
+    kind: 'integration',
+    tokenId: 't',
+    capabilities: token === 'svci_fleet.x' ? ['fleet_health:read'] : ['manual_table_rows:write'],
+  }),
 };
 
 t.test('auth kinds are enforced centrally, before validation', async (t) => {
   const app = await startApp(t, { extraRoutes: routes, authenticators });
-  const post = (path: string, headers: Record<string, string> = {}, json: unknown = { n: 1 }) =>
-    app.json(path, { method: 'POST', headers, json });
+  const post = (path: string, headers: Record<string, string> = {}, json: unknown = { n: 1 }) => app.json(path, { method: 'POST', headers, json });
 
   t.equal((await post('/api/v1/t/public')).body.data.kind, 'anonymous');
 

@@ -15,7 +15,13 @@ t.test('embedded defaults', async (t) => {
 });
 
 t.test('PLACARD_* values are parsed', async (t) => {
-  const c = loadConfig({ PLACARD_PORT: '9000', PLACARD_PUBLIC_URL: 'https://signs.example.org/', PLACARD_TRUST_PROXY: 'true', PLACARD_LOG_LEVEL: 'debug', UNRELATED: 'x' });
+  const c = loadConfig({
+    PLACARD_PORT: '9000',
+    PLACARD_PUBLIC_URL: 'https://signs.example.org/',
+    PLACARD_TRUST_PROXY: 'true',
+    PLACARD_LOG_LEVEL: 'debug',
+    UNRELATED: 'x',
+  });
   t.equal(c.port, 9000);
   t.equal(c.publicUrl, 'https://signs.example.org', 'trailing slash dropped');
   t.equal(c.trustProxy, true);

@@ -1,7 +1,21 @@
 import t from 'tap';
 import { checkA11y } from './helpers/a11y.js';
 import { startApp } from './helpers/harness.js';
-import { alertText, confirmTotp, DESKTOP, enrolPasskey, launchBrowser, luminance, PHONE, sessionHeaders, setUpOwner, signedInAs, signOut, snap, startTotp } from './helpers/browser.js';
+import {
+  alertText,
+  confirmTotp,
+  DESKTOP,
+  enrolPasskey,
+  launchBrowser,
+  luminance,
+  PHONE,
+  sessionHeaders,
+  setUpOwner,
+  signedInAs,
+  signOut,
+  snap,
+  startTotp,
+} from './helpers/browser.js';
 import { totpNow } from './helpers/totp.js';
 
 const OWNER = { name: 'Olivia Owner', email: 'olivia@venue.example', password: 'a long owner passphrase' };
@@ -22,14 +36,14 @@ t.test('console: first run, sign-in with every factor, account security, users',
   });
 
   // First run: the setup form.
-  await page.goto(base + '/');
+  await page.goto(`${base}/`);
   await page.getByRole('heading', { name: 'Welcome to Placard' }).waitFor();
   await snap(page, 'setup-1280-light');
   await checkA11y(page, t, 'setup-1280-light');
   await page.getByLabel('Your name').fill(OWNER.name);
   await page.getByLabel('Email', { exact: true }).fill(OWNER.email);
   await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
-  await page.getByLabel('Repeat the password').fill(OWNER.password + 'x');
+  await page.getByLabel('Repeat the password').fill(`${OWNER.password}x`);
   await page.getByRole('button', { name: 'Create owner account' }).click();
   t.match(await alertText(page), /differ/, 'mismatched passwords are caught where they were typed');
   await setUpOwner(page, OWNER);
@@ -68,16 +82,32 @@ t.test('console: first run, sign-in with every factor, account security, users',
 
   // Dark theme from the user's preference; it sticks across reloads.
   await page.getByLabel('Theme').selectOption('dark');
-  await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === 'dark'; });
+  await page.waitForFunction(() => {
+    const w = globalThis as any;
+    return w.document.documentElement.dataset.theme === 'dark';
+  });
   await page.reload();
   await page.getByRole('heading', { name: 'Account & security' }).waitFor();
-  t.equal(await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme; }), 'dark', 'the theme preference survives a reload');
-  const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
+  t.equal(
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      return w.document.documentElement.dataset.theme;
+    }),
+    'dark',
+    'the theme preference survives a reload',
+  );
+  const bg = await page.evaluate(() => {
+    const w = globalThis as any;
+    return w.getComputedStyle(w.document.documentElement).backgroundColor;
+  });
   t.ok(luminance(bg) < 0.3, `dark background (${bg})`);
   await snap(page, 'account-1280-dark');
   await checkA11y(page, t, 'account-1280-dark');
   await page.getByLabel('Theme').selectOption('system');
-  await page.waitForFunction(() => { const w = globalThis as any; return w.document.documentElement.dataset.theme === undefined; });
+  await page.waitForFunction(() => {
+    const w = globalThis as any;
+    return w.document.documentElement.dataset.theme === undefined;
+  });
 
   // Users: add an editor; a duplicate email is refused next to the form.
   await page.getByTestId('admin-menu').locator('summary').click();
@@ -116,15 +146,24 @@ t.test('console: first run, sign-in with every factor, account security, users',
   await page.reload();
   await page.getByRole('heading', { name: 'Users' }).waitFor();
   await page.keyboard.press('Tab');
-  t.equal(await page.evaluate(() => { const w = globalThis as any; return w.document.activeElement?.textContent; }), 'Skip to content');
+  t.equal(
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      return w.document.activeElement?.textContent;
+    }),
+    'Skip to content',
+  );
 
   // Phone width.
   await page.setViewportSize(PHONE);
   await snap(page, 'users-390-light');
   await checkA11y(page, t, 'users-390-light');
-  const usersWidth = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
+  const usersWidth = await page.evaluate(() => {
+    const w = globalThis as any;
+    return w.document.documentElement.scrollWidth;
+  });
   t.ok(usersWidth <= PHONE.width, `users page: no sideways scrolling at phone width (${usersWidth}px)`);
-  await page.goto(base + '/account');
+  await page.goto(`${base}/account`);
   await page.getByRole('heading', { name: 'Account & security' }).waitFor();
   await snap(page, 'account-390-light');
   await checkA11y(page, t, 'account-390-light');
@@ -171,7 +210,7 @@ t.test('console: first run, sign-in with every factor, account security, users',
   t.pass('signed in with a passkey alone');
 
   // Remove the passkey.
-  await page.goto(base + '/account');
+  await page.goto(`${base}/account`);
   page.once('dialog', (d) => void d.accept());
   await page.getByRole('button', { name: 'Remove Work laptop' }).click();
   await page.getByText('No passkeys yet.').waitFor();
@@ -187,13 +226,19 @@ t.test('console: phone-width setup and sign-in pages, dark', async (t) => {
   const app = await startApp(t);
   const context = await browser.newContext({ viewport: PHONE, colorScheme: 'dark' });
   const page = await context.newPage();
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await page.getByRole('heading', { name: 'Welcome to Placard' }).waitFor();
-  const bg = await page.evaluate(() => { const w = globalThis as any; return w.getComputedStyle(w.document.documentElement).backgroundColor; });
+  const bg = await page.evaluate(() => {
+    const w = globalThis as any;
+    return w.getComputedStyle(w.document.documentElement).backgroundColor;
+  });
   t.ok(luminance(bg) < 0.3, `the device's dark preference applies before sign-in (${bg})`);
   await snap(page, 'setup-390-dark');
   await checkA11y(page, t, 'setup-390-dark');
-  const width = await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth; });
+  const width = await page.evaluate(() => {
+    const w = globalThis as any;
+    return w.document.documentElement.scrollWidth;
+  });
   t.ok(width <= PHONE.width, `no horizontal scrolling at phone width (${width}px)`);
   await context.close();
 });

@@ -38,7 +38,7 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
     fs.writeFileSync(path.join(app.dataDir, 'media', 'ab', 'picture.bin'), Buffer.alloc(256 * 1024, 7));
   });
 
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await openAdmin(page, 'Backups');
   await page.getByText('No backups yet.').waitFor();
   await checkAccessibility(t, page, 'backups (empty)');
@@ -48,7 +48,10 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
   await page.getByRole('button', { name: 'Make a backup now' }).click();
   await page.getByText(/^Backup made:/).waitFor();
   const seen: string[] = await page.evaluate(() => (globalThis as any).progressSeen);
-  t.ok(seen.some((s) => /Making the backup \d+%/.test(s)), `the progress was shown (${seen.slice(0, 3).join(' | ')})`);
+  t.ok(
+    seen.some((s) => /Making the backup \d+%/.test(s)),
+    `the progress was shown (${seen.slice(0, 3).join(' | ')})`,
+  );
   let files = backupFiles(app.dataDir);
   t.equal(files.length, 1, 'a backup file exists on the server');
   const made = files[0]!;
@@ -63,7 +66,11 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
   t.equal(sha(saved), sha(path.join(app.dataDir, 'backups', made)), 'the download is the backup');
 
   // Made after the backup: the restore must take it away.
-  const after = await app.json('/api/v1/locations', { method: 'POST', headers: who.headers, json: { name: 'Made after the backup', timeZone: 'Europe/Paris' } });
+  const after = await app.json('/api/v1/locations', {
+    method: 'POST',
+    headers: who.headers,
+    json: { name: 'Made after the backup', timeZone: 'Europe/Paris' },
+  });
   t.equal(after.status, 201);
 
   // Upload: a file that is not a backup is refused with the server's reason; the real one is kept.
@@ -104,7 +111,10 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
   await dialog.getByRole('button', { name: 'Restore' }).click();
   await page.getByText('The backup is restored.', { exact: false }).waitFor({ timeout: 60_000 });
   const restoreSeen: string[] = await page.evaluate(() => (globalThis as any).progressSeen ?? []);
-  t.ok(restoreSeen.some((s) => /Restoring \d+%/.test(s)), 'the restore showed its progress');
+  t.ok(
+    restoreSeen.some((s) => /Restoring \d+%/.test(s)),
+    'the restore showed its progress',
+  );
   // The console reloads by itself; the session in the backup was this one, so it is still signed in.
   await page.waitForLoadState('load');
   await page.getByRole('heading', { name: /^(Backups|Sign in)$/ }).waitFor({ timeout: 30_000 });
@@ -133,7 +143,15 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
   const doc = JSON.parse(readFileSync(exportFile, 'utf8'));
   t.equal(doc.format, 'placard-settings-export', 'the file is the export document itself');
   doc.sections.settings.data.serverName = 'Brasserie du Port';
-  doc.sections.locations.data.push({ id: '0190f5a2-7b3c-7def-8abc-0123456789d1', name: 'Terrace', timeZone: 'Europe/Paris', address: null, latitude: null, longitude: null, notes: null });
+  doc.sections.locations.data.push({
+    id: '0190f5a2-7b3c-7def-8abc-0123456789d1',
+    name: 'Terrace',
+    timeZone: 'Europe/Paris',
+    address: null,
+    latitude: null,
+    longitude: null,
+    notes: null,
+  });
   const edited = path.join(downloads, 'edited-settings.json');
   writeFileSync(edited, JSON.stringify(doc));
   const notJson = path.join(downloads, 'notes.json');
@@ -152,7 +170,10 @@ t.test('console: backups are made with progress, downloaded, uploaded, restored 
   await preview.getByRole('button', { name: /^Apply \d+ changes?$/ }).click();
   await page.getByText(/^Imported:/).waitFor();
   t.equal((await getSettings(app.deps.db)).serverName, 'Brasserie du Port', 'the import reached the server');
-  t.same((await app.deps.db.selectFrom('locations').select('name').execute()).map((l) => l.name), ['Terrace']);
+  t.same(
+    (await app.deps.db.selectFrom('locations').select('name').execute()).map((l) => l.name),
+    ['Terrace'],
+  );
   t.same(errors, [], 'no script errors');
 });
 
@@ -163,9 +184,13 @@ t.test('console: an admin who is not an owner makes backups but cannot download,
   await signIn(app);
   const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
   const admin = await signIn(app, { role: 'admin' });
-  await context.addCookies(admin.headers.cookie.split('; ').map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), domain: '127.0.0.1', path: '/' })));
+  await context.addCookies(
+    admin.headers.cookie
+      .split('; ')
+      .map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), domain: '127.0.0.1', path: '/' })),
+  );
   const page = await context.newPage();
-  await page.goto(app.url + '/backups');
+  await page.goto(`${app.url}/backups`);
   await page.getByRole('heading', { name: 'Backups', level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Make a backup now' }).click();
   await page.getByText(/^Backup made:/).waitFor();
@@ -175,5 +200,9 @@ t.test('console: an admin who is not an owner makes backups but cannot download,
   t.equal(await page.getByRole('button', { name: /Download the backup/ }).count(), 0, 'no Download for an admin');
   t.equal(await page.getByRole('form', { name: 'Upload a backup' }).count(), 0, 'no upload for an admin');
   await page.getByText(/Only owners can download, upload, restore or delete backups/).waitFor();
-  t.equal(await page.getByTestId('admin-menu').getByRole('link', { name: 'Integration tokens', includeHidden: true }).count(), 0, 'integration tokens are for owners only');
+  t.equal(
+    await page.getByTestId('admin-menu').getByRole('link', { name: 'Integration tokens', includeHidden: true }).count(),
+    0,
+    'integration tokens are for owners only',
+  );
 });

@@ -16,7 +16,7 @@ t.test('console: users get a one-time set-password link (works once), admins set
   });
 
   // Add a user: the least role by default, and a link for them to choose their own password.
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await openAdmin(page, 'Users');
   await page.getByText('Add a user').click();
   const addForm = page.getByRole('form', { name: 'Add a user' });
@@ -88,7 +88,11 @@ t.test('console: users get a one-time set-password link (works once), admins set
   await dialog.getByRole('button', { name: 'Make a set-password link' }).click();
   const second = await dialog.getByTestId('password-link').inputValue();
   t.not(second, link, 'a new link');
-  t.equal((await app.json('/api/v1/auth/password-link/check', { method: 'POST', json: { token: new URL(second).hash.slice('#token='.length) } })).status, 200, 'that works');
+  t.equal(
+    (await app.json('/api/v1/auth/password-link/check', { method: 'POST', json: { token: new URL(second).hash.slice('#token='.length) } })).status,
+    200,
+    'that works',
+  );
   await snap(page, 'admin-users-password-dialog-1366', false);
   await page.setViewportSize(PHONE);
   await snap(page, 'admin-users-password-dialog-390', false);
@@ -131,12 +135,20 @@ t.test('console: an admin has no password tools for an owner', async (t) => {
   const owner = await signIn(app);
   const admin = await signIn(app, { role: 'admin' });
   const context = await browser.newContext({ viewport: LAPTOP });
-  await context.addCookies(admin.headers.cookie.split('; ').map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), domain: '127.0.0.1', path: '/' })));
+  await context.addCookies(
+    admin.headers.cookie
+      .split('; ')
+      .map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), domain: '127.0.0.1', path: '/' })),
+  );
   const page = await context.newPage();
-  await page.goto(app.url + '/users');
+  await page.goto(`${app.url}/users`);
   const ownerRow = page.locator(`tr[data-user="${owner.user.email}"]`);
   await ownerRow.waitFor();
   t.equal(await ownerRow.getByRole('button', { name: /Password of/ }).count(), 0, 'no Password… on an owner’s row');
-  const roles = await page.getByRole('form', { name: 'Add a user', includeHidden: true }).getByLabel('Role').locator('option').evaluateAll((os) => os.map((o) => (o as any).value));
+  const roles = await page
+    .getByRole('form', { name: 'Add a user', includeHidden: true })
+    .getByLabel('Role')
+    .locator('option')
+    .evaluateAll((os) => os.map((o) => (o as any).value));
   t.same(roles, ['viewer', 'editor', 'publisher', 'admin'], 'an admin cannot make an owner; viewer comes first');
 });

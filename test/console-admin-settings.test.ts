@@ -15,10 +15,19 @@ t.test('console: the settings page edits every section with If-Match, explains s
     if (!t.passing()) await page.screenshot({ path: 'test/artifacts/failure-console-admin-settings.png', fullPage: true }).catch(() => {});
   });
 
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await openAdmin(page, 'Settings');
   t.ok(await page.getByTestId('admin-menu').locator('summary').isVisible(), 'the Administration menu is in the navigation');
-  for (const section of ['This server', 'Time and language', 'Uploads', 'Automatic backups', 'History kept', 'Local network', 'Approvals', 'Screen mirroring receiver']) {
+  for (const section of [
+    'This server',
+    'Time and language',
+    'Uploads',
+    'Automatic backups',
+    'History kept',
+    'Local network',
+    'Approvals',
+    'Screen mirroring receiver',
+  ]) {
     await page.getByRole('heading', { name: section, level: 2 }).waitFor();
   }
   t.pass('every section of the settings has its part of the page');
@@ -104,7 +113,10 @@ t.test('console: the settings page edits every section with If-Match, explains s
   t.equal(elsewhere.status, 200);
   await backups.getByLabel('How many to keep').fill('9');
   await backups.getByRole('button', { name: 'Save automatic backups' }).click();
-  await page.locator('[data-section="backups"] [role=alert]').getByText(/Someone else changed the settings/).waitFor();
+  await page
+    .locator('[data-section="backups"] [role=alert]')
+    .getByText(/Someone else changed the settings/)
+    .waitFor();
   t.equal((await getSettings(app.deps.db)).backups.keep, 4, 'the stale edit changed nothing');
   t.equal(await page.getByRole('form', { name: 'This server' }).getByLabel('Server name').inputValue(), 'Changed elsewhere', 'the page shows the other change');
   t.equal(await page.getByRole('form', { name: 'Automatic backups' }).getByLabel('How many to keep').inputValue(), '4', 'and the current values');
@@ -123,7 +135,7 @@ t.test('console: the Administration menu is for owners and admins only', async (
   await app.json('/api/v1/auth/setup', { method: 'POST', json: { email: 'first@example.test', password: 'a long owner passphrase', displayName: 'Owner' } });
   for (const role of ['editor', 'viewer'] as const) {
     const { page, context } = await adminPage(browser, app, role);
-    await page.goto(app.url + '/');
+    await page.goto(`${app.url}/`);
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     t.equal(await page.getByTestId('admin-menu').count(), 0, `${role}: no Administration menu`);
     for (const path of ['/settings', '/backups', '/system', '/tokens', '/users']) {

@@ -18,7 +18,7 @@ t.test('console: system status shows readiness, versions, disk and every status 
   await pairScreen(app, who, { name: 'Window' });
 
   // Keyboard only: the Administration menu opens with Enter and its links are reached with Tab.
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await page.getByTestId('admin-menu').locator('summary').focus();
   await page.keyboard.press('Enter');
   for (let i = 0; i < 6; i++) {
@@ -61,9 +61,15 @@ t.test('console: system status shows readiness, versions, disk and every status 
   // A restore in progress (the real state the restore action sets): /readyz is 503 and the page says why.
   app.deps.state.restoreInProgress = true;
   await page.getByRole('button', { name: 'Refresh now' }).click();
-  await readiness.getByTestId('readiness').getByText(/restore is in progress/).waitFor();
+  await readiness
+    .getByTestId('readiness')
+    .getByText(/restore is in progress/)
+    .waitFor();
   t.equal(await readiness.locator('.badge').innerText(), 'Problem');
-  await page.locator('[data-card="maintenance"]').getByText(/changes are refused until it finishes/).waitFor();
+  await page
+    .locator('[data-card="maintenance"]')
+    .getByText(/changes are refused until it finishes/)
+    .waitFor();
   t.pass('not ready while a restore runs, and why');
   app.deps.state.restoreInProgress = false;
   await page.getByRole('button', { name: 'Refresh now' }).click();

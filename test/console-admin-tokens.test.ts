@@ -13,7 +13,7 @@ t.test('console: an integration token made in the console works for its capabili
     if (!t.passing()) await page.screenshot({ path: 'test/artifacts/failure-console-admin-tokens.png', fullPage: true }).catch(() => {});
   });
 
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await openAdmin(page, 'Integration tokens');
   await page.getByText('No tokens yet.').waitFor();
   const form = page.getByRole('form', { name: 'Make a token' });

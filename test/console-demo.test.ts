@@ -8,7 +8,6 @@ import { startApp, type TestApp } from './helpers/harness.js';
 
 const BANNER = 'Demo mode: sample data, reset any time.';
 
-
 /** A browser context carrying the session cookie of a user of `role`. */
 async function contextAs(app: TestApp, context: BrowserContext, role: 'owner' | 'admin' | 'editor') {
   const who = await signIn(app, { role });
@@ -34,7 +33,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   const anonymous = await browser.newContext({ viewport: DESKTOP });
   const signin = await anonymous.newPage();
   signin.on('pageerror', (e) => errors.push(e.message));
-  await signin.goto(app.url + '/');
+  await signin.goto(`${app.url}/`);
   const anonBanner = signin.getByRole('complementary', { name: 'Demo mode' });
   await anonBanner.getByText(BANNER).waitFor();
   await signin.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -44,7 +43,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   const editorContext = await browser.newContext({ viewport: DESKTOP });
   await contextAs(app, editorContext, 'editor');
   const editorPage = await editorContext.newPage();
-  await editorPage.goto(app.url + '/playlists');
+  await editorPage.goto(`${app.url}/playlists`);
   await editorPage.getByText(BANNER).waitFor();
   t.equal(await editorPage.getByRole('button', { name: 'Reset demo data' }).count(), 0, 'no reset button for an editor');
 
@@ -59,7 +58,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   t.teardown(async () => {
     if (!t.passing()) await snap(page, 'failure-console-demo').catch(() => {});
   });
-  await page.goto(app.url + '/screens');
+  await page.goto(`${app.url}/screens`);
   await page.getByText('Renamed till').first().waitFor();
   const banner = page.getByRole('complementary', { name: 'Demo mode' });
   await banner.getByText(BANNER).waitFor();
@@ -81,7 +80,10 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
     void d.accept();
   });
   await button.click();
-  await banner.getByRole('status').getByText(/Demo data restored: 3 screens, 4 assets, 2 playlists, 1 layout, 1 schedule/).waitFor({ timeout: 120_000 });
+  await banner
+    .getByRole('status')
+    .getByText(/Demo data restored: 3 screens, 4 assets, 2 playlists, 1 layout, 1 schedule/)
+    .waitFor({ timeout: 120_000 });
   t.match(dialogs[0], /Reset the demo data\?/, 'asked to confirm');
   t.same(resetRequests, ['POST'], 'one reset request');
   const after = (await app.json('/api/v1/demo')).body.data;
@@ -109,7 +111,7 @@ t.test('console: no banner when demo mode is off', async (t) => {
     if (r.url().endsWith('/api/v1/demo')) demoAnswers.push(r.status());
   });
   const asked = page.waitForResponse((r) => r.url().endsWith('/api/v1/demo'));
-  await page.goto(app.url + '/playlists');
+  await page.goto(`${app.url}/playlists`);
   await asked;
   await page.getByRole('heading', { name: 'Playlists' }).first().waitFor();
   t.ok(demoAnswers.includes(200), 'the console asked GET /api/v1/demo');

@@ -62,14 +62,14 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
   const nav = page.getByRole('navigation', { name: 'Main' });
 
   // 1. The owner sets up the server.
-  await page.goto(base + '/');
+  await page.goto(`${base}/`);
   await checkA11y(page, t, 'setup');
   await setUpOwner(page, { name: 'Camille', email: 'camille@cafe.example', password: 'croissants at seven' });
   await checkA11y(page, t, 'overview');
   await snap(page, 'journey-01-overview-1366');
 
   // 2. A /play page shows a code; the owner adds it, making the café's location on the way.
-  await player.goto(base + '/play');
+  await player.goto(`${base}/play`);
   const code = await waitUntil('pairing code', async () => {
     const text = (await player.getByTestId('pairing-code').textContent())?.trim() ?? '';
     return /^[A-Z0-9]{3}-?[A-Z0-9]{3}$/.test(text) ? text : undefined;
@@ -107,8 +107,12 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
   await refused.waitFor();
   t.match(await refused.getByRole('alert').innerText(), /cannot go in the library/, 'the refusal says why');
   t.equal(await refused.getByRole('button', { name: /Retry|Resume/ }).count(), 0, 'a refused upload offers no Retry');
-  for (const name of ['croissant-red.png', 'coffee-pour.mp4']) await page.locator(`li.asset-card[data-asset="${name}"][data-state="ready"]`).waitFor({ timeout: 90_000 });
-  t.notOk(uploadsCreated.some((m) => m.includes(Buffer.from('menu-notes.docx').toString('base64'))), 'no upload was even created for the refused file');
+  for (const name of ['croissant-red.png', 'coffee-pour.mp4'])
+    await page.locator(`li.asset-card[data-asset="${name}"][data-state="ready"]`).waitFor({ timeout: 90_000 });
+  t.notOk(
+    uploadsCreated.some((m) => m.includes(Buffer.from('menu-notes.docx').toString('base64'))),
+    'no upload was even created for the refused file',
+  );
   t.equal(uploadsCreated.length, 2, 'two uploads went to the server');
 
   // A website typed as people type it.
@@ -167,7 +171,11 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
   await page.goto(screenUrl);
   const now = page.getByTestId('now-card');
   await now.locator('.now-showing[data-planned="false"]').waitFor({ timeout: 60_000 });
-  t.match(await now.innerText(), /(croissant-red\.png|coffee-pour\.mp4) · Café loop/, 'the screen page says what it shows, reported by the player, without a reload');
+  t.match(
+    await now.innerText(),
+    /(croissant-red\.png|coffee-pour\.mp4) · Café loop/,
+    'the screen page says what it shows, reported by the player, without a reload',
+  );
   await now.locator('img.now-thumb').first().waitFor();
   t.match(await page.getByTestId('player-facts').innerText(), /Display\s+960 × 540 pixels/, 'the player details read as words');
   t.equal(await page.getByRole('button', { name: 'Reboot' }).count(), 0, 'a web player is not offered a reboot');
@@ -189,7 +197,11 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
   const confirm = page.locator('dialog.confirm-dialog');
   await confirm.getByRole('heading', { name: 'Archive “croissant-red.png”?' }).waitFor();
   await confirm.locator('[data-impact-screen="Counter"]').waitFor();
-  t.equal(await confirm.getByRole('link', { name: 'Counter' }).getAttribute('href'), screenUrl.replace(base, ''), 'the confirmation links the screen showing it');
+  t.equal(
+    await confirm.getByRole('link', { name: 'Counter' }).getAttribute('href'),
+    screenUrl.replace(base, ''),
+    'the confirmation links the screen showing it',
+  );
   t.equal(await confirm.getByRole('link', { name: 'Café loop' }).count(), 1, 'and the playlist it is in');
   await checkA11y(page, t, 'archive confirmation');
   await snap(page, 'journey-09-archive-confirm-1366', false);
@@ -203,7 +215,7 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
 
   // 8. On a phone: the menu button, and every page fits.
   await page.setViewportSize(PHONE);
-  await page.goto(base + '/');
+  await page.goto(`${base}/`);
   const menu = page.getByRole('button', { name: 'Menu' });
   await menu.waitFor();
   t.equal(await nav.getByRole('link', { name: 'Library' }).isVisible(), false, 'the links are folded away');
@@ -231,7 +243,11 @@ t.test('the café journey, clicked as a person would, at 1366×768 and 390×844'
     await checkA11y(page, t, `${where} at 390 px`);
     await snap(page, `journey-13-${file}-390`);
   }
-  t.same(notFound.filter((p) => p.includes('/thumbnail')), [], 'no thumbnail answered 404 on the way');
+  t.same(
+    notFound.filter((p) => p.includes('/thumbnail')),
+    [],
+    'no thumbnail answered 404 on the way',
+  );
   t.same(errors, [], 'no uncaught errors in the console page');
 });
 
@@ -261,7 +277,8 @@ t.test('the main journey with the keyboard only: playlist, item, schedule, archi
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const ctx = await browser.newContext({ viewport: LAPTOP, timezoneId: 'Europe/Paris' });
   const owner = await signedInContext(app, ctx, app.url);
-  const loc = (await app.json('/api/v1/locations', { method: 'POST', headers: owner.headers, json: { name: 'Café Rivoli', timeZone: 'Europe/Paris' } })).body.data;
+  const loc = (await app.json('/api/v1/locations', { method: 'POST', headers: owner.headers, json: { name: 'Café Rivoli', timeZone: 'Europe/Paris' } })).body
+    .data;
   const { pairScreen } = await import('./helpers/screens.js');
   await pairScreen(app, owner, { name: 'Window', locationId: loc.id });
   const page = await ctx.newPage();
@@ -269,11 +286,11 @@ t.test('the main journey with the keyboard only: playlist, item, schedule, archi
     if (!t.passing()) await snap(page, 'failure-console-journey-keyboard').catch(() => {});
   });
   // The picture arrives by the same upload path (the file chooser is the one step a keyboard hands to the system dialog).
-  await page.goto(app.url + '/library');
+  await page.goto(`${app.url}/library`);
   await page.getByTestId('file-input').setInputFiles([await samplePng(dir, 'tart-green.png', { r: 20, g: 190, b: 40 })]);
   await page.locator('li.asset-card[data-asset="tart-green.png"][data-state="ready"]').waitFor({ timeout: 60_000 });
 
-  await page.goto(app.url + '/');
+  await page.goto(`${app.url}/`);
   await page.getByRole('heading', { name: /Hello/ }).waitFor();
   // The skip link comes first.
   await page.keyboard.press('Tab');

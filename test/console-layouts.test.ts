@@ -33,7 +33,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
     if (!t.passing()) await snap(page, 'failure-console-layouts').catch(() => {});
   });
 
-  await page.goto(app.url + '/layouts');
+  await page.goto(`${app.url}/layouts`);
   await page.getByLabel('New layout name').fill('Cafe wall');
   await page.getByRole('button', { name: 'Create layout' }).click();
   await page.getByRole('heading', { name: 'Cafe wall' }).waitFor();
@@ -62,7 +62,11 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await snap(page, 'layout-editor-1280-light');
 
   // Someone else saves meanwhile: our save is refused with a clear message.
-  const other = await app.json(`/api/v1/layouts/${id}/draft`, { method: 'PUT', headers: owner.headers, json: { ...saved.body.data.draft, zones: saved.body.data.draft.zones.slice(0, 2) } });
+  const other = await app.json(`/api/v1/layouts/${id}/draft`, {
+    method: 'PUT',
+    headers: owner.headers,
+    json: { ...saved.body.data.draft, zones: saved.body.data.draft.zones.slice(0, 2) },
+  });
   t.equal(other.status, 200);
   await page.getByLabel('Zone name').fill('Clock');
   await page.getByRole('button', { name: 'Save draft' }).click();
@@ -121,7 +125,7 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   const playerCtx = await browser.newContext({ viewport: { width: 960, height: 540 } });
   t.teardown(() => playerCtx.close());
   const player = await playerCtx.newPage();
-  await player.goto(base + '/play');
+  await player.goto(`${base}/play`);
   const screenId = await pairPlayPage(app, owner, player, 'Cafe screen');
 
   const page = await context.newPage();
@@ -132,7 +136,7 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
     await snap(page, 'failure-console-layouts-schedule').catch(() => {});
     await snap(player, 'failure-console-layouts-player', false).catch(() => {});
   });
-  await page.goto(base + '/layouts');
+  await page.goto(`${base}/layouts`);
   await page.getByLabel('New layout name').fill('Split wall');
   await page.getByRole('button', { name: 'Create layout' }).click();
   await page.getByRole('heading', { name: 'Split wall' }).waitFor();
@@ -148,12 +152,24 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   // Seeing before publishing: each zone draws its content's picture, fitted as screens will.
   const mainThumb = page.locator('.zone[data-zone="Main"] img.zone-thumb');
   await mainThumb.waitFor();
-  t.equal(await mainThumb.evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'contain', 'the main zone’s picture is drawn with its fit (contain)');
+  t.equal(
+    await mainThumb.evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit),
+    'contain',
+    'the main zone’s picture is drawn with its fit (contain)',
+  );
   await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').waitFor();
-  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'cover', 'the sidebar’s playlist shows its first picture, cropped (cover)');
+  t.equal(
+    await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit),
+    'cover',
+    'the sidebar’s playlist shows its first picture, cropped (cover)',
+  );
   await page.getByRole('button', { name: 'Sidebar', exact: true }).click();
   await page.getByLabel('Fit').selectOption('fill');
-  t.equal(await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit), 'fill', 'changing the fit changes the drawing at once');
+  t.equal(
+    await page.locator('.zone[data-zone="Sidebar"] img.zone-thumb').evaluate((el: any) => (globalThis as any).getComputedStyle(el).objectFit),
+    'fill',
+    'changing the fit changes the drawing at once',
+  );
   await page.getByLabel('Fit').selectOption('cover');
   t.ok(await page.getByText('Publish the layout to schedule it').isVisible(), 'not published: no schedule link, a hint instead');
   await page.getByRole('button', { name: 'Save draft' }).click();
@@ -170,10 +186,14 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   await snap(page, 'layout-live-preview-1280-light');
   await page.getByRole('button', { name: 'Edit zones' }).click();
   const saved = await app.json(`/api/v1/layouts/${layoutId}`, { headers: owner.headers });
-  t.same(saved.body.data.draft.zones.map((z: { content: unknown }) => z.content), [
-    { type: 'asset', assetId: red.id, durationMs: 20000 },
-    { type: 'playlist', playlistId: pl.id },
-  ], 'an asset zone (with its seconds) and a playlist zone reached the server');
+  t.same(
+    saved.body.data.draft.zones.map((z: { content: unknown }) => z.content),
+    [
+      { type: 'asset', assetId: red.id, durationMs: 20000 },
+      { type: 'playlist', playlistId: pl.id },
+    ],
+    'an asset zone (with its seconds) and a playlist zone reached the server',
+  );
   await publish(page);
   await snap(page, 'layout-asset-zone-1280-light');
 
@@ -195,12 +215,20 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   await row.waitFor();
   t.match(await row.innerText(), /Split wall\s*layout/, 'the table says it plays the layout');
   const schedules = await app.json('/api/v1/schedules', { headers: owner.headers });
-  t.match(schedules.body.data.items[0], { content: { type: 'layout', id: layoutId }, targets: { screenIds: [screenId] }, priority: 5 }, 'the schedule reached the server');
+  t.match(
+    schedules.body.data.items[0],
+    { content: { type: 'layout', id: layoutId }, targets: { screenIds: [screenId] }, priority: 5 },
+    'the schedule reached the server',
+  );
   await snap(page, 'schedules-layout-1280-light');
   await checkA11y(page, t, 'schedules with a layout');
 
   // The player shows the layout: the picture on the left (main), the playlist's green on the right.
-  await waitUntil('the layout on the player', async () => dominant(await colourAt(player, 0.35, 0.3)) === 'red' && dominant(await colourAt(player, 0.85, 0.3)) === 'green', 60_000);
+  await waitUntil(
+    'the layout on the player',
+    async () => dominant(await colourAt(player, 0.35, 0.3)) === 'red' && dominant(await colourAt(player, 0.85, 0.3)) === 'green',
+    60_000,
+  );
   t.pass('the /play page shows the scheduled layout (screenshot pixels: red main zone, green sidebar)');
   t.equal(await player.evaluate(() => (globalThis as any).placardPlayer.nowPlaying().layoutId), layoutId, 'the player names the layout it plays');
   await snap(player, 'player-layout-from-console', false);

@@ -24,8 +24,16 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   }
   for (const a of assets) t.equal((await settledAsset(app, owner, a.id)).state, 'ready');
   const pl = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Week menu' } })).body.data;
-  for (const a of assets) t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: a.id } })).status, 201);
-  const itemsNow = async () => (await app.json(`/api/v1/playlists/${pl.id}`, { headers: owner.headers })).body.data.items as { label: string; validFrom: string | null; validUntil: string | null; dayparts: unknown[]; transition: unknown }[];
+  for (const a of assets)
+    t.equal((await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: a.id } })).status, 201);
+  const itemsNow = async () =>
+    (await app.json(`/api/v1/playlists/${pl.id}`, { headers: owner.headers })).body.data.items as {
+      label: string;
+      validFrom: string | null;
+      validUntil: string | null;
+      dayparts: unknown[];
+      transition: unknown;
+    }[];
 
   const page = await context.newPage();
   const errors: string[] = [];
@@ -53,8 +61,8 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   t.match(await item('bravo.png').locator('.badge.bad').innerText(), /^ended /, 'an item past its window is marked ended');
   t.match(await item('bravo.png').getByTestId('item-when').innerText(), /^from .* · until /, 'the window is written out');
   let items = await itemsNow();
-  t.equal(items[1]!.validUntil, new Date(wall(yesterday) + ':00Z').toISOString(), 'validUntil reached the server (typed in the browser’s zone)');
-  t.equal(items[1]!.validFrom, new Date(wall(lastWeek) + ':00Z').toISOString(), 'validFrom too');
+  t.equal(items[1]!.validUntil, new Date(`${wall(yesterday)}:00Z`).toISOString(), 'validUntil reached the server (typed in the browser’s zone)');
+  t.equal(items[1]!.validFrom, new Date(`${wall(lastWeek)}:00Z`).toISOString(), 'validFrom too');
 
   // A window that ends before it starts: refused, the server's message on the form.
   await item('charlie.png').locator('summary', { hasText: 'When:' }).click();
@@ -85,7 +93,11 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   t.same(items[0]!.dayparts, [{ days: [1, 2, 3, 4, 5], from: '07:00', to: '11:30' }], 'day-parts reached the server');
   t.match(items[0]!.transition, { type: 'none', durationMs: 0 }, 'the transition too');
   t.ok(await alphaForm.getByLabel('Transition seconds').isDisabled(), 'a cut has no seconds to show');
-  t.equal(await page.locator('ol.playlist-items li[data-item="alpha.png"]').getAttribute('data-window'), 'always', 'day-parts alone do not mark an item outside its window');
+  t.equal(
+    await page.locator('ol.playlist-items li[data-item="alpha.png"]').getAttribute('data-window'),
+    'always',
+    'day-parts alone do not mark an item outside its window',
+  );
   // No day ticked: refused before it reaches the server.
   for (const d of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri']) await part.getByLabel(d).uncheck();
   await alphaForm.getByRole('button', { name: 'Save when it plays' }).click();
@@ -104,13 +116,21 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   await item('charlie.png').locator('.drag-handle').dragTo(item('alpha.png'));
   await page.waitForFunction(() => (globalThis as any).document.querySelector('ol.playlist-items li')?.dataset.item === 'charlie.png');
   t.same(await order(), ['charlie.png', 'alpha.png', 'bravo.png'], 'dragging moves the item');
-  t.same((await itemsNow()).map((i) => i.label), ['charlie.png', 'alpha.png', 'bravo.png'], 'the new order reached the server');
+  t.same(
+    (await itemsNow()).map((i) => i.label),
+    ['charlie.png', 'alpha.png', 'bravo.png'],
+    'the new order reached the server',
+  );
 
   // Reorder with the keyboard: focus bravo's "up" button and press Enter.
   await page.getByRole('button', { name: 'Move bravo.png up' }).focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol.playlist-items li')[1]?.dataset.item === 'bravo.png');
-  t.same((await itemsNow()).map((i) => i.label), ['charlie.png', 'bravo.png', 'alpha.png'], 'the keyboard move reached the server');
+  t.same(
+    (await itemsNow()).map((i) => i.label),
+    ['charlie.png', 'bravo.png', 'alpha.png'],
+    'the keyboard move reached the server',
+  );
 
   // The transition seconds shown are the ones stored: bravo fades in 0.5 s, saved and shown again after a reload.
   await item('bravo.png').locator('summary', { hasText: 'When:' }).click();
@@ -130,7 +150,11 @@ t.test('playlist items: validity window and day-parts edited and shown, bad wind
   t.ok(await sw.isChecked(), 'bravo plays');
   await sw.uncheck();
   await item('bravo.png').locator('.badge', { hasText: 'skipped' }).waitFor();
-  t.equal((await app.json(`/api/v1/playlists/${pl.id}`, { headers: owner.headers })).body.data.items.find((i: { label: string }) => i.label === 'bravo.png').enabled, false, 'unchecked: the item is off on the server');
+  t.equal(
+    (await app.json(`/api/v1/playlists/${pl.id}`, { headers: owner.headers })).body.data.items.find((i: { label: string }) => i.label === 'bravo.png').enabled,
+    false,
+    'unchecked: the item is off on the server',
+  );
   t.equal(await sw.isChecked(), false);
   await sw.check();
   await item('bravo.png').locator('.badge', { hasText: 'skipped' }).waitFor({ state: 'detached' });

@@ -14,7 +14,11 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await pairScreen(app, owner, { name: 'Bar screen' });
   // Something to play: a playlist with nothing playable is passed over by the preview (docs/content.md).
   const site = await app.json('/api/v1/assets/websites', { method: 'POST', headers: owner.headers, json: { url: 'https://example.org/' } });
-  const pl = await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Happy hour', items: [{ assetId: site.body.data.id }] } });
+  const pl = await app.json('/api/v1/playlists', {
+    method: 'POST',
+    headers: owner.headers,
+    json: { name: 'Happy hour', items: [{ assetId: site.body.data.id }] },
+  });
   t.equal(pl.status, 201);
   const page = await context.newPage();
   const errors: string[] = [];
@@ -24,14 +28,14 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   });
 
   // A location and a group, from their pages.
-  await page.goto(app.url + '/locations');
+  await page.goto(`${app.url}/locations`);
   await page.getByLabel('Name', { exact: true }).fill('Main bar');
   await page.getByLabel('Time zone').selectOption('Europe/Berlin');
   await page.getByRole('button', { name: 'Add location' }).click();
   await page.locator('tr[data-location="Main bar"]').waitFor();
   t.pass('location added');
   await checkA11y(page, t, 'locations');
-  await page.goto(app.url + '/groups');
+  await page.goto(`${app.url}/groups`);
   await page.getByLabel('New group name').fill('Bar');
   await page.getByRole('button', { name: 'Create group' }).click();
   await page.locator('article[data-group="Bar"]').waitFor();
@@ -46,18 +50,22 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await groupCard.getByTestId('group-default').getByText('Plays Happy hour by default', { exact: false }).waitFor();
   await page.reload();
   await page.locator('article[data-group="Bar"]').getByTestId('group-default').getByText('Plays Happy hour by default', { exact: false }).waitFor();
-  t.equal(await page.locator('article[data-group="Bar"]').getByLabel('Group playlist').inputValue(), pl.body.data.id, 'the select shows the assignment after a reload');
+  t.equal(
+    await page.locator('article[data-group="Bar"]').getByLabel('Group playlist').inputValue(),
+    pl.body.data.id,
+    'the select shows the assignment after a reload',
+  );
   // A screen that never reported: the fleet shows what its plan says, marked planned.
-  await page.goto(app.url + '/screens');
+  await page.goto(`${app.url}/screens`);
   const planned = page.locator('tr[data-screen="Bar screen"] .now-showing[data-planned="true"]');
   await planned.waitFor();
   t.match(await planned.innerText(), /Happy hour\s+planned/, 'never seen: the group playlist, marked planned');
-  await page.goto(app.url + '/groups');
+  await page.goto(`${app.url}/groups`);
   // Back to none, so the previews below show the schedule against the idle slide.
   await page.locator('article[data-group="Bar"]').getByLabel('Group playlist').selectOption('');
   await page.locator('article[data-group="Bar"]').getByTestId('group-default').getByText('No default playlist', { exact: false }).waitFor();
 
-  await page.goto(app.url + '/schedules');
+  await page.goto(`${app.url}/schedules`);
   await page.getByRole('heading', { name: 'Schedules' }).waitFor();
   await page.getByText('New schedule').click();
   const form = page.getByRole('form', { name: 'New schedule' });
@@ -106,14 +114,29 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await grid.locator('li.occ', { hasText: 'Happy hour' }).first().waitFor();
   await page.emulateMedia({ colorScheme: 'light' });
   const expectedDays = (cells: { date: string; occ: string[] }[]) =>
-    cells.map((c) => ({ date: c.date, expected: c.date >= day && new Date(c.date + 'T12:00:00Z').getUTCDay() === today.getDay(), shown: c.occ.some((o) => o.includes('Happy hour')) }));
+    cells.map((c) => ({
+      date: c.date,
+      expected: c.date >= day && new Date(`${c.date}T12:00:00Z`).getUTCDay() === today.getDay(),
+      shown: c.occ.some((o) => o.includes('Happy hour')),
+    }));
   const readCells = () =>
-    grid.locator('td[data-date]').evaluateAll((tds) => tds.map((td: any) => ({ date: td.dataset.date as string, occ: [...td.querySelectorAll('li.occ')].map((li: any) => li.textContent as string) })));
+    grid
+      .locator('td[data-date]')
+      .evaluateAll((tds) =>
+        tds.map((td: any) => ({ date: td.dataset.date as string, occ: [...td.querySelectorAll('li.occ')].map((li: any) => li.textContent as string) })),
+      );
   let cells = await readCells();
   t.ok(cells.length >= 28 && cells.length <= 42 && cells.length % 7 === 0, `whole weeks around the month (${cells.length} days)`);
-  t.ok(cells.some((c) => c.date === day), 'today is in the grid');
+  t.ok(
+    cells.some((c) => c.date === day),
+    'today is in the grid',
+  );
   let checks = expectedDays(cells);
-  t.same(checks.filter((c) => c.expected !== c.shown), [], 'the schedule shows on every matching weekday from its start, and on no other day');
+  t.same(
+    checks.filter((c) => c.expected !== c.shown),
+    [],
+    'the schedule shows on every matching weekday from its start, and on no other day',
+  );
   t.ok(checks.filter((c) => c.shown).length >= 1, 'at least one occurrence shown');
   const todayCell = grid.locator(`td[data-date="${day}"]`);
   t.equal(await todayCell.getAttribute('aria-current'), 'date', 'today is marked');
@@ -136,7 +159,11 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await grid.locator('li.occ', { hasText: 'Happy hour' }).first().waitFor();
   cells = await readCells();
   checks = expectedDays(cells);
-  t.same(checks.filter((c) => c.expected !== c.shown), [], 'next month: every matching weekday, no other day');
+  t.same(
+    checks.filter((c) => c.expected !== c.shown),
+    [],
+    'next month: every matching weekday, no other day',
+  );
 
   // Today comes back; a day's number opens its week.
   await page.getByRole('button', { name: 'Today' }).click();
@@ -162,7 +189,11 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   await row.getByRole('button', { name: 'Resume' }).waitFor();
 
   // Edit it: name, content (a published layout), targets, times, monthly, priority.
-  const layout = await app.json('/api/v1/layouts', { method: 'POST', headers: owner.headers, json: { name: 'Bar wall', zones: [{ name: 'All', x: 0, y: 0, width: 1920, height: 1080, content: { type: 'playlist', playlistId: pl.body.data.id } }] } });
+  const layout = await app.json('/api/v1/layouts', {
+    method: 'POST',
+    headers: owner.headers,
+    json: { name: 'Bar wall', zones: [{ name: 'All', x: 0, y: 0, width: 1920, height: 1080, content: { type: 'playlist', playlistId: pl.body.data.id } }] },
+  });
   t.equal((await app.json(`/api/v1/layouts/${layout.body.data.id}/publish`, { method: 'POST', headers: owner.headers, json: {} })).status, 200);
   await page.reload();
   await row.getByRole('button', { name: 'Edit Evenings' }).click();
@@ -190,7 +221,20 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   t.equal(await edit.count(), 0, 'the edit form closes once saved');
   t.match(await edited.innerText(), new RegExp(`every month on the ${today.getUTCDate()}(st|nd|rd|th)`), 'monthly, in words');
   const afterEdit = (await app.json('/api/v1/schedules', { headers: owner.headers })).body.data.items[0];
-  t.match(afterEdit, { name: 'Late evenings', content: { type: 'layout', id: layout.body.data.id }, targets: { screenIds: [], groupIds: [String] }, rrule: 'FREQ=MONTHLY', priority: 7, enabled: false, startsAt: new Date(`${day}T19:00:00Z`).toISOString(), endsAt: new Date(`${day}T23:00:00Z`).toISOString() }, 'every change reached the server; still paused');
+  t.match(
+    afterEdit,
+    {
+      name: 'Late evenings',
+      content: { type: 'layout', id: layout.body.data.id },
+      targets: { screenIds: [], groupIds: [String] },
+      rrule: 'FREQ=MONTHLY',
+      priority: 7,
+      enabled: false,
+      startsAt: new Date(`${day}T19:00:00Z`).toISOString(),
+      endsAt: new Date(`${day}T23:00:00Z`).toISOString(),
+    },
+    'every change reached the server; still paused',
+  );
   await snap(page, 'schedules-edited-1280-light');
 
   // Someone else changes it while the form is open: the save is refused, not lost silently.
@@ -227,7 +271,11 @@ t.test('schedules: weekly recurrence from the form, the week preview shows it, b
   // The zone in words: Main bar is in Berlin; this browser is in UTC, so the form warns and converts.
   const note = again.getByTestId('zone-note');
   t.match(await note.innerText(), /Times are in Berlin time \(Europe\/Berlin\)/, 'the zone the times are read in, in plain words');
-  t.match(await again.getByTestId('zone-warning').innerText(), /This browser is in UTC, 1 hour behind: 12:00 there is 11:00 here/, 'and a warning that this browser is elsewhere');
+  t.match(
+    await again.getByTestId('zone-warning').innerText(),
+    /This browser is in UTC, 1 hour behind: 12:00 there is 11:00 here/,
+    'and a warning that this browser is elsewhere',
+  );
   await again.getByLabel('Time zone').selectOption('UTC');
   t.equal(await again.getByTestId('zone-warning').count(), 0, 'no warning once the times are in this browser’s zone');
   await checkA11y(page, t, 'new schedule form with a zone note');

@@ -7,10 +7,12 @@ import http from 'node:http';
 
 function rawStatus(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    http
+      .get(url, { headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
   });
 }
 

@@ -27,9 +27,16 @@ const sources = (over: Partial<ZoneSources> & { TZ?: string }): ZoneSources => (
 t.test('the box’s time zone: TZ, /etc/localtime, /etc/timezone, Intl, in that order; UTC aliases read as UTC', async (t) => {
   t.same(detectBoxTimeZone(sources({ TZ: 'Europe/Paris', localtimeLink: () => '/usr/share/zoneinfo/Asia/Tokyo' })), { zone: 'Europe/Paris', from: 'TZ' });
   t.same(detectBoxTimeZone(sources({ TZ: ':America/New_York' })), { zone: 'America/New_York', from: 'TZ' }, 'glibc’s leading colon');
-  t.same(detectBoxTimeZone(sources({ TZ: 'Not/AZone', localtimeLink: () => '../usr/share/zoneinfo/Europe/Berlin' })), { zone: 'Europe/Berlin', from: '/etc/localtime' }, 'a bad TZ is skipped');
+  t.same(
+    detectBoxTimeZone(sources({ TZ: 'Not/AZone', localtimeLink: () => '../usr/share/zoneinfo/Europe/Berlin' })),
+    { zone: 'Europe/Berlin', from: '/etc/localtime' },
+    'a bad TZ is skipped',
+  );
   t.same(detectBoxTimeZone(sources({ localtimeLink: () => '/usr/share/zoneinfo/Etc/UTC' })), { zone: 'UTC', from: '/etc/localtime' });
-  t.same(detectBoxTimeZone(sources({ localtimeLink: () => '/etc/weird', timezoneFile: () => 'Australia/Sydney\n' })), { zone: 'Australia/Sydney', from: '/etc/timezone' });
+  t.same(detectBoxTimeZone(sources({ localtimeLink: () => '/etc/weird', timezoneFile: () => 'Australia/Sydney\n' })), {
+    zone: 'Australia/Sydney',
+    from: '/etc/timezone',
+  });
   t.same(detectBoxTimeZone(sources({ intlZone: () => 'Africa/Nairobi' })), { zone: 'Africa/Nairobi', from: 'Intl' });
   t.same(detectBoxTimeZone(sources({ timezoneFile: () => '../../etc/passwd', intlZone: () => 'nonsense' })), { zone: 'UTC', from: 'fallback' });
 });
@@ -42,7 +49,10 @@ t.test('first start stores the box’s zone on a fresh install, UTC on an instal
 
   const legacy = await startApp(t);
   await signIn(legacy); // an install in use before the setting followed the box
-  await legacy.deps.db.insertInto('settings').values({ id: 1, data: JSON.stringify({ serverName: 'Old café' }), revision: 3, updated_at: new Date().toISOString(), updated_by: null }).execute();
+  await legacy.deps.db
+    .insertInto('settings')
+    .values({ id: 1, data: JSON.stringify({ serverName: 'Old café' }), revision: 3, updated_at: new Date().toISOString(), updated_by: null })
+    .execute();
   t.same(await settleDefaultTimeZone(legacy.deps.db, 'Europe/Paris'), { zone: 'UTC', stored: 'legacy' }, 'its screens keep running in UTC');
   const s = await readSettings(legacy.deps.db);
   t.same([s.settings.timeZone, s.settings.serverName, s.revision], ['UTC', 'Old café', 4], 'the rest of the stored settings stay');
@@ -67,7 +77,11 @@ t.test('a screen without a location runs in the server’s default zone; changin
   t.ok((await screen(plain.screenId)).manifestRevision > before.plain, 'the screen without a location gets a new manifest');
   t.equal((await screen(placed.screenId)).manifestRevision, before.placed, 'a screen with a location does not');
   t.equal((await app.json('/api/v1/player/manifest', { headers: plain.headers })).body.data.timeZone, 'America/New_York');
-  t.equal((await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { timeZone: 'Mars/Olympus' } })).status, 400, 'an unknown zone is refused');
+  t.equal(
+    (await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { timeZone: 'Mars/Olympus' } })).status,
+    400,
+    'an unknown zone is refused',
+  );
 });
 
 t.test('delete a screen: refused while schedules name it (409 lists them), then gone with its credential', async (t) => {
@@ -77,7 +91,19 @@ t.test('delete a screen: refused while schedules name it (409 lists them), then 
   const s = await pairScreen(app, owner, { name: 'Counter' });
   const pl = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Menu' } })).body.data;
   await app.json(`/api/v1/screens/${s.screenId}/playlist-assignment`, { method: 'PUT', headers: owner.headers, json: { playlistId: pl.id } });
-  const sched = (await app.json('/api/v1/schedules', { method: 'POST', headers: owner.headers, json: { name: 'Lunch', content: { playlistId: pl.id }, targets: { screenIds: [s.screenId] }, startsAt: '2026-06-01T12:00:00Z', endsAt: '2026-06-01T13:00:00Z' } })).body.data;
+  const sched = (
+    await app.json('/api/v1/schedules', {
+      method: 'POST',
+      headers: owner.headers,
+      json: {
+        name: 'Lunch',
+        content: { playlistId: pl.id },
+        targets: { screenIds: [s.screenId] },
+        startsAt: '2026-06-01T12:00:00Z',
+        endsAt: '2026-06-01T13:00:00Z',
+      },
+    })
+  ).body.data;
 
   t.equal((await app.json(`/api/v1/screens/${s.screenId}`, { method: 'DELETE', headers: editor.headers })).status, 403, 'editors cannot');
   t.equal((await app.json('/api/v1/screens/not-a-uuid', { method: 'DELETE', headers: owner.headers })).status, 404);
@@ -93,14 +119,20 @@ t.test('delete a screen: refused while schedules name it (409 lists them), then 
   t.equal((await app.json(`/api/v1/screens/${s.screenId}`, { headers: owner.headers })).status, 404);
   const hb = await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} });
   t.equal(hb.status, 401, 'the player’s credential stops working');
-  t.equal((await app.json(`/api/v1/playlists/${pl.id}`, { method: 'DELETE', headers: owner.headers })).status, 204, 'its assignment went with it: the playlist is free');
+  t.equal(
+    (await app.json(`/api/v1/playlists/${pl.id}`, { method: 'DELETE', headers: owner.headers })).status,
+    204,
+    'its assignment went with it: the playlist is free',
+  );
 });
 
 t.test('deleting an asset in use: 409 with usedBy (type, id, name); what an action touches (impact)', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const viewer = await signIn(app, { role: 'viewer' });
-  const site = (await app.json('/api/v1/assets/websites', { method: 'POST', headers: owner.headers, json: { url: 'https://example.test/menu', name: 'Menu board' } })).body.data;
+  const site = (
+    await app.json('/api/v1/assets/websites', { method: 'POST', headers: owner.headers, json: { url: 'https://example.test/menu', name: 'Menu board' } })
+  ).body.data;
   const pl = (await app.json('/api/v1/playlists', { method: 'POST', headers: owner.headers, json: { name: 'Front window' } })).body.data;
   await app.json(`/api/v1/playlists/${pl.id}/items`, { method: 'POST', headers: owner.headers, json: { assetId: site.id } });
   const screen = await pairScreen(app, owner, { name: 'Window' });
@@ -116,7 +148,10 @@ t.test('deleting an asset in use: 409 with usedBy (type, id, name); what an acti
   t.equal(impact.status, 200);
   t.same(impact.body.data, { screens: [{ id: screen.screenId, name: 'Window' }], usedBy: [{ type: 'playlist', id: pl.id, name: 'Front window' }] });
   const ofPlaylist = await app.json('/api/v1/content/impact', { method: 'POST', headers: viewer.headers, json: { playlistIds: [pl.id] } });
-  t.same(ofPlaylist.body.data, { screens: [{ id: screen.screenId, name: 'Window' }], usedBy: [{ type: 'screen-assignment', id: screen.screenId, name: 'Window' }] });
+  t.same(ofPlaylist.body.data, {
+    screens: [{ id: screen.screenId, name: 'Window' }],
+    usedBy: [{ type: 'screen-assignment', id: screen.screenId, name: 'Window' }],
+  });
   for (const bad of [{}, { assetIds: [] }, { assetIds: ['nope'] }, { bogus: [site.id] }]) {
     const r = await app.json('/api/v1/content/impact', { method: 'POST', headers: viewer.headers, json: bad });
     t.equal(r.status, 400, `refused: ${JSON.stringify(bad)}`);
@@ -140,9 +175,16 @@ t.test('commands per player family: what each can run, from the server’s table
   t.match(w.reboot.reason, /web browser player cannot restart the machine/);
   t.match((await support(kiosk.screenId)).display_on.reason, /Linux kiosk player.*display/);
   const a = await support(android.screenId);
-  t.ok(Object.values(a).every((c: any) => c.supported && c.reason === null), 'a native player runs everything');
+  t.ok(
+    Object.values(a).every((c: any) => c.supported && c.reason === null),
+    'a native player runs everything',
+  );
   // A player that says what it runs is taken at its word.
-  await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: android.headers, json: { playerFamily: 'android', supportedCommands: ['reload', 'screenshot'] } });
+  await app.json('/api/v1/player/heartbeat', {
+    method: 'POST',
+    headers: android.headers,
+    json: { playerFamily: 'android', supportedCommands: ['reload', 'screenshot'] },
+  });
   const told = await support(android.screenId);
   t.same([told.reload.supported, told.screenshot.supported, told.reboot.supported], [true, true, false]);
   t.match(told.reboot.reason, /reports that it cannot/);
@@ -165,16 +207,25 @@ t.test('website addresses without a scheme get https://; thumbnails from the pag
   t.equal(normaliseWebsiteUrl('//cdn.example/x'), 'https://cdn.example/x');
   t.equal(normaliseWebsiteUrl('localhost:8080/board'), 'https://localhost:8080/board');
   t.equal(normaliseWebsiteUrl('mailto:a@b'), 'mailto:a@b', 'another scheme is left to be refused');
-  const facts = readPageFacts('<head><title> Café &amp; Bar </title><meta property="og:image" content="/og.png"><link rel="icon" href="a.png" sizes="32x32"><link rel="apple-touch-icon" href="/touch.png"></head>', 'https://x.test/menu/today');
-  t.same(facts, { title: 'Café & Bar', pictures: ['https://x.test/og.png'], icons: ['https://x.test/touch.png', 'https://x.test/menu/a.png', 'https://x.test/favicon.ico'] });
+  const facts = readPageFacts(
+    '<head><title> Café &amp; Bar </title><meta property="og:image" content="/og.png"><link rel="icon" href="a.png" sizes="32x32"><link rel="apple-touch-icon" href="/touch.png"></head>',
+    'https://x.test/menu/today',
+  );
+  t.same(facts, {
+    title: 'Café & Bar',
+    pictures: ['https://x.test/og.png'],
+    icons: ['https://x.test/touch.png', 'https://x.test/menu/a.png', 'https://x.test/favicon.ico'],
+  });
 
   const dir = tempDataDir(t);
   const red = readFileSync(await samplePng(dir, 'og.png', { r: 230, g: 10, b: 10 }, 800, 420));
   const green = readFileSync(await samplePng(dir, 'icon.png', { r: 10, g: 200, b: 10 }, 180, 180));
   const host = await fakeSite(t, {
-    '/menu': (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Lunch menu</title><meta property="og:image" content="/og.png">'),
+    '/menu': (res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Lunch menu</title><meta property="og:image" content="/og.png">'),
     '/og.png': (res) => res.writeHead(200, { 'content-type': 'image/png' }).end(red),
-    '/board': (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Sales board</title><link rel="apple-touch-icon" href="/icon.png">'),
+    '/board': (res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Sales board</title><link rel="apple-touch-icon" href="/icon.png">'),
     '/icon.png': (res) => res.writeHead(200, { 'content-type': 'image/png' }).end(green),
   });
   const app = await startApp(t, { config: { fetchAllowLoopback: true } });
@@ -201,7 +252,11 @@ t.test('website addresses without a scheme get https://; thumbnails from the pag
     t.equal(res.status, 200);
     const buf = Buffer.from(await res.arrayBuffer());
     const meta = await sharp(buf).metadata();
-    const { data } = await sharp(buf).extract({ left: Math.floor(meta.width! * fx), top: Math.floor(meta.height! * fy), width: 4, height: 4 }).resize(1, 1).raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(buf)
+      .extract({ left: Math.floor(meta.width! * fx), top: Math.floor(meta.height! * fy), width: 4, height: 4 })
+      .resize(1, 1)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return { r: data[0]!, g: data[1]!, b: data[2]! };
   };
   // The https:// address of the fake cannot be fetched (it speaks http): a card that says so.
@@ -228,5 +283,8 @@ t.test('media capabilities list the upload types (with their file endings) the s
   const png = caps.accepted.find((a: any) => a.contentType === 'image/png');
   t.match(png, { kind: 'image', extensions: ['png', 'apng'], available: true });
   t.ok(caps.accepted.some((a: any) => a.contentType === 'video/mp4' && a.extensions.includes('mp4')));
-  t.notOk(caps.accepted.some((a: any) => a.contentType === 'application/octet-stream' || a.contentType === 'text/html'), 'nothing the library refuses');
+  t.notOk(
+    caps.accepted.some((a: any) => a.contentType === 'application/octet-stream' || a.contentType === 'text/html'),
+    'nothing the library refuses',
+  );
 });

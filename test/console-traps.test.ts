@@ -39,7 +39,16 @@ t.test('traps gone: in-use deletes list where (with links), the live screen page
   await call('POST', `/api/v1/playlists/${pl.id}/items`, { assetId: site.id });
   const counter = await pairScreen(app, owner, { name: 'Counter', playerFamily: 'desktop-linux' });
   const tablet = await pairScreen(app, owner, { name: 'Tablet', playerFamily: 'android' });
-  const sched = (await call('POST', '/api/v1/schedules', { name: 'Specials at noon', content: { playlistId: pl.id }, targets: { screenIds: [counter.screenId] }, startsAt: '2026-06-01T12:00:00', endsAt: '2026-06-01T14:00:00', rrule: 'FREQ=DAILY' })).body.data;
+  const sched = (
+    await call('POST', '/api/v1/schedules', {
+      name: 'Specials at noon',
+      content: { playlistId: pl.id },
+      targets: { screenIds: [counter.screenId] },
+      startsAt: '2026-06-01T12:00:00',
+      endsAt: '2026-06-01T14:00:00',
+      rrule: 'FREQ=DAILY',
+    })
+  ).body.data;
 
   await t.test('deleting a playlist a schedule uses: asked first, then the refusal lists the schedule as a link that opens it', async (t) => {
     await page.goto(`${app.url}/playlists/${pl.id}`);
@@ -48,7 +57,11 @@ t.test('traps gone: in-use deletes list where (with links), the live screen page
     const ask = page.locator('dialog.confirm-dialog');
     await ask.getByRole('heading', { name: 'Delete the playlist “Specials”?' }).waitFor();
     await ask.locator('li[data-usage="schedule"]').waitFor();
-    t.equal(await ask.getByRole('link', { name: 'Specials at noon' }).getAttribute('href'), `/schedules?edit=${sched.id}`, 'the confirmation already names the schedule');
+    t.equal(
+      await ask.getByRole('link', { name: 'Specials at noon' }).getAttribute('href'),
+      `/schedules?edit=${sched.id}`,
+      'the confirmation already names the schedule',
+    );
     await ask.getByRole('button', { name: 'Delete playlist' }).click();
     const refusal = page.locator('[role=alert][data-code="conflict"]');
     await refusal.waitFor();
@@ -79,7 +92,11 @@ t.test('traps gone: in-use deletes list where (with links), the live screen page
     await confirmIn(page, 'Delete Counter?', 'Delete screen');
     const screenRefusal = page.locator('[role=alert][data-code="conflict"]');
     await screenRefusal.waitFor();
-    t.equal(await screenRefusal.getByRole('link', { name: 'Specials at noon' }).getAttribute('href'), `/schedules?edit=${sched.id}`, 'the screen’s refusal links the schedule');
+    t.equal(
+      await screenRefusal.getByRole('link', { name: 'Specials at noon' }).getAttribute('href'),
+      `/schedules?edit=${sched.id}`,
+      'the screen’s refusal links the schedule',
+    );
     // With the schedule gone, the screen goes.
     t.equal((await call('DELETE', `/api/v1/schedules/${sched.id}`)).status, 204);
     await page.getByRole('button', { name: 'Delete screen' }).click();
@@ -97,7 +114,14 @@ t.test('traps gone: in-use deletes list where (with links), the live screen page
     await app.json('/api/v1/player/heartbeat', {
       method: 'POST',
       headers: tablet.headers,
-      json: { playerFamily: 'android', playerVersion: '2.4.0', display: { width: 1920, height: 1080 }, cache: { items: 12, bytes: 48_000_000, missing: 1, failed: 0 }, socketConnected: false, lastError: 'decoder stalled on clip 3' },
+      json: {
+        playerFamily: 'android',
+        playerVersion: '2.4.0',
+        display: { width: 1920, height: 1080 },
+        cache: { items: 12, bytes: 48_000_000, missing: 1, failed: 0 },
+        socketConnected: false,
+        lastError: 'decoder stalled on clip 3',
+      },
     });
     await line.getByText('Online').waitFor({ timeout: 15_000 });
     t.pass('online, without a reload');
@@ -117,7 +141,11 @@ t.test('traps gone: in-use deletes list where (with links), the live screen page
     await checkA11y(page, t, 'live screen page');
     await snap(page, 'traps-screen-live-1280');
     // The same player says it runs only two commands: the page follows.
-    await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: tablet.headers, json: { playerFamily: 'android', supportedCommands: ['reload', 'screenshot'] } });
+    await app.json('/api/v1/player/heartbeat', {
+      method: 'POST',
+      headers: tablet.headers,
+      json: { playerFamily: 'android', supportedCommands: ['reload', 'screenshot'] },
+    });
     await page.getByTestId('unsupported-commands').waitFor({ timeout: 15_000 });
     t.equal(await page.getByRole('button', { name: 'Reboot' }).count(), 0, 'no reboot once the player says it cannot');
     t.match(await page.getByTestId('unsupported-commands').innerText(), /Reboot: not available\. This screen’s player reports that it cannot run this command/);

@@ -45,11 +45,23 @@ t.test('draft, publish, revisions, restore, duplicate', async (t) => {
   const outside = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ name: 'Wide', x: 1000, y: 0, width: 1000, height: 100 }] });
   t.equal(outside.status, 400);
   t.match(outside.body.error.message, /outside/);
-  const dup = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10 }, { id: 'a', x: 0, y: 0, width: 10, height: 10 }] });
+  const dup = await call('PUT', `/api/v1/layouts/${id}/draft`, {
+    ...draft2,
+    zones: [
+      { id: 'a', x: 0, y: 0, width: 10, height: 10 },
+      { id: 'a', x: 0, y: 0, width: 10, height: 10 },
+    ],
+  });
   t.equal(dup.status, 400);
-  const ghost = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'playlist', playlistId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }] });
+  const ghost = await call('PUT', `/api/v1/layouts/${id}/draft`, {
+    ...draft2,
+    zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'playlist', playlistId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }],
+  });
   t.equal(ghost.status, 400);
-  const widget = await call('PUT', `/api/v1/layouts/${id}/draft`, { ...draft2, zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'widget', widgetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }] });
+  const widget = await call('PUT', `/api/v1/layouts/${id}/draft`, {
+    ...draft2,
+    zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'widget', widgetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }],
+  });
   t.equal(widget.status, 400);
   t.match(widget.body.error.message, /Widgets/);
 
@@ -63,10 +75,13 @@ t.test('draft, publish, revisions, restore, duplicate', async (t) => {
   const pub2 = await call('POST', `/api/v1/layouts/${id}/publish`, {});
   t.equal(pub2.body.data.publishedRevisionNumber, 2);
   const revs = await call('GET', `/api/v1/layouts/${id}/revisions`);
-  t.same(revs.body.data.items.map((r: any) => [r.number, r.current, r.content.zones.length]), [
-    [2, true, 1],
-    [1, false, 2],
-  ]);
+  t.same(
+    revs.body.data.items.map((r: any) => [r.number, r.current, r.content.zones.length]),
+    [
+      [2, true, 1],
+      [1, false, 2],
+    ],
+  );
   t.equal(revs.body.data.items[1].note, 'first');
 
   const restored = await call('POST', `/api/v1/layouts/${id}/revisions/${revs.body.data.items[1].id}/restore`);
@@ -83,15 +98,22 @@ t.test('draft, publish, revisions, restore, duplicate', async (t) => {
   t.same(copy.body.data.draft, restored.body.data.draft);
 
   const list = await call('GET', '/api/v1/layouts');
-  t.same(list.body.data.items.map((l: any) => [l.name, l.publishedRevisionNumber]), [
-    ['Split', 2],
-    ['Split (copy)', null],
-  ]);
+  t.same(
+    list.body.data.items.map((l: any) => [l.name, l.publishedRevisionNumber]),
+    [
+      ['Split', 2],
+      ['Split (copy)', null],
+    ],
+  );
 
   // A playlist shown by a layout cannot be deleted.
   const del = await call('DELETE', `/api/v1/playlists/${playlist.id}`);
   t.equal(del.status, 409);
-  t.same(del.body.error.details.usedBy.map((u: any) => u.type), ['layout', 'layout'], 'the layout and its copy');
+  t.same(
+    del.body.error.details.usedBy.map((u: any) => u.type),
+    ['layout', 'layout'],
+    'the layout and its copy',
+  );
   t.equal((await call('DELETE', `/api/v1/layouts/${copy.body.data.id}`)).status, 204);
 });
 
@@ -120,19 +142,37 @@ t.test('preview image: rendered from the zones, replaced by an upload', async (t
   t.equal((await app.fetch(`/api/v1/layouts/${id}/preview-image?source=published`, { headers: owner.headers })).status, 404, 'not published yet');
   t.equal((await app.fetch(`/api/v1/layouts/${id}/preview-image?source=uploaded`, { headers: owner.headers })).status, 404);
 
-  const upload = await sharp({ create: { width: 320, height: 180, channels: 3, background: '#00ff00' } }).jpeg().toBuffer();
-  const put = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/jpeg' }, body: upload });
+  const upload = await sharp({ create: { width: 320, height: 180, channels: 3, background: '#00ff00' } })
+    .jpeg()
+    .toBuffer();
+  const put = await app.fetch(`/api/v1/layouts/${id}/preview-image`, {
+    method: 'PUT',
+    headers: { ...owner.headers, 'content-type': 'image/jpeg' },
+    body: upload,
+  });
   t.equal(put.status, 200);
   t.equal(((await put.json()) as any).data.hasCustomPreview, true);
   const got = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { headers: owner.headers });
   const gotMeta = await sharp(Buffer.from(await got.arrayBuffer())).metadata();
   t.same([gotMeta.width, gotMeta.height, gotMeta.format], [320, 180, 'png']);
 
-  const bad = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: 'not an image' });
+  const bad = await app.fetch(`/api/v1/layouts/${id}/preview-image`, {
+    method: 'PUT',
+    headers: { ...owner.headers, 'content-type': 'image/png' },
+    body: 'not an image',
+  });
   t.equal(bad.status, 400);
-  const wrongType = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'text/plain' }, body: 'x' });
+  const wrongType = await app.fetch(`/api/v1/layouts/${id}/preview-image`, {
+    method: 'PUT',
+    headers: { ...owner.headers, 'content-type': 'text/plain' },
+    body: 'x',
+  });
   t.equal(wrongType.status, 415);
-  const big = await app.fetch(`/api/v1/layouts/${id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: Buffer.alloc(10 * 1024 * 1024 + 1) });
+  const big = await app.fetch(`/api/v1/layouts/${id}/preview-image`, {
+    method: 'PUT',
+    headers: { ...owner.headers, 'content-type': 'image/png' },
+    body: Buffer.alloc(10 * 1024 * 1024 + 1),
+  });
   t.equal(big.status, 413);
   const draft = await app.fetch(`/api/v1/layouts/${id}/preview-image?source=draft`, { headers: owner.headers });
   t.equal((await sharp(Buffer.from(await draft.arrayBuffer())).metadata()).width, 960, 'source=draft still renders');
@@ -158,7 +198,12 @@ t.test('If-Match is checked in the write: concurrent draft edits and publishes w
 t.test('layout writes refuse a stale If-Match; delete and restore name what is in the way', async (t) => {
   const { call } = await setup(t);
   const gone = (await call('POST', '/api/v1/playlists', { name: 'Soon gone' })).body.data;
-  const made = (await call('POST', '/api/v1/layouts', { name: 'Guarded', zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100, content: { type: 'playlist', playlistId: gone.id } }] })).body.data;
+  const made = (
+    await call('POST', '/api/v1/layouts', {
+      name: 'Guarded',
+      zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100, content: { type: 'playlist', playlistId: gone.id } }],
+    })
+  ).body.data;
   const pub = await call('POST', `/api/v1/layouts/${made.id}/publish`, { note: 'with the playlist' }, { 'if-match': '1' });
   t.equal(pub.status, 200);
   const rev1 = (await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items[0].id;
@@ -179,7 +224,10 @@ t.test('layout writes refuse a stale If-Match; delete and restore name what is i
   t.equal((await call('GET', `/api/v1/layouts/${made.id}/revisions`)).body.data.items.length, 1, 'no revision made');
 
   // Revision 2 drops the playlist; the playlist is deleted; revision 1 cannot come back.
-  t.equal((await call('PUT', `/api/v1/layouts/${made.id}/draft`, { zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100 }] }, { 'if-match': '2' })).status, 200);
+  t.equal(
+    (await call('PUT', `/api/v1/layouts/${made.id}/draft`, { zones: [{ id: 'a', x: 0, y: 0, width: 100, height: 100 }] }, { 'if-match': '2' })).status,
+    200,
+  );
   t.equal((await call('POST', `/api/v1/layouts/${made.id}/publish`, {})).status, 200);
   t.equal((await call('DELETE', `/api/v1/playlists/${gone.id}`)).status, 204, 'no draft or published revision uses it now');
   const before = (await call('GET', `/api/v1/layouts/${made.id}`)).body.data;
@@ -190,7 +238,15 @@ t.test('layout writes refuse a stale If-Match; delete and restore name what is i
 
   // A layout a schedule uses cannot be deleted; the schedule is named.
   const groupId = (await call('POST', '/api/v1/screen-groups', { name: 'Everywhere' })).body.data.id;
-  const s = (await call('POST', '/api/v1/schedules', { name: 'Board hours', content: { layoutId: made.id }, targets: { groupIds: [groupId] }, startsAt: '2026-06-01T09:00:00Z', timeZone: 'UTC' })).body.data;
+  const s = (
+    await call('POST', '/api/v1/schedules', {
+      name: 'Board hours',
+      content: { layoutId: made.id },
+      targets: { groupIds: [groupId] },
+      startsAt: '2026-06-01T09:00:00Z',
+      timeZone: 'UTC',
+    })
+  ).body.data;
   const del = await call('DELETE', `/api/v1/layouts/${made.id}`);
   t.equal(del.status, 409);
   t.same(del.body.error.details.usedBy, [{ type: 'schedule', id: s.id, name: 'Board hours' }]);
@@ -206,7 +262,9 @@ t.test('preview image: published when asked, and auto prefers the published revi
   const colourOf = async (query: string) => {
     const res = await app.fetch(`/api/v1/layouts/${made.id}/preview-image${query}`, { headers: owner.headers });
     t.equal(res.status, 200, query);
-    const { data } = await sharp(Buffer.from(await res.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(Buffer.from(await res.arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return [...data.subarray(0, 3)].join();
   };
   t.equal(await colourOf('?source=auto'), '255,0,0', 'unpublished: auto draws the draft');
@@ -215,8 +273,14 @@ t.test('preview image: published when asked, and auto prefers the published revi
   t.equal(await colourOf('?source=published'), '255,0,0', 'published: the published revision');
   t.equal(await colourOf('?source=draft'), '0,0,255', 'draft: the draft');
   t.equal(await colourOf(''), '255,0,0', 'auto: the published revision over the newer draft');
-  const upload = await sharp({ create: { width: 64, height: 36, channels: 3, background: '#00ff00' } }).png().toBuffer();
-  t.equal((await app.fetch(`/api/v1/layouts/${made.id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: upload })).status, 200);
+  const upload = await sharp({ create: { width: 64, height: 36, channels: 3, background: '#00ff00' } })
+    .png()
+    .toBuffer();
+  t.equal(
+    (await app.fetch(`/api/v1/layouts/${made.id}/preview-image`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'image/png' }, body: upload }))
+      .status,
+    200,
+  );
   t.equal(await colourOf(''), '0,255,0', 'auto: an uploaded image first');
   t.equal(await colourOf('?source=published'), '255,0,0', 'published still draws the revision');
 });

@@ -77,7 +77,10 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   const first = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[2]!.id, position: 0, durationMs: null });
   t.equal(first.body.data.position, 0);
   let p = (await call('GET', `/api/v1/playlists/${root.id}`)).body.data;
-  t.same(p.items.map((i: any) => i.label), ['k3', 'k1', 'k2', 'k3']);
+  t.same(
+    p.items.map((i: any) => i.label),
+    ['k3', 'k1', 'k2', 'k3'],
+  );
   t.equal(p.revision, 5);
   t.equal(p.durationMs, 0, 'empty nested playlists last nothing');
 
@@ -98,7 +101,10 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   const order = [first.body.data.id, ...ids].reverse();
   const reordered = await call('PUT', `/api/v1/playlists/${root.id}/items/order`, { itemIds: order });
   t.equal(reordered.status, 200);
-  t.same(reordered.body.data.items.map((i: any) => i.id), order);
+  t.same(
+    reordered.body.data.items.map((i: any) => i.id),
+    order,
+  );
   t.equal((await call('PUT', `/api/v1/playlists/${root.id}/items/order`, { itemIds: order.slice(1) })).status, 400, 'must list every item');
 
   const timedBulk = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, { items: [{ id: ids[1], durationMs: 7000 }] });
@@ -115,7 +121,10 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   t.equal(p.items.length, 3);
   t.ok(p.items.every((i: any) => i.enabled === false));
   t.same(p.items.find((i: any) => i.id === ids[1]).transition, { type: 'slide', durationMs: 300 });
-  t.same(p.items.map((i: any) => i.position), [0, 1, 2]);
+  t.same(
+    p.items.map((i: any) => i.position),
+    [0, 1, 2],
+  );
   const unknown = await call('PUT', `/api/v1/playlists/${root.id}/items/bulk`, { delete: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] });
   t.equal(unknown.status, 400);
   t.equal((await call('GET', `/api/v1/playlists/${root.id}`)).body.data.items.length, 3, 'nothing changed');
@@ -152,15 +161,30 @@ t.test('If-Match is checked in the write: of concurrent edits with the same revi
   const p = await playlist(call, 'Race');
   const child = await playlist(call, 'Child');
   const statuses = async (make: () => Promise<{ status: number }>[]) => (await contended(app, make)).map((r) => r.status).sort();
-  t.same(await statuses(() => [0, 1, 2, 3, 4].map((i) => call('PATCH', `/api/v1/playlists/${p.id}`, { name: `Race ${i}` }, { 'if-match': '"1"' }))), [200, 412, 412, 412, 412], 'PATCH');
+  t.same(
+    await statuses(() => [0, 1, 2, 3, 4].map((i) => call('PATCH', `/api/v1/playlists/${p.id}`, { name: `Race ${i}` }, { 'if-match': '"1"' }))),
+    [200, 412, 412, 412, 412],
+    'PATCH',
+  );
   t.equal((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.revision, 2, 'one change, one new revision');
-  t.same(await statuses(() => [0, 1, 2, 3].map(() => call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id }, { 'if-match': '2' }))), [201, 412, 412, 412], 'POST items');
+  t.same(
+    await statuses(() => [0, 1, 2, 3].map(() => call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id }, { 'if-match': '2' }))),
+    [201, 412, 412, 412],
+    'POST items',
+  );
   t.equal((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.items.length, 1, 'one item added');
 
   // Two playlists nesting each other at the same moment: the cycle check runs in the write, so one is refused.
   const a = await playlist(call, 'A');
   const b = await playlist(call, 'B');
-  t.same(await statuses(() => [call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: b.id }), call('POST', `/api/v1/playlists/${b.id}/items`, { playlistId: a.id })]), [201, 409], 'no cycle from two concurrent requests');
+  t.same(
+    await statuses(() => [
+      call('POST', `/api/v1/playlists/${a.id}/items`, { playlistId: b.id }),
+      call('POST', `/api/v1/playlists/${b.id}/items`, { playlistId: a.id }),
+    ]),
+    [201, 409],
+    'no cycle from two concurrent requests',
+  );
 });
 
 t.test('every playlist write refuses a stale If-Match with 412 and changes nothing', async (t) => {
@@ -168,7 +192,17 @@ t.test('every playlist write refuses a stale If-Match with 412 and changes nothi
   const p = await playlist(call, 'Guarded');
   const kids = [await playlist(call, 'k1'), await playlist(call, 'k2')];
   const items: string[] = [];
-  for (const k of kids) items.push((await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: k.id }, { 'if-match': String((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.revision) })).body.data.id);
+  for (const k of kids)
+    items.push(
+      (
+        await call(
+          'POST',
+          `/api/v1/playlists/${p.id}/items`,
+          { playlistId: k.id },
+          { 'if-match': String((await call('GET', `/api/v1/playlists/${p.id}`)).body.data.revision) },
+        )
+      ).body.data.id,
+    );
   const current = (await call('GET', `/api/v1/playlists/${p.id}`)).body.data;
   t.equal(current.revision, 3);
   const stale = { 'if-match': '"2"' };
@@ -188,7 +222,11 @@ t.test('every playlist write refuses a stale If-Match with 412 and changes nothi
     t.match(res.body.error, { code: 'version_conflict', details: { currentRevision: 3 } }, label);
   }
   t.same((await call('GET', `/api/v1/playlists/${p.id}`)).body.data, current, 'nothing changed');
-  t.equal((await call('PATCH', `/api/v1/playlists/${p.id}/items/${items[0]}`, { enabled: false }, { 'if-match': 'W/"3"' })).status, 200, 'the current revision (weak form) is accepted');
+  t.equal(
+    (await call('PATCH', `/api/v1/playlists/${p.id}/items/${items[0]}`, { enabled: false }, { 'if-match': 'W/"3"' })).status,
+    200,
+    'the current revision (weak form) is accepted',
+  );
   t.equal((await call('DELETE', `/api/v1/playlists/${p.id}`, undefined, { 'if-match': '4' })).status, 204);
 });
 

@@ -23,7 +23,13 @@ const ID = '0190f5a2-7b3c-7def-8abc-0123456789ab';
 t.test('schedule input is checked before anything is stored', async (t) => {
   const { call } = await setup(t);
   const playlist = (await call('POST', '/api/v1/playlists', { name: 'P' })).body.data;
-  const base = { name: 'S', content: { playlistId: playlist.id }, targets: { screenIds: [ID] }, startsAt: '2026-06-01T09:00:00Z', endsAt: '2026-06-01T17:00:00Z' };
+  const base = {
+    name: 'S',
+    content: { playlistId: playlist.id },
+    targets: { screenIds: [ID] },
+    startsAt: '2026-06-01T09:00:00Z',
+    endsAt: '2026-06-01T17:00:00Z',
+  };
   const cases: [string, unknown, RegExp][] = [
     ['campaign', { ...base, content: { campaignId: ID } }, /Campaigns are not available/],
     ['two contents', { ...base, content: { playlistId: playlist.id, layoutId: ID } }, /exactly one/],
@@ -51,11 +57,27 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
   const NY = '0190f5a2-7b3c-7def-8abc-0000000000a2';
   const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b1';
-  await app.deps.db.insertInto('locations').values([
-    { id: LOC, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
-    { id: NY, name: 'New York', address: null, time_zone: 'America/New_York', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
-  ]).execute();
-  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'All', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  await app.deps.db
+    .insertInto('locations')
+    .values([
+      { id: LOC, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+      {
+        id: NY,
+        name: 'New York',
+        address: null,
+        time_zone: 'America/New_York',
+        latitude: null,
+        longitude: null,
+        notes: null,
+        created_at: now,
+        updated_at: now,
+      },
+    ])
+    .execute();
+  await app.deps.db
+    .insertInto('screen_groups')
+    .values({ id: GROUP, name: 'All', description: null, policy: null, span: null, created_at: now, updated_at: now })
+    .execute();
   const london = await pairScreen(app, owner, { name: 'London', locationId: LOC, groupIds: [GROUP] });
   const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY, groupIds: [GROUP] });
   const mk = playable;
@@ -64,7 +86,15 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   const newer = await mk('Newer');
 
   // Local wall-clock times, following each screen's zone.
-  const daily = await call('POST', '/api/v1/schedules', { name: 'Opening hours', content: { playlistId: day }, targets: { groupIds: [GROUP] }, startsAt: '2026-03-27T09:00:00', endsAt: '2026-03-27T17:00:00', rrule: 'FREQ=DAILY', priority: 1 });
+  const daily = await call('POST', '/api/v1/schedules', {
+    name: 'Opening hours',
+    content: { playlistId: day },
+    targets: { groupIds: [GROUP] },
+    startsAt: '2026-03-27T09:00:00',
+    endsAt: '2026-03-27T17:00:00',
+    rrule: 'FREQ=DAILY',
+    priority: 1,
+  });
   t.equal(daily.status, 201);
   t.equal(daily.body.data.timeZone, 'UTC', 'targets in two zones: entered in UTC, followed per screen');
   const preview = async (body: unknown) => (await call('POST', '/api/v1/schedules/preview', body)).body.data;
@@ -80,12 +110,32 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   );
   t.match(p.timeline[0], { source: { type: 'idle' }, content: null, reason: /idle/ });
   p = await preview({ screenId: ny.screenId, from: '2026-03-28T00:00:00Z', to: '2026-03-29T00:00:00Z' });
-  t.same(p.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => s.startsAt), ['2026-03-28T13:00:00.000Z'], '09:00 in New York (EDT)');
+  t.same(
+    p.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => s.startsAt),
+    ['2026-03-28T13:00:00.000Z'],
+    '09:00 in New York (EDT)',
+  );
 
   // Priority beats the daily schedule; on equal priority the more recent one wins.
-  const hi = await call('POST', '/api/v1/schedules', { name: 'Promo', content: { playlistId: promo }, targets: { screenIds: [london.screenId] }, startsAt: '2026-03-28T12:00:00Z', endsAt: '2026-03-28T13:00:00Z', timeZone: 'UTC', priority: 9 });
+  const hi = await call('POST', '/api/v1/schedules', {
+    name: 'Promo',
+    content: { playlistId: promo },
+    targets: { screenIds: [london.screenId] },
+    startsAt: '2026-03-28T12:00:00Z',
+    endsAt: '2026-03-28T13:00:00Z',
+    timeZone: 'UTC',
+    priority: 9,
+  });
   t.equal(hi.body.data.followsScreenTimeZone, false);
-  await call('POST', '/api/v1/schedules', { name: 'Newer', content: { playlistId: newer }, targets: { locationIds: [LOC] }, startsAt: '2026-03-28T15:00:00Z', endsAt: '2026-03-28T16:00:00Z', timeZone: 'UTC', priority: 1 });
+  await call('POST', '/api/v1/schedules', {
+    name: 'Newer',
+    content: { playlistId: newer },
+    targets: { locationIds: [LOC] },
+    startsAt: '2026-03-28T15:00:00Z',
+    endsAt: '2026-03-28T16:00:00Z',
+    timeZone: 'UTC',
+    priority: 1,
+  });
   p = await preview({ screenId: london.screenId, from: '2026-03-28T09:00:00Z', to: '2026-03-28T17:00:00Z' });
   t.same(
     p.timeline.map((s: any) => `${s.startsAt.slice(11, 16)}-${s.endsAt.slice(11, 16)} ${s.content?.name}`),
@@ -93,12 +143,19 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   );
   t.match(p.timeline[1].reason, /"Promo" \(priority 9\) applies and beats "Opening hours" \(priority 1\)/);
   t.match(p.timeline[3].reason, /changed earlier/);
-  t.same(p.timeline[3].outranked.map((o: any) => o.name), ['Opening hours']);
+  t.same(
+    p.timeline[3].outranked.map((o: any) => o.name),
+    ['Opening hours'],
+  );
 
   // A group's preview uses the group's schedules only.
   p = await preview({ groupId: GROUP, from: '2026-03-28T09:00:00Z', to: '2026-03-28T17:00:00Z' });
   t.equal(p.timeZone, 'America/New_York', 'members split evenly: the first zone alphabetically');
-  t.same(p.timeline.map((s: any) => `${s.startsAt.slice(11, 16)} ${s.content?.name ?? s.source.type}`), ['09:00 idle', '13:00 Day'], 'the group-wide schedule at 09:00 New York; Promo and Newer do not target the group');
+  t.same(
+    p.timeline.map((s: any) => `${s.startsAt.slice(11, 16)} ${s.content?.name ?? s.source.type}`),
+    ['09:00 idle', '13:00 Day'],
+    'the group-wide schedule at 09:00 New York; Promo and Newer do not target the group',
+  );
 
   // PATCH moves the schedule to another target; list filters.
   const moved = await call('PATCH', `/api/v1/schedules/${hi.body.data.id}`, { targets: { screenIds: [ny.screenId] }, priority: 3 });
@@ -117,10 +174,18 @@ t.test('a deleted group drops out of schedules and no longer holds playlists', a
   const { app, call } = await setup(t);
   const now = new Date().toISOString();
   const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b9';
-  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'Temp', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  await app.deps.db
+    .insertInto('screen_groups')
+    .values({ id: GROUP, name: 'Temp', description: null, policy: null, span: null, created_at: now, updated_at: now })
+    .execute();
   const p = (await call('POST', '/api/v1/playlists', { name: 'P' })).body.data.id;
   const q = (await call('POST', '/api/v1/playlists', { name: 'Q' })).body.data.id;
-  const s = await call('POST', '/api/v1/schedules', { name: 'S', content: { playlistId: p }, targets: { groupIds: [GROUP] }, startsAt: '2026-06-01T09:00:00Z' });
+  const s = await call('POST', '/api/v1/schedules', {
+    name: 'S',
+    content: { playlistId: p },
+    targets: { groupIds: [GROUP] },
+    startsAt: '2026-06-01T09:00:00Z',
+  });
   t.equal(s.status, 201);
   t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: q })).status, 200);
   const blocked = await call('DELETE', `/api/v1/playlists/${q}`);
@@ -140,19 +205,40 @@ t.test('a schedule that follows the screens’ zone keeps its local times when e
   const LON = '0190f5a2-7b3c-7def-8abc-0000000000c1';
   const NY = '0190f5a2-7b3c-7def-8abc-0000000000c2';
   const MOVING = '0190f5a2-7b3c-7def-8abc-0000000000c3';
-  await app.deps.db.insertInto('locations').values([
-    { id: LON, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
-    { id: NY, name: 'New York', address: null, time_zone: 'America/New_York', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
-    { id: MOVING, name: 'Moving', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
-  ]).execute();
+  await app.deps.db
+    .insertInto('locations')
+    .values([
+      { id: LON, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+      {
+        id: NY,
+        name: 'New York',
+        address: null,
+        time_zone: 'America/New_York',
+        latitude: null,
+        longitude: null,
+        notes: null,
+        created_at: now,
+        updated_at: now,
+      },
+      { id: MOVING, name: 'Moving', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now },
+    ])
+    .execute();
   const london = await pairScreen(app, owner, { name: 'London', locationId: LON });
   const ny = await pairScreen(app, owner, { name: 'NY', locationId: NY });
   const moving = await pairScreen(app, owner, { name: 'Moving', locationId: MOVING });
   const playlist = await playable('Day');
   const window = { from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
   const scheduled = async (screenId: string) =>
-    (await call('POST', '/api/v1/schedules/preview', { screenId, ...window })).body.data.timeline.filter((s: any) => s.source.type === 'schedule').map((s: any) => [s.startsAt, s.endsAt]);
-  const daily = { name: 'Opening hours', content: { playlistId: playlist }, startsAt: '2026-06-01T09:00:00', endsAt: '2026-06-01T17:00:00', rrule: 'FREQ=DAILY' };
+    (await call('POST', '/api/v1/schedules/preview', { screenId, ...window })).body.data.timeline
+      .filter((s: any) => s.source.type === 'schedule')
+      .map((s: any) => [s.startsAt, s.endsAt]);
+  const daily = {
+    name: 'Opening hours',
+    content: { playlistId: playlist },
+    startsAt: '2026-06-01T09:00:00',
+    endsAt: '2026-06-01T17:00:00',
+    rrule: 'FREQ=DAILY',
+  };
 
   // Made for London screens, moved to New York screens: 09:00-17:00 New York (EDT, UTC-4).
   const s = (await call('POST', '/api/v1/schedules', { ...daily, targets: { screenIds: [london.screenId] } })).body.data;
@@ -182,7 +268,8 @@ t.test('a schedule that follows the screens’ zone keeps its local times when e
   t.same(await scheduled(moving.screenId), [['2026-06-10T13:00:00.000Z', '2026-06-10T21:00:00.000Z']], 'the rename did not move it');
 
   // A fixed zone changed without new times keeps the wall clock too; given times are taken as given.
-  const fixed = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Fixed', timeZone: 'Europe/London', targets: { screenIds: [ny.screenId] } })).body.data;
+  const fixed = (await call('POST', '/api/v1/schedules', { ...daily, name: 'Fixed', timeZone: 'Europe/London', targets: { screenIds: [ny.screenId] } })).body
+    .data;
   const rezoned = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { timeZone: 'Asia/Tokyo' });
   t.equal(rezoned.body.data.startsAt, '2026-06-01T00:00:00.000Z', '09:00 Tokyo');
   const retimed = await call('PATCH', `/api/v1/schedules/${fixed.id}`, { startsAt: '2026-06-01T10:00:00', endsAt: '2026-06-01T11:00:00' });
@@ -197,13 +284,28 @@ t.test('sources with nothing to play are passed over, and the preview says which
   const full = await playable('Full');
   const empty = (await call('POST', '/api/v1/playlists', { name: 'Empty' })).body.data.id;
   const site = (await call('GET', `/api/v1/playlists/${full}`)).body.data.items[0].assetId;
-  const lunchOnly = (await call('POST', '/api/v1/playlists', { name: 'Lunch only', items: [{ assetId: site, dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '14:00' }] }] })).body.data.id;
+  const lunchOnly = (
+    await call('POST', '/api/v1/playlists', {
+      name: 'Lunch only',
+      items: [{ assetId: site, dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '14:00' }] }],
+    })
+  ).body.data.id;
   const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [] })).body.data.id;
   t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: empty })).status, 200);
   t.equal((await call('PUT', `/api/v1/screen-groups/${group.id}/playlist-assignment`, { playlistId: full })).status, 200);
   const at = (h: number) => `2026-06-10T${String(h).padStart(2, '0')}:00:00.000Z`;
   const schedule = async (name: string, content: unknown, from: number, to: number, priority: number) =>
-    (await call('POST', '/api/v1/schedules', { name, content, targets: { screenIds: [screen.screenId] }, startsAt: at(from), endsAt: at(to), timeZone: 'UTC', priority })).body.data.id as string;
+    (
+      await call('POST', '/api/v1/schedules', {
+        name,
+        content,
+        targets: { screenIds: [screen.screenId] },
+        startsAt: at(from),
+        endsAt: at(to),
+        timeZone: 'UTC',
+        priority,
+      })
+    ).body.data.id as string;
   const unpublished = await schedule('Board time', { layoutId: layout }, 9, 10, 9);
   const hollow = await schedule('Hollow', { playlistId: empty }, 10, 11, 5);
   const lunch = await schedule('Lunch', { playlistId: lunchOnly }, 11, 15, 3);
@@ -212,7 +314,14 @@ t.test('sources with nothing to play are passed over, and the preview says which
   t.equal(res.status, 200);
   const timeline = res.body.data.timeline;
   t.same(
-    timeline.map((s: any) => [s.startsAt.slice(11, 13), s.endsAt.slice(11, 13), s.source.type, s.source.name, s.content?.name, s.skipped.map((k: any) => `${k.type}:${k.name}:${k.reason}`)]),
+    timeline.map((s: any) => [
+      s.startsAt.slice(11, 13),
+      s.endsAt.slice(11, 13),
+      s.source.type,
+      s.source.name,
+      s.content?.name,
+      s.skipped.map((k: any) => `${k.type}:${k.name}:${k.reason}`),
+    ]),
     [
       ['08', '09', 'group-assignment', 'Foyer', 'Full', ['assignment:Foyer left:playlist_empty']],
       ['09', '10', 'group-assignment', 'Foyer', 'Full', ['schedule:Board time:layout_unpublished', 'assignment:Foyer left:playlist_empty']],
@@ -224,7 +333,10 @@ t.test('sources with nothing to play are passed over, and the preview says which
     ],
     'empty sources fall through to the next one; a day-parted playlist plays only in its day-parts',
   );
-  t.equal(timeline[1].reason, 'Schedule "Board time" (priority 9) is skipped because its layout "Board" has never been published; the screen’s own playlist assignment "Empty" has nothing to play here: group "Foyer"’s playlist assignment "Full" plays');
+  t.equal(
+    timeline[1].reason,
+    'Schedule "Board time" (priority 9) is skipped because its layout "Board" has never been published; the screen’s own playlist assignment "Empty" has nothing to play here: group "Foyer"’s playlist assignment "Full" plays',
+  );
   t.match(timeline[2].reason, /^Schedule "Hollow" \(priority 5\) is skipped because its playlist "Empty" has nothing to play here/);
   t.match(timeline[2].skipped[0], { id: hollow, content: { type: 'playlist', id: empty, name: 'Empty' } });
   t.match(timeline[1].skipped[0], { id: unpublished, priority: 9, content: { type: 'layout', id: layout, name: 'Board' } });
@@ -234,14 +346,30 @@ t.test('sources with nothing to play are passed over, and the preview says which
     ['layout_unpublished', 'playlist_empty', 'playlist_empty'],
     'the unpublished layout, the hollow schedule and the empty assignment are named (the day-parted one plays for a while)',
   );
-  t.match(res.body.data.warnings.find((w: any) => w.scheduleId === hollow), { code: 'playlist_empty', playlistId: empty });
+  t.match(
+    res.body.data.warnings.find((w: any) => w.scheduleId === hollow),
+    { code: 'playlist_empty', playlistId: empty },
+  );
 
   // With the screen's own assignment playable, it is named as the source.
   t.equal((await call('POST', `/api/v1/playlists/${empty}/items`, { assetId: site })).status, 201);
   const after = (await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: at(15), to: at(18) })).body.data.timeline;
-  t.match(after, [{ source: { type: 'assignment', id: screen.screenId, name: 'Foyer left' }, content: { name: 'Empty' }, skipped: [], reason: 'No schedule applies: the screen’s own playlist assignment "Empty" plays' }]);
+  t.match(after, [
+    {
+      source: { type: 'assignment', id: screen.screenId, name: 'Foyer left' },
+      content: { name: 'Empty' },
+      skipped: [],
+      reason: 'No schedule applies: the screen’s own playlist assignment "Empty" plays',
+    },
+  ]);
   const groupView = (await call('POST', '/api/v1/schedules/preview', { groupId: group.id, from: at(15), to: at(18) })).body.data.timeline;
-  t.match(groupView, [{ source: { type: 'group-assignment', id: group.id, name: 'Foyer' }, content: { name: 'Full' }, reason: 'No schedule applies: the group’s playlist assignment "Full" plays' }]);
+  t.match(groupView, [
+    {
+      source: { type: 'group-assignment', id: group.id, name: 'Foyer' },
+      content: { name: 'Full' },
+      reason: 'No schedule applies: the group’s playlist assignment "Full" plays',
+    },
+  ]);
 });
 
 t.test('disable and enable; the preview covers at most 62 days', async (t) => {
@@ -249,7 +377,15 @@ t.test('disable and enable; the preview covers at most 62 days', async (t) => {
   const { pairScreen } = await import('./helpers/screens.js');
   const screen = await pairScreen(app, owner, { name: 'Solo' });
   const playlist = await playable('Always');
-  const s = (await call('POST', '/api/v1/schedules', { name: 'Always on', content: { playlistId: playlist }, targets: { screenIds: [screen.screenId] }, startsAt: '2026-06-01T00:00:00Z', timeZone: 'UTC' })).body.data;
+  const s = (
+    await call('POST', '/api/v1/schedules', {
+      name: 'Always on',
+      content: { playlistId: playlist },
+      targets: { screenIds: [screen.screenId] },
+      startsAt: '2026-06-01T00:00:00Z',
+      timeZone: 'UTC',
+    })
+  ).body.data;
   const window = { screenId: screen.screenId, from: '2026-06-10T00:00:00Z', to: '2026-06-11T00:00:00Z' };
   const sources = async () => (await call('POST', '/api/v1/schedules/preview', window)).body.data.timeline.map((x: any) => x.source.type);
   t.same(await sources(), ['schedule']);
@@ -283,7 +419,15 @@ t.test('schedules carry a revision: If-Match refuses a stale change, and racing 
   const { pairScreen } = await import('./helpers/screens.js');
   const screen = await pairScreen(app, owner, { name: 'Door' });
   const playlist = await playable('Menu');
-  const made = await call('POST', '/api/v1/schedules', { name: 'Lunch', content: { playlistId: playlist }, targets: { screenIds: [screen.screenId] }, startsAt: '2026-06-01T11:00:00Z', endsAt: '2026-06-01T14:00:00Z', rrule: 'FREQ=DAILY', timeZone: 'UTC' });
+  const made = await call('POST', '/api/v1/schedules', {
+    name: 'Lunch',
+    content: { playlistId: playlist },
+    targets: { screenIds: [screen.screenId] },
+    startsAt: '2026-06-01T11:00:00Z',
+    endsAt: '2026-06-01T14:00:00Z',
+    rrule: 'FREQ=DAILY',
+    timeZone: 'UTC',
+  });
   t.equal(made.status, 201);
   t.equal(made.body.data.revision, 1);
   t.equal(made.headers.get('etag'), '"1"');
@@ -309,7 +453,9 @@ t.test('schedules carry a revision: If-Match refuses a stale change, and racing 
   t.equal((await call('PATCH', `/api/v1/schedules/${id}`, { priority: 5 })).body.data.revision, 4, 'without If-Match a change applies');
 
   // Five edits sent at once, all naming revision 4: exactly one wins, the others get 412.
-  const results = await contended(app, () => [1, 2, 3, 4, 5].map((n) => call('PATCH', `/api/v1/schedules/${id}`, { name: `Edit ${n}` }, { 'if-match': '"4"' })));
+  const results = await contended(app, () =>
+    [1, 2, 3, 4, 5].map((n) => call('PATCH', `/api/v1/schedules/${id}`, { name: `Edit ${n}` }, { 'if-match': '"4"' })),
+  );
   const statuses = results.map((r) => r.status).sort();
   t.same(statuses, [200, 412, 412, 412, 412], 'one edit wins');
   const winner = results.find((r) => r.status === 200)!.body.data;

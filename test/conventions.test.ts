@@ -92,7 +92,12 @@ t.test('HTTP conventions', async (t) => {
         else controller.enqueue(new TextEncoder().encode(next));
       },
     });
-    const res = await app.fetch('/api/v1/test-default-limit', { method: 'POST', body, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+    const res = await app.fetch('/api/v1/test-default-limit', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
     t.equal(res.status, 413);
     t.equal(((await res.json()) as { error: { code: string } }).error.code, 'payload_too_large');
   });

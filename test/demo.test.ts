@@ -22,7 +22,6 @@ const EXPECTED = {
 const named = (names: string[]) => ({ count: names.length, names: [...names].sort() });
 const expectedContents = Object.fromEntries(Object.entries(EXPECTED).map(([k, v]) => [k, named(v)]));
 
-
 async function allAssets(app: TestApp, who: SignedIn) {
   const res = await app.json('/api/v1/assets?limit=500', { headers: who.headers });
   if (res.status !== 200) throw new Error(`assets answered ${res.status}`);
@@ -86,7 +85,10 @@ async function checkMedia(t: any, app: TestApp, assets: any[]) {
     t.ok(thumb, `${a.name} has a thumbnail`);
     const meta = await sharp(readFileSync(store.pathOf(thumb.sha256))).metadata();
     t.ok(meta.width! > 0 && meta.width! <= 400 && meta.height! <= 400, `${a.name}: a real thumbnail ${meta.width}x${meta.height}`);
-    t.ok(a.variants.some((v: any) => v.purpose === 'player'), `${a.name} has a player variant`);
+    t.ok(
+      a.variants.some((v: any) => v.purpose === 'player'),
+      `${a.name} has a player variant`,
+    );
   }
   const byName = new Map(assets.map((a) => [a.name, a]));
   t.match(byName.get('Welcome to Placard'), { kind: 'image', width: 1920, height: 1080 });
@@ -94,7 +96,10 @@ async function checkMedia(t: any, app: TestApp, assets: any[]) {
   const clip = byName.get('Test pattern clip');
   t.match(clip, { kind: 'video', width: 1280, height: 720, metadata: { videoCodec: 'h264', audioCodec: 'aac' } });
   t.ok(clip.durationMs >= 7500 && clip.durationMs <= 10_500, `clip lasts ${clip.durationMs} ms`);
-  t.ok(clip.variants.some((v: any) => v.purpose === 'poster'), 'clip has a poster frame');
+  t.ok(
+    clip.variants.some((v: any) => v.purpose === 'poster'),
+    'clip has a poster frame',
+  );
 }
 
 t.test('demo mode: seeded at start, real media, preview, and a reset restores the set exactly', async (t) => {
@@ -124,7 +129,10 @@ t.test('demo mode: seeded at start, real media, preview, and a reset restores th
   // Change things.
   const loop = await playlistByName(app, owner, DEMO.playlists.loop);
   t.equal(loop.items.length, 3);
-  t.ok(loop.items.some((i: any) => i.dayparts.length > 0), 'the loop is day-parted');
+  t.ok(
+    loop.items.some((i: any) => i.dayparts.length > 0),
+    'the loop is day-parted',
+  );
   t.equal((await app.fetch(`/api/v1/playlists/${loop.id}/items/${loop.items[0].id}`, { method: 'DELETE', headers: owner.headers })).status, 204);
   const counter = (await screensByName(app, owner)).get('Counter');
   t.equal((await app.json(`/api/v1/screens/${counter.id}`, { method: 'PATCH', headers: owner.headers, json: { name: 'Till' } })).status, 200);
@@ -140,7 +148,10 @@ t.test('demo mode: seeded at start, real media, preview, and a reset restores th
 
   // Two resets at once: one runs, any other is refused with 409 (never a double seed).
   const resets = await Promise.all([0, 1].map(() => app.json('/api/v1/demo/reset', { method: 'POST', headers: admin.headers })));
-  t.ok(resets.some((r) => r.status === 200), 'a reset ran');
+  t.ok(
+    resets.some((r) => r.status === 200),
+    'a reset ran',
+  );
   for (const r of resets) if (r.status !== 200) t.match(r, { status: 409, body: { error: { code: 'conflict' } } }, 'the concurrent one is refused');
   const done = resets.find((r) => r.status === 200)!.body.data;
   t.same(done.contents, expectedContents, 'the set is back exactly (names, counts)');
@@ -166,7 +177,15 @@ t.test('demo mode off: nothing disclosed, reset refused; reset is admin+ with CS
   const app = await startApp(t);
   const res = await app.json('/api/v1/demo');
   t.equal(res.status, 200);
-  t.same(res.body.data, { enabled: false, seeding: false, seededAt: null, lastResetAt: null, lastError: null, contents: null, resetsAllowedFor: ['owner', 'admin'] });
+  t.same(res.body.data, {
+    enabled: false,
+    seeding: false,
+    seededAt: null,
+    lastResetAt: null,
+    lastError: null,
+    contents: null,
+    resetsAllowedFor: ['owner', 'admin'],
+  });
 
   const owner = await signIn(app);
   const off = await app.json('/api/v1/demo/reset', { method: 'POST', headers: owner.headers });
@@ -219,11 +238,18 @@ t.test('demo mode: a player approved onto a demo screen plays the demo content; 
   t.equal(counter.status, 'pending', 'a demo screen has never been seen');
 
   // The /play pairing flow, approved onto the existing demo screen (re-pair with screenId).
-  const started = await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'edge', playerVersion: '1.0.0', deviceName: 'visitor browser' } });
+  const started = await app.json('/api/v1/player/pairing-sessions', {
+    method: 'POST',
+    json: { playerFamily: 'edge', playerVersion: '1.0.0', deviceName: 'visitor browser' },
+  });
   t.equal(started.status, 201);
   const { id, code, pollSecret } = started.body.data;
   t.equal((await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code } })).status, 200);
-  const approved = await app.json(`/api/v1/screens/pairing/${id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Counter', screenId: counter.id } });
+  const approved = await app.json(`/api/v1/screens/pairing/${id}/approve`, {
+    method: 'POST',
+    headers: owner.headers,
+    json: { name: 'Counter', screenId: counter.id },
+  });
   t.equal(approved.status, 200);
   t.equal(approved.body.data.screen.id, counter.id, 'the pairing adopted the demo screen');
   const polled = await app.json(`/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } });
@@ -235,7 +261,10 @@ t.test('demo mode: a player approved onto a demo screen plays the demo content; 
   t.equal(manifest.status, 200);
   const used = new Set((manifest.body.data.media as any[]).map((m) => m.assetId));
   for (const name of ['Welcome to Placard', 'Test pattern clip']) t.ok(used.has(assets.get(name)), `the manifest carries ${name}`);
-  t.ok((manifest.body.data.timeline as any[]).some((s) => s.content), 'something plays');
+  t.ok(
+    (manifest.body.data.timeline as any[]).some((s) => s.content),
+    'something plays',
+  );
   t.equal(manifest.body.data.timeZone, 'Europe/London', 'the demo location’s zone');
 
   const reset = await app.json('/api/v1/demo/reset', { method: 'POST', headers: owner.headers });

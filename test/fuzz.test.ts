@@ -74,7 +74,11 @@ t.test('the checks are real: each kind of wrong answer is a finding', async (t) 
     components: {
       schemas: {
         Thing: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'], additionalProperties: false },
-        Error404: { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: ['not_found'] }, message: { type: 'string' } }, required: ['code', 'message'] } }, required: ['error'] },
+        Error404: {
+          type: 'object',
+          properties: { error: { type: 'object', properties: { code: { enum: ['not_found'] }, message: { type: 'string' } }, required: ['code', 'message'] } },
+          required: ['error'],
+        },
       },
     },
     paths: {
@@ -83,8 +87,15 @@ t.test('the checks are real: each kind of wrong answer is a finding', async (t) 
           parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
           'x-placard-auth': ['public'],
           responses: {
-            200: { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { data: { $ref: '#/components/schemas/Thing' } }, required: ['data'] } } } },
-            404: { description: 'nf', 'x-placard-error-codes': ['not_found'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error404' } } } },
+            200: {
+              description: 'ok',
+              content: { 'application/json': { schema: { type: 'object', properties: { data: { $ref: '#/components/schemas/Thing' } }, required: ['data'] } } },
+            },
+            404: {
+              description: 'nf',
+              'x-placard-error-codes': ['not_found'],
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Error404' } } },
+            },
           },
         },
       },
@@ -97,7 +108,12 @@ t.test('the checks are real: each kind of wrong answer is a finding', async (t) 
   t.teardown(() => fuzzer.close());
   fuzzer.useDocument(doc);
   const [thing, image] = operationsOf(doc);
-  const built = (op = thing!): Built => ({ req: { method: 'GET', path: '/api/v1/things/x', headers: { 'x-request-id': 'fuzz-test-1' } }, mode: 'valid', op, checkAs: op });
+  const built = (op = thing!): Built => ({
+    req: { method: 'GET', path: '/api/v1/things/x', headers: { 'x-request-id': 'fuzz-test-1' } },
+    mode: 'valid',
+    op,
+    checkAs: op,
+  });
   const answer = (status: number, body: unknown, type = 'application/json') => ({
     status,
     headers: { 'content-type': type, 'x-request-id': 'fuzz-test-1' },
@@ -118,7 +134,14 @@ t.test('the checks are real: each kind of wrong answer is a finding', async (t) 
   t.same(kindsAfter(answer(500, { error: { code: 'internal', message: 'x' } })), ['5xx'], 'a 500');
   t.same(kindsAfter(answer(200, '<html></html>', 'text/html')), ['content-type'], 'a content type the document does not give');
   t.same(kindsAfter(answer(200, Buffer.from([0x89, 0x50]), 'image/png'), image), [], 'a content type within a documented range');
-  t.same(kindsAfter({ ...answer(200, { data: { id: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }), headers: { 'content-type': 'application/json', 'x-request-id': 'other' } }), ['request-id'], 'a request id not echoed');
+  t.same(
+    kindsAfter({
+      ...answer(200, { data: { id: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }),
+      headers: { 'content-type': 'application/json', 'x-request-id': 'other' },
+    }),
+    ['request-id'],
+    'a request id not echoed',
+  );
 });
 
 t.test('generators: valid values satisfy their schema, hostile ones do not have to, both are seeded', async (t) => {
@@ -129,14 +152,20 @@ t.test('generators: valid values satisfy their schema, hostile ones do not have 
   }
   const schema = {
     type: 'object',
-    properties: { name: { type: 'string', minLength: 3, maxLength: 5 }, n: { type: 'integer', minimum: 2, maximum: 4 }, kind: { enum: ['a', 'b'] }, tags: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 2 } },
+    properties: {
+      name: { type: 'string', minLength: 3, maxLength: 5 },
+      n: { type: 'integer', minimum: 2, maximum: 4 },
+      kind: { enum: ['a', 'b'] },
+      tags: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 2 },
+    },
     required: ['name', 'n', 'kind', 'tags'],
   };
   const ctx = { rng, doc: {}, idFor: () => undefined, stringFor: () => undefined };
   const bad = [];
   for (let i = 0; i < 200; i++) {
     const v = validValue(schema, ctx) as any;
-    if (!(v.name.length >= 3 && v.name.length <= 5 && v.n >= 2 && v.n <= 4 && ['a', 'b'].includes(v.kind) && v.tags.length >= 1 && v.tags.length <= 2)) bad.push(v);
+    if (!(v.name.length >= 3 && v.name.length <= 5 && v.n >= 2 && v.n <= 4 && ['a', 'b'].includes(v.kind) && v.tags.length >= 1 && v.tags.length <= 2))
+      bad.push(v);
   }
   t.same(bad, [], '200 generated values fit the schema');
   const a = new Rng(7);

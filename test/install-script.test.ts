@@ -1,11 +1,28 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { tempDataDir } from './helpers/harness.js';
 import { fakePackage, fakeSystemctl, install, installAsync, readyServer, ROOT, scratchRoot, which, writeSums } from './helpers/install.js';
 
-const passwdEntries = (root: string) => readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').filter((l) => l.startsWith('placard:'));
+const passwdEntries = (root: string) =>
+  readFileSync(path.join(root, 'etc/passwd'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('placard:'));
 
 t.test('install.sh is sh -n and shellcheck clean', async (t) => {
   for (const file of ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh', 'packaging/runtime.sh', 'packaging/with-runtime.sh']) {
@@ -17,7 +34,10 @@ t.test('install.sh is sh -n and shellcheck clean', async (t) => {
     t.comment('shellcheck is not installed here (CI installs it)');
     return;
   }
-  const res = spawnSync('shellcheck', ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh', 'packaging/runtime.sh', 'packaging/with-runtime.sh'], { cwd: ROOT, encoding: 'utf8' });
+  const res = spawnSync('shellcheck', ['install.sh', 'packaging/package.sh', 'packaging/smoke.sh', 'packaging/runtime.sh', 'packaging/with-runtime.sh'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   t.equal(res.status, 0, res.stdout);
 });
 
@@ -64,7 +84,7 @@ t.test('install into a scratch root: user, directories, env file, unit, CLI; ide
   t.equal(spawnSync('sh', ['-n', cli]).status, 0, 'and sh -n clean');
 
   // The admin edits the env file; a second run keeps it and adds nothing.
-  writeFileSync(path.join(root, 'etc/placard/placard.env'), env + 'PLACARD_LOG_LEVEL=debug\n');
+  writeFileSync(path.join(root, 'etc/placard/placard.env'), `${env}PLACARD_LOG_LEVEL=debug\n`);
   const again = install(pkg, ['--root', root]);
   t.equal(again.status, 0, again.out);
   t.equal(passwdEntries(root).length, 1, 'still one user');
@@ -116,7 +136,17 @@ t.test('install.sh refuses bad options and a directory that is not a package', a
 
 t.test('the systemd unit passes systemd-analyze verify and carries the hardening', async (t) => {
   const unit = readFileSync(path.join(ROOT, 'systemd/placard.service'), 'utf8');
-  for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'ReadWritePaths=/var/lib/placard', 'CapabilityBoundingSet=', 'EnvironmentFile=-/etc/placard/placard.env', 'Restart=on-failure', 'User=placard']) {
+  for (const line of [
+    'NoNewPrivileges=yes',
+    'ProtectSystem=strict',
+    'ProtectHome=yes',
+    'PrivateTmp=yes',
+    'ReadWritePaths=/var/lib/placard',
+    'CapabilityBoundingSet=',
+    'EnvironmentFile=-/etc/placard/placard.env',
+    'Restart=on-failure',
+    'User=placard',
+  ]) {
     t.match(unit, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'), line);
   }
   if (!which('systemd-analyze')) {
@@ -130,7 +160,10 @@ t.test('the systemd unit passes systemd-analyze verify and carries the hardening
   t.equal(res.status, 0, res.stderr);
   t.equal(`${res.stdout}${res.stderr}`.trim(), '', 'no warnings (unknown keys and bad values only warn)');
   // The check is real: a bad key makes output.
-  writeFileSync(path.join(dir, 'bad.service'), unit.replaceAll('/opt/placard/current/node/bin/node', process.execPath).replace('ProtectSystem=strict', 'ProtectSystem=sideways'));
+  writeFileSync(
+    path.join(dir, 'bad.service'),
+    unit.replaceAll('/opt/placard/current/node/bin/node', process.execPath).replace('ProtectSystem=strict', 'ProtectSystem=sideways'),
+  );
   const bad = spawnSync('systemd-analyze', ['verify', path.join(dir, 'bad.service')], { encoding: 'utf8' });
   t.not(`${bad.stdout}${bad.stderr}`.trim(), '');
 });
@@ -247,7 +280,11 @@ t.test('a rebuilt package of the same version replaces the installed one (checks
   const res = install(rebuilt, ['--root', root]);
   t.equal(res.status, 0, res.out);
   t.match(res.out, /version 1\.0\.0 in .* differs from this package \(a rebuild\): replacing it/);
-  t.equal(readFileSync(path.join(root, 'opt/placard/1.0.0/dist/server/src/main.js'), 'utf8'), '// server, rebuilt with a fix\n', 'the rebuilt files are installed');
+  t.equal(
+    readFileSync(path.join(root, 'opt/placard/1.0.0/dist/server/src/main.js'), 'utf8'),
+    '// server, rebuilt with a fix\n',
+    'the rebuilt files are installed',
+  );
   t.equal(readFileSync(path.join(root, 'opt/placard/1.0.0/SHA256SUMS'), 'utf8'), readFileSync(path.join(rebuilt, 'SHA256SUMS'), 'utf8'));
   t.equal(readlinkSync(path.join(root, 'opt/placard/current')), '1.0.0');
 });
@@ -274,7 +311,11 @@ t.test('the distribution ffmpeg is what the service uses; an admin’s own choic
   t.equal(install(pkg, ['--root', root]).status, 0);
   t.match(env(), /^PLACARD_FFMPEG=\/opt\/ffmpeg-7\/ffmpeg$/m, 'the admin’s ffmpeg is kept');
   t.equal(env().match(/^PLACARD_FFMPEG=/gm)?.length, 1);
-  t.match(readFileSync(path.join(ROOT, 'install.sh'), 'utf8'), /apt-get install -y -q --no-install-recommends poppler-utils/, 'poppler-utils is installed with apt (PDF assets)');
+  t.match(
+    readFileSync(path.join(ROOT, 'install.sh'), 'utf8'),
+    /apt-get install -y -q --no-install-recommends poppler-utils/,
+    'poppler-utils is installed with apt (PDF assets)',
+  );
 });
 
 t.test('--port 80: the unit gets CAP_NET_BIND_SERVICE by a drop-in (and only then), verified and still hardened', async (t) => {
@@ -335,5 +376,9 @@ t.test('--backup-copy-dir: a directory on another disk, marked; the same disk is
   t.equal(res.status, 0, res.out);
   t.ok(existsSync(path.join(shm, '.placard-backup-target')), 'the mounted drive is marked');
   t.match(readFileSync(path.join(root, 'etc/placard/placard.env'), 'utf8'), /^PLACARD_BACKUP_COPY_DIR=\/mnt\/usb$/m);
-  t.match(readFileSync(path.join(root, 'etc/systemd/system/placard.service.d/install.conf'), 'utf8'), /^ReadWritePaths=-\/mnt\/usb$/m, 'the service may write there (ProtectSystem=strict)');
+  t.match(
+    readFileSync(path.join(root, 'etc/systemd/system/placard.service.d/install.conf'), 'utf8'),
+    /^ReadWritePaths=-\/mnt\/usb$/m,
+    'the service may write there (ProtectSystem=strict)',
+  );
 });

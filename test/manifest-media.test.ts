@@ -12,7 +12,10 @@ import { readFileSync } from 'node:fs';
 import { tempDataDir } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
-const png = (color: string, width = 800, height = 600) => sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+const png = (color: string, width = 800, height = 600) =>
+  sharp({ create: { width, height, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 
 t.test('media in the manifest: variants to cache, downloads guarded, archive and tags push changes', async (t) => {
   const app = await startApp(t);
@@ -27,7 +30,8 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   t.equal(red.state, 'ready');
 
   const inner = (await call('POST', '/api/v1/playlists', { name: 'Inner', items: [{ assetId: blue.id, durationMs: 4000 }] })).body.data;
-  const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: red.id, transition: { type: 'fade', durationMs: 600 } }] })).body.data;
+  const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: red.id, transition: { type: 'fade', durationMs: 600 } }] })).body
+    .data;
   t.equal(main.items[0].effectiveDurationMs, 10000, 'images default to 10 s');
   t.equal(main.items[0].assetKind, 'image');
   t.equal((await call('POST', `/api/v1/playlists/${main.id}/items`, { playlistId: inner.id })).status, 201);
@@ -37,14 +41,21 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   t.equal(res.status, 200);
   t.ok(ManifestDto.safeParse(res.body.data).success);
   const items = res.body.data.timeline[0].playlist.items;
-  t.same(items.map((i: any) => [i.kind, i.assetId, i.durationMs, i.playlistId]), [
-    ['image', red.id, 10000, main.id],
-    ['image', blue.id, 4000, inner.id],
-  ]);
+  t.same(
+    items.map((i: any) => [i.kind, i.assetId, i.durationMs, i.playlistId]),
+    [
+      ['image', red.id, 10000, main.id],
+      ['image', blue.id, 4000, inner.id],
+    ],
+  );
   t.same(items[0].transition, { type: 'fade', durationMs: 600 });
   const media = res.body.data.media;
   t.same([...new Set(media.map((m: any) => m.assetId))].sort(), [red.id, blue.id].sort(), 'only what plays');
-  for (const item of items) t.ok(media.some((m: any) => m.variantId === item.variantId), 'each item names a media entry');
+  for (const item of items)
+    t.ok(
+      media.some((m: any) => m.variantId === item.variantId),
+      'each item names a media entry',
+    );
   for (const m of media) {
     t.match(m.url, /^\/api\/v1\/player\/assets\/[0-9a-f-]+\/variants\/[0-9a-f-]+$/);
     const dl = await app.fetch(m.url, { headers: screen.headers });
@@ -64,7 +75,9 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   t.match(JSON.stringify(del.body.error.details), /Inner/);
 
   // Archiving pushes manifest.changed and the asset drops out, named in warnings.
-  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${screen.credential}` } });
+  const ws = new WebSocket(`${app.url.replace(/^http/, 'ws')}/api/v1/player/socket`, ['placard.v1'], {
+    headers: { authorization: `Bearer ${screen.credential}` },
+  });
   const messages: any[] = [];
   const arrived = new Map<any, number>();
   ws.on('message', (d) => {
@@ -93,7 +106,10 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   const pushed = await waitFor((m) => m.type === 'manifest.changed' && m.revision > rev, sent);
   res = await manifest();
   t.equal(res.body.data.revision, pushed.revision);
-  t.same(res.body.data.timeline[0].playlist.items.map((i: any) => i.assetId), [red.id]);
+  t.same(
+    res.body.data.timeline[0].playlist.items.map((i: any) => i.assetId),
+    [red.id],
+  );
   t.match(res.body.data.warnings, [{ code: 'asset_archived', assetId: blue.id }]);
   t.notOk(res.body.data.media.some((m: any) => m.assetId === blue.id));
 
@@ -119,7 +135,10 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
   // Not ready: left out and named (built directly over the real database).
   await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', red.id).execute();
   const built = await buildManifest(app.deps.db, (await screenContext(app.deps.db, screen.screenId))!);
-  t.ok(built.manifest.warnings.some((w) => w.code === 'asset_not_ready' && w.assetId === red.id && w.state === 'processing'), 'named in warnings');
+  t.ok(
+    built.manifest.warnings.some((w) => w.code === 'asset_not_ready' && w.assetId === red.id && w.state === 'processing'),
+    'named in warnings',
+  );
   t.notOk(built.manifest.timeline[0]!.playlist!.items.some((i) => i.assetId === red.id));
 });
 
@@ -130,11 +149,19 @@ t.test('a layout preview shows the zones’ thumbnails', async (t) => {
   const layout = await app.json('/api/v1/layouts', {
     method: 'POST',
     headers: owner.headers,
-    json: { name: 'L', width: 1000, height: 500, background: { color: '#000000' }, zones: [{ x: 0, y: 0, width: 500, height: 500, fit: 'cover', content: { type: 'asset', assetId: green.id } }] },
+    json: {
+      name: 'L',
+      width: 1000,
+      height: 500,
+      background: { color: '#000000' },
+      zones: [{ x: 0, y: 0, width: 500, height: 500, fit: 'cover', content: { type: 'asset', assetId: green.id } }],
+    },
   });
   t.equal(layout.status, 201);
   const res = await app.fetch(`/api/v1/layouts/${layout.body.data.id}/preview-image`, { headers: owner.headers });
-  const { data, info } = await sharp(Buffer.from(await res.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()))
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
   const [r, g, b] = at(100, 100);
   t.ok(r! < 20 && g! > 235 && b! < 20, `the thumbnail fills its zone (${[r, g, b]})`);
@@ -157,7 +184,8 @@ t.test('full-screen media is picked for the display size the player reports', as
     const item = m.timeline[0].playlist.items[0];
     return m.media.find((x: any) => x.variantId === item.variantId).width as number;
   };
-  const heartbeat = (display: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json: { playerVersion: 't', display } });
+  const heartbeat = (display: unknown) =>
+    app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json: { playerVersion: 't', display } });
 
   t.equal(await chosenWidth(), 1920, 'no display reported: the 1920-wide variant');
   const r0 = (await heartbeat({ width: 3840, height: 2160 })).body.data.manifestRevision;
@@ -184,8 +212,17 @@ t.test('durations and transitions: the item API, the playlist length and the man
   const site = await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/menu', name: 'Menu site' });
   t.equal(site.status, 201);
 
-  const inner = (await call('POST', '/api/v1/playlists', { name: 'Inner', items: [{ assetId: image.id, durationMs: 4000, transition: { type: 'slide', durationMs: 300 } }, { assetId: site.body.data.id }] })).body.data;
-  t.same(inner.items.map((i: any) => i.effectiveDurationMs), [4000, 30_000], 'a website defaults to 30 s in the API');
+  const inner = (
+    await call('POST', '/api/v1/playlists', {
+      name: 'Inner',
+      items: [{ assetId: image.id, durationMs: 4000, transition: { type: 'slide', durationMs: 300 } }, { assetId: site.body.data.id }],
+    })
+  ).body.data;
+  t.same(
+    inner.items.map((i: any) => i.effectiveDurationMs),
+    [4000, 30_000],
+    'a website defaults to 30 s in the API',
+  );
   const main = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: video.id }] })).body.data;
   t.equal(main.items[0].effectiveDurationMs, video.durationMs, 'a video defaults to its own length');
   const nest = await call('POST', `/api/v1/playlists/${main.id}/items`, { playlistId: inner.id, transition: { type: 'fade', durationMs: 700 } });
@@ -205,7 +242,11 @@ t.test('durations and transitions: the item API, the playlist length and the man
     ],
     'the manifest plays the video’s length, the website’s 30 s, and the nesting item’s fade into its first item',
   );
-  t.equal(items.reduce((n: number, i: any) => n + i.durationMs, 0), dto.durationMs, 'one pass of the manifest lasts the playlist’s durationMs');
+  t.equal(
+    items.reduce((n: number, i: any) => n + i.durationMs, 0),
+    dto.durationMs,
+    'one pass of the manifest lasts the playlist’s durationMs',
+  );
 });
 
 t.test('tag rules: match all or any, order, limit, a video’s own length; untagged or archived assets drop out', async (t) => {
@@ -215,10 +256,22 @@ t.test('tag rules: match all or any, order, limit, a video’s own length; untag
   const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
   const manifest = async () => (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data;
   // Made in this order: a-first is the oldest, c-clip the newest.
-  const first = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#111111'), 'a.png', { name: 'a-first', tags: ['Promo', 'summer'] })).id);
+  const first = await settledAsset(
+    app,
+    owner,
+    (await uploadAsset(app, owner, await png('#111111'), 'a.png', { name: 'a-first', tags: ['Promo', 'summer'] })).id,
+  );
   const second = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#222222'), 'b.png', { name: 'b-second', tags: ['promo'] })).id);
-  const clip = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'c.mp4', 2)), 'c.mp4', { name: 'c-clip', tags: ['PROMO', 'Summer'] })).id);
-  const pending = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#333333'), 'd.png', { name: 'd-pending', tags: ['promo', 'summer'] })).id);
+  const clip = await settledAsset(
+    app,
+    owner,
+    (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t), 'c.mp4', 2)), 'c.mp4', { name: 'c-clip', tags: ['PROMO', 'Summer'] })).id,
+  );
+  const pending = await settledAsset(
+    app,
+    owner,
+    (await uploadAsset(app, owner, await png('#333333'), 'd.png', { name: 'd-pending', tags: ['promo', 'summer'] })).id,
+  );
   await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', pending.id).execute(); // not ready: never matched
   for (const a of [first, second, clip]) t.equal(a.state, 'ready');
   const smart = (await call('POST', '/api/v1/playlists', { name: 'Smart' })).body.data;
@@ -231,23 +284,54 @@ t.test('tag rules: match all or any, order, limit, a video’s own length; untag
   };
 
   let dto = await rule({ tags: ['promo', 'SUMMER'], match: 'all', order: 'newest' });
-  t.same(await played(), [[clip.id, clip.durationMs], [first.id, 10_000]], 'all tags, newest first; the video plays its own length');
+  t.same(
+    await played(),
+    [
+      [clip.id, clip.durationMs],
+      [first.id, 10_000],
+    ],
+    'all tags, newest first; the video plays its own length',
+  );
   t.equal(dto.durationMs, clip.durationMs + 10_000, 'the playlist’s length counts the rule’s matches');
   t.equal((await manifest()).timeline[0].playlist.items[0].id, `${smart.id}:tag:${clip.id}`);
   await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest' });
-  t.same((await played()).map((x: any) => x[0]), [first.id, clip.id], 'oldest first');
+  t.same(
+    (await played()).map((x: any) => x[0]),
+    [first.id, clip.id],
+    'oldest first',
+  );
   await rule({ tags: ['promo', 'summer'], match: 'all', order: 'oldest', limit: 1 });
-  t.same((await played()).map((x: any) => x[0]), [first.id], 'limit');
+  t.same(
+    (await played()).map((x: any) => x[0]),
+    [first.id],
+    'limit',
+  );
   dto = await rule({ tags: ['promo'], match: 'any', order: 'name', durationMs: 3000 });
-  t.same(await played(), [[first.id, 3000], [second.id, 3000], [clip.id, 3000]], 'any tag, by name, the rule’s duration');
+  t.same(
+    await played(),
+    [
+      [first.id, 3000],
+      [second.id, 3000],
+      [clip.id, 3000],
+    ],
+    'any tag, by name, the rule’s duration',
+  );
   t.equal(dto.durationMs, 9000);
 
   const rev = (await manifest()).revision;
   t.equal((await call('PATCH', `/api/v1/assets/${first.id}`, { tags: ['winter'] })).status, 200);
   const afterUntag = await manifest();
   t.ok(afterUntag.revision > rev, 'retagging bumps the manifest');
-  t.same(afterUntag.timeline[0].playlist.items.map((i: any) => i.assetId), [second.id, clip.id], 'an untagged asset drops out');
+  t.same(
+    afterUntag.timeline[0].playlist.items.map((i: any) => i.assetId),
+    [second.id, clip.id],
+    'an untagged asset drops out',
+  );
   t.equal((await call('POST', '/api/v1/assets/archive', { ids: [second.id] })).status, 200);
-  t.same((await played()).map((x: any) => x[0]), [clip.id], 'an archived asset drops out');
+  t.same(
+    (await played()).map((x: any) => x[0]),
+    [clip.id],
+    'an archived asset drops out',
+  );
   t.equal((await call('GET', `/api/v1/playlists/${smart.id}`)).body.data.durationMs, 3000);
 });

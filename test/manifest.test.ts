@@ -12,8 +12,24 @@ async function setup(t: Test) {
   const app = await startApp(t);
   const owner = await signIn(app);
   const now = new Date().toISOString();
-  await app.deps.db.insertInto('locations').values({ id: LOC, name: 'London', address: null, time_zone: 'Europe/London', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now }).execute();
-  await app.deps.db.insertInto('screen_groups').values({ id: GROUP, name: 'Bars', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  await app.deps.db
+    .insertInto('locations')
+    .values({
+      id: LOC,
+      name: 'London',
+      address: null,
+      time_zone: 'Europe/London',
+      latitude: null,
+      longitude: null,
+      notes: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await app.deps.db
+    .insertInto('screen_groups')
+    .values({ id: GROUP, name: 'Bars', description: null, policy: null, span: null, created_at: now, updated_at: now })
+    .execute();
   const screen = await pairScreen(app, owner, { name: 'Lobby', locationId: LOC, groupIds: [GROUP] });
   const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
     app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
@@ -31,7 +47,7 @@ async function setup(t: Test) {
 
 /** Opens the player socket with the device credential; collects messages. */
 async function openSocket(t: Test, app: TestApp, credential: string) {
-  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
+  const ws = new WebSocket(`${app.url.replace(/^http/, 'ws')}/api/v1/player/socket`, ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
   const messages: any[] = [];
   const arrived = new Map<any, number>();
   const waiters: { match: (m: any) => boolean; resolve: (m: any) => void }[] = [];
@@ -39,7 +55,7 @@ async function openSocket(t: Test, app: TestApp, credential: string) {
     const m = JSON.parse(String(data));
     messages.push(m);
     arrived.set(m, Date.now());
-    for (const w of [...waiters]) if (w.match(m)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(m));
+    for (const w of [...waiters]) if (w.match(m)) waiters.splice(waiters.indexOf(w), 1), w.resolve(m);
   });
   await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
   t.teardown(() => ws.close());
@@ -49,7 +65,10 @@ async function openSocket(t: Test, app: TestApp, credential: string) {
       const late = (m: any) => reject(new Error(`the message came ${arrived.get(m)! - since} ms after the request, more than ${ms} ms`));
       const found = messages.find(match);
       if (found) return arrived.get(found)! - since <= ms ? resolve(found) : late(found);
-      const timer = setTimeout(() => reject(new Error(`no matching message within ${ms} ms of the request; got ${JSON.stringify(messages)}`)), Math.max(0, since + ms - Date.now()));
+      const timer = setTimeout(
+        () => reject(new Error(`no matching message within ${ms} ms of the request; got ${JSON.stringify(messages)}`)),
+        Math.max(0, since + ms - Date.now()),
+      );
       waiters.push({ match, resolve: (m) => (clearTimeout(timer), arrived.get(m)! - since <= ms ? resolve(m) : late(m)) });
     });
   return { ws, messages, next };
@@ -62,7 +81,11 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   t.ok(ManifestDto.safeParse(res.body.data).success, 'matches the documented schema');
   t.equal(res.body.data.timeZone, 'Europe/London');
   t.equal(res.body.data.screenId, screen.screenId);
-  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['idle'], 'nothing scheduled or assigned');
+  t.same(
+    res.body.data.timeline.map((s: any) => s.source.type),
+    ['idle'],
+    'nothing scheduled or assigned',
+  );
   t.equal(Date.parse(res.body.data.validUntil) - Date.parse(res.body.data.timeline[0].startsAt), 48 * 3600_000, '48 hours');
   const etag = res.headers.get('etag')!;
   t.ok(etag);
@@ -79,15 +102,33 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: groupList.id })).status, 200);
   res = await manifest({ 'if-none-match': etag });
   t.equal(res.status, 200, 'the group assignment changed the manifest');
-  t.match(res.body.data.timeline, [{ source: { type: 'group-assignment', id: GROUP }, content: { type: 'playlist', id: groupList.id }, playlist: { id: groupList.id, name: 'Group default', items: [{ kind: 'website', url: 'https://example.org/', durationMs: 30_000 }] } }]);
+  t.match(res.body.data.timeline, [
+    {
+      source: { type: 'group-assignment', id: GROUP },
+      content: { type: 'playlist', id: groupList.id },
+      playlist: { id: groupList.id, name: 'Group default', items: [{ kind: 'website', url: 'https://example.org/', durationMs: 30_000 }] },
+    },
+  ]);
   const screenAssign = await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: own.id });
   t.match(screenAssign.body.data, { playlistId: own.id, playlistName: 'Screen default', inherited: { groupId: GROUP, playlistId: groupList.id } });
   res = await manifest();
-  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['assignment'], 'the screen’s own assignment beats the group’s');
+  t.same(
+    res.body.data.timeline.map((s: any) => s.source.type),
+    ['assignment'],
+    'the screen’s own assignment beats the group’s',
+  );
 
   // Every day 12:00-14:00 London time, following the screen's zone (no timeZone given).
   const today = new Date().toISOString().slice(0, 10);
-  const sched = await call('POST', '/api/v1/schedules', { name: 'Lunch', content: { playlistId: lunch.id }, targets: { locationIds: [LOC] }, startsAt: `${today}T12:00:00`, endsAt: `${today}T14:00:00`, rrule: 'FREQ=DAILY', priority: 5 });
+  const sched = await call('POST', '/api/v1/schedules', {
+    name: 'Lunch',
+    content: { playlistId: lunch.id },
+    targets: { locationIds: [LOC] },
+    startsAt: `${today}T12:00:00`,
+    endsAt: `${today}T14:00:00`,
+    rrule: 'FREQ=DAILY',
+    priority: 5,
+  });
   t.equal(sched.status, 201);
   t.match(sched.body.data, { timeZone: 'Europe/London', followsScreenTimeZone: true, rrule: 'FREQ=DAILY' });
   res = await manifest();
@@ -95,7 +136,10 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   t.ok(lunches.length >= 1 && lunches.length <= 3, `${lunches.length} lunch segments in 48 h`);
   for (const seg of lunches) {
     const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/London', hour: '2-digit', minute: '2-digit', hour12: false });
-    t.ok(['12:00', local.format(Date.parse(res.body.data.timeline[0].startsAt))].includes(local.format(Date.parse(seg.startsAt))), 'starts 12:00 London (or the window start)');
+    t.ok(
+      ['12:00', local.format(Date.parse(res.body.data.timeline[0].startsAt))].includes(local.format(Date.parse(seg.startsAt))),
+      'starts 12:00 London (or the window start)',
+    );
     t.equal(local.format(Date.parse(seg.endsAt)), '14:00');
     t.equal(seg.playlist.name, 'Lunch');
   }
@@ -104,12 +148,18 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
   // Deleting what is in use is refused, naming the users.
   const del = await call('DELETE', `/api/v1/playlists/${lunch.id}`);
   t.equal(del.status, 409);
-  t.same(del.body.error.details.usedBy.map((u: any) => u.type), ['schedule']);
+  t.same(
+    del.body.error.details.usedBy.map((u: any) => u.type),
+    ['schedule'],
+  );
 
   // Disabled: back to the assignment.
   t.equal((await call('POST', `/api/v1/schedules/${sched.body.data.id}/disable`)).body.data.enabled, false);
   res = await manifest();
-  t.same(res.body.data.timeline.map((s: any) => s.source.type), ['assignment']);
+  t.same(
+    res.body.data.timeline.map((s: any) => s.source.type),
+    ['assignment'],
+  );
 
   // The screen's location moves to another zone: the manifest follows.
   t.equal((await call('PATCH', `/api/v1/locations/${LOC}`, { timeZone: 'America/New_York' })).status, 200);
@@ -120,27 +170,48 @@ t.test('the manifest resolves schedules, assignments and idle in the screen’s 
 t.test('a layout plays only once published; the manifest carries its zones', async (t) => {
   const { call, manifest, screen, playable } = await setup(t);
   const menu = (await call('POST', '/api/v1/playlists', { name: 'Menu' })).body.data;
-  const layout = (await call('POST', '/api/v1/layouts', { name: 'Board', zones: [{ id: 'left', name: 'Left', x: 0, y: 0, width: 960, height: 1080, content: { type: 'playlist', playlistId: menu.id } }] })).body.data;
+  const layout = (
+    await call('POST', '/api/v1/layouts', {
+      name: 'Board',
+      zones: [{ id: 'left', name: 'Left', x: 0, y: 0, width: 960, height: 1080, content: { type: 'playlist', playlistId: menu.id } }],
+    })
+  ).body.data;
   const fallback = await playable('Fallback');
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: fallback.id });
   const start = new Date(Date.now() - 3600_000).toISOString();
   const end = new Date(Date.now() + 5 * 3600_000).toISOString();
-  const s = await call('POST', '/api/v1/schedules', { name: 'Board', content: { layoutId: layout.id }, targets: { screenIds: [screen.screenId] }, startsAt: start, endsAt: end, timeZone: 'UTC' });
+  const s = await call('POST', '/api/v1/schedules', {
+    name: 'Board',
+    content: { layoutId: layout.id },
+    targets: { screenIds: [screen.screenId] },
+    startsAt: start,
+    endsAt: end,
+    timeZone: 'UTC',
+  });
   t.equal(s.status, 201);
   let res = await manifest();
-  t.same(res.body.data.timeline.map((x: any) => x.source.type), ['assignment'], 'unpublished: falls through');
+  t.same(
+    res.body.data.timeline.map((x: any) => x.source.type),
+    ['assignment'],
+    'unpublished: falls through',
+  );
   t.match(res.body.data.warnings, [{ code: 'layout_unpublished', layoutId: layout.id }]);
 
   await call('POST', `/api/v1/layouts/${layout.id}/publish`, {});
   res = await manifest();
   const seg = res.body.data.timeline.find((x: any) => x.source.type === 'schedule');
-  t.match(seg, { content: { type: 'layout', id: layout.id }, layout: { id: layout.id, revisionNumber: 1, width: 1920, height: 1080, zones: [{ id: 'left', x: 0, width: 960, playlist: { id: menu.id, name: 'Menu' } }] } });
+  t.match(seg, {
+    content: { type: 'layout', id: layout.id },
+    layout: { id: layout.id, revisionNumber: 1, width: 1920, height: 1080, zones: [{ id: 'left', x: 0, width: 960, playlist: { id: menu.id, name: 'Menu' } }] },
+  });
   t.same(res.body.data.warnings, []);
   t.ok(ManifestDto.safeParse(res.body.data).success);
 
   const preview = await call('POST', '/api/v1/schedules/preview', { screenId: screen.screenId, from: start, to: end });
   t.equal(preview.status, 200);
-  t.match(preview.body.data.timeline, [{ source: { type: 'schedule', name: 'Board' }, content: { type: 'layout', name: 'Board' }, reason: /Schedule "Board"/ }]);
+  t.match(preview.body.data.timeline, [
+    { source: { type: 'schedule', name: 'Board' }, content: { type: 'layout', name: 'Board' }, reason: /Schedule "Board"/ },
+  ]);
 });
 
 t.test('changes push manifest.changed over the real WebSocket within a second', async (t) => {
@@ -153,7 +224,10 @@ t.test('changes push manifest.changed over the real WebSocket within a second', 
   const socket = await openSocket(t, app, screen.credential);
 
   // An item added to a playlist the screen plays (it had nothing to play: the screen was idle).
-  t.same(first.body.data.timeline.map((s: any) => s.source.type), ['idle']);
+  t.same(
+    first.body.data.timeline.map((s: any) => s.source.type),
+    ['idle'],
+  );
   let sent = Date.now();
   await call('POST', `/api/v1/playlists/${p.id}/items`, { playlistId: child.id });
   const m1 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > rev0, sent);
@@ -171,11 +245,20 @@ t.test('changes push manifest.changed over the real WebSocket within a second', 
   // A schedule targeting the screen's group pushes without any prior dependency.
   await manifest();
   sent = Date.now();
-  await call('POST', '/api/v1/schedules', { name: 'G', content: { playlistId: child.id }, targets: { groupIds: [GROUP] }, startsAt: new Date().toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString() });
+  await call('POST', '/api/v1/schedules', {
+    name: 'G',
+    content: { playlistId: child.id },
+    targets: { groupIds: [GROUP] },
+    startsAt: new Date().toISOString(),
+    endsAt: new Date(Date.now() + 3600_000).toISOString(),
+  });
   const m3 = await socket.next((m) => m.type === 'manifest.changed' && m.revision > m2.revision, sent);
   t.ok(m3.revision > m2.revision);
   const res = await manifest();
-  t.ok(res.body.data.timeline.some((x: any) => x.source.type === 'schedule' && x.playlist.name === 'Child 2'), 'the new schedule plays');
+  t.ok(
+    res.body.data.timeline.some((x: any) => x.source.type === 'schedule' && x.playlist.name === 'Child 2'),
+    'the new schedule plays',
+  );
 
   // Something the screen does not use does not bump it.
   const before = socket.messages.filter((m) => m.type === 'manifest.changed').length;
@@ -223,7 +306,10 @@ t.test('a change committed while the first manifest is built is not lost', async
   await announced;
   const served = JSON.parse(entry.body).data;
   const after = (await screenContext(app.deps.db, screen.screenId))!;
-  t.ok(served.timeline[0].playlist.name === 'After' || after.manifestRevision > before.manifestRevision, `the served manifest has the change (${served.timeline[0].playlist.name}) or the screen is told to fetch again (revision ${before.manifestRevision} -> ${after.manifestRevision})`);
+  t.ok(
+    served.timeline[0].playlist.name === 'After' || after.manifestRevision > before.manifestRevision,
+    `the served manifest has the change (${served.timeline[0].playlist.name}) or the screen is told to fetch again (revision ${before.manifestRevision} -> ${after.manifestRevision})`,
+  );
 });
 
 t.test('the ETag holds within the hour and moves with the window', async (t) => {
@@ -248,10 +334,22 @@ t.test('a schedule whose playlist has nothing to play falls through; adding an i
   const fallback = await playable('Fallback');
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: fallback.id });
   const hollow = (await call('POST', '/api/v1/playlists', { name: 'Hollow' })).body.data;
-  const s = await call('POST', '/api/v1/schedules', { name: 'Hollow hour', content: { playlistId: hollow.id }, targets: { screenIds: [screen.screenId] }, startsAt: new Date(Date.now() - 600_000).toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString(), timeZone: 'UTC', priority: 5 });
+  const s = await call('POST', '/api/v1/schedules', {
+    name: 'Hollow hour',
+    content: { playlistId: hollow.id },
+    targets: { screenIds: [screen.screenId] },
+    startsAt: new Date(Date.now() - 600_000).toISOString(),
+    endsAt: new Date(Date.now() + 3600_000).toISOString(),
+    timeZone: 'UTC',
+    priority: 5,
+  });
   t.equal(s.status, 201);
   let res = await manifest();
-  t.same(res.body.data.timeline.map((x: any) => x.source.type), ['assignment'], 'the empty schedule does not win');
+  t.same(
+    res.body.data.timeline.map((x: any) => x.source.type),
+    ['assignment'],
+    'the empty schedule does not win',
+  );
   t.match(res.body.data.warnings, [{ code: 'playlist_empty', scheduleId: s.body.data.id, playlistId: hollow.id }]);
   t.ok(ManifestDto.safeParse(res.body.data).success);
 

@@ -83,7 +83,20 @@ t.test('video: probe, poster, thumbnail, and a browser-playable MP4 variant', as
   t.equal(preview.headers.get('etag'), `"${player.sha256}"`);
 
   // A longer transcode reports ffmpeg's progress on the asset while it runs.
-  const longer = await ffmpeg(app, dir, 'longer.webm', ['-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=25:duration=12', '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '500k']);
+  const longer = await ffmpeg(app, dir, 'longer.webm', [
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=640x480:rate=25:duration=12',
+    '-c:v',
+    'libvpx',
+    '-deadline',
+    'realtime',
+    '-cpu-used',
+    '8',
+    '-b:v',
+    '500k',
+  ]);
   const la = await uploadAsset(app, owner, longer, 'longer.webm');
   const seen = new Set<number>();
   for (let i = 0; i < 1200; i++) {
@@ -97,7 +110,20 @@ t.test('video: probe, poster, thumbnail, and a browser-playable MP4 variant', as
   t.equal((await settledAsset(app, owner, la.id, 120_000)).state, 'ready');
 
   // H.264/AAC MP4 with faststart: the original is the player variant.
-  const good = await ffmpeg(app, dir, 'good.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart']);
+  const good = await ffmpeg(app, dir, 'good.mp4', [
+    ...SRC,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    '-movflags',
+    '+faststart',
+  ]);
   const g = await settledAsset(app, owner, (await uploadAsset(app, owner, good, 'good.mp4')).id, 120_000);
   t.equal(g.state, 'ready', g.failureReason ?? '');
   const gp = g.variants.filter((v: any) => v.purpose === 'player');
@@ -132,14 +158,20 @@ t.test('audio: MP3 plays as is, WAV becomes AAC', async (t) => {
   t.equal(m.kind, 'audio');
   t.equal(m.state, 'ready', m.failureReason ?? '');
   t.ok(Math.abs(m.durationMs - 1500) < 150, `duration ${m.durationMs}`);
-  t.same(m.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]), [['player', 'audio/mpeg', sha256(mp3)]]);
+  t.same(
+    m.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]),
+    [['player', 'audio/mpeg', sha256(mp3)]],
+  );
 
   const wav = await ffmpeg(app, dir, 'tone.wav', sine);
   const w = await settledAsset(app, owner, (await uploadAsset(app, owner, wav, 'tone.wav')).id);
   t.equal(w.kind, 'audio');
   t.equal(w.state, 'ready', w.failureReason ?? '');
   t.equal(w.metadata.transcoded, true);
-  t.same(w.variants.map((v: any) => [v.purpose, v.contentType]), [['player', 'audio/mp4']]);
+  t.same(
+    w.variants.map((v: any) => [v.purpose, v.contentType]),
+    [['player', 'audio/mp4']],
+  );
 });
 
 t.test('PDF: pages rendered to images', async (t) => {
@@ -156,11 +188,17 @@ t.test('PDF: pages rendered to images', async (t) => {
   t.equal(p.state, 'ready', p.failureReason ?? '');
   t.equal(p.pageCount, 2);
   const pages = p.variants.filter((v: any) => v.purpose === 'player');
-  t.same(pages.map((v: any) => [v.page, v.contentType, v.height]), [
-    [1, 'image/webp', 1920],
-    [2, 'image/webp', 1920],
-  ]);
-  t.ok(pages.every((v: any) => Math.abs(v.width - 1440) <= 2), '3:4 pages, 1920 on the long side');
+  t.same(
+    pages.map((v: any) => [v.page, v.contentType, v.height]),
+    [
+      [1, 'image/webp', 1920],
+      [2, 'image/webp', 1920],
+    ],
+  );
+  t.ok(
+    pages.every((v: any) => Math.abs(v.width - 1440) <= 2),
+    '3:4 pages, 1920 on the long side',
+  );
   t.not(pages[0].sha256, pages[1].sha256, 'the pages differ');
   t.ok(p.variants.some((v: any) => v.purpose === 'thumbnail'));
   const preview = await app.fetch(`/api/v1/assets/${p.id}/preview`, { headers: owner.headers });
@@ -181,7 +219,11 @@ t.test('PDF without poppler: capabilities say so and complete answers 415 naming
   t.equal(res.body.error.code, 'unsupported_media_type');
   t.match(res.body.error.message, /PDF is unavailable on this server.*poppler-utils/);
   t.same(await app.deps.db.selectFrom('assets').select('id').execute(), [], 'no asset was made');
-  t.equal((await app.fetch(`/api/v1/uploads/${id}`, { method: 'HEAD', headers: { ...owner.headers, 'tus-resumable': '1.0.0' } })).status, 404, 'the upload is discarded');
+  t.equal(
+    (await app.fetch(`/api/v1/uploads/${id}`, { method: 'HEAD', headers: { ...owner.headers, 'tus-resumable': '1.0.0' } })).status,
+    404,
+    'the upload is discarded',
+  );
 });
 
 t.test('video and audio without ffmpeg: capabilities say so and complete answers 415 up front', async (t) => {
@@ -200,7 +242,10 @@ t.test('video and audio without ffmpeg: capabilities say so and complete answers
   };
   const mp4 = await make('clip.mp4', [...SRC, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']);
   const mp3 = await make('tone.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'libmp3lame']);
-  for (const [bytes, name, kind] of [[mp4, 'clip.mp4', 'Video'], [mp3, 'tone.mp3', 'audio']] as const) {
+  for (const [bytes, name, kind] of [
+    [mp4, 'clip.mp4', 'Video'],
+    [mp3, 'tone.mp3', 'audio'],
+  ] as const) {
     const id = await tusUpload(app, owner, bytes, { filename: name });
     const res = await app.json(`/api/v1/uploads/${id}/complete`, { method: 'POST', headers: owner.headers, json: {} });
     t.equal(res.status, 415, `${name}: refused up front, not failed after retries`);
@@ -225,7 +270,11 @@ t.test('audio-only MP4 and WebM become audio assets (ffprobe decides, not the co
   const ra = await settledAsset(app, owner, a.id);
   t.equal(ra.state, 'ready', ra.failureReason ?? '');
   t.ok(Math.abs(ra.durationMs - 1500) < 150, `duration ${ra.durationMs}`);
-  t.same(ra.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]), [['player', 'audio/mp4', sha256(m4a)]], 'AAC in MP4 plays as it is');
+  t.same(
+    ra.variants.map((v: any) => [v.purpose, v.contentType, v.sha256]),
+    [['player', 'audio/mp4', sha256(m4a)]],
+    'AAC in MP4 plays as it is',
+  );
 
   const w = await uploadAsset(app, owner, webm, 'voice.webm');
   t.equal(w.kind, 'audio', 'a WebM with only sound is audio');
@@ -233,7 +282,11 @@ t.test('audio-only MP4 and WebM become audio assets (ffprobe decides, not the co
   const rw = await settledAsset(app, owner, w.id);
   t.equal(rw.state, 'ready', rw.failureReason ?? '');
   t.equal(rw.metadata.audioCodec, 'opus');
-  t.same(rw.variants.map((v: any) => [v.purpose, v.contentType]), [['player', 'audio/mp4']], 'Opus becomes AAC');
+  t.same(
+    rw.variants.map((v: any) => [v.purpose, v.contentType]),
+    [['player', 'audio/mp4']],
+    'Opus becomes AAC',
+  );
 
   // And the other way: a video with sound is still video.
   const clip = await ffmpeg(app, dir, 'clip.webm', [...SRC, '-c:v', 'libvpx', '-deadline', 'realtime', '-c:a', 'libopus', '-shortest']);

@@ -18,7 +18,11 @@ t.test('images: EXIF orientation, variants, thumbnail, preview serving', async (
   t.equal(ready.width, 1000, 'width as displayed');
   t.equal(ready.height, 4000, 'height as displayed');
   const players = ready.variants.filter((v: any) => v.purpose === 'player');
-  t.same(players.map((v: any) => `${v.contentType}@${v.width}x${v.height}`).sort(), ['image/jpeg@1000x4000', 'image/webp@1000x4000'], 'a portrait source narrower than 1920: one size, rotated');
+  t.same(
+    players.map((v: any) => `${v.contentType}@${v.width}x${v.height}`).sort(),
+    ['image/jpeg@1000x4000', 'image/webp@1000x4000'],
+    'a portrait source narrower than 1920: one size, rotated',
+  );
   const thumb = ready.variants.find((v: any) => v.purpose === 'thumbnail');
   t.same([thumb.width, thumb.height], [100, 400]);
 
@@ -57,7 +61,9 @@ t.test('images: EXIF orientation, variants, thumbnail, preview serving', async (
   t.equal(beyond.status, 416);
   t.equal(beyond.body.error.code, 'range_not_satisfiable');
   t.equal(beyond.headers.get('content-range'), `bytes */${size}`);
-  const ifRangeOk = await app.fetch(`/api/v1/assets/${ready.id}/preview`, { headers: { ...owner.headers, range: 'bytes=0-0', 'if-range': `"${ready.sha256}"` } });
+  const ifRangeOk = await app.fetch(`/api/v1/assets/${ready.id}/preview`, {
+    headers: { ...owner.headers, range: 'bytes=0-0', 'if-range': `"${ready.sha256}"` },
+  });
   t.equal(ifRangeOk.status, 206, 'If-Range with the current ETag: the range');
   const ifRangeStale = await app.fetch(`/api/v1/assets/${ready.id}/preview`, { headers: { ...owner.headers, range: 'bytes=0-0', 'if-range': '"stale"' } });
   t.equal(ifRangeStale.status, 200, 'If-Range with another ETag: the whole file');
@@ -79,7 +85,10 @@ t.test('images: large sources get 1920 and 3840 variants, never upscaled', async
   const ready = await settledAsset(app, owner, asset.id);
   t.equal(ready.state, 'ready');
   t.equal(ready.contentType, 'image/png');
-  const widths = ready.variants.filter((v: any) => v.purpose === 'player').map((v: any) => `${v.contentType}@${v.width}x${v.height}`).sort();
+  const widths = ready.variants
+    .filter((v: any) => v.purpose === 'player')
+    .map((v: any) => `${v.contentType}@${v.width}x${v.height}`)
+    .sort();
   t.same(widths, ['image/jpeg@1920x960', 'image/jpeg@3840x1920', 'image/webp@1920x960', 'image/webp@3840x1920']);
 });
 
@@ -88,7 +97,9 @@ t.test('images: animated GIF stays animated; SVG is rasterised and served under 
   const owner = await signIn(app);
   // A three-frame animated GIF made by sharp (frames joined as an animation).
   const framesPng = await Promise.all(['#ff0000', '#00ff00', '#0000ff'].map((c) => solid(40, 30, c).png().toBuffer()));
-  const realGif = await sharp(framesPng, { join: { animated: true } }).gif({ loop: 0, delay: [100, 100, 100] }).toBuffer();
+  const realGif = await sharp(framesPng, { join: { animated: true } })
+    .gif({ loop: 0, delay: [100, 100, 100] })
+    .toBuffer();
   t.equal((await sharp(realGif, { animated: true }).metadata()).pages, 3, 'the test GIF has three frames');
 
   const anim = await settledAsset(app, owner, (await uploadAsset(app, owner, realGif, 'spin.gif')).id);
@@ -101,15 +112,20 @@ t.test('images: animated GIF stays animated; SVG is rasterised and served under 
   const bytes = Buffer.from(await (await app.fetch(`/api/v1/assets/${anim.id}/preview`, { headers: owner.headers })).arrayBuffer());
   t.equal(sha256(bytes), anim.sha256, 'preview of a GIF is the original');
   // The player variant keeps all frames (read straight from the store).
-  const store = app.deps.config.dataDir + `/media/${player.sha256.slice(0, 2)}/${player.sha256.slice(2, 4)}/${player.sha256}`;
+  const store = `${app.deps.config.dataDir}/media/${player.sha256.slice(0, 2)}/${player.sha256.slice(2, 4)}/${player.sha256}`;
   t.equal((await sharp(store, { animated: true }).metadata()).pages, 3, 'the WebP variant is animated');
 
-  const svg = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><script>alert(1)</script><rect width="200" height="100" fill="#c00"/></svg>');
+  const svg = Buffer.from(
+    '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><script>alert(1)</script><rect width="200" height="100" fill="#c00"/></svg>',
+  );
   const vec = await settledAsset(app, owner, (await uploadAsset(app, owner, svg, 'logo.svg')).id);
   t.equal(vec.state, 'ready', vec.failureReason ?? '');
   t.equal(vec.contentType, 'image/svg+xml');
   t.same([vec.width, vec.height], [200, 100]);
-  t.ok(vec.variants.some((v: any) => v.purpose === 'thumbnail' && v.contentType === 'image/webp'), 'rasterised thumbnail');
+  t.ok(
+    vec.variants.some((v: any) => v.purpose === 'thumbnail' && v.contentType === 'image/webp'),
+    'rasterised thumbnail',
+  );
   const pv = vec.variants.filter((v: any) => v.purpose === 'player');
   t.ok(pv.length > 0 && pv.every((v: any) => v.contentType !== 'image/svg+xml' && v.width === 1920), 'rasterised player variants, sharp at 1920');
   const served = await app.fetch(`/api/v1/assets/${vec.id}/preview`, { headers: owner.headers });
@@ -154,11 +170,20 @@ t.test('animations: the pixel limit is per frame; the whole animation has its ow
   const owner = await signIn(app);
   const colours = ['#f00', '#0f0', '#00f', '#ff0', '#0ff', '#f0f', '#fff', '#000', '#888'];
   const frames = (n: number) => Promise.all(colours.slice(0, n).map((c) => solid(100, 50, c).png().toBuffer()));
-  const gif = async (n: number) => sharp(await frames(n), { join: { animated: true } }).gif({ loop: 0, delay: Array(n).fill(80) }).toBuffer();
-  const webp = async (n: number) => sharp(await frames(n), { join: { animated: true } }).webp({ loop: 0, delay: Array(n).fill(80), lossless: true }).toBuffer();
+  const gif = async (n: number) =>
+    sharp(await frames(n), { join: { animated: true } })
+      .gif({ loop: 0, delay: Array(n).fill(80) })
+      .toBuffer();
+  const webp = async (n: number) =>
+    sharp(await frames(n), { join: { animated: true } })
+      .webp({ loop: 0, delay: Array(n).fill(80), lossless: true })
+      .toBuffer();
 
   // 5 frames of 100x50: 5 000 pixels each (under the limit), 25 000 in all (over it, under the budget).
-  for (const [name, bytes, type] of [['five.gif', await gif(5), 'image/gif'], ['five.webp', await webp(5), 'image/webp']] as const) {
+  for (const [name, bytes, type] of [
+    ['five.gif', await gif(5), 'image/gif'],
+    ['five.webp', await webp(5), 'image/webp'],
+  ] as const) {
     t.equal((await sharp(bytes, { animated: true }).metadata()).pages, 5, `${name} has 5 frames`);
     const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, name)).id);
     t.equal(asset.contentType, type);
@@ -170,7 +195,10 @@ t.test('animations: the pixel limit is per frame; the whole animation has its ow
   }
 
   // 9 frames: 45 000 pixels in all, over the budget: refused with a reason, without retries.
-  for (const [name, bytes] of [['nine.gif', await gif(9)], ['nine.webp', await webp(9)]] as const) {
+  for (const [name, bytes] of [
+    ['nine.gif', await gif(9)],
+    ['nine.webp', await webp(9)],
+  ] as const) {
     const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, name)).id);
     t.equal(asset.state, 'failed', name);
     t.match(asset.failureReason, /the animation has 9 frames of 100x50, 45000 pixels in all, more than the 40000 allowed/);

@@ -36,7 +36,10 @@ t.test('bounded concurrency and progress', async (t) => {
   await q.idle();
   t.equal(peak, 2, 'never more than the concurrency');
   const rows = await db.selectFrom('jobs').selectAll().execute();
-  t.same(rows.map((r) => r.state), Array(6).fill('done'));
+  t.same(
+    rows.map((r) => r.state),
+    Array(6).fill('done'),
+  );
   t.ok(rows.every((r) => r.progress === 1 && r.attempts === 1));
   await q.stop();
 });
@@ -113,7 +116,14 @@ t.test('survives a restart: interrupted and queued jobs run in the next process'
   t.equal(started, 1);
   await q1.stop();
   const states = await first.db.selectFrom('jobs').select(['id', 'state', 'attempts']).orderBy('id').execute();
-  t.same(states.map((s) => [s.state, s.attempts]), [['queued', 0], ['queued', 0]], 'the interrupted job is queued again without spending an attempt');
+  t.same(
+    states.map((s) => [s.state, s.attempts]),
+    [
+      ['queued', 0],
+      ['queued', 0],
+    ],
+    'the interrupted job is queued again without spending an attempt',
+  );
   // Simulate a crash too: a row left `running`.
   await first.db.updateTable('jobs').set({ state: 'running' }).where('id', '=', b).execute();
   await first.close();
@@ -127,7 +137,10 @@ t.test('survives a restart: interrupted and queued jobs run in the next process'
   await q2.idle();
   t.same(ran.sort(), [1, 2]);
   const done = await second.db.selectFrom('jobs').select('state').where('id', 'in', [a, b]).execute();
-  t.same(done.map((d) => d.state), ['done', 'done']);
+  t.same(
+    done.map((d) => d.state),
+    ['done', 'done'],
+  );
   await q2.stop();
 });
 
@@ -186,9 +199,38 @@ t.test('a media job that crashed the server on its last attempt fails its asset'
   const assetId = '0190f5a2-7b3c-7def-8abc-0123456789ab';
   await db
     .insertInto('assets')
-    .values({ id: assetId, kind: 'image', state: 'processing', state_before_archive: null, name: 'crasher.png', sha256: null, size_bytes: null, content_type: 'image/png', original_filename: null, width: null, height: null, duration_ms: null, page_count: null, folder_id: null, failure_reason: null, progress: 0.5, metadata: '{}', website: null, created_by: null, created_at: now, updated_at: now, archived_at: null })
+    .values({
+      id: assetId,
+      kind: 'image',
+      state: 'processing',
+      state_before_archive: null,
+      name: 'crasher.png',
+      sha256: null,
+      size_bytes: null,
+      content_type: 'image/png',
+      original_filename: null,
+      width: null,
+      height: null,
+      duration_ms: null,
+      page_count: null,
+      folder_id: null,
+      failure_reason: null,
+      progress: 0.5,
+      metadata: '{}',
+      website: null,
+      created_by: null,
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+    })
     .execute();
-  const job = { ...JobQueue.row(PROCESS_JOB, { assetId }), state: 'running' as const, attempts: 3, max_attempts: 3, last_error: 'the server stopped while this job ran (2)' };
+  const job = {
+    ...JobQueue.row(PROCESS_JOB, { assetId }),
+    state: 'running' as const,
+    attempts: 3,
+    max_attempts: 3,
+    last_error: 'the server stopped while this job ran (2)',
+  };
   await db.insertInto('jobs').values(job).execute();
   // What the next process does at start (the app's own queue started before the row existed).
   const q = new JobQueue(db, logger, { concurrency: 1 });
@@ -225,7 +267,15 @@ t.test('pause interrupts running jobs and claims nothing; resume requeues what t
   await q.pause();
   t.same(aborted.sort(), [0, 1], 'the running jobs were interrupted');
   let rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').execute();
-  t.same(rows.map((r) => [r.state, r.attempts]), [['queued', 0], ['queued', 0], ['queued', 0]], 'back to queued, their attempt given back');
+  t.same(
+    rows.map((r) => [r.state, r.attempts]),
+    [
+      ['queued', 0],
+      ['queued', 0],
+      ['queued', 0],
+    ],
+    'back to queued, their attempt given back',
+  );
   await q.enqueue('long', { i: 3 });
   await sleep(100);
   t.equal(started.length, 2, 'nothing is claimed while paused, not even new work');
@@ -235,7 +285,11 @@ t.test('pause interrupts running jobs and claims nothing; resume requeues what t
   await q.resume();
   await q.idle();
   rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').execute();
-  t.same(rows.map((r) => r.state), ['done', 'done', 'done', 'done'], 'after resume everything runs, the stale running one too');
+  t.same(
+    rows.map((r) => r.state),
+    ['done', 'done', 'done', 'done'],
+    'after resume everything runs, the stale running one too',
+  );
   t.equal(rows[2]!.last_error, null, 'not counted as a crash');
   await q.stop();
 });

@@ -12,7 +12,10 @@ import { startApp } from './helpers/harness.js';
 import { settledAsset, sha256, tusUpload, uploadAsset } from './helpers/media.js';
 import { pairScreen } from './helpers/screens.js';
 
-const png = (color: string, w = 64, h = 48) => sharp({ create: { width: w, height: h, channels: 3, background: color } }).png().toBuffer();
+const png = (color: string, w = 64, h = 48) =>
+  sharp({ create: { width: w, height: h, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 
 t.test('folders, collections, tags, list filters and bulk organize', async (t) => {
   const app = await startApp(t);
@@ -26,21 +29,36 @@ t.test('folders, collections, tags, list filters and bulk organize', async (t) =
   t.same(winter.body.data.path, ['Lobby']);
   const dup = await app.json('/api/v1/content-folders', { method: 'POST', headers: h, json: { name: 'lobby' } });
   t.equal(dup.status, 409, 'names are unique per parent, case-insensitively');
-  const orphan = await app.json('/api/v1/content-folders', { method: 'POST', headers: h, json: { name: 'X', parentId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } });
+  const orphan = await app.json('/api/v1/content-folders', {
+    method: 'POST',
+    headers: h,
+    json: { name: 'X', parentId: '0190f5a2-7b3c-7def-8abc-0123456789ab' },
+  });
   t.equal(orphan.status, 400);
   const cycle = await app.json(`/api/v1/content-folders/${lobby.body.data.id}`, { method: 'PATCH', headers: h, json: { parentId: winter.body.data.id } });
   t.equal(cycle.status, 409, 'a folder cannot move into its own subfolder');
-  const renamed = await app.json(`/api/v1/content-folders/${winter.body.data.id}`, { method: 'PATCH', headers: h, json: { name: 'Winter 2026', parentId: null } });
+  const renamed = await app.json(`/api/v1/content-folders/${winter.body.data.id}`, {
+    method: 'PATCH',
+    headers: h,
+    json: { name: 'Winter 2026', parentId: null },
+  });
   t.equal(renamed.status, 200);
   t.same([renamed.body.data.name, renamed.body.data.parentId], ['Winter 2026', null]);
 
-  const a = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#f00'), 'red sale.png', { folderId: lobby.body.data.id, tags: ['sale'] })).id);
+  const a = await settledAsset(
+    app,
+    owner,
+    (await uploadAsset(app, owner, await png('#f00'), 'red sale.png', { folderId: lobby.body.data.id, tags: ['sale'] })).id,
+  );
   const b = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#0f0'), 'green.png')).id);
   const c = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#00f'), 'blue SALE.png')).id);
   t.equal(a.folderId, lobby.body.data.id);
 
   const byFolder = await app.json(`/api/v1/assets?folderId=${lobby.body.data.id}`, { headers: h });
-  t.same(byFolder.body.data.items.map((x: any) => x.id), [a.id]);
+  t.same(
+    byFolder.body.data.items.map((x: any) => x.id),
+    [a.id],
+  );
   const root = await app.json('/api/v1/assets?folderId=none', { headers: h });
   t.same(root.body.data.items.map((x: any) => x.id).sort(), [b.id, c.id].sort());
   const search = await app.json('/api/v1/assets?q=sale', { headers: h });
@@ -53,7 +71,11 @@ t.test('folders, collections, tags, list filters and bulk organize', async (t) =
   const next = await app.json(`/api/v1/assets?limit=2&cursor=${paged.body.data.nextCursor}`, { headers: h });
   t.equal(next.body.data.items.length, 1);
   t.equal(next.body.data.nextCursor, null);
-  t.same([...paged.body.data.items, ...next.body.data.items].map((x: any) => x.id), [c.id, b.id, a.id], 'newest first, no overlap');
+  t.same(
+    [...paged.body.data.items, ...next.body.data.items].map((x: any) => x.id),
+    [c.id, b.id, a.id],
+    'newest first, no overlap',
+  );
 
   const col = await app.json('/api/v1/content-collections', { method: 'POST', headers: h, json: { name: 'Spring campaign' } });
   t.equal(col.status, 201);
@@ -74,27 +96,54 @@ t.test('folders, collections, tags, list filters and bulk organize', async (t) =
   t.same(byCol.body.data.items.map((x: any) => x.id).sort(), [b.id, c.id].sort());
 
   // All or nothing: one unknown asset, nothing changes.
-  const partial = await app.json('/api/v1/assets/bulk-organize', { method: 'POST', headers: h, json: { assetIds: [a.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'], removeTags: ['sale'] } });
+  const partial = await app.json('/api/v1/assets/bulk-organize', {
+    method: 'POST',
+    headers: h,
+    json: { assetIds: [a.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'], removeTags: ['sale'] },
+  });
   t.equal(partial.status, 404);
   t.same((await app.json(`/api/v1/assets/${a.id}`, { headers: h })).body.data.tags, ['sale']);
-  const badCol = await app.json('/api/v1/assets/bulk-organize', { method: 'POST', headers: h, json: { assetIds: [a.id], addTags: ['x'], addToCollections: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] } });
+  const badCol = await app.json('/api/v1/assets/bulk-organize', {
+    method: 'POST',
+    headers: h,
+    json: { assetIds: [a.id], addTags: ['x'], addToCollections: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] },
+  });
   t.equal(badCol.status, 400);
   t.same((await app.json(`/api/v1/assets/${a.id}`, { headers: h })).body.data.tags, ['sale'], 'the tag of the failed request was rolled back');
   const nothing = await app.json('/api/v1/assets/bulk-organize', { method: 'POST', headers: h, json: { assetIds: [a.id] } });
   t.equal(nothing.status, 400);
 
-  const untag = await app.json('/api/v1/assets/bulk-organize', { method: 'POST', headers: h, json: { assetIds: [a.id, b.id], removeTags: ['SALE'], removeFromCollections: [col.body.data.id] } });
+  const untag = await app.json('/api/v1/assets/bulk-organize', {
+    method: 'POST',
+    headers: h,
+    json: { assetIds: [a.id, b.id], removeTags: ['SALE'], removeFromCollections: [col.body.data.id] },
+  });
   t.same(untag.body.data.items.map((x: any) => x.tags).sort(), [[], ['spring']]);
 
   const tags = await app.json('/api/v1/content-tags', { headers: h });
-  t.same(tags.body.data.items.map((x: any) => [x.name, x.assetCount]), [['sale', 1], ['spring', 2]]);
+  t.same(
+    tags.body.data.items.map((x: any) => [x.name, x.assetCount]),
+    [
+      ['sale', 1],
+      ['spring', 2],
+    ],
+  );
   const newTag = await app.json('/api/v1/content-tags', { method: 'POST', headers: h, json: { name: 'Menu', color: '#ff8800' } });
   t.equal(newTag.status, 201);
   t.equal((await app.json('/api/v1/content-tags', { method: 'POST', headers: h, json: { name: 'menu' } })).status, 409);
   const folders = await app.json('/api/v1/content-folders', { headers: h });
-  t.same(folders.body.data.items.map((f: any) => [f.name, f.assetCount]), [['Lobby', 1], ['Winter 2026', 2]]);
+  t.same(
+    folders.body.data.items.map((f: any) => [f.name, f.assetCount]),
+    [
+      ['Lobby', 1],
+      ['Winter 2026', 2],
+    ],
+  );
   const cols = await app.json('/api/v1/content-collections', { headers: h });
-  t.same(cols.body.data.items.map((f: any) => [f.name, f.assetCount]), [['Spring campaign', 1]]);
+  t.same(
+    cols.body.data.items.map((f: any) => [f.name, f.assetCount]),
+    [['Spring campaign', 1]],
+  );
 
   const patched = await app.json(`/api/v1/assets/${a.id}`, { method: 'PATCH', headers: h, json: { name: 'Red', folderId: null, tags: ['x', 'y'] } });
   t.equal(patched.status, 200);
@@ -121,7 +170,10 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   const one = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, 'one.png')).id);
   const two = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, 'two.png')).id);
   t.equal(one.sha256, two.sha256, 'same bytes, same stored file');
-  t.ok(events.some((e) => e.change === 'ready' && e.assetIds.includes(one.id)), 'ready fired');
+  t.ok(
+    events.some((e) => e.change === 'ready' && e.assetIds.includes(one.id)),
+    'ready fired',
+  );
 
   const archived = await app.json('/api/v1/assets/archive', { method: 'POST', headers: editor.headers, json: { ids: [one.id] } });
   t.equal(archived.status, 200);
@@ -129,11 +181,22 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   t.ok(archived.body.data.items[0].archivedAt);
   t.ok(events.some((e) => e.change === 'archived'));
   const listed = await app.json('/api/v1/assets', { headers: owner.headers });
-  t.same(listed.body.data.items.map((x: any) => x.id), [two.id], 'archived assets are hidden by default');
+  t.same(
+    listed.body.data.items.map((x: any) => x.id),
+    [two.id],
+    'archived assets are hidden by default',
+  );
   const only = await app.json('/api/v1/assets?archived=only', { headers: owner.headers });
-  t.same(only.body.data.items.map((x: any) => x.id), [one.id]);
+  t.same(
+    only.body.data.items.map((x: any) => x.id),
+    [one.id],
+  );
   t.equal((await app.json('/api/v1/assets?archived=include', { headers: owner.headers })).body.data.items.length, 2);
-  const missing = await app.json('/api/v1/assets/archive', { method: 'POST', headers: owner.headers, json: { ids: [two.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'] } });
+  const missing = await app.json('/api/v1/assets/archive', {
+    method: 'POST',
+    headers: owner.headers,
+    json: { ids: [two.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'] },
+  });
   t.equal(missing.status, 404);
   t.equal((await getAsset(app.deps.db, two.id))!.state, 'ready', 'nothing archived when one id is unknown');
   const restored = await app.json('/api/v1/assets/restore', { method: 'POST', headers: owner.headers, json: { ids: [one.id] } });
@@ -141,7 +204,8 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   t.ok(events.some((e) => e.change === 'restored'));
 
   // A playlist uses `one`: delete is refused with where, unless an admin forces it.
-  const finder = async (_db: unknown, ids: readonly string[]) => (ids.includes(one.id) ? [{ assetId: one.id, type: 'playlist', id: 'p1', name: 'Lobby loop' }] : []);
+  const finder = async (_db: unknown, ids: readonly string[]) =>
+    ids.includes(one.id) ? [{ assetId: one.id, type: 'playlist', id: 'p1', name: 'Lobby loop' }] : [];
   assetUsageFinders.add(finder);
   t.teardown(() => assetUsageFinders.delete(finder));
   const refused = await app.json(`/api/v1/assets/${one.id}`, { method: 'DELETE', headers: editor.headers });
@@ -156,12 +220,18 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   t.ok(events.some((e) => e.change === 'deleted' && e.assetIds.includes(one.id)));
   const file = (sha: string) => path.join(app.dataDir, 'media', sha.slice(0, 2), sha.slice(2, 4), sha);
   t.ok(fs.existsSync(file(two.sha256)), 'the shared original stays while `two` uses it');
-  t.ok(variants.every((v) => fs.existsSync(file(v.sha256))), 'identical variants are shared too');
+  t.ok(
+    variants.every((v) => fs.existsSync(file(v.sha256))),
+    'identical variants are shared too',
+  );
 
   const gone = await app.fetch(`/api/v1/assets/${two.id}`, { method: 'DELETE', headers: editor.headers });
   t.equal(gone.status, 204);
   t.notOk(fs.existsSync(file(two.sha256)), 'the last reference gone: the file is deleted');
-  t.ok(variants.every((v) => !fs.existsSync(file(v.sha256))), 'and its variants');
+  t.ok(
+    variants.every((v) => !fs.existsSync(file(v.sha256))),
+    'and its variants',
+  );
   t.equal((await app.deps.db.selectFrom('media_files').select('sha256').execute()).length, 0);
   t.equal((await app.fetch(`/api/v1/assets/${two.id}`, { method: 'DELETE', headers: owner.headers })).status, 404);
 });
@@ -173,7 +243,7 @@ t.test('player download route: device credential, the manifest guard, Range, ETa
   const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#abcdef', 2500, 100), 'strip.png')).id);
   const v = asset.variants.find((x: any) => x.purpose === 'player' && x.contentType === 'image/webp' && x.width === 1920);
   const url = `/api/v1/player/assets/${asset.id}/variants/${v.id}`;
-  t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, 'not in the screen\'s manifest: not served');
+  t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, "not in the screen's manifest: not served");
 
   // Put the asset on the screen: a playlist assigned to it (the content module's guard).
   const call = (method: string, p: string, json?: unknown) => app.json(p, { method, headers: owner.headers, ...(json ? { json } : {}) });
@@ -201,12 +271,19 @@ t.test('player download route: device credential, the manifest guard, Range, ETa
   const other = await settledAsset(app, owner, (await uploadAsset(app, owner, await png('#000'), 'other.png')).id);
   t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${v.id}`, { headers: screen.headers })).status, 404, 'a variant of another asset');
   const ov = other.variants.find((x: any) => x.purpose === 'player');
-  t.equal((await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status, 404, 'an asset the screen does not show');
+  t.equal(
+    (await app.fetch(`/api/v1/player/assets/${other.id}/variants/${ov.id}`, { headers: screen.headers })).status,
+    404,
+    'an asset the screen does not show',
+  );
 
   // The deleting-in-use path with the content module's real usage finder.
   const inUse = await call('DELETE', `/api/v1/assets/${asset.id}`);
   t.equal(inUse.status, 409);
-  t.same(inUse.body.error.details.usages.map((u: any) => [u.type, u.id]), [['playlist', playlist.id]]);
+  t.same(
+    inUse.body.error.details.usages.map((u: any) => [u.type, u.id]),
+    [['playlist', playlist.id]],
+  );
 
   await call('POST', '/api/v1/assets/archive', { ids: [asset.id] });
   t.equal((await app.fetch(url, { headers: screen.headers })).status, 404, 'archived assets are not served to players');

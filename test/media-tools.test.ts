@@ -104,16 +104,39 @@ t.test('ffmpeg and pdftoppm run at a lower priority (nice -n 10); probes need no
   const niced = String(Math.min(19, base + 10));
 
   const clip = path.join(dir, 'clip.webm');
-  execFileSync(found.ffmpeg!.path, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=1', '-c:v', 'libvpx', '-deadline', 'realtime', clip]);
+  execFileSync(found.ffmpeg!.path, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=160x120:rate=10:duration=1',
+    '-c:v',
+    'libvpx',
+    '-deadline',
+    'realtime',
+    clip,
+  ]);
   const work = path.join(dir, 'work');
   fs.mkdirSync(work);
   const video = await processVideo(tools, clip, work, 100_000_000, async () => {}, new AbortController().signal);
   t.equal(video.metadata.transcoded, true, 'a transcode ran');
-  let calls = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  let calls = fs
+    .readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '));
   const ffmpegCalls = calls.filter(([name]) => name === 'ffmpeg');
   t.ok(ffmpegCalls.length >= 2, `ffmpeg ran ${ffmpegCalls.length} times (poster frame, transcode)`);
-  t.same(ffmpegCalls.map(([, n]) => n), ffmpegCalls.map(() => niced), `every ffmpeg run at niceness ${niced} (this process: ${base})`);
-  t.ok(calls.some(([name]) => name === 'ffprobe'), 'ffprobe ran too');
+  t.same(
+    ffmpegCalls.map(([, n]) => n),
+    ffmpegCalls.map(() => niced),
+    `every ffmpeg run at niceness ${niced} (this process: ${base})`,
+  );
+  t.ok(
+    calls.some(([name]) => name === 'ffprobe'),
+    'ffprobe ran too',
+  );
 
   if (!found.pdftoppm || !found.pdfinfo) {
     t.comment('poppler-utils is not installed here: pdftoppm is not checked');
@@ -123,7 +146,12 @@ t.test('ffmpeg and pdftoppm run at a lower priority (nice -n 10); probes need no
   fs.writeFileSync(log, '');
   const pdf = path.join(dir, 'one.pdf');
   const content = '0 0 1 rg 10 10 50 50 re f';
-  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>', `<< /Length ${content.length} >>\nstream\n${content}\nendstream`];
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+  ];
   let text = '%PDF-1.4\n';
   const offsets: number[] = [];
   objects.forEach((o, i) => {
@@ -137,8 +165,16 @@ t.test('ffmpeg and pdftoppm run at a lower priority (nice -n 10); probes need no
   fs.mkdirSync(pdfWork);
   const rendered = await processPdf(tools, pdf, pdfWork, 100_000_000, async () => {}, new AbortController().signal);
   t.equal(rendered.pageCount, 1);
-  calls = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  calls = fs
+    .readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '));
   const pdftoppm = calls.filter(([name]) => name === 'pdftoppm');
   t.ok(pdftoppm.length >= 1, 'pdftoppm rendered the page');
-  t.same(pdftoppm.map(([, n]) => n), pdftoppm.map(() => niced), `pdftoppm at niceness ${niced}`);
+  t.same(
+    pdftoppm.map(([, n]) => n),
+    pdftoppm.map(() => niced),
+    `pdftoppm at niceness ${niced}`,
+  );
 });

@@ -169,7 +169,10 @@ t.test('tus protocol details', async (t) => {
 
   const badLength = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '-5' } });
   t.equal(badLength.status, 400);
-  const badMeta = await app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '5', 'upload-metadata': 'filename not*base64!' } });
+  const badMeta = await app.json('/api/v1/uploads', {
+    method: 'POST',
+    headers: { ...h, ...TUS, 'upload-length': '5', 'upload-metadata': 'filename not*base64!' },
+  });
   t.equal(badMeta.status, 400);
 
   const viewer = await signIn(app, { role: 'viewer' });
@@ -185,7 +188,11 @@ t.test('tus protocol details', async (t) => {
   t.ok(created.headers.get('upload-expires'));
   const url = created.headers.get('location')!;
   const patch = (offset: number, body: Buffer, extra: Record<string, string> = {}) =>
-    app.fetch(url, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset), ...extra }, body });
+    app.fetch(url, {
+      method: 'PATCH',
+      headers: { ...h, ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset), ...extra },
+      body,
+    });
 
   const wrongType = await app.fetch(url, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': 'application/json', 'upload-offset': '0' }, body: '{}' });
   t.equal(wrongType.status, 415);
@@ -274,8 +281,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Creates an upload of `length` bytes; answers its URL path and id. */
 async function createUpload(app: Awaited<ReturnType<typeof startApp>>, headers: Record<string, string>, length: number, metadata: Record<string, string> = {}) {
-  const meta = Object.entries(metadata).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',');
-  const res = await app.fetch('/api/v1/uploads', { method: 'POST', headers: { ...headers, ...TUS, 'upload-length': String(length), ...(meta ? { 'upload-metadata': meta } : {}) } });
+  const meta = Object.entries(metadata)
+    .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
+    .join(',');
+  const res = await app.fetch('/api/v1/uploads', {
+    method: 'POST',
+    headers: { ...headers, ...TUS, 'upload-length': String(length), ...(meta ? { 'upload-metadata': meta } : {}) },
+  });
   if (res.status !== 201) throw new Error(`creation answered ${res.status}: ${await res.text()}`);
   const location = res.headers.get('location')!;
   return { location, id: location.split('/').pop()! };
@@ -328,14 +340,22 @@ t.test('lock takeover: a stalled PATCH gives way to the resume, and complete sto
   t.equal(head.headers.get('upload-offset'), String(half), 'HEAD stopped the stalled PATCH and answers what it had stored');
   const outcome = await stalled.ended;
   t.ok(outcome instanceof Error, `the stalled request was cut off (${outcome instanceof Error ? outcome.message : outcome})`);
-  const rest = await app.fetch(location, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(half) }, body: bytes.subarray(half) });
+  const rest = await app.fetch(location, {
+    method: 'PATCH',
+    headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(half) },
+    body: bytes.subarray(half),
+  });
   t.equal(rest.status, 204);
   t.equal(rest.headers.get('upload-offset'), String(bytes.length));
   const done = await app.json(`${location}/complete`, { method: 'POST', headers: h, json: {} });
   t.equal(done.status, 201, JSON.stringify(done.body));
   t.equal(done.body.data.sha256, sha256(bytes), 'the asset hashes like the source');
   await sleep(100);
-  t.equal(sha256(fs.readFileSync(storePath(app.dataDir, done.body.data.sha256))), sha256(bytes), 'and so does the stored file, after the stalled request is gone');
+  t.equal(
+    sha256(fs.readFileSync(storePath(app.dataDir, done.body.data.sha256))),
+    sha256(bytes),
+    'and so does the stored file, after the stalled request is gone',
+  );
   t.notOk(fs.existsSync(path.join(app.dataDir, 'uploads', `${id}.part`)));
 
   // A stalled PATCH does not hold up termination either.
@@ -365,7 +385,8 @@ t.test('disk full: ENOSPC while writing a chunk answers 507 and keeps nothing ha
   const bytes = await noisyJpeg(700, 500);
   const half = Math.floor(bytes.length / 2);
   const { location, id } = await createUpload(app, h, bytes.length, { filename: 'full.jpg' });
-  const patch = (offset: number, body: Buffer) => app.fetch(location, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(offset) }, body });
+  const patch = (offset: number, body: Buffer) =>
+    app.fetch(location, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(offset) }, body });
 
   t.equal((await patch(0, bytes.subarray(0, half))).status, 204, 'the first half fits');
   // The disk fills up 1000 bytes into the second half: the write that crosses it fails after writing what fitted.
@@ -379,7 +400,11 @@ t.test('disk full: ENOSPC while writing a chunk answers 507 and keeps nothing ha
       throw enospc();
     },
   };
-  const full = await app.fetch(location, { method: 'PATCH', headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(half) }, body: bytes.subarray(half) });
+  const full = await app.fetch(location, {
+    method: 'PATCH',
+    headers: { ...h, ...TUS, 'content-type': OCTETS, 'upload-offset': String(half) },
+    body: bytes.subarray(half),
+  });
   t.equal(full.status, 507);
   const body = (await full.json()) as any;
   t.equal(body.error.code, 'insufficient_storage');
@@ -453,7 +478,19 @@ t.test('disk full at complete: ENOSPC storing the file, SQLITE_FULL committing t
 t.test('SQLITE_FULL anywhere is 507 insufficient_storage, not 500', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  const asset = await settledAsset(app, owner, (await tusUploadComplete(app, owner, await sharp({ create: { width: 30, height: 20, channels: 3, background: '#123' } }).png().toBuffer())).id);
+  const asset = await settledAsset(
+    app,
+    owner,
+    (
+      await tusUploadComplete(
+        app,
+        owner,
+        await sharp({ create: { width: 30, height: 20, channels: 3, background: '#123' } })
+          .png()
+          .toBuffer(),
+      )
+    ).id,
+  );
   const lift = await fillDatabase(app);
   t.teardown(lift);
   const manyTags = Array.from({ length: 50 }, (_, i) => `tag ${i} ${'y'.repeat(52)}`);
@@ -463,7 +500,13 @@ t.test('SQLITE_FULL anywhere is 507 insufficient_storage, not 500', async (t) =>
   t.match(res.body.error.message, /disk is full/);
 });
 
-async function tusUploadComplete(app: Awaited<ReturnType<typeof startApp>>, who: Awaited<ReturnType<typeof signIn>>, bytes: Buffer, metadata: Record<string, string> = {}, body: unknown = {}) {
+async function tusUploadComplete(
+  app: Awaited<ReturnType<typeof startApp>>,
+  who: Awaited<ReturnType<typeof signIn>>,
+  bytes: Buffer,
+  metadata: Record<string, string> = {},
+  body: unknown = {},
+) {
   const id = await tusUpload(app, who, bytes, metadata);
   const res = await app.json(`/api/v1/uploads/${id}/complete`, { method: 'POST', headers: who.headers, json: body });
   if (res.status !== 201) throw new Error(`complete answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -473,7 +516,9 @@ async function tusUploadComplete(app: Awaited<ReturnType<typeof startApp>>, who:
 t.test('the type comes from the bytes: a PNG named photo.jpg and announced as image/jpeg is a PNG', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#0a0' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#0a0' } })
+    .png()
+    .toBuffer();
   const asset = await tusUploadComplete(app, owner, png, { filename: 'photo.jpg', filetype: 'image/jpeg' });
   t.equal(asset.kind, 'image');
   t.equal(asset.contentType, 'image/png');
@@ -489,7 +534,10 @@ t.test('Upload-Metadata folderId and tags place the asset; a folderId naming no 
   const app = await startApp(t);
   const owner = await signIn(app);
   const h = owner.headers;
-  const png = (c: string) => sharp({ create: { width: 20, height: 20, channels: 3, background: c } }).png().toBuffer();
+  const png = (c: string) =>
+    sharp({ create: { width: 20, height: 20, channels: 3, background: c } })
+      .png()
+      .toBuffer();
   const folder = (await app.json('/api/v1/content-folders', { method: 'POST', headers: h, json: { name: 'Lobby' } })).body.data;
   const other = (await app.json('/api/v1/content-folders', { method: 'POST', headers: h, json: { name: 'Bar' } })).body.data;
 
@@ -501,7 +549,8 @@ t.test('Upload-Metadata folderId and tags place the asset; a folderId naming no 
   t.same(bodyWins.tags, ['body']);
 
   const b64 = (v: string) => Buffer.from(v).toString('base64');
-  const create = (folderId: string) => app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '10', 'upload-metadata': `folderId ${b64(folderId)}` } });
+  const create = (folderId: string) =>
+    app.json('/api/v1/uploads', { method: 'POST', headers: { ...h, ...TUS, 'upload-length': '10', 'upload-metadata': `folderId ${b64(folderId)}` } });
   const nowhere = await create('0190f5a2-7b3c-7def-8abc-0123456789ab');
   t.equal(nowhere.status, 400, 'a folder that does not exist is refused at creation');
   t.equal(nowhere.body.error.code, 'validation_failed');
@@ -525,16 +574,20 @@ t.test('Upload-Metadata folderId and tags place the asset; a folderId naming no 
   t.equal(moved.body.data.folderId, folder.id);
 });
 
-t.test('an upload is its creator\'s: others cannot read, send, complete or end it; admins may end it', async (t) => {
+t.test("an upload is its creator's: others cannot read, send, complete or end it; admins may end it", async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const alice = await signIn(app, { role: 'editor' });
   const bob = await signIn(app, { role: 'editor' });
   const admin = await signIn(app, { role: 'admin' });
-  const png = await sharp({ create: { width: 20, height: 20, channels: 3, background: '#456' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 20, height: 20, channels: 3, background: '#456' } })
+    .png()
+    .toBuffer();
   const { location: url } = await createUpload(app, alice.headers, png.length, { filename: 'alice.png' });
-  const as = (who: typeof alice, init: RequestInit) => app.fetch(url, { ...init, headers: { ...who.headers, ...TUS, ...(init.headers as Record<string, string>) } });
-  const patchAs = (who: typeof alice, offset: number, body: Buffer) => as(who, { method: 'PATCH', headers: { 'content-type': OCTETS, 'upload-offset': String(offset) }, body });
+  const as = (who: typeof alice, init: RequestInit) =>
+    app.fetch(url, { ...init, headers: { ...who.headers, ...TUS, ...(init.headers as Record<string, string>) } });
+  const patchAs = (who: typeof alice, offset: number, body: Buffer) =>
+    as(who, { method: 'PATCH', headers: { 'content-type': OCTETS, 'upload-offset': String(offset) }, body });
 
   t.equal((await patchAs(alice, 0, png.subarray(0, 10))).status, 204, 'the creator sends a first chunk');
   t.equal((await as(bob, { method: 'HEAD' })).status, 404, 'another editor does not see it');
@@ -546,13 +599,21 @@ t.test('an upload is its creator\'s: others cannot read, send, complete or end i
   t.equal((await patchAs(alice, 10, png.subarray(10))).status, 204, 'the creator sends the rest');
   const bobComplete = await app.json(`${url}/complete`, { method: 'POST', headers: bob.headers, json: {} });
   t.equal(bobComplete.status, 404, 'another editor cannot complete it');
-  t.equal((await app.json(`${url}/complete`, { method: 'POST', headers: owner.headers, json: {} })).status, 403, 'nor can the owner (it is not theirs to name and file)');
+  t.equal(
+    (await app.json(`${url}/complete`, { method: 'POST', headers: owner.headers, json: {} })).status,
+    403,
+    'nor can the owner (it is not theirs to name and file)',
+  );
   const mine = await app.json(`${url}/complete`, { method: 'POST', headers: alice.headers, json: {} });
   t.equal(mine.status, 201, 'the creator completes it');
   t.equal(mine.body.data.sha256, sha256(png));
 
   const another = await tusUpload(app, alice, png.subarray(0, 5));
   t.equal((await app.fetch(`/api/v1/uploads/${another}`, { method: 'DELETE', headers: { ...bob.headers, ...TUS } })).status, 404);
-  t.equal((await app.fetch(`/api/v1/uploads/${another}`, { method: 'DELETE', headers: { ...admin.headers, ...TUS } })).status, 204, 'an admin may end anyone\'s upload');
+  t.equal(
+    (await app.fetch(`/api/v1/uploads/${another}`, { method: 'DELETE', headers: { ...admin.headers, ...TUS } })).status,
+    204,
+    "an admin may end anyone's upload",
+  );
   t.notOk(fs.existsSync(path.join(app.dataDir, 'uploads', `${another}.part`)));
 });

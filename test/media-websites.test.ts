@@ -50,13 +50,20 @@ t.test('safeFetch: schemes, loopback, redirects re-checked, size and time limits
     '/slow': () => {},
   });
   await t.rejects(safeFetch(`${base}/ok`, { allowPrivate: true, allowLoopback: false }), { code: 'address_not_allowed' }, 'loopback refused by default');
-  await t.rejects(safeFetch('http://localhost:1/ok', { allowPrivate: true, allowLoopback: false }), { code: 'address_not_allowed' }, 'a name resolving to loopback is refused at connect time');
+  await t.rejects(
+    safeFetch('http://localhost:1/ok', { allowPrivate: true, allowLoopback: false }),
+    { code: 'address_not_allowed' },
+    'a name resolving to loopback is refused at connect time',
+  );
   await t.rejects(safeFetch('file:///etc/passwd', LOOPBACK), { code: 'scheme_not_allowed' });
   await t.rejects(safeFetch('http://user:pw@127.0.0.1/', LOOPBACK), { code: 'invalid_url' });
   const ok = await safeFetch(`${base}/hop`, LOOPBACK);
   t.equal(ok.status, 200);
   t.equal(ok.body.toString(), '<h1>hi</h1>');
-  t.same(ok.redirects.map((r) => r.status), [302]);
+  t.same(
+    ok.redirects.map((r) => r.status),
+    [302],
+  );
   const meta = await safeFetch(`${base}/to-metadata`, LOOPBACK).catch((e: unknown) => e);
   t.ok(meta instanceof OutboundError && meta.code === 'address_not_allowed', 'a redirect to the metadata address is refused');
   t.equal((meta as OutboundError).redirects.length, 1);
@@ -87,20 +94,42 @@ t.test('website assets and diagnostics', async (t) => {
   const owner = await signIn(app);
   const h = owner.headers;
 
-  const created = await app.json('/api/v1/assets/websites', { method: 'POST', headers: h, json: { url: `${base}/moved`, refreshIntervalSec: 300, zoom: 1.25, viewport: { width: 1920, height: 1080 }, tags: ['dash'] } });
+  const created = await app.json('/api/v1/assets/websites', {
+    method: 'POST',
+    headers: h,
+    json: { url: `${base}/moved`, refreshIntervalSec: 300, zoom: 1.25, viewport: { width: 1920, height: 1080 }, tags: ['dash'] },
+  });
   t.equal(created.status, 201);
   const site = created.body.data;
   t.same([site.kind, site.state, site.name, site.tags], ['website', 'ready', new URL(base).host, ['dash']]);
-  t.same(site.website, { url: `${base}/moved`, refreshIntervalSec: 300, zoom: 1.25, viewport: { width: 1920, height: 1080 }, injectionEnabled: false, css: null, js: null });
+  t.same(site.website, {
+    url: `${base}/moved`,
+    refreshIntervalSec: 300,
+    zoom: 1.25,
+    viewport: { width: 1920, height: 1080 },
+    injectionEnabled: false,
+    css: null,
+    js: null,
+  });
 
   const diag = await app.json(`/api/v1/assets/${site.id}/website/diagnostics`, { headers: h });
   t.equal(diag.status, 200);
   t.same([diag.body.data.reachable, diag.body.data.status, diag.body.data.frameable, diag.body.data.finalUrl], [true, 200, true, `${base}/board`]);
-  t.same(diag.body.data.redirects.map((r: any) => r.status), [301]);
+  t.same(
+    diag.body.data.redirects.map((r: any) => r.status),
+    [301],
+  );
 
-  const patched = await app.json(`/api/v1/assets/${site.id}/website`, { method: 'PATCH', headers: h, json: { url: `${base}/locked`, injectionEnabled: true, css: 'body{zoom:2}' } });
+  const patched = await app.json(`/api/v1/assets/${site.id}/website`, {
+    method: 'PATCH',
+    headers: h,
+    json: { url: `${base}/locked`, injectionEnabled: true, css: 'body{zoom:2}' },
+  });
   t.equal(patched.status, 200);
-  t.same([patched.body.data.website.url, patched.body.data.website.injectionEnabled, patched.body.data.website.css, patched.body.data.website.zoom], [`${base}/locked`, true, 'body{zoom:2}', 1.25]);
+  t.same(
+    [patched.body.data.website.url, patched.body.data.website.injectionEnabled, patched.body.data.website.css, patched.body.data.website.zoom],
+    [`${base}/locked`, true, 'body{zoom:2}', 1.25],
+  );
   const locked = await app.json(`/api/v1/assets/${site.id}/website/diagnostics`, { headers: h });
   t.equal(locked.body.data.frameable, false);
   t.same(locked.body.data.frameBlockers, ['X-Frame-Options: DENY', "Content-Security-Policy frame-ancestors 'self'"]);
@@ -131,7 +160,21 @@ t.test('diagnostics report TLS problems (self-signed certificate on a local fake
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
   try {
-    await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost']);
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+    ]);
   } catch {
     t.comment('openssl is not installed: TLS diagnostics not exercised here');
     return;

@@ -11,10 +11,19 @@ t.test('every migration runs on an empty database and is recorded', async (t) =>
   const { db, sqlite, close } = openDatabase(path.join(dir, 'placard.db'));
   t.teardown(close);
   const report = await migrate(db);
-  t.same(report.applied, MIGRATIONS.map((m) => m.version));
+  t.same(
+    report.applied,
+    MIGRATIONS.map((m) => m.version),
+  );
   const rows = await db.selectFrom('schema_migrations').selectAll().orderBy('version').execute();
-  t.same(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
-  t.same(rows.map((r) => r.name), MIGRATIONS.map((m) => m.name));
+  t.same(
+    rows.map((r) => r.version),
+    MIGRATIONS.map((m) => m.version),
+  );
+  t.same(
+    rows.map((r) => r.name),
+    MIGRATIONS.map((m) => m.name),
+  );
   t.same(sqlite.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
   t.same(sqlite.pragma('foreign_key_check'), []);
   t.equal(sqlite.pragma('journal_mode', { simple: true }), 'wal');
@@ -27,7 +36,10 @@ t.test('every migration runs on an empty database and is recorded', async (t) =>
 
 t.test('versions strictly increase', async (t) => {
   const versions = MIGRATIONS.map((m) => m.version);
-  t.same(versions, [...versions].sort((a, b) => a - b));
+  t.same(
+    versions,
+    [...versions].sort((a, b) => a - b),
+  );
   t.equal(new Set(versions).size, versions.length);
 });
 

@@ -78,9 +78,16 @@ t.test('every status an operation answers is in the document, errors with their 
 
   // The platform's statuses, from the route's properties (docs/api-conventions.md).
   const statuses = (m: string, p: string) => Object.keys(doc.paths[p][m].responses).map(Number);
-  t.same(statuses('patch', '/api/v1/playlists/{id}'), [200, 400, 401, 403, 404, 412, 413, 415, 500, 503, 507], 'a session route with a body, a path id and If-Match');
+  t.same(
+    statuses('patch', '/api/v1/playlists/{id}'),
+    [200, 400, 401, 403, 404, 412, 413, 415, 500, 503, 507],
+    'a session route with a body, a path id and If-Match',
+  );
   t.same(doc.paths['/api/v1/playlists/{id}'].patch.responses['403']['x-placard-error-codes'], ['csrf_failed', 'forbidden']);
-  t.ok(doc.paths['/api/v1/playlists/{id}'].delete.parameters.some((x: any) => x.in === 'header' && x.name === 'if-match'), 'If-Match is listed where it is taken');
+  t.ok(
+    doc.paths['/api/v1/playlists/{id}'].delete.parameters.some((x: any) => x.in === 'header' && x.name === 'if-match'),
+    'If-Match is listed where it is taken',
+  );
   t.same(statuses('get', '/healthz'), [200, 500], 'a public route outside /api');
   t.same(doc.paths['/api/v1/player/heartbeat'].post.responses['403']['x-placard-error-codes'], ['screen_disabled'], 'device routes: screen_disabled');
   t.same(doc.paths['/api/v1/users'].post.responses['409']['x-placard-error-codes'], ['conflict'], 'a declared error names its code');
@@ -108,12 +115,14 @@ t.test('every status an operation answers is in the document, errors with their 
   // Files by their real types; explicit HEAD routes listed.
   t.same(Object.keys(doc.paths['/api/v1/assets/{id}/preview'].get.responses['200'].content), ['image/*', 'video/*', 'audio/*', 'application/pdf']);
   t.same(Object.keys(doc.paths['/api/v1/assets/{id}/thumbnail'].get.responses['206'].content), ['image/webp']);
-  for (const p of ['/api/v1/uploads/{id}', '/api/v1/install/linux/artifact', '/api/v1/install/mirroring/receiver']) t.ok(doc.paths[p].head, `HEAD ${p} is listed`);
+  for (const p of ['/api/v1/uploads/{id}', '/api/v1/install/linux/artifact', '/api/v1/install/mirroring/receiver'])
+    t.ok(doc.paths[p].head, `HEAD ${p} is listed`);
   // The heartbeat's fields a player sends, described although any value is accepted.
   const hb = doc.components.schemas.HeartbeatBody.properties;
   t.same(hb.playerFamily.enum, ['android', 'desktop-linux', 'edge', null]);
   t.same(hb.playerArchitecture.enum, ['x86_64', 'aarch64', null]);
-  for (const f of ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId']) t.equal(hb[f]?.format, 'uuid', `${f} is described`);
+  for (const f of ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId'])
+    t.equal(hb[f]?.format, 'uuid', `${f} is described`);
 });
 
 t.test('the response check refuses what a route does not declare (PLACARD_VALIDATE_RESPONSES)', async (t) => {

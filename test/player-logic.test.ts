@@ -8,7 +8,16 @@ import { Backoff, retryDelayMs } from '../console/src/player/backoff.js';
 import { buildHeartbeat, heartbeatIntervalMs, playerFamilyFromSearch } from '../console/src/player/identity.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingState } from '../console/src/player/pairing.js';
 import { mediaForItem, readManifest } from '../console/src/player/manifest.js';
-import { itemDurationMs, itemPlayableAt, localClock, nextBoundary, PlaylistSequencer, segmentAt, segmentKey, segmentToShow } from '../console/src/player/schedule.js';
+import {
+  itemDurationMs,
+  itemPlayableAt,
+  localClock,
+  nextBoundary,
+  PlaylistSequencer,
+  segmentAt,
+  segmentKey,
+  segmentToShow,
+} from '../console/src/player/schedule.js';
 import { cacheKey, isMediaPath, planCache, verifyDownload, toHex } from '../console/src/player/cache-plan.js';
 import { fitCanvas, zoneRect } from '../console/src/player/geometry.js';
 import { commandAction, commandExpired, SeenCommands } from '../console/src/player/commands.js';
@@ -101,7 +110,15 @@ t.test('heartbeat document carries family, version, playback ids and additive st
     cache: { items: 2, bytes: 10, missing: 0, failed: 0 },
     socketConnected: true,
   });
-  t.match(hb, { playerFamily: 'desktop-linux', currentPlaylistId: 'p1', currentItemId: 'i1', currentAssetId: 'a1', manifestRevision: 'r7', display: { width: 1920, height: 1080 }, socketConnected: true });
+  t.match(hb, {
+    playerFamily: 'desktop-linux',
+    currentPlaylistId: 'p1',
+    currentItemId: 'i1',
+    currentAssetId: 'a1',
+    manifestRevision: 'r7',
+    display: { width: 1920, height: 1080 },
+    socketConnected: true,
+  });
   t.type(hb.playerVersion, 'string');
   t.notOk('currentScheduleId' in hb);
   t.notOk('currentLayoutId' in hb);
@@ -156,8 +173,26 @@ function sampleManifest() {
       { startsAt: 'never', endsAt: iso(base) },
     ],
     media: [
-      { assetId: 'a1', variantId: 'v1', url: '/api/v1/player/assets/a1/variants/v1', contentType: 'image/webp', sizeBytes: 100, sha256: 'A'.repeat(64), width: 1920, height: 1080 },
-      { assetId: 'a1', variantId: 'v0', url: '/api/v1/player/assets/a1/variants/v0', contentType: 'image/webp', sizeBytes: 50, sha256: 'b'.repeat(64), width: 960, height: 540 },
+      {
+        assetId: 'a1',
+        variantId: 'v1',
+        url: '/api/v1/player/assets/a1/variants/v1',
+        contentType: 'image/webp',
+        sizeBytes: 100,
+        sha256: 'A'.repeat(64),
+        width: 1920,
+        height: 1080,
+      },
+      {
+        assetId: 'a1',
+        variantId: 'v0',
+        url: '/api/v1/player/assets/a1/variants/v0',
+        contentType: 'image/webp',
+        sizeBytes: 50,
+        sha256: 'b'.repeat(64),
+        width: 960,
+        height: 540,
+      },
       { assetId: 'a2', variantId: 'v2', url: '/api/v1/player/assets/a2/variants/v2', contentType: 'video/mp4', sizeBytes: 1000, sha256: 'not-a-hash' },
       { url: '/nothing' },
     ],
@@ -174,8 +209,16 @@ t.test('manifest reader: segments sorted, content typed, bad entries dropped and
   t.equal(m.timeline[0]!.content.type, 'playlist');
   t.equal(m.timeline[1]!.content.type, 'layout');
   const pl = m.timeline[0]!.content.type === 'playlist' ? m.timeline[0]!.content.playlist : null;
-  t.same(pl?.items.map((i) => [i.id, i.kind]), [['i1', 'image'], ['i2', 'video'], ['w', 'website']], 'kind from contentType or url');
-  t.equal(pl?.items[2]!.url, 'https://example.org/board');
+  t.same(
+    pl?.items.map((i) => [i.id, i.kind]),
+    [
+      ['i1', 'image'],
+      ['i2', 'video'],
+      ['w', 'website'],
+    ],
+    'kind from contentType or url',
+  );
+  t.equal(pl!.items[2]!.url, 'https://example.org/board');
   const layout = m.timeline[1]!.content.type === 'layout' ? m.timeline[1]!.content.layout : null;
   t.equal(layout?.zones.length, 1, 'a zone without geometry is dropped');
   t.equal(m.media.length, 3);
@@ -188,7 +231,7 @@ t.test('manifest reader: segments sorted, content typed, bad entries dropped and
 
 t.test('media for an item: the named variant, else the smallest covering the display', async (t) => {
   const m = readManifest(sampleManifest());
-  const item = { ...m.timeline[0]!, }.content.type === 'playlist' ? (m.timeline[0]!.content as any).playlist.items[0] : null;
+  const item = { ...m.timeline[0]! }.content.type === 'playlist' ? (m.timeline[0]!.content as any).playlist.items[0] : null;
   t.equal(mediaForItem(m, item)?.variantId, 'v1');
   const unnamed = { ...item, variantId: null };
   t.equal(mediaForItem(m, unnamed, { width: 900, height: 500 })?.variantId, 'v0');
@@ -242,14 +285,28 @@ t.test('sequencer plays in order, round and round, skipping what is not valid or
   const seq = new PlaylistSequencer(items);
   const sat0930 = Date.parse('2026-03-07T08:30:00Z');
   const all = () => true;
-  t.same([1, 2, 3, 4].map(() => seq.next(sat0930, 'Europe/Paris', all)?.id), ['i1', 'i2', 'w', 'i1']);
+  t.same(
+    [1, 2, 3, 4].map(() => seq.next(sat0930, 'Europe/Paris', all)?.id),
+    ['i1', 'i2', 'w', 'i1'],
+  );
   const sun = Date.parse('2026-03-08T08:30:00Z');
   const seq2 = new PlaylistSequencer(items);
-  t.same([1, 2, 3].map(() => seq2.next(sun, 'Europe/Paris', all)?.id), ['i1', 'w', 'i1'], 'day-parted item skipped on Sunday');
+  t.same(
+    [1, 2, 3].map(() => seq2.next(sun, 'Europe/Paris', all)?.id),
+    ['i1', 'w', 'i1'],
+    'day-parted item skipped on Sunday',
+  );
   const seq3 = new PlaylistSequencer(items);
   const notCached = (i: any) => i.id !== 'i1';
-  t.same([1, 2, 3].map(() => seq3.next(sat0930, 'Europe/Paris', notCached)?.id), ['i2', 'w', 'i2'], 'uncached item skipped');
-  t.equal(new PlaylistSequencer(items).next(sat0930, 'UTC', () => false), null);
+  t.same(
+    [1, 2, 3].map(() => seq3.next(sat0930, 'Europe/Paris', notCached)?.id),
+    ['i2', 'w', 'i2'],
+    'uncached item skipped',
+  );
+  t.equal(
+    new PlaylistSequencer(items).next(sat0930, 'UTC', () => false),
+    null,
+  );
   t.equal(new PlaylistSequencer([]).next(sat0930, 'UTC', all), null);
   t.equal(itemDurationMs(items[0]), 4000);
   t.equal(itemDurationMs({ ...items[0], durationMs: null }), 10_000);
@@ -263,8 +320,14 @@ t.test('cache plan: fetch missing (small first), keep present, evict unlisted', 
   const k = (p: string) => cacheKey(p, origin);
   t.equal(k('/api/v1/player/assets/a1/variants/v1#x'), 'http://screen.local:8080/api/v1/player/assets/a1/variants/v1');
   const plan = planCache(m.media, [k('/api/v1/player/assets/a1/variants/v1'), k('/api/v1/player/assets/old/variants/gone')], origin);
-  t.same(plan.keep.map((e) => e.variantId), ['v1']);
-  t.same(plan.fetch.map((e) => e.variantId), ['v0', 'v2']);
+  t.same(
+    plan.keep.map((e) => e.variantId),
+    ['v1'],
+  );
+  t.same(
+    plan.fetch.map((e) => e.variantId),
+    ['v0', 'v2'],
+  );
   t.same(plan.evict, [k('/api/v1/player/assets/old/variants/gone')]);
   t.ok(isMediaPath('/api/v1/player/assets/a/variants/b'));
   t.notOk(isMediaPath('/api/v1/player/manifest'));
@@ -311,7 +374,11 @@ t.test('commands: known ones mapped, others answered as unsupported, expiry, ded
 
 t.test('storage keeps a well-formed credential and forgets it on demand', async (t) => {
   const map = new Map<string, string>();
-  const store = { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
+  const store = {
+    getItem: (k: string) => map.get(k) ?? null,
+    setItem: (k: string, v: string) => void map.set(k, v),
+    removeItem: (k: string) => void map.delete(k),
+  };
   const s = new PlayerStorage(store);
   t.equal(s.identity(), null);
   s.saveIdentity({ screenId: 'sid', credential: 'svc_device_a.b', enrolledAt: 'now' });
@@ -366,7 +433,15 @@ t.test('manifest items in the playlists module shape: dayparts from/to, 24:00, t
         playlist: {
           id: 'p',
           items: [
-            { id: 'a', type: 'asset', assetId: 'x', assetKind: 'image', effectiveDurationMs: 7000, dayparts: [{ days: [6], from: '20:00', to: '24:00' }], transition: { type: 'slide', durationMs: 300 } },
+            {
+              id: 'a',
+              type: 'asset',
+              assetId: 'x',
+              assetKind: 'image',
+              effectiveDurationMs: 7000,
+              dayparts: [{ days: [6], from: '20:00', to: '24:00' }],
+              transition: { type: 'slide', durationMs: 300 },
+            },
             { id: 'b', type: 'asset', assetId: 'x', assetKind: 'image', enabled: false },
             { id: 'c', type: 'asset', assetId: 'x', assetKind: 'video', transition: { type: 'none', durationMs: 0 } },
           ],
@@ -376,7 +451,11 @@ t.test('manifest items in the playlists module shape: dayparts from/to, 24:00, t
     media: [],
   });
   const items = (m.timeline[0]!.content as any).playlist.items;
-  t.same(items.map((i: any) => i.id), ['a', 'c'], 'disabled item dropped');
+  t.same(
+    items.map((i: any) => i.id),
+    ['a', 'c'],
+    'disabled item dropped',
+  );
   t.same(items[0].dayParts, [{ days: [6], start: 1200, end: 1440 }]);
   t.same(items[0].transition, { type: 'slide', durationMs: 300 });
   t.equal(items[0].durationMs, 7000);
@@ -403,7 +482,17 @@ t.test('layouts in the layouts module shape: background object, zone content, zo
             height: 1920,
             background: { color: '#112233', assetId: 'bg' },
             zones: [
-              { id: 'top', x: 0, y: 0, width: 1080, height: 1200, zIndex: 2, fit: 'cover', content: { type: 'playlist', playlistId: 'p' }, playlist: { id: 'p', items: [{ id: 'i', assetId: 'x', assetKind: 'image' }] } },
+              {
+                id: 'top',
+                x: 0,
+                y: 0,
+                width: 1080,
+                height: 1200,
+                zIndex: 2,
+                fit: 'cover',
+                content: { type: 'playlist', playlistId: 'p' },
+                playlist: { id: 'p', items: [{ id: 'i', assetId: 'x', assetKind: 'image' }] },
+              },
               { id: 'bottom', x: 0, y: 1200, width: 1080, height: 720, content: { type: 'asset', assetId: 'y', durationMs: 4000 } },
             ],
           },
@@ -418,7 +507,11 @@ t.test('layouts in the layouts module shape: background object, zone content, zo
   t.match(layout, { id: 'L', width: 1080, height: 1920, background: '#112233', backgroundAssetId: 'bg' });
   t.equal(layout.zones[0].playlist.items[0].fit, 'cover', "the zone's fit applies to its items");
   t.equal(layout.zones[0].zIndex, 2);
-  t.same(layout.zones[1].playlist.items.map((i: any) => [i.assetId, i.kind, i.durationMs]), [['y', 'video', 4000]], 'a single-asset zone');
+  t.same(
+    layout.zones[1].playlist.items.map((i: any) => [i.assetId, i.kind, i.durationMs]),
+    [['y', 'video', 4000]],
+    'a single-asset zone',
+  );
 });
 
 t.test('manifest items as the content module builds them: windows, PDF pages, poster, muted, refreshAfter', async (t) => {
@@ -439,9 +532,63 @@ t.test('manifest items as the content module builds them: windows, PDF pages, po
           id: 'p',
           name: 'P',
           items: [
-            { id: 'w', playlistId: 'p', kind: 'image', assetId: 'x', variantId: 'vx', posterVariantId: null, pageVariantIds: [], url: null, name: 'x', durationMs: 5000, transition: { type: 'fade', durationMs: 500 }, validFrom: null, validUntil: null, dayparts: [], windows: [{ startsAt: iso(base + H), endsAt: iso(base + 2 * H) }], fit: 'contain', muted: true },
-            { id: 'd', playlistId: 'p', kind: 'pdf', assetId: 'y', variantId: null, posterVariantId: null, pageVariantIds: ['p1', 'p2'], url: null, name: 'doc', durationMs: 20000, transition: { type: 'none', durationMs: 0 }, validFrom: null, validUntil: null, dayparts: [], windows: null, fit: 'contain', muted: true },
-            { id: 'v', playlistId: 'p', kind: 'video', assetId: 'z', variantId: 'vz', posterVariantId: 'pz', pageVariantIds: [], url: null, name: 'clip', durationMs: 4000, transition: { type: 'fade', durationMs: 500 }, validFrom: null, validUntil: null, dayparts: [], windows: [], fit: 'cover', muted: false },
+            {
+              id: 'w',
+              playlistId: 'p',
+              kind: 'image',
+              assetId: 'x',
+              variantId: 'vx',
+              posterVariantId: null,
+              pageVariantIds: [],
+              url: null,
+              name: 'x',
+              durationMs: 5000,
+              transition: { type: 'fade', durationMs: 500 },
+              validFrom: null,
+              validUntil: null,
+              dayparts: [],
+              windows: [{ startsAt: iso(base + H), endsAt: iso(base + 2 * H) }],
+              fit: 'contain',
+              muted: true,
+            },
+            {
+              id: 'd',
+              playlistId: 'p',
+              kind: 'pdf',
+              assetId: 'y',
+              variantId: null,
+              posterVariantId: null,
+              pageVariantIds: ['p1', 'p2'],
+              url: null,
+              name: 'doc',
+              durationMs: 20000,
+              transition: { type: 'none', durationMs: 0 },
+              validFrom: null,
+              validUntil: null,
+              dayparts: [],
+              windows: null,
+              fit: 'contain',
+              muted: true,
+            },
+            {
+              id: 'v',
+              playlistId: 'p',
+              kind: 'video',
+              assetId: 'z',
+              variantId: 'vz',
+              posterVariantId: 'pz',
+              pageVariantIds: [],
+              url: null,
+              name: 'clip',
+              durationMs: 4000,
+              transition: { type: 'fade', durationMs: 500 },
+              validFrom: null,
+              validUntil: null,
+              dayparts: [],
+              windows: [],
+              fit: 'cover',
+              muted: false,
+            },
           ],
         },
       },
@@ -490,7 +637,15 @@ t.test('noise meter: ten-second grid buckets, split samples, hysteresis triggers
   m.tick(g + 20_000);
   const batch = m.batch();
   t.equal(batch.length, 2);
-  t.same(batch[0], { startedAt: '2026-03-07T10:00:00.000Z', averageLevel: 65, peakLevel: 80, monitoredMs: 10_000, warningMs: 0, loudMs: 5000, triggerCount: 1 });
+  t.same(batch[0], {
+    startedAt: '2026-03-07T10:00:00.000Z',
+    averageLevel: 65,
+    peakLevel: 80,
+    monitoredMs: 10_000,
+    warningMs: 0,
+    loudMs: 5000,
+    triggerCount: 1,
+  });
   t.match(batch[1], { startedAt: '2026-03-07T10:00:10.000Z', monitoredMs: 9000, loudMs: 4500, warningMs: 1500, peakLevel: 90, triggerCount: 1 });
   for (const b of batch) t.equal(Date.parse(b.startedAt) % BUCKET_MS, 0, 'on the grid');
   m.acknowledge(batch, 1);

@@ -73,7 +73,9 @@ t.test('GET /install.sh: the player installer for this server, lint-clean, insta
     const r = await run(['--root', root]);
     t.equal(r.status, 0, `run ${i}: ${r.out}`);
   }
-  const users = readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').filter((l) => l.startsWith('placard-player:'));
+  const users = readFileSync(path.join(root, 'etc/passwd'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('placard-player:'));
   t.equal(users.length, 1, 'one kiosk user after two runs');
   t.match(users[0], /:\/usr\/sbin\/nologin$/);
   const env = readFileSync(path.join(root, 'etc/placard-player/player.env'), 'utf8');
@@ -191,7 +193,10 @@ t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin,
   const binary = randomBytes(50_000);
   const editor = await signIn(app, { role: 'editor' });
   t.equal((await put(binary, editor.headers)).status, 403, 'admins only');
-  t.equal((await app.json('/api/v1/install/mirroring/receiver', { method: 'PUT', body: binary, headers: { 'content-type': 'application/octet-stream' } })).status, 401);
+  t.equal(
+    (await app.json('/api/v1/install/mirroring/receiver', { method: 'PUT', body: binary, headers: { 'content-type': 'application/octet-stream' } })).status,
+    401,
+  );
   t.equal((await put(binary, owner.headers, 'application/json')).status, 415, 'the body is the binary');
   const empty = await put(Buffer.alloc(0));
   t.equal(empty.status, 400);
@@ -199,10 +204,19 @@ t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin,
   const tooBig = await new Promise<number>((resolve, reject) => {
     // Declares more than the limit: refused before a byte is stored.
     const u = new URL(app.url);
-    const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/install/mirroring/receiver', method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream', 'content-length': String(300 * 1024 * 1024) } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = http.request(
+      {
+        hostname: u.hostname,
+        port: u.port,
+        path: '/api/v1/install/mirroring/receiver',
+        method: 'PUT',
+        headers: { ...owner.headers, 'content-type': 'application/octet-stream', 'content-length': String(300 * 1024 * 1024) },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.write(randomBytes(1024));
   });
@@ -210,9 +224,18 @@ t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin,
 
   const uploaded = await put(binary);
   t.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
-  t.match(uploaded.body.data, { sha256: sha256(binary), sizeBytes: binary.length, url: '/api/v1/install/mirroring/receiver', installScriptUrl: '/install-mirroring.sh' });
+  t.match(uploaded.body.data, {
+    sha256: sha256(binary),
+    sizeBytes: binary.length,
+    url: '/api/v1/install/mirroring/receiver',
+    installScriptUrl: '/install-mirroring.sh',
+  });
   const settings = await app.json('/api/v1/settings', { headers: owner.headers });
-  t.match(settings.body.data.provisioning.mirroringReceiver, { fileName: `receiver-${sha256(binary)}`, sha256: sha256(binary), sizeBytes: binary.length }, 'recorded in the settings');
+  t.match(
+    settings.body.data.provisioning.mirroringReceiver,
+    { fileName: `receiver-${sha256(binary)}`, sha256: sha256(binary), sizeBytes: binary.length },
+    'recorded in the settings',
+  );
   const patch = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { provisioning: { mirroringReceiver: null } } });
   t.equal(patch.status, 400, 'the setting is not PATCHed: the upload route owns it');
   t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(binary)}`], 'one file, no partial left');
@@ -243,7 +266,10 @@ t.test('mirroring receiver: 404 saying how to provide one, uploaded by an admin,
   // last, its file is there, and only it.
   const v3 = randomBytes(800);
   const racing = await contended(app, () => [put(v3), put(v2)]);
-  t.same(racing.map((r) => r.status), [200, 200]);
+  t.same(
+    racing.map((r) => r.status),
+    [200, 200],
+  );
   const served = Buffer.from(await (await app.fetch('/api/v1/install/mirroring/receiver')).arrayBuffer());
   t.ok([sha256(v2), sha256(v3)].includes(sha256(served)), 'the receiver is still served');
   t.same(readdirSync(path.join(app.dataDir, 'releases/mirroring')), [`receiver-${sha256(served)}`], 'with exactly its own file');

@@ -64,7 +64,7 @@ t.test('every registered route enforces its auth kind', async (t) => {
   });
   t.equal(made.status, 201);
   const integration = { authorization: `Bearer ${made.body.data.token}` };
-  const unknownIntegration = { authorization: `Bearer ${made.body.data.token.replace(/\.[^.]+$/, '.' + 'A'.repeat(43))}` };
+  const unknownIntegration = { authorization: `Bearer ${made.body.data.token.replace(/\.[^.]+$/, `.${'A'.repeat(43)}`)}` };
   const deviceLike = { authorization: 'Bearer svc_device_abcdefgh.abcdefghijklmnopqrstuvwxyz' };
   const malformed = { authorization: 'Bearer not-a-placard-credential' };
 
@@ -74,14 +74,15 @@ t.test('every registered route enforces its auth kind', async (t) => {
     const kinds = authKinds(route);
     if (kinds.includes('public')) continue;
     const path = concrete(route.path);
-    const init = (headers: Record<string, string>, p = path) => [
-      p,
-      {
-        method: route.method,
-        headers: { ...headers, ...(route.body ? { 'content-type': 'application/json' } : {}) },
-        ...(route.body ? { body: '{}' } : {}),
-      },
-    ] as const;
+    const init = (headers: Record<string, string>, p = path) =>
+      [
+        p,
+        {
+          method: route.method,
+          headers: { ...headers, ...(route.body ? { 'content-type': 'application/json' } : {}) },
+          ...(route.body ? { body: '{}' } : {}),
+        },
+      ] as const;
     const expect401 = async (headers: Record<string, string>, code: string, what: string) => {
       const res = await app.json(...init(headers));
       t.equal(res.status, 401, `${label(route)} ${what}: 401`);

@@ -20,8 +20,14 @@ t.test('coverage matches routes by method and path shape, HEAD through GET', asy
     { method: 'GET', path: '/extra' },
   ]);
   t.equal(result.done, 2);
-  t.same(result.missing.map((r) => r.path), ['/b']);
-  t.same(result.extensions.map((r) => r.path), ['/extra']);
+  t.same(
+    result.missing.map((r) => r.path),
+    ['/b'],
+  );
+  t.same(
+    result.extensions.map((r) => r.path),
+    ['/extra'],
+  );
   t.same(result.sections.get('s2'), { total: 1, done: 0 });
 });
 

@@ -12,7 +12,11 @@ t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed fo
   const owner = await signIn(app);
   const s = await pairScreen(app, owner);
   const other = await pairScreen(app, owner, { name: 'Other' });
-  const made = await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload', params: { hard: true }, expiresInSec: 600 } });
+  const made = await app.json(`/api/v1/screens/${s.screenId}/commands`, {
+    method: 'POST',
+    headers: owner.headers,
+    json: { type: 'reload', params: { hard: true }, expiresInSec: 600 },
+  });
   t.equal(made.status, 201);
   t.match(made.body.data, { type: 'reload', state: 'queued', params: { hard: true }, screenId: s.screenId, createdBy: owner.user.id });
   const id = made.body.data.id;
@@ -21,55 +25,109 @@ t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed fo
   const hb = await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} });
   t.equal(hb.body.data.pendingCommands, 1, 'the heartbeat tells a polling player there is work');
   const polled = await app.json('/api/v1/player/commands', { headers: s.headers });
-  t.same(polled.body.data.items.map((c: any) => [c.id, c.state]), [[id, 'delivered']]);
+  t.same(
+    polled.body.data.items.map((c: any) => [c.id, c.state]),
+    [[id, 'delivered']],
+  );
   t.same((await app.json('/api/v1/player/commands', { headers: other.headers })).body.data.items, [], 'only its own commands');
-  t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: other.headers })).status, 404, 'another screen’s command is 404');
+  t.equal(
+    (await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: other.headers })).status,
+    404,
+    'another screen’s command is 404',
+  );
 
   const ack = await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers });
   t.equal(ack.body.data.state, 'acknowledged');
   t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 200, 'acknowledge is idempotent');
   t.same((await app.json('/api/v1/player/commands', { headers: s.headers })).body.data.items, [], 'acknowledged commands are not delivered again');
-  const done = await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
+  const done = await app.json(`/api/v1/player/commands/${id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } },
+  });
   t.equal(done.status, 200);
   t.match(done.body.data, { state: 'succeeded', result: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
   t.ok(done.body.data.completedAt);
-  const retry = await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } } });
+  const retry = await app.json(`/api/v1/player/commands/${id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 120 } },
+  });
   t.equal(retry.status, 200, 'the identical result again is fine (a retry)');
   t.equal(retry.body.data.completedAt, done.body.data.completedAt, 'a retry changes nothing');
-  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 409, 'the same status with another message is not a retry');
-  t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 121 } } })).status, 409, 'nor with another output');
+  t.equal(
+    (await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status,
+    409,
+    'the same status with another message is not a retry',
+  );
+  t.equal(
+    (
+      await app.json(`/api/v1/player/commands/${id}/result`, {
+        method: 'POST',
+        headers: s.headers,
+        json: { status: 'succeeded', message: 'reloaded', output: { tookMs: 121 } },
+      })
+    ).status,
+    409,
+    'nor with another output',
+  );
   t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed' } })).status, 409);
   t.equal((await app.json(`/api/v1/player/commands/${id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
 
-  const failed = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'clear_cache' } })).body.data;
-  const res = await app.json(`/api/v1/player/commands/${failed.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed', message: 'disk busy' } });
+  const failed = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'clear_cache' } })).body
+    .data;
+  const res = await app.json(`/api/v1/player/commands/${failed.id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'failed', message: 'disk busy' },
+  });
   t.equal(res.body.data.state, 'failed');
 
   const list = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { headers: owner.headers })).body.data.items;
-  t.same(list.map((c: any) => c.state), ['failed', 'succeeded'], 'newest first');
+  t.same(
+    list.map((c: any) => c.state),
+    ['failed', 'succeeded'],
+    'newest first',
+  );
   t.same((await app.json(`/api/v1/screens/${s.screenId}/commands?state=succeeded`, { headers: owner.headers })).body.data.items.length, 1);
   t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${id}`, { headers: owner.headers })).body.data.id, id);
 
   // Bad input.
   t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'self_destruct' } })).status, 400);
-  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload', expiresInSec: 1 } })).status, 400);
+  t.equal(
+    (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload', expiresInSec: 1 } })).status,
+    400,
+  );
   t.equal((await app.json(`/api/v1/player/commands/${id}/result`, { method: 'POST', headers: s.headers, json: { status: 'maybe' } })).status, 400);
   const editor = await signIn(app, { role: 'editor' });
   t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: editor.headers, json: { type: 'reboot' } })).status, 403);
   await app.json(`/api/v1/screens/${s.screenId}/disable`, { method: 'POST', headers: owner.headers });
-  t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot' } })).status, 409, 'a disabled screen takes no commands');
+  t.equal(
+    (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot' } })).status,
+    409,
+    'a disabled screen takes no commands',
+  );
 });
 
 t.test('expiry: an unacknowledged command expires and is no longer delivered', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const s = await pairScreen(app, owner);
-  const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot', expiresInSec: 10 } })).body.data;
-  await app.deps.db.updateTable('screen_commands').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', c.id).execute();
+  const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reboot', expiresInSec: 10 } }))
+    .body.data;
+  await app.deps.db
+    .updateTable('screen_commands')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', c.id)
+    .execute();
   t.same((await app.json('/api/v1/player/commands', { headers: s.headers })).body.data.items, []);
   t.equal((await app.json(`/api/v1/screens/${s.screenId}/commands/${c.id}`, { headers: owner.headers })).body.data.state, 'expired');
   t.equal((await app.json(`/api/v1/player/commands/${c.id}/acknowledge`, { method: 'POST', headers: s.headers })).status, 409);
-  t.equal((await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status, 409, 'too late to succeed');
+  t.equal(
+    (await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded' } })).status,
+    409,
+    'too late to succeed',
+  );
   const late = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'failed', message: 'expired' } });
   t.equal(late.status, 200, 'reporting an expired command as failed is fine');
   t.equal(late.body.data.state, 'expired');
@@ -84,15 +142,29 @@ t.test('screenshot results carry an image stored as media', async (t) => {
   const owner = await signIn(app);
   const s = await pairScreen(app, owner);
   const c = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'screenshot' } })).body.data;
-  const png = await sharp({ create: { width: 64, height: 36, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 36, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+    .png()
+    .toBuffer();
   const sha = createHash('sha256').update(png).digest('hex');
 
-  const notImage = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: Buffer.from('<svg/>').toString('base64') } } });
+  const notImage = await app.json(`/api/v1/player/commands/${c.id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: Buffer.from('<svg/>').toString('base64') } },
+  });
   t.equal(notImage.status, 400, 'bytes that are not an image are refused');
-  const wrongType = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/jpeg', dataBase64: png.toString('base64') } } });
+  const wrongType = await app.json(`/api/v1/player/commands/${c.id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', screenshot: { contentType: 'image/jpeg', dataBase64: png.toString('base64') } },
+  });
   t.equal(wrongType.status, 400, 'the declared type must match the bytes');
 
-  const ok = await app.json(`/api/v1/player/commands/${c.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } } });
+  const ok = await app.json(`/api/v1/player/commands/${c.id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } },
+  });
   t.equal(ok.status, 200);
   t.match(ok.body.data.screenshot, { contentType: 'image/png', sha256: sha });
   const img = await app.fetch(ok.body.data.screenshot.url, { headers: owner.headers });
@@ -105,7 +177,11 @@ t.test('screenshot results carry an image stored as media', async (t) => {
   t.equal((await app.fetch(ok.body.data.screenshot.url)).status, 401, 'people only');
 
   const reload = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } })).body.data;
-  const stray = await app.json(`/api/v1/player/commands/${reload.id}/result`, { method: 'POST', headers: s.headers, json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } } });
+  const stray = await app.json(`/api/v1/player/commands/${reload.id}/result`, {
+    method: 'POST',
+    headers: s.headers,
+    json: { status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: png.toString('base64') } },
+  });
   t.equal(stray.status, 400, 'only a screenshot command carries an image');
   t.equal((await app.fetch(`/api/v1/screens/${s.screenId}/commands/${reload.id}/screenshot`, { headers: owner.headers })).status, 404);
 });
@@ -122,11 +198,19 @@ t.test('results race: the write is conditional on the state, so the second diffe
   const first = await reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted' });
   t.equal(first.state, 'succeeded');
   await t.rejects(reportResult(app.deps, stale, { status: 'failed', message: 'no power' }), { code: 'conflict' }, 'the loser of the race is refused');
-  await t.rejects(reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted twice' }), { code: 'conflict' }, 'the same status with another message too');
+  await t.rejects(
+    reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted twice' }),
+    { code: 'conflict' },
+    'the same status with another message too',
+  );
   const row = await read();
   t.equal(row.state, 'succeeded', 'the winner’s outcome stands');
   t.same(JSON.parse(row.result!), { status: 'succeeded', message: 'rebooted', output: null });
-  t.equal((await reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted' })).state, 'succeeded', 'an identical result from the stale read is a retry: answered, not refused');
+  t.equal(
+    (await reportResult(app.deps, stale, { status: 'succeeded', message: 'rebooted' })).state,
+    'succeeded',
+    'an identical result from the stale read is a retry: answered, not refused',
+  );
   t.equal((await read()).completed_at, row.completed_at);
 
   // The expiry sweep getting there first counts too.
@@ -139,7 +223,9 @@ t.test('results race: the write is conditional on the state, so the second diffe
   for (let i = 0; i < 5; i++) {
     const e = (await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } })).body.data;
     const [a, b] = await Promise.all(
-      (['succeeded', 'failed'] as const).map((status) => app.json(`/api/v1/player/commands/${e.id}/result`, { method: 'POST', headers: s.headers, json: { status } })),
+      (['succeeded', 'failed'] as const).map((status) =>
+        app.json(`/api/v1/player/commands/${e.id}/result`, { method: 'POST', headers: s.headers, json: { status } }),
+      ),
     );
     t.same([a!.status, b!.status].sort(), [200, 409], `race ${i}: one 200, one 409`);
     const winner = a!.status === 200 ? 'succeeded' : 'failed';
@@ -151,7 +237,7 @@ t.test('socket delivery: command.pending is pushed at once; delivered only once 
   const app = await startApp(t);
   const owner = await signIn(app);
   const s = await pairScreen(app, owner);
-  const ws = new WebSocket(app.url.replace(/^http/, 'ws') + '/api/v1/player/socket', { headers: s.headers });
+  const ws = new WebSocket(`${app.url.replace(/^http/, 'ws')}/api/v1/player/socket`, { headers: s.headers });
   t.teardown(() => ws.terminate());
   const messages: any[] = [];
   const waiting = new Map<string, (m: any) => void>();
@@ -179,7 +265,10 @@ t.test('socket delivery: command.pending is pushed at once; delivered only once 
   t.equal((await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} })).body.data.pendingCommands, 1);
 
   const fetched = await app.json('/api/v1/player/commands', { headers: s.headers });
-  t.same(fetched.body.data.items.map((c: any) => [c.id, c.type, c.state]), [[made.body.data.id, 'screenshot', 'delivered']]);
+  t.same(
+    fetched.body.data.items.map((c: any) => [c.id, c.type, c.state]),
+    [[made.body.data.id, 'screenshot', 'delivered']],
+  );
   const console2 = await app.json(`/api/v1/screens/${s.screenId}/commands/${made.body.data.id}`, { headers: owner.headers });
   t.equal(console2.body.data.state, 'delivered', 'fetching GET player/commands marks it delivered');
   t.ok(console2.body.data.deliveredAt);

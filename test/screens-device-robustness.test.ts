@@ -15,7 +15,15 @@ const BODIES: [string, string][] = [
   ['prototype keys', '{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}'],
   ['deep nesting', JSON.stringify(nested)],
   ['wrong types', JSON.stringify({ status: 1, noiseMeter: [], playerFamily: {}, screenshot: 'x', output: 5, message: [], currentPlaylistId: 7 })],
-  ['noise oddities', JSON.stringify({ noiseMeter: { currentLevel: 1e308, pendingHistory: [{ startedAt: '9999-12-31T23:59:50Z', averageLevel: -0, peakLevel: 0, monitoredMs: 0, warningMs: 0, loudMs: 0 }] } })],
+  [
+    'noise oddities',
+    JSON.stringify({
+      noiseMeter: {
+        currentLevel: 1e308,
+        pendingHistory: [{ startedAt: '9999-12-31T23:59:50Z', averageLevel: -0, peakLevel: 0, monitoredMs: 0, warningMs: 0, loudMs: 0 }],
+      },
+    }),
+  ],
   ['bad base64', JSON.stringify({ status: 'succeeded', screenshot: { contentType: 'image/png', dataBase64: '!!!!' } })],
   ['unicode', JSON.stringify({ playerVersion: '\ud800', deviceName: '\u0000'.repeat(50) })],
   ['truncated', '{"noiseMeter": {'],

@@ -21,12 +21,16 @@ t.test('a process ingesting heartbeats is killed -9; every accepted bucket survi
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
   };
-  const setup = await call('/api/v1/auth/setup', { method: 'POST', json: { email: 'o@example.test', password: 'correct horse battery staple', displayName: 'O' } });
+  const setup = await call('/api/v1/auth/setup', {
+    method: 'POST',
+    json: { email: 'o@example.test', password: 'correct horse battery staple', displayName: 'O' },
+  });
   t.equal(setup.status, 201);
   const admin = { cookie: cookieHeader(setup as never), 'x-csrf-token': setup.body.data.csrfToken };
   const session = (await call('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'edge' } })).body.data;
   await call(`/api/v1/screens/pairing/${session.id}/approve`, { method: 'POST', headers: admin, json: { name: 'Durable' } });
-  const token = (await call(`/api/v1/player/pairing-sessions/${session.id}`, { headers: { 'x-pairing-secret': session.pollSecret } })).body.data.enrollmentToken;
+  const token = (await call(`/api/v1/player/pairing-sessions/${session.id}`, { headers: { 'x-pairing-secret': session.pollSecret } })).body.data
+    .enrollmentToken;
   const { screenId, credential } = (await call('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: token } })).body.data;
 
   const base = Math.floor(Date.now() / 10_000) * 10_000 - 24 * 3600_000;
@@ -58,7 +62,7 @@ t.test('a process ingesting heartbeats is killed -9; every accepted bucket survi
           return bucket;
         });
         try {
-          const res = await fetch(server.url + '/api/v1/player/heartbeat', {
+          const res = await fetch(`${server.url}/api/v1/player/heartbeat`, {
             method: 'POST',
             headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
             body: JSON.stringify({ noiseMeter: { status: 'normal', pendingHistory: buckets } }),
@@ -94,7 +98,7 @@ t.test('a process ingesting heartbeats is killed -9; every accepted bucket survi
 
   // Restart on the same data directory: migrations, WAL recovery.
   const again = await startServerProcess(t, dataDir);
-  const res = await fetch(again.url + '/healthz');
+  const res = await fetch(`${again.url}/healthz`);
   t.equal(res.status, 200);
   again.child.kill('SIGTERM');
   await again.exited;

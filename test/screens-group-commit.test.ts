@@ -39,7 +39,10 @@ t.test('one job that throws fails only its own caller; the others in the batch c
     }),
   ]);
   t.equal(seen.length, 3);
-  t.ok(seen.every((x) => x === seen[0]), 'the three jobs shared one transaction (one batch)');
+  t.ok(
+    seen.every((x) => x === seen[0]),
+    'the three jobs shared one transaction (one batch)',
+  );
   t.same(results, [
     { status: 'fulfilled', value: 'A' },
     { status: 'rejected', reason: boom },
@@ -60,7 +63,10 @@ t.test('a job failing on a constraint (an SQLite error) does not take its neighb
     }),
     groupCommit(db, (trx) => insert(trx, 'z').then(() => 3)),
   ]);
-  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   t.match((results[1] as PromiseRejectedResult).reason, { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
   t.same(await ids(), ['taken', 'x', 'z'], '"y" was rolled back with its job');
   // The committer keeps working after a failed job.

@@ -12,11 +12,28 @@ t.test('groups: create, members, patch, delete', async (t) => {
   t.equal(g.status, 201);
   t.match(g.body.data, { name: 'Wall', screenIds: [b.screenId], memberCount: 1, hasSpan: false, hasPolicy: false });
   const id = g.body.data.id;
-  t.equal((await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'X', screenIds: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] } })).status, 404);
-  const added = await app.json(`/api/v1/screen-groups/${id}/screens`, { method: 'POST', headers: owner.headers, json: { screenIds: [a.screenId, b.screenId] } });
+  t.equal(
+    (
+      await app.json('/api/v1/screen-groups', {
+        method: 'POST',
+        headers: owner.headers,
+        json: { name: 'X', screenIds: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] },
+      })
+    ).status,
+    404,
+  );
+  const added = await app.json(`/api/v1/screen-groups/${id}/screens`, {
+    method: 'POST',
+    headers: owner.headers,
+    json: { screenIds: [a.screenId, b.screenId] },
+  });
   t.same(added.body.data.screenIds, [a.screenId, b.screenId], 'members by name; adding twice is fine');
   t.same((await app.json(`/api/v1/screens/${a.screenId}`, { headers: owner.headers })).body.data.groupIds, [id]);
-  const renamed = await app.json(`/api/v1/screen-groups/${id}`, { method: 'PATCH', headers: owner.headers, json: { name: 'Video wall', description: 'lobby' } });
+  const renamed = await app.json(`/api/v1/screen-groups/${id}`, {
+    method: 'PATCH',
+    headers: owner.headers,
+    json: { name: 'Video wall', description: 'lobby' },
+  });
   t.match(renamed.body.data, { name: 'Video wall', description: 'lobby' });
   const listed = (await app.json('/api/v1/screen-groups?q=video', { headers: owner.headers })).body.data.items;
   t.equal(listed.length, 1);
@@ -33,7 +50,9 @@ t.test('span: grid, bezel compensation, each panel’s slice for the player', as
   const screens = [];
   for (const n of ['TL', 'TR', 'BL', 'BR']) screens.push(await pairScreen(app, owner, { name: n }));
   const outsider = await pairScreen(app, owner, { name: 'Out' });
-  const g = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'Wall', screenIds: screens.map((s) => s.screenId) } })).body.data;
+  const g = (
+    await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'Wall', screenIds: screens.map((s) => s.screenId) } })
+  ).body.data;
   t.same((await app.json(`/api/v1/screen-groups/${g.id}/span`, { headers: owner.headers })).body.data, null);
   const cells = screens.map((s, i) => ({ screenId: s.screenId, row: Math.floor(i / 2), column: i % 2 }));
   const body = { rows: 2, columns: 2, panel: { widthPx: 1920, heightPx: 1080 }, bezel: { horizontalPx: 40, verticalPx: 30 }, cells };
@@ -43,7 +62,8 @@ t.test('span: grid, bezel compensation, each panel’s slice for the player', as
   t.same(put.body.data.cells[3].viewport, { xPx: 1960, yPx: 1110, widthPx: 1920, heightPx: 1080 });
   t.same((await app.json(`/api/v1/screen-groups/${g.id}/span`, { headers: owner.headers })).body.data, put.body.data);
 
-  const bad = async (json: unknown, label: string) => t.equal((await app.json(`/api/v1/screen-groups/${g.id}/span`, { method: 'PUT', headers: owner.headers, json })).status, 400, label);
+  const bad = async (json: unknown, label: string) =>
+    t.equal((await app.json(`/api/v1/screen-groups/${g.id}/span`, { method: 'PUT', headers: owner.headers, json })).status, 400, label);
   await bad({ ...body, cells: [{ ...cells[0], row: 2 }] }, 'outside the grid');
   await bad({ ...body, cells: [cells[0], { ...cells[1], row: 0, column: 0 }] }, 'two screens in a cell');
   await bad({ ...body, cells: [cells[0], { ...cells[0], column: 1 }] }, 'a screen in two cells');
@@ -71,13 +91,27 @@ t.test('policies: group and screen, effective policy with sources, player config
   const app = await startApp(t);
   const owner = await signIn(app);
   const s = await pairScreen(app, owner);
-  const gA = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'A first', screenIds: [s.screenId] } })).body.data;
-  const gB = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'B second', screenIds: [s.screenId] } })).body.data;
+  const gA = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'A first', screenIds: [s.screenId] } })).body
+    .data;
+  const gB = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'B second', screenIds: [s.screenId] } })).body
+    .data;
   t.same((await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { headers: owner.headers })).body.data, { policy: null });
-  t.equal((await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { method: 'PUT', headers: owner.headers, json: { heartbeatIntervalSec: 5 } })).status, 400, 'bounds');
-  t.equal((await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { method: 'PUT', headers: owner.headers, json: { nonsense: true } })).status, 400, 'unknown keys');
+  t.equal(
+    (await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { method: 'PUT', headers: owner.headers, json: { heartbeatIntervalSec: 5 } })).status,
+    400,
+    'bounds',
+  );
+  t.equal(
+    (await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { method: 'PUT', headers: owner.headers, json: { nonsense: true } })).status,
+    400,
+    'unknown keys',
+  );
   await app.json(`/api/v1/screen-groups/${gA.id}/policy`, { method: 'PUT', headers: owner.headers, json: { volumePercent: 40, screenshotsEnabled: false } });
-  await app.json(`/api/v1/screen-groups/${gB.id}/policy`, { method: 'PUT', headers: owner.headers, json: { volumePercent: 80, heartbeatIntervalSec: 60, logLevel: 'debug' } });
+  await app.json(`/api/v1/screen-groups/${gB.id}/policy`, {
+    method: 'PUT',
+    headers: owner.headers,
+    json: { volumePercent: 80, heartbeatIntervalSec: 60, logLevel: 'debug' },
+  });
   const put = await app.json(`/api/v1/screens/${s.screenId}/policy`, { method: 'PUT', headers: owner.headers, json: { logLevel: 'warn' } });
   t.same(put.body.data, { policy: { logLevel: 'warn' } });
 
@@ -119,12 +153,23 @@ t.test('display control: preview and apply queue display commands per member', a
   await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: on.headers, json: {} });
   await app.json(`/api/v1/screens/${dis.screenId}/disable`, { method: 'POST', headers: owner.headers });
   await app.json(`/api/v1/screens/${nopol.screenId}/policy`, { method: 'PUT', headers: owner.headers, json: { displayControlEnabled: false } });
-  const g = (await app.json('/api/v1/screen-groups', { method: 'POST', headers: owner.headers, json: { name: 'G', screenIds: [on.screenId, off.screenId, dis.screenId, nopol.screenId] } })).body.data;
+  const g = (
+    await app.json('/api/v1/screen-groups', {
+      method: 'POST',
+      headers: owner.headers,
+      json: { name: 'G', screenIds: [on.screenId, off.screenId, dis.screenId, nopol.screenId] },
+    })
+  ).body.data;
   const preview = await app.json(`/api/v1/screen-groups/${g.id}/display-control/preview?action=display_off`, { headers: owner.headers });
   t.equal(preview.status, 200);
   t.same(
     preview.body.data.members.map((m: any) => [m.name, m.willQueue]),
-    [['A online', true], ['B never seen', true], ['C disabled', false], ['D no control', false]],
+    [
+      ['A online', true],
+      ['B never seen', true],
+      ['C disabled', false],
+      ['D no control', false],
+    ],
   );
   t.match(preview.body.data.members[1].reason, /pending/);
   t.equal((await app.json(`/api/v1/screen-groups/${g.id}/display-control/preview`, { headers: owner.headers })).status, 400, 'action required');
@@ -135,5 +180,8 @@ t.test('display control: preview and apply queue display commands per member', a
   t.equal(applied.body.data.queued.length, 2);
   t.equal(applied.body.data.skipped.length, 2);
   const polled = await app.json('/api/v1/player/commands', { headers: on.headers });
-  t.same(polled.body.data.items.map((c: any) => c.type), ['display_off']);
+  t.same(
+    polled.body.data.items.map((c: any) => c.type),
+    ['display_off'],
+  );
 });

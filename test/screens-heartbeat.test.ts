@@ -24,7 +24,15 @@ async function setup(t: Test) {
 }
 
 const bucketCount = async (app: TestApp, screen: PairedScreen) =>
-  Number((await app.deps.db.selectFrom('noise_buckets').select((eb) => eb.fn.countAll<number>().as('n')).where('screen_id', '=', screen.screenId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await app.deps.db
+        .selectFrom('noise_buckets')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('screen_id', '=', screen.screenId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 t.test('success: 200 with ignoredFields, noiseHistory.accepted, serverTime, manifestRevision, heartbeatIntervalSec', async (t) => {
   const { beat } = await setup(t);
@@ -56,7 +64,12 @@ t.test('the screen comes from the credential; a screenId in the body changes not
 
 t.test('credentials: unknown/malformed 401 invalid_credential, revoked 401 credential_revoked, disabled 403 screen_disabled', async (t) => {
   const { app, owner, screen, beat } = await setup(t);
-  for (const auth of ['Bearer svc_device_nope', 'Bearer svc_device_abcdefgh.abcdefghijklmnopqrstuvwxyz', `Bearer ${screen.credential}x`, 'Bearer svc_device_' + '.'.repeat(30)]) {
+  for (const auth of [
+    'Bearer svc_device_nope',
+    'Bearer svc_device_abcdefgh.abcdefghijklmnopqrstuvwxyz',
+    `Bearer ${screen.credential}x`,
+    `Bearer svc_device_${'.'.repeat(30)}`,
+  ]) {
     const res = await beat({}, { authorization: auth });
     t.equal(res.status, 401, auth);
     t.equal(res.body.error.code, 'invalid_credential', auth);
@@ -100,7 +113,10 @@ t.test('invalid bodies: 400 validation_failed with details', async (t) => {
       const { [field]: _gone, ...rest } = bucket(0);
       return [`required ${field} missing`, { noiseMeter: { pendingHistory: [rest] } }];
     }),
-    ...(['startedAt', 'averageLevel', 'peakLevel', 'monitoredMs', 'warningMs', 'loudMs'] as const).map((field): [string, unknown] => [`required ${field} null`, { noiseMeter: { pendingHistory: [bucket(0, { [field]: null })] } }]),
+    ...(['startedAt', 'averageLevel', 'peakLevel', 'monitoredMs', 'warningMs', 'loudMs'] as const).map((field): [string, unknown] => [
+      `required ${field} null`,
+      { noiseMeter: { pendingHistory: [bucket(0, { [field]: null })] } },
+    ]),
     ['startedAt a number', { noiseMeter: { pendingHistory: [bucket(0, { startedAt: GRID })] } }],
     ['startedAt an object', { noiseMeter: { pendingHistory: [bucket(0, { startedAt: { at: bucket(0).startedAt } })] } }],
     ['monitoredMs not an integer', { noiseMeter: { pendingHistory: [bucket(0, { monitoredMs: 9999.5 })] } }],
@@ -119,14 +135,24 @@ t.test('invalid bodies: 400 validation_failed with details', async (t) => {
     t.ok(Array.isArray(res.body.error?.details?.issues) && res.body.error.details.issues.length > 0, `${label}: details`);
   }
   t.equal((await beat('hello')).status, 400, 'a JSON string is not a status document');
-  const malformed = await app.fetch('/api/v1/player/heartbeat', { method: 'POST', headers: { ...screen.headers, 'content-type': 'application/json' }, body: '{"noiseMeter":' });
+  const malformed = await app.fetch('/api/v1/player/heartbeat', {
+    method: 'POST',
+    headers: { ...screen.headers, 'content-type': 'application/json' },
+    body: '{"noiseMeter":',
+  });
   t.equal(malformed.status, 400);
   t.equal(await bucketCount(app, screen), 0, 'a rejected body stores nothing');
   const row = await app.deps.db.selectFrom('screens').select('last_heartbeat_at').where('id', '=', screen.screenId).executeTakeFirstOrThrow();
   t.equal(row.last_heartbeat_at, null, 'a rejected heartbeat does not count as contact');
 
   // The bounds themselves are fine.
-  const edge = await beat({ noiseMeter: { status: 'loud', currentLevel: 100, pendingHistory: [bucket(0, { averageLevel: 100, peakLevel: 100, monitoredMs: 10_000, warningMs: 10_000, loudMs: 10_000, triggerCount: 1000 })] } });
+  const edge = await beat({
+    noiseMeter: {
+      status: 'loud',
+      currentLevel: 100,
+      pendingHistory: [bucket(0, { averageLevel: 100, peakLevel: 100, monitoredMs: 10_000, warningMs: 10_000, loudMs: 10_000, triggerCount: 1000 })],
+    },
+  });
   t.equal(edge.status, 200);
   for (const status of ['active', 'normal', 'loud', 'unavailable', 'inactive']) t.equal((await beat({ noiseMeter: { status } })).status, 200, status);
   const full = await beat({ noiseMeter: { pendingHistory: Array.from({ length: 120 }, (_, i) => bucket(i + 1)) } });
@@ -164,7 +190,11 @@ t.test('startedAt is a strict RFC 3339 date-time on the ten-second grid; offsets
     const res = await one(startedAt);
     t.equal(res.status, 400, `${startedAt}: ${why}`);
     t.equal(res.body.error?.code, 'validation_failed', startedAt);
-    t.match(res.body.error?.details?.issues?.[0], { location: 'body', path: ['noiseMeter', 'pendingHistory', 0, 'startedAt'] }, `${startedAt}: the issue names the field`);
+    t.match(
+      res.body.error?.details?.issues?.[0],
+      { location: 'body', path: ['noiseMeter', 'pendingHistory', 0, 'startedAt'] },
+      `${startedAt}: the issue names the field`,
+    );
   }
   t.equal(await bucketCount(app, screen), 0, 'none of them stored anything');
 
@@ -182,13 +212,21 @@ t.test('startedAt is a strict RFC 3339 date-time on the ten-second grid; offsets
     t.equal(res.status, 200, startedAt);
     t.equal(res.body.data?.noiseHistory?.accepted, 1, startedAt);
   }
-  const stored = await app.deps.db.selectFrom('noise_buckets').select(['started_at', 'started_ms']).where('screen_id', '=', screen.screenId).orderBy('started_ms').execute();
+  const stored = await app.deps.db
+    .selectFrom('noise_buckets')
+    .select(['started_at', 'started_ms'])
+    .where('screen_id', '=', screen.screenId)
+    .orderBy('started_ms')
+    .execute();
   t.same(
     stored.map((r) => r.started_at),
     accepted.map(([, utc]) => utc).sort(),
     'each stored once, normalised to UTC',
   );
-  t.ok(stored.every((r) => r.started_ms === Date.parse(r.started_at) && r.started_ms % 10_000 === 0), 'started_ms is the same instant, on the grid');
+  t.ok(
+    stored.every((r) => r.started_ms === Date.parse(r.started_at) && r.started_ms % 10_000 === 0),
+    'started_ms is the same instant, on the grid',
+  );
   // The +02:00 bucket again, written in UTC: the same bucket, not a new one.
   t.equal((await one('2026-02-28T23:30:40Z')).body.data.noiseHistory.accepted, 1);
   t.equal(await bucketCount(app, screen), accepted.length);
@@ -196,7 +234,8 @@ t.test('startedAt is a strict RFC 3339 date-time on the ten-second grid; offsets
 
 t.test('playerFamily outside the enum is recorded as absent; architecture only for edge', async (t) => {
   const { app, screen, beat } = await setup(t);
-  const read = () => app.deps.db.selectFrom('screens').select(['player_family', 'player_architecture']).where('id', '=', screen.screenId).executeTakeFirstOrThrow();
+  const read = () =>
+    app.deps.db.selectFrom('screens').select(['player_family', 'player_architecture']).where('id', '=', screen.screenId).executeTakeFirstOrThrow();
   t.equal((await beat({ playerFamily: 'windows', playerArchitecture: 'x86_64' })).status, 200, 'an unknown family is not an error');
   t.same(await read(), { player_family: null, player_architecture: null });
   t.equal((await beat({ playerFamily: 42 })).status, 200);
@@ -228,7 +267,9 @@ t.test('malformed optional playback identifiers are dropped and named in ignored
   });
   t.equal(res.status, 200);
   t.same(res.body.data.ignoredFields.sort(), ['currentCampaignId', 'currentItemId', 'currentLayoutId', 'currentScheduleId']);
-  const status = JSON.parse((await app.deps.db.selectFrom('screens').select('last_status').where('id', '=', screen.screenId).executeTakeFirstOrThrow()).last_status!);
+  const status = JSON.parse(
+    (await app.deps.db.selectFrom('screens').select('last_status').where('id', '=', screen.screenId).executeTakeFirstOrThrow()).last_status!,
+  );
   t.equal(status.currentPlaylistId, good.toLowerCase(), 'a good identifier is kept');
   t.notOk('currentLayoutId' in status, 'a dropped identifier is not kept');
   t.equal(status.currentAssetId, null);
@@ -280,7 +321,10 @@ t.test('stored buckets carry the values sent; triggerCount may be omitted; each 
   );
 
   // The other screen sends a bucket with the same startedAt: its own row, untouched by the first.
-  const theirs = await beat({ noiseMeter: { pendingHistory: [bucket(0, { averageLevel: 77, peakLevel: 99, monitoredMs: 5000, warningMs: 10, loudMs: 20, triggerCount: 9 })] } }, other.headers);
+  const theirs = await beat(
+    { noiseMeter: { pendingHistory: [bucket(0, { averageLevel: 77, peakLevel: 99, monitoredMs: 5000, warningMs: 10, loudMs: 20, triggerCount: 9 })] } },
+    other.headers,
+  );
   t.equal(theirs.body.data.noiseHistory.accepted, 1);
   const both = await app.deps.db.selectFrom('noise_buckets').selectAll().where('started_at', '=', sent[0]!.startedAt).orderBy('average_level').execute();
   t.same(
@@ -298,8 +342,14 @@ t.test('concurrent retries of the same heartbeat never duplicate a bucket', asyn
   const { app, screen, beat } = await setup(t);
   const body = { noiseMeter: { pendingHistory: Array.from({ length: 120 }, (_, i) => bucket(i)) } };
   const results = await Promise.all(Array.from({ length: 12 }, () => beat(body)));
-  t.same(results.map((r) => r.status), Array(12).fill(200));
-  t.same(results.map((r) => r.body.data.noiseHistory.accepted), Array(12).fill(120));
+  t.same(
+    results.map((r) => r.status),
+    Array(12).fill(200),
+  );
+  t.same(
+    results.map((r) => r.body.data.noiseHistory.accepted),
+    Array(12).fill(120),
+  );
   t.equal(await bucketCount(app, screen), 120);
 });
 
@@ -317,16 +367,30 @@ t.test('extra fields are accepted and the last status document is kept; display 
   const list = await app.json(`/api/v1/screens/${screen.screenId}`, { headers: owner.headers });
   t.equal(list.status, 200);
   t.equal(list.body.data.status, 'online', 'online although the display reports off');
-  t.match(list.body.data.lastStatus, { os: { name: 'Debian' }, resolution: { width: 1920 }, displayControl: { power: 'off' }, somethingNew: [1, 2, 3], playerVersion: '3.0.0' });
+  t.match(list.body.data.lastStatus, {
+    os: { name: 'Debian' },
+    resolution: { width: 1920 },
+    displayControl: { power: 'off' },
+    somethingNew: [1, 2, 3],
+    playerVersion: '3.0.0',
+  });
   const listed = await app.json(`/api/v1/screens?status=online`, { headers: owner.headers });
-  t.same(listed.body.data.items.map((s: any) => s.id), [screen.screenId], 'the status filter agrees');
+  t.same(
+    listed.body.data.items.map((s: any) => s.id),
+    [screen.screenId],
+    'the status filter agrees',
+  );
   const row = await app.deps.db.selectFrom('screens').selectAll().where('id', '=', screen.screenId).executeTakeFirstOrThrow();
   t.equal(row.player_version, '3.0.0');
   t.match(JSON.parse(row.last_status!), { storage: { freeBytes: 123 } });
 
   // Display control saying "on" does not bring back a screen whose last contact is old.
   const hourAgo = Date.now() - 3600_000;
-  await app.deps.db.updateTable('screens').set({ last_seen_ms: hourAgo, last_seen_at: new Date(hourAgo).toISOString(), last_heartbeat_at: new Date(hourAgo).toISOString() }).where('id', '=', screen.screenId).execute();
+  await app.deps.db
+    .updateTable('screens')
+    .set({ last_seen_ms: hourAgo, last_seen_at: new Date(hourAgo).toISOString(), last_heartbeat_at: new Date(hourAgo).toISOString() })
+    .where('id', '=', screen.screenId)
+    .execute();
   await app.deps.db
     .updateTable('screens')
     .set({ last_status: JSON.stringify({ displayControl: { power: 'on', policyState: 'enforced' }, display: { power: 'on' } }) })
@@ -353,7 +417,13 @@ t.test('liveness keeps a screen online and is recorded', async (t) => {
   const longAgo = Date.now() - 2 * 3600_000;
   await app.deps.db
     .updateTable('screens')
-    .set({ last_heartbeat_at: new Date(longAgo).toISOString(), last_liveness_at: null, last_seen_at: new Date(longAgo).toISOString(), last_seen_ms: longAgo, known_status: 'offline' })
+    .set({
+      last_heartbeat_at: new Date(longAgo).toISOString(),
+      last_liveness_at: null,
+      last_seen_at: new Date(longAgo).toISOString(),
+      last_seen_ms: longAgo,
+      known_status: 'offline',
+    })
     .where('id', '=', screen.screenId)
     .execute();
   t.equal(await status(), 'offline', 'two hours after the last heartbeat, no liveness: offline');
@@ -362,7 +432,10 @@ t.test('liveness keeps a screen online and is recorded', async (t) => {
   const after = await app.deps.db.selectFrom('screens').selectAll().where('id', '=', screen.screenId).executeTakeFirstOrThrow();
   t.equal(after.last_heartbeat_at, new Date(longAgo).toISOString(), 'liveness does not pass for a heartbeat');
   const history = await app.json(`/api/v1/screens/${screen.screenId}/player-history`, { headers: owner.headers });
-  t.ok(history.body.data.items.some((h: any) => h.kind === 'status' && h.detail.from === 'offline' && h.detail.to === 'online'), 'the transition is in the player history');
+  t.ok(
+    history.body.data.items.some((h: any) => h.kind === 'status' && h.detail.from === 'offline' && h.detail.to === 'online'),
+    'the transition is in the player history',
+  );
 });
 
 t.test('a status document over 64 KiB keeps the documented fields and drops the rest, largest first', async (t) => {
@@ -375,12 +448,18 @@ t.test('a status document over 64 KiB keeps the documented fields and drops the 
     resolution: { width: 3840, height: 2160 },
     display: { width: 3840, height: 2160 },
     storage: { freeBytes: 1234567, totalBytes: 9876543 },
-    displayControl: { providers: ['cec', 'ddc'], power: 'on', policyState: 'enforced', observations: Array.from({ length: 40 }, (_, i) => ({ at: i, power: 'on' })) },
+    displayControl: {
+      providers: ['cec', 'ddc'],
+      power: 'on',
+      policyState: 'enforced',
+      observations: Array.from({ length: 40 }, (_, i) => ({ at: i, power: 'on' })),
+    },
     currentPlaylistId: '0190f5a2-7b3c-7def-8abc-0123456789ab',
     currentAssetId: '0190f5a2-7b3c-7def-8abc-0123456789ac',
   };
   const lastStatus = async () => (await app.json(`/api/v1/screens/${screen.screenId}`, { headers: owner.headers })).body.data.lastStatus;
-  const storedBytes = async () => Buffer.byteLength((await app.deps.db.selectFrom('screens').select('last_status').where('id', '=', screen.screenId).executeTakeFirstOrThrow()).last_status!);
+  const storedBytes = async () =>
+    Buffer.byteLength((await app.deps.db.selectFrom('screens').select('last_status').where('id', '=', screen.screenId).executeTakeFirstOrThrow()).last_status!);
 
   // One big unknown field: it alone goes.
   const res = await beat({ ...documented, debugDump: 'x'.repeat(80_000), small: { note: 'kept' } });

@@ -11,7 +11,8 @@ import { pairScreen } from './helpers/screens.js';
 t.test('nowShowing: planned from assignments and schedules, reported from the heartbeat with names, planned again when offline', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  const call = async (method: string, url: string, json?: unknown) => app.json(url, { method, headers: owner.headers, ...(json === undefined ? {} : { json }) });
+  const call = async (method: string, url: string, json?: unknown) =>
+    app.json(url, { method, headers: owner.headers, ...(json === undefined ? {} : { json }) });
   const showing = async (screenId: string) => {
     const list = await call('GET', '/api/v1/screens');
     t.equal(list.status, 200);
@@ -43,13 +44,28 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   t.match(ga.body.data, { groupId, playlistId: groupLoop, playlistName: 'Group loop', updatedAt: String });
   t.equal((await call('GET', '/api/v1/screen-groups/01900000-0000-7000-8000-000000000000/playlist-assignment')).status, 404, 'unknown group: 404');
   t.equal((await call('GET', '/api/v1/screen-groups/nope/playlist-assignment')).status, 404, 'malformed id: 404');
-  t.match(await showing(screen.screenId), { planned: true, reportedAt: null, playlistId: groupLoop, playlistName: 'Group loop', assetId: null, scheduleId: null }, 'never seen: the group assignment, planned');
+  t.match(
+    await showing(screen.screenId),
+    { planned: true, reportedAt: null, playlistId: groupLoop, playlistName: 'Group loop', assetId: null, scheduleId: null },
+    'never seen: the group assignment, planned',
+  );
 
   // Kept across requests, but a change that reaches the screen shows at once: a schedule on its group, then paused.
   const breakfast = await playlist('Breakfast');
-  const groupSched = await call('POST', '/api/v1/schedules', { name: 'Group mornings', content: { playlistId: breakfast }, targets: { groupIds: [groupId] }, startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: new Date(Date.now() + 3600_000).toISOString(), timeZone: 'UTC' });
+  const groupSched = await call('POST', '/api/v1/schedules', {
+    name: 'Group mornings',
+    content: { playlistId: breakfast },
+    targets: { groupIds: [groupId] },
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+    endsAt: new Date(Date.now() + 3600_000).toISOString(),
+    timeZone: 'UTC',
+  });
   t.equal(groupSched.status, 201);
-  t.match(await showing(screen.screenId), { planned: true, playlistName: 'Breakfast', scheduleName: 'Group mornings' }, 'a new schedule on its group shows at once');
+  t.match(
+    await showing(screen.screenId),
+    { planned: true, playlistName: 'Breakfast', scheduleName: 'Group mornings' },
+    'a new schedule on its group shows at once',
+  );
   t.equal((await call('PATCH', `/api/v1/schedules/${groupSched.body.data.id}`, { enabled: false })).status, 200);
   t.match(await showing(screen.screenId), { planned: true, playlistName: 'Group loop', scheduleId: null }, 'paused: back to the group playlist');
 
@@ -68,7 +84,11 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
     priority: 1,
   });
   t.equal(sched.status, 201);
-  t.match(await showing(screen.screenId), { planned: true, playlistName: 'Lunch menu', scheduleId: sched.body.data.id, scheduleName: 'Lunchtime' }, 'the schedule running now');
+  t.match(
+    await showing(screen.screenId),
+    { planned: true, playlistName: 'Lunch menu', scheduleId: sched.body.data.id, scheduleName: 'Lunchtime' },
+    'the schedule running now',
+  );
 
   // The player reports what it plays (the spec's playback identifiers): names, not planned.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-showing-'));
@@ -76,7 +96,12 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   const png = await samplePng(dir, 'welcome.png');
   const asset = await uploadAsset(app, owner, readFileSync(png), 'welcome.png');
   await settledAsset(app, owner, asset.id);
-  const hb = await beat({ currentPlaylistId: ownLoop.toUpperCase(), currentAssetId: asset.id, currentScheduleId: sched.body.data.id, currentItemId: 'not-an-id' });
+  const hb = await beat({
+    currentPlaylistId: ownLoop.toUpperCase(),
+    currentAssetId: asset.id,
+    currentScheduleId: sched.body.data.id,
+    currentItemId: 'not-an-id',
+  });
   t.equal(hb.status, 200);
   t.same(hb.body.data.ignoredFields, ['currentItemId']);
   const screenDoc = (await call('GET', `/api/v1/screens/${screen.screenId}`)).body.data;
@@ -111,11 +136,18 @@ t.test('nowShowing: planned from assignments and schedules, reported from the he
   // Reported, then gone quiet for an hour (offline): the report is old news, the plan answers.
   await beat({ currentPlaylistId: ownLoop, currentAssetId: asset.id });
   t.match(await showing(screen.screenId), { planned: false, assetName: asset.name });
-  await app.deps.db.updateTable('screens').set({ last_seen_ms: Date.now() - hour, last_seen_at: new Date(Date.now() - hour).toISOString() }).where('id', '=', screen.screenId).execute();
+  await app.deps.db
+    .updateTable('screens')
+    .set({ last_seen_ms: Date.now() - hour, last_seen_at: new Date(Date.now() - hour).toISOString() })
+    .where('id', '=', screen.screenId)
+    .execute();
   t.equal((await call('GET', `/api/v1/screens/${screen.screenId}`)).body.data.status, 'offline');
   t.match(await showing(screen.screenId), { planned: true, reportedAt: null, assetId: null, playlistName: 'Lunch menu' }, 'offline: planned');
   // The schedule is moved to tomorrow: the screen's own playlist again.
-  const moved = await call('PATCH', `/api/v1/schedules/${sched.body.data.id}`, { startsAt: new Date(Date.now() + 24 * hour).toISOString(), endsAt: new Date(Date.now() + 25 * hour).toISOString() });
+  const moved = await call('PATCH', `/api/v1/schedules/${sched.body.data.id}`, {
+    startsAt: new Date(Date.now() + 24 * hour).toISOString(),
+    endsAt: new Date(Date.now() + 25 * hour).toISOString(),
+  });
   t.equal(moved.status, 200);
   t.match(await showing(screen.screenId), { planned: true, playlistName: 'Own loop', scheduleId: null }, 'an edited schedule shows at once');
 });

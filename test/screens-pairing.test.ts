@@ -8,7 +8,10 @@ import { MAX_PENDING_PER_ADDRESS, rejectPairingSession } from '../server/src/mod
 t.test('pairing: session, resolve (case/dash-insensitive), approve, poll, enroll once', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
-  const started = await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'android', playerVersion: '2.1.0', deviceName: 'Cafe TV' } });
+  const started = await app.json('/api/v1/player/pairing-sessions', {
+    method: 'POST',
+    json: { playerFamily: 'android', playerVersion: '2.1.0', deviceName: 'Cafe TV' },
+  });
   t.equal(started.status, 201);
   const s = started.body.data;
   t.match(s.code, /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/, 'six unambiguous characters');
@@ -35,8 +38,16 @@ t.test('pairing: session, resolve (case/dash-insensitive), approve, poll, enroll
   t.equal(approved.status, 200);
   const screen = approved.body.data.screen;
   t.match(screen, { name: 'Cafe', status: 'pending', disabled: false, revoked: false, playerFamily: 'android', playerVersion: '2.1.0', groupIds: [] });
-  t.equal((await app.json(`/api/v1/screens/pairing/${s.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'x' } })).status, 409, 'approve twice is a conflict');
-  t.equal((await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code: s.code } })).status, 404, 'an approved code no longer resolves');
+  t.equal(
+    (await app.json(`/api/v1/screens/pairing/${s.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'x' } })).status,
+    409,
+    'approve twice is a conflict',
+  );
+  t.equal(
+    (await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code: s.code } })).status,
+    404,
+    'an approved code no longer resolves',
+  );
 
   const polled = await app.json(`/api/v1/player/pairing-sessions/${s.id}`, { headers: { 'x-pairing-secret': s.pollSecret } });
   t.equal(polled.body.data.status, 'approved');
@@ -78,9 +89,17 @@ t.test('reject and expiry', async (t) => {
   const b = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'toaster' } })).body.data;
   const row = await app.deps.db.selectFrom('pairing_sessions').select('player_family').where('id', '=', b.id).executeTakeFirstOrThrow();
   t.equal(row.player_family, null, 'an unknown family is recorded as absent');
-  await app.deps.db.updateTable('pairing_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', b.id).execute();
+  await app.deps.db
+    .updateTable('pairing_sessions')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', b.id)
+    .execute();
   t.equal((await app.json(`/api/v1/player/pairing-sessions/${b.id}`, { headers: { 'x-pairing-secret': b.pollSecret } })).body.data.status, 'expired');
-  t.equal((await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code: b.code } })).status, 404, 'an expired code does not resolve');
+  t.equal(
+    (await app.json('/api/v1/screens/pairing/resolve', { method: 'POST', headers: owner.headers, json: { code: b.code } })).status,
+    404,
+    'an expired code does not resolve',
+  );
   t.equal((await app.json(`/api/v1/screens/pairing/${b.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'x' } })).status, 409);
 });
 
@@ -88,10 +107,30 @@ t.test('approve places the screen in a location and groups; bad ids are 404', as
   const app = await startApp(t);
   const owner = await signIn(app);
   const now = new Date().toISOString();
-  await app.deps.db.insertInto('locations').values({ id: '0190f5a2-7b3c-7def-8abc-000000000001', name: 'Main', address: null, time_zone: 'Europe/Paris', latitude: null, longitude: null, notes: null, created_at: now, updated_at: now }).execute();
-  await app.deps.db.insertInto('screen_groups').values({ id: '0190f5a2-7b3c-7def-8abc-000000000002', name: 'Bar', description: null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+  await app.deps.db
+    .insertInto('locations')
+    .values({
+      id: '0190f5a2-7b3c-7def-8abc-000000000001',
+      name: 'Main',
+      address: null,
+      time_zone: 'Europe/Paris',
+      latitude: null,
+      longitude: null,
+      notes: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await app.deps.db
+    .insertInto('screen_groups')
+    .values({ id: '0190f5a2-7b3c-7def-8abc-000000000002', name: 'Bar', description: null, policy: null, span: null, created_at: now, updated_at: now })
+    .execute();
   const s = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
-  const missing = await app.json(`/api/v1/screens/pairing/${s.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'x', locationId: '0190f5a2-7b3c-7def-8abc-0000000000ff' } });
+  const missing = await app.json(`/api/v1/screens/pairing/${s.id}/approve`, {
+    method: 'POST',
+    headers: owner.headers,
+    json: { name: 'x', locationId: '0190f5a2-7b3c-7def-8abc-0000000000ff' },
+  });
   t.equal(missing.status, 404);
   const ok = await app.json(`/api/v1/screens/pairing/${s.id}/approve`, {
     method: 'POST',
@@ -99,7 +138,11 @@ t.test('approve places the screen in a location and groups; bad ids are 404', as
     json: { name: 'Bar TV', locationId: '0190f5a2-7b3c-7def-8abc-000000000001', groupIds: ['0190F5A2-7B3C-7DEF-8ABC-000000000002'] },
   });
   t.equal(ok.status, 200);
-  t.match(ok.body.data.screen, { locationId: '0190f5a2-7b3c-7def-8abc-000000000001', timeZone: 'Europe/Paris', groupIds: ['0190f5a2-7b3c-7def-8abc-000000000002'] });
+  t.match(ok.body.data.screen, {
+    locationId: '0190f5a2-7b3c-7def-8abc-000000000001',
+    timeZone: 'Europe/Paris',
+    groupIds: ['0190f5a2-7b3c-7def-8abc-000000000002'],
+  });
 });
 
 t.test('roles: viewers and editors cannot pair; resolve is throttled per address', async (t) => {
@@ -151,8 +194,16 @@ t.test('reject is conditional on pending: after (or racing) an approve it is 409
   t.equal(viaHttp.body.error.code, 'conflict');
   t.equal((await app.json(`/api/v1/screens/pairing/0190f5a2-7b3c-7def-8abc-0000000000ee/reject`, { method: 'POST', headers: owner.headers })).status, 404);
   const expired = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).body.data;
-  await app.deps.db.updateTable('pairing_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', expired.id).execute();
-  t.equal((await app.json(`/api/v1/screens/pairing/${expired.id}/reject`, { method: 'POST', headers: owner.headers })).status, 409, 'an expired session is not rejected');
+  await app.deps.db
+    .updateTable('pairing_sessions')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', expired.id)
+    .execute();
+  t.equal(
+    (await app.json(`/api/v1/screens/pairing/${expired.id}/reject`, { method: 'POST', headers: owner.headers })).status,
+    409,
+    'an expired session is not rejected',
+  );
 
   // Concurrent approve + reject: exactly one wins, and a screen exists only with an approved session.
   for (let i = 0; i < 6; i++) {
@@ -166,7 +217,10 @@ t.test('reject is conditional on pending: after (or racing) an approve it is 409
     const screens = await app.deps.db.selectFrom('screens').select('id').where('name', '=', `race ${i}`).execute();
     if (approve.status === 200) {
       t.equal(session.status, 'approved');
-      t.same(screens.map((x) => x.id), [session.screen_id]);
+      t.same(
+        screens.map((x) => x.id),
+        [session.screen_id],
+      );
     } else {
       t.equal(session.status, 'rejected');
       t.same(screens, [], 'no screen for a rejected session');
@@ -183,7 +237,11 @@ t.test('an enrollment token expires 15 minutes after approval', async (t) => {
   const polled = (await app.json(`/api/v1/player/pairing-sessions/${s.id}`, { headers: { 'x-pairing-secret': s.pollSecret } })).body.data;
   const ttl = Date.parse(polled.expiresAt) - Date.now();
   t.ok(ttl > 14 * 60_000 && ttl <= 15 * 60_000, 'the poll says when the token expires');
-  await app.deps.db.updateTable('pairing_sessions').set({ enrollment_expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', s.id).execute();
+  await app.deps.db
+    .updateTable('pairing_sessions')
+    .set({ enrollment_expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', s.id)
+    .execute();
   const late = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: polled.enrollmentToken } });
   t.equal(late.status, 401);
   t.equal(late.body.error.code, 'invalid_credential');
@@ -225,6 +283,10 @@ t.test('one address holds at most 10 live pending pairing sessions', async (t) =
   await app.json(`/api/v1/screens/pairing/${made[0].id}/reject`, { method: 'POST', headers: owner.headers });
   t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 201, 'room again after a reject');
   t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 429);
-  await app.deps.db.updateTable('pairing_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', made[1].id).execute();
+  await app.deps.db
+    .updateTable('pairing_sessions')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .where('id', '=', made[1].id)
+    .execute();
   t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 201, 'room again after an expiry');
 });

@@ -28,10 +28,11 @@ function open(url: string, options: { headers?: Record<string, string>; protocol
     ws.on('message', (data) => {
       const msg = JSON.parse(String(data));
       messages.push(msg);
-      for (const w of [...waiters]) if (w.type === msg.type) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(msg);
-      }
+      for (const w of [...waiters])
+        if (w.type === msg.type) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(msg);
+        }
     });
     const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: String(reason) })));
     ws.on('unexpected-response', (_req, res) => {
@@ -128,7 +129,10 @@ t.test('socket pushes command.pending and manifest.changed within a second', asy
   // A console change that affects the screen pushes too.
   await app.json(`/api/v1/screens/${s.screenId}`, { method: 'PATCH', headers: owner.headers, json: { orientation: 'portrait' } });
   t.equal((await sock.next('manifest.changed', 1000)).revision, 3);
-  t.notOk(otherSock.messages.some((m) => m.type === 'manifest.changed' || m.type === 'command.pending'), 'channels are per screen');
+  t.notOk(
+    otherSock.messages.some((m) => m.type === 'manifest.changed' || m.type === 'command.pending'),
+    'channels are per screen',
+  );
   const listed = (await app.json(`/api/v1/screens/${s.screenId}`, { headers: owner.headers })).body.data;
   t.equal(listed.socketConnected, true);
   sock.ws.close();
@@ -156,7 +160,11 @@ t.test('a heartbeat that reports a new display size pushes manifest.changed with
   await beat({ display: { width: 3840, height: 2160 }, playerVersion: '2.0.0' });
   await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'identify' } });
   await sock.next('command.pending');
-  t.same(sock.messages.filter((m) => m.type === 'manifest.changed').map((m) => m.revision), [2, 3], 'no push when the size did not change');
+  t.same(
+    sock.messages.filter((m) => m.type === 'manifest.changed').map((m) => m.revision),
+    [2, 3],
+    'no push when the size did not change',
+  );
   sock.ws.close();
 });
 
@@ -226,8 +234,13 @@ t.test('enrolling again closes the sockets opened with the superseded credential
 
   // The same screen pairs again (a replaced device): approve with its screenId, enrol.
   const session = (await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: { playerFamily: 'edge' } })).body.data;
-  t.equal((await app.json(`/api/v1/screens/pairing/${session.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Lobby', screenId: s.screenId } })).status, 200);
-  const token = (await app.json(`/api/v1/player/pairing-sessions/${session.id}`, { headers: { 'x-pairing-secret': session.pollSecret } })).body.data.enrollmentToken;
+  t.equal(
+    (await app.json(`/api/v1/screens/pairing/${session.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'Lobby', screenId: s.screenId } }))
+      .status,
+    200,
+  );
+  const token = (await app.json(`/api/v1/player/pairing-sessions/${session.id}`, { headers: { 'x-pairing-secret': session.pollSecret } })).body.data
+    .enrollmentToken;
   const enrolled = await app.json('/api/v1/player/enroll', { method: 'POST', json: { enrollmentToken: token } });
   t.equal(enrolled.status, 201);
   t.equal(enrolled.body.data.screenId, s.screenId);
@@ -292,7 +305,8 @@ t.test('the credential is checked again after the handshake: a revoke or disable
       if (call === 1) {
         // The console acts after this check passed but before the socket is registered:
         // its closeScreen finds nothing to close.
-        if (action === 'revoke') await app.deps.db.updateTable('device_credentials').set({ revoked_at: new Date().toISOString() }).where('id', '=', r.credentialId).execute();
+        if (action === 'revoke')
+          await app.deps.db.updateTable('device_credentials').set({ revoked_at: new Date().toISOString() }).where('id', '=', r.credentialId).execute();
         else await app.deps.db.updateTable('screens').set({ disabled_at: new Date().toISOString() }).where('id', '=', r.screen.id).execute();
         hub.closeScreen(r.screen.id, code, action);
       }
@@ -301,7 +315,10 @@ t.test('the credential is checked again after the handshake: a revoke or disable
     const sock = await open(url, { headers: s.headers });
     const closed = await sock.closed;
     t.equal(closed.code, code, `${action}: closed by the second check (${errorCode})`);
-    t.notOk(sock.messages.some((m) => m.type === 'hello'), `${action}: no hello for a refused socket`);
+    t.notOk(
+      sock.messages.some((m) => m.type === 'hello'),
+      `${action}: no hello for a refused socket`,
+    );
     t.equal(calls, 2, 'checked twice');
     for (let i = 0; i < 100 && hub.count(s.screenId) > 0; i++) await new Promise((r) => setTimeout(r, 50));
     t.equal(hub.count(s.screenId), 0, 'gone from the channel');
@@ -326,7 +343,11 @@ t.test('pushes that arrive while the second check runs are held and sent after h
   t.equal(hub.send('screen-9', { type: 'command.pending', commandId: 'x' }), 1, 'counted as sent');
   release();
   await sock.next('command.pending');
-  t.same(sock.messages.map((m) => m.type), ['hello', 'command.pending'], 'hello first, then the held push');
+  t.same(
+    sock.messages.map((m) => m.type),
+    ['hello', 'command.pending'],
+    'hello first, then the held push',
+  );
   t.equal(sock.messages[0].manifestRevision, 4);
   sock.ws.close();
 });

@@ -15,7 +15,11 @@ t.test('settings: the server default locale is validated, stored canonical, expo
     res = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { locale: bad } });
     t.equal(res.status, 400, `${JSON.stringify(bad)} is refused`);
     t.equal(res.body.error.code, 'validation_failed');
-    t.same(res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]), ['locale'], 'the field is named');
+    t.same(
+      res.body.error.details.issues.map((i: { path: string[] }) => i.path[0]),
+      ['locale'],
+      'the field is named',
+    );
   }
   t.equal((await getSettings(app.deps.db)).locale, null, 'nothing stored');
 
@@ -33,7 +37,10 @@ t.test('settings: the server default locale is validated, stored canonical, expo
   const otherOwner = await signIn(other);
   const preview = await other.json('/api/v1/system/settings/import/preview', { method: 'POST', headers: otherOwner.headers, json: exported });
   const settingsSection = preview.body.data.sections.find((s: { key: string }) => s.key === 'settings');
-  t.ok(settingsSection.changes.some((c: { name: string; action: string }) => c.name === 'locale' && c.action === 'update'), 'the preview lists the locale');
+  t.ok(
+    settingsSection.changes.some((c: { name: string; action: string }) => c.name === 'locale' && c.action === 'update'),
+    'the preview lists the locale',
+  );
   await other.json('/api/v1/system/settings/import/apply', { method: 'POST', headers: otherOwner.headers, json: exported });
   t.equal((await getSettings(other.deps.db)).locale, 'fr-FR', 'applied');
 
@@ -45,12 +52,21 @@ t.test('a settings document stored before the locale existed reads with locale n
   const app = await startApp(t);
   await app.deps.db
     .insertInto('settings')
-    .values({ id: 1, data: JSON.stringify({ serverName: 'Old', timeZone: 'Europe/Paris' }), revision: 3, updated_at: new Date().toISOString(), updated_by: null })
+    .values({
+      id: 1,
+      data: JSON.stringify({ serverName: 'Old', timeZone: 'Europe/Paris' }),
+      revision: 3,
+      updated_at: new Date().toISOString(),
+      updated_by: null,
+    })
     .execute();
   const s = await getSettings(app.deps.db);
   t.equal(s.locale, null);
   t.equal(s.serverName, 'Old');
-  await app.deps.db.updateTable('settings').set({ data: JSON.stringify({ serverName: 'Old', locale: '%%bad%%' }) }).execute();
+  await app.deps.db
+    .updateTable('settings')
+    .set({ data: JSON.stringify({ serverName: 'Old', locale: '%%bad%%' }) })
+    .execute();
   const repaired = await getSettings(app.deps.db);
   t.equal(repaired.locale, null, 'a stored bad locale falls back to the default');
   t.equal(repaired.serverName, 'Old', 'and keeps the rest');

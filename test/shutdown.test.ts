@@ -41,9 +41,18 @@ t.test('the server process stops cleanly on SIGTERM and checkpoints the WAL', as
   const wal = path.join(dir, 'placard.db-wal');
   t.ok(!existsSync(wal) || statSync(wal).size === 0, 'the WAL is folded into placard.db');
   t.ok(statSync(path.join(dir, 'placard.db')).size > 0);
-  const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; reqId?: string; path?: string });
-  t.ok(lines.some((l) => l.msg === 'request' && l.path === '/api/v1/openapi.json' && l.reqId), 'access log lines carry the request id');
-  t.notOk(lines.some((l) => l.path === '/healthz'), 'health polls stay out of the info log');
+  const lines = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { msg: string; reqId?: string; path?: string });
+  t.ok(
+    lines.some((l) => l.msg === 'request' && l.path === '/api/v1/openapi.json' && l.reqId),
+    'access log lines carry the request id',
+  );
+  t.notOk(
+    lines.some((l) => l.path === '/healthz'),
+    'health polls stay out of the info log',
+  );
 });
 
 t.test('SIGINT lets a request still being received finish before the process exits', async (t) => {

@@ -1,6 +1,8 @@
 // Applies the saved light/dark choice before the first paint (no flash of the wrong theme).
 // A file rather than an inline script, so the console's Content-Security-Policy can forbid inline scripts.
 try {
-  var t = localStorage.getItem('placard.theme');
+  const t = localStorage.getItem('placard.theme');
   if (t === 'light' || t === 'dark') document.documentElement.dataset.theme = t;
-} catch (e) {}
+} catch {
+  // no storage (private mode): the default theme
+}

@@ -138,7 +138,11 @@ function errorOf(status: number, text: string): ApiError {
  * backup archives. Resolves with the envelope's `data`; rejects with ApiError (code `network`
  * when the connection failed, `aborted` when `signal` aborted it).
  */
-export function uploadFile<T>(path: string, file: Blob, options: { contentType: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal }): Promise<T> {
+export function uploadFile<T>(
+  path: string,
+  file: Blob,
+  options: { contentType: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal },
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path.startsWith('/') ? path : `/api/v1/${path}`);

@@ -51,7 +51,13 @@ export function App() {
   // Demo mode (docs/demo.md): a banner above every page, sign-in included.
   const banner = <DemoBanner user={status?.authenticated ? status.user : null} />;
   // A one-time set-password link opens its page whoever is (or is not) signed in here.
-  if (window.location.pathname === '/set-password') return <>{banner}<SetPasswordPage /></>;
+  if (window.location.pathname === '/set-password')
+    return (
+      <>
+        {banner}
+        <SetPasswordPage />
+      </>
+    );
   if (!status) {
     return (
       <>
@@ -60,7 +66,9 @@ export function App() {
           {error ? (
             <>
               <ErrorNote error={error} />
-              <button onClick={() => void refresh()}>Try again</button>
+              <button type="button" onClick={() => void refresh()}>
+                Try again
+              </button>
             </>
           ) : (
             <p aria-busy="true">Loading…</p>
@@ -69,8 +77,20 @@ export function App() {
       </>
     );
   }
-  if (status.setupRequired) return <>{banner}<SetupPage onDone={refresh} /></>;
-  if (!status.authenticated || !status.user) return <>{banner}<SignInPage mfaPending={status.mfaPending} onDone={refresh} /></>;
+  if (status.setupRequired)
+    return (
+      <>
+        {banner}
+        <SetupPage onDone={refresh} />
+      </>
+    );
+  if (!status.authenticated || !status.user)
+    return (
+      <>
+        {banner}
+        <SignInPage mfaPending={status.mfaPending} onDone={refresh} />
+      </>
+    );
   return (
     <LocationProvider>
       {banner}
@@ -185,7 +205,7 @@ function Nav() {
     if (d) d.open = false;
   };
   const current = (href: string) =>
-    href === '/' ? path === '/' : path === href || path.startsWith(href + '/') || (href === '/groups' && path === '/locations');
+    href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`) || (href === '/groups' && path === '/locations');
   // Administration: owners and admins (integration tokens: owners only).
   const adminItems: NavItem[] = [
     { href: '/users', label: 'Users', show: atLeast(user, 'admin') },
@@ -208,7 +228,13 @@ function Nav() {
             </a>
           </li>
           <li class="menu-toggle-item">
-            <button type="button" class="menu-toggle secondary outline" aria-expanded={menuOpen} aria-controls="nav-links" onClick={() => setMenuOpen((o) => !o)}>
+            <button
+              type="button"
+              class="menu-toggle secondary outline"
+              aria-expanded={menuOpen}
+              aria-controls="nav-links"
+              onClick={() => setMenuOpen((o) => !o)}
+            >
               <span aria-hidden="true">☰</span> Menu
             </button>
           </li>
@@ -268,4 +294,3 @@ function Nav() {
     </header>
   );
 }
-

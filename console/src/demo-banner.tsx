@@ -89,7 +89,12 @@ export function DemoBanner({ user }: { user: User | null }) {
           disabled={reset.busy || status.seeding}
           aria-busy={reset.busy ? 'true' : undefined}
           onClick={() => {
-            if (confirm('Reset the demo data? Screens, media, playlists, layouts and schedules go back to the sample set; changes made since are lost. Users and settings stay.')) void reset.run();
+            if (
+              confirm(
+                'Reset the demo data? Screens, media, playlists, layouts and schedules go back to the sample set; changes made since are lost. Users and settings stay.',
+              )
+            )
+              void reset.run();
           }}
         >
           {reset.busy ? 'Resetting demo data…' : 'Reset demo data'}

@@ -68,7 +68,9 @@ export async function startUpload(item: UploadItem, target: { folderId: string |
     try {
       message = (JSON.parse(body ?? '') as { error?: { message?: string } }).error?.message ?? message;
     } catch {
-      if (!err.originalResponse) message = 'The connection was lost. The upload resumes from where it stopped when you try again (also after reloading the page and choosing the same file).';
+      if (!err.originalResponse)
+        message =
+          'The connection was lost. The upload resumes from where it stopped when you try again (also after reloading the page and choosing the same file).';
     }
     throw new UploadError(message, refusedStatus(status));
   });
@@ -76,7 +78,11 @@ export async function startUpload(item: UploadItem, target: { folderId: string |
   if (!id) throw new Error('The server did not say where the upload went');
   update({ state: 'completing', sentBytes: item.totalBytes });
   try {
-    const asset = await api.post<Asset>(`uploads/${id}/complete`, { name: item.file.name, ...(target.folderId ? { folderId: target.folderId } : {}), ...(target.tags.length ? { tags: target.tags } : {}) });
+    const asset = await api.post<Asset>(`uploads/${id}/complete`, {
+      name: item.file.name,
+      ...(target.folderId ? { folderId: target.folderId } : {}),
+      ...(target.tags.length ? { tags: target.tags } : {}),
+    });
     update({ state: 'done', asset });
   } catch (err) {
     if (err instanceof ApiError) throw new UploadError(err.message, refusedStatus(err.status));
@@ -144,7 +150,8 @@ export async function refusalOf(file: File, caps: MediaCapabilities | null): Pro
     const what = mime ? `${mime} files` : ext ? `.${ext} files` : 'Files of this type';
     return `${what} cannot go in the library. Placard takes images, videos, audio and PDFs.`;
   }
-  if (!accepted.available) return `${KIND_WORD[accepted.kind] ?? accepted.kind} cannot be processed on this server: ${caps.kinds[accepted.kind]?.detail ?? 'a tool is missing'}.`;
+  if (!accepted.available)
+    return `${KIND_WORD[accepted.kind] ?? accepted.kind} cannot be processed on this server: ${caps.kinds[accepted.kind]?.detail ?? 'a tool is missing'}.`;
   return null;
 }
 

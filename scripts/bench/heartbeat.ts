@@ -50,11 +50,19 @@ function bucketsBody(): string {
   const b = batch++;
   const buckets = [];
   for (let i = 0; i < 120; i++) {
-    buckets.push(`{"startedAt":"${new Date(BASE + (b * 120 + i) * 10_000).toISOString()}","averageLevel":41.5,"peakLevel":73.2,"monitoredMs":10000,"warningMs":1200,"loudMs":300,"triggerCount":1}`);
+    buckets.push(
+      `{"startedAt":"${new Date(BASE + (b * 120 + i) * 10_000).toISOString()}","averageLevel":41.5,"peakLevel":73.2,"monitoredMs":10000,"warningMs":1200,"loudMs":300,"triggerCount":1}`,
+    );
   }
   return `{"playerFamily":"desktop-linux","playerVersion":"1.0.0","currentPlaylistId":"0190f5a2-7b3c-7def-8abc-0123456789ab","noiseMeter":{"status":"normal","currentLevel":40,"pendingHistory":[${buckets.join(',')}]}}`;
 }
-const PLAIN = JSON.stringify({ playerFamily: 'desktop-linux', playerVersion: '1.0.0', currentPlaylistId: '0190f5a2-7b3c-7def-8abc-0123456789ab', os: { name: 'Debian', version: '12' }, resolution: { width: 1920, height: 1080 } });
+const PLAIN = JSON.stringify({
+  playerFamily: 'desktop-linux',
+  playerVersion: '1.0.0',
+  currentPlaylistId: '0190f5a2-7b3c-7def-8abc-0123456789ab',
+  os: { name: 'Debian', version: '12' },
+  resolution: { width: 1920, height: 1080 },
+});
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-bench-'));
@@ -62,7 +70,14 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } });
+  const app = buildApp({
+    config,
+    db: database.db,
+    logger,
+    periodic: new PeriodicTasks(logger),
+    tools: new MediaTools(config),
+    state: { restoreInProgress: false },
+  });
   const placard = await listen(app, '127.0.0.1', 0);
   const screenA = await makeScreen(database.db, 'bench-buckets');
   const screenB = await makeScreen(database.db, 'bench-plain');
@@ -94,8 +109,16 @@ async function main() {
     { name: 'bare Koa GET /bare', opts: { url: `${bareServer.url}/bare` } },
     { name: 'bare Koa POST, no noise', opts: { url: `${bareServer.url}/bare-post`, method: 'POST' as const, body: PLAIN, headers: json } },
     { name: 'bare Koa POST, 120 buckets', opts: { url: `${bareServer.url}/bare-post`, method: 'POST' as const, headers: json, requests: withBuckets } },
-    { name: 'heartbeat, no noise', bareOf: 'bare Koa POST, no noise', opts: { url, method: 'POST' as const, body: PLAIN, headers: { ...json, authorization: `Bearer ${credB}` } } },
-    { name: 'heartbeat, 120 buckets', bareOf: 'bare Koa POST, 120 buckets', opts: { url, method: 'POST' as const, headers: { ...json, authorization: `Bearer ${credA}` }, requests: withBuckets } },
+    {
+      name: 'heartbeat, no noise',
+      bareOf: 'bare Koa POST, no noise',
+      opts: { url, method: 'POST' as const, body: PLAIN, headers: { ...json, authorization: `Bearer ${credB}` } },
+    },
+    {
+      name: 'heartbeat, 120 buckets',
+      bareOf: 'bare Koa POST, 120 buckets',
+      opts: { url, method: 'POST' as const, headers: { ...json, authorization: `Bearer ${credA}` }, requests: withBuckets },
+    },
   ];
   const results: { name: string; bareOf?: string; rps: number; p50: number; p99: number; errors: number }[] = [];
   for (const c of cases) {
@@ -113,7 +136,10 @@ async function main() {
   };
   const msPlain = await direct(() => PLAIN, 300);
   const msBuckets = await direct(bucketsBody, 300);
-  const stored = await database.db.selectFrom('noise_buckets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const stored = await database.db
+    .selectFrom('noise_buckets')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
 
   await placard.close();
   await bareServer.close();
@@ -122,8 +148,15 @@ async function main() {
 
   const base = results[0]!;
   const byName = new Map(results.map((r) => [r.name, r]));
-  console.log(`Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log(`${'case'.padEnd(28)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'vs bare GET'.padStart(12)} ${'vs bare POST'.padStart(13)}`);
+  console.log(
+    `Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `${'case'.padEnd(28)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'vs bare GET'.padStart(12)} ${'vs bare POST'.padStart(13)}`,
+  );
   for (const r of results) {
     const post = r.bareOf ? byName.get(r.bareOf) : undefined;
     console.log(
@@ -135,7 +168,9 @@ async function main() {
   const httpPerBucketUs = ((1 / full.rps - 1 / plain.rps) * 1e6) / 120;
   console.log(`buckets stored: ${stored.n}`);
   console.log(`ingest cost per bucket over HTTP (server time, from throughput): ${httpPerBucketUs.toFixed(1)} µs`);
-  console.log(`in-process ingestHeartbeat: ${msPlain.toFixed(3)} ms without noise, ${msBuckets.toFixed(3)} ms with 120 buckets -> ${(((msBuckets - msPlain) * 1000) / 120).toFixed(1)} µs per bucket`);
+  console.log(
+    `in-process ingestHeartbeat: ${msPlain.toFixed(3)} ms without noise, ${msBuckets.toFixed(3)} ms with 120 buckets -> ${(((msBuckets - msPlain) * 1000) / 120).toFixed(1)} µs per bucket`,
+  );
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
 }
 

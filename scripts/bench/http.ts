@@ -49,7 +49,15 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false }, extraRoutes: [echo] });
+  const app = buildApp({
+    config,
+    db: database.db,
+    logger,
+    periodic: new PeriodicTasks(logger),
+    tools: new MediaTools(config),
+    state: { restoreInProgress: false },
+    extraRoutes: [echo],
+  });
   const placard = await listen(app, '127.0.0.1', 0);
 
   const bare = new Koa();
@@ -79,13 +87,22 @@ async function main() {
   await database.close();
   rmSync(dir, { recursive: true, force: true });
 
-  console.log(`HTTP overhead, ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]!.toFixed(1)}`);
-  console.log(`${'case'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)}   ${'vs bare:'.padEnd(9)} ${'req/s'.padStart(6)} ${'p50'.padStart(6)} ${'p99'.padStart(6)}`);
+  console.log(
+    `HTTP overhead, ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]!.toFixed(1)}`,
+  );
+  console.log(
+    `${'case'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)}   ${'vs bare:'.padEnd(9)} ${'req/s'.padStart(6)} ${'p50'.padStart(6)} ${'p99'.padStart(6)}`,
+  );
   results.forEach((r, i) => {
     const base = results[cases[i]!.baseline]!;
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '-').padStart(6);
-    const vs = i === cases[i]!.baseline ? ''.padEnd(9 + 3 * 7) : `${base.name.replace('bare Koa ', '').padEnd(9)} ${ratio(r.rps, base.rps)} ${ratio(r.p50, base.p50)} ${ratio(r.p99, base.p99)}`;
-    console.log(`${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(6)}   ${vs}`);
+    const vs =
+      i === cases[i]!.baseline
+        ? ''.padEnd(9 + 3 * 7)
+        : `${base.name.replace('bare Koa ', '').padEnd(9)} ${ratio(r.rps, base.rps)} ${ratio(r.p50, base.p50)} ${ratio(r.p99, base.p99)}`;
+    console.log(
+      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(6)}   ${vs}`,
+    );
   });
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
 }

@@ -45,8 +45,14 @@ async function json(base: string, p: string, init: { method?: string; headers?: 
 }
 
 async function seed(deps: AppDeps, base: string) {
-  const setup = await json(base, '/api/v1/auth/setup', { method: 'POST', body: { email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' } });
-  const cookie = setup.res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const setup = await json(base, '/api/v1/auth/setup', {
+    method: 'POST',
+    body: { email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' },
+  });
+  const cookie = setup.res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const admin = { cookie, 'x-csrf-token': setup.body.data.csrfToken as string };
 
   // 500 ready image assets with one player variant each (rows only: the manifest reads no files).
@@ -57,15 +63,55 @@ async function seed(deps: AppDeps, base: string) {
     const vsha = createHash('sha256').update(randomBytes(16)).digest('hex');
     const id = uuidv7();
     assetIds.push(id);
-    await deps.db.insertInto('media_files').values([
-      { sha256: sha, size_bytes: 200_000, content_type: 'image/png', created_at: now },
-      { sha256: vsha, size_bytes: 150_000, content_type: 'image/webp', created_at: now },
-    ]).execute();
+    await deps.db
+      .insertInto('media_files')
+      .values([
+        { sha256: sha, size_bytes: 200_000, content_type: 'image/png', created_at: now },
+        { sha256: vsha, size_bytes: 150_000, content_type: 'image/webp', created_at: now },
+      ])
+      .execute();
     await deps.db
       .insertInto('assets')
-      .values({ id, kind: 'image', state: 'ready', state_before_archive: null, name: `image ${i}`, sha256: sha, size_bytes: 200_000, content_type: 'image/png', original_filename: `i${i}.png`, width: 1920, height: 1080, duration_ms: null, page_count: null, folder_id: null, failure_reason: null, progress: null, metadata: '{}', website: null, created_by: null, created_at: now, updated_at: now, archived_at: null } as never)
+      .values({
+        id,
+        kind: 'image',
+        state: 'ready',
+        state_before_archive: null,
+        name: `image ${i}`,
+        sha256: sha,
+        size_bytes: 200_000,
+        content_type: 'image/png',
+        original_filename: `i${i}.png`,
+        width: 1920,
+        height: 1080,
+        duration_ms: null,
+        page_count: null,
+        folder_id: null,
+        failure_reason: null,
+        progress: null,
+        metadata: '{}',
+        website: null,
+        created_by: null,
+        created_at: now,
+        updated_at: now,
+        archived_at: null,
+      } as never)
       .execute();
-    await deps.db.insertInto('asset_variants').values({ id: uuidv7(), asset_id: id, purpose: 'player', content_type: 'image/webp', width: 1920, height: 1080, page: null, size_bytes: 150_000, sha256: vsha, created_at: now } as never).execute();
+    await deps.db
+      .insertInto('asset_variants')
+      .values({
+        id: uuidv7(),
+        asset_id: id,
+        purpose: 'player',
+        content_type: 'image/webp',
+        width: 1920,
+        height: 1080,
+        page: null,
+        size_bytes: 150_000,
+        sha256: vsha,
+        created_at: now,
+      } as never)
+      .execute();
   }
 
   // The screen, through the real pairing protocol.
@@ -85,13 +131,26 @@ async function seed(deps: AppDeps, base: string) {
   start.setUTCMinutes(0, 0, 0);
   const slot = 86_400_000 / 50;
   for (let p = 0; p < 50; p++) {
-    const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({ assetId, durationMs: 5000 + k * 100, ...(k % 3 === 0 ? { dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '08:00', to: '20:00' }] } : {}) }));
+    const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({
+      assetId,
+      durationMs: 5000 + k * 100,
+      ...(k % 3 === 0 ? { dayparts: [{ days: [1, 2, 3, 4, 5, 6, 7], from: '08:00', to: '20:00' }] } : {}),
+    }));
     const playlist = await json(base, '/api/v1/playlists', { method: 'POST', headers: admin, body: { name: `Playlist ${p}`, items } });
     const s = new Date(start.getTime() + p * slot);
     await json(base, '/api/v1/schedules', {
       method: 'POST',
       headers: admin,
-      body: { name: `Schedule ${p}`, content: { playlistId: playlist.body.data.id }, targets: { screenIds: [screenId] }, startsAt: s.toISOString(), endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(), rrule: 'FREQ=DAILY', priority: p, timeZone: 'Europe/London' },
+      body: {
+        name: `Schedule ${p}`,
+        content: { playlistId: playlist.body.data.id },
+        targets: { screenIds: [screenId] },
+        startsAt: s.toISOString(),
+        endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(),
+        rrule: 'FREQ=DAILY',
+        priority: p,
+        timeZone: 'Europe/London',
+      },
     });
   }
   return { authorization: `Bearer ${credential}` };
@@ -103,7 +162,14 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const deps: AppDeps = { config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } };
+  const deps: AppDeps = {
+    config,
+    db: database.db,
+    logger,
+    periodic: new PeriodicTasks(logger),
+    tools: new MediaTools(config),
+    state: { restoreInProgress: false },
+  };
   const placard = await listen(buildApp(deps), '127.0.0.1', 0);
   const bare = new Koa();
   bare.use(async (ctx) => {
@@ -119,7 +185,9 @@ async function main() {
   const items = manifest.timeline.reduce((n: number, s: { playlist?: { items: unknown[] } }) => n + (s.playlist?.items.length ?? 0), 0);
   const distinct = new Set(manifest.timeline.flatMap((s: { playlist?: { items: { id: string }[] } }) => (s.playlist?.items ?? []).map((i) => i.id)));
   const playlists = new Set(manifest.timeline.flatMap((s: { playlist?: { id: string } }) => (s.playlist ? [s.playlist.id] : [])));
-  console.log(`manifest: ${manifest.timeline.length} segments, ${playlists.size} playlists, ${distinct.size} distinct items (${items} in segments), ${manifest.media.length} media, ${manifest.warnings.length} warnings, ${(body.length / 1024).toFixed(0)} KiB`);
+  console.log(
+    `manifest: ${manifest.timeline.length} segments, ${playlists.size} playlists, ${distinct.size} distinct items (${items} in segments), ${manifest.media.length} media, ${manifest.warnings.length} warnings, ${(body.length / 1024).toFixed(0)} KiB`,
+  );
   if (distinct.size !== 500 || manifest.media.length !== 500) {
     console.error(`expected all 500 items and 500 media in the manifest; got ${distinct.size} items, ${manifest.media.length} media`);
     process.exit(1);
@@ -132,7 +200,13 @@ async function main() {
     { name: 'manifest cached, gzip', url, headers: { ...device, 'accept-encoding': 'gzip' }, connections },
     { name: 'manifest 304', url, headers: { ...device, 'if-none-match': etag }, connections },
     { name: 'bare Koa, 1 connection', url: `${bareServer.url}/bare`, connections: 1 },
-    { name: 'manifest uncached, 1 conn', url, headers: device, connections: 1, setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()) },
+    {
+      name: 'manifest uncached, 1 conn',
+      url,
+      headers: device,
+      connections: 1,
+      setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
+    },
   ];
   const results: { name: string; rps: number; p50: number; p99: number; errors: number; base: number }[] = [];
   for (const c of cases) {
@@ -142,7 +216,14 @@ async function main() {
     const r = await autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) });
     const expected304 = c.name.includes('304');
     const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
-    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + Math.max(0, bad), base: c.connections === 1 ? 4 : 0 });
+    results.push({
+      name: c.name,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      errors: r.errors + Math.max(0, bad),
+      base: c.connections === 1 ? 4 : 0,
+    });
   }
   await placard.close();
   await bareServer.close();
@@ -150,11 +231,20 @@ async function main() {
   await database.close();
   rmSync(dir, { recursive: true, force: true });
 
-  console.log(`Manifest, 50 schedules / 500 items, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log(`${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`);
+  console.log(
+    `Manifest, 50 schedules / 500 items, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`,
+  );
   for (const [i, r] of results.entries()) {
     const base = results[r.base]!;
-    console.log(`${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`);
+    console.log(
+      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`,
+    );
   }
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
 }

@@ -23,7 +23,13 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
-const N = { assets: arg('assets', 100_000), jobs: arg('jobs', 300_000), screens: arg('screens', 2_000), buckets: arg('buckets', 2_000_000), history: arg('history', 1_000_000) };
+const N = {
+  assets: arg('assets', 100_000),
+  jobs: arg('jobs', 300_000),
+  screens: arg('screens', 2_000),
+  buckets: arg('buckets', 2_000_000),
+  history: arg('history', 1_000_000),
+};
 const DAY = 24 * 3600_000;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -105,7 +111,9 @@ try {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     loop.disable();
     const blocked = loop.max / 1e6;
-    console.log(`${label.padEnd(28)} ${ms.toFixed(1).padStart(8)} ms  (event loop blocked at most ${blocked.toFixed(0)} ms)  ${JSON.stringify(out).slice(0, 120)}`);
+    console.log(
+      `${label.padEnd(28)} ${ms.toFixed(1).padStart(8)} ms  (event loop blocked at most ${blocked.toFixed(0)} ms)  ${JSON.stringify(out).slice(0, 120)}`,
+    );
   };
   const db = database.db;
   await time('status media', () => mediaStatus(db));

@@ -36,12 +36,26 @@ async function serve(): Promise<void> {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({ config, db: database.db, logger, periodic: new PeriodicTasks(logger), tools: new MediaTools(config), state: { restoreInProgress: false } });
+  const app = buildApp({
+    config,
+    db: database.db,
+    logger,
+    periodic: new PeriodicTasks(logger),
+    tools: new MediaTools(config),
+    state: { restoreInProgress: false },
+  });
   const server = await listen(app, '127.0.0.1', 0);
-  const res = await fetch(`${server.url}/api/v1/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' }) });
+  const res = await fetch(`${server.url}/api/v1/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', password: 'correct horse battery staple', displayName: 'Bench' }),
+  });
   const body = (await res.json()) as { data: { csrfToken: string } };
-  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  process.stdout.write(JSON.stringify({ url: server.url, cookie, csrf: body.data.csrfToken }) + '\n');
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  process.stdout.write(`${JSON.stringify({ url: server.url, cookie, csrf: body.data.csrfToken })}\n`);
 }
 
 function rssOf(pid: number): number {
@@ -52,15 +66,22 @@ function rssOf(pid: number): number {
 async function upload(target: { url: string; cookie: string; csrf: string }, file: string, size: number): Promise<string> {
   const headers = { cookie: target.cookie, 'x-csrf-token': target.csrf, 'tus-resumable': '1.0.0' };
   const meta = `filename ${Buffer.from('bench.mp4').toString('base64')}`;
-  const created = await fetch(`${target.url}/api/v1/uploads`, { method: 'POST', headers: { ...headers, 'upload-length': String(size), 'upload-metadata': meta } });
+  const created = await fetch(`${target.url}/api/v1/uploads`, {
+    method: 'POST',
+    headers: { ...headers, 'upload-length': String(size), 'upload-metadata': meta },
+  });
   if (created.status !== 201) throw new Error(`creation: ${created.status} ${await created.text()}`);
   const location = created.headers.get('location')!;
   await new Promise<void>((resolve, reject) => {
     const u = new URL(location, target.url);
-    const req = http.request(u, { method: 'PATCH', headers: { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(size) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`PATCH answered ${res.statusCode}`))));
-    });
+    const req = http.request(
+      u,
+      { method: 'PATCH', headers: { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(size) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`PATCH answered ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(req);
   });
@@ -174,7 +195,9 @@ async function main(): Promise<void> {
     console.log(`\nUpload of ${mb} MiB (${os.cpus().length} CPUs, source seed ${seed})\n`);
     for (const r of rows) console.log(`  ${r[0]!.padEnd(32)} ${r[1]!.padStart(10)} ${r[2]!.padStart(9)}`);
     console.log(`\n  throughput ratio tus/dd: ${(ddSec / upSec).toFixed(2)}`);
-    console.log(`  server RSS: baseline ${(baseline / MiB).toFixed(0)} MiB, peak ${(peakUpload / MiB).toFixed(0)} MiB while receiving (growth ${((peakUpload - baseline) / MiB).toFixed(0)} MiB), ${(peak / MiB).toFixed(0)} MiB through complete`);
+    console.log(
+      `  server RSS: baseline ${(baseline / MiB).toFixed(0)} MiB, peak ${(peakUpload / MiB).toFixed(0)} MiB while receiving (growth ${((peakUpload - baseline) / MiB).toFixed(0)} MiB), ${(peak / MiB).toFixed(0)} MiB through complete`,
+    );
     console.log(`  source sha256 ${sourceSha}`);
     console.log(`  stored sha256 ${storedSha} (asset says ${asset.sha256})`);
     console.log(`  stored file complete and intact: ${intact ? 'yes' : 'NO'}`);

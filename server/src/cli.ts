@@ -6,7 +6,18 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
 import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
-import { BACKUP_KINDS, BackupError, checkPassphrase, configuredPassphrase, createBackup, discardPartialBackups, isEncryptedFile, knownSchemaVersion, listBackups, type BackupKind } from './modules/system/backup.js';
+import {
+  BACKUP_KINDS,
+  BackupError,
+  checkPassphrase,
+  configuredPassphrase,
+  createBackup,
+  discardPartialBackups,
+  isEncryptedFile,
+  knownSchemaVersion,
+  listBackups,
+  type BackupKind,
+} from './modules/system/backup.js';
 import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';
@@ -44,7 +55,7 @@ Configuration comes from the environment (PLACARD_DATA_DIR, PLACARD_PORT, ...), 
 class CliError extends Error {}
 
 function out(line: string): void {
-  process.stdout.write(line + '\n');
+  process.stdout.write(`${line}\n`);
 }
 
 function progressPrinter(label: string): (fraction: number, message: string) => void {
@@ -99,7 +110,9 @@ async function writableDir(dir: string, what: string): Promise<string> {
   try {
     await access(full, fsConstants.W_OK | fsConstants.X_OK);
   } catch {
-    const who = process.getuid ? ` (this command runs as uid ${process.getuid()}${process.getuid() === 0 ? '' : ': the placard command runs as the placard user'})` : '';
+    const who = process.getuid
+      ? ` (this command runs as uid ${process.getuid()}${process.getuid() === 0 ? '' : ': the placard command runs as the placard user'})`
+      : '';
     throw new CliError(`${what} ${full} is not writable by this user${who}; choose a directory it can write, or give it to that user first`);
   }
   return full;
@@ -117,7 +130,15 @@ async function passphraseFor(config: Config, fromStdin: boolean | undefined): Pr
 }
 
 async function commandBackup(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { kind: { type: 'string', default: 'cli' }, 'no-media': { type: 'boolean', default: false }, out: { type: 'string' }, 'passphrase-stdin': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      kind: { type: 'string', default: 'cli' },
+      'no-media': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      'passphrase-stdin': { type: 'boolean', default: false },
+    },
+  });
   if (!(BACKUP_KINDS as readonly string[]).includes(values.kind!)) throw new CliError(`--kind must be one of ${BACKUP_KINDS.join(', ')}`);
   const file = path.join(config.dataDir, 'placard.db');
   if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
@@ -149,7 +170,9 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
       await copyFile(written, dest);
     } catch (err) {
       await rm(dest, { force: true });
-      throw new CliError(`the backup was made (${written}) but copying it to ${outDir} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new CliError(
+        `the backup was made (${written}) but copying it to ${outDir} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     out(dest);
   } else {
@@ -158,14 +181,19 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
 }
 
 async function commandRestore(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false }, 'passphrase-stdin': { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { force: { type: 'boolean', default: false }, 'passphrase-stdin': { type: 'boolean', default: false } },
+  });
   const file = positionals[0];
   if (!file) throw new CliError('usage: placard restore FILE [--force] [--passphrase-stdin]');
   let source = path.resolve(file);
   if (!existsSync(source) && existsSync(path.join(config.dataDir, 'backups', file))) source = path.join(config.dataDir, 'backups', file);
   if (!existsSync(source)) throw new CliError(`no such file: ${file}`);
   const passphrase = isEncryptedFile(source) ? await passphraseFor(config, values['passphrase-stdin']) : null;
-  if (isEncryptedFile(source) && !passphrase) throw new CliError(`${path.basename(source)} is encrypted: give its passphrase on stdin (--passphrase-stdin), or set PLACARD_BACKUP_PASSPHRASE_FILE`);
+  if (isEncryptedFile(source) && !passphrase)
+    throw new CliError(`${path.basename(source)} is encrypted: give its passphrase on stdin (--passphrase-stdin), or set PLACARD_BACKUP_PASSPHRASE_FILE`);
   if (!values.force && (await serverAnswers(config))) {
     throw new CliError(`the server answers at ${localUrl(config)}: stop it first (systemctl stop placard), or restore from the console (System > Backups)`);
   }
@@ -173,7 +201,9 @@ async function commandRestore(config: Config, args: string[]): Promise<void> {
   if (recovered) process.stderr.write(`${recovered}\n`);
   try {
     const result = await restoreBackup({ dataDir: config.dataDir, file: source, passphrase, progress: progressPrinter('restore') });
-    out(`restored ${path.basename(source)} (made ${result.header.createdAt} by Placard ${result.header.serverVersion}): ${result.files} files, schema ${result.migratedTo}`);
+    out(
+      `restored ${path.basename(source)} (made ${result.header.createdAt} by Placard ${result.header.serverVersion}): ${result.files} files, schema ${result.migratedTo}`,
+    );
   } catch (err) {
     if (err instanceof BackupError) throw new CliError(`refused: ${err.message}; the data directory is unchanged`);
     throw err;
@@ -224,11 +254,17 @@ async function commandSchema(config: Config): Promise<number> {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function commandResetPassword(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'password-stdin': { type: 'boolean', default: false }, 'disable-mfa': { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { 'password-stdin': { type: 'boolean', default: false }, 'disable-mfa': { type: 'boolean', default: false } },
+  });
   const email = positionals[0];
   if (!email) throw new CliError('usage: placard reset-password EMAIL [--password-stdin] [--disable-mfa]');
   let password: string;
@@ -255,7 +291,9 @@ async function commandResetPassword(config: Config, args: string[]): Promise<voi
     }
     await endUserSessions(db, user.id);
     await db.deleteFrom('auth_throttle').execute();
-    out(`reset the password of ${user.email} (${user.role})${values['disable-mfa'] ? '; removed TOTP, recovery codes and passkeys' : ''}; their sessions ended`);
+    out(
+      `reset the password of ${user.email} (${user.role})${values['disable-mfa'] ? '; removed TOTP, recovery codes and passkeys' : ''}; their sessions ended`,
+    );
     if (generated) out(`new password: ${password}`);
   });
 }
@@ -353,5 +391,3 @@ if (self.endsWith(`${path.sep}cli.js`) || self.endsWith(`${path.sep}cli.ts`)) {
     },
   );
 }
-
-

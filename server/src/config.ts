@@ -3,9 +3,7 @@ import { z } from 'zod';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const boolFromEnv = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
-  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const boolFromEnv = z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']).transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
 /** Every PLACARD_* variable the server reads, with its default. Parsed once at boot. */
 const EnvSchema = z.object({
@@ -22,23 +20,46 @@ const EnvSchema = z.object({
   /** poppler's pdftoppm (pdfinfo is taken from the same directory); default: PATH. */
   PLACARD_PDFTOPPM: z.string().min(1).optional(),
   /** Largest JSON request body accepted, in bytes. */
-  PLACARD_JSON_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  PLACARD_JSON_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** How long a stopping server waits for in-flight requests before closing them. */
   PLACARD_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Trust X-Forwarded-* from a reverse proxy in front of the server. */
   PLACARD_TRUST_PROXY: boolFromEnv.default(false),
   /** A console session ends after this long without a request... */
-  PLACARD_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(60 * 24 * 30).default(12 * 60),
+  PLACARD_SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60 * 24 * 30)
+    .default(12 * 60),
   /** ...and in any case this long after sign-in. */
-  PLACARD_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(7 * 24),
+  PLACARD_SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(7 * 24),
   /** Check every JSON response against its declared schema (on in tests). */
   PLACARD_VALIDATE_RESPONSES: boolFromEnv.default(false),
   /** The built console and player (Vite output); default: console/dist of this installation. */
   PLACARD_CONSOLE_DIR: z.string().min(1).optional(),
   /** Hard cap of the process on a tus upload, in bytes (default 8 GiB); settings uploads.maxSizeBytes decides below it. */
-  PLACARD_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1024).default(8 * 1024 ** 3),
+  PLACARD_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(8 * 1024 ** 3),
   /** Cap on how long an untouched partial upload is kept; settings uploads.abandonAfterHours (24) decides below it. */
-  PLACARD_UPLOAD_EXPIRY_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24 * 30),
+  PLACARD_UPLOAD_EXPIRY_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24 * 30),
   /** Images with more pixels than this are refused (pixel-flood guard). */
   PLACARD_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(268_402_689),
   /** Media jobs (probes, thumbnails, transcodes) running at once. */

@@ -50,13 +50,19 @@ async function main(): Promise<void> {
   const app = buildApp({ config, db: database.db, logger, tools, periodic, state: { restoreInProgress: false } });
   const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs).catch(async (err: NodeJS.ErrnoException) => {
     await database.close();
-    if (err.code === 'EACCES') fail(`cannot listen on ${config.host} port ${config.port}: permission denied (ports below 1024 need CAP_NET_BIND_SERVICE: install.sh --port ${config.port} grants it to the service)`);
+    if (err.code === 'EACCES')
+      fail(
+        `cannot listen on ${config.host} port ${config.port}: permission denied (ports below 1024 need CAP_NET_BIND_SERVICE: install.sh --port ${config.port} grants it to the service)`,
+      );
     if (err.code === 'EADDRINUSE') fail(`cannot listen on ${config.host} port ${config.port}: another program uses it`);
     if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${config.host} port ${config.port}: this machine has no such address (PLACARD_HOST)`);
     throw err;
   });
   periodic.start();
-  logger.info({ version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe }, `Placard listening on ${config.publicUrl ?? running.url}`);
+  logger.info(
+    { version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe },
+    `Placard listening on ${config.publicUrl ?? running.url}`,
+  );
   void tools.check().then((status) => {
     for (const [name, check] of Object.entries(status)) if (!check.ok) logger.warn({ tool: name }, check.detail);
   });

@@ -47,7 +47,11 @@ export async function ensureConsoleBuilt(): Promise<void> {
     }
   }
   try {
-    if (stale()) execFileSync(path.join(ROOT, 'node_modules', '.bin', 'vite'), ['build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit' });
+    if (stale())
+      execFileSync(path.join(ROOT, 'node_modules', '.bin', 'vite'), ['build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], {
+        cwd: ROOT,
+        stdio: 'inherit',
+      });
   } finally {
     rmdirSync(lock);
   }
@@ -91,7 +95,14 @@ export async function addVirtualAuthenticator(context: BrowserContext, page: Pag
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return authenticatorId;
 }
@@ -108,7 +119,6 @@ export async function signedInContext(app: TestApp, context: BrowserContext, bas
   );
   return who;
 }
-
 
 /** The text of the first visible alert inside `scope`: the error shown where the user acted. */
 export const alertText = (page: Page, scope = 'body') => page.locator(`${scope} [role=alert]`).first().innerText();
@@ -255,6 +265,11 @@ export async function pairPlayPage(app: TestApp, admin: { headers: Record<string
   const approved = await app.json(`/api/v1/screens/pairing/${resolved.body.data.id}/approve`, { method: 'POST', headers: admin.headers, json: { name } });
   if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
   const screenId: string = approved.body.data.screen.id;
-  await waitUntil('player enrolled', () => player.evaluate((id) => { const p = (globalThis as any).placardPlayer; return p.state === 'running' && p.screenId === id; }, screenId));
+  await waitUntil('player enrolled', () =>
+    player.evaluate((id) => {
+      const p = (globalThis as any).placardPlayer;
+      return p.state === 'running' && p.screenId === id;
+    }, screenId),
+  );
   return screenId;
 }

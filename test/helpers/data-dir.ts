@@ -18,7 +18,9 @@ export function writeMedia(dataDir: string, count: number, size: number): void {
 export async function mediaDigest(dataDir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const f of await listFiles(path.join(dataDir, 'media'))) {
-    out[f.rel] = createHash('sha256').update(readFileSync(path.join(dataDir, 'media', f.rel))).digest('hex');
+    out[f.rel] = createHash('sha256')
+      .update(readFileSync(path.join(dataDir, 'media', f.rel)))
+      .digest('hex');
   }
   return out;
 }

@@ -49,8 +49,13 @@ function filesOf(dir: string, prefix = '.'): string[] {
 export function writeSums(pkg: string): void {
   const lines = filesOf(pkg)
     .sort()
-    .map((f) => `${createHash('sha256').update(readFileSync(path.join(pkg, f))).digest('hex')}  ${f}`);
-  writeFileSync(path.join(pkg, 'SHA256SUMS'), lines.join('\n') + '\n');
+    .map(
+      (f) =>
+        `${createHash('sha256')
+          .update(readFileSync(path.join(pkg, f)))
+          .digest('hex')}  ${f}`,
+    );
+  writeFileSync(path.join(pkg, 'SHA256SUMS'), `${lines.join('\n')}\n`);
 }
 
 export function install(pkg: string, args: string[]) {
@@ -71,7 +76,10 @@ export function installAsync(pkg: string, args: string[], env: Record<string, st
 
 /** The real CLI of a fake package over a data directory. */
 export function cliOf(pkg: string, dataDir: string, args: string[]) {
-  const res = spawnSync(path.join(pkg, 'node/bin/node'), [path.join(pkg, 'dist/server/src/cli.js'), ...args], { encoding: 'utf8', env: { ...process.env, PLACARD_DATA_DIR: dataDir } });
+  const res = spawnSync(path.join(pkg, 'node/bin/node'), [path.join(pkg, 'dist/server/src/cli.js'), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, PLACARD_DATA_DIR: dataDir },
+  });
   return { status: res.status, out: res.stdout, err: res.stderr };
 }
 
@@ -118,10 +126,13 @@ export async function readyServer(t: Test): Promise<number> {
     res.end('{"data":{"status":"ready"}}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return (server.address() as AddressInfo).port;
 }
 
@@ -157,5 +168,5 @@ export function dbState(data: string): { schema: number; serverName: string } {
   }
 }
 
-export const preUpgradeBackups = (data: string) => readdirSync(path.join(data, 'backups')).filter((f) => /^placard-backup-.*-pre-upgrade-[a-z0-9]{4}\.tar$/.test(f));
-
+export const preUpgradeBackups = (data: string) =>
+  readdirSync(path.join(data, 'backups')).filter((f) => /^placard-backup-.*-pre-upgrade-[a-z0-9]{4}\.tar$/.test(f));

@@ -10,7 +10,9 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 /** tus creation + one PATCH; answers the upload id. */
 export async function tusUpload(app: TestApp, who: SignedIn, bytes: Buffer, metadata: Record<string, string> = {}): Promise<string> {
-  const meta = Object.entries(metadata).map(([k, v]) => `${k} ${b64(v)}`).join(',');
+  const meta = Object.entries(metadata)
+    .map(([k, v]) => `${k} ${b64(v)}`)
+    .join(',');
   const created = await app.fetch('/api/v1/uploads', {
     method: 'POST',
     headers: { ...who.headers, ...TUS, 'upload-length': String(bytes.length), ...(meta ? { 'upload-metadata': meta } : {}) },

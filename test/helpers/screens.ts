@@ -28,7 +28,11 @@ export async function pairScreen(
   const approved = await app.json(`/api/v1/screens/pairing/${id}/approve`, {
     method: 'POST',
     headers: admin.headers,
-    json: { name: options.name ?? 'Lobby', ...(options.locationId ? { locationId: options.locationId } : {}), ...(options.groupIds ? { groupIds: options.groupIds } : {}) },
+    json: {
+      name: options.name ?? 'Lobby',
+      ...(options.locationId ? { locationId: options.locationId } : {}),
+      ...(options.groupIds ? { groupIds: options.groupIds } : {}),
+    },
   });
   if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
   const polled = await app.json(`/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } });

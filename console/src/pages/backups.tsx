@@ -52,7 +52,8 @@ async function followRun(id: string, onUpdate: (run: Run) => void, isCancelled: 
     } catch (err) {
       // After a restore the sessions are the backup's: this one may be gone.
       if (err instanceof ApiError && err.status === 401) return 'signed-out';
-      if (err instanceof ApiError && err.status === 404) throw new ApiError(404, 'not_found', 'The server no longer knows this run (it restarted). Reload the page to see where things stand.');
+      if (err instanceof ApiError && err.status === 404)
+        throw new ApiError(404, 'not_found', 'The server no longer knows this run (it restarted). Reload the page to see where things stand.');
       if (++failures > 40) throw err;
     }
     await sleep(500);
@@ -109,7 +110,8 @@ export function BackupsPage() {
     try {
       const end = await followRun(run.id, setRunning, () => cancelled.current);
       if (end === 'signed-out') return;
-      if (end.state === 'failed') setBackupError(new ApiError(500, end.error?.code ?? 'internal', `The backup failed: ${end.error?.message ?? 'unknown error'}`));
+      if (end.state === 'failed')
+        setBackupError(new ApiError(500, end.error?.code ?? 'internal', `The backup failed: ${end.error?.message ?? 'unknown error'}`));
       else setMade(((end.result as { backup?: Backup } | null)?.backup ?? null) as Backup | null);
     } catch (err) {
       setBackupError(err);
@@ -133,7 +135,9 @@ export function BackupsPage() {
       const end = await followRun(run.id, setRestoreRun, () => cancelled.current);
       if (end !== 'signed-out' && end.state === 'failed') {
         setRestoreRun(null);
-        setRestoreFailed(new ApiError(500, end.error?.code ?? 'internal', `The restore failed; the server’s data was not changed. ${end.error?.message ?? ''}`));
+        setRestoreFailed(
+          new ApiError(500, end.error?.code ?? 'internal', `The restore failed; the server’s data was not changed. ${end.error?.message ?? ''}`),
+        );
         return;
       }
     } catch (err) {
@@ -253,13 +257,31 @@ export function BackupsPage() {
                 </td>
                 {owner && (
                   <td class="actions">
-                    <a href={b.downloadUrl} download={b.name} role="button" class="secondary outline small" aria-label={`Download the backup of ${formatTime(b.createdAt)}`}>
+                    <a
+                      href={b.downloadUrl}
+                      download={b.name}
+                      role="button"
+                      class="secondary outline small"
+                      aria-label={`Download the backup of ${formatTime(b.createdAt)}`}
+                    >
                       Download
                     </a>
-                    <button type="button" class="secondary outline small" disabled={busy} aria-label={`Restore the backup of ${formatTime(b.createdAt)}`} onClick={() => setRestoring(b)}>
+                    <button
+                      type="button"
+                      class="secondary outline small"
+                      disabled={busy}
+                      aria-label={`Restore the backup of ${formatTime(b.createdAt)}`}
+                      onClick={() => setRestoring(b)}
+                    >
                       Restore…
                     </button>
-                    <button type="button" class="danger outline small" disabled={busy} aria-label={`Delete the backup of ${formatTime(b.createdAt)}`} onClick={() => setDeleting(b)}>
+                    <button
+                      type="button"
+                      class="danger outline small"
+                      disabled={busy}
+                      aria-label={`Delete the backup of ${formatTime(b.createdAt)}`}
+                      onClick={() => setDeleting(b)}
+                    >
                       Delete
                     </button>
                   </td>
@@ -295,14 +317,19 @@ export function BackupsPage() {
           }}
         >
           <p>
-            Everything goes back to how it was on <strong>{formatTime(restoring.createdAt)}</strong>: screens, playlists, layouts, schedules, users, passwords and settings. What was
-            changed since then is lost.
+            Everything goes back to how it was on <strong>{formatTime(restoring.createdAt)}</strong>: screens, playlists, layouts, schedules, users, passwords
+            and settings. What was changed since then is lost.
           </p>
           <ul>
             {!restoring.includesMedia && <li>This backup has no media files: the media files on the server stay as they are now.</li>}
-            <li>Changes people are saving right now are allowed to finish first (up to 30 seconds); then the server refuses changes until the restore is done. Screens keep playing.</li>
+            <li>
+              Changes people are saving right now are allowed to finish first (up to 30 seconds); then the server refuses changes until the restore is done.
+              Screens keep playing.
+            </li>
             <li>The server swaps its database for the backup’s. Everyone may have to sign in again, with the accounts and passwords of the backup.</li>
-            <li>This page shows the progress and reloads the console when it is done. The current database is kept on the server as a file in case you need it.</li>
+            <li>
+              This page shows the progress and reloads the console when it is done. The current database is kept on the server as a file in case you need it.
+            </li>
           </ul>
         </ConfirmDialog>
       )}
@@ -321,7 +348,8 @@ export function BackupsPage() {
           }}
         >
           <p>
-            The backup of {formatTime(deleting.createdAt)} ({formatBytes(deleting.sizeBytes)}) is deleted from the server for good. Download it first if you want to keep a copy.
+            The backup of {formatTime(deleting.createdAt)} ({formatBytes(deleting.sizeBytes)}) is deleted from the server for good. Download it first if you
+            want to keep a copy.
           </p>
         </ConfirmDialog>
       )}
@@ -342,7 +370,11 @@ function UploadBackup({ disabled, onUploaded }: { disabled: boolean; onUploaded:
     abort.current = new AbortController();
     setSent({ sent: 0, total: file.size });
     try {
-      const b = await uploadFile<Backup>('system/backups', file, { contentType: 'application/x-tar', signal: abort.current.signal, onProgress: (s, total) => setSent({ sent: s, total }) });
+      const b = await uploadFile<Backup>('system/backups', file, {
+        contentType: 'application/x-tar',
+        signal: abort.current.signal,
+        onProgress: (s, total) => setSent({ sent: s, total }),
+      });
       setDone(b);
       setFile(null);
       if (inputRef.current) inputRef.current.value = '';
@@ -367,7 +399,17 @@ function UploadBackup({ disabled, onUploaded }: { disabled: boolean; onUploaded:
         }}
       >
         <Field label="Backup file (.tar)" help="A file downloaded from a Placard Backups page. It is checked whole before it is kept.">
-          {(p) => <input {...p} ref={inputRef} type="file" name="backup" accept=".tar,application/x-tar" disabled={disabled || upload.busy} onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />}
+          {(p) => (
+            <input
+              {...p}
+              ref={inputRef}
+              type="file"
+              name="backup"
+              accept=".tar,application/x-tar"
+              disabled={disabled || upload.busy}
+              onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+            />
+          )}
         </Field>
         {sent && (
           <div class="progress-box" data-testid="upload-progress">
@@ -423,7 +465,12 @@ const SETTING_WORDS: Record<string, string> = {
 };
 
 function summaryText(s: ImportPreview['sections'][number]['summary']): string {
-  const parts = [s.create && `${s.create} new`, s.update && `${s.update} changed`, s.delete && `${s.delete} removed`, s.unchanged && `${s.unchanged} the same`].filter(Boolean);
+  const parts = [
+    s.create && `${s.create} new`,
+    s.update && `${s.update} changed`,
+    s.delete && `${s.delete} removed`,
+    s.unchanged && `${s.unchanged} the same`,
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'none in the file';
 }
 
@@ -468,7 +515,8 @@ function SettingsTransfer() {
         <h2 id="transfer-h">Copy settings to another server</h2>
       </header>
       <p class="section-intro">
-        A small file with the settings, locations and screen groups, without content, accounts or passwords. Import it on another Placard server to set it up the same way.
+        A small file with the settings, locations and screen groups, without content, accounts or passwords. Import it on another Placard server to set it up
+        the same way.
       </p>
       <div class="form-actions">
         <button type="button" class="secondary" aria-busy={exportIt.busy} disabled={exportIt.busy} onClick={() => void exportIt.run()}>
@@ -526,11 +574,7 @@ function SettingsTransfer() {
               </ul>
             </div>
           ))}
-          {preview.ignored.length > 0 && (
-            <p class="muted">
-              Not imported: {preview.ignored.map((i) => `${i.key} (${i.reason})`).join('; ')}.
-            </p>
-          )}
+          {preview.ignored.length > 0 && <p class="muted">Not imported: {preview.ignored.map((i) => `${i.key} (${i.reason})`).join('; ')}.</p>}
           <p>Items the file does not have are left alone. Settings the file leaves out go back to their defaults.</p>
           <ErrorNote error={apply.error} />
           <div class="form-actions">

@@ -13,7 +13,10 @@ interface ScheduleBrief {
 }
 
 /** At most `limit` of a list, and whether there were more. */
-const first = <T,>(page: Page<T> | undefined, limit: number) => ({ items: (page?.items ?? []).slice(0, limit), more: Boolean(page && (page.items.length > limit || page.nextCursor)) });
+const first = <T,>(page: Page<T> | undefined, limit: number) => ({
+  items: (page?.items ?? []).slice(0, limit),
+  more: Boolean(page && (page.items.length > limit || page.nextCursor)),
+});
 const countOf = (page: Page<unknown> | undefined) => (page ? `${page.items.length}${page.nextCursor ? '+' : ''}` : '…');
 
 /**
@@ -44,8 +47,12 @@ export function HomePage() {
   const attention = live.filter((s) => s.status === 'offline' || s.status === 'stale' || s.disabled);
   const now = Date.now();
   const enabled = (schedules.data?.items ?? []).filter((s) => s.enabled && s.nextOccurrence);
-  const onNow = enabled.filter((s) => Date.parse(s.nextOccurrence!.startsAt) <= now && (!s.nextOccurrence!.endsAt || Date.parse(s.nextOccurrence!.endsAt) > now));
-  const upcoming = enabled.filter((s) => Date.parse(s.nextOccurrence!.startsAt) > now).sort((a, b) => Date.parse(a.nextOccurrence!.startsAt) - Date.parse(b.nextOccurrence!.startsAt));
+  const onNow = enabled.filter(
+    (s) => Date.parse(s.nextOccurrence!.startsAt) <= now && (!s.nextOccurrence!.endsAt || Date.parse(s.nextOccurrence!.endsAt) > now),
+  );
+  const upcoming = enabled
+    .filter((s) => Date.parse(s.nextOccurrence!.startsAt) > now)
+    .sort((a, b) => Date.parse(a.nextOccurrence!.startsAt) - Date.parse(b.nextOccurrence!.startsAt));
   const failedList = first(failed.data, 5);
   const attentionList = { items: attention.slice(0, 5), more: attention.length > 5 };
 
@@ -77,7 +84,8 @@ export function HomePage() {
               <ul class="plain" aria-label="Screens that need attention">
                 {attentionList.items.map((s) => (
                   <li key={s.id} data-screen={s.name}>
-                    <a href={`/screens/${s.id}`}>{s.name}</a> <small class="muted">{s.disabled ? 'disabled' : `${STATUS_LABEL[s.status].toLowerCase()}, last seen ${formatTime(s.lastSeenAt)}`}</small>
+                    <a href={`/screens/${s.id}`}>{s.name}</a>{' '}
+                    <small class="muted">{s.disabled ? 'disabled' : `${STATUS_LABEL[s.status].toLowerCase()}, last seen ${formatTime(s.lastSeenAt)}`}</small>
                   </li>
                 ))}
                 {attentionList.more && <li class="muted">and {attention.length - attentionList.items.length} more</li>}
@@ -104,7 +112,8 @@ export function HomePage() {
             {onNow.map((s) => (
               <li key={s.id} data-schedule={s.name}>
                 <strong>{s.name}</strong> · {s.content.name ?? s.content.type}
-                {s.content.type === 'layout' ? ' (layout)' : ''} <small class="muted">{s.nextOccurrence!.endsAt ? `until ${formatTime(s.nextOccurrence!.endsAt)}` : 'no end'}</small>
+                {s.content.type === 'layout' ? ' (layout)' : ''}{' '}
+                <small class="muted">{s.nextOccurrence!.endsAt ? `until ${formatTime(s.nextOccurrence!.endsAt)}` : 'no end'}</small>
               </li>
             ))}
           </ul>

@@ -16,7 +16,11 @@ interface Zone {
   zIndex: number;
   fit: 'contain' | 'cover' | 'fill';
   muted: boolean;
-  content: { type: 'playlist'; playlistId: string } | { type: 'asset'; assetId: string; durationMs: number | null } | { type: string; [k: string]: unknown } | null;
+  content:
+    | { type: 'playlist'; playlistId: string }
+    | { type: 'asset'; assetId: string; durationMs: number | null }
+    | { type: string; [k: string]: unknown }
+    | null;
 }
 interface Content {
   width: number;
@@ -52,7 +56,12 @@ export function LayoutsPage() {
   const create = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
     const res = RESOLUTIONS[Number(v.resolution ?? 0)] ?? RESOLUTIONS[0]!;
-    const l = await api.post<Layout>('layouts', { name: v.name, width: res.w, height: res.h, zones: [{ name: 'Main', x: 0, y: 0, width: res.w, height: res.h }] });
+    const l = await api.post<Layout>('layouts', {
+      name: v.name,
+      width: res.w,
+      height: res.h,
+      zones: [{ name: 'Main', x: 0, y: 0, width: res.w, height: res.h }],
+    });
     route(`/layouts/${l.id}`);
   });
   return (
@@ -166,7 +175,8 @@ export function LayoutDetailPage({ id }: { id: string }) {
       setNotice('Draft saved.');
       return saved;
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'version_conflict') throw new ApiError(412, err.code, 'Someone else changed this layout meanwhile. Reload to see their version (your unsaved changes would be lost).');
+      if (err instanceof ApiError && err.code === 'version_conflict')
+        throw new ApiError(412, err.code, 'Someone else changed this layout meanwhile. Reload to see their version (your unsaved changes would be lost).');
       throw err;
     }
   };
@@ -174,7 +184,12 @@ export function LayoutDetailPage({ id }: { id: string }) {
   const publish = useAction(async (note: string) => {
     const yes = await confirmAction({
       title: `Publish “${layout.data!.name}”?`,
-      body: <p>Screens showing this layout switch to what you see here within seconds{dirty ? ' (your unsaved changes are saved first)' : ''}. Earlier versions stay in the history below.</p>,
+      body: (
+        <p>
+          Screens showing this layout switch to what you see here within seconds{dirty ? ' (your unsaved changes are saved first)' : ''}. Earlier versions stay
+          in the history below.
+        </p>
+      ),
       confirmLabel: 'Publish',
       impact: { layoutIds: [id] },
       screensLabel: 'These screens show it now and will change:',
@@ -192,7 +207,12 @@ export function LayoutDetailPage({ id }: { id: string }) {
     if (dirty || layout.data?.hasUnpublishedChanges) {
       const yes = await confirmAction({
         title: `Replace the draft with the version of ${formatTime(rev.createdAt)}?`,
-        body: <p>{dirty ? 'Your unsaved changes are lost' : 'The draft’s changes that are not published are lost'}. Screens keep showing the published version until you publish.</p>,
+        body: (
+          <p>
+            {dirty ? 'Your unsaved changes are lost' : 'The draft’s changes that are not published are lost'}. Screens keep showing the published version until
+            you publish.
+          </p>
+        ),
         confirmLabel: 'Replace the draft',
         danger: true,
       });
@@ -218,7 +238,9 @@ export function LayoutDetailPage({ id }: { id: string }) {
     route('/layouts');
   });
   const [live, setLive] = useState(false);
-  const zonePlaylists = usePlaylists((draft?.zones ?? []).filter((z) => z.content?.type === 'playlist').map((z) => (z.content as { playlistId: string }).playlistId));
+  const zonePlaylists = usePlaylists(
+    (draft?.zones ?? []).filter((z) => z.content?.type === 'playlist').map((z) => (z.content as { playlistId: string }).playlistId),
+  );
 
   if (layout.error) return <ErrorNote error={layout.error} />;
   const l = layout.data;
@@ -252,7 +274,11 @@ export function LayoutDetailPage({ id }: { id: string }) {
         <p>
           {draft.width} × {draft.height} · {l.publishedRevisionNumber ? `on screens since ${formatTime(l.publishedAt)}` : 'not published yet'}
           {/* "Draft differs from published" only means something once there is a published version. */}
-          {dirty ? <span class="badge warn">unsaved changes</span> : l.hasUnpublishedChanges && l.publishedRevisionNumber ? <span class="badge warn">changes not published yet</span> : null}
+          {dirty ? (
+            <span class="badge warn">unsaved changes</span>
+          ) : l.hasUnpublishedChanges && l.publishedRevisionNumber ? (
+            <span class="badge warn">changes not published yet</span>
+          ) : null}
         </p>
       </hgroup>
       <div class="layout-editor">
@@ -266,7 +292,13 @@ export function LayoutDetailPage({ id }: { id: string }) {
             </button>
           </div>
           {live ? (
-            <LayoutLivePreview width={draft.width} height={draft.height} background={draft.background.color} zones={draft.zones as unknown as PreviewZone[]} assets={assets.data?.items ?? []} />
+            <LayoutLivePreview
+              width={draft.width}
+              height={draft.height}
+              background={draft.background.color}
+              zones={draft.zones as unknown as PreviewZone[]}
+              assets={assets.data?.items ?? []}
+            />
           ) : (
             <Canvas
               content={draft}
@@ -278,12 +310,35 @@ export function LayoutDetailPage({ id }: { id: string }) {
               onMove={(i, x, y) => edit((c) => Object.assign(c.zones[i]!, { x, y }))}
             />
           )}
-          <small class="muted">{live ? 'Playing the draft at its own size, scaled to fit: what a screen of this size shows.' : 'Each zone shows its content’s picture, fitted as it will be on screens.'}</small>
+          <small class="muted">
+            {live
+              ? 'Playing the draft at its own size, scaled to fit: what a screen of this size shows.'
+              : 'Each zone shows its content’s picture, fitted as it will be on screens.'}
+          </small>
         </div>
         <div>
           {canEdit && (
             <div class="row">
-              <button type="button" class="secondary outline small" onClick={() => edit((c) => void c.zones.push({ name: `Zone ${c.zones.length + 1}`, x: 0, y: 0, width: Math.round(c.width / 2), height: Math.round(c.height / 2), zIndex: c.zones.length, fit: 'contain', muted: true, content: null }))}>
+              <button
+                type="button"
+                class="secondary outline small"
+                onClick={() =>
+                  edit(
+                    (c) =>
+                      void c.zones.push({
+                        name: `Zone ${c.zones.length + 1}`,
+                        x: 0,
+                        y: 0,
+                        width: Math.round(c.width / 2),
+                        height: Math.round(c.height / 2),
+                        zIndex: c.zones.length,
+                        fit: 'contain',
+                        muted: true,
+                        content: null,
+                      }),
+                  )
+                }
+              >
                 Add zone
               </button>
               <button
@@ -324,7 +379,12 @@ export function LayoutDetailPage({ id }: { id: string }) {
                 {(['x', 'y', 'width', 'height'] as const).map((k) => (
                   <label key={k}>
                     {k}
-                    <input type="number" min={k === 'width' || k === 'height' ? 1 : 0} value={zone[k]} onChange={(e) => edit((c) => void (c.zones[selected]![k] = Math.max(0, Math.round(Number(e.currentTarget.value) || 0))))} />
+                    <input
+                      type="number"
+                      min={k === 'width' || k === 'height' ? 1 : 0}
+                      value={zone[k]}
+                      onChange={(e) => edit((c) => void (c.zones[selected]![k] = Math.max(0, Math.round(Number(e.currentTarget.value) || 0))))}
+                    />
                   </label>
                 ))}
               </div>
@@ -339,7 +399,15 @@ export function LayoutDetailPage({ id }: { id: string }) {
                     edit((c) => {
                       const z = c.zones[selected]!;
                       const before = z.content;
-                      z.content = !v ? null : kind === 'asset' ? { type: 'asset', assetId: ref!, durationMs: before?.type === 'asset' ? ((before as { durationMs: number | null }).durationMs ?? null) : null } : { type: 'playlist', playlistId: ref! };
+                      z.content = !v
+                        ? null
+                        : kind === 'asset'
+                          ? {
+                              type: 'asset',
+                              assetId: ref!,
+                              durationMs: before?.type === 'asset' ? ((before as { durationMs: number | null }).durationMs ?? null) : null,
+                            }
+                          : { type: 'playlist', playlistId: ref! };
                     });
                   }}
                 >
@@ -373,7 +441,11 @@ export function LayoutDetailPage({ id }: { id: string }) {
                     value={(zone.content as { durationMs: number | null }).durationMs ? String((zone.content as { durationMs: number }).durationMs / 1000) : ''}
                     onChange={(e) => {
                       const sec = Number(e.currentTarget.value);
-                      edit((c) => void ((c.zones[selected]!.content as { durationMs: number | null }).durationMs = sec > 0 ? Math.max(500, Math.round(sec * 1000)) : null));
+                      edit(
+                        (c) =>
+                          void ((c.zones[selected]!.content as { durationMs: number | null }).durationMs =
+                            sec > 0 ? Math.max(500, Math.round(sec * 1000)) : null),
+                      );
                     }}
                   />
                 </label>
@@ -443,7 +515,8 @@ export function LayoutDetailPage({ id }: { id: string }) {
         <ul class="command-list">
           {(revisions.data?.items ?? []).map((r) => (
             <li key={r.id}>
-              <strong>Published {formatTime(r.createdAt)}</strong> {r.current && <span class="badge ok">on screens</span>} {r.note && <span>· {r.note}</span>} <small class="muted">version {r.number}</small>{' '}
+              <strong>Published {formatTime(r.createdAt)}</strong> {r.current && <span class="badge ok">on screens</span>} {r.note && <span>· {r.note}</span>}{' '}
+              <small class="muted">version {r.number}</small>{' '}
               {canEdit && !r.current && (
                 <button type="button" class="secondary outline small" onClick={() => void restore.run(r)}>
                   Restore as draft
@@ -479,13 +552,25 @@ function Canvas({
   const drag = useRef<{ i: number; startX: number; startY: number; x: number; y: number; scale: number } | null>(null);
   const sorted = content.zones.map((z, i) => ({ z, i })).sort((a, b) => a.z.zIndex - b.z.zIndex);
   return (
-    <div class="canvas" ref={box} style={{ aspectRatio: `${content.width} / ${content.height}`, background: content.background.color }} role="img" aria-label={`Canvas ${content.width} by ${content.height} with ${content.zones.length} zones`}>
+    <div
+      class="canvas"
+      ref={box}
+      style={{ aspectRatio: `${content.width} / ${content.height}`, background: content.background.color }}
+      role="img"
+      aria-label={`Canvas ${content.width} by ${content.height} with ${content.zones.length} zones`}
+    >
       {sorted.map(({ z, i }) => (
         <div
           key={z.id ?? i}
           class={`zone${i === selected ? ' selected' : ''}`}
           data-zone={z.name}
-          style={{ left: `${(z.x / content.width) * 100}%`, top: `${(z.y / content.height) * 100}%`, width: `${(z.width / content.width) * 100}%`, height: `${(z.height / content.height) * 100}%`, zIndex: z.zIndex }}
+          style={{
+            left: `${(z.x / content.width) * 100}%`,
+            top: `${(z.y / content.height) * 100}%`,
+            width: `${(z.width / content.width) * 100}%`,
+            height: `${(z.height / content.height) * 100}%`,
+            zIndex: z.zIndex,
+          }}
           onPointerDown={(e) => {
             onSelect(i);
             if (!canEdit || !box.current) return;

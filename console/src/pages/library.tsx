@@ -27,7 +27,10 @@ export function LibraryPage() {
   // Processing is visible: poll while anything is being processed.
   // ...and for a minute after a website is added, until its thumbnail arrives.
   const processing = assets.data?.items.some(
-    (a) => a.state === 'processing' || a.state === 'uploading' || (a.kind === 'website' && !a.variants.some((v) => v.purpose === 'thumbnail') && Date.now() - Date.parse(a.createdAt) < 60_000),
+    (a) =>
+      a.state === 'processing' ||
+      a.state === 'uploading' ||
+      (a.kind === 'website' && !a.variants.some((v) => v.purpose === 'thumbnail') && Date.now() - Date.parse(a.createdAt) < 60_000),
   );
   useEffect(() => {
     if (!processing) return;
@@ -93,28 +96,47 @@ export function LibraryPage() {
         </div>
       )}
       {canEdit && selected.size > 0 && (
-        <BulkBar ids={[...selected]} folders={folders.data?.items ?? []} archived={archived === 'only'} onDone={async () => {
-          setSelected(new Set());
-          await reloadAll();
-        }} />
+        <BulkBar
+          ids={[...selected]}
+          folders={folders.data?.items ?? []}
+          archived={archived === 'only'}
+          onDone={async () => {
+            setSelected(new Set());
+            await reloadAll();
+          }}
+        />
       )}
       <ErrorNote error={assets.error} />
       {/* The empty-state hint only when the server said the library is empty (not when it could not be reached). */}
       {!assets.loading && !assets.error && assets.data && items.length === 0 && (
-        <p class="muted">{q || kind || folderId || tag ? 'Nothing matches these filters.' : archived === 'only' ? 'Nothing is archived.' : `Nothing here yet${canEdit ? ': drop files above to upload them.' : '.'}`}</p>
+        <p class="muted">
+          {q || kind || folderId || tag
+            ? 'Nothing matches these filters.'
+            : archived === 'only'
+              ? 'Nothing is archived.'
+              : `Nothing here yet${canEdit ? ': drop files above to upload them.' : '.'}`}
+        </p>
       )}
       <ul class="asset-grid" aria-busy={assets.loading && !assets.data}>
         {items.map((a) => (
           <AssetCard key={a.id} asset={a} selectable={canEdit} selected={selected.has(a.id)} onToggle={() => toggle(a.id)} onOpen={() => setOpen(a)} />
         ))}
       </ul>
-      {open && <AssetDialog asset={open} canEdit={canEdit} onClose={() => setOpen(null)} onChanged={async (a) => {
-        setOpen(a);
-        await reloadAll();
-      }} onGone={async () => {
-        setOpen(null);
-        await reloadAll();
-      }} />}
+      {open && (
+        <AssetDialog
+          asset={open}
+          canEdit={canEdit}
+          onClose={() => setOpen(null)}
+          onChanged={async (a) => {
+            setOpen(a);
+            await reloadAll();
+          }}
+          onGone={async () => {
+            setOpen(null);
+            await reloadAll();
+          }}
+        />
+      )}
     </>
   );
 }
@@ -127,20 +149,41 @@ function StateBadge({ asset }: { asset: Asset }) {
   if (asset.state === 'ready') return null;
   const cls = asset.state === 'failed' ? 'bad' : asset.state === 'archived' ? '' : 'warn';
   const pct = asset.state === 'processing' && asset.progress !== null ? ` ${Math.round(asset.progress * (asset.progress <= 1 ? 100 : 1))}%` : '';
-  return <span class={`badge ${cls}`}>{asset.state}{pct}</span>;
+  return (
+    <span class={`badge ${cls}`}>
+      {asset.state}
+      {pct}
+    </span>
+  );
 }
 
-function AssetCard({ asset, selectable, selected, onToggle, onOpen }: { asset: Asset; selectable: boolean; selected: boolean; onToggle: () => void; onOpen: () => void }) {
+function AssetCard({
+  asset,
+  selectable,
+  selected,
+  onToggle,
+  onOpen,
+}: {
+  asset: Asset;
+  selectable: boolean;
+  selected: boolean;
+  onToggle: () => void;
+  onOpen: () => void;
+}) {
   const thumb = thumbnailOf(asset);
   return (
     <li class={`asset-card${selected ? ' selected' : ''}`} data-asset={asset.name} data-state={asset.state}>
       <button type="button" class="asset-open" onClick={onOpen} aria-label={`Open ${asset.name}`}>
-        {thumb ? <img src={thumb} alt="" loading="lazy" /> : <span class="asset-placeholder" aria-hidden="true">{asset.kind}</span>}
+        {thumb ? (
+          <img src={thumb} alt="" loading="lazy" />
+        ) : (
+          <span class="asset-placeholder" aria-hidden="true">
+            {asset.kind}
+          </span>
+        )}
       </button>
       <div class="asset-meta">
-        {selectable && (
-          <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select ${asset.name}`} />
-        )}
+        {selectable && <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select ${asset.name}`} />}
         <span class="asset-name" title={asset.name}>
           {asset.name}
         </span>
@@ -181,7 +224,17 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
   };
   const add = async (files: FileList | File[]) => {
     const list = [...files];
-    const fresh = list.map<UploadItem>((file) => ({ key: `${file.name}-${file.size}-${file.lastModified}-${Math.random()}`, file, sentBytes: 0, totalBytes: file.size, state: 'uploading', resumed: false, error: null, asset: null, upload: null }));
+    const fresh = list.map<UploadItem>((file) => ({
+      key: `${file.name}-${file.size}-${file.lastModified}-${Math.random()}`,
+      file,
+      sentBytes: 0,
+      totalBytes: file.size,
+      state: 'uploading',
+      resumed: false,
+      error: null,
+      asset: null,
+      upload: null,
+    }));
     const refusals = await Promise.all(list.map((f) => refusalOf(f, caps).catch(() => null)));
     fresh.forEach((item, i) => {
       if (refusals[i]) Object.assign(item, { state: 'refused', error: refusals[i] });
@@ -189,7 +242,9 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
     setItems((l) => [...fresh, ...l]);
     fresh.filter((i) => i.state === 'uploading').forEach(run);
   };
-  const accept = caps ? ['image/*', 'video/*', 'audio/*', 'application/pdf', ...new Set(caps.accepted.flatMap((a) => a.extensions.map((e) => `.${e}`)))].join(',') : 'image/*,video/*,audio/*,application/pdf';
+  const accept = caps
+    ? ['image/*', 'video/*', 'audio/*', 'application/pdf', ...new Set(caps.accepted.flatMap((a) => a.extensions.map((e) => `.${e}`)))].join(',')
+    : 'image/*,video/*,audio/*,application/pdf';
 
   return (
     <section aria-label="Upload">
@@ -227,12 +282,14 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
         <small class="muted">Uploads resume after a lost connection; after reloading the page, choose the same file again to continue.</small>
       </div>
       {unfinished.length > 0 && items.every((i) => i.state === 'done' || i.state === 'failed' || i.state === 'refused') && (
-        <Notice>
-          Unfinished uploads from before: {unfinished.map((u) => u.name).join(', ')}. Choose the same files again to resume them.
-        </Notice>
+        <Notice>Unfinished uploads from before: {unfinished.map((u) => u.name).join(', ')}. Choose the same files again to resume them.</Notice>
       )}
       {items.some((i) => i.state === 'done' || i.state === 'refused') && (
-        <button type="button" class="secondary outline small" onClick={() => setItems((list) => list.filter((i) => i.state !== 'done' && i.state !== 'refused'))}>
+        <button
+          type="button"
+          class="secondary outline small"
+          onClick={() => setItems((list) => list.filter((i) => i.state !== 'done' && i.state !== 'refused'))}
+        >
           Clear finished uploads
         </button>
       )}
@@ -253,12 +310,26 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
                     {i.state === 'refused' && 'not uploaded'}
                   </small>
                   {i.state === 'uploading' && (
-                    <button type="button" class="secondary outline small" onClick={() => void i.upload?.abort().then(() => ((i.state = 'paused'), changed()))}>
+                    <button
+                      type="button"
+                      class="secondary outline small"
+                      onClick={() =>
+                        void i.upload?.abort().then(() => {
+                          i.state = 'paused';
+                          changed();
+                        })
+                      }
+                    >
                       Pause
                     </button>
                   )}
                   {i.state === 'refused' && (
-                    <button type="button" class="secondary outline small" aria-label={`Remove ${i.file.name} from the list`} onClick={() => setItems((list) => list.filter((x) => x !== i))}>
+                    <button
+                      type="button"
+                      class="secondary outline small"
+                      aria-label={`Remove ${i.file.name} from the list`}
+                      onClick={() => setItems((list) => list.filter((x) => x !== i))}
+                    >
                       Remove
                     </button>
                   )}
@@ -269,7 +340,13 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
                   )}
                 </span>
               </div>
-              {i.state !== 'refused' && <progress value={i.state === 'done' ? 1 : i.sentBytes} max={i.state === 'done' ? 1 : Math.max(1, i.totalBytes)} aria-label={`Upload of ${i.file.name}`} />}
+              {i.state !== 'refused' && (
+                <progress
+                  value={i.state === 'done' ? 1 : i.sentBytes}
+                  max={i.state === 'done' ? 1 : Math.max(1, i.totalBytes)}
+                  aria-label={`Upload of ${i.file.name}`}
+                />
+              )}
               {i.error && (
                 <p class="error-note" role="alert">
                   {i.error}
@@ -339,7 +416,17 @@ function NewWebsite({ folderId, onCreated }: { folderId: string | null; onCreate
         }}
       >
         <fieldset role="group">
-          <input name="url" type="text" inputMode="url" autocomplete="url" spellcheck={false} placeholder="example.com/menu" aria-label="Website address" required maxLength={2048} />
+          <input
+            name="url"
+            type="text"
+            inputMode="url"
+            autocomplete="url"
+            spellcheck={false}
+            placeholder="example.com/menu"
+            aria-label="Website address"
+            required
+            maxLength={2048}
+          />
           <input name="name" placeholder="Name (optional)" aria-label="Website name" maxLength={200} />
           <button type="submit" aria-busy={create.busy}>
             Add
@@ -387,7 +474,12 @@ function BulkBar({ ids, folders, archived, onDone }: { ids: string[]; folders: F
       >
         <input name="tag" placeholder="Add tag" aria-label="Tag to add" maxLength={64} />
       </form>
-      <button type="button" class="secondary outline small" disabled={act.busy} onClick={() => void act.run(() => (archived ? restoreAssets(ids) : archiveAssets(ids, onDone)))}>
+      <button
+        type="button"
+        class="secondary outline small"
+        disabled={act.busy}
+        onClick={() => void act.run(() => (archived ? restoreAssets(ids) : archiveAssets(ids, onDone)))}
+      >
         {archived ? 'Restore' : 'Archive'}
       </button>
       <ErrorNote error={act.error} />
@@ -436,14 +528,29 @@ async function restoreAssets(ids: string[]): Promise<boolean> {
   return true;
 }
 
-function AssetDialog({ asset, canEdit, onClose, onChanged, onGone }: { asset: Asset; canEdit: boolean; onClose: () => void; onChanged: (a: Asset) => Promise<void>; onGone: () => Promise<void> }) {
+function AssetDialog({
+  asset,
+  canEdit,
+  onClose,
+  onChanged,
+  onGone,
+}: {
+  asset: Asset;
+  canEdit: boolean;
+  onClose: () => void;
+  onChanged: (a: Asset) => Promise<void>;
+  onGone: () => Promise<void>;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     ref.current?.showModal();
   }, []);
   const save = useAction(async (form: HTMLFormElement) => {
     const v = formValues(form);
-    const tags = (v.tags ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const tags = (v.tags ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     await onChanged(await api.patch<Asset>(`assets/${asset.id}`, { name: v.name, tags }));
   });
   const retry = useAction(async () => onChanged(await api.post<Asset>(`assets/${asset.id}/retry`)));

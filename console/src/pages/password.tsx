@@ -15,7 +15,10 @@ export function ChangePasswordSection() {
       setMismatch(true);
       return;
     }
-    const res = await api.post<{ csrfToken: string; otherSessionsEnded: number }>('me/password', { currentPassword: v.currentPassword, newPassword: v.newPassword });
+    const res = await api.post<{ csrfToken: string; otherSessionsEnded: number }>('me/password', {
+      currentPassword: v.currentPassword,
+      newPassword: v.newPassword,
+    });
     // This session goes on under a new key: the next requests need its new CSRF token.
     setCsrfToken(res.csrfToken);
     form.reset();
@@ -84,17 +87,16 @@ export function SetPasswordPage() {
   useTitle('Set your password');
   const [token] = useState(tokenFromLocation);
   const [info, setInfo] = useState<LinkInfo | null>(null);
-  const [problem, setProblem] = useState<unknown>(token ? null : new ApiError(401, 'invalid_credential', 'This link has no token. Open the whole link you were given, or ask for a new one.'));
+  const [problem, setProblem] = useState<unknown>(
+    token ? null : new ApiError(401, 'invalid_credential', 'This link has no token. Open the whole link you were given, or ask for a new one.'),
+  );
   const [done, setDone] = useState<string | null>(null);
   const [mismatch, setMismatch] = useState(false);
 
   useEffect(() => {
     if (window.location.hash || window.location.search) window.history.replaceState(null, '', '/set-password');
     if (!token) return;
-    api
-      .post<LinkInfo>('auth/password-link/check', { token }, { quiet401: true })
-      .then(setInfo)
-      .catch(setProblem);
+    api.post<LinkInfo>('auth/password-link/check', { token }, { quiet401: true }).then(setInfo).catch(setProblem);
   }, [token]);
 
   const save = useAction(async (form: HTMLFormElement) => {

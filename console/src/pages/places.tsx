@@ -60,8 +60,23 @@ export function GroupsPage() {
   );
 }
 
-function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Group; screens: Screen[]; playlists: PlaylistSummary[]; admin: boolean; onChanged: () => Promise<void> }) {
-  const assignment = useLoad(() => api.get<{ playlistId: string | null; playlistName: string | null }>(`screen-groups/${group.id}/playlist-assignment`), [group.id]);
+function GroupCard({
+  group,
+  screens,
+  playlists,
+  admin,
+  onChanged,
+}: {
+  group: Group;
+  screens: Screen[];
+  playlists: PlaylistSummary[];
+  admin: boolean;
+  onChanged: () => Promise<void>;
+}) {
+  const assignment = useLoad(
+    () => api.get<{ playlistId: string | null; playlistName: string | null }>(`screen-groups/${group.id}/playlist-assignment`),
+    [group.id],
+  );
   const act = useAction(async (what: () => Promise<unknown>) => {
     await what();
     await onChanged();
@@ -81,7 +96,12 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
               const members = screens.filter((s) => group.screenIds.includes(s.id));
               const yes = await confirmAction({
                 title: `Delete the group ${group.name}?`,
-                body: <p>Its screens stay. Members that played the group’s playlist fall back to their own default (or the idle slide); schedules aimed at the group no longer reach them.</p>,
+                body: (
+                  <p>
+                    Its screens stay. Members that played the group’s playlist fall back to their own default (or the idle slide); schedules aimed at the group
+                    no longer reach them.
+                  </p>
+                ),
                 confirmLabel: 'Delete group',
                 danger: true,
                 screens: members.map((s) => ({ id: s.id, name: s.name })),
@@ -103,15 +123,18 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
           onChange={(e) => {
             const playlistId = e.currentTarget.value;
             const before = assignment.data?.playlistId ?? '';
-            const set = (id: string) => (id ? api.put(`screen-groups/${group.id}/playlist-assignment`, { playlistId: id }) : api.del(`screen-groups/${group.id}/playlist-assignment`));
-            void act.run(() => set(playlistId)).then((ok) => {
-              if (ok)
-                showToast(`The group’s playlist changed.`, async () => {
-                  await set(before);
-                  await onChanged();
-                  await assignment.reload();
-                });
-            });
+            const set = (id: string) =>
+              id ? api.put(`screen-groups/${group.id}/playlist-assignment`, { playlistId: id }) : api.del(`screen-groups/${group.id}/playlist-assignment`);
+            void act
+              .run(() => set(playlistId))
+              .then((ok) => {
+                if (ok)
+                  showToast(`The group’s playlist changed.`, async () => {
+                    await set(before);
+                    await onChanged();
+                    await assignment.reload();
+                  });
+              });
           }}
         >
           <option value="">None</option>
@@ -138,7 +161,12 @@ function GroupCard({ group, screens, playlists, admin, onChanged }: { group: Gro
             <span key={s.id} class="badge">
               <a href={`/screens/${s.id}`}>{s.name}</a>
               {admin && (
-                <button type="button" class="link-button" aria-label={`Remove ${s.name} from ${group.name}`} onClick={() => void act.run(() => api.del(`screen-groups/${group.id}/screens/${s.id}`))}>
+                <button
+                  type="button"
+                  class="link-button"
+                  aria-label={`Remove ${s.name} from ${group.name}`}
+                  onClick={() => void act.run(() => api.del(`screen-groups/${group.id}/screens/${s.id}`))}
+                >
                   ×
                 </button>
               )}
@@ -255,7 +283,15 @@ export function LocationsPage() {
                       type="button"
                       class="contrast outline small"
                       onClick={async () => {
-                        if (await confirmAction({ title: `Delete the location ${l.name}?`, body: <p>Only a location without screens can go; schedules aimed at it stop reaching anything.</p>, confirmLabel: 'Delete location', danger: true })) void remove.run(l);
+                        if (
+                          await confirmAction({
+                            title: `Delete the location ${l.name}?`,
+                            body: <p>Only a location without screens can go; schedules aimed at it stop reaching anything.</p>,
+                            confirmLabel: 'Delete location',
+                            danger: true,
+                          })
+                        )
+                          void remove.run(l);
                       }}
                     >
                       Delete

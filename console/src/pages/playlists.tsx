@@ -169,7 +169,11 @@ export function PlaylistDetailPage({ id }: { id: string }) {
             data-item={item.label ?? item.id}
             data-window={windowState(item, Date.now())}
             draggable={canEdit}
-            class={[dragging === item.id ? 'dragging' : '', ['ended', 'upcoming'].includes(windowState(item, Date.now())) ? 'outside-window' : ''].filter(Boolean).join(' ') || undefined}
+            class={
+              [dragging === item.id ? 'dragging' : '', ['ended', 'upcoming'].includes(windowState(item, Date.now())) ? 'outside-window' : '']
+                .filter(Boolean)
+                .join(' ') || undefined
+            }
             onDragStart={(e) => {
               setDragging(item.id);
               e.dataTransfer?.setData('text/plain', item.id);
@@ -199,7 +203,23 @@ export function PlaylistDetailPage({ id }: { id: string }) {
   );
 }
 
-function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: { playlistId: string; item: PlaylistItem; index: number; count: number; canEdit: boolean; move: (a: number, b: number) => void; onChanged: () => Promise<void> }) {
+function ItemRow({
+  playlistId,
+  item,
+  index,
+  count,
+  canEdit,
+  move,
+  onChanged,
+}: {
+  playlistId: string;
+  item: PlaylistItem;
+  index: number;
+  count: number;
+  canEdit: boolean;
+  move: (a: number, b: number) => void;
+  onChanged: () => Promise<void>;
+}) {
   const patch = useAction(async (body: Record<string, unknown>) => {
     await api.patch(`playlists/${playlistId}/items/${item.id}`, body);
     await onChanged();
@@ -263,10 +283,22 @@ function ItemRow({ playlistId, item, index, count, canEdit, move, onChanged }: {
       )}
       {canEdit && (
         <span class="item-actions">
-          <button type="button" class="secondary outline small" aria-label={`Move ${item.label} up`} disabled={index === 0} onClick={() => move(index, index - 1)}>
+          <button
+            type="button"
+            class="secondary outline small"
+            aria-label={`Move ${item.label} up`}
+            disabled={index === 0}
+            onClick={() => move(index, index - 1)}
+          >
             ↑
           </button>
-          <button type="button" class="secondary outline small" aria-label={`Move ${item.label} down`} disabled={index === count - 1} onClick={() => move(index, index + 1)}>
+          <button
+            type="button"
+            class="secondary outline small"
+            aria-label={`Move ${item.label} down`}
+            disabled={index === count - 1}
+            onClick={() => move(index, index + 1)}
+          >
             ↓
           </button>
           {/* A switch shows the state it is in; the old "On" button read as the action and turned the item off. */}
@@ -305,8 +337,18 @@ function windowState(item: PlaylistItem, now: number): 'always' | 'current' | 'e
 
 function WindowBadge({ item }: { item: PlaylistItem }) {
   const state = windowState(item, Date.now());
-  if (state === 'ended') return <span class="badge bad" title="Screens skip it">ended {formatTime(item.validUntil)}</span>;
-  if (state === 'upcoming') return <span class="badge warn" title="Screens skip it until then">from {formatTime(item.validFrom)}</span>;
+  if (state === 'ended')
+    return (
+      <span class="badge bad" title="Screens skip it">
+        ended {formatTime(item.validUntil)}
+      </span>
+    );
+  if (state === 'upcoming')
+    return (
+      <span class="badge warn" title="Screens skip it until then">
+        from {formatTime(item.validFrom)}
+      </span>
+    );
   return null;
 }
 
@@ -316,7 +358,8 @@ const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 export function describeDaypart(d: Daypart): string {
   const days = [...d.days].sort((a, b) => a - b);
   const run = days.length > 2 && days.every((v, i) => i === 0 || v === days[i - 1]! + 1);
-  const dayText = days.length === 7 ? 'Every day' : run ? `${WEEKDAYS[days[0]! - 1]}–${WEEKDAYS[days[days.length - 1]! - 1]}` : days.map((x) => WEEKDAYS[x - 1]).join(', ');
+  const dayText =
+    days.length === 7 ? 'Every day' : run ? `${WEEKDAYS[days[0]! - 1]}–${WEEKDAYS[days[days.length - 1]! - 1]}` : days.map((x) => WEEKDAYS[x - 1]).join(', ');
   return `${dayText} ${d.from}–${d.to}`;
 }
 
@@ -419,7 +462,12 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
                   </label>
                   <label>
                     To
-                    <input type="time" required value={d.to === '24:00' ? '00:00' : d.to} onChange={(e) => setPart(i, (x) => ({ ...x, to: e.currentTarget.value }))} />
+                    <input
+                      type="time"
+                      required
+                      value={d.to === '24:00' ? '00:00' : d.to}
+                      onChange={(e) => setPart(i, (x) => ({ ...x, to: e.currentTarget.value }))}
+                    />
                   </label>
                   <button type="button" class="secondary outline small" onClick={() => setParts((ps) => ps.filter((_, j) => j !== i))}>
                     Remove
@@ -427,7 +475,11 @@ function ItemWhen({ playlistId, item, canEdit, onChanged }: { playlistId: string
                 </div>
               </fieldset>
             ))}
-            <button type="button" class="secondary outline small" onClick={() => setParts((ps) => [...ps, { days: [1, 2, 3, 4, 5], from: '09:00', to: '17:00' }])}>
+            <button
+              type="button"
+              class="secondary outline small"
+              onClick={() => setParts((ps) => [...ps, { days: [1, 2, 3, 4, 5], from: '09:00', to: '17:00' }])}
+            >
               Add a time of day
             </button>
             <small class="muted"> In each screen’s own time zone; a “to” at or before “from” runs past midnight.</small>
@@ -496,7 +548,11 @@ function AddItems({ playlistId, onAdded }: { playlistId: string; onAdded: () => 
         {(assets.data?.items ?? []).map((a) => (
           <li key={a.id} class="asset-card" data-asset={a.name}>
             <button type="button" class="asset-open" aria-label={`Add ${a.name}`} disabled={add.busy} onClick={() => void add.run(a)}>
-              {a.variants.some((v) => v.purpose === 'thumbnail') ? <img src={`/api/v1/assets/${a.id}/thumbnail`} alt="" loading="lazy" /> : <span class="asset-placeholder">{a.kind}</span>}
+              {a.variants.some((v) => v.purpose === 'thumbnail') ? (
+                <img src={`/api/v1/assets/${a.id}/thumbnail`} alt="" loading="lazy" />
+              ) : (
+                <span class="asset-placeholder">{a.kind}</span>
+              )}
             </button>
             <span class="asset-name" title={a.name}>
               {a.name}

@@ -35,7 +35,15 @@ const DAY_LABEL: Record<(typeof DAYS)[number], string> = { MO: 'Mon', TU: 'Tue',
 
 /** `iso` as the wall-clock `YYYY-MM-DDTHH:MM` of `zone` (what a datetime-local input holds). */
 export function wallClock(iso: string, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(iso));
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(iso));
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
   return `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}`;
 }
@@ -77,7 +85,7 @@ function describeRrule(rrule: string | null, startDay?: number): string {
   const until = o.until ? ` until ${o.until.toISOString().slice(0, 10)}` : '';
   const monthDays = o.bymonthday == null ? [] : Array.isArray(o.bymonthday) ? o.bymonthday : [o.bymonthday];
   if (o.freq === RRule.DAILY && !weekdays.length && !monthDays.length) return `every day${until}`;
-  if (o.freq === RRule.WEEKLY && !monthDays.length) return `every week${days ? ' on ' + days : ''}${until}`;
+  if (o.freq === RRule.WEEKLY && !monthDays.length) return `every week${days ? ` on ${days}` : ''}${until}`;
   if (o.freq === RRule.MONTHLY && !weekdays.length && monthDays.length <= 1) {
     const day = monthDays[0] ?? startDay;
     return `every month${day && Number.isInteger(day) && day > 0 ? ` on the ${ordinal(day)}` : ''}${until}`;
@@ -158,7 +166,11 @@ export function SchedulesPage() {
   const toggle = useAction(async (s: Schedule) => {
     const yes = await confirmAction({
       title: `${s.enabled ? 'Pause' : 'Resume'} “${s.name}”?`,
-      body: s.enabled ? <p>Its screens stop playing {s.content.name ?? 'it'} at its times and fall back to their default playlist (or a weaker schedule).</p> : <p>Its screens play {s.content.name ?? 'it'} again at its times.</p>,
+      body: s.enabled ? (
+        <p>Its screens stop playing {s.content.name ?? 'it'} at its times and fall back to their default playlist (or a weaker schedule).</p>
+      ) : (
+        <p>Its screens play {s.content.name ?? 'it'} again at its times.</p>
+      ),
       confirmLabel: s.enabled ? 'Pause' : 'Resume',
       impact: { scheduleIds: [s.id] },
       screens: s.enabled ? undefined : screensOfSchedule(s),
@@ -185,7 +197,10 @@ export function SchedulesPage() {
   });
   const screensOfSchedule = (s: Schedule) =>
     (screens.data?.items ?? []).filter(
-      (x) => s.targets.screenIds.includes(x.id) || x.groupIds.some((g) => s.targets.groupIds.includes(g)) || (x.locationId !== null && s.targets.locationIds.includes(x.locationId)),
+      (x) =>
+        s.targets.screenIds.includes(x.id) ||
+        x.groupIds.some((g) => s.targets.groupIds.includes(g)) ||
+        (x.locationId !== null && s.targets.locationIds.includes(x.locationId)),
     );
   const nameOf = (s: Schedule) =>
     [
@@ -295,7 +310,12 @@ export function SchedulesPage() {
                       >
                         Edit
                       </button>
-                      <button type="button" class="secondary outline small" aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${s.name}`} onClick={() => void toggle.run(s)}>
+                      <button
+                        type="button"
+                        class="secondary outline small"
+                        aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${s.name}`}
+                        onClick={() => void toggle.run(s)}
+                      >
                         {s.enabled ? 'Pause' : 'Resume'}
                       </button>
                       <button type="button" class="contrast outline small" aria-label={`Delete ${s.name}`} onClick={() => void remove.run(s)}>
@@ -370,7 +390,17 @@ function EditSchedule({ schedule, onDone, ...lists }: FormProps & { schedule: Sc
  * how it repeats, in which zone, priority. Local times are read by the server in the
  * chosen zone (or each screen's own).
  */
-function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZone, schedule, preset = '', onSaved }: FormProps & { schedule?: Schedule; preset?: string; onSaved: (s: Schedule) => Promise<void> }) {
+function ScheduleForm({
+  playlists,
+  layouts,
+  screens,
+  groups,
+  locations,
+  defaultZone,
+  schedule,
+  preset = '',
+  onSaved,
+}: FormProps & { schedule?: Schedule; preset?: string; onSaved: (s: Schedule) => Promise<void> }) {
   const initial = repeatOf(schedule?.rrule ?? null);
   const [repeat, setRepeat] = useState<Repeat>(initial.repeat);
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -392,17 +422,24 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZ
     if (repeat === 'weekly') {
       const days = fd.getAll('byday').map(String);
       // "Weekly on…" with no day ticked used to save a weekly rule on the start's weekday, silently.
-      if (days.length === 0) throw new ApiError(400, 'validation_failed', 'Tick at least one day for “Weekly on…”.', { issues: [{ path: ['byday'], message: 'Tick at least one day.' }] });
+      if (days.length === 0)
+        throw new ApiError(400, 'validation_failed', 'Tick at least one day for “Weekly on…”.', {
+          issues: [{ path: ['byday'], message: 'Tick at least one day.' }],
+        });
       rrule = `FREQ=WEEKLY;BYDAY=${days.join(',')}`;
     }
     if (repeat === 'monthly') rrule = 'FREQ=MONTHLY';
     if (repeat === 'custom') rrule = v.rrule?.trim() || null;
-    const sec = (s: string | undefined) => (s ? (s.length === 16 ? s + ':00' : s) : null);
+    const sec = (s: string | undefined) => (s ? (s.length === 16 ? `${s}:00` : s) : null);
     const [kind, contentId] = (v.content ?? '').split(':');
     const body = {
       name: v.name,
       content: kind === 'layout' ? { layoutId: contentId } : { playlistId: contentId },
-      targets: { screenIds: fd.getAll('screenIds').map(String), groupIds: fd.getAll('groupIds').map(String), locationIds: fd.getAll('locationIds').map(String) },
+      targets: {
+        screenIds: fd.getAll('screenIds').map(String),
+        groupIds: fd.getAll('groupIds').map(String),
+        locationIds: fd.getAll('locationIds').map(String),
+      },
       startsAt: sec(v.startsAt),
       endsAt: sec(v.endsAt),
       rrule,
@@ -415,7 +452,8 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZ
       try {
         result = await api.patch<Schedule>(`schedules/${schedule.id}`, body, { headers: { 'if-match': `"${schedule.revision}"` } });
       } catch (err) {
-        if (err instanceof ApiError && err.status === 412) throw new ApiError(412, 'version_conflict', 'Someone else changed this schedule since you opened it. Cancel and edit it again to see their version.');
+        if (err instanceof ApiError && err.status === 412)
+          throw new ApiError(412, 'version_conflict', 'Someone else changed this schedule since you opened it. Cancel and edit it again to see their version.');
         throw err;
       }
     } else {
@@ -446,7 +484,9 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZ
   const endValue = schedule ? (schedule.endsAt ? wallClock(schedule.endsAt, zone) : '') : localInput(new Date(now.getTime() + 3600_000));
   const contentValue = schedule ? `${schedule.content.type}:${schedule.content.id}` : preset;
   const zoneValue = schedule ? (schedule.followsScreenTimeZone ? '' : schedule.timeZone) : '';
-  const zones = [...new Set([...(defaultZone ? [defaultZone] : []), ...locations.map((l) => l.timeZone), browserZone, 'UTC', ...(zoneValue ? [zoneValue] : [])])];
+  const zones = [
+    ...new Set([...(defaultZone ? [defaultZone] : []), ...locations.map((l) => l.timeZone), browserZone, 'UTC', ...(zoneValue ? [zoneValue] : [])]),
+  ];
   const startShown = startValueLive ?? startValue;
   const startHour = startShown.slice(11, 16);
   const targets = schedule?.targets;
@@ -491,7 +531,12 @@ function ScheduleForm({ playlists, layouts, screens, groups, locations, defaultZ
             </optgroup>
             <optgroup label="Layouts (published)">
               {layouts.map((l) => (
-                <option key={l.id} value={`layout:${l.id}`} selected={contentValue === `layout:${l.id}`} disabled={!l.publishedRevisionNumber && contentValue !== `layout:${l.id}`}>
+                <option
+                  key={l.id}
+                  value={`layout:${l.id}`}
+                  selected={contentValue === `layout:${l.id}`}
+                  disabled={!l.publishedRevisionNumber && contentValue !== `layout:${l.id}`}
+                >
                   {l.name}
                   {l.publishedRevisionNumber ? '' : ' (not published)'}
                 </option>
@@ -621,7 +666,7 @@ function ZoneNote({ readIn, targetZones, browserZone, hour }: { readIn: string |
   const here = (() => {
     const [h, m] = hour.split(':').map(Number);
     if (!Number.isFinite(h) || !Number.isFinite(m)) return null;
-    const total = ((((h! * 60 + m! - diff) % 1440) + 1440) % 1440);
+    const total = (((h! * 60 + m! - diff) % 1440) + 1440) % 1440;
     return `${String(Math.floor(total / 60)).padStart(2, '0')}:${String(total % 60).padStart(2, '0')}`;
   })();
   return (
@@ -630,16 +675,24 @@ function ZoneNote({ readIn, targetZones, browserZone, hour }: { readIn: string |
       {diff !== 0 && (
         <span class="zone-warning" role="note" data-testid="zone-warning">
           {' '}
-          This browser is in {zoneWords(browserZone)}, {Math.abs(diff) >= 60 ? `${Math.round((Math.abs(diff) / 60) * 10) / 10} hour${Math.abs(diff) === 60 ? '' : 's'}` : `${Math.abs(diff)} minutes`} {diff > 0 ? 'behind' : 'ahead'}: {hour} there is {here ?? '—'} here.
+          This browser is in {zoneWords(browserZone)},{' '}
+          {Math.abs(diff) >= 60 ? `${Math.round((Math.abs(diff) / 60) * 10) / 10} hour${Math.abs(diff) === 60 ? '' : 's'}` : `${Math.abs(diff)} minutes`}{' '}
+          {diff > 0 ? 'behind' : 'ahead'}: {hour} there is {here ?? '—'} here.
         </span>
       )}
     </p>
   );
 }
 
-const SOURCE_CLASS: Record<string, string> = { schedule: 'seg-schedule', assignment: 'seg-assignment', 'group-assignment': 'seg-assignment', idle: 'seg-idle', takeover: 'seg-takeover', override: 'seg-takeover', alert: 'seg-takeover' };
-
-const DAY_MS = 86_400_000;
+const SOURCE_CLASS: Record<string, string> = {
+  schedule: 'seg-schedule',
+  assignment: 'seg-assignment',
+  'group-assignment': 'seg-assignment',
+  idle: 'seg-idle',
+  takeover: 'seg-takeover',
+  override: 'seg-takeover',
+  alert: 'seg-takeover',
+};
 
 /** Local midnight of the day `d` falls in. */
 function startOfDay(d: Date): Date {
@@ -692,7 +745,11 @@ function Preview({ screens, groups, version }: { screens: Screen[]; groups: Grou
   const preview = useLoad(async () => {
     if (!chosen) return null;
     const [kind, id] = chosen.split(':');
-    const res = await api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', { [kind === 'group' ? 'groupId' : 'screenId']: id, from: start.toISOString(), to: end.toISOString() });
+    const res = await api.post<{ timeline: Segment[]; timeZone: string }>('schedules/preview', {
+      [kind === 'group' ? 'groupId' : 'screenId']: id,
+      from: start.toISOString(),
+      to: end.toISOString(),
+    });
     return { ...res, rangeKey };
   }, [chosen, start.getTime(), end.getTime(), version]);
   // While the next range loads, the previous answer is not drawn on the new days.
@@ -766,7 +823,13 @@ function Preview({ screens, groups, version }: { screens: Screen[]; groups: Grou
                     const height = Math.max(((to - from) / (dayEnd - dayStart)) * 100, 1.5);
                     const label = labelOf(s);
                     return (
-                      <div key={i} role="cell" class={`seg ${SOURCE_CLASS[s.source.type] ?? ''}`} style={{ top: `${top}%`, height: `${height}%` }} title={`${shortTime(from)}–${shortTime(to)}: ${label} (${s.reason})`}>
+                      <div
+                        key={i}
+                        role="cell"
+                        class={`seg ${SOURCE_CLASS[s.source.type] ?? ''}`}
+                        style={{ top: `${top}%`, height: `${height}%` }}
+                        title={`${shortTime(from)}–${shortTime(to)}: ${label} (${s.reason})`}
+                      >
                         <span>{label}</span>
                       </div>
                     );
@@ -791,7 +854,8 @@ function Preview({ screens, groups, version }: { screens: Screen[]; groups: Grou
         />
       )}
       <p class="legend">
-        <span class="seg-key seg-schedule" /> schedule <span class="seg-key seg-assignment" /> default playlist <span class="seg-key seg-idle" /> idle slide <span class="seg-key seg-takeover" /> takeover / override
+        <span class="seg-key seg-schedule" /> schedule <span class="seg-key seg-assignment" /> default playlist <span class="seg-key seg-idle" /> idle slide{' '}
+        <span class="seg-key seg-takeover" /> takeover / override
         {preview.data && <small class="muted"> · times in this browser’s zone; the screen uses {preview.data.timeZone}</small>}
         {view === 'month' && <small class="muted"> · the month lists scheduled times; the rest of each day plays the default</small>}
       </p>
@@ -838,8 +902,18 @@ function MonthGrid({
               const occ = list.filter((s) => s.source.type !== 'assignment' && s.source.type !== 'group-assignment' && s.source.type !== 'idle');
               const outside = d.getMonth() !== month;
               return (
-                <td key={key} data-date={key} class={`${outside ? 'outside' : ''} ${key === today ? 'today' : ''} ${occ.length ? '' : 'empty'}`} aria-current={key === today ? 'date' : undefined}>
-                  <button type="button" class="link-button day-num" aria-label={`Week of ${d.toLocaleDateString(undefined, { weekday: 'long', day: 'numeric', month: 'long' })}`} onClick={() => onWeek(d)}>
+                <td
+                  key={key}
+                  data-date={key}
+                  class={`${outside ? 'outside' : ''} ${key === today ? 'today' : ''} ${occ.length ? '' : 'empty'}`}
+                  aria-current={key === today ? 'date' : undefined}
+                >
+                  <button
+                    type="button"
+                    class="link-button day-num"
+                    aria-label={`Week of ${d.toLocaleDateString(undefined, { weekday: 'long', day: 'numeric', month: 'long' })}`}
+                    onClick={() => onWeek(d)}
+                  >
                     <span class="day-long">{d.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' })}</span>
                     <span class="day-short">{d.getDate()}</span>
                   </button>

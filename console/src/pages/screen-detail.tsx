@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, atLeast, type Page } from '../api';
 import type { Command, Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
-import { NowShowingLabel, ScreenPicture, ScreenStatus } from './screens';
+import { NowShowingLabel, ScreenStatus } from './screens';
 import { zoneWords } from './schedules';
 import { confirmAction, showToast } from '../ui/confirm';
 import { formatBytes } from '../types';
@@ -23,10 +23,25 @@ interface HistoryItem {
 const COMMANDS: { type: string; label: string; confirm?: { title: string; body: string } }[] = [
   { type: 'screenshot', label: 'Take screenshot' },
   { type: 'identify', label: 'Identify' },
-  { type: 'reload', label: 'Reload player', confirm: { title: 'Reload the player?', body: 'The screen restarts its page: a second or two of its idle slide, then it plays from its cache.' } },
+  {
+    type: 'reload',
+    label: 'Reload player',
+    confirm: { title: 'Reload the player?', body: 'The screen restarts its page: a second or two of its idle slide, then it plays from its cache.' },
+  },
   { type: 'sync_now', label: 'Sync now' },
-  { type: 'clear_cache', label: 'Clear cache', confirm: { title: 'Clear the screen’s media cache?', body: 'It downloads all its media again; until then it shows what it already has, or its idle slide.' } },
-  { type: 'display_off', label: 'Display off', confirm: { title: 'Turn the display off?', body: 'The screen goes dark until it is turned on again (a schedule does not turn it back on).' } },
+  {
+    type: 'clear_cache',
+    label: 'Clear cache',
+    confirm: {
+      title: 'Clear the screen’s media cache?',
+      body: 'It downloads all its media again; until then it shows what it already has, or its idle slide.',
+    },
+  },
+  {
+    type: 'display_off',
+    label: 'Display off',
+    confirm: { title: 'Turn the display off?', body: 'The screen goes dark until it is turned on again (a schedule does not turn it back on).' },
+  },
   { type: 'display_on', label: 'Display on' },
   { type: 'reboot', label: 'Reboot', confirm: { title: 'Reboot the device?', body: 'The screen goes dark for a while, then starts playing again.' } },
 ];
@@ -49,12 +64,38 @@ export function ScreenDetailPage({ id }: { id: string }) {
   const lifecycle = useAction(async (what: 'disable' | 'enable' | 'revoke' | 'delete') => {
     const cur = screen.data!;
     const asks = {
-      disable: { title: `Disable ${cur.name}?`, body: 'It stays paired but stops playing (it shows a notice) and stops reporting until it is enabled again.', label: 'Disable', danger: false },
+      disable: {
+        title: `Disable ${cur.name}?`,
+        body: 'It stays paired but stops playing (it shows a notice) and stops reporting until it is enabled again.',
+        label: 'Disable',
+        danger: false,
+      },
       enable: null,
-      revoke: { title: `Revoke ${cur.name}?`, body: 'Its credential stops working: it shows a new pairing code and must be added again. Its history stays.', label: 'Revoke', danger: true },
-      delete: { title: `Delete ${cur.name}?`, body: 'The screen, its history, screenshots and group memberships go, and its player shows a new pairing code. This cannot be undone.', label: 'Delete screen', danger: true },
+      revoke: {
+        title: `Revoke ${cur.name}?`,
+        body: 'Its credential stops working: it shows a new pairing code and must be added again. Its history stays.',
+        label: 'Revoke',
+        danger: true,
+      },
+      delete: {
+        title: `Delete ${cur.name}?`,
+        body: 'The screen, its history, screenshots and group memberships go, and its player shows a new pairing code. This cannot be undone.',
+        label: 'Delete screen',
+        danger: true,
+      },
     }[what];
-    if (asks && !(await confirmAction({ title: asks.title, body: <p>{asks.body}</p>, confirmLabel: asks.label, danger: asks.danger, screens: [{ id: cur.id, name: cur.name }], screensLabel: 'This screen:' }))) return;
+    if (
+      asks &&
+      !(await confirmAction({
+        title: asks.title,
+        body: <p>{asks.body}</p>,
+        confirmLabel: asks.label,
+        danger: asks.danger,
+        screens: [{ id: cur.id, name: cur.name }],
+        screensLabel: 'This screen:',
+      }))
+    )
+      return;
     if (what === 'delete') {
       await api.del(`screens/${id}`);
       showToast(`Deleted ${cur.name}.`);
@@ -62,10 +103,11 @@ export function ScreenDetailPage({ id }: { id: string }) {
       return;
     }
     await api.post(`screens/${id}/${what}`);
-    if (what === 'disable') showToast(`Disabled ${cur.name}.`, async () => {
-      await api.post(`screens/${id}/enable`);
-      await screen.reload();
-    });
+    if (what === 'disable')
+      showToast(`Disabled ${cur.name}.`, async () => {
+        await api.post(`screens/${id}/enable`);
+        await screen.reload();
+      });
     await screen.reload();
   });
   if (screen.error && !s) return <ErrorNote error={screen.error} />;
@@ -98,7 +140,10 @@ export function ScreenDetailPage({ id }: { id: string }) {
               <header>
                 <h2 id="lifecycle-h">Access</h2>
               </header>
-              <p class="muted">Disabling keeps the screen paired but stops it playing and reporting. Revoking ends its credential: it must be paired again. Deleting removes it and its history.</p>
+              <p class="muted">
+                Disabling keeps the screen paired but stops it playing and reporting. Revoking ends its credential: it must be paired again. Deleting removes it
+                and its history.
+              </p>
               <div class="row">
                 {s.disabled ? (
                   <button type="button" class="secondary" disabled={lifecycle.busy || s.revoked} onClick={() => void lifecycle.run('enable')}>
@@ -145,7 +190,12 @@ function NowCard({ screen }: { screen: Screen }) {
       <div class="now-grid">
         <figure>
           {n?.assetId ? (
-            <img class="now-thumb" src={`/api/v1/assets/${n.assetId}/thumbnail`} alt={`${n.assetName ?? 'Media'}, ${n.planned ? 'planned' : 'showing now'}`} onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+            <img
+              class="now-thumb"
+              src={`/api/v1/assets/${n.assetId}/thumbnail`}
+              alt={`${n.assetName ?? 'Media'}, ${n.planned ? 'planned' : 'showing now'}`}
+              onError={(e) => (e.currentTarget.style.visibility = 'hidden')}
+            />
           ) : (
             <span class="now-thumb empty" aria-hidden="true" />
           )}
@@ -158,7 +208,12 @@ function NowCard({ screen }: { screen: Screen }) {
         <figure>
           {shot ? (
             <a href={shot.url} target="_blank" rel="noreferrer">
-              <img class="now-thumb" src={shot.url} alt={`Last screenshot of ${screen.name}, taken ${formatTime(shot.takenAt)}`} data-testid="last-screenshot" />
+              <img
+                class="now-thumb"
+                src={shot.url}
+                alt={`Last screenshot of ${screen.name}, taken ${formatTime(shot.takenAt)}`}
+                data-testid="last-screenshot"
+              />
             </a>
           ) : (
             <span class="now-thumb empty" aria-hidden="true" />
@@ -176,6 +231,7 @@ function NowCard({ screen }: { screen: Screen }) {
 
 /** The player's last report (the heartbeat's status document), in words; the raw document behind a disclosure. */
 function PlayerCard({ screen }: { screen: Screen }) {
+  // biome-ignore lint/suspicious/noExplicitAny: the player's own report, each field checked where it is read
   const st = screen.lastStatus as Record<string, any> | null;
   const rows: [string, string][] = [];
   if (st) {
@@ -189,7 +245,10 @@ function PlayerCard({ screen }: { screen: Screen }) {
     if (typeof st.socketConnected === 'boolean') rows.push(['Instant updates', st.socketConnected ? 'connected' : 'not connected (it checks every 15 s)']);
     if (st.playerStartedAt) rows.push(['Running since', formatTime(st.playerStartedAt)]);
     if (st.noiseMeter?.status) rows.push(['Noise meter', String(st.noiseMeter.status)]);
-    rows.push(['Last problem', st.lastError ? String(typeof st.lastError === 'object' ? (st.lastError.message ?? JSON.stringify(st.lastError)) : st.lastError) : 'none']);
+    rows.push([
+      'Last problem',
+      st.lastError ? String(typeof st.lastError === 'object' ? (st.lastError.message ?? JSON.stringify(st.lastError)) : st.lastError) : 'none',
+    ]);
     if (st.userAgent) rows.push(['Browser', String(st.userAgent).replace(/^Mozilla\/5\.0 /, '')]);
   }
   return (
@@ -246,7 +305,12 @@ function AssignmentCard({ screenId, canEdit }: { screenId: string; canEdit: bool
       <p class="muted">Schedules and takeovers win over this default playlist.</p>
       <label>
         Default playlist
-        <select name="playlistId" value={a?.playlistId ?? ''} disabled={!canEdit || save.busy || !playlists.data} onChange={(e) => void save.run(e.currentTarget.value)}>
+        <select
+          name="playlistId"
+          value={a?.playlistId ?? ''}
+          disabled={!canEdit || save.busy || !playlists.data}
+          onChange={(e) => void save.run(e.currentTarget.value)}
+        >
           <option value="">{a?.inherited ? `From its group: ${a.inherited.playlistName}` : 'None (idle slide)'}</option>
           {(playlists.data?.items ?? []).map((p) => (
             <option key={p.id} value={p.id}>
@@ -327,7 +391,17 @@ function CommandsCard({ screen, canSend, onDone }: { screen: Screen; canSend: bo
   }, [pendingAny]);
   const send = useAction(async (type: string) => {
     const c = COMMANDS.find((x) => x.type === type);
-    if (c?.confirm && !(await confirmAction({ title: c.confirm.title, body: <p>{c.confirm.body}</p>, confirmLabel: c.label, screens: [{ id: screen.id, name: screen.name }], screensLabel: 'This screen:' }))) return;
+    if (
+      c?.confirm &&
+      !(await confirmAction({
+        title: c.confirm.title,
+        body: <p>{c.confirm.body}</p>,
+        confirmLabel: c.label,
+        screens: [{ id: screen.id, name: screen.name }],
+        screensLabel: 'This screen:',
+      }))
+    )
+      return;
     await api.post(`screens/${screenId}/commands`, { type });
     await commands.reload();
   });
@@ -367,13 +441,27 @@ function CommandsCard({ screen, canSend, onDone }: { screen: Screen; canSend: bo
       <ul class="command-list">
         {(commands.data?.items ?? []).map((c) => (
           <li key={c.id} data-command={c.type} data-state={c.state}>
-            <strong>{COMMANDS.find((x) => x.type === c.type)?.label ?? c.type}</strong> <span class={`badge ${c.state === 'succeeded' ? 'ok' : c.state === 'failed' || c.state === 'expired' ? 'bad' : 'warn'}`}>{c.state}</span>{' '}
+            <strong>{COMMANDS.find((x) => x.type === c.type)?.label ?? c.type}</strong>{' '}
+            <span class={`badge ${c.state === 'succeeded' ? 'ok' : c.state === 'failed' || c.state === 'expired' ? 'bad' : 'warn'}`}>{c.state}</span>{' '}
             <small class="muted">{formatTime(c.createdAt)}</small>
-            {c.result && typeof c.result.message === 'string' && <div><small>{c.result.message}</small></div>}
-            {c.result && typeof c.result.error === 'string' && <div><small class="error-text">{c.result.error}</small></div>}
+            {c.result && typeof c.result.message === 'string' && (
+              <div>
+                <small>{c.result.message}</small>
+              </div>
+            )}
+            {c.result && typeof c.result.error === 'string' && (
+              <div>
+                <small class="error-text">{c.result.error}</small>
+              </div>
+            )}
             {c.type === 'screenshot' && c.state === 'succeeded' && (
               <a href={`/api/v1/screens/${screenId}/commands/${c.id}/screenshot`} target="_blank" rel="noreferrer">
-                <img class="screenshot" src={`/api/v1/screens/${screenId}/commands/${c.id}/screenshot`} alt={`Screenshot taken ${formatTime(c.completedAt)}`} loading="lazy" />
+                <img
+                  class="screenshot"
+                  src={`/api/v1/screens/${screenId}/commands/${c.id}/screenshot`}
+                  alt={`Screenshot taken ${formatTime(c.completedAt)}`}
+                  loading="lazy"
+                />
               </a>
             )}
           </li>

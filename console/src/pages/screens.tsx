@@ -44,7 +44,7 @@ export function NowShowingLabel({ screen }: { screen: Screen }) {
       </span>
     );
   return (
-    <span class="now-showing" data-planned="false" title={`Reported by the player${n.reportedAt ? ' at ' + formatTime(n.reportedAt) : ''}${via}`}>
+    <span class="now-showing" data-planned="false" title={`Reported by the player${n.reportedAt ? ` at ${formatTime(n.reportedAt)}` : ''}${via}`}>
       {text}
     </span>
   );
@@ -59,9 +59,20 @@ export function ScreenPicture({ screen, large = false }: { screen: Screen; large
   const shot = screen.lastScreenshot;
   const asset = screen.nowShowing?.assetId;
   const src = shot ? shot.url : asset ? `/api/v1/assets/${asset}/thumbnail` : null;
-  const alt = shot ? `Screenshot of ${screen.name}, ${formatTime(shot.takenAt)}` : `${screen.nowShowing?.assetName ?? 'Picture'} ${screen.nowShowing?.planned ? 'planned for' : 'showing on'} ${screen.name}`;
+  const alt = shot
+    ? `Screenshot of ${screen.name}, ${formatTime(shot.takenAt)}`
+    : `${screen.nowShowing?.assetName ?? 'Picture'} ${screen.nowShowing?.planned ? 'planned for' : 'showing on'} ${screen.name}`;
   if (!src || broken) return <span class={`screen-thumb empty${large ? ' large' : ''}`} aria-hidden="true" />;
-  return <img class={`screen-thumb${large ? ' large' : ''}`} src={src} alt={alt} loading="lazy" onError={() => setBroken(true)} data-kind={shot ? 'screenshot' : 'now-showing'} />;
+  return (
+    <img
+      class={`screen-thumb${large ? ' large' : ''}`}
+      src={src}
+      alt={alt}
+      loading="lazy"
+      onError={() => setBroken(true)}
+      data-kind={shot ? 'screenshot' : 'now-showing'}
+    />
+  );
 }
 
 /** The fleet at a glance: online, stale, offline; what each shows; player version. */
@@ -97,7 +108,13 @@ export function ScreensPage() {
           <h1>Screens</h1>
           <p>
             {(['online', 'stale', 'offline', 'pending'] as const).map((k) => (
-              <button key={k} type="button" class={`chip ${status === k ? 'active' : ''}`} aria-pressed={status === k} onClick={() => setStatus(status === k ? '' : k)}>
+              <button
+                key={k}
+                type="button"
+                class={`chip ${status === k ? 'active' : ''}`}
+                aria-pressed={status === k}
+                onClick={() => setStatus(status === k ? '' : k)}
+              >
                 <span class={`badge ${STATUS_CLASS[k]}`}>
                   <span class="dot" aria-hidden="true" /> {counts[k]} {STATUS_LABEL[k].toLowerCase()}
                 </span>
@@ -192,7 +209,13 @@ export function ScreensPage() {
 function suggestedName(p: { code: string; deviceName: string | null }, existing: number): string {
   const name = p.deviceName?.trim() ?? '';
   const code = p.code.replace(/[^A-Z0-9]/gi, '').toUpperCase();
-  const generic = !name || /\bplayer \(/i.test(name) || name.replace(/[^A-Z0-9]/gi, '').toUpperCase().includes(code);
+  const generic =
+    !name ||
+    /\bplayer \(/i.test(name) ||
+    name
+      .replace(/[^A-Z0-9]/gi, '')
+      .toUpperCase()
+      .includes(code);
   return generic ? `Screen ${existing + 1}` : name;
 }
 
@@ -258,7 +281,17 @@ export function AddScreenPage() {
         >
           <label>
             Code shown on the screen
-            <input name="code" class="code-input" required autoFocus autocomplete="off" autocapitalize="characters" spellcheck={false} maxLength={12} placeholder="ABC-123" />
+            <input
+              name="code"
+              class="code-input"
+              required
+              autoFocus
+              autocomplete="off"
+              autocapitalize="characters"
+              spellcheck={false}
+              maxLength={12}
+              placeholder="ABC-123"
+            />
           </label>
           <ErrorNote error={resolve.error} />
           <button type="submit" aria-busy={resolve.busy}>
@@ -276,11 +309,19 @@ export function AddScreenPage() {
           }}
         >
           <p>
-            Found <strong>{pending.code}</strong>: {pending.deviceName ?? 'a screen'} ({pending.playerFamily ?? 'web browser'}), waiting since {formatTime(pending.createdAt)}.
+            Found <strong>{pending.code}</strong>: {pending.deviceName ?? 'a screen'} ({pending.playerFamily ?? 'web browser'}), waiting since{' '}
+            {formatTime(pending.createdAt)}.
           </p>
           <label>
             Name
-            <input name="name" required maxLength={200} defaultValue={suggestedName(pending, screenCount.data?.items.length ?? 0)} placeholder="e.g. Counter, Window, Menu board" autoFocus />
+            <input
+              name="name"
+              required
+              maxLength={200}
+              defaultValue={suggestedName(pending, screenCount.data?.items.length ?? 0)}
+              placeholder="e.g. Counter, Window, Menu board"
+              autoFocus
+            />
           </label>
           {(() => {
             const list = locations.data?.items ?? [];
@@ -290,16 +331,24 @@ export function AddScreenPage() {
             return (
               <>
                 <label for="approve-location">Location</label>
-                <select id="approve-location" name="locationId" value={choice} aria-describedby="approve-location-help" onChange={(e) => setLocationChoice(e.currentTarget.value)}>
-                    <option value="">No location (runs in the server’s zone: {zoneWords(serverZone)})</option>
-                    {list.map((l) => (
-                      <option key={l.id} value={l.id}>
-                        {l.name} ({zoneWords(l.timeZone)})
-                      </option>
-                    ))}
-                    <option value="new">New location…</option>
+                <select
+                  id="approve-location"
+                  name="locationId"
+                  value={choice}
+                  aria-describedby="approve-location-help"
+                  onChange={(e) => setLocationChoice(e.currentTarget.value)}
+                >
+                  <option value="">No location (runs in the server’s zone: {zoneWords(serverZone)})</option>
+                  {list.map((l) => (
+                    <option key={l.id} value={l.id}>
+                      {l.name} ({zoneWords(l.timeZone)})
+                    </option>
+                  ))}
+                  <option value="new">New location…</option>
                 </select>
-                <small id="approve-location-help" class="field-help">Schedules run in the time zone of the screen’s location: 09:00 means 09:00 where the screen is.</small>
+                <small id="approve-location-help" class="field-help">
+                  Schedules run in the time zone of the screen’s location: 09:00 means 09:00 where the screen is.
+                </small>
                 {choice === 'new' && (
                   <fieldset class="new-location">
                     <legend>New location</legend>

@@ -40,8 +40,43 @@ export const TIME_ZONES: string[] = (() => {
 
 /** Languages and formats offered; any other valid tag already stored is shown too. */
 const LOCALES = [
-  'en-US', 'en-GB', 'en-AU', 'en-CA', 'fr-FR', 'fr-BE', 'fr-CA', 'fr-CH', 'de-DE', 'de-AT', 'de-CH', 'es-ES', 'es-MX', 'it-IT', 'pt-PT', 'pt-BR', 'nl-NL', 'nl-BE',
-  'sv-SE', 'da-DK', 'nb-NO', 'fi-FI', 'pl-PL', 'cs-CZ', 'hu-HU', 'ro-RO', 'el-GR', 'tr-TR', 'ru-RU', 'uk-UA', 'ar', 'he-IL', 'hi-IN', 'ja-JP', 'ko-KR', 'zh-CN', 'zh-TW',
+  'en-US',
+  'en-GB',
+  'en-AU',
+  'en-CA',
+  'fr-FR',
+  'fr-BE',
+  'fr-CA',
+  'fr-CH',
+  'de-DE',
+  'de-AT',
+  'de-CH',
+  'es-ES',
+  'es-MX',
+  'it-IT',
+  'pt-PT',
+  'pt-BR',
+  'nl-NL',
+  'nl-BE',
+  'sv-SE',
+  'da-DK',
+  'nb-NO',
+  'fi-FI',
+  'pl-PL',
+  'cs-CZ',
+  'hu-HU',
+  'ro-RO',
+  'el-GR',
+  'tr-TR',
+  'ru-RU',
+  'uk-UA',
+  'ar',
+  'he-IL',
+  'hi-IN',
+  'ja-JP',
+  'ko-KR',
+  'zh-CN',
+  'zh-TW',
 ];
 
 /** "français (France)" for fr-FR, in its own language. */
@@ -85,7 +120,9 @@ export function SettingsPage() {
         await settings.reload();
         setGeneration((g) => g + 1);
         setStale(section);
-        throw new StaleSettings('Someone else changed the settings while you were editing. The page now shows the current settings: check them and make your change again.');
+        throw new StaleSettings(
+          'Someone else changed the settings while you were editing. The page now shows the current settings: check them and make your change again.',
+        );
       }
       throw err;
     }
@@ -129,14 +166,34 @@ interface SectionProps {
 }
 
 /** One settings section: a titled form with its Save button, its error and a note once saved. */
-function SectionForm({ id, title, intro, onSave, stale, children }: { id: string; title: string; intro?: ComponentChildren; onSave: () => Promise<void>; stale: boolean; children: ComponentChildren }) {
+function SectionForm({
+  id,
+  title,
+  intro,
+  onSave,
+  stale,
+  children,
+}: {
+  id: string;
+  title: string;
+  intro?: ComponentChildren;
+  onSave: () => Promise<void>;
+  stale: boolean;
+  children: ComponentChildren;
+}) {
   const [saved, setSaved] = useState(false);
   const action = useAction(async () => {
     setSaved(false);
     await onSave();
     setSaved(true);
   });
-  const error = action.error ?? (stale ? new StaleSettings('Someone else changed the settings while you were editing. The page now shows the current settings: check them and make your change again.') : null);
+  const error =
+    action.error ??
+    (stale
+      ? new StaleSettings(
+          'Someone else changed the settings while you were editing. The page now shows the current settings: check them and make your change again.',
+        )
+      : null);
   return (
     <article aria-labelledby={`${id}-h`} data-section={id}>
       <header>
@@ -187,8 +244,17 @@ function GeneralSection({ doc, save, stale }: SectionProps) {
   const [publicUrl, setPublicUrl] = useState(doc.publicUrl ?? '');
   const { error, wrap } = useSectionError();
   return (
-    <SectionForm id="general" title="This server" stale={stale} onSave={wrap(() => save('general', { serverName, publicUrl: publicUrl.trim() === '' ? null : publicUrl.trim() }))}>
-      <Field label="Server name" error={issueAt(error, ['serverName'])} help="Shown in the console’s window title, on screens waiting to be paired and to installers.">
+    <SectionForm
+      id="general"
+      title="This server"
+      stale={stale}
+      onSave={wrap(() => save('general', { serverName, publicUrl: publicUrl.trim() === '' ? null : publicUrl.trim() }))}
+    >
+      <Field
+        label="Server name"
+        error={issueAt(error, ['serverName'])}
+        help="Shown in the console’s window title, on screens waiting to be paired and to installers."
+      >
         {(p) => <input {...p} name="serverName" required maxLength={100} value={serverName} onInput={(e) => setServerName(e.currentTarget.value)} />}
       </Field>
       <Field
@@ -196,7 +262,18 @@ function GeneralSection({ doc, save, stale }: SectionProps) {
         error={issueAt(error, ['publicUrl'])}
         help="For example http://192.168.1.20:8080. Leave it empty to use the address this console is open at. An address set in the server’s configuration file wins over this one."
       >
-        {(p) => <input {...p} name="publicUrl" type="url" inputMode="url" maxLength={2000} placeholder="http://192.168.1.20:8080" value={publicUrl} onInput={(e) => setPublicUrl(e.currentTarget.value)} />}
+        {(p) => (
+          <input
+            {...p}
+            name="publicUrl"
+            type="url"
+            inputMode="url"
+            maxLength={2000}
+            placeholder="http://192.168.1.20:8080"
+            value={publicUrl}
+            onInput={(e) => setPublicUrl(e.currentTarget.value)}
+          />
+        )}
       </Field>
     </SectionForm>
   );
@@ -269,8 +346,24 @@ function UploadsSection({ doc, save, stale, hardCap }: SectionProps & { hardCap:
       >
         {(p) => <input {...p} name="maxSizeGb" type="number" min={0.001} step="any" required value={maxGb} onInput={(e) => setMaxGb(e.currentTarget.value)} />}
       </Field>
-      <Field label="Throw away unfinished uploads after (hours)" error={issueAt(error, ['uploads', 'abandonAfterHours'])} help="An upload nobody continues for this long is deleted, to free the disk.">
-        {(p) => <input {...p} name="abandonAfterHours" type="number" min={1} max={720} step={1} required value={hours} onInput={(e) => setHours(e.currentTarget.value)} />}
+      <Field
+        label="Throw away unfinished uploads after (hours)"
+        error={issueAt(error, ['uploads', 'abandonAfterHours'])}
+        help="An upload nobody continues for this long is deleted, to free the disk."
+      >
+        {(p) => (
+          <input
+            {...p}
+            name="abandonAfterHours"
+            type="number"
+            min={1}
+            max={720}
+            step={1}
+            required
+            value={hours}
+            onInput={(e) => setHours(e.currentTarget.value)}
+          />
+        )}
       </Field>
     </SectionForm>
   );
@@ -290,7 +383,9 @@ function BackupsSection({ doc, save, stale }: SectionProps) {
   const [keep, setKeep] = useState(String(doc.backups.keep));
   const [includeMedia, setIncludeMedia] = useState(doc.backups.includeMedia);
   const { error, wrap } = useSectionError();
-  const intervals = BACKUP_INTERVALS.some(([h]) => h === interval) ? BACKUP_INTERVALS : [...BACKUP_INTERVALS, [interval, `Every ${interval} hours`] as [number, string]];
+  const intervals = BACKUP_INTERVALS.some(([h]) => h === interval)
+    ? BACKUP_INTERVALS
+    : [...BACKUP_INTERVALS, [interval, `Every ${interval} hours`] as [number, string]];
   return (
     <SectionForm
       id="backups"
@@ -314,7 +409,11 @@ function BackupsSection({ doc, save, stale }: SectionProps) {
           </select>
         )}
       </Field>
-      <Field label="How many to keep" error={issueAt(error, ['backups', 'keep'])} help="When a new backup is made, the oldest beyond this number are deleted. Uploaded backups are never deleted on their own.">
+      <Field
+        label="How many to keep"
+        error={issueAt(error, ['backups', 'keep'])}
+        help="When a new backup is made, the oldest beyond this number are deleted. Uploaded backups are never deleted on their own."
+      >
         {(p) => <input {...p} name="keep" type="number" min={1} max={365} step={1} required value={keep} onInput={(e) => setKeep(e.currentTarget.value)} />}
       </Field>
       <CheckField
@@ -337,7 +436,9 @@ const RETENTION: [keyof SettingsDoc['retention'], string, string, number, number
 ];
 
 function RetentionSection({ doc, save, stale }: SectionProps) {
-  const [values, setValues] = useState(() => Object.fromEntries(RETENTION.map(([k]) => [k, String(doc.retention[k])])) as Record<keyof SettingsDoc['retention'], string>);
+  const [values, setValues] = useState(
+    () => Object.fromEntries(RETENTION.map(([k]) => [k, String(doc.retention[k])])) as Record<keyof SettingsDoc['retention'], string>,
+  );
   const { error, wrap } = useSectionError();
   return (
     <SectionForm
@@ -349,7 +450,19 @@ function RetentionSection({ doc, save, stale }: SectionProps) {
     >
       {RETENTION.map(([key, label, help, min, max]) => (
         <Field key={key} label={`${label} (days)`} help={help} error={issueAt(error, ['retention', key])}>
-          {(p) => <input {...p} name={key} type="number" min={min} max={max} step={1} required value={values[key]} onInput={(e) => setValues({ ...values, [key]: e.currentTarget.value })} />}
+          {(p) => (
+            <input
+              {...p}
+              name={key}
+              type="number"
+              min={min}
+              max={max}
+              step={1}
+              required
+              value={values[key]}
+              onInput={(e) => setValues({ ...values, [key]: e.currentTarget.value })}
+            />
+          )}
         </Field>
       ))}
     </SectionForm>

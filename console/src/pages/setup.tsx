@@ -32,22 +32,31 @@ export function SetupPage({ onDone }: { onDone: () => Promise<void> }) {
           Your name
           <input name="displayName" autocomplete="name" required maxLength={100} aria-invalid={fieldError('displayName') ? true : undefined} />
         </label>
-          {fieldError('displayName') && <small>{fieldError('displayName')}</small>}
+        {fieldError('displayName') && <small>{fieldError('displayName')}</small>}
         <label>
           Email
           <input name="email" type="email" autocomplete="username" required maxLength={254} aria-invalid={fieldError('email') ? true : undefined} />
         </label>
-          {fieldError('email') && <small>{fieldError('email')}</small>}
+        {fieldError('email') && <small>{fieldError('email')}</small>}
         <label>
           Password
-          <input name="password" type="password" autocomplete="new-password" required minLength={12} maxLength={256} aria-describedby="pw-help" aria-invalid={fieldError('password') ? true : undefined} />
+          <input
+            name="password"
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={12}
+            maxLength={256}
+            aria-describedby="pw-help"
+            aria-invalid={fieldError('password') ? true : undefined}
+          />
         </label>
-          <small id="pw-help">{fieldError('password') ?? 'At least 12 characters. A passphrase of a few words works well.'}</small>
+        <small id="pw-help">{fieldError('password') ?? 'At least 12 characters. A passphrase of a few words works well.'}</small>
         <label>
           Repeat the password
           <input name="confirm" type="password" autocomplete="new-password" required aria-invalid={mismatch || undefined} />
         </label>
-          {mismatch && <small role="alert">The two passwords differ.</small>}
+        {mismatch && <small role="alert">The two passwords differ.</small>}
         <ErrorNote error={error} />
         <button type="submit" aria-busy={busy} disabled={busy}>
           Create owner account

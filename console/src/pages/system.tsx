@@ -25,11 +25,26 @@ export interface SystemStatus {
   serverName: string;
   startedAt: string;
   uptimeSec: number;
-  runtime: { node: string; platform: string; arch: string; hostname: string; loadAverage: number[]; memoryRssBytes: number; systemMemoryFreeBytes: number; systemMemoryTotalBytes: number };
+  runtime: {
+    node: string;
+    platform: string;
+    arch: string;
+    hostname: string;
+    loadAverage: number[];
+    memoryRssBytes: number;
+    systemMemoryFreeBytes: number;
+    systemMemoryTotalBytes: number;
+  };
   database: { sqliteVersion: string; schemaVersion: number; schemaVersionKnown: number; sizeBytes: number; walBytes: number; file: string };
   storage: { dataDir: string; freeBytes: number | null; totalBytes: number | null; usedPercent: number | null };
   tools: { sharp: Tool; ffmpeg: Tool; ffprobe: Tool };
-  backups: { count: number; totalBytes: number; last: { name: string; createdAt: string; sizeBytes: number; kind: string } | null; intervalHours: number; nextDueAt: string | null };
+  backups: {
+    count: number;
+    totalBytes: number;
+    last: { name: string; createdAt: string; sizeBytes: number; kind: string } | null;
+    intervalHours: number;
+    nextDueAt: string | null;
+  };
   maintenance: { restoreInProgress: boolean; running: { id: string; action: string; progress: number; message: string }[] };
   sections: Record<string, Section>;
 }
@@ -47,7 +62,11 @@ async function readiness(): Promise<Readiness> {
     return { ready: true, message: 'Ready', checks: r.checks };
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_ready') {
-      return { ready: false, message: err.message, checks: ((err.details as { checks?: Record<string, Check> } | undefined)?.checks ?? {}) as Record<string, Check> };
+      return {
+        ready: false,
+        message: err.message,
+        checks: ((err.details as { checks?: Record<string, Check> } | undefined)?.checks ?? {}) as Record<string, Check>,
+      };
     }
     throw err;
   }
@@ -107,7 +126,7 @@ function labelOf(key: string): string {
 const formatNumber = (n: number) => n.toLocaleString(displayLocale());
 
 /** A value of a module's status section in words: sizes, times, durations, small objects inline. */
-function valueOf(key: string, v: unknown): ComponentChildren {
+function valueView(key: string, v: unknown): ComponentChildren {
   if (v === null || v === undefined) return '—';
   if (typeof v === 'number') {
     if (/Bytes$/.test(key)) return formatBytes(v);
@@ -123,7 +142,7 @@ function valueOf(key: string, v: unknown): ComponentChildren {
     if (entries.length === 0) return 'none';
     // {ready: 3, failed: 1} -> "ready 3 · failed 1"; deeper objects as a nested list.
     if (entries.every(([, x]) => typeof x === 'number')) return entries.map(([k, x]) => `${labelOf(k).toLowerCase()} ${formatNumber(x as number)}`).join(' · ');
-    return <Facts rows={entries.map(([k, x]) => [labelOf(k), valueOf(k, x)])} />;
+    return <Facts rows={entries.map(([k, x]) => [labelOf(k), valueView(k, x)])} />;
   }
   return String(v);
 }
@@ -153,7 +172,13 @@ function Card({ id, title, ok, children }: { id: string; title: string; ok?: boo
   );
 }
 
-const KIND_WORDS: Record<string, string> = { manual: 'made by hand', scheduled: 'automatic', cli: 'from the command line', 'pre-upgrade': 'before an upgrade', uploaded: 'uploaded' };
+const KIND_WORDS: Record<string, string> = {
+  manual: 'made by hand',
+  scheduled: 'automatic',
+  cli: 'from the command line',
+  'pre-upgrade': 'before an upgrade',
+  uploaded: 'uploaded',
+};
 
 /** System status: the sections of GET /system/status as cards, readiness (/readyz), versions, disk. */
 export function SystemPage() {
@@ -183,7 +208,11 @@ export function SystemPage() {
         <button type="button" class="secondary outline" aria-busy={status.loading || ready.loading} onClick={reload}>
           Refresh now
         </button>
-        {s && <small class="muted">Server “{s.serverName}”, up for {formatDuration(s.uptimeSec)}.</small>}
+        {s && (
+          <small class="muted">
+            Server “{s.serverName}”, up for {formatDuration(s.uptimeSec)}.
+          </small>
+        )}
       </div>
       <ErrorNote error={status.error ?? ready.error} />
       {!s && !status.error && <p aria-busy="true">Loading…</p>}
@@ -243,7 +272,14 @@ export function SystemPage() {
                 ['API', s.apiVersion],
                 ['Node.js', s.runtime.node],
                 ['SQLite', s.database.sqliteVersion],
-                ['Image processing', s.tools.sharp.ok ? `sharp ${s.tools.sharp.version ?? ''} (libvips ${s.tools.sharp.libvips ?? '?'})` : <span class="bad-text">{s.tools.sharp.detail}</span>],
+                [
+                  'Image processing',
+                  s.tools.sharp.ok ? (
+                    `sharp ${s.tools.sharp.version ?? ''} (libvips ${s.tools.sharp.libvips ?? '?'})`
+                  ) : (
+                    <span class="bad-text">{s.tools.sharp.detail}</span>
+                  ),
+                ],
                 ['ffmpeg', s.tools.ffmpeg.ok ? (s.tools.ffmpeg.version ?? 'available') : <span class="bad-text">{s.tools.ffmpeg.detail}</span>],
                 ['ffprobe', s.tools.ffprobe.ok ? (s.tools.ffprobe.version ?? 'available') : <span class="bad-text">{s.tools.ffprobe.detail}</span>],
               ]}
@@ -266,7 +302,12 @@ export function SystemPage() {
               rows={[
                 ['Size', formatBytes(s.database.sizeBytes)],
                 ['Pending writes (WAL)', formatBytes(s.database.walBytes)],
-                ['Schema', s.database.schemaVersion === s.database.schemaVersionKnown ? 'up to date' : `${s.database.schemaVersion} (this version knows ${s.database.schemaVersionKnown})`],
+                [
+                  'Schema',
+                  s.database.schemaVersion === s.database.schemaVersionKnown
+                    ? 'up to date'
+                    : `${s.database.schemaVersion} (this version knows ${s.database.schemaVersionKnown})`,
+                ],
                 ['File', <code>{s.database.file}</code>],
               ]}
             />
@@ -274,7 +315,14 @@ export function SystemPage() {
           <Card id="backups" title="Backups">
             <Facts
               rows={[
-                ['Last', s.backups.last ? `${formatTime(s.backups.last.createdAt)} (${KIND_WORDS[s.backups.last.kind] ?? s.backups.last.kind}, ${formatBytes(s.backups.last.sizeBytes)})` : <span class="warn-text">none yet</span>],
+                [
+                  'Last',
+                  s.backups.last ? (
+                    `${formatTime(s.backups.last.createdAt)} (${KIND_WORDS[s.backups.last.kind] ?? s.backups.last.kind}, ${formatBytes(s.backups.last.sizeBytes)})`
+                  ) : (
+                    <span class="warn-text">none yet</span>
+                  ),
+                ],
                 ['Next automatic', s.backups.nextDueAt ? formatTime(s.backups.nextDueAt) : 'off'],
                 ['Kept', `${s.backups.count} (${formatBytes(s.backups.totalBytes)})`],
               ]}
@@ -286,7 +334,7 @@ export function SystemPage() {
           {Object.entries(s.sections).map(([key, section]) => (
             <Card key={key} id={`section-${key}`} title={section.title} ok={section.ok}>
               {section.ok ? (
-                <Facts rows={Object.entries(section.data).map(([k, v]) => [labelOf(k), valueOf(k, v)])} />
+                <Facts rows={Object.entries(section.data).map(([k, v]) => [labelOf(k), valueView(k, v)])} />
               ) : (
                 <p class="bad-text">This part could not be read: {section.error}</p>
               )}

@@ -101,7 +101,11 @@ export function TokensPage() {
             void create.run();
           }}
         >
-          <Field label="Name" error={fieldError('name')} help="Say what will use it, so you know what stops working if you revoke it (e.g. “Uptime Kuma in the office”).">
+          <Field
+            label="Name"
+            error={fieldError('name')}
+            help="Say what will use it, so you know what stops working if you revoke it (e.g. “Uptime Kuma in the office”)."
+          >
             {(p) => <input {...p} name="name" required maxLength={100} autocomplete="off" value={name} onInput={(e) => setName(e.currentTarget.value)} />}
           </Field>
           <fieldset class="choices" aria-describedby={capsMissing || fieldError('capabilities') ? 'caps-error' : undefined}>
@@ -213,7 +217,10 @@ export function TokensPage() {
             setRevoking(null);
           }}
         >
-          <p>It stops working at once: whatever uses it ({revoking.capabilities.map(capabilityLabel).join(', ').toLowerCase()}) gets refused. This cannot be undone; make a new token if you need one again.</p>
+          <p>
+            It stops working at once: whatever uses it ({revoking.capabilities.map(capabilityLabel).join(', ').toLowerCase()}) gets refused. This cannot be
+            undone; make a new token if you need one again.
+          </p>
         </ConfirmDialog>
       )}
       {!made && items.some((t) => !t.revokedAt) && <Notice>Tokens are shown only when they are made. Lost one? Revoke it and make a new one.</Notice>}

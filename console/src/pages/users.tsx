@@ -179,7 +179,11 @@ function AddUser({ roles, onAdded }: { roles: readonly Role[]; onAdded: () => Pr
           </label>
         </fieldset>
         {how === 'password' && (
-          <Field label="First password" error={fieldError('password')} help={`${PASSWORD_HELP} Share it safely; they can change it and add a second factor after signing in.`}>
+          <Field
+            label="First password"
+            error={fieldError('password')}
+            help={`${PASSWORD_HELP} Share it safely; they can change it and add a second factor after signing in.`}
+          >
             {(p) => <input {...p} name="password" type="password" required minLength={12} maxLength={256} autocomplete="new-password" />}
           </Field>
         )}
@@ -223,11 +227,7 @@ function PasswordDialog({ user, onClose, onChanged }: { user: User; onClose: () 
         <h3 id="pw-link-h" class="small-heading">
           Let them choose a new password
         </h3>
-        {link ? (
-          <LinkShown user={user} link={link} />
-        ) : (
-          <p class="muted">A link they open to set their own password. Nothing is sent: you hand it over.</p>
-        )}
+        {link ? <LinkShown user={user} link={link} /> : <p class="muted">A link they open to set their own password. Nothing is sent: you hand it over.</p>}
         <ErrorNote error={makeLink.error} />
         <button type="button" class="secondary" aria-busy={makeLink.busy} disabled={makeLink.busy} onClick={() => void makeLink.run()}>
           {link ? 'Make another link' : 'Make a set-password link'}
@@ -315,7 +315,13 @@ function UserRow({ user, me, roles, onChanged }: { user: User; me: User; roles: 
               {user.disabled ? 'Enable' : 'Disable'}
             </button>
             {!user.disabled && (
-              <button type="button" class="secondary outline small" disabled={act.busy} onClick={() => setPasswordOpen(true)} aria-label={`Password of ${user.displayName}`}>
+              <button
+                type="button"
+                class="secondary outline small"
+                disabled={act.busy}
+                onClick={() => setPasswordOpen(true)}
+                aria-label={`Password of ${user.displayName}`}
+              >
                 Password…
               </button>
             )}

@@ -181,7 +181,11 @@ async function pollPairing(): Promise<void> {
     dispatchPairing({ type: 'polled', poll, now: now() });
   } catch (err) {
     const e = err as PlayerApiError;
-    dispatchPairing({ type: 'failed', message: e.network ? 'Waiting for the Placard server…' : e.message, restart: !e.network && (e.status === 404 || e.status === 401 || e.status === 403) });
+    dispatchPairing({
+      type: 'failed',
+      message: e.network ? 'Waiting for the Placard server…' : e.message,
+      restart: !e.network && (e.status === 404 || e.status === 401 || e.status === 403),
+    });
   }
 }
 
@@ -303,7 +307,11 @@ async function credentialLost(reason: string): Promise<void> {
 function handleRunError(err: unknown, what: string): void {
   const e = err as PlayerApiError;
   if (e instanceof PlayerApiError && e.credentialLost) {
-    void credentialLost(e.code === 'credential_revoked' ? 'This screen was removed from Placard. Pair it again with this code.' : 'This screen is not known to the server. Pair it again with this code.');
+    void credentialLost(
+      e.code === 'credential_revoked'
+        ? 'This screen was removed from Placard. Pair it again with this code.'
+        : 'This screen is not known to the server. Pair it again with this code.',
+    );
     return;
   }
   if (e instanceof PlayerApiError && e.code === 'screen_disabled') {
@@ -376,7 +384,10 @@ function noiseReport(): { body: { status: string; currentLevel?: number; pending
   const meter = noise.meter;
   const batch = meter ? meter.batch() : [];
   const status = noise.status === 'active' && meter ? meter.status() : noise.status;
-  return { body: { status, ...(meter && noise.status === 'active' ? { currentLevel: meter.current } : {}), ...(batch.length ? { pendingHistory: batch } : {}) }, batch };
+  return {
+    body: { status, ...(meter && noise.status === 'active' ? { currentLevel: meter.current } : {}), ...(batch.length ? { pendingHistory: batch } : {}) },
+    batch,
+  };
 }
 
 async function heartbeat(): Promise<void> {
@@ -410,7 +421,8 @@ async function heartbeat(): Promise<void> {
     }
     heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
     wait = heartbeatEveryMs;
-    if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision) void syncManifest('heartbeat');
+    if (reply.manifestRevision !== undefined && reply.manifestRevision !== null && String(reply.manifestRevision) !== engine.revision)
+      void syncManifest('heartbeat');
     if (typeof reply.pendingCommands === 'number' && reply.pendingCommands > 0) void pollCommands();
   } catch (err) {
     if (err instanceof PlayerApiError && err.code === 'validation_failed' && noiseNow.batch.length && noise.meter) {
@@ -641,7 +653,10 @@ async function runCommand(command: PlayerCommand): Promise<void> {
 let identifyTimer: ReturnType<typeof setTimeout> | null = null;
 
 async function identify(seconds: number): Promise<void> {
-  const name = await api.config().then((c) => c.name, () => null);
+  const name = await api.config().then(
+    (c) => c.name,
+    () => null,
+  );
   identifyEl.hidden = false;
   identifyEl.textContent = `${name ?? `Screen ${debug.screenId?.slice(-6) ?? ''}`} · ${location.host}`;
   if (identifyTimer) clearTimeout(identifyTimer);

@@ -45,7 +45,8 @@ export function planCache(media: readonly MediaEntry[], cachedKeys: readonly str
 
 /** Whether a downloaded body matches its manifest entry (size always, sha256 when given and computed). */
 export function verifyDownload(entry: MediaEntry, sizeBytes: number, sha256Hex: string | null): { ok: true } | { ok: false; reason: string } {
-  if (entry.sizeBytes !== null && entry.sizeBytes !== sizeBytes) return { ok: false, reason: `size ${sizeBytes} differs from the manifest's ${entry.sizeBytes}` };
+  if (entry.sizeBytes !== null && entry.sizeBytes !== sizeBytes)
+    return { ok: false, reason: `size ${sizeBytes} differs from the manifest's ${entry.sizeBytes}` };
   if (entry.sha256 && sha256Hex !== null && entry.sha256 !== sha256Hex.toLowerCase()) return { ok: false, reason: 'sha256 differs from the manifest' };
   return { ok: true };
 }

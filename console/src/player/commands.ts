@@ -49,7 +49,10 @@ export function commandAction(command: PlayerCommand): CommandAction {
       return { kind: 'identify', seconds: Math.min(120, Math.max(1, raw)) };
     }
     default:
-      return { kind: 'unsupported', reason: `The browser player cannot run "${command.type}"${type === 'reboot' || type.startsWith('display') ? ' (it has no control over the machine or the display)' : ''}.` };
+      return {
+        kind: 'unsupported',
+        reason: `The browser player cannot run "${command.type}"${type === 'reboot' || type.startsWith('display') ? ' (it has no control over the machine or the display)' : ''}.`,
+      };
   }
 }
 

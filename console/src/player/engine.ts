@@ -36,7 +36,8 @@ function playlistSignature(p: Playlist | null): string {
 
 function contentSignature(c: Content): string {
   if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
-  if (c.type === 'layout') return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist)]))}`;
+  if (c.type === 'layout')
+    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist)]))}`;
   return 'idle';
 }
 
@@ -288,8 +289,8 @@ class ContentView {
   constructor(
     readonly segment: Segment | null,
     readonly signature: string,
-    private readonly manifest: PlayerManifest | null,
-    private readonly ctx: EngineContext,
+    manifest: PlayerManifest | null,
+    ctx: EngineContext,
     private readonly idleText: () => string,
   ) {
     this.root = el('div', 'pl-content');
@@ -307,7 +308,9 @@ class ContentView {
       if (content.layout.background) canvas.style.backgroundColor = content.layout.background;
       const bgEntry =
         manifest.media.find((m) => m.variantId === content.layout.backgroundVariantId) ??
-        (content.layout.backgroundAssetId ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/')) : undefined);
+        (content.layout.backgroundAssetId
+          ? manifest.media.find((m) => m.assetId === content.layout.backgroundAssetId && m.contentType.startsWith('image/'))
+          : undefined);
       if (bgEntry) {
         void ctx.cache.objectUrl(bgEntry).then((url) => {
           if (url) Object.assign(canvas.style, { backgroundImage: `url("${url}")`, backgroundSize: 'cover', backgroundPosition: 'center' });
@@ -315,8 +318,17 @@ class ContentView {
       }
       for (const z of [...content.layout.zones].sort((a, b) => a.zIndex - b.zIndex)) {
         const rect = zoneRect(z, content.layout);
-        const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({ width: rect.width * this.scale(), height: rect.height * this.scale() }));
-        Object.assign(zp.root.style, { left: `${rect.x}px`, top: `${rect.y}px`, width: `${rect.width}px`, height: `${rect.height}px`, zIndex: String(z.zIndex) });
+        const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({
+          width: rect.width * this.scale(),
+          height: rect.height * this.scale(),
+        }));
+        Object.assign(zp.root.style, {
+          left: `${rect.x}px`,
+          top: `${rect.y}px`,
+          width: `${rect.width}px`,
+          height: `${rect.height}px`,
+          zIndex: String(z.zIndex),
+        });
         if (z.background) zp.root.style.background = z.background;
         zp.root.dataset.zoneId = z.id;
         this.zones.push(zp);

@@ -250,7 +250,8 @@ function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[])
     }
     // The zone's fit applies to the items it shows.
     const zoneFit = str(o.fit);
-    if (playlist && (zoneFit === 'contain' || zoneFit === 'cover' || zoneFit === 'fill')) playlist = { ...playlist, items: playlist.items.map((it) => ({ ...it, fit: zoneFit })) };
+    if (playlist && (zoneFit === 'contain' || zoneFit === 'cover' || zoneFit === 'fill'))
+      playlist = { ...playlist, items: playlist.items.map((it) => ({ ...it, fit: zoneFit })) };
     zones.push({
       id: str(o.id) ?? `zone-${i}`,
       x,
@@ -300,7 +301,9 @@ export function readManifest(raw: unknown): PlayerManifest {
   const o = obj(raw);
   if (!o) throw new Error('The manifest is not an object');
   const problems: string[] = [];
-  const media = (Array.isArray(o.media) ? o.media : []).map((m: unknown) => readMedia(m, problems)).filter((m: MediaEntry | null): m is MediaEntry => m !== null);
+  const media = (Array.isArray(o.media) ? o.media : [])
+    .map((m: unknown) => readMedia(m, problems))
+    .filter((m: MediaEntry | null): m is MediaEntry => m !== null);
   const timeline: Segment[] = [];
   (Array.isArray(o.timeline) ? o.timeline : []).forEach((s: unknown, i: number) => {
     const seg = obj(s);
@@ -328,7 +331,8 @@ export function readManifest(raw: unknown): PlayerManifest {
   timeline.sort((a, b) => a.start - b.start);
   const horizon = time(o.validUntil) ?? (timeline.length ? Math.max(...timeline.map((s) => s.end)) : null);
   for (const seg of timeline) {
-    const lists = seg.content.type === 'playlist' ? [seg.content.playlist] : seg.content.type === 'layout' ? seg.content.layout.zones.map((z) => z.playlist) : [];
+    const lists =
+      seg.content.type === 'playlist' ? [seg.content.playlist] : seg.content.type === 'layout' ? seg.content.layout.zones.map((z) => z.playlist) : [];
     for (const list of lists) for (const item of list?.items ?? []) if (item.windows !== null) item.windowsUntil = horizon;
   }
   const revision = o.revision === undefined || o.revision === null ? '' : String(o.revision);

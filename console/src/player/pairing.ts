@@ -50,7 +50,8 @@ export function pairingStep(state: PairingState, event: PairingEvent): Transitio
           effect: { type: 'enroll', enrollmentToken: poll.enrollmentToken },
         };
       }
-      if (poll.status === 'rejected') return { state: { kind: 'starting', message: 'Pairing was declined. Here is a new code.' }, effect: { type: 'create-session' } };
+      if (poll.status === 'rejected')
+        return { state: { kind: 'starting', message: 'Pairing was declined. Here is a new code.' }, effect: { type: 'create-session' } };
       if (poll.status === 'expired' || poll.status === 'enrolled' || Date.parse(state.session.expiresAt) <= event.now) {
         return { state: { kind: 'starting', message: 'The code expired. Here is a new one.' }, effect: { type: 'create-session' } };
       }

@@ -86,7 +86,11 @@ async function mediaFirst(request: Request): Promise<Response> {
     if (start >= body.size || start > end) return new Response(null, { status: 416, headers: { 'content-range': `bytes */${body.size}` } });
     return new Response(body.slice(start, end + 1), {
       status: 206,
-      headers: { 'content-type': hit.headers.get('content-type') ?? 'application/octet-stream', 'content-range': `bytes ${start}-${end}/${body.size}`, 'content-length': String(end - start + 1) },
+      headers: {
+        'content-type': hit.headers.get('content-type') ?? 'application/octet-stream',
+        'content-range': `bytes ${start}-${end}/${body.size}`,
+        'content-length': String(end - start + 1),
+      },
     });
   }
   return fetch(request);
@@ -104,7 +108,8 @@ async function shellNetworkFirst(request: Request): Promise<Response> {
     if (res.ok && res.type === 'basic') await cache.put(request, res.clone());
     return res;
   } catch (err) {
-    const hit = (await cache.match(request, { ignoreSearch: true })) ?? (request.mode === 'navigate' ? await cache.match(worker.registration.scope) : undefined);
+    const hit =
+      (await cache.match(request, { ignoreSearch: true })) ?? (request.mode === 'navigate' ? await cache.match(worker.registration.scope) : undefined);
     if (hit) return hit;
     throw err;
   }

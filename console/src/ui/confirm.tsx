@@ -56,7 +56,9 @@ let pending: { options: ConfirmOptions; resolve: (yes: boolean) => void } | null
 let toasts: Toast[] = [];
 let toastSeq = 0;
 const listeners = new Set<Listener>();
-const notify = () => listeners.forEach((l) => l());
+const notify = () => {
+  for (const l of listeners) l();
+};
 
 /** Asks before an action; resolves true when the person confirms. */
 export function confirmAction(options: ConfirmOptions): Promise<boolean> {
@@ -159,7 +161,11 @@ function ImpactView({ options }: { options: ConfirmOptions }) {
           </ul>
         </div>
       ) : (
-        options.impact && <p class="muted" data-testid="no-screens">No screen shows it now.</p>
+        options.impact && (
+          <p class="muted" data-testid="no-screens">
+            No screen shows it now.
+          </p>
+        )
       )}
       <UsageList usages={impact.usedBy} label={options.usedByLabel ?? 'Used by:'} />
     </div>
@@ -186,7 +192,7 @@ export function FeedbackHost() {
   }, []);
   return (
     <>
-      <ConfirmDialog key={pending ? toastSeq + ':' + pending.options.title : 'none'} />
+      <ConfirmDialog key={pending ? `${toastSeq}:${pending.options.title}` : 'none'} />
       <div class="toasts" role="status" aria-live="polite">
         {toasts.map((t) => (
           <ToastView key={t.id} toast={t} />

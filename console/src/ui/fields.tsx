@@ -12,7 +12,17 @@ export interface FieldControlProps {
  * A labelled form control with its help text and, when the server named this field, its
  * error under it (linked by aria-describedby, so screen readers read both).
  */
-export function Field({ label, help, error, children }: { label: ComponentChildren; help?: ComponentChildren; error?: string; children: (props: FieldControlProps) => ComponentChildren }) {
+export function Field({
+  label,
+  help,
+  error,
+  children,
+}: {
+  label: ComponentChildren;
+  help?: ComponentChildren;
+  error?: string;
+  children: (props: FieldControlProps) => ComponentChildren;
+}) {
   const id = useId();
   const helpId = help ? `${id}-help` : undefined;
   const errorId = error ? `${id}-error` : undefined;

@@ -48,7 +48,17 @@ function ItemView({ item, fit, onEnded }: { item: PlaylistItem; fit: Fit; onEnde
         </div>
       );
     case 'website':
-      return url ? <iframe src={url} title={`Website ${item.label ?? ''}`} sandbox="allow-scripts allow-same-origin" referrerpolicy="no-referrer" style={{ width: '100%', height: '100%', border: 0, background: '#fff' }} /> : <div class="preview-card">{item.label}</div>;
+      return url ? (
+        <iframe
+          src={url}
+          title={`Website ${item.label ?? ''}`}
+          sandbox="allow-scripts allow-same-origin"
+          referrerpolicy="no-referrer"
+          style={{ width: '100%', height: '100%', border: 0, background: '#fff' }}
+        />
+      ) : (
+        <div class="preview-card">{item.label}</div>
+      );
     default:
       return <div class="preview-card">{item.label ?? item.assetKind}</div>;
   }
@@ -64,7 +74,17 @@ function playable(items: PlaylistItem[], now = Date.now()): PlaylistItem[] {
  * `controls` adds play/pause, previous and next with where it is; without them (zones of a
  * layout preview) it just plays.
  */
-export function PlaylistPlayer({ playlist, fit = 'contain', controls = true, aspect = '16 / 9' }: { playlist: Pick<Playlist, 'name' | 'items'>; fit?: Fit; controls?: boolean; aspect?: string | null }) {
+export function PlaylistPlayer({
+  playlist,
+  fit = 'contain',
+  controls = true,
+  aspect = '16 / 9',
+}: {
+  playlist: Pick<Playlist, 'name' | 'items'>;
+  fit?: Fit;
+  controls?: boolean;
+  aspect?: string | null;
+}) {
   const items = playable(playlist.items);
   const [index, setIndex] = useState(0);
   const [playing, setPlaying] = useState(true);
@@ -82,7 +102,11 @@ export function PlaylistPlayer({ playlist, fit = 'contain', controls = true, asp
     <div class="playlist-player">
       <div class="player-stage" style={aspect ? { aspectRatio: aspect } : { height: '100%' }} data-testid="player-stage" data-item={item?.label ?? ''}>
         {item ? (
-          <div class="player-item" key={`${item.id}:${index}`} style={{ animation: item.transition.type === 'fade' ? `placard-fade ${item.transition.durationMs || 700}ms` : undefined }}>
+          <div
+            class="player-item"
+            key={`${item.id}:${index}`}
+            style={{ animation: item.transition.type === 'fade' ? `placard-fade ${item.transition.durationMs || 700}ms` : undefined }}
+          >
             <ItemView item={item} fit={fit} onEnded={() => item.durationMs === null && next()} />
           </div>
         ) : (
@@ -130,7 +154,7 @@ export function usePlaylists(ids: string[]): Map<string, Playlist> {
     Promise.all(wanted.map((id) => api.get<Playlist>(`playlists/${id}`).catch(() => null))).then((list) => {
       if (!live) return;
       const m = new Map<string, Playlist>();
-      list.forEach((p) => p && m.set(p.id, p));
+      for (const p of list) if (p) m.set(p.id, p);
       setMap(m);
     });
     return () => void (live = false);
@@ -164,7 +188,19 @@ export function zoneThumbnail(zone: PreviewZone, playlists: Map<string, Playlist
  * A layout at its own size (its canvas in real pixels, scaled down to the box), each zone
  * playing its playlist or media with its fit: what a screen of that size shows.
  */
-export function LayoutLivePreview({ width, height, background, zones, assets }: { width: number; height: number; background: string; zones: PreviewZone[]; assets: Asset[] }) {
+export function LayoutLivePreview({
+  width,
+  height,
+  background,
+  zones,
+  assets,
+}: {
+  width: number;
+  height: number;
+  background: string;
+  zones: PreviewZone[];
+  assets: Asset[];
+}) {
   const box = useRef<HTMLDivElement>(null);
   const [scale, setScale] = useState(0.3);
   useEffect(() => {
@@ -178,7 +214,14 @@ export function LayoutLivePreview({ width, height, background, zones, assets }: 
   }, [width]);
   const playlists = usePlaylists(zones.filter((z) => z.content?.type === 'playlist').map((z) => z.content!.playlistId!));
   return (
-    <div class="layout-live" ref={box} style={{ aspectRatio: `${width} / ${height}` }} role="img" aria-label={`Live preview at ${width} by ${height}`} data-testid="layout-live">
+    <div
+      class="layout-live"
+      ref={box}
+      style={{ aspectRatio: `${width} / ${height}` }}
+      role="img"
+      aria-label={`Live preview at ${width} by ${height}`}
+      data-testid="layout-live"
+    >
       <div style={{ width: `${width}px`, height: `${height}px`, transform: `scale(${scale})`, transformOrigin: '0 0', position: 'relative', background }}>
         {[...zones]
           .sort((a, b) => a.zIndex - b.zIndex)
@@ -210,7 +253,12 @@ export function LayoutLivePreview({ width, height, background, zones, assets }: 
               inner = <PlaylistPlayer playlist={{ name: item.label!, items: [item] }} fit={z.fit} controls={false} aspect={null} />;
             }
             return (
-              <div key={i} class="live-zone" data-zone={z.name} style={{ left: `${z.x}px`, top: `${z.y}px`, width: `${z.width}px`, height: `${z.height}px`, zIndex: z.zIndex }}>
+              <div
+                key={i}
+                class="live-zone"
+                data-zone={z.name}
+                style={{ left: `${z.x}px`, top: `${z.y}px`, width: `${z.width}px`, height: `${z.height}px`, zIndex: z.zIndex }}
+              >
                 {inner}
               </div>
             );

@@ -8,7 +8,23 @@ import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Rng } from './rng.js';
 import { deref, hostileBody, hostileValue, RawJson, toJsonText, validValue, type GenContext } from './schema-gen.js';
-import { apiOf, createUser, freshAddress, login, makeToken, pairScreen, Pools, resourceKey, sessionHeaders, tinyPng, upload, type Api, type BearerCred, type Principals, type SessionCred } from './state.js';
+import {
+  apiOf,
+  createUser,
+  freshAddress,
+  login,
+  makeToken,
+  pairScreen,
+  Pools,
+  resourceKey,
+  sessionHeaders,
+  tinyPng,
+  upload,
+  type Api,
+  type BearerCred,
+  type Principals,
+  type SessionCred,
+} from './state.js';
 import { FuzzTarget, send, type FuzzRequest, type FuzzResponse } from './target.js';
 
 /**
@@ -152,7 +168,12 @@ const HINTS: Record<string, (pools: Pools, rng: Rng, options: FuzzOptions) => un
       targets: rng.chance(0.5) ? { screenIds: [screenId] } : { groupIds: [pools.idFor('screen-groups', rng, false) ?? screenId] },
       startsAt: new Date(start).toISOString(),
       endsAt: new Date(start + rng.int(1, 8) * 3_600_000).toISOString(),
-      ...(worst ? { endsAt: new Date(start + 1000).toISOString(), rrule: rng.pick(['FREQ=SECONDLY', 'FREQ=MINUTELY', 'FREQ=SECONDLY;BYMINUTE=0', 'FREQ=HOURLY;BYSECOND=0,1,2,3,4,5']) } : {}),
+      ...(worst
+        ? {
+            endsAt: new Date(start + 1000).toISOString(),
+            rrule: rng.pick(['FREQ=SECONDLY', 'FREQ=MINUTELY', 'FREQ=SECONDLY;BYMINUTE=0', 'FREQ=HOURLY;BYSECOND=0,1,2,3,4,5']),
+          }
+        : {}),
       ...(recurring && !worst ? { rrule: rng.pick(['FREQ=DAILY', 'FREQ=WEEKLY;BYDAY=MO,TU', 'FREQ=DAILY;COUNT=10']) } : {}),
       priority: rng.int(-5, 5),
     };
@@ -167,7 +188,8 @@ const HINTS: Record<string, (pools: Pools, rng: Rng, options: FuzzOptions) => un
     return screenId ? { screenId, from: new Date(from).toISOString(), to: new Date(from + rng.int(1, 72) * 3_600_000).toISOString() } : undefined;
   },
   'POST /api/v1/screens/{id}/commands': (_pools, rng) => ({ type: rng.pick(['reload', 'screenshot', 'clear-cache', 'display-off', 'display-on', 'reboot']) }),
-  'POST /api/v1/system/maintenance/{action}': (pools, rng) => (rng.chance(0.5) ? { wait: rng.chance(0.5) } : { options: { backup: pools.stringFor('backups', rng) ?? 'x' } }),
+  'POST /api/v1/system/maintenance/{action}': (pools, rng) =>
+    rng.chance(0.5) ? { wait: rng.chance(0.5) } : { options: { backup: pools.stringFor('backups', rng) ?? 'x' } },
 };
 
 /** Headers worth varying on every operation. */
@@ -175,18 +197,39 @@ function hostileHeaders(rng: Rng): Record<string, string> {
   return rng.pick<() => Record<string, string>>([
     () => ({ 'if-match': rng.pick(['', '*', '"', 'W/"1"', '"1"', '1', 'abc', '"99999999999999999999"', '-1', '"1", "2"', '\u00ff'.repeat(10)]) }),
     () => ({ 'if-none-match': rng.pick(['*', '"x"', 'W/"x"', '', '"'.repeat(100)]) }),
-    () => ({ range: rng.pick(['bytes=0-0', 'bytes=-1', 'bytes=0-', 'bytes=999999999-', 'bytes=5-1', 'bytes=0-1,2-3', 'bytes=-0', 'items=0-1', 'bytes=abc', 'bytes=' + '9'.repeat(40) + '-']) }),
+    () => ({
+      range: rng.pick([
+        'bytes=0-0',
+        'bytes=-1',
+        'bytes=0-',
+        'bytes=999999999-',
+        'bytes=5-1',
+        'bytes=0-1,2-3',
+        'bytes=-0',
+        'items=0-1',
+        'bytes=abc',
+        `bytes=${'9'.repeat(40)}-`,
+      ]),
+    }),
     () => ({ 'if-range': rng.pick(['"x"', 'W/"x"', 'Tue, 01 Jan 1980 00:00:00 GMT', 'garbage']) }),
     () => ({ 'x-request-id': rng.pick(['', 'a'.repeat(500), 'with space', '\u00e9t\u00e9']) }),
     () => ({ accept: rng.pick(['text/html', 'application/xml', '*/*;q=0', '']) }),
     () => ({ 'accept-encoding': rng.pick(['gzip', 'br', 'identity;q=0', 'x-unknown', '*;q=0']) }),
-    () => ({ 'tus-resumable': rng.pick(['0.2.2', '', '1.0.0', '2']), 'upload-length': rng.pick(['-1', '1e3', '99999999999999999999', '0', '10', 'abc']), 'upload-offset': rng.pick(['-1', '0', '5', 'x']) }),
-    () => ({ 'upload-metadata': rng.pick(['filename', 'filename !!!', 'a b c', 'folderId ' + Buffer.from('not-a-uuid').toString('base64'), ',,,', 'x '.repeat(1000)]), 'tus-resumable': '1.0.0', 'upload-length': '10' }),
-    () => ({ 'upload-checksum': rng.pick(['sha1 ', 'crc32 AAAA', 'sha256 !!!', 'md5 ' + 'A'.repeat(24), 'sha1']) }),
+    () => ({
+      'tus-resumable': rng.pick(['0.2.2', '', '1.0.0', '2']),
+      'upload-length': rng.pick(['-1', '1e3', '99999999999999999999', '0', '10', 'abc']),
+      'upload-offset': rng.pick(['-1', '0', '5', 'x']),
+    }),
+    () => ({
+      'upload-metadata': rng.pick(['filename', 'filename !!!', 'a b c', `folderId ${Buffer.from('not-a-uuid').toString('base64')}`, ',,,', 'x '.repeat(1000)]),
+      'tus-resumable': '1.0.0',
+      'upload-length': '10',
+    }),
+    () => ({ 'upload-checksum': rng.pick(['sha1 ', 'crc32 AAAA', 'sha256 !!!', `md5 ${'A'.repeat(24)}`, 'sha1']) }),
     () => ({ 'x-pairing-secret': rng.pick(['', 'x', 'a'.repeat(300)]) }),
     () => ({ 'x-forwarded-for': '10.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' }),
     () => ({ host: rng.pick(['evil.example', '', 'a'.repeat(300)]) }),
-    () => ({ cookie: rng.pick(['placard.sid=x; placard.sid.sig=y', 'a=b', '=;=;', 'placard.sid=' + 'x'.repeat(5000)]) }),
+    () => ({ cookie: rng.pick(['placard.sid=x; placard.sid.sig=y', 'a=b', '=;=;', `placard.sid=${'x'.repeat(5000)}`]) }),
     () => ({ 'x-csrf-token': rng.pick(['', 'x', 'a'.repeat(1000)]) }),
   ])();
 }
@@ -243,7 +286,7 @@ function credHeaders(p: Principals, c: CredChoice, rng: Rng): Record<string, str
     case 'owner-no-csrf':
       return { cookie: p.owner.cookie };
     case 'owner-bad-csrf':
-      return { cookie: p.owner.cookie, 'x-csrf-token': p.owner.csrf.slice(0, -2) + 'xx' };
+      return { cookie: p.owner.cookie, 'x-csrf-token': `${p.owner.csrf.slice(0, -2)}xx` };
     case 'admin':
     case 'publisher':
     case 'editor':
@@ -262,11 +305,22 @@ function credHeaders(p: Principals, c: CredChoice, rng: Rng): Record<string, str
     case 'integration-fleet':
       return b(p.integrationFleetOnly);
     case 'integration-unknown':
-      return { authorization: `Bearer ${p.integration.token.replace(/\.[^.]+$/, '.' + rng.hex(43))}` };
+      return { authorization: `Bearer ${p.integration.token.replace(/\.[^.]+$/, `.${rng.hex(43)}`)}` };
     case 'bearer-malformed':
-      return { authorization: rng.pick(['Bearer', 'Bearer ', 'Bearer svc_device_', 'Bearer svci_.', 'bearer  x  y', 'Token abc', `Bearer ${'A'.repeat(8000)}`, 'Bearer svc_device_\u00e9']) };
+      return {
+        authorization: rng.pick([
+          'Bearer',
+          'Bearer ',
+          'Bearer svc_device_',
+          'Bearer svci_.',
+          'bearer  x  y',
+          'Token abc',
+          `Bearer ${'A'.repeat(8000)}`,
+          'Bearer svc_device_\u00e9',
+        ]),
+      };
     case 'basic':
-      return { authorization: 'Basic ' + Buffer.from('owner:password').toString('base64') };
+      return { authorization: `Basic ${Buffer.from('owner:password').toString('base64')}` };
     case 'cookie-garbage':
       return { cookie: `placard.sid=${rng.hex(43)}; placard.sid.sig=${rng.hex(27)}`, 'x-csrf-token': rng.hex(20) };
     case 'session-and-bearer':
@@ -285,7 +339,8 @@ function rightCred(op: Operation, rng: Rng): CredChoice {
     choices.push('owner', 'owner', 'owner');
   }
   if (op.auth.includes('device')) choices.push('device', 'device', 'device');
-  if (op.auth.some((a) => a.startsWith('integration:'))) choices.push('integration', op.auth.includes('integration:fleet_health:read') ? 'integration-fleet' : 'integration');
+  if (op.auth.some((a) => a.startsWith('integration:')))
+    choices.push('integration', op.auth.includes('integration:fleet_health:read') ? 'integration-fleet' : 'integration');
   return rng.pick(choices);
 }
 
@@ -369,7 +424,6 @@ export class Fuzzer {
   private reached = new Set<string>();
   private succeeded = new Set<string>();
   private count = 0;
-  private restoreSeenAt = 0;
   private readonly dataDir: string;
   private findingKeys = new Map<string, number>();
   /** Requests Node's HTTP parser refused before the app saw them (400/431 without a request id). */
@@ -410,7 +464,10 @@ export class Fuzzer {
     this.useDocument(docRes.json);
     this.log(`fuzz: ${this.ops.length} operations in the served document`);
 
-    const setup = await this.api.call('POST', '/api/v1/auth/setup', { json: { email: 'fuzz-owner@example.test', password: 'Fuzz-owner-password-1', displayName: 'Fuzz owner' }, localAddress: freshAddress() });
+    const setup = await this.api.call('POST', '/api/v1/auth/setup', {
+      json: { email: 'fuzz-owner@example.test', password: 'Fuzz-owner-password-1', displayName: 'Fuzz owner' },
+      localAddress: freshAddress(),
+    });
     if (setup.status !== 201) throw new Error(`setup answered ${setup.status}`);
     const owner = await login(this.api, 'fuzz-owner@example.test', 'Fuzz-owner-password-1', 'owner');
     const roles = {
@@ -446,10 +503,16 @@ export class Fuzzer {
     }
     await this.api.call('POST', `/api/v1/screens/${device.id}/commands`, { headers: sessionHeaders(owner), json: { type: 'reload' } });
     // The image on the main screen (its variants become downloadable with the device credential).
-    const playlist = await this.api.call('POST', '/api/v1/playlists', { headers: sessionHeaders(owner), json: { name: 'Fuzz main', items: [{ assetId: img.asset.id }] } });
+    const playlist = await this.api.call('POST', '/api/v1/playlists', {
+      headers: sessionHeaders(owner),
+      json: { name: 'Fuzz main', items: [{ assetId: img.asset.id }] },
+    });
     if (playlist.status === 201) {
       this.pools.harvest('/api/v1/playlists', playlist.json.data);
-      await this.api.call('PUT', `/api/v1/screens/${device.id}/playlist-assignment`, { headers: sessionHeaders(owner), json: { playlistId: playlist.json.data.id } });
+      await this.api.call('PUT', `/api/v1/screens/${device.id}/playlist-assignment`, {
+        headers: sessionHeaders(owner),
+        json: { playlistId: playlist.json.data.id },
+      });
     }
     // A disabled user (deletable), and a backup's bytes (a valid upload).
     const disabled = await createUser(this.api, owner, 'editor');
@@ -491,7 +554,12 @@ export class Fuzzer {
     for (const op of this.ops) {
       if (op.method !== 'GET' || !op.auth.includes('session') || (op.path.match(/\{/g) ?? []).length !== 1) continue;
       const ctx = this.genContext(false);
-      const p = fillPath(op, Object.fromEntries(op.params.filter((x) => x.in === 'path').map((x) => [x.name, pathIdValue(op, x, { ...ctx, pools: this.pools, destructive: false })])));
+      const p = fillPath(
+        op,
+        Object.fromEntries(
+          op.params.filter((x) => x.in === 'path').map((x) => [x.name, pathIdValue(op, x, { ...ctx, pools: this.pools, destructive: false })]),
+        ),
+      );
       const res = await this.api.call('GET', p, { headers: owner });
       if (res.status === 200 && res.json) this.pools.harvest(op.path, res.json.data);
     }
@@ -501,7 +569,14 @@ export class Fuzzer {
 
   /** One valid create of every kind of thing, tried a few times each (generated bodies). */
   private async populate() {
-    const creators = this.ops.filter((o) => (o.method === 'POST' || o.method === 'PUT') && o.bodySchema && o.auth.includes('session') && !SELF_DESTRUCTIVE.test(o.key) && !/maintenance|import\/apply|demo|display-control/.test(o.path));
+    const creators = this.ops.filter(
+      (o) =>
+        (o.method === 'POST' || o.method === 'PUT') &&
+        o.bodySchema &&
+        o.auth.includes('session') &&
+        !SELF_DESTRUCTIVE.test(o.key) &&
+        !/maintenance|import\/apply|demo|display-control/.test(o.path),
+    );
     let made = 0;
     for (let pass = 0; pass < 2; pass++) {
       for (const op of creators) {
@@ -549,7 +624,10 @@ export class Fuzzer {
     let cred: CredChoice = forceCred ?? rightCred(op, rng);
     if (mode === 'cred') cred = rng.pick(ALL_CREDS.filter((c) => c !== cred));
     if (mode === 'csrf') cred = rng.pick(['owner-no-csrf', 'owner-bad-csrf'] as const);
-    const headers: Record<string, string> = { 'x-request-id': `fuzz-${this.options.seed}-${this.count}-${randomUUID().slice(0, 8)}`, ...credHeaders(this.principals, cred, rng) };
+    const headers: Record<string, string> = {
+      'x-request-id': `fuzz-${this.options.seed}-${this.count}-${randomUUID().slice(0, 8)}`,
+      ...credHeaders(this.principals, cred, rng),
+    };
 
     // Path
     const values: Record<string, string> = {};
@@ -581,16 +659,16 @@ export class Fuzzer {
           'limit=-1',
           'limit=1e3',
           'limit=99999999999',
-          'cursor=' + rng.hex(30),
-          'cursor=' + Buffer.from(JSON.stringify({ k: "'", i: rng.uuid() })).toString('base64url'),
+          `cursor=${rng.hex(30)}`,
+          `cursor=${Buffer.from(JSON.stringify({ k: "'", i: rng.uuid() })).toString('base64url')}`,
           '__proto__[x]=1',
           'a[b][c]=1',
           '%ZZ=1',
-          'q=' + '%25'.repeat(500),
+          `q=${'%25'.repeat(500)}`,
         ]),
       );
     }
-    if (query.length) reqPath += '?' + query.join('&');
+    if (query.length) reqPath += `?${query.join('&')}`;
 
     // Body
     let body: Buffer | undefined;
@@ -602,9 +680,20 @@ export class Fuzzer {
       headers['content-type'] = 'application/json';
       if (mode === 'encoding') {
         const how = rng.int(0, 11);
-        if (how === 0) headers['content-type'] = rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', '', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'application/vnd.api+json', 'application/json-patch+json']);
+        if (how === 0)
+          headers['content-type'] = rng.pick([
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+            'application/xml',
+            '',
+            'application/json; charset=latin1',
+            'application/json; charset=utf-16',
+            'application/vnd.api+json',
+            'application/json-patch+json',
+          ]);
         else if (how === 1) text = text.slice(0, Math.max(0, rng.int(0, text.length - 1)));
-        else if (how === 2) text = '\ufeff' + text;
+        else if (how === 2) text = `\ufeff${text}`;
         else if (how === 3) text = text.replace(/^\{/, '{"a":1,"a":2,');
         else if (how === 4) text = rng.pick(['', 'null', '1', '"x"', 'true', '[]', '{', '}', 'NaN', '{"a":undefined}', "{'a':1}", '{"a":1}garbage']);
         else if (how === 5) body = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]);
@@ -629,12 +718,18 @@ export class Fuzzer {
     } else if (mode === 'encoding' || mode === 'body') {
       // A body where none is expected.
       headers['content-type'] = rng.pick(['application/json', 'text/plain', 'application/octet-stream']);
-      body = Buffer.from(rng.pick(['{}', '{"x":1}', 'garbage', '[' .repeat(10_000)]));
+      body = Buffer.from(rng.pick(['{}', '{"x":1}', 'garbage', '['.repeat(10_000)]));
     }
     if (op.path.startsWith('/api/v1/uploads') && op.method !== 'OPTIONS' && !op.path.endsWith('/complete')) Object.assign(headers, this.tusHeaders(op, body));
     if (op.path.startsWith('/api/v1/player/pairing-sessions/')) headers['x-pairing-secret'] = this.pools.stringFor('pollSecret', rng) ?? 'x';
     if ((op.method === 'PATCH' || op.method === 'PUT') && rng.chance(0.15)) {
-      headers['if-match'] = rng.pick([this.pools.stringFor('revision', rng) ?? '1', `"${this.pools.stringFor('revision', rng) ?? '1'}"`, '*', 'garbage', '"0"']);
+      headers['if-match'] = rng.pick([
+        this.pools.stringFor('revision', rng) ?? '1',
+        `"${this.pools.stringFor('revision', rng) ?? '1'}"`,
+        '*',
+        'garbage',
+        '"0"',
+      ]);
     }
     if (mode === 'headers') Object.assign(headers, hostileHeaders(rng));
 
@@ -664,12 +759,19 @@ export class Fuzzer {
     }
     const raw = mode === 'headers' && Object.values(headers).some((v) => /[^\x20-\x7e]/.test(v) || v === '');
     if (headers['transfer-encoding']) delete headers['content-length'];
-    return { req: { method, path: reqPath, headers, body, localAddress: this.addressFor(op), raw: raw || method === 'PROPFIND' }, mode, op, checkAs, expectAllow };
+    return {
+      req: { method, path: reqPath, headers, body, localAddress: this.addressFor(op), raw: raw || method === 'PROPFIND' },
+      mode,
+      op,
+      checkAs,
+      expectAllow,
+    };
   }
 
   /** Sign-in routes are throttled per address: most requests come from their own loopback address. */
   private addressFor(op: Operation): string {
-    if (/\/(auth|pairing|enroll|me\/security)/.test(op.path) && this.rng.chance(0.9)) return `127.${this.rng.int(1, 150)}.${this.rng.int(0, 255)}.${this.rng.int(1, 254)}`;
+    if (/\/(auth|pairing|enroll|me\/security)/.test(op.path) && this.rng.chance(0.9))
+      return `127.${this.rng.int(1, 150)}.${this.rng.int(0, 255)}.${this.rng.int(1, 254)}`;
     return '127.0.0.1';
   }
 
@@ -776,7 +878,8 @@ export class Fuzzer {
       this.parserRejected++;
       return;
     }
-    if (sentId && res.headers['x-request-id'] !== sentId) this.record('request-id', built, status, `X-Request-Id ${res.headers['x-request-id']} is not the one sent`, res);
+    if (sentId && res.headers['x-request-id'] !== sentId)
+      this.record('request-id', built, status, `X-Request-Id ${res.headers['x-request-id']} is not the one sent`, res);
 
     let json: any;
     const type = String(res.headers['content-type'] ?? '');
@@ -788,7 +891,6 @@ export class Fuzzer {
       }
     }
     const restoring = status === 503 && json?.error?.details?.checks?.restore;
-    if (restoring) this.restoreSeenAt = Date.now();
     if (status >= 500 && !restoring) {
       const logs = sentId ? this.target.logsFor(sentId) : [];
       const contract = logs.find((l) => /does not declare|not one of its declared|breaks its schema/.test(l));
@@ -798,7 +900,10 @@ export class Fuzzer {
     if (!op) {
       // A method the path does not have: 405 with Allow naming the document's methods (OPTIONS: 204).
       const expected = built.req.method === 'OPTIONS' ? 204 : 405;
-      const allow = String(res.headers.allow ?? '').split(/,\s*/).filter(Boolean).sort();
+      const allow = String(res.headers.allow ?? '')
+        .split(/,\s*/)
+        .filter(Boolean)
+        .sort();
       if (status !== expected && !(status === 401 && built.req.method !== 'OPTIONS') && status < 500) {
         this.record('allow', built, status, `a method the path does not have answered ${status}, not ${expected}`, res);
       } else if (status === expected && allow.join(',') !== [...built.expectAllow!].sort().join(',')) {
@@ -810,7 +915,15 @@ export class Fuzzer {
     if (status < 300) this.succeeded.add(op.key);
     const declared = op.responses[String(status)] ?? op.responses.default;
     if (!declared) {
-      if (!(status >= 500 && !restoring)) this.record('undocumented-status', built, status, `answered ${status}${json?.error?.code ? ` ${json.error.code}` : ''}, which the document does not list`, res, sentId ?? undefined);
+      if (!(status >= 500 && !restoring))
+        this.record(
+          'undocumented-status',
+          built,
+          status,
+          `answered ${status}${json?.error?.code ? ` ${json.error.code}` : ''}, which the document does not list`,
+          res,
+          sentId ?? undefined,
+        );
       return;
     }
     const head = built.req.method === 'HEAD';
@@ -850,7 +963,16 @@ export class Fuzzer {
     const list = await this.api.call('GET', '/api/v1/system/backups', { headers: owner }).catch(() => null);
     const name = list?.json?.data?.items?.at(-1)?.name;
     if (!name) return;
-    const res = await send(this.target.url, { method: 'POST', path: '/api/v1/system/maintenance/restore', headers: { ...owner, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ options: { backup: name } })) }, 30_000);
+    const res = await send(
+      this.target.url,
+      {
+        method: 'POST',
+        path: '/api/v1/system/maintenance/restore',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ options: { backup: name } })),
+      },
+      30_000,
+    );
     if (res.ok && res.res.status === 202) {
       this.restores++;
       this.log(`fuzz: a restore of ${name} started at request ${this.count}`);
@@ -886,7 +1008,8 @@ export class Fuzzer {
     if (vdev.status !== 200) p.victimDevice = await pairScreen(this.api, p.owner, 'Fuzz victim screen').catch(() => p.victimDevice);
     for (const key of ['integration', 'integrationFleetOnly'] as const) {
       const r = await this.api.call('GET', '/api/v1/fleet-health', { headers: { authorization: `Bearer ${p[key].token}` } });
-      if (r.status === 401) p[key] = await makeToken(this.api, p.owner, key === 'integration' ? ['manual_table_rows:write', 'fleet_health:read'] : ['fleet_health:read']);
+      if (r.status === 401)
+        p[key] = await makeToken(this.api, p.owner, key === 'integration' ? ['manual_table_rows:write', 'fleet_health:read'] : ['fleet_health:read']);
     }
     this.protectPrincipals();
   }
@@ -935,13 +1058,13 @@ export class Fuzzer {
             const suspects = [...new Set([built, ...this.inFlight, ...this.recent.slice().reverse()])];
             if (crashes <= 5) {
               this.findings.push({
-              kind: 'crash',
-              op: 'server',
-              status: null,
-              detail: `the server died: ${(this.target.exited ?? '').slice(-1500)}`,
-              request: suspects.map((b) => describeRequest(b.req)).join('\n  or: '),
-              response: '(none)',
-              serverLog: [],
+                kind: 'crash',
+                op: 'server',
+                status: null,
+                detail: `the server died: ${(this.target.exited ?? '').slice(-1500)}`,
+                request: suspects.map((b) => describeRequest(b.req)).join('\n  or: '),
+                response: '(none)',
+                serverLog: [],
               });
             }
             this.inFlight.clear();
@@ -960,8 +1083,12 @@ export class Fuzzer {
             .finally(() => (healthy = null));
         }
         if (this.options.progressEvery && (i + 1) % this.options.progressEvery === 0) {
-          const errors = Object.entries(this.byStatus).filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
-          this.log(`fuzz: ${i + 1}/${total} requests, ${this.findings.length} findings, ${errors} 5xx, ${crashes} crashes, ${hangs} hangs, ${Math.round((Date.now() - started) / 1000)} s`);
+          const errors = Object.entries(this.byStatus)
+            .filter(([s]) => Number(s) >= 500)
+            .reduce((n, [, c]) => n + c, 0);
+          this.log(
+            `fuzz: ${i + 1}/${total} requests, ${this.findings.length} findings, ${errors} 5xx, ${crashes} crashes, ${hangs} hangs, ${Math.round((Date.now() - started) / 1000)} s`,
+          );
         }
       }
     };
@@ -981,9 +1108,19 @@ export class Fuzzer {
     }
     const live = await send(this.target.url, { method: 'GET', path: '/healthz', headers: {} }, 10_000);
     if (!readyAfter || !live.ok || live.res.status !== 200) {
-      this.findings.push({ kind: 'not-ready-after', op: 'GET /readyz', status: null, detail: `the server is not alive and ready after the run (${this.target.alive ? 'running' : this.target.exited})`, request: '', response: '', serverLog: [] });
+      this.findings.push({
+        kind: 'not-ready-after',
+        op: 'GET /readyz',
+        status: null,
+        detail: `the server is not alive and ready after the run (${this.target.alive ? 'running' : this.target.exited})`,
+        request: '',
+        response: '',
+        serverLog: [],
+      });
     }
-    const serverErrors = Object.entries(this.byStatus).filter(([s]) => Number(s) >= 500 && Number(s) !== 503).reduce((n, [, c]) => n + c, 0);
+    const serverErrors = Object.entries(this.byStatus)
+      .filter(([s]) => Number(s) >= 500 && Number(s) !== 503)
+      .reduce((n, [, c]) => n + c, 0);
     return {
       seed: this.options.seed,
       requests: this.count,
@@ -1018,7 +1155,7 @@ export class Fuzzer {
 function tarEntry(name: string, type: string, content: Buffer, link = ''): Buffer {
   const h = Buffer.alloc(512);
   const put = (text: string, at: number, len: number) => h.write(text.slice(0, len), at, len, 'latin1');
-  const octal = (n: number, len: number) => n.toString(8).padStart(len - 1, '0') + '\0';
+  const octal = (n: number, len: number) => `${n.toString(8).padStart(len - 1, '0')}\0`;
   put(name, 0, 100);
   put(octal(0o644, 8), 100, 8);
   put(octal(0, 8), 108, 8);
@@ -1041,15 +1178,16 @@ function tarEntry(name: string, type: string, content: Buffer, link = ''): Buffe
 export function describeRequest(req: FuzzRequest): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const parts = ['curl', '-sS', '-X', req.method];
-  for (const [k, v] of Object.entries(req.headers)) parts.push('-H', q(`${k}: ${v.length > 300 ? v.slice(0, 300) + `...(${v.length} chars)` : v}`));
+  for (const [k, v] of Object.entries(req.headers)) parts.push('-H', q(`${k}: ${v.length > 300 ? `${v.slice(0, 300)}...(${v.length} chars)` : v}`));
   if (req.body) {
     const text = req.body.toString('utf8');
     const printable = Buffer.from(text, 'utf8').equals(req.body) && !/[\u0000-\u0008]/.test(text);
-    if (req.body.length > 2000) parts.push(`--data-binary @body.bin  # ${req.body.length} bytes, base64 starts ${req.body.subarray(0, 120).toString('base64')}`);
+    if (req.body.length > 2000)
+      parts.push(`--data-binary @body.bin  # ${req.body.length} bytes, base64 starts ${req.body.subarray(0, 120).toString('base64')}`);
     else if (printable) parts.push('--data-binary', q(text));
     else parts.push(`--data-binary @<(echo ${req.body.toString('base64')} | base64 -d)`);
   }
-  parts.push(q(`$URL${req.path.length > 500 ? req.path.slice(0, 500) + '...' : req.path}`));
+  parts.push(q(`$URL${req.path.length > 500 ? `${req.path.slice(0, 500)}...` : req.path}`));
   return parts.join(' ');
 }
 
@@ -1065,11 +1203,22 @@ export interface KnownFailure {
 }
 
 export function isKnown(f: Finding, known: readonly KnownFailure[]): KnownFailure | undefined {
-  return known.find((k) => k.kind === f.kind && (typeof k.op === 'string' ? k.op === f.op : k.op.test(f.op)) && (k.status === undefined || k.status === f.status) && (!k.match || k.match.test(`${f.detail}\n${f.request}\n${f.response}\n${f.serverLog.join('\n')}`)));
+  return known.find(
+    (k) =>
+      k.kind === f.kind &&
+      (typeof k.op === 'string' ? k.op === f.op : k.op.test(f.op)) &&
+      (k.status === undefined || k.status === f.status) &&
+      (!k.match || k.match.test(`${f.detail}\n${f.request}\n${f.response}\n${f.serverLog.join('\n')}`)),
+  );
 }
 
 export function formatFinding(f: Finding): string {
-  return [`[${f.kind}] ${f.op} -> ${f.status ?? '-'}: ${f.detail.length > 1200 ? f.detail.slice(0, 1200) + '...' : f.detail}`, `  request:  ${f.request}`, `  response: ${f.response.slice(0, 400)}`, ...(f.serverLog.length ? [`  server:   ${f.serverLog.join(' | ').slice(0, 600)}`] : [])].join('\n');
+  return [
+    `[${f.kind}] ${f.op} -> ${f.status ?? '-'}: ${f.detail.length > 1200 ? `${f.detail.slice(0, 1200)}...` : f.detail}`,
+    `  request:  ${f.request}`,
+    `  response: ${f.response.slice(0, 400)}`,
+    ...(f.serverLog.length ? [`  server:   ${f.serverLog.join(' | ').slice(0, 600)}`] : []),
+  ].join('\n');
 }
 
 export { deref };

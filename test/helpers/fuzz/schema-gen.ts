@@ -88,12 +88,14 @@ function genString(s: Record<string, any>, name: string, ctx: GenContext): strin
   if (fit(named)) return named!;
   if (s.format === 'date-time') return isoNear(rng);
   if (s.format === 'email') return `fuzz-${rng.hex(8)}@example.test`;
-  if (s.format === 'uri' || s.format === 'url') return 'https://example.com/' + rng.hex(6);
+  if (s.format === 'uri' || s.format === 'url') return `https://example.com/${rng.hex(6)}`;
   if (s.pattern) {
     const made = stringFromPattern(s.pattern, rng);
     if (made !== null && made.length >= min && made.length <= (s.maxLength ?? Infinity)) return made;
   }
-  return word(rng, Math.max(min, 1), Math.max(max, 1)).slice(0, s.maxLength ?? undefined).padEnd(min, 'x');
+  return word(rng, Math.max(min, 1), Math.max(max, 1))
+    .slice(0, s.maxLength ?? undefined)
+    .padEnd(min, 'x');
 }
 
 function safeTest(pattern: string, v: string): boolean {
@@ -151,7 +153,8 @@ export function validValue(schema: Schema | undefined, ctx: GenContext, name = '
     return validValue(merged, ctx, name, depth + 1);
   }
   let type = s.type;
-  if (Array.isArray(type)) type = type.filter((t: string) => t !== 'null').length && rng.chance(0.9) ? rng.pick(type.filter((t: string) => t !== 'null')) : rng.pick(type);
+  if (Array.isArray(type))
+    type = type.filter((t: string) => t !== 'null').length && rng.chance(0.9) ? rng.pick(type.filter((t: string) => t !== 'null')) : rng.pick(type);
   if (!type) type = s.properties ? 'object' : s.items ? 'array' : undefined;
   switch (type) {
     case 'null':
@@ -174,7 +177,6 @@ export function validValue(schema: Schema | undefined, ctx: GenContext, name = '
       for (let i = 0; i < n; i++) out.push(validValue(s.items, ctx, itemName, depth + 1));
       return s.uniqueItems ? [...new Map(out.map((v) => [JSON.stringify(v), v])).values()] : out;
     }
-    case 'object':
     default: {
       const out: Record<string, unknown> = {};
       const required = new Set<string>(s.required ?? []);
@@ -186,7 +188,11 @@ export function validValue(schema: Schema | undefined, ctx: GenContext, name = '
         const names = deref(doc, s.propertyNames) as Record<string, any>;
         const n = rng.int(0, 2);
         for (let i = 0; i < n; i++) {
-          const key = Array.isArray(names?.enum) ? rng.pick(names.enum as string[]) : names?.pattern ? (stringFromPattern(names.pattern, rng) ?? word(rng, 1, 8)) : word(rng, 1, 10).replace(/ /g, '_');
+          const key = Array.isArray(names?.enum)
+            ? rng.pick(names.enum as string[])
+            : names?.pattern
+              ? (stringFromPattern(names.pattern, rng) ?? word(rng, 1, 8))
+              : word(rng, 1, 10).replace(/ /g, '_');
           out[key] = validValue(extra, ctx, key, depth + 1);
         }
       }
@@ -197,7 +203,7 @@ export function validValue(schema: Schema | undefined, ctx: GenContext, name = '
 
 /** Nested `[[[...]]]` (or objects) `depth` deep, as raw JSON text (JSON.stringify would overflow). */
 export function deepJson(depth: number, objects: boolean): RawJson {
-  return new RawJson(objects ? '{"a":'.repeat(depth) + '1' + '}'.repeat(depth) : '['.repeat(depth) + ']'.repeat(depth));
+  return new RawJson(objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : '['.repeat(depth) + ']'.repeat(depth));
 }
 
 /** One hostile JSON value. */
@@ -213,6 +219,7 @@ export function hostileValue(rng: Rng): unknown {
     () => "'; drop table users; --",
     () => '%_\\%',
     () => '<script>alert(1)</script>',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, on purpose
     () => '${process.exit()}{{7*7}}',
     () => 'null',
     () => 'true',

@@ -39,7 +39,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Singular-insensitive resource names with aliases: `groupIds` and `/screen-groups/{id}` share a pool. */
 export function resourceKey(name: string): string {
-  let n = name.replace(/Ids?$/, '').replace(/_ids?$/, '').toLowerCase();
+  let n = name
+    .replace(/Ids?$/, '')
+    .replace(/_ids?$/, '')
+    .toLowerCase();
   const aliases: Record<string, string> = {
     group: 'screen-groups',
     groups: 'screen-groups',
@@ -117,7 +120,7 @@ export class Pools {
 
   stringFor(name: string, rng: Rng): string | undefined {
     const set = this.strings.get(name);
-    return set && set.size ? rng.pick([...set]) : undefined;
+    return set?.size ? rng.pick([...set]) : undefined;
   }
 
   /** Every id and value worth remembering in an answer of `path`. */
@@ -142,7 +145,21 @@ export class Pools {
         } else if (Array.isArray(v) && /Ids$/.test(k)) {
           for (const id of v) if (typeof id === 'string') this.addId(k, id);
         } else if (Array.isArray(v) || (v && typeof v === 'object')) {
-          walk(v, k === 'items' || k === 'data' || k === 'user' || k === 'screen' || k === 'run' ? (k === 'user' ? 'users' : k === 'screen' ? 'screens' : k === 'run' ? 'runs' : resource) : k === 'actions' ? 'actions' : resourceKey(k), depth + 1);
+          walk(
+            v,
+            k === 'items' || k === 'data' || k === 'user' || k === 'screen' || k === 'run'
+              ? k === 'user'
+                ? 'users'
+                : k === 'screen'
+                  ? 'screens'
+                  : k === 'run'
+                    ? 'runs'
+                    : resource
+              : k === 'actions'
+                ? 'actions'
+                : resourceKey(k),
+            depth + 1,
+          );
         }
       }
     };
@@ -163,7 +180,11 @@ export interface Principals {
 }
 
 export interface Api {
-  call(method: string, path: string, init?: { json?: unknown; headers?: Record<string, string>; body?: Buffer; localAddress?: string }): Promise<FuzzResponse & { json: any }>;
+  call(
+    method: string,
+    path: string,
+    init?: { json?: unknown; headers?: Record<string, string>; body?: Buffer; localAddress?: string },
+  ): Promise<FuzzResponse & { json: any }>;
 }
 
 export function apiOf(target: FuzzTarget): Api {
@@ -235,24 +256,46 @@ export async function login(api: Api, email: string, password: string, role: str
 let userCounter = 0;
 export async function createUser(api: Api, owner: SessionCred, role: string): Promise<SessionCred> {
   const email = `fuzz-${role}-${++userCounter}-${Date.now()}@example.test`;
-  const res = await api.call('POST', '/api/v1/users', { headers: sessionHeaders(owner), json: { email, displayName: `Fuzz ${role}`, role, password: FUZZ_PASSWORD } });
+  const res = await api.call('POST', '/api/v1/users', {
+    headers: sessionHeaders(owner),
+    json: { email, displayName: `Fuzz ${role}`, role, password: FUZZ_PASSWORD },
+  });
   await expectOk(`create ${role}`, res, 201);
   return login(api, email, FUZZ_PASSWORD, role);
 }
 
 /** Pairs and enrols a screen through the protocol; answers its credential. */
 export async function pairScreen(api: Api, admin: SessionCred, name: string): Promise<BearerCred> {
-  const started = await expectOk('pairing-sessions', await api.call('POST', '/api/v1/player/pairing-sessions', { json: { playerFamily: 'desktop-linux', playerVersion: '1.0.0', deviceName: name }, localAddress: freshAddress() }), 201);
+  const started = await expectOk(
+    'pairing-sessions',
+    await api.call('POST', '/api/v1/player/pairing-sessions', {
+      json: { playerFamily: 'desktop-linux', playerVersion: '1.0.0', deviceName: name },
+      localAddress: freshAddress(),
+    }),
+    201,
+  );
   const { id, code, pollSecret } = started.data;
-  await expectOk('resolve', await api.call('POST', '/api/v1/screens/pairing/resolve', { headers: sessionHeaders(admin), json: { code }, localAddress: freshAddress() }), 200);
+  await expectOk(
+    'resolve',
+    await api.call('POST', '/api/v1/screens/pairing/resolve', { headers: sessionHeaders(admin), json: { code }, localAddress: freshAddress() }),
+    200,
+  );
   await expectOk('approve', await api.call('POST', `/api/v1/screens/pairing/${id}/approve`, { headers: sessionHeaders(admin), json: { name } }), 200);
   const polled = await expectOk('poll', await api.call('GET', `/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } }), 200);
-  const enrolled = await expectOk('enroll', await api.call('POST', '/api/v1/player/enroll', { json: { enrollmentToken: polled.data.enrollmentToken }, localAddress: freshAddress() }), 201);
+  const enrolled = await expectOk(
+    'enroll',
+    await api.call('POST', '/api/v1/player/enroll', { json: { enrollmentToken: polled.data.enrollmentToken }, localAddress: freshAddress() }),
+    201,
+  );
   return { kind: 'bearer', token: enrolled.data.credential, id: enrolled.data.screenId };
 }
 
 export async function makeToken(api: Api, owner: SessionCred, capabilities: string[]): Promise<BearerCred> {
-  const made = await expectOk('integration token', await api.call('POST', '/api/v1/integration-tokens', { headers: sessionHeaders(owner), json: { name: `fuzz ${capabilities.join('+')}`, capabilities } }), 201);
+  const made = await expectOk(
+    'integration token',
+    await api.call('POST', '/api/v1/integration-tokens', { headers: sessionHeaders(owner), json: { name: `fuzz ${capabilities.join('+')}`, capabilities } }),
+    201,
+  );
   return { kind: 'bearer', token: made.data.token, id: made.data.id };
 }
 
@@ -261,12 +304,17 @@ const TUS = { 'tus-resumable': '1.0.0' };
 /** tus creation and one PATCH of `bytes`; `complete` makes it an asset. Answers the upload id (and the asset when completed). */
 export async function upload(api: Api, who: SessionCred, bytes: Buffer, filename: string, complete: boolean): Promise<{ uploadId: string; asset?: any }> {
   const meta = `filename ${Buffer.from(filename).toString('base64')}`;
-  const created = await api.call('POST', '/api/v1/uploads', { headers: { ...sessionHeaders(who), ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': meta } });
+  const created = await api.call('POST', '/api/v1/uploads', {
+    headers: { ...sessionHeaders(who), ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': meta },
+  });
   await expectOk('tus creation', created, 201);
   const location = String(created.headers.location);
   const uploadId = location.split('/').pop()!;
   const half = complete ? bytes : bytes.subarray(0, Math.floor(bytes.length / 2));
-  const patched = await api.call('PATCH', location, { headers: { ...sessionHeaders(who), ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: half });
+  const patched = await api.call('PATCH', location, {
+    headers: { ...sessionHeaders(who), ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: half,
+  });
   await expectOk('tus PATCH', patched, 204);
   if (!complete) return { uploadId };
   const done = await expectOk('complete', await api.call('POST', `/api/v1/uploads/${uploadId}/complete`, { headers: sessionHeaders(who), json: {} }), 201);
@@ -303,5 +351,10 @@ export function tinyPng(rng?: Rng): Buffer {
   const raw = Buffer.alloc((w * 3 + 1) * h);
   const color = rng ? [rng.int(0, 255), rng.int(0, 255), rng.int(0, 255)] : [200, 30, 40];
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) raw.set(color, y * (w * 3 + 1) + 1 + x * 3);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

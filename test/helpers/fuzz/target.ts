@@ -46,7 +46,7 @@ export class FuzzTarget {
     this.child = child;
     let pending = '';
     const onLine = (line: string) => {
-      if (!this.url) this.out += line + '\n';
+      if (!this.url) this.out += `${line}\n`;
       if (!line.includes('"level":50') && !line.includes('"level":40') && !line.includes('"level":60')) return;
       try {
         const entry = JSON.parse(line) as { reqId?: string; msg?: string; err?: { message?: string; stack?: string } };
@@ -165,7 +165,7 @@ export function send(baseUrl: string, req: FuzzRequest, deadlineMs: number): Pro
         localAddress: req.localAddress,
         insecureHTTPParser: true,
       });
-    } catch (err) {
+    } catch {
       // A header value Node refuses to send: send it raw instead.
       return resolve(sendRaw(url, req, deadlineMs, started));
     }
@@ -180,7 +180,9 @@ export function send(baseUrl: string, req: FuzzRequest, deadlineMs: number): Pro
         size += c.length;
         if (size <= MAX_BODY) chunks.push(c);
       });
-      res.on('end', () => finish({ ok: true, res: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: Date.now() - started } }));
+      res.on('end', () =>
+        finish({ ok: true, res: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: Date.now() - started } }),
+      );
       res.on('error', (err) => finish({ ok: false, error: 'reset', detail: err.message, ms: Date.now() - started }));
     });
     r.on('error', (err: NodeJS.ErrnoException) => {
@@ -205,7 +207,10 @@ function sendRaw(url: URL, req: FuzzRequest, deadlineMs: number, started: number
       socket.destroy();
       resolve(o);
     };
-    const timer = setTimeout(() => finish({ ok: false, error: 'timeout', detail: `no complete answer within ${deadlineMs} ms`, ms: Date.now() - started }), deadlineMs);
+    const timer = setTimeout(
+      () => finish({ ok: false, error: 'timeout', detail: `no complete answer within ${deadlineMs} ms`, ms: Date.now() - started }),
+      deadlineMs,
+    );
     socket.on('connect', () => {
       const lines = [`${req.method} ${req.path} HTTP/1.1`, `Host: ${url.host}`, 'Connection: close'];
       const headers = { ...req.headers };
@@ -213,7 +218,7 @@ function sendRaw(url: URL, req: FuzzRequest, deadlineMs: number, started: number
         headers['content-length'] = String(req.body.length);
       }
       for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-      socket.write(Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), req.body ?? Buffer.alloc(0)]));
+      socket.write(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), req.body ?? Buffer.alloc(0)]));
     });
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -223,7 +228,8 @@ function sendRaw(url: URL, req: FuzzRequest, deadlineMs: number, started: number
     socket.on('close', () => {
       const all = Buffer.concat(chunks);
       const headEnd = all.indexOf('\r\n\r\n');
-      if (headEnd < 0) return finish({ ok: false, error: 'reset', detail: `the connection closed without an answer (${all.length} bytes)`, ms: Date.now() - started });
+      if (headEnd < 0)
+        return finish({ ok: false, error: 'reset', detail: `the connection closed without an answer (${all.length} bytes)`, ms: Date.now() - started });
       const head = all.subarray(0, headEnd).toString('latin1').split('\r\n');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head[0] ?? '')?.[1] ?? 0);
       const headers: http.IncomingHttpHeaders = {};

@@ -59,7 +59,13 @@ export const authRoutes = [
     responses: {
       200: {
         description: 'Sign-in state and the CSRF token for unsafe requests',
-        data: z.object({ setupRequired: z.boolean(), authenticated: z.boolean(), mfaPending: z.boolean(), user: UserDto.nullable(), csrfToken: z.string().nullable() }),
+        data: z.object({
+          setupRequired: z.boolean(),
+          authenticated: z.boolean(),
+          mfaPending: z.boolean(),
+          user: UserDto.nullable(),
+          csrfToken: z.string().nullable(),
+        }),
       },
     },
     handler: async (ctx) => {
@@ -69,7 +75,13 @@ export const authRoutes = [
       const live = user && !user.disabled_at;
       const mfaPending = Boolean(live && session?.mfaPending && mfaWindowOpen(session));
       const authenticated = Boolean(live && !session?.mfaPending);
-      return ok({ setupRequired, authenticated, mfaPending, user: authenticated ? toUserDto(user!) : null, csrfToken: authenticated ? (session!.csrf ?? null) : null });
+      return ok({
+        setupRequired,
+        authenticated,
+        mfaPending,
+        user: authenticated ? toUserDto(user!) : null,
+        csrfToken: authenticated ? (session!.csrf ?? null) : null,
+      });
     },
   }),
   defineRoute({
@@ -96,7 +108,8 @@ export const authRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'Sign in with email and password',
-    description: 'Answers `{user, csrfToken}`, or `{mfaRequired: true, methods}` with a half-signed-in session that only /auth/mfa/* accept. Throttled per account and per address (429 rate_limited with Retry-After).',
+    description:
+      'Answers `{user, csrfToken}`, or `{mfaRequired: true, methods}` with a half-signed-in session that only /auth/mfa/* accept. Throttled per account and per address (429 rate_limited with Retry-After).',
     body: z.object({ email: z.string().max(254), password: z.string().max(256) }),
     rateLimited: 'per account and per address',
     responses: {
@@ -149,9 +162,14 @@ export const authRoutes = [
     description: 'Needs the half-signed-in session of /auth/login. Throttled like the password.',
     body: z
       .object({ totp: z.string().max(12).optional(), recoveryCode: z.string().max(32).optional(), passkey: PasskeyAssertion.optional() })
-      .refine((b) => [b.totp, b.recoveryCode, b.passkey].filter((v) => v !== undefined).length === 1, { message: 'send exactly one of totp, recoveryCode, passkey' }),
+      .refine((b) => [b.totp, b.recoveryCode, b.passkey].filter((v) => v !== undefined).length === 1, {
+        message: 'send exactly one of totp, recoveryCode, passkey',
+      }),
     rateLimited: 'per account and per address, like the password',
-    responses: { 200: { description: 'Signed in', data: SignedIn }, 401: { description: 'invalid_credential or unauthenticated: the code or assertion is wrong, or there is no half-signed-in session' } },
+    responses: {
+      200: { description: 'Signed in', data: SignedIn },
+      401: { description: 'invalid_credential or unauthenticated: the code or assertion is wrong, or there is no half-signed-in session' },
+    },
     handler: async (ctx, { body }) => {
       const user = await pendingMfaUser(ctx);
       const { db } = ctx.deps;
@@ -170,7 +188,10 @@ export const authRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'WebAuthn assertion options for the second factor (the half-signed-in user’s passkeys)',
-    responses: { 401: { description: 'unauthenticated: no half-signed-in session (sign in with the password first)' }, 200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions } },
+    responses: {
+      401: { description: 'unauthenticated: no half-signed-in session (sign in with the password first)' },
+      200: { description: 'PublicKeyCredentialRequestOptionsJSON', data: WebAuthnOptions },
+    },
     handler: async (ctx) => {
       const user = await pendingMfaUser(ctx);
       return ok(await authenticationOptions(ctx, ctx.deps.db, 'mfa', user.id));
@@ -212,4 +233,3 @@ export const authRoutes = [
     },
   }),
 ];
-

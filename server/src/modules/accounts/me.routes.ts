@@ -21,7 +21,12 @@ async function me(ctx: Context, auth: unknown): Promise<UserRow> {
   return user;
 }
 
-const toPasskey = (p: { id: string; name: string; created_at: string; last_used_at: string | null }) => ({ id: p.id, name: p.name, createdAt: p.created_at, lastUsedAt: p.last_used_at });
+const toPasskey = (p: { id: string; name: string; created_at: string; last_used_at: string | null }) => ({
+  id: p.id,
+  name: p.name,
+  createdAt: p.created_at,
+  lastUsedAt: p.last_used_at,
+});
 
 const isTimeZone = (tz: string) => {
   try {
@@ -46,7 +51,10 @@ export const Preferences = z
     locale: z.string().max(35).refine(isLocale, 'not a BCP 47 language tag').nullable(),
     timeZone: z.string().max(64).refine(isTimeZone, 'not an IANA time zone').nullable(),
     weekStartsOn: z.enum(['monday', 'sunday', 'saturday']),
-    defaultViews: z.object({ screens: z.enum(['grid', 'list']), library: z.enum(['grid', 'list']), schedules: z.enum(['week', 'month', 'list']) }).partial().strict(),
+    defaultViews: z
+      .object({ screens: z.enum(['grid', 'list']), library: z.enum(['grid', 'list']), schedules: z.enum(['week', 'month', 'list']) })
+      .partial()
+      .strict(),
   })
   .partial()
   .strict()
@@ -64,7 +72,11 @@ export const meRoutes = [
     handler: async (ctx, { auth }) => {
       const user = await me(ctx, auth);
       const passkeys = await ctx.deps.db.selectFrom('passkeys').selectAll().where('user_id', '=', user.id).orderBy('created_at').execute();
-      return ok({ totpEnabled: user.totp_enabled === 1, recoveryCodesRemaining: await recoveryCodesRemaining(ctx.deps.db, user.id), passkeys: passkeys.map(toPasskey) });
+      return ok({
+        totpEnabled: user.totp_enabled === 1,
+        recoveryCodesRemaining: await recoveryCodesRemaining(ctx.deps.db, user.id),
+        passkeys: passkeys.map(toPasskey),
+      });
     },
   }),
   defineRoute({
@@ -94,14 +106,26 @@ export const meRoutes = [
     summary: 'Turn TOTP on with a code from the app',
     body: z.object({ code: z.string().max(12) }),
     rateLimited: 'wrong codes, per user',
-    responses: { 409: { description: 'conflict: TOTP is already on, or no enrolment was started' }, 200: { description: 'TOTP on', data: z.object({ totpEnabled: z.literal(true) }) }, 400: { description: 'validation_failed: wrong code' } },
+    responses: {
+      409: { description: 'conflict: TOTP is already on, or no enrolment was started' },
+      200: { description: 'TOTP on', data: z.object({ totpEnabled: z.literal(true) }) },
+      400: { description: 'validation_failed: wrong code' },
+    },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
       if (user.totp_enabled) throw new ApiError('conflict', 'TOTP is already on');
       if (!user.totp_pending_sealed) throw new ApiError('conflict', 'Start enrolment first (POST /api/v1/me/security/totp)');
       const step = await throttled(ctx, 'totp-confirm', user.id, async () => (await checkTotp(ctx.secrets, user.totp_pending_sealed!, body.code)) ?? false);
-      if (step === false) throw new ApiError('validation_failed', 'That code does not match; check the app’s clock and try the current code', { details: { issues: [{ location: 'body', path: ['code'], message: 'wrong code', code: 'custom' }] } });
-      await updateUser(ctx.deps.db, user.id, { totp_enabled: 1, totp_secret_sealed: user.totp_pending_sealed, totp_pending_sealed: null, totp_last_step: step });
+      if (step === false)
+        throw new ApiError('validation_failed', 'That code does not match; check the app’s clock and try the current code', {
+          details: { issues: [{ location: 'body', path: ['code'], message: 'wrong code', code: 'custom' }] },
+        });
+      await updateUser(ctx.deps.db, user.id, {
+        totp_enabled: 1,
+        totp_secret_sealed: user.totp_pending_sealed,
+        totp_pending_sealed: null,
+        totp_last_step: step,
+      });
       return ok({ totpEnabled: true });
     },
   }),
@@ -111,9 +135,15 @@ export const meRoutes = [
     auth: 'session',
     tags: TAGS,
     summary: 'Turn TOTP off (needs a current code or your password)',
-    body: z.object({ code: z.string().max(12).optional(), password: z.string().max(256).optional() }).refine((b) => (b.code === undefined) !== (b.password === undefined), { message: 'send code or password' }),
+    body: z
+      .object({ code: z.string().max(12).optional(), password: z.string().max(256).optional() })
+      .refine((b) => (b.code === undefined) !== (b.password === undefined), { message: 'send code or password' }),
     rateLimited: 'wrong codes or passwords, per user',
-    responses: { 409: { description: 'conflict: TOTP is not on' }, 200: { description: 'TOTP off', data: z.object({ totpEnabled: z.literal(false) }) }, 401: { description: 'invalid_credential' } },
+    responses: {
+      409: { description: 'conflict: TOTP is not on' },
+      200: { description: 'TOTP off', data: z.object({ totpEnabled: z.literal(false) }) },
+      401: { description: 'invalid_credential' },
+    },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
       if (!user.totp_enabled) throw new ApiError('conflict', 'TOTP is not on');
@@ -131,7 +161,10 @@ export const meRoutes = [
     auth: 'session',
     tags: TAGS,
     summary: 'Ten new single-use recovery codes (the old ones stop working); shown once',
-    responses: { 200: { description: 'The codes', data: z.object({ codes: z.array(z.string()).length(10) }) }, 409: { description: 'conflict: no second factor to recover' } },
+    responses: {
+      200: { description: 'The codes', data: z.object({ codes: z.array(z.string()).length(10) }) },
+      409: { description: 'conflict: no second factor to recover' },
+    },
     handler: async (ctx, { auth }) => {
       const user = await me(ctx, auth);
       const hasPasskey = await ctx.deps.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).executeTakeFirst();
@@ -154,7 +187,10 @@ export const meRoutes = [
     auth: 'session',
     tags: TAGS,
     summary: 'Register a passkey from the authenticator’s response',
-    body: z.object({ response: z.looseObject({ id: z.string().min(1).max(1024), rawId: z.string(), type: z.literal('public-key'), response: z.looseObject({}) }), name: z.string().trim().min(1).max(100).optional() }),
+    body: z.object({
+      response: z.looseObject({ id: z.string().min(1).max(1024), rawId: z.string(), type: z.literal('public-key'), response: z.looseObject({}) }),
+      name: z.string().trim().min(1).max(100).optional(),
+    }),
     responses: { 409: { description: 'conflict: this passkey is already registered' }, 201: { description: 'The passkey', data: Passkey } },
     handler: async (ctx, { body, auth }) => {
       const user = await me(ctx, auth);
@@ -173,7 +209,12 @@ export const meRoutes = [
     responses: { 200: { description: 'The passkey', data: Passkey } },
     handler: async (ctx, { params, body, auth }) => {
       const user = await me(ctx, auth);
-      const res = await ctx.deps.db.updateTable('passkeys').set({ name: body.name }).where('id', '=', params.id).where('user_id', '=', user.id).executeTakeFirst();
+      const res = await ctx.deps.db
+        .updateTable('passkeys')
+        .set({ name: body.name })
+        .where('id', '=', params.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) throw notFound('Passkey');
       const row = await ctx.deps.db.selectFrom('passkeys').selectAll().where('id', '=', params.id).executeTakeFirstOrThrow();
       return ok(toPasskey(row));

@@ -67,7 +67,13 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
   const { rpID, origin } = relyingParty(ctx);
   let verification;
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+    verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: false,
+    });
   } catch (err) {
     ctx.state.log?.debug({ err: (err as Error).message }, 'passkey registration refused');
     throw new ApiError('validation_failed', 'The passkey could not be verified');
@@ -94,14 +100,16 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
 }
 
 export function findPasskeyByCredentialId(db: Db, credentialId: unknown) {
-  return db.selectFrom('passkeys').selectAll().where('credential_id', '=', String(credentialId ?? '')).executeTakeFirst();
+  return db
+    .selectFrom('passkeys')
+    .selectAll()
+    .where('credential_id', '=', String(credentialId ?? ''))
+    .executeTakeFirst();
 }
 
 /** Options for a passkey assertion: the user's passkeys (second factor) or any discoverable one (passwordless). */
 export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa' | 'login', userId?: string) {
-  const allow = userId
-    ? await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', userId).execute()
-    : [];
+  const allow = userId ? await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', userId).execute() : [];
   const { rpID } = relyingParty(ctx);
   const options = await generateAuthenticationOptions({
     rpID,
@@ -116,7 +124,13 @@ export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa'
  * Verifies an assertion against the stored passkey (signature, challenge, origin, RP ID,
  * sign counter) and answers the user it belongs to; `userId` restricts it (second factor).
  */
-export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa' | 'login', response: AuthenticationResponseJSON, userId?: string): Promise<string> {
+export async function verifyPasskeyAssertion(
+  ctx: Context,
+  db: Db,
+  purpose: 'mfa' | 'login',
+  response: AuthenticationResponseJSON,
+  userId?: string,
+): Promise<string> {
   const expectedChallenge = takeChallenge(ctx, purpose);
   const refused = (reason: string) => {
     ctx.state.log?.debug({ purpose, reason }, 'passkey assertion refused');
@@ -134,7 +148,12 @@ export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa
       expectedOrigin: origin,
       expectedRPID: rpID,
       requireUserVerification: purpose === 'login',
-      credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: passkey.counter, transports: parseTransports(passkey.transports) },
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(passkey.public_key),
+        counter: passkey.counter,
+        transports: parseTransports(passkey.transports),
+      },
     });
   } catch (err) {
     throw refused((err as Error).message);
@@ -142,7 +161,11 @@ export async function verifyPasskeyAssertion(ctx: Context, db: Db, purpose: 'mfa
   if (!verification.verified) throw refused('not verified');
   await db
     .updateTable('passkeys')
-    .set({ counter: verification.authenticationInfo.newCounter, last_used_at: new Date().toISOString(), backed_up: verification.authenticationInfo.credentialBackedUp ? 1 : 0 })
+    .set({
+      counter: verification.authenticationInfo.newCounter,
+      last_used_at: new Date().toISOString(),
+      backed_up: verification.authenticationInfo.credentialBackedUp ? 1 : 0,
+    })
     .where('id', '=', passkey.id)
     .execute();
   return passkey.user_id;

@@ -192,7 +192,16 @@ export const passwordRoutes = [
         await supersedeLinks(trx, user.id, now.toISOString());
         await trx
           .insertInto('password_links')
-          .values({ id: newId(), user_id: user.id, token_hash: sha256Hex(token), created_by: (auth as SessionPrincipal).userId, created_at: now.toISOString(), expires_at: expiresAt, used_at: null, superseded: 0 })
+          .values({
+            id: newId(),
+            user_id: user.id,
+            token_hash: sha256Hex(token),
+            created_by: (auth as SessionPrincipal).userId,
+            created_at: now.toISOString(),
+            expires_at: expiresAt,
+            used_at: null,
+            superseded: 0,
+          })
           .execute();
       });
       const base = effectivePublicUrl(ctx.deps.config.publicUrl, await getSettings(ctx.deps.db), `${ctx.protocol}://${ctx.host}`);
@@ -206,7 +215,8 @@ export const passwordRoutes = [
     extension: true,
     tags: TAGS,
     summary: 'Whether a set-password link works, and for whom (the page shows it before asking for a password)',
-    description: 'Throttled per address (429 `rate_limited`). A link that does not work is 401 `invalid_credential` with `details.reason` `unknown`, `used` or `expired`.',
+    description:
+      'Throttled per address (429 `rate_limited`). A link that does not work is 401 `invalid_credential` with `details.reason` `unknown`, `used` or `expired`.',
     body: z.object({ token: LinkToken }),
     responses: {
       200: { description: 'The link works', data: z.object({ email: z.string(), displayName: z.string(), expiresAt: z.string() }) },

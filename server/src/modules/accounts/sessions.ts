@@ -58,7 +58,11 @@ export class SqliteSessionStore {
       return undefined;
     }
     if (now - Date.parse(row.last_seen_at) > this.touchEveryMs) {
-      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now).toISOString() }).where('id', '=', id).execute();
+      await this.db
+        .updateTable('sessions')
+        .set({ last_seen_at: new Date(now).toISOString() })
+        .where('id', '=', id)
+        .execute();
     }
     ctx.state.sessionRowId = id;
     return JSON.parse(row.data) as SessionData;

@@ -44,7 +44,11 @@ export function integrationAuthenticator(db: Db) {
     if (row.revoked_at) throw new ApiError('credential_revoked', 'This integration token was revoked');
     const now = Date.now();
     if (!row.last_used_at || now - Date.parse(row.last_used_at) > TOUCH_EVERY_MS) {
-      await db.updateTable('integration_tokens').set({ last_used_at: new Date(now).toISOString() }).where('id', '=', row.id).execute();
+      await db
+        .updateTable('integration_tokens')
+        .set({ last_used_at: new Date(now).toISOString() })
+        .where('id', '=', row.id)
+        .execute();
     }
     return { kind: 'integration', tokenId: row.id, capabilities: JSON.parse(row.capabilities) as Capability[] };
   };
@@ -86,7 +90,10 @@ export const tokenRoutes = [
     summary: 'Make an integration token; `token` is shown this once',
     body: z.object({
       name: z.string().trim().min(1).max(100),
-      capabilities: z.array(z.enum(CAPABILITIES)).min(1).refine((c) => new Set(c).size === c.length, 'no duplicates'),
+      capabilities: z
+        .array(z.enum(CAPABILITIES))
+        .min(1)
+        .refine((c) => new Set(c).size === c.length, 'no duplicates'),
     }),
     responses: { 201: { description: 'The token with its secret', data: Token.extend({ token: z.string() }) } },
     handler: async (ctx, { body, auth }) => {
@@ -122,7 +129,7 @@ export const tokenRoutes = [
       const row = await db.selectFrom('integration_tokens').selectAll().where('id', '=', params.id).executeTakeFirst();
       if (!row) throw notFound('Integration token');
       if (!row.revoked_at) await db.updateTable('integration_tokens').set({ revoked_at: new Date().toISOString() }).where('id', '=', row.id).execute();
-      return ok(toToken((await db.selectFrom('integration_tokens').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow())));
+      return ok(toToken(await db.selectFrom('integration_tokens').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()));
     },
   }),
 ];

@@ -47,21 +47,25 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 }
 
 export async function countUsers(db: Db): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 /** Active (not disabled) owners: there must always be one. */
 export async function countActiveOwners(db: Db, exceptUserId?: string): Promise<number> {
-  let q = db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('role', '=', 'owner').where('disabled_at', 'is', null);
+  let q = db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('role', '=', 'owner')
+    .where('disabled_at', 'is', null);
   if (exceptUserId) q = q.where('id', '!=', exceptUserId);
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
 
-export async function insertUser(
-  db: Db,
-  input: { email: string; displayName: string; role: Role; passwordHash: string | null },
-): Promise<UserRow> {
+export async function insertUser(db: Db, input: { email: string; displayName: string; role: Role; passwordHash: string | null }): Promise<UserRow> {
   const now = new Date().toISOString();
   const row: UserRow = {
     id: uuidv7(),

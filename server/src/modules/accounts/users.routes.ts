@@ -46,15 +46,24 @@ export const userRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional(), role: z.enum(ROLES).optional(), disabled: z.enum(['true', 'false']).optional() }),
     responses: { 200: { description: 'Users by email', data: pageOf(UserDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db.selectFrom('users').selectAll().where(afterCursor('email', 'id', 'asc', query.cursor));
+      let q = ctx.deps.db
+        .selectFrom('users')
+        .selectAll()
+        .where(afterCursor('email', 'id', 'asc', query.cursor));
       if (query.q) {
         // instr, not LIKE: the search text is literal (no % or _ wildcards).
         const needle = query.q.toLowerCase();
-        q = q.where((eb) => eb.or([eb(eb.fn('instr', ['email', eb.val(needle)]), '>', 0), eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(needle)]), '>', 0)]));
+        q = q.where((eb) =>
+          eb.or([eb(eb.fn('instr', ['email', eb.val(needle)]), '>', 0), eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(needle)]), '>', 0)]),
+        );
       }
       if (query.role) q = q.where('role', '=', query.role);
       if (query.disabled) q = q.where('disabled_at', query.disabled === 'true' ? 'is not' : 'is', null);
-      const rows = await q.orderBy('email').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('email')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.email);
       return ok({ items: page.items.map(toUserDto), nextCursor: page.nextCursor });
     },
@@ -69,11 +78,20 @@ export const userRoutes = [
     summary: 'Create a user, with a first password or none (then make them a set-password link); they can add MFA after signing in',
     description: 'Without `password` the user cannot sign in until they set one with a link from `POST /api/v1/users/{id}/password-link`.',
     body: z.object({ email: z.email().max(254), displayName: z.string().trim().min(1).max(100), role: z.enum(ROLES), password: PasswordSchema.optional() }),
-    responses: { 201: { description: 'The user', data: UserDto }, 403: { description: 'forbidden: only an owner makes an owner' }, 409: { description: 'conflict: the email is taken' } },
+    responses: {
+      201: { description: 'The user', data: UserDto },
+      403: { description: 'forbidden: only an owner makes an owner' },
+      409: { description: 'conflict: the email is taken' },
+    },
     handler: async (ctx, { body, auth }) => {
       assertMayManage(auth as SessionPrincipal, body);
       if (await findUserByEmail(ctx.deps.db, body.email)) throw new ApiError('conflict', 'A user with this email exists');
-      const user = await insertUser(ctx.deps.db, { email: body.email, displayName: body.displayName, role: body.role, passwordHash: body.password === undefined ? null : await hashPassword(body.password) });
+      const user = await insertUser(ctx.deps.db, {
+        email: body.email,
+        displayName: body.displayName,
+        role: body.role,
+        passwordHash: body.password === undefined ? null : await hashPassword(body.password),
+      });
       return created(toUserDto(user));
     },
   }),
@@ -139,7 +157,10 @@ export const userRoutes = [
     tags: TAGS,
     summary: 'Clear another user’s TOTP, recovery codes and passkeys, and end their sessions',
     params: IdParams,
-    responses: { 409: { description: 'conflict: your own security is reset from your account page' }, 200: { description: 'The user, without MFA', data: UserDto } },
+    responses: {
+      409: { description: 'conflict: your own security is reset from your account page' },
+      200: { description: 'The user, without MFA', data: UserDto },
+    },
     handler: async (ctx, { params, auth }) => {
       const actor = auth as SessionPrincipal;
       const user = await targetUser(ctx, params.id);
@@ -176,4 +197,3 @@ export const userRoutes = [
     },
   }),
 ];
-

@@ -19,13 +19,17 @@ const ScreenAssignmentDto = z
     playlistId: z.string().nullable(),
     playlistName: z.string().nullable(),
     updatedAt: z.string().nullable(),
-    inherited: Assigned.extend({ groupId: z.string() }).nullable().describe('the group assignment that plays when the screen has none of its own (most recently assigned group first)'),
+    inherited: Assigned.extend({ groupId: z.string() })
+      .nullable()
+      .describe('the group assignment that plays when the screen has none of its own (most recently assigned group first)'),
   })
   .meta({ id: 'ScreenPlaylistAssignment' });
 const GroupAssignmentState = z
   .object({ groupId: z.string(), playlistId: z.string().nullable(), playlistName: z.string().nullable(), updatedAt: z.string().nullable() })
   .meta({ id: 'GroupPlaylistAssignmentState' });
-const GroupAssignmentDto = z.object({ groupId: z.string(), playlistId: z.string(), playlistName: z.string(), updatedAt: z.string() }).meta({ id: 'GroupPlaylistAssignment' });
+const GroupAssignmentDto = z
+  .object({ groupId: z.string(), playlistId: z.string(), playlistName: z.string(), updatedAt: z.string() })
+  .meta({ id: 'GroupPlaylistAssignment' });
 
 async function assignment(db: Db, type: 'screen' | 'group', ids: readonly string[]) {
   if (ids.length === 0) return undefined;
@@ -60,7 +64,9 @@ async function assign(ctx: Context, type: 'screen' | 'group', targetId: string, 
     await db.deleteFrom('playlist_assignments').where('target_type', '=', type).where('target_id', '=', targetId).execute();
   } else {
     if (!(await db.selectFrom('playlists').select('id').where('id', '=', playlistId).executeTakeFirst())) {
-      throw new ApiError('validation_failed', `No playlist ${playlistId}`, { details: { issues: [{ location: 'body', path: ['playlistId'], message: 'unknown playlist', code: 'invalid_reference' }] } });
+      throw new ApiError('validation_failed', `No playlist ${playlistId}`, {
+        details: { issues: [{ location: 'body', path: ['playlistId'], message: 'unknown playlist', code: 'invalid_reference' }] },
+      });
     }
     await db
       .insertInto('playlist_assignments')
@@ -68,7 +74,10 @@ async function assign(ctx: Context, type: 'screen' | 'group', targetId: string, 
       .onConflict((oc) => oc.columns(['target_type', 'target_id']).doUpdateSet({ playlist_id: playlistId, updated_by: userId, updated_at: now() }))
       .execute();
   }
-  const screens = await screensOf(db, type === 'screen' ? { screenIds: [targetId], groupIds: [], locationIds: [] } : { screenIds: [], groupIds: [targetId], locationIds: [] });
+  const screens = await screensOf(
+    db,
+    type === 'screen' ? { screenIds: [targetId], groupIds: [], locationIds: [] } : { screenIds: [], groupIds: [targetId], locationIds: [] },
+  );
   await contentChanged(ctx.deps, [{ kind: 'assignment', id: targetId }], screens);
 }
 

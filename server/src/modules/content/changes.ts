@@ -52,4 +52,3 @@ export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], scr
     deps.logger.error({ err }, 'could not bump manifests after a content change');
   }
 }
-

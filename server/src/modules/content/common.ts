@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 

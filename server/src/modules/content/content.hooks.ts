@@ -30,7 +30,8 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
     .distinct()
     .execute();
   for (const r of items) out.push({ assetId: r.asset_id!, type: 'playlist', id: r.id, name: r.name });
-  for (const assetId of assetIds) for (const l of await layoutsReferencing(db, 'assetId', assetId)) out.push({ assetId, type: 'layout', id: l.id, name: l.name ?? '' });
+  for (const assetId of assetIds)
+    for (const l of await layoutsReferencing(db, 'assetId', assetId)) out.push({ assetId, type: 'layout', id: l.id, name: l.name ?? '' });
   return out;
 }
 
@@ -73,7 +74,10 @@ export function installContentHooks(): void {
     if (before.timeZone === after.timeZone) return;
     const rows = await deps.db.selectFrom('screens').select('id').where('location_id', 'is', null).execute();
     for (const r of rows) manifestCache(deps).delete(r.id);
-    await bumpManifestRevision(deps, rows.map((r) => r.id));
+    await bumpManifestRevision(
+      deps,
+      rows.map((r) => r.id),
+    );
   });
   assetChangeHooks.add(async (deps, event) => {
     const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));
@@ -82,4 +86,3 @@ export function installContentHooks(): void {
     await contentChanged(deps as AppDeps, refs);
   });
 }
-

@@ -28,7 +28,10 @@ export const impactRoutes = [
     body: z
       .object({ assetIds: ids, playlistIds: ids, layoutIds: ids, scheduleIds: ids })
       .strict()
-      .refine((b) => (b.assetIds?.length ?? 0) + (b.playlistIds?.length ?? 0) + (b.layoutIds?.length ?? 0) + (b.scheduleIds?.length ?? 0) > 0, 'name at least one asset, playlist, layout or schedule'),
+      .refine(
+        (b) => (b.assetIds?.length ?? 0) + (b.playlistIds?.length ?? 0) + (b.layoutIds?.length ?? 0) + (b.scheduleIds?.length ?? 0) > 0,
+        'name at least one asset, playlist, layout or schedule',
+      ),
     responses: {
       200: {
         description: 'Screens showing them, and what uses them',
@@ -59,7 +62,9 @@ export const impactRoutes = [
       };
       for (const u of await assetUsages(db, body.assetIds ?? [])) add({ type: u.type as Usage['type'], id: u.id, name: u.name });
       for (const id of body.playlistIds ?? []) for (const u of await playlistUsage(db, id)) add(u);
-      for (const id of body.layoutIds ?? []) for (const s of await db.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', id).execute()) add({ type: 'schedule', id: s.id, name: s.name });
+      for (const id of body.layoutIds ?? [])
+        for (const s of await db.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', id).execute())
+          add({ type: 'schedule', id: s.id, name: s.name });
       return ok({ screens, usedBy });
     },
   }),

@@ -8,7 +8,10 @@ import { assetInfos } from './refs.js';
 import { uuidParam } from '../../platform/http/route.js';
 
 export const MAX_ZONES = 32;
-const Color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour #rrggbb').transform((s) => s.toLowerCase());
+const Color = z
+  .string()
+  .regex(/^#[0-9a-fA-F]{6}$/, 'a colour #rrggbb')
+  .transform((s) => s.toLowerCase());
 
 export const ZoneContentSchema = z
   .discriminatedUnion('type', [
@@ -20,7 +23,11 @@ export const ZoneContentSchema = z
 
 export const ZoneSchema = z
   .object({
-    id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('stable zone id; made by the server when absent'),
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional()
+      .describe('stable zone id; made by the server when absent'),
     name: z.string().trim().max(100).default(''),
     x: z.number().int().min(0).max(16384),
     y: z.number().int().min(0).max(16384),
@@ -54,7 +61,11 @@ export interface Zone {
   zIndex: number;
   fit: 'contain' | 'cover' | 'fill';
   muted: boolean;
-  content: { type: 'playlist'; playlistId: string } | { type: 'asset'; assetId: string; durationMs: number | null } | { type: 'widget'; widgetId: string } | null;
+  content:
+    | { type: 'playlist'; playlistId: string }
+    | { type: 'asset'; assetId: string; durationMs: number | null }
+    | { type: 'widget'; widgetId: string }
+    | null;
 }
 export interface LayoutContent {
   width: number;
@@ -83,7 +94,13 @@ const ZoneDto = z.object({
     .nullable(),
 });
 export const LayoutContentDto = z
-  .object({ width: z.number(), height: z.number(), orientation: z.enum(['landscape', 'portrait']), background: z.object({ color: z.string(), assetId: z.string().nullable() }), zones: z.array(ZoneDto) })
+  .object({
+    width: z.number(),
+    height: z.number(),
+    orientation: z.enum(['landscape', 'portrait']),
+    background: z.object({ color: z.string(), assetId: z.string().nullable() }),
+    zones: z.array(ZoneDto),
+  })
   .meta({ id: 'LayoutContent' });
 
 export const LayoutSummaryDto = z
@@ -109,7 +126,16 @@ export const LayoutDto = LayoutSummaryDto.extend({ draft: LayoutContentDto, publ
 export type LayoutDto = z.infer<typeof LayoutDto>;
 
 export const LayoutRevisionDto = z
-  .object({ id: z.string(), layoutId: z.string(), number: z.number(), note: z.string(), createdBy: z.string().nullable(), createdAt: z.string(), current: z.boolean(), content: LayoutContentDto })
+  .object({
+    id: z.string(),
+    layoutId: z.string(),
+    number: z.number(),
+    note: z.string(),
+    createdBy: z.string().nullable(),
+    createdAt: z.string(),
+    current: z.boolean(),
+    content: LayoutContentDto,
+  })
   .meta({ id: 'LayoutRevision' });
 
 export type LayoutRow = LayoutsTable;
@@ -123,7 +149,13 @@ export function normalizeContent(input: LayoutContentInput): LayoutContent {
   zones.forEach((z, i) => {
     if (ids.has(z.id)) issues.push({ location: 'body', path: ['zones', i, 'id'], message: 'zone ids must be unique', code: 'duplicate' });
     ids.add(z.id);
-    if (z.x + z.width > input.width || z.y + z.height > input.height) issues.push({ location: 'body', path: ['zones', i], message: `zone "${z.name || z.id}" reaches outside the ${input.width}x${input.height} canvas`, code: 'out_of_canvas' });
+    if (z.x + z.width > input.width || z.y + z.height > input.height)
+      issues.push({
+        location: 'body',
+        path: ['zones', i],
+        message: `zone "${z.name || z.id}" reaches outside the ${input.width}x${input.height} canvas`,
+        code: 'out_of_canvas',
+      });
   });
   if (issues.length) throw new ApiError('validation_failed', `Invalid layout: ${issues[0]!.message}`, { details: { issues } });
   return {
@@ -219,5 +251,14 @@ export async function layoutDto(db: Db, id: string): Promise<LayoutDto> {
 }
 
 export function toRevisionDto(r: RevisionRow, currentId: string | null) {
-  return { id: r.id, layoutId: r.layout_id, number: r.number, note: r.note, createdBy: r.created_by, createdAt: r.created_at, current: r.id === currentId, content: contentOf(r.content) };
+  return {
+    id: r.id,
+    layoutId: r.layout_id,
+    number: r.number,
+    note: r.note,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    current: r.id === currentId,
+    content: contentOf(r.content),
+  };
 }

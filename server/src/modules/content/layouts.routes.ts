@@ -63,7 +63,9 @@ async function bump(trx: Db, row: LayoutRow, fields: Partial<Omit<LayoutRow, 'id
   if (Number(done.numUpdatedRows) !== 1) {
     const current = await trx.selectFrom('layouts').select('revision').where('id', '=', row.id).executeTakeFirst();
     if (!current) throw notFound('Layout');
-    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, { details: { currentRevision: current.revision } });
+    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, {
+      details: { currentRevision: current.revision },
+    });
   }
 }
 
@@ -105,9 +107,20 @@ async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
 async function renderPreview(ctx: Context, content: LayoutContent): Promise<Buffer> {
   const zones: PreviewZone[] = [];
   for (const z of content.zones) {
-    zones.push({ x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, name: z.name || (z.content ? z.content.type : 'empty zone'), fit: z.fit, image: await thumbnailFor(ctx.deps, z.content) });
+    zones.push({
+      x: z.x,
+      y: z.y,
+      width: z.width,
+      height: z.height,
+      zIndex: z.zIndex,
+      name: z.name || (z.content ? z.content.type : 'empty zone'),
+      fit: z.fit,
+      image: await thumbnailFor(ctx.deps, z.content),
+    });
   }
-  const backgroundImage = content.background.assetId ? await thumbnailFor(ctx.deps, { type: 'asset', assetId: content.background.assetId, durationMs: null }) : null;
+  const backgroundImage = content.background.assetId
+    ? await thumbnailFor(ctx.deps, { type: 'asset', assetId: content.background.assetId, durationMs: null })
+    : null;
   return composeLayoutPreview({ width: content.width, height: content.height, background: content.background.color, backgroundImage, zones });
 }
 
@@ -126,14 +139,39 @@ export const layoutRoutes = [
         .selectFrom('layouts')
         .leftJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
         .selectAll('layouts')
-        .select(['r.id as r_id', 'r.number as r_number', 'r.content as r_content', 'r.layout_id as r_layout_id', 'r.note as r_note', 'r.created_by as r_created_by', 'r.created_at as r_created_at'])
+        .select([
+          'r.id as r_id',
+          'r.number as r_number',
+          'r.content as r_content',
+          'r.layout_id as r_layout_id',
+          'r.note as r_note',
+          'r.created_by as r_created_by',
+          'r.created_at as r_created_at',
+        ])
         .where(afterCursor('layouts.name', 'layouts.id', 'asc', query.cursor));
       if (query.q) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['layouts.name']), eb.val(query.q!.toLowerCase())]), '>', 0));
-      const rows = await q.orderBy('layouts.name').orderBy('layouts.id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('layouts.name')
+        .orderBy('layouts.id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({
         items: page.items.map((r) =>
-          toLayoutSummary(r, r.r_id ? { id: r.r_id, number: r.r_number!, content: r.r_content!, layout_id: r.r_layout_id!, note: r.r_note!, created_by: r.r_created_by, created_at: r.r_created_at! } : undefined),
+          toLayoutSummary(
+            r,
+            r.r_id
+              ? {
+                  id: r.r_id,
+                  number: r.r_number!,
+                  content: r.r_content!,
+                  layout_id: r.r_layout_id!,
+                  note: r.r_note!,
+                  created_by: r.r_created_by,
+                  created_at: r.r_created_at!,
+                }
+              : undefined,
+          ),
         ),
         nextCursor: page.nextCursor,
       });
@@ -156,7 +194,21 @@ export const layoutRoutes = [
       const t = now();
       await ctx.deps.db
         .insertInto('layouts')
-        .values({ id, name, description: description ?? '', revision: 1, draft: JSON.stringify(content), published_revision_id: null, published_at: null, preview_sha256: null, preview_content_type: null, preview_updated_at: null, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
+        .values({
+          id,
+          name,
+          description: description ?? '',
+          revision: 1,
+          draft: JSON.stringify(content),
+          published_revision_id: null,
+          published_at: null,
+          preview_sha256: null,
+          preview_content_type: null,
+          preview_updated_at: null,
+          created_by: (auth as SessionPrincipal).userId,
+          created_at: t,
+          updated_at: t,
+        })
         .execute();
       return reply(ctx, id, 201);
     },
@@ -206,7 +258,11 @@ export const layoutRoutes = [
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
         const schedules = await trx.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', params.id).execute();
-        if (schedules.length) throw inUse(`Layout "${row.name}"`, schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })));
+        if (schedules.length)
+          throw inUse(
+            `Layout "${row.name}"`,
+            schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
+          );
         await trx.deleteFrom('layouts').where('id', '=', params.id).where('revision', '=', row.revision).execute();
       });
       rmSync(previewFile(ctx, params.id), { force: true });
@@ -250,11 +306,23 @@ export const layoutRoutes = [
       // The draft published is the one read in this transaction, after the If-Match check.
       await change(ctx, params.id, async (trx, row) => {
         await assertRefs(trx, contentOf(row.draft));
-        const last = await trx.selectFrom('layout_revisions').select((eb) => eb.fn.max<number>('number').as('n')).where('layout_id', '=', params.id).executeTakeFirst();
+        const last = await trx
+          .selectFrom('layout_revisions')
+          .select((eb) => eb.fn.max<number>('number').as('n'))
+          .where('layout_id', '=', params.id)
+          .executeTakeFirst();
         const revisionId = uuidv7();
         await trx
           .insertInto('layout_revisions')
-          .values({ id: revisionId, layout_id: params.id, number: Number(last?.n ?? 0) + 1, content: row.draft, note: body.note ?? '', created_by: (auth as SessionPrincipal).userId, created_at: t })
+          .values({
+            id: revisionId,
+            layout_id: params.id,
+            number: Number(last?.n ?? 0) + 1,
+            content: row.draft,
+            note: body.note ?? '',
+            created_by: (auth as SessionPrincipal).userId,
+            created_at: t,
+          })
           .execute();
         await bump(trx, row, { published_revision_id: revisionId, published_at: t, updated_at: t });
       });
@@ -278,7 +346,21 @@ export const layoutRoutes = [
       const t = now();
       await ctx.deps.db
         .insertInto('layouts')
-        .values({ id, name: body.name ?? `${row.name} (copy)`.slice(0, 200), description: row.description, revision: 1, draft: row.draft, published_revision_id: null, published_at: null, preview_sha256: null, preview_content_type: null, preview_updated_at: null, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
+        .values({
+          id,
+          name: body.name ?? `${row.name} (copy)`.slice(0, 200),
+          description: row.description,
+          revision: 1,
+          draft: row.draft,
+          published_revision_id: null,
+          published_at: null,
+          preview_sha256: null,
+          preview_content_type: null,
+          preview_updated_at: null,
+          created_by: (auth as SessionPrincipal).userId,
+          created_at: t,
+          updated_at: t,
+        })
         .execute();
       return reply(ctx, id, 201);
     },
@@ -318,13 +400,23 @@ export const layoutRoutes = [
     description: 'Answers 409 naming what the revision refers to that no longer exists.',
     params: z.object({ id: uuidParam, revisionId: uuidParam }),
     ifMatch: true,
-    responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, 409: { description: 'conflict: the revision refers to deleted content' }, ...stale },
+    responses: {
+      200: { description: 'The layout', data: LayoutDto, ...etagHeader },
+      409: { description: 'conflict: the revision refers to deleted content' },
+      ...stale,
+    },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
-        const rev = await trx.selectFrom('layout_revisions').selectAll().where('id', '=', params.revisionId).where('layout_id', '=', params.id).executeTakeFirst();
+        const rev = await trx
+          .selectFrom('layout_revisions')
+          .selectAll()
+          .where('id', '=', params.revisionId)
+          .where('layout_id', '=', params.id)
+          .executeTakeFirst();
         if (!rev) throw notFound('Revision');
         const missing = await missingRefs(trx, contentOf(rev.content));
-        if (missing.length) throw new ApiError('conflict', `Revision ${rev.number} refers to what no longer exists: ${missing.join(', ')}`, { details: { missing } });
+        if (missing.length)
+          throw new ApiError('conflict', `Revision ${rev.number} refers to what no longer exists: ${missing.join(', ')}`, { details: { missing } });
         await bump(trx, row, { draft: rev.content });
       });
       return reply(ctx, params.id);
@@ -341,7 +433,10 @@ export const layoutRoutes = [
       '`source=auto` (default): the uploaded preview if there is one, else a rendering of the published revision, else of the draft. `draft` / `published` render that content from the zones’ thumbnails; `uploaded` answers 404 when none was uploaded.',
     params: IdParams,
     query: z.object({ source: z.enum(['auto', 'draft', 'published', 'uploaded']).default('auto') }),
-    responses: { 304: { description: 'Not modified: If-None-Match names the current image' }, 200: { description: 'The image', content: { 'image/png': {} }, headers: { ETag: { description: 'sha256 of the image' } } } },
+    responses: {
+      304: { description: 'Not modified: If-None-Match names the current image' },
+      200: { description: 'The image', content: { 'image/png': {} }, headers: { ETag: { description: 'sha256 of the image' } } },
+    },
     handler: async (ctx, { params, query }) => {
       const row = await getLayoutRow(ctx.deps.db, params.id);
       let image: Buffer | null = null;
@@ -375,10 +470,16 @@ export const layoutRoutes = [
     description: 'The body is the image itself. It is checked, stored as PNG (at most 4096 px a side) and served by GET from then on.',
     params: IdParams,
     rawBody: { contentTypes: ['image/png', 'image/jpeg', 'image/webp'] },
-    responses: { 400: { description: 'validation_failed: the body is empty or not an image this server reads' }, 200: { description: 'The layout', data: LayoutSummaryDto }, 413: { description: 'payload_too_large' }, 415: { description: 'unsupported_media_type' } },
+    responses: {
+      400: { description: 'validation_failed: the body is empty or not an image this server reads' },
+      200: { description: 'The layout', data: LayoutSummaryDto },
+      413: { description: 'payload_too_large' },
+      415: { description: 'unsupported_media_type' },
+    },
     handler: async (ctx, { params }) => {
       const row = await getLayoutRow(ctx.deps.db, params.id);
-      if (!['image/png', 'image/jpeg', 'image/webp'].includes(ctx.request.type)) throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
+      if (!['image/png', 'image/jpeg', 'image/webp'].includes(ctx.request.type))
+        throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
       const bytes = await readLimited(ctx, MAX_PREVIEW_BYTES);
       if (bytes.length === 0) throw new ApiError('validation_failed', 'The body is empty: send the image');
       let normalized;
@@ -391,7 +492,11 @@ export const layoutRoutes = [
       const t = now();
       await ctx.deps.db
         .updateTable('layouts')
-        .set({ preview_sha256: createHash('sha256').update(normalized.data).digest('hex'), preview_content_type: normalized.contentType, preview_updated_at: t })
+        .set({
+          preview_sha256: createHash('sha256').update(normalized.data).digest('hex'),
+          preview_content_type: normalized.contentType,
+          preview_updated_at: t,
+        })
         .where('id', '=', row.id)
         .execute();
       const updated = await getLayoutRow(ctx.deps.db, row.id);

@@ -27,7 +27,18 @@ const Item = z.object({
   muted: z.boolean(),
 });
 const Playlist = z.object({ id: z.string(), name: z.string(), items: z.array(Item) });
-const Zone = z.object({ id: z.string(), name: z.string(), x: z.number(), y: z.number(), width: z.number(), height: z.number(), zIndex: z.number(), fit: z.string(), muted: z.boolean(), playlist: Playlist.nullable() });
+const Zone = z.object({
+  id: z.string(),
+  name: z.string(),
+  x: z.number(),
+  y: z.number(),
+  width: z.number(),
+  height: z.number(),
+  zIndex: z.number(),
+  fit: z.string(),
+  muted: z.boolean(),
+  playlist: Playlist.nullable(),
+});
 const Layout = z.object({
   id: z.string(),
   name: z.string(),
@@ -59,7 +70,17 @@ export const ManifestDto = z
       }),
     ),
     media: z.array(
-      z.object({ assetId: z.string(), variantId: z.string(), purpose: z.string(), url: z.string(), contentType: z.string(), sizeBytes: z.number(), sha256: z.string(), width: z.number().nullable(), height: z.number().nullable() }),
+      z.object({
+        assetId: z.string(),
+        variantId: z.string(),
+        purpose: z.string(),
+        url: z.string(),
+        contentType: z.string(),
+        sizeBytes: z.number(),
+        sha256: z.string(),
+        width: z.number().nullable(),
+        height: z.number().nullable(),
+      }),
     ),
     overlays: z.array(z.unknown()),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),

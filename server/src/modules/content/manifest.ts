@@ -15,7 +15,7 @@ import type { ScreenContext } from './fleet.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { ContentLoader } from './playable.js';
-import { type Daypart, type FlatItem } from './plan.js';
+import type { Daypart, FlatItem } from './plan.js';
 import { effectiveDuration, type VariantInfo } from './refs.js';
 import { resolveSubject, type Warning } from './resolve.js';
 
@@ -119,11 +119,27 @@ class Builder {
 
   private addMedia(v: VariantInfo) {
     if (this.media.has(v.id)) return;
-    this.media.set(v.id, { assetId: v.assetId, variantId: v.id, purpose: v.purpose, url: variantUrl(v.assetId, v.id), contentType: v.contentType, sizeBytes: v.sizeBytes, sha256: v.sha256, width: v.width, height: v.height });
+    this.media.set(v.id, {
+      assetId: v.assetId,
+      variantId: v.id,
+      purpose: v.purpose,
+      url: variantUrl(v.assetId, v.id),
+      contentType: v.contentType,
+      sizeBytes: v.sizeBytes,
+      sha256: v.sha256,
+      width: v.width,
+      height: v.height,
+    });
   }
 
   /** A playable item for an asset, or null (named in warnings) when it cannot play. */
-  private assetItem(flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string }, rule: { validFrom: string | null; validUntil: string | null; dayparts: Daypart[] }, box: { width: number; height: number }, fit: ManifestItem['fit'], muted: boolean): ManifestItem | null {
+  private assetItem(
+    flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string },
+    rule: { validFrom: string | null; validUntil: string | null; dayparts: Daypart[] },
+    box: { width: number; height: number },
+    fit: ManifestItem['fit'],
+    muted: boolean,
+  ): ManifestItem | null {
     const assetId = flat.refId;
     const problem = this.loader.problem(assetId, flat.playlistId);
     if (problem) {
@@ -173,7 +189,9 @@ class Builder {
 
   private itemRule(playlistId: string, itemId: string) {
     const item = this.loader.playlists.get(playlistId)?.items.find((i) => i.id === itemId);
-    return item ? { validFrom: item.rule.validFrom, validUntil: item.rule.validUntil, dayparts: [...item.rule.dayparts] } : { validFrom: null, validUntil: null, dayparts: [] };
+    return item
+      ? { validFrom: item.rule.validFrom, validUntil: item.rule.validUntil, dayparts: [...item.rule.dayparts] }
+      : { validFrom: null, validUntil: null, dayparts: [] };
   }
 
   async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
@@ -209,17 +227,47 @@ class Builder {
       if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
       else if (z.content?.type === 'asset') {
         await this.loader.ensureAssets([z.content.assetId]);
-        const item = this.assetItem({ id: `${layoutId}:${z.id}`, refId: z.content.assetId, durationMs: z.content.durationMs, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: `${layoutId}:${z.id}` }, { validFrom: null, validUntil: null, dayparts: [] }, box, z.fit, z.muted);
+        const item = this.assetItem(
+          {
+            id: `${layoutId}:${z.id}`,
+            refId: z.content.assetId,
+            durationMs: z.content.durationMs,
+            transition: { type: 'none', durationMs: 0 },
+            windows: null,
+            playlistId: `${layoutId}:${z.id}`,
+          },
+          { validFrom: null, validUntil: null, dayparts: [] },
+          box,
+          z.fit,
+          z.muted,
+        );
         playlist = { id: `${layoutId}:${z.id}`, name: z.name, items: item ? [item] : [] };
       } else if (z.content?.type === 'widget') {
-        this.warn(`widget:${z.content.widgetId}`, { code: 'widget_unavailable', message: 'Widgets are not available yet; the zone stays empty', widgetId: z.content.widgetId });
+        this.warn(`widget:${z.content.widgetId}`, {
+          code: 'widget_unavailable',
+          message: 'Widgets are not available yet; the zone stays empty',
+          widgetId: z.content.widgetId,
+        });
       }
       zones.push({ id: z.id, name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, fit: z.fit, muted: z.muted, playlist });
     }
     let backgroundMedia: { assetId: string; variantId: string } | null = null;
     if (content.background.assetId) {
       await this.loader.ensureAssets([content.background.assetId]);
-      const item = this.assetItem({ id: `${layoutId}:background`, refId: content.background.assetId, durationMs: null, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId: layoutId }, { validFrom: null, validUntil: null, dayparts: [] }, content, 'cover', true);
+      const item = this.assetItem(
+        {
+          id: `${layoutId}:background`,
+          refId: content.background.assetId,
+          durationMs: null,
+          transition: { type: 'none', durationMs: 0 },
+          windows: null,
+          playlistId: layoutId,
+        },
+        { validFrom: null, validUntil: null, dayparts: [] },
+        content,
+        'cover',
+        true,
+      );
       if (item?.variantId) backgroundMedia = { assetId: item.assetId!, variantId: item.variantId };
     }
     return {
@@ -255,7 +303,12 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
   const layouts = new Map<string, Awaited<ReturnType<Builder['layout']>>>();
   const timeline: Manifest['timeline'] = [];
   for (const seg of resolution.segments) {
-    const entry: Manifest['timeline'][number] = { startsAt: seg.startsAt, endsAt: seg.endsAt, source: seg.source, content: seg.content ? { type: seg.content.type, id: seg.content.id } : null };
+    const entry: Manifest['timeline'][number] = {
+      startsAt: seg.startsAt,
+      endsAt: seg.endsAt,
+      source: seg.source,
+      content: seg.content ? { type: seg.content.type, id: seg.content.id } : null,
+    };
     if (seg.content?.type === 'playlist') {
       if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX));
       entry.playlist = playlists.get(seg.content.id)!;

@@ -11,7 +11,12 @@ import { resolveSubject } from './resolve.js';
 async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (ids.size === 0) return out;
-  for (const r of await db.selectFrom(table).select(['id', 'name']).where('id', 'in', [...ids]).execute()) out.set(r.id, r.name);
+  for (const r of await db
+    .selectFrom(table)
+    .select(['id', 'name'])
+    .where('id', 'in', [...ids])
+    .execute())
+    out.set(r.id, r.name);
   return out;
 }
 
@@ -26,7 +31,12 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   const out = new Map<string, { screen: ScreenContext; key: string }>();
   if (screenIds.length === 0 || !(await fleetExists(db))) return out;
   const ids = [...screenIds];
-  const rows = await db.selectFrom('screens as s').leftJoin('locations as l', 'l.id', 's.location_id').select(['s.id', 's.name', 's.location_id', 'l.time_zone', 's.manifest_revision']).where('s.id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('screens as s')
+    .leftJoin('locations as l', 'l.id', 's.location_id')
+    .select(['s.id', 's.name', 's.location_id', 'l.time_zone', 's.manifest_revision'])
+    .where('s.id', 'in', ids)
+    .execute();
   const groups = new Map<string, string[]>();
   for (const m of await db.selectFrom('screen_group_members').select(['screen_id', 'group_id']).where('screen_id', 'in', ids).orderBy('group_id').execute()) {
     const list = groups.get(m.screen_id) ?? [];
@@ -36,11 +46,32 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   // What targets a screen directly (its own schedules, its own assignment) is part of the key.
   const direct = new Map<string, string[]>();
   const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
-  for (const r of await db.selectFrom('schedule_targets').select(['target_id', 'schedule_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).orderBy('schedule_id').execute()) add(r.target_id, `s:${r.schedule_id}`);
-  for (const r of await db.selectFrom('playlist_assignments').select(['target_id', 'playlist_id']).where('target_type', '=', 'screen').where('target_id', 'in', ids).execute()) add(r.target_id, `a:${r.playlist_id}`);
+  for (const r of await db
+    .selectFrom('schedule_targets')
+    .select(['target_id', 'schedule_id'])
+    .where('target_type', '=', 'screen')
+    .where('target_id', 'in', ids)
+    .orderBy('schedule_id')
+    .execute())
+    add(r.target_id, `s:${r.schedule_id}`);
+  for (const r of await db
+    .selectFrom('playlist_assignments')
+    .select(['target_id', 'playlist_id'])
+    .where('target_type', '=', 'screen')
+    .where('target_id', 'in', ids)
+    .execute())
+    add(r.target_id, `a:${r.playlist_id}`);
   const fallbackZone = await defaultTimeZone(db);
   for (const r of rows) {
-    const screen: ScreenContext = { id: r.id, name: r.name, timeZone: r.time_zone ?? fallbackZone, locationId: r.location_id, groupIds: groups.get(r.id) ?? [], manifestRevision: r.manifest_revision, display: null }; // the resolver does not read display (media picking does)
+    const screen: ScreenContext = {
+      id: r.id,
+      name: r.name,
+      timeZone: r.time_zone ?? fallbackZone,
+      locationId: r.location_id,
+      groupIds: groups.get(r.id) ?? [],
+      manifestRevision: r.manifest_revision,
+      display: null,
+    }; // the resolver does not read display (media picking does)
     const key = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${(direct.get(r.id) ?? []).join(',')}`;
     out.set(r.id, { screen, key });
   }
@@ -86,7 +117,10 @@ async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<
 
 export async function describeNowShowing(db: Db, requests: readonly NowShowingRequest[], now: number): Promise<Map<string, NowShowing | null>> {
   const found = new Map<string, Found | null>();
-  const keys = await planKeys(db, requests.filter((q) => !q.reported).map((q) => q.screenId));
+  const keys = await planKeys(
+    db,
+    requests.filter((q) => !q.reported).map((q) => q.screenId),
+  );
   let cache = planCaches.get(db);
   if (!cache) planCaches.set(db, (cache = new Map()));
   const plans = new Map<string, Plan>();
@@ -122,7 +156,12 @@ export async function describeNowShowing(db: Db, requests: readonly NowShowingRe
     if (f.layoutId) ids.layouts.add(f.layoutId);
     if (f.scheduleId) ids.schedules.add(f.scheduleId);
   }
-  const [assets, playlists, layouts, schedules] = await Promise.all([namesOf(db, 'assets', ids.assets), namesOf(db, 'playlists', ids.playlists), namesOf(db, 'layouts', ids.layouts), namesOf(db, 'schedules', ids.schedules)]);
+  const [assets, playlists, layouts, schedules] = await Promise.all([
+    namesOf(db, 'assets', ids.assets),
+    namesOf(db, 'playlists', ids.playlists),
+    namesOf(db, 'layouts', ids.layouts),
+    namesOf(db, 'schedules', ids.schedules),
+  ]);
   const out = new Map<string, NowShowing | null>();
   for (const [screenId, f] of found) {
     out.set(

@@ -141,13 +141,7 @@ export interface FlattenResult {
  * transition of the first item the run contributes (the outermost nesting item wins when
  * runs start together).
  */
-export function flattenPlaylist(
-  rootId: string,
-  playlists: ReadonlyMap<string, PlanPlaylist>,
-  zone: string,
-  from: number,
-  to: number,
-): FlattenResult {
+export function flattenPlaylist(rootId: string, playlists: ReadonlyMap<string, PlanPlaylist>, zone: string, from: number, to: number): FlattenResult {
   const items: FlatItem[] = [];
   const problems: string[] = [];
   const always: Interval[] = [{ start: from, end: to }];
@@ -182,7 +176,15 @@ export function flattenPlaylist(
         continue;
       }
       const full = windows.length === 1 && windows[0]!.start <= from && windows[0]!.end >= to;
-      items.push({ id: item.id, path: here, kind: item.kind, refId: item.refId, durationMs: item.durationMs, transition: entry ?? item.transition, windows: full ? null : windows });
+      items.push({
+        id: item.id,
+        path: here,
+        kind: item.kind,
+        refId: item.refId,
+        durationMs: item.durationMs,
+        transition: entry ?? item.transition,
+        windows: full ? null : windows,
+      });
       entry = null;
     }
   };

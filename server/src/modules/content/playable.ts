@@ -54,10 +54,18 @@ export class ContentLoader {
         enabled: r.enabled === 1,
       }));
       const rule = tagRuleOf(row);
-      if (rule && rule.tags.length) {
+      if (rule?.tags.length) {
         this.dep('tag-rule', '*');
         for (const a of await tagRuleAssets(this.db, rule)) {
-          plan.push({ id: `${id}:tag:${a.id}`, kind: 'asset', refId: a.id, durationMs: rule.durationMs, transition: { type: 'none', durationMs: 0 }, rule: { validFrom: null, validUntil: null, dayparts: [] }, enabled: true });
+          plan.push({
+            id: `${id}:tag:${a.id}`,
+            kind: 'asset',
+            refId: a.id,
+            durationMs: rule.durationMs,
+            transition: { type: 'none', durationMs: 0 },
+            rule: { validFrom: null, validUntil: null, dayparts: [] },
+            enabled: true,
+          });
         }
       }
       this.playlists.set(id, { id, name: row.name, items: plan });
@@ -85,8 +93,15 @@ export class ContentLoader {
   problem(assetId: string, playlistId?: string): Warning | null {
     this.dep('asset', assetId);
     const asset = this.assets.get(assetId);
-    if (!asset) return { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, ...(playlistId ? { playlistId } : {}) };
-    if (asset.state !== 'ready') return { code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready', message: `"${asset.name}" is ${asset.state}; it is left out until it is ready`, assetId, state: asset.state };
+    if (!asset)
+      return { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, ...(playlistId ? { playlistId } : {}) };
+    if (asset.state !== 'ready')
+      return {
+        code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready',
+        message: `"${asset.name}" is ${asset.state}; it is left out until it is ready`,
+        assetId,
+        state: asset.state,
+      };
     if (asset.kind === 'website') return asset.websiteUrl ? null : { code: 'asset_not_ready', message: `Website "${asset.name}" has no address`, assetId };
     const players = (this.variants.get(assetId) ?? []).filter((v) => v.purpose === 'player' && (asset.kind !== 'pdf' || v.contentType.startsWith('image/')));
     return players.length ? null : { code: 'asset_not_ready', message: `"${asset.name}" has no player variant yet; it is left out`, assetId };

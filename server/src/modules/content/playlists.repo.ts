@@ -86,7 +86,13 @@ export const ItemDto = z
   .meta({ id: 'PlaylistItem' });
 export type ItemDto = z.infer<typeof ItemDto>;
 
-const TagRuleDto = z.object({ tags: z.array(z.string()), match: z.enum(['any', 'all']), order: z.enum(['name', 'newest', 'oldest']), durationMs: z.number().nullable(), limit: z.number().nullable() });
+const TagRuleDto = z.object({
+  tags: z.array(z.string()),
+  match: z.enum(['any', 'all']),
+  order: z.enum(['name', 'newest', 'oldest']),
+  durationMs: z.number().nullable(),
+  limit: z.number().nullable(),
+});
 
 export const PlaylistSummaryDto = z
   .object({
@@ -103,7 +109,9 @@ export const PlaylistSummaryDto = z
 
 export const PlaylistDto = PlaylistSummaryDto.extend({
   items: z.array(ItemDto),
-  durationMs: z.number().describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),
+  durationMs: z
+    .number()
+    .describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),
 }).meta({ id: 'Playlist' });
 export type PlaylistDto = z.infer<typeof PlaylistDto>;
 
@@ -162,7 +170,13 @@ function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: 
 export async function tagRuleAssets(db: Db, rule: TagRule | null): Promise<AssetInfo[]> {
   if (!rule || rule.tags.length === 0) return [];
   const matches = await assetsWithTags(db, rule.tags, rule.match);
-  matches.sort((a, b) => (rule.order === 'name' ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id) : rule.order === 'newest' ? b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id) : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)));
+  matches.sort((a, b) =>
+    rule.order === 'name'
+      ? a.name.localeCompare(b.name) || a.id.localeCompare(b.id)
+      : rule.order === 'newest'
+        ? b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id)
+        : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
+  );
   return rule.limit ? matches.slice(0, rule.limit) : matches;
 }
 
@@ -182,7 +196,10 @@ async function durationOf(db: Db, id: string, seen: Set<string> = new Set()): Pr
   const row = await db.selectFrom('playlists').select('tag_rule').where('id', '=', id).executeTakeFirst();
   if (!row) return 0;
   const rows = (await itemsOf(db, id)).filter((r) => r.enabled === 1);
-  const assets = await assetInfos(db, rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])));
+  const assets = await assetInfos(
+    db,
+    rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])),
+  );
   let sum = await tagRuleDuration(db, row);
   for (const r of rows) {
     if (r.child_playlist_id) sum += await durationOf(db, r.child_playlist_id, new Set(seen));
@@ -192,7 +209,10 @@ async function durationOf(db: Db, id: string, seen: Set<string> = new Set()): Pr
 }
 
 export async function itemDtos(db: Db, rows: readonly ItemRow[]): Promise<ItemDto[]> {
-  const assets = await assetInfos(db, rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])));
+  const assets = await assetInfos(
+    db,
+    rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])),
+  );
   const childIds = [...new Set(rows.flatMap((r) => (r.child_playlist_id ? [r.child_playlist_id] : [])))];
   const names = new Map<string, string>();
   const durations = new Map<string, number>();
@@ -242,7 +262,9 @@ export async function touchPlaylist(db: Db, id: string, expected: number): Promi
 
 function staleRevision(current: { revision: number } | undefined): ApiError {
   if (!current) return notFound('Playlist');
-  return new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, { details: { currentRevision: current.revision } });
+  return new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, {
+    details: { currentRevision: current.revision },
+  });
 }
 
 /** Nested playlists of each playlist, for cycle and depth checks. */
@@ -261,9 +283,15 @@ export async function nestingGraph(db: Db): Promise<(id: string) => string[]> {
 export async function assertNestable(db: Db, parentId: string, childId: string): Promise<void> {
   const childrenOf = await nestingGraph(db);
   if (wouldCycle(parentId, childId, childrenOf)) {
-    throw new ApiError('conflict', parentId === childId ? 'A playlist cannot contain itself' : 'That playlist already contains this one (directly or through others): nesting it here would make a cycle', {
-      details: { cycle: true },
-    });
+    throw new ApiError(
+      'conflict',
+      parentId === childId
+        ? 'A playlist cannot contain itself'
+        : 'That playlist already contains this one (directly or through others): nesting it here would make a cycle',
+      {
+        details: { cycle: true },
+      },
+    );
   }
   // Depth of the parent's ancestors plus the child's own depth.
   const parentsOf = new Map<string, string[]>();
@@ -293,7 +321,10 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
     .where((eb) =>
       eb.or([
         eb.and([eb('a.target_type', '=', 'screen'), eb.exists(eb.selectFrom('screens').select('screens.id').whereRef('screens.id', '=', 'a.target_id'))]),
-        eb.and([eb('a.target_type', '=', 'group'), eb.exists(eb.selectFrom('screen_groups').select('screen_groups.id').whereRef('screen_groups.id', '=', 'a.target_id'))]),
+        eb.and([
+          eb('a.target_type', '=', 'group'),
+          eb.exists(eb.selectFrom('screen_groups').select('screen_groups.id').whereRef('screen_groups.id', '=', 'a.target_id')),
+        ]),
       ]),
     )
     .execute();
@@ -303,8 +334,15 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
     ...schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
     ...(await Promise.all(
       assignments.map(async (a) => {
-        const named = a.target_type === 'screen' ? await db.selectFrom('screens').select('name').where('id', '=', a.target_id).executeTakeFirst() : await db.selectFrom('screen_groups').select('name').where('id', '=', a.target_id).executeTakeFirst();
-        return { type: a.target_type === 'screen' ? ('screen-assignment' as const) : ('group-assignment' as const), id: a.target_id, name: named?.name ?? null };
+        const named =
+          a.target_type === 'screen'
+            ? await db.selectFrom('screens').select('name').where('id', '=', a.target_id).executeTakeFirst()
+            : await db.selectFrom('screen_groups').select('name').where('id', '=', a.target_id).executeTakeFirst();
+        return {
+          type: a.target_type === 'screen' ? ('screen-assignment' as const) : ('group-assignment' as const),
+          id: a.target_id,
+          name: named?.name ?? null,
+        };
       }),
     )),
   ];
@@ -318,7 +356,9 @@ export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId'
     left join layout_revisions r on r.id = l.published_revision_id
     where exists (select 1 from json_each(l.draft, '$.zones') z where json_extract(z.value, ${path}) = ${id})
        or exists (select 1 from json_each(r.content, '$.zones') z where json_extract(z.value, ${path}) = ${id})
-       ${field === 'assetId' ? sql`or json_extract(l.draft, '$.background.assetId') = ${id} or json_extract(r.content, '$.background.assetId') = ${id}` : sql``}`.execute(db);
+       ${field === 'assetId' ? sql`or json_extract(l.draft, '$.background.assetId') = ${id} or json_extract(r.content, '$.background.assetId') = ${id}` : sql``}`.execute(
+    db,
+  );
   return rows.rows.map((r) => ({ type: 'layout' as const, id: r.id, name: r.name }));
 }
 
@@ -362,9 +402,13 @@ export function itemChanges(patch: ItemPatch): Partial<ItemRow> {
 /** 400: an item that nests a playlist plays that playlist's own length; it takes no duration. */
 export function assertNoNestedDuration(itemIds: readonly string[], field = 'durationMs'): void {
   if (itemIds.length === 0) return;
-  throw new ApiError('validation_failed', 'An item that nests a playlist plays that playlist’s own items for their own durations: durationMs must be null for it', {
-    details: { itemIds, issues: [{ location: 'body', path: [field], message: 'not allowed on a nested-playlist item', code: 'not_supported' }] },
-  });
+  throw new ApiError(
+    'validation_failed',
+    'An item that nests a playlist plays that playlist’s own items for their own durations: durationMs must be null for it',
+    {
+      details: { itemIds, issues: [{ location: 'body', path: [field], message: 'not allowed on a nested-playlist item', code: 'not_supported' }] },
+    },
+  );
 }
 
 /** validFrom must come before validUntil once a patch is applied. */

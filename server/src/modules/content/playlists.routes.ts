@@ -103,10 +103,16 @@ export const playlistRoutes = [
       let q = ctx.deps.db
         .selectFrom('playlists')
         .selectAll('playlists')
-        .select((eb) => eb.selectFrom('playlist_items').select(eb.fn.countAll<number>().as('n')).whereRef('playlist_items.playlist_id', '=', 'playlists.id').as('item_count'))
+        .select((eb) =>
+          eb.selectFrom('playlist_items').select(eb.fn.countAll<number>().as('n')).whereRef('playlist_items.playlist_id', '=', 'playlists.id').as('item_count'),
+        )
         .where(afterCursor('name', 'id', 'asc', query.cursor));
       if (query.q) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(query.q!.toLowerCase())]), '>', 0));
-      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: page.items.map((r) => toSummary(r, Number(r.item_count ?? 0))), nextCursor: page.nextCursor });
     },
@@ -137,9 +143,22 @@ export const playlistRoutes = [
       await db.transaction().execute(async (trx) => {
         await trx
           .insertInto('playlists')
-          .values({ id, name: body.name, description: body.description ?? '', revision: 1, tag_rule: body.tagRule && body.tagRule.tags.length ? JSON.stringify(body.tagRule) : null, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
+          .values({
+            id,
+            name: body.name,
+            description: body.description ?? '',
+            revision: 1,
+            tag_rule: body.tagRule?.tags.length ? JSON.stringify(body.tagRule) : null,
+            created_by: (auth as SessionPrincipal).userId,
+            created_at: t,
+            updated_at: t,
+          })
           .execute();
-        if (items.length) await trx.insertInto('playlist_items').values(items.map((item, i) => newItemRow(id, item, i))).execute();
+        if (items.length)
+          await trx
+            .insertInto('playlist_items')
+            .values(items.map((item, i) => newItemRow(id, item, i)))
+            .execute();
       });
       return reply(ctx, id, 201);
     },
@@ -189,7 +208,11 @@ export const playlistRoutes = [
     description: 'Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`).',
     params: IdParams,
     ifMatch: true,
-    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' }, 412: conflictResponses[412] },
+    responses: {
+      204: { description: 'Deleted' },
+      409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' },
+      412: conflictResponses[412],
+    },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
         const users = await playlistUsage(trx, params.id);
@@ -255,7 +278,11 @@ export const playlistRoutes = [
         const unknown = body.itemIds.filter((id) => !have.includes(id));
         if (given.size !== body.itemIds.length || missing.length || unknown.length) {
           throw new ApiError('validation_failed', 'itemIds must list every item of the playlist exactly once', {
-            details: { missing, unknown, issues: [{ location: 'body', path: ['itemIds'], message: 'not a permutation of the playlist’s items', code: 'invalid_order' }] },
+            details: {
+              missing,
+              unknown,
+              issues: [{ location: 'body', path: ['itemIds'], message: 'not a permutation of the playlist’s items', code: 'invalid_order' }],
+            },
           });
         }
         await renumber(trx, body.itemIds);
@@ -279,7 +306,10 @@ export const playlistRoutes = [
       .object({
         itemIds: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST).optional(),
         set: ItemFields.optional(),
-        items: z.array(ItemFields.extend({ id: uuidParam })).max(MAX_ITEMS_PER_PLAYLIST).optional(),
+        items: z
+          .array(ItemFields.extend({ id: uuidParam }))
+          .max(MAX_ITEMS_PER_PLAYLIST)
+          .optional(),
         delete: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST).optional(),
       })
       .refine((b) => (b.set === undefined) === (b.itemIds === undefined), { message: '`set` and `itemIds` go together', path: ['set'] }),
@@ -310,11 +340,21 @@ export const playlistRoutes = [
         const t = now();
         for (const [id, set] of changes) {
           if (deleted.has(id) || Object.keys(set).length === 0) continue;
-          await trx.updateTable('playlist_items').set({ ...set, updated_at: t }).where('id', '=', id).execute();
+          await trx
+            .updateTable('playlist_items')
+            .set({ ...set, updated_at: t })
+            .where('id', '=', id)
+            .execute();
         }
         if (deleted.size) {
-          await trx.deleteFrom('playlist_items').where('id', 'in', [...deleted]).execute();
-          await renumber(trx, rows.filter((r) => !deleted.has(r.id)).map((r) => r.id));
+          await trx
+            .deleteFrom('playlist_items')
+            .where('id', 'in', [...deleted])
+            .execute();
+          await renumber(
+            trx,
+            rows.filter((r) => !deleted.has(r.id)).map((r) => r.id),
+          );
         }
         await touchPlaylist(trx, params.id, playlist.revision);
       });
@@ -338,7 +378,11 @@ export const playlistRoutes = [
     handler: async (ctx, { params, body }) => {
       const tags = [...new Set(body.tags)];
       await change(ctx, params.id, async (trx, playlist) => {
-        await trx.updateTable('playlists').set({ tag_rule: tags.length ? JSON.stringify({ ...body, tags }) : null }).where('id', '=', params.id).execute();
+        await trx
+          .updateTable('playlists')
+          .set({ tag_rule: tags.length ? JSON.stringify({ ...body, tags }) : null })
+          .where('id', '=', params.id)
+          .execute();
         await touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);
@@ -365,7 +409,11 @@ export const playlistRoutes = [
         if (row.child_playlist_id && set.duration_ms != null) assertNoNestedDuration([row.id]);
         const next = { ...row, ...set, updated_at: now() };
         assertValidity(next.valid_from, next.valid_until);
-        await trx.updateTable('playlist_items').set({ ...set, updated_at: next.updated_at }).where('id', '=', row.id).execute();
+        await trx
+          .updateTable('playlist_items')
+          .set({ ...set, updated_at: next.updated_at })
+          .where('id', '=', row.id)
+          .execute();
         return { next, revision: await touchPlaylist(trx, params.id, playlist.revision) };
       });
       await changed(ctx, params.id);
@@ -388,7 +436,10 @@ export const playlistRoutes = [
         const rows = await itemsOf(trx, params.id);
         if (!rows.some((r) => r.id === params.itemId)) throw notFound('Item');
         await trx.deleteFrom('playlist_items').where('id', '=', params.itemId).execute();
-        await renumber(trx, rows.filter((r) => r.id !== params.itemId).map((r) => r.id));
+        await renumber(
+          trx,
+          rows.filter((r) => r.id !== params.itemId).map((r) => r.id),
+        );
         return touchPlaylist(trx, params.id, playlist.revision);
       });
       await changed(ctx, params.id);

@@ -40,11 +40,33 @@ export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<M
   const unique = [...new Set(assetIds)];
   if (unique.length === 0 || !(await assetsTableExists(db))) return out;
   for (let i = 0; i < unique.length; i += 500) {
-    const rows = await sql<{ id: string; asset_id: string; purpose: VariantInfo['purpose']; content_type: string; width: number | null; height: number | null; page: number | null; size_bytes: number; sha256: string }>`
-      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(db);
+    const rows = await sql<{
+      id: string;
+      asset_id: string;
+      purpose: VariantInfo['purpose'];
+      content_type: string;
+      width: number | null;
+      height: number | null;
+      page: number | null;
+      size_bytes: number;
+      sha256: string;
+    }>`
+      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(
+      db,
+    );
     for (const r of rows.rows) {
       const list = out.get(r.asset_id) ?? [];
-      list.push({ id: r.id, assetId: r.asset_id, purpose: r.purpose, contentType: r.content_type, width: r.width, height: r.height, page: r.page, sizeBytes: r.size_bytes, sha256: r.sha256 });
+      list.push({
+        id: r.id,
+        assetId: r.asset_id,
+        purpose: r.purpose,
+        contentType: r.content_type,
+        width: r.width,
+        height: r.height,
+        page: r.page,
+        sizeBytes: r.size_bytes,
+        sha256: r.sha256,
+      });
       out.set(r.asset_id, list);
     }
   }
@@ -129,7 +151,18 @@ function toInfo(r: AssetRow): AssetInfo {
   } catch {
     /* not a website */
   }
-  return { id: r.id, name: r.name, kind: r.kind, state: r.state, durationMs: r.duration_ms, width: r.width, height: r.height, tags, websiteUrl, createdAt: r.created_at };
+  return {
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    state: r.state,
+    durationMs: r.duration_ms,
+    width: r.width,
+    height: r.height,
+    tags,
+    websiteUrl,
+    createdAt: r.created_at,
+  };
 }
 
 /** Ready assets carrying the rule's tags (any or all of them, case-insensitive). */
@@ -154,7 +187,10 @@ export async function assetsWithTags(db: Db, tags: readonly string[], match: 'an
 /** The file of an asset's thumbnail variant, when it has one on disk. */
 export async function assetThumbnailFile(deps: AppDeps, assetId: string): Promise<string | null> {
   const variants = (await variantsOf(deps.db, [assetId])).get(assetId) ?? [];
-  const pick = variants.find((v) => v.purpose === 'thumbnail') ?? variants.find((v) => v.purpose === 'poster') ?? variants.find((v) => v.purpose === 'player' && v.contentType.startsWith('image/'));
+  const pick =
+    variants.find((v) => v.purpose === 'thumbnail') ??
+    variants.find((v) => v.purpose === 'poster') ??
+    variants.find((v) => v.purpose === 'player' && v.contentType.startsWith('image/'));
   if (!pick) return null;
   const file = mediaFile(deps.config.dataDir, pick.sha256);
   return existsSync(file) ? file : null;

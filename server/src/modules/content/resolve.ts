@@ -13,7 +13,18 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
-import { clipOccurrences, compareSchedules, inZone, occurrences, resolveTimeline, type FallbackSource, type Interval, type Occurrence, type ScheduleInput, type Segment } from '../schedules/index.js';
+import {
+  clipOccurrences,
+  compareSchedules,
+  inZone,
+  occurrences,
+  resolveTimeline,
+  type FallbackSource,
+  type Interval,
+  type Occurrence,
+  type ScheduleInput,
+  type Segment,
+} from '../schedules/index.js';
 import type { DepRef } from './changes.js';
 import type { ScreenContext } from './fleet.js';
 import { ContentLoader, type Warning } from './playable.js';
@@ -94,7 +105,11 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   const deps: DepRef[] = [];
   const targets: { type: 'screen' | 'group' | 'location'; id: string }[] =
     subject.kind === 'screen'
-      ? [{ type: 'screen', id: subject.screen.id }, ...subject.screen.groupIds.map((id) => ({ type: 'group' as const, id })), ...(subject.screen.locationId ? [{ type: 'location' as const, id: subject.screen.locationId }] : [])]
+      ? [
+          { type: 'screen', id: subject.screen.id },
+          ...subject.screen.groupIds.map((id) => ({ type: 'group' as const, id })),
+          ...(subject.screen.locationId ? [{ type: 'location' as const, id: subject.screen.locationId }] : []),
+        ]
       : [{ type: 'group', id: subject.groupId }];
 
   const rows = await db
@@ -119,7 +134,8 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   const layoutIds = [...new Set(rows.flatMap((r) => (r.layout_id ? [r.layout_id] : [])))];
   const published = new Set<string>();
   if (layoutIds.length) {
-    for (const l of await db.selectFrom('layouts').select(['id', 'published_revision_id']).where('id', 'in', layoutIds).execute()) if (l.published_revision_id) published.add(l.id);
+    for (const l of await db.selectFrom('layouts').select(['id', 'published_revision_id']).where('id', 'in', layoutIds).execute())
+      if (l.published_revision_id) published.add(l.id);
   }
   const inputs: ScheduleInput[] = [];
   const availability = new Map<string, Interval[]>();
@@ -133,7 +149,13 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     const input = scheduleInput(r, zone);
     const raw = occurrences(input, from, to);
     if (r.layout_id && !published.has(r.layout_id)) {
-      if (raw.length) warnings.push({ code: 'layout_unpublished', message: `Schedule "${r.name}" shows a layout that has no published revision; it is skipped`, scheduleId: r.id, layoutId: r.layout_id });
+      if (raw.length)
+        warnings.push({
+          code: 'layout_unpublished',
+          message: `Schedule "${r.name}" shows a layout that has no published revision; it is skipped`,
+          scheduleId: r.id,
+          layoutId: r.layout_id,
+        });
       candidates.push({ row: r, input, raw, playing: [], reason: 'layout_unpublished' });
       continue;
     }
@@ -142,7 +164,13 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
       const windows = await loader.playableWindows(r.playlist_id, zone, from, to);
       availability.set(r.id, windows);
       playing = clipOccurrences(raw, windows);
-      if (playing.length === 0) warnings.push({ code: 'playlist_empty', message: `Schedule "${r.name}" shows a playlist that has nothing to play when it is scheduled; it is skipped and what is below it plays`, scheduleId: r.id, playlistId: r.playlist_id });
+      if (playing.length === 0)
+        warnings.push({
+          code: 'playlist_empty',
+          message: `Schedule "${r.name}" shows a playlist that has nothing to play when it is scheduled; it is skipped and what is below it plays`,
+          scheduleId: r.id,
+          playlistId: r.playlist_id,
+        });
     }
     candidates.push({ row: r, input, raw, playing, reason: 'playlist_empty' });
     inputs.push(input);
@@ -150,21 +178,44 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
 
   // The screen's assignment, then its groups' (the most recently assigned first), each while it has something to play.
   const fallbacks: FallbackSource[] = [];
-  const assignmentTargets = subject.kind === 'screen' ? [{ type: 'screen' as const, ids: [subject.screen.id] }, { type: 'group' as const, ids: subject.screen.groupIds }] : [{ type: 'group' as const, ids: [subject.groupId] }];
+  const assignmentTargets =
+    subject.kind === 'screen'
+      ? [
+          { type: 'screen' as const, ids: [subject.screen.id] },
+          { type: 'group' as const, ids: subject.screen.groupIds },
+        ]
+      : [{ type: 'group' as const, ids: [subject.groupId] }];
   let reachable = true;
   for (const t of assignmentTargets) {
     for (const id of t.ids) deps.push({ kind: 'assignment', id });
     if (t.ids.length === 0) continue;
     // Several groups: the most recently assigned wins (like schedules' recency rule).
-    const assigned = await db.selectFrom('playlist_assignments').selectAll().where('target_type', '=', t.type).where('target_id', 'in', t.ids).orderBy('updated_at', 'desc').orderBy('target_id').execute();
+    const assigned = await db
+      .selectFrom('playlist_assignments')
+      .selectAll()
+      .where('target_type', '=', t.type)
+      .where('target_id', 'in', t.ids)
+      .orderBy('updated_at', 'desc')
+      .orderBy('target_id')
+      .execute();
     for (const a of assigned) {
       const windows = await loader.playableWindows(a.playlist_id, zone, from, to);
       const whole = windows.length === 1 && windows[0]!.start <= from && windows[0]!.end >= to;
       if (reachable && windows.length === 0) {
-        warnings.push({ code: 'playlist_empty', message: `The ${t.type === 'screen' ? 'screen’s own' : 'group’s'} playlist assignment has nothing to play; it is skipped`, assignment: t.type, targetId: a.target_id, playlistId: a.playlist_id });
+        warnings.push({
+          code: 'playlist_empty',
+          message: `The ${t.type === 'screen' ? 'screen’s own' : 'group’s'} playlist assignment has nothing to play; it is skipped`,
+          assignment: t.type,
+          targetId: a.target_id,
+          playlistId: a.playlist_id,
+        });
       }
       if (whole) reachable = false; // what follows never plays
-      fallbacks.push({ source: { type: t.type === 'screen' ? 'assignment' : 'group-assignment', id: a.target_id }, content: { type: 'playlist', id: a.playlist_id }, availability: whole ? undefined : windows });
+      fallbacks.push({
+        source: { type: t.type === 'screen' ? 'assignment' : 'group-assignment', id: a.target_id },
+        content: { type: 'playlist', id: a.playlist_id },
+        availability: whole ? undefined : windows,
+      });
     }
   }
   const segments = resolveTimeline({ schedules: inputs, fallbacks, availability }, from, to);
@@ -174,14 +225,16 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   const targetNames = new Map<string, string>();
   if (subject.kind === 'screen') targetNames.set(subject.screen.id, subject.screen.name);
   const groupIds = subject.kind === 'screen' ? subject.screen.groupIds : [subject.groupId];
-  if (groupIds.length) for (const g of (await sql<{ id: string; name: string }>`select id, name from screen_groups where id in (${sql.join(groupIds)})`.execute(db)).rows) targetNames.set(g.id, g.name);
+  if (groupIds.length)
+    for (const g of (await sql<{ id: string; name: string }>`select id, name from screen_groups where id in (${sql.join(groupIds)})`.execute(db)).rows)
+      targetNames.set(g.id, g.name);
 
   // Why: which other schedules were active and lost, and which stronger sources were passed over.
   const byId = new Map(inputs.map((s) => [s.id, s]));
   let pieces: Segment[] = segments;
   if (options.explain) {
     const cuts = new Set<number>();
-    for (const c of candidates) for (const o of [...c.raw, ...c.playing]) [o.start, o.end].forEach((x) => x > from && x < to && cuts.add(x));
+    for (const c of candidates) for (const o of [...c.raw, ...c.playing]) for (const x of [o.start, o.end]) if (x > from && x < to) cuts.add(x);
     const points = [...cuts].sort((x, y) => x - y);
     pieces = segments.flatMap((seg) => {
       const a = Date.parse(seg.startsAt);
@@ -202,11 +255,25 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     const skipped: Skipped[] = candidates
       .filter((c) => overlaps(c.raw, a, b) && !overlaps(c.playing, a, b) && (!winner || compareSchedules(c.input, winner) < 0))
       .sort((x, y) => compareSchedules(x.input, y.input))
-      .map((c) => ({ type: 'schedule', id: c.row.id, name: c.row.name, priority: c.row.priority, reason: c.reason, content: { type: c.row.layout_id ? 'layout' : 'playlist', id: (c.row.layout_id ?? c.row.playlist_id)! } }));
+      .map((c) => ({
+        type: 'schedule',
+        id: c.row.id,
+        name: c.row.name,
+        priority: c.row.priority,
+        reason: c.reason,
+        content: { type: c.row.layout_id ? 'layout' : 'playlist', id: (c.row.layout_id ?? c.row.playlist_id)! },
+      }));
     if (seg.source.type !== 'schedule') {
       for (const f of fallbacks) {
         if (f.source.type === seg.source.type && f.source.id === seg.source.id) break;
-        skipped.push({ type: f.source.type, id: f.source.id, name: targetNames.get(f.source.id) ?? null, priority: null, reason: 'playlist_empty', content: { type: 'playlist', id: f.content.id } });
+        skipped.push({
+          type: f.source.type,
+          id: f.source.id,
+          name: targetNames.get(f.source.id) ?? null,
+          priority: null,
+          reason: 'playlist_empty',
+          content: { type: 'playlist', id: f.content.id },
+        });
       }
     }
     const sourceName = winner ? (schedules.get(winner.id)?.name ?? null) : seg.source.id ? (targetNames.get(seg.source.id) ?? null) : null;

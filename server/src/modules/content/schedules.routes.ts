@@ -23,7 +23,9 @@ function invalid(path: string, message: string): ApiError {
 }
 
 /** An instant with an offset, or a local date-time (no offset) read in the schedule's zone. */
-const When = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true })]).describe('ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone');
+const When = z
+  .union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true })])
+  .describe('ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone');
 
 function toInstant(value: string, zone: string, field: string): string {
   if (/([zZ]|[+-]\d{2}:?\d{2})$/.test(value)) return new Date(value).toISOString();
@@ -66,7 +68,12 @@ const ScheduleFields = {
   startsAt: When,
   endsAt: When.nullable().optional(),
   rrule: z.string().trim().max(1000).nullable().optional().describe('RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window'),
-  timeZone: z.string().max(100).nullable().optional().describe('IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is'),
+  timeZone: z
+    .string()
+    .max(100)
+    .nullable()
+    .optional()
+    .describe('IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is'),
   priority: z.number().int().min(-1000).max(1000).default(0),
   enabled: z.boolean().default(true),
 };
@@ -108,7 +115,9 @@ async function contentName(db: Db, row: SchedulesTable): Promise<string | null> 
 
 async function toDto(db: Db, row: SchedulesTable) {
   const t = Date.now();
-  const next = row.enabled ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000)[0] : undefined;
+  const next = row.enabled
+    ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000)[0]
+    : undefined;
   return {
     id: row.id,
     name: row.name,
@@ -183,10 +192,17 @@ export interface ScheduleInput {
 export async function prepare(db: Db, input: ScheduleInput) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
   if (input.timeZone && !isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
-  if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst())) throw invalid('content', `No playlist ${input.content.playlistId}`);
-  if (input.content.layoutId && !(await db.selectFrom('layouts').select('id').where('id', '=', input.content.layoutId).executeTakeFirst())) throw invalid('content', `No layout ${input.content.layoutId}`);
-  const targets: Targets = { screenIds: [...new Set(input.targets.screenIds)], groupIds: [...new Set(input.targets.groupIds)], locationIds: [...new Set(input.targets.locationIds)] };
-  if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0) throw invalid('targets', 'Name at least one screen, group or location');
+  if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst()))
+    throw invalid('content', `No playlist ${input.content.playlistId}`);
+  if (input.content.layoutId && !(await db.selectFrom('layouts').select('id').where('id', '=', input.content.layoutId).executeTakeFirst()))
+    throw invalid('content', `No layout ${input.content.layoutId}`);
+  const targets: Targets = {
+    screenIds: [...new Set(input.targets.screenIds)],
+    groupIds: [...new Set(input.targets.groupIds)],
+    locationIds: [...new Set(input.targets.locationIds)],
+  };
+  if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0)
+    throw invalid('targets', 'Name at least one screen, group or location');
   const missing = await missingTargets(db, targets);
   if (missing.length) throw invalid('targets', `Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`);
   let zone: string;
@@ -270,7 +286,11 @@ const toggle = (enabled: boolean) =>
 const PreviewSegment = z.object({
   startsAt: z.string(),
   endsAt: z.string(),
-  source: z.object({ type: z.enum(['takeover', 'override', 'alert', 'schedule', 'assignment', 'group-assignment', 'idle']), id: z.string().nullable(), name: z.string().nullable() }),
+  source: z.object({
+    type: z.enum(['takeover', 'override', 'alert', 'schedule', 'assignment', 'group-assignment', 'idle']),
+    id: z.string().nullable(),
+    name: z.string().nullable(),
+  }),
   content: z.object({ type: z.string(), id: z.string(), name: z.string().nullable() }).nullable(),
   reason: z.string(),
   outranked: z.array(z.object({ id: z.string(), name: z.string(), priority: z.number() })),
@@ -321,17 +341,37 @@ export const scheduleRoutes = [
     }),
     responses: { 200: { description: 'Schedules', data: pageOf(ScheduleDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db.selectFrom('schedules').selectAll('schedules').where(afterCursor('name', 'id', 'asc', query.cursor));
-      const target = query.screenId ? ['screen', query.screenId] : query.groupId ? ['group', query.groupId] : query.locationId ? ['location', query.locationId] : null;
+      let q = ctx.deps.db
+        .selectFrom('schedules')
+        .selectAll('schedules')
+        .where(afterCursor('name', 'id', 'asc', query.cursor));
+      const target = query.screenId
+        ? ['screen', query.screenId]
+        : query.groupId
+          ? ['group', query.groupId]
+          : query.locationId
+            ? ['location', query.locationId]
+            : null;
       if (target) {
         q = q.where((eb) =>
-          eb.exists(eb.selectFrom('schedule_targets as t').select('t.schedule_id').whereRef('t.schedule_id', '=', 'schedules.id').where('t.target_type', '=', target[0] as 'screen').where('t.target_id', '=', target[1]!)),
+          eb.exists(
+            eb
+              .selectFrom('schedule_targets as t')
+              .select('t.schedule_id')
+              .whereRef('t.schedule_id', '=', 'schedules.id')
+              .where('t.target_type', '=', target[0] as 'screen')
+              .where('t.target_id', '=', target[1]!),
+          ),
         );
       }
       if (query.playlistId) q = q.where('playlist_id', '=', query.playlistId);
       if (query.layoutId) q = q.where('layout_id', '=', query.layoutId);
       if (query.enabled) q = q.where('enabled', '=', query.enabled === 'true' ? 1 : 0);
-      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       const items = [];
       for (const r of page.items) items.push(await toDto(ctx.deps.db, r));
@@ -355,7 +395,10 @@ export const scheduleRoutes = [
       const id = uuidv7();
       const t = now();
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('schedules').values({ id, ...row, revision: 1, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t }).execute();
+        await trx
+          .insertInto('schedules')
+          .values({ id, ...row, revision: 1, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
+          .execute();
         await writeTargets(trx, id, targets);
       });
       await scheduleChanged(ctx, id, null, targets);
@@ -378,7 +421,13 @@ export const scheduleRoutes = [
       404: { description: 'not_found: the screen or group does not exist' },
       200: {
         description: 'The timeline',
-        data: z.object({ timeZone: z.string(), from: z.string(), to: z.string(), timeline: z.array(PreviewSegment), warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()) }),
+        data: z.object({
+          timeZone: z.string(),
+          from: z.string(),
+          to: z.string(),
+          timeline: z.array(PreviewSegment),
+          warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
+        }),
       },
     },
     handler: async (ctx, { body }) => {
@@ -406,8 +455,20 @@ export const scheduleRoutes = [
         }
       }
       const names = new Map<string, string>();
-      if (playlistIds.size) for (const r of await db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', [...playlistIds]).execute()) names.set(r.id, r.name);
-      if (layoutIds.size) for (const r of await db.selectFrom('layouts').select(['id', 'name']).where('id', 'in', [...layoutIds]).execute()) names.set(r.id, r.name);
+      if (playlistIds.size)
+        for (const r of await db
+          .selectFrom('playlists')
+          .select(['id', 'name'])
+          .where('id', 'in', [...playlistIds])
+          .execute())
+          names.set(r.id, r.name);
+      if (layoutIds.size)
+        for (const r of await db
+          .selectFrom('layouts')
+          .select(['id', 'name'])
+          .where('id', 'in', [...layoutIds])
+          .execute())
+          names.set(r.id, r.name);
       const subject = body.groupId ? 'group' : 'screen';
       const timeline = resolution.segments.map((s) => {
         const schedule = s.source.type === 'schedule' && s.source.id ? resolution.schedules.get(s.source.id) : undefined;
@@ -425,10 +486,18 @@ export const scheduleRoutes = [
           let plays: string;
           if (s.source.type === 'assignment') plays = `the screen’s own playlist assignment ${quoted(contentName)} plays`;
           else if (s.source.type === 'group-assignment') {
-            plays = subject === 'group' ? `the group’s playlist assignment ${quoted(contentName)} plays` : `group ${quoted(s.sourceName)}’s playlist assignment ${quoted(contentName)} plays`;
+            plays =
+              subject === 'group'
+                ? `the group’s playlist assignment ${quoted(contentName)} plays`
+                : `group ${quoted(s.sourceName)}’s playlist assignment ${quoted(contentName)} plays`;
             if (subject === 'screen' && !s.skipped.some((k) => k.type === 'assignment')) plays = `the screen has no assignment of its own: ${plays}`;
           } else plays = 'the idle slide shows';
-          const why = s.source.type === 'idle' && !passedOver.length ? 'Nothing is scheduled or assigned' : s.skipped.some((k) => k.type === 'schedule') ? '' : 'No schedule applies';
+          const why =
+            s.source.type === 'idle' && !passedOver.length
+              ? 'Nothing is scheduled or assigned'
+              : s.skipped.some((k) => k.type === 'schedule')
+                ? ''
+                : 'No schedule applies';
           reason = [why, ...passedOver].filter(Boolean).join('; ');
           reason = `${capitalised(reason)}: ${plays}`;
         }

@@ -24,7 +24,11 @@ async function readMeta(db: Db, key: string): Promise<string | null> {
   return (await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null;
 }
 async function writeMeta(db: Db, key: string, value: string): Promise<void> {
-  await db.insertInto('meta').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
+  await db
+    .insertInto('meta')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+    .execute();
 }
 
 /** Runs `work` as the one seed/reset of this app; a second one meanwhile is 409. */
@@ -96,7 +100,10 @@ const DemoStatus = z
 type DemoStatus = z.infer<typeof DemoStatus>;
 
 async function named(db: Db, table: 'screens' | 'locations' | 'screen_groups' | 'assets' | 'playlists' | 'layouts' | 'schedules') {
-  const count = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const rows = await db.selectFrom(table).select('name').orderBy('name').orderBy('id').limit(50).execute();
   return { count: Number(count.n), names: rows.map((r) => r.name) };
 }
@@ -134,7 +141,8 @@ export const demoRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'Whether demo mode is on and what the demo data set holds',
-    description: 'Public: the sign-in page shows a demo banner before anyone signs in. With demo mode off it answers `enabled: false` and discloses nothing else.',
+    description:
+      'Public: the sign-in page shows a demo banner before anyone signs in. With demo mode off it answers `enabled: false` and discloses nothing else.',
     responses: { 200: { description: 'Demo status', data: DemoStatus } },
     handler: async (ctx) => ok(await demoStatus(ctx.deps)),
   }),

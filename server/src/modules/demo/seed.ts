@@ -40,7 +40,6 @@ export const DEMO = {
   assetTag: 'demo',
 } as const;
 
-
 /**
  * Copies the sources into the store's temp directory and ingests them like uploads
  * (the copy is moved into the store; the source stays for the next reset).
@@ -92,9 +91,22 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
     const db = trx as unknown as Db;
     await trx
       .insertInto('locations')
-      .values({ id: locationId, name: DEMO.location.name, address: DEMO.location.address, time_zone: DEMO.location.timeZone, latitude: null, longitude: null, notes: 'Demo data: reset it from the console banner.', created_at: t, updated_at: t })
+      .values({
+        id: locationId,
+        name: DEMO.location.name,
+        address: DEMO.location.address,
+        time_zone: DEMO.location.timeZone,
+        latitude: null,
+        longitude: null,
+        notes: 'Demo data: reset it from the console banner.',
+        created_at: t,
+        updated_at: t,
+      })
       .execute();
-    await trx.insertInto('screen_groups').values({ id: groupId, name: DEMO.group, description: 'Every screen of the demo café', policy: null, span: null, created_at: t, updated_at: t }).execute();
+    await trx
+      .insertInto('screen_groups')
+      .values({ id: groupId, name: DEMO.group, description: 'Every screen of the demo café', policy: null, span: null, created_at: t, updated_at: t })
+      .execute();
     for (const s of DEMO.screens) {
       const id = screenIds.get(s.key)!;
       // No player yet: the screen stays "pending" until a /play page is paired onto it
@@ -103,7 +115,14 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
         .insertInto('screens')
         .values(
           newScreenRow(
-            { id, name: s.name, location_id: locationId, orientation: s.orientation, tags: JSON.stringify(['demo']), notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.' },
+            {
+              id,
+              name: s.name,
+              location_id: locationId,
+              orientation: s.orientation,
+              tags: JSON.stringify(['demo']),
+              notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.',
+            },
             t,
           ),
         )
@@ -112,8 +131,14 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
     }
 
     const playlist = async (id: string, name: string, description: string, items: NewItem[]) => {
-      await trx.insertInto('playlists').values({ id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t }).execute();
-      await trx.insertInto('playlist_items').values(items.map((item, i) => newItemRow(id, item, i))).execute();
+      await trx
+        .insertInto('playlists')
+        .values({ id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t })
+        .execute();
+      await trx
+        .insertInto('playlist_items')
+        .values(items.map((item, i) => newItemRow(id, item, i)))
+        .execute();
     };
     const fade = { type: 'fade' as const, durationMs: 600 };
     await playlist(loopId, DEMO.playlists.loop, 'Welcome slide, the lunch specials (weekdays 11:00-15:00 only) and a short clip', [
@@ -142,9 +167,26 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
     const revisionId = uuidv7();
     await trx
       .insertInto('layouts')
-      .values({ id: layoutId, name: DEMO.layout, description: 'Main zone with the café loop, side zone with the opening hours', revision: 2, draft: JSON.stringify(content), published_revision_id: null, published_at: null, preview_sha256: null, preview_content_type: null, preview_updated_at: null, created_by: null, created_at: t, updated_at: t })
+      .values({
+        id: layoutId,
+        name: DEMO.layout,
+        description: 'Main zone with the café loop, side zone with the opening hours',
+        revision: 2,
+        draft: JSON.stringify(content),
+        published_revision_id: null,
+        published_at: null,
+        preview_sha256: null,
+        preview_content_type: null,
+        preview_updated_at: null,
+        created_by: null,
+        created_at: t,
+        updated_at: t,
+      })
       .execute();
-    await trx.insertInto('layout_revisions').values({ id: revisionId, layout_id: layoutId, number: 1, content: JSON.stringify(content), note: 'Demo data', created_by: null, created_at: t }).execute();
+    await trx
+      .insertInto('layout_revisions')
+      .values({ id: revisionId, layout_id: layoutId, number: 1, content: JSON.stringify(content), note: 'Demo data', created_by: null, created_at: t })
+      .execute();
     await trx.updateTable('layouts').set({ published_revision_id: revisionId, published_at: t }).where('id', '=', layoutId).execute();
 
     // Weekday lunch on every screen of the location, in each screen's own time zone.
@@ -159,12 +201,21 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       priority: 10,
       enabled: true,
     });
-    await trx.insertInto('schedules').values({ id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t }).execute();
+    await trx
+      .insertInto('schedules')
+      .values({ id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t })
+      .execute();
     await writeTargets(db, scheduleId, targets);
 
     // Something always plays: the group's default playlist, and the portrait board its own.
-    await trx.insertInto('playlist_assignments').values({ target_type: 'group', target_id: groupId, playlist_id: loopId, updated_by: null, updated_at: t }).execute();
-    await trx.insertInto('playlist_assignments').values({ target_type: 'screen', target_id: screenIds.get('menu')!, playlist_id: menuId, updated_by: null, updated_at: t }).execute();
+    await trx
+      .insertInto('playlist_assignments')
+      .values({ target_type: 'group', target_id: groupId, playlist_id: loopId, updated_by: null, updated_at: t })
+      .execute();
+    await trx
+      .insertInto('playlist_assignments')
+      .values({ target_type: 'screen', target_id: screenIds.get('menu')!, playlist_id: menuId, updated_by: null, updated_at: t })
+      .execute();
   });
 
   const refs: DepRef[] = [

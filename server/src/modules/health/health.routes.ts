@@ -41,16 +41,16 @@ export const healthRoutes = [
       const { db, tools, state } = ctx.deps;
       if (state.restoreInProgress) {
         // Answer at once: the database is being swapped and must not be waited on.
-        throw new ApiError('not_ready', 'Not ready: a restore is in progress', { details: { checks: { restore: { ok: false, detail: 'a restore is in progress' } } } });
+        throw new ApiError('not_ready', 'Not ready: a restore is in progress', {
+          details: { checks: { restore: { ok: false, detail: 'a restore is in progress' } } },
+        });
       }
       const database = await pingDatabase(db).then(
         () => ({ ok: true, detail: 'answers' }),
         (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}` }),
       );
       const media = await tools.check();
-      const restore = state.restoreInProgress
-        ? { ok: false, detail: 'a restore is in progress' }
-        : { ok: true, detail: 'no restore running' };
+      const restore = state.restoreInProgress ? { ok: false, detail: 'a restore is in progress' } : { ok: true, detail: 'no restore running' };
       const checks = { database, ...media, restore };
       const failing = Object.entries(checks).filter(([, c]) => !c.ok);
       if (failing.length > 0) {

@@ -11,7 +11,20 @@ import { sendFile } from '../../platform/http/send-file.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { JobQueue } from '../../platform/jobs/queue.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
-import { Asset, ASSET_KINDS, ASSET_STATES, assetView, assetViews, ensureTags, getAsset, listVariants, newId, nowIso, tagAssets, WebsiteSettings } from './repo.js';
+import {
+  Asset,
+  ASSET_KINDS,
+  ASSET_STATES,
+  assetView,
+  assetViews,
+  ensureTags,
+  getAsset,
+  listVariants,
+  newId,
+  nowIso,
+  tagAssets,
+  type WebsiteSettings,
+} from './repo.js';
 import { PROCESS_JOB } from './service.js';
 import { normaliseWebsiteUrl, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
@@ -20,7 +33,21 @@ const idParams = z.object({ id: uuidParam });
 const idList = z.array(uuidParam).min(1).max(500);
 
 /** Types shown inline to people; anything else downloads as an attachment. */
-const INLINE_SAFE = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/mp4', 'audio/aac', 'audio/ogg', 'audio/wav', 'audio/flac']);
+const INLINE_SAFE = new Set([
+  'image/jpeg',
+  'image/png',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'video/mp4',
+  'video/webm',
+  'audio/mpeg',
+  'audio/mp4',
+  'audio/aac',
+  'audio/ogg',
+  'audio/wav',
+  'audio/flac',
+]);
 /** Served to people: SVG (and anything active) can run nothing and load nothing. */
 export const MEDIA_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; media-src 'self'; sandbox";
 
@@ -37,12 +64,25 @@ async function viewOf(ctx: Context, id: string) {
 async function checkFolder(ctx: Context, folderId: string | null | undefined): Promise<void> {
   if (!folderId) return;
   const f = await ctx.deps.db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst();
-  if (!f) throw new ApiError('validation_failed', 'folderId names no folder', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+  if (!f)
+    throw new ApiError('validation_failed', 'folderId names no folder', {
+      details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
+    });
 }
 
-async function serveVariant(ctx: Context, asset: AssetsTable, v: { sha256: string; content_type: string }, disposition: 'inline' | 'attachment', cacheControl: string) {
+async function serveVariant(
+  ctx: Context,
+  asset: AssetsTable,
+  v: { sha256: string; content_type: string },
+  disposition: 'inline' | 'attachment',
+  cacheControl: string,
+) {
   const inline = disposition === 'inline' && INLINE_SAFE.has(v.content_type);
-  const ext = v.content_type.split('/')[1]?.replace(/^svg\+xml$/, 'svg').replace(/^mpeg$/, 'mp3') ?? 'bin';
+  const ext =
+    v.content_type
+      .split('/')[1]
+      ?.replace(/^svg\+xml$/, 'svg')
+      .replace(/^mpeg$/, 'mp3') ?? 'bin';
   const base = asset.name.replace(/\.[A-Za-z0-9]{1,5}$/, '');
   await sendFile(ctx, {
     path: ctx.media.store.pathOf(v.sha256),
@@ -64,9 +104,18 @@ const WebsiteUrl = z
 
 const WebsiteInput = z.object({
   url: WebsiteUrl,
-  refreshIntervalSec: z.number().int().min(10).max(7 * 86_400).nullable().optional(),
+  refreshIntervalSec: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86_400)
+    .nullable()
+    .optional(),
   zoom: z.number().min(0.25).max(5).optional(),
-  viewport: z.object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) }).nullable().optional(),
+  viewport: z
+    .object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) })
+    .nullable()
+    .optional(),
   injectionEnabled: z.boolean().optional(),
   css: z.string().max(100_000).nullable().optional(),
   js: z.string().max(100_000).nullable().optional(),
@@ -108,7 +157,8 @@ export const assetRoutes = [
     minRole: 'viewer',
     tags: TAGS,
     summary: 'List assets, newest first, with filters',
-    description: 'Filters: kind, state, folderId (a folder, or `none` for the root), collectionId, tag (name), q (name contains, case-insensitive), archived (`exclude` default, `include`, `only`).',
+    description:
+      'Filters: kind, state, folderId (a folder, or `none` for the root), collectionId, tag (name), q (name contains, case-insensitive), archived (`exclude` default, `include`, `only`).',
     query: listQuery,
     responses: { 200: { description: 'A page of assets', data: pageOf(Asset) } },
     handler: async (ctx, { query }) => {
@@ -126,10 +176,21 @@ export const assetRoutes = [
       }
       if (query.tag) {
         const tag = query.tag.toLowerCase();
-        q = q.where('id', 'in', (eb) => eb.selectFrom('asset_tags').innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id').select('asset_tags.asset_id').where(sql<string>`lower(content_tags.name)`, '=', tag));
+        q = q.where('id', 'in', (eb) =>
+          eb
+            .selectFrom('asset_tags')
+            .innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id')
+            .select('asset_tags.asset_id')
+            .where(sql<string>`lower(content_tags.name)`, '=', tag),
+        );
       }
       if (query.q) q = q.where(sql<boolean>`instr(lower(assets.name), ${query.q.toLowerCase()}) > 0`);
-      const rows = await q.where(afterCursor('assets.created_at', 'assets.id', 'desc', query.cursor)).orderBy('assets.created_at', 'desc').orderBy('assets.id', 'desc').limit(query.limit + 1).execute();
+      const rows = await q
+        .where(afterCursor('assets.created_at', 'assets.id', 'desc', query.cursor))
+        .orderBy('assets.created_at', 'desc')
+        .orderBy('assets.id', 'desc')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.created_at);
       return ok({ items: await assetViews(ctx.deps.db, page.items), nextCursor: page.nextCursor });
     },
@@ -149,10 +210,15 @@ export const assetRoutes = [
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length) throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length)
+          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
         for (const r of rows) {
           if (r.state === 'archived') continue;
-          await trx.updateTable('assets').set({ state: 'archived', state_before_archive: r.state, archived_at: now, updated_at: now }).where('id', '=', r.id).execute();
+          await trx
+            .updateTable('assets')
+            .set({ state: 'archived', state_before_archive: r.state, archived_at: now, updated_at: now })
+            .where('id', '=', r.id)
+            .execute();
           changed.push(r.id);
         }
       });
@@ -176,10 +242,15 @@ export const assetRoutes = [
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state', 'state_before_archive']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length) throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length)
+          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
         for (const r of rows) {
           if (r.state !== 'archived') continue;
-          await trx.updateTable('assets').set({ state: r.state_before_archive ?? 'ready', state_before_archive: null, archived_at: null, updated_at: now }).where('id', '=', r.id).execute();
+          await trx
+            .updateTable('assets')
+            .set({ state: r.state_before_archive ?? 'ready', state_before_archive: null, archived_at: null, updated_at: now })
+            .where('id', '=', r.id)
+            .execute();
           changed.push(r.id);
         }
       });
@@ -257,7 +328,11 @@ export const assetRoutes = [
       if (usages.length > 0 && !force) {
         const usedBy = [...new Map(usages.map((u) => [`${u.type}:${u.id}`, { type: u.type, id: u.id, name: u.name }])).values()];
         const names = usedBy.slice(0, 5).map((u) => `${u.type} "${u.name}"`);
-        throw new ApiError('conflict', `"${asset.name}" is used by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; remove it there first (or force as an admin)`, { details: { usedBy, usages } });
+        throw new ApiError(
+          'conflict',
+          `"${asset.name}" is used by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; remove it there first (or force as an admin)`,
+          { details: { usedBy, usages } },
+        );
       }
       const variants = await listVariants(ctx.deps.db, asset.id);
       await ctx.deps.db.deleteFrom('assets').where('id', '=', asset.id).execute();
@@ -280,7 +355,11 @@ export const assetRoutes = [
       if (asset.state !== 'failed') throw new ApiError('conflict', `Only a failed asset can be retried (this one is ${asset.state})`);
       const job = JobQueue.row(PROCESS_JOB, { assetId: asset.id });
       await ctx.deps.db.transaction().execute(async (trx) => {
-        await trx.updateTable('assets').set({ state: 'processing', failure_reason: null, progress: 0, updated_at: nowIso() }).where('id', '=', asset.id).execute();
+        await trx
+          .updateTable('assets')
+          .set({ state: 'processing', failure_reason: null, progress: 0, updated_at: nowIso() })
+          .where('id', '=', asset.id)
+          .execute();
         await trx.insertInto('jobs').values(job).execute();
       });
       ctx.media.jobs.kick();
@@ -295,7 +374,12 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'The asset’s thumbnail (WebP, at most 400 px); Range, ETag, 304',
     params: idParams,
-    responses: { 416: { description: 'range_not_satisfiable: Content-Range gives the length' }, 200: { description: 'The thumbnail', content: { 'image/webp': {} } }, 206: { description: 'Part of it', content: { 'image/webp': {} } }, 304: { description: 'Not modified' } },
+    responses: {
+      416: { description: 'range_not_satisfiable: Content-Range gives the length' },
+      200: { description: 'The thumbnail', content: { 'image/webp': {} } },
+      206: { description: 'Part of it', content: { 'image/webp': {} } },
+      304: { description: 'Not modified' },
+    },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       const v = (await listVariants(ctx.deps.db, asset.id)).find((x) => x.purpose === 'thumbnail');
@@ -311,15 +395,25 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'The asset for people to look at: Range, If-Range, ETag (sha256), 304; SVG under a restrictive CSP',
     params: idParams,
-    responses: { 416: { description: 'range_not_satisfiable: Content-Range gives the length' }, 200: { description: 'The media: the preview variant, the player variant (video, audio, PDF page) or the original', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } }, 206: { description: 'Part of it', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } }, 304: { description: 'Not modified' } },
+    responses: {
+      416: { description: 'range_not_satisfiable: Content-Range gives the length' },
+      200: {
+        description: 'The media: the preview variant, the player variant (video, audio, PDF page) or the original',
+        content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} },
+      },
+      206: { description: 'Part of it', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } },
+      304: { description: 'Not modified' },
+    },
     handler: async (ctx, { params }) => {
       const asset = await mustGet(ctx, params.id);
       if (!asset.sha256 || !asset.content_type) throw new ApiError('not_found', 'This asset has no file to preview');
       const variants = await listVariants(ctx.deps.db, asset.id);
-      const pick: { sha256: string; content_type: string } =
-        variants.find((v) => v.purpose === 'preview') ??
+      const pick: { sha256: string; content_type: string } = variants.find((v) => v.purpose === 'preview') ??
         (asset.kind === 'video' || asset.kind === 'audio' ? variants.find((v) => v.purpose === 'player') : undefined) ??
-        (asset.kind === 'pdf' ? variants.find((v) => v.purpose === 'player' && v.page === 1) : undefined) ?? { sha256: asset.sha256, content_type: asset.content_type };
+        (asset.kind === 'pdf' ? variants.find((v) => v.purpose === 'player' && v.page === 1) : undefined) ?? {
+          sha256: asset.sha256,
+          content_type: asset.content_type,
+        };
       await serveVariant(ctx, asset, pick, 'inline', 'private, no-cache');
     },
   }),
@@ -330,8 +424,13 @@ export const assetRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Add a website as an asset (shown in a frame by players)',
-    description: 'An address without a scheme gets https:// (`example.com/menu`). Its thumbnail (the page’s preview picture, else a card with its icon and title, fetched through the outbound guard) is made in the background; the asset is ready at once.',
-    body: WebsiteInput.extend({ name: z.string().trim().min(1).max(200).optional(), folderId: uuidParam.optional(), tags: z.array(z.string().trim().min(1).max(64)).max(50).optional() }),
+    description:
+      'An address without a scheme gets https:// (`example.com/menu`). Its thumbnail (the page’s preview picture, else a card with its icon and title, fetched through the outbound guard) is made in the background; the asset is ready at once.',
+    body: WebsiteInput.extend({
+      name: z.string().trim().min(1).max(200).optional(),
+      folderId: uuidParam.optional(),
+      tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
+    }),
     responses: { 201: { description: 'The website asset', data: Asset } },
     handler: async (ctx, { body, auth }) => {
       await checkFolder(ctx, body.folderId);
@@ -350,14 +449,35 @@ export const assetRoutes = [
         await trx
           .insertInto('assets')
           .values({
-            id, kind: 'website', state: 'ready', state_before_archive: null, name: body.name ?? new URL(body.url).host, sha256: null, size_bytes: null, content_type: 'text/html',
-            original_filename: null, width: website.viewport?.width ?? null, height: website.viewport?.height ?? null, duration_ms: null, page_count: null,
-            folder_id: body.folderId ?? null, failure_reason: null, progress: null, metadata: '{}', website: JSON.stringify(website),
-            created_by: (auth as SessionPrincipal).userId, created_at: now, updated_at: now, archived_at: null,
+            id,
+            kind: 'website',
+            state: 'ready',
+            state_before_archive: null,
+            name: body.name ?? new URL(body.url).host,
+            sha256: null,
+            size_bytes: null,
+            content_type: 'text/html',
+            original_filename: null,
+            width: website.viewport?.width ?? null,
+            height: website.viewport?.height ?? null,
+            duration_ms: null,
+            page_count: null,
+            folder_id: body.folderId ?? null,
+            failure_reason: null,
+            progress: null,
+            metadata: '{}',
+            website: JSON.stringify(website),
+            created_by: (auth as SessionPrincipal).userId,
+            created_at: now,
+            updated_at: now,
+            archived_at: null,
           })
           .execute();
         if (body.tags?.length) await tagAssets(trx, [id], await ensureTags(trx, body.tags));
-        await trx.insertInto('jobs').values(JobQueue.row(WEBSITE_THUMBNAIL_JOB, { assetId: id }, { maxAttempts: 2 })).execute();
+        await trx
+          .insertInto('jobs')
+          .values(JobQueue.row(WEBSITE_THUMBNAIL_JOB, { assetId: id }, { maxAttempts: 2 }))
+          .execute();
       });
       ctx.media.jobs.kick();
       await fireAssetChange(ctx.deps, { change: 'ready', assetIds: [id] });

@@ -22,13 +22,20 @@ export const capabilityRoutes = [
         data: z.object({
           maxUploadBytes: z.number().int().describe('The effective limit: min(PLACARD_UPLOAD_MAX_BYTES, settings uploads.maxSizeBytes)'),
           maxUploadBytesHardCap: z.number().int().describe('PLACARD_UPLOAD_MAX_BYTES: the setting cannot raise the limit above this'),
-          uploadExpiryMs: z.number().int().describe('A partial upload untouched this long is discarded: min(PLACARD_UPLOAD_EXPIRY_HOURS, settings uploads.abandonAfterHours)'),
+          uploadExpiryMs: z
+            .number()
+            .int()
+            .describe('A partial upload untouched this long is discarded: min(PLACARD_UPLOAD_EXPIRY_HOURS, settings uploads.abandonAfterHours)'),
           imageMaxPixels: z.number().int(),
           tus: z.object({ version: z.string(), extensions: z.array(z.string()), checksumAlgorithms: z.array(z.string()) }),
           kinds: z.object({ image: Capability, video: Capability, audio: Capability, pdf: Capability, website: Capability }),
           accepted: z
-            .array(z.object({ contentType: z.string(), kind: z.enum(['image', 'video', 'audio', 'pdf']), extensions: z.array(z.string()), available: z.boolean() }))
-            .describe('The file types an upload may be (decided from the bytes when it completes); `available` is false when the kind cannot be processed on this server (e.g. PDF without poppler)'),
+            .array(
+              z.object({ contentType: z.string(), kind: z.enum(['image', 'video', 'audio', 'pdf']), extensions: z.array(z.string()), available: z.boolean() }),
+            )
+            .describe(
+              'The file types an upload may be (decided from the bytes when it completes); `available` is false when the kind cannot be processed on this server (e.g. PDF without poppler)',
+            ),
         }),
       },
     },
@@ -43,7 +50,12 @@ export const capabilityRoutes = [
         website: { available: true, detail: 'shown in a frame by players' },
       };
       return ok({
-        accepted: Object.entries(ACCEPTED).map(([contentType, kind]) => ({ contentType, kind, extensions: [...(EXTENSIONS[contentType] ?? [])], available: kinds[kind].available })),
+        accepted: Object.entries(ACCEPTED).map(([contentType, kind]) => ({
+          contentType,
+          kind,
+          extensions: [...(EXTENSIONS[contentType] ?? [])],
+          available: kinds[kind].available,
+        })),
         maxUploadBytes: limits.maxBytes,
         maxUploadBytesHardCap: limits.hardCapBytes,
         uploadExpiryMs: limits.expiryMs,

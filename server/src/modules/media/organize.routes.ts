@@ -11,14 +11,29 @@ import { Asset, assetViews, ensureTags, newId, nowIso, tagAssets, type DbOrTrx }
 const TAGS = ['Content organisation'];
 
 const Folder = z
-  .object({ id: z.string(), name: z.string(), parentId: z.string().nullable(), path: z.array(z.string()), assetCount: z.number().int(), createdAt: z.string(), updatedAt: z.string() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    parentId: z.string().nullable(),
+    path: z.array(z.string()),
+    assetCount: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
   .meta({ id: 'ContentFolder' });
 const Collection = z
   .object({ id: z.string(), name: z.string(), description: z.string().nullable(), assetCount: z.number().int(), createdAt: z.string(), updatedAt: z.string() })
   .meta({ id: 'ContentCollection' });
-const Tag = z.object({ id: z.string(), name: z.string(), color: z.string().nullable(), assetCount: z.number().int(), createdAt: z.string() }).meta({ id: 'ContentTag' });
+const Tag = z
+  .object({ id: z.string(), name: z.string(), color: z.string().nullable(), assetCount: z.number().int(), createdAt: z.string() })
+  .meta({ id: 'ContentTag' });
 
-const folderName = z.string().trim().min(1).max(120).refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'no slashes or control characters');
+const folderName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(120)
+  .refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'no slashes or control characters');
 
 const isUniqueViolation = (err: unknown) => /UNIQUE constraint failed/.test(String((err as Error)?.message));
 
@@ -26,7 +41,15 @@ async function folderViews(db: DbOrTrx, rows: readonly ContentFoldersTable[]) {
   const all = await db.selectFrom('content_folders').select(['id', 'name', 'parent_id']).execute();
   const byId = new Map(all.map((f) => [f.id, f]));
   const counts = new Map(
-    (await db.selectFrom('assets').select(['folder_id', (eb) => eb.fn.countAll<number>().as('n')]).where('state', '!=', 'archived').where('folder_id', 'is not', null).groupBy('folder_id').execute()).map((r) => [r.folder_id, Number(r.n)]),
+    (
+      await db
+        .selectFrom('assets')
+        .select(['folder_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('state', '!=', 'archived')
+        .where('folder_id', 'is not', null)
+        .groupBy('folder_id')
+        .execute()
+    ).map((r) => [r.folder_id, Number(r.n)]),
   );
   return rows.map((f) => {
     const path: string[] = [];
@@ -40,12 +63,35 @@ async function folderViews(db: DbOrTrx, rows: readonly ContentFoldersTable[]) {
 }
 
 async function collectionView(db: DbOrTrx, rows: readonly ContentCollectionsTable[]) {
-  const counts = new Map((await db.selectFrom('asset_collections').select(['collection_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('collection_id').execute()).map((r) => [r.collection_id, Number(r.n)]));
-  return rows.map((c) => ({ id: c.id, name: c.name, description: c.description, assetCount: counts.get(c.id) ?? 0, createdAt: c.created_at, updatedAt: c.updated_at }));
+  const counts = new Map(
+    (
+      await db
+        .selectFrom('asset_collections')
+        .select(['collection_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('collection_id')
+        .execute()
+    ).map((r) => [r.collection_id, Number(r.n)]),
+  );
+  return rows.map((c) => ({
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    assetCount: counts.get(c.id) ?? 0,
+    createdAt: c.created_at,
+    updatedAt: c.updated_at,
+  }));
 }
 
 async function tagView(db: DbOrTrx, rows: readonly ContentTagsTable[]) {
-  const counts = new Map((await db.selectFrom('asset_tags').select(['tag_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('tag_id').execute()).map((r) => [r.tag_id, Number(r.n)]));
+  const counts = new Map(
+    (
+      await db
+        .selectFrom('asset_tags')
+        .select(['tag_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('tag_id')
+        .execute()
+    ).map((r) => [r.tag_id, Number(r.n)]),
+  );
   return rows.map((t) => ({ id: t.id, name: t.name, color: t.color, assetCount: counts.get(t.id) ?? 0, createdAt: t.created_at }));
 }
 
@@ -53,7 +99,9 @@ async function mustFolder(ctx: Context, id: string, location: 'body' | 'path' = 
   const f = await ctx.deps.db.selectFrom('content_folders').selectAll().where('id', '=', id).executeTakeFirst();
   if (!f) {
     if (location === 'path') throw notFound('Folder');
-    throw new ApiError('validation_failed', 'The folder does not exist', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+    throw new ApiError('validation_failed', 'The folder does not exist', {
+      details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
+    });
   }
   return f;
 }
@@ -83,7 +131,12 @@ export const organizeRoutes = [
       let q = ctx.deps.db.selectFrom('content_folders').selectAll();
       if (query.parentId === 'none') q = q.where('parent_id', 'is', null);
       else if (query.parentId) q = q.where('parent_id', '=', query.parentId);
-      const rows = await q.where(afterCursor('name', 'id', 'asc', query.cursor)).orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .where(afterCursor('name', 'id', 'asc', query.cursor))
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: await folderViews(ctx.deps.db, page.items), nextCursor: page.nextCursor });
     },
@@ -120,7 +173,10 @@ export const organizeRoutes = [
     summary: 'Rename a folder or move it (parentId; null for the top level)',
     params: z.object({ id: uuidParam }),
     body: z.object({ name: folderName.optional(), parentId: uuidLower.nullable().optional() }),
-    responses: { 409: { description: 'conflict: a folder of that name exists there, or the move would put a folder inside itself' }, 200: { description: 'The folder', data: Folder } },
+    responses: {
+      409: { description: 'conflict: a folder of that name exists there, or the move would put a folder inside itself' },
+      200: { description: 'The folder', data: Folder },
+    },
     handler: async (ctx, { params, body }) => {
       const folder = await mustFolder(ctx, params.id, 'path');
       if (body.parentId) {
@@ -171,7 +227,14 @@ export const organizeRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'Collections', data: pageOf(Collection) } },
     handler: async (ctx, { query }) => {
-      const rows = await ctx.deps.db.selectFrom('content_collections').selectAll().where(afterCursor('name', 'id', 'asc', query.cursor)).orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await ctx.deps.db
+        .selectFrom('content_collections')
+        .selectAll()
+        .where(afterCursor('name', 'id', 'asc', query.cursor))
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: await collectionView(ctx.deps.db, page.items), nextCursor: page.nextCursor });
     },
@@ -209,7 +272,12 @@ export const organizeRoutes = [
     handler: async (ctx, { query }) => {
       let q = ctx.deps.db.selectFrom('content_tags').selectAll();
       if (query.q) q = q.where(sql<boolean>`instr(lower(name), ${query.q.toLowerCase()}) > 0`);
-      const rows = await q.where(afterCursor('name', 'id', 'asc', query.cursor)).orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .where(afterCursor('name', 'id', 'asc', query.cursor))
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: await tagView(ctx.deps.db, page.items), nextCursor: page.nextCursor });
     },
@@ -221,7 +289,14 @@ export const organizeRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Make a tag',
-    body: z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9a-fA-F]{6}$/).nullable().optional() }),
+    body: z.object({
+      name: z.string().trim().min(1).max(64),
+      color: z
+        .string()
+        .regex(/^#[0-9a-fA-F]{6}$/)
+        .nullable()
+        .optional(),
+    }),
     responses: { 409: { description: 'conflict: a tag of that name exists' }, 201: { description: 'The tag', data: Tag } },
     handler: async (ctx, { body }) => {
       const row: ContentTagsTable = { id: newId(), name: body.name, color: body.color ?? null, created_at: nowIso() };
@@ -250,19 +325,28 @@ export const organizeRoutes = [
         addToCollections: z.array(uuidLower).max(50).optional(),
         removeFromCollections: z.array(uuidLower).max(50).optional(),
       })
-      .refine((b) => b.moveTo || b.addTags?.length || b.removeTags?.length || b.addToCollections?.length || b.removeFromCollections?.length, 'name at least one operation'),
-    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The assets after the change', data: z.object({ items: z.array(Asset) }) } },
+      .refine(
+        (b) => b.moveTo || b.addTags?.length || b.removeTags?.length || b.addToCollections?.length || b.removeFromCollections?.length,
+        'name at least one operation',
+      ),
+    responses: {
+      404: { description: 'not_found: an asset in the list does not exist' },
+      200: { description: 'The assets after the change', data: z.object({ items: z.array(Asset) }) },
+    },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.assetIds)];
       const db = ctx.deps.db;
       await db.transaction().execute(async (trx) => {
         const found = await trx.selectFrom('assets').select('id').where('id', 'in', ids).execute();
-        if (found.length !== ids.length) throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !found.some((f) => f.id === i)) } });
+        if (found.length !== ids.length)
+          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !found.some((f) => f.id === i)) } });
         const now = nowIso();
         if (body.moveTo) {
           const folderId = body.moveTo.folderId;
           if (folderId && !(await trx.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst())) {
-            throw new ApiError('validation_failed', 'The folder does not exist', { details: { issues: [{ location: 'body', path: ['moveTo', 'folderId'], message: 'no such folder', code: 'not_found' }] } });
+            throw new ApiError('validation_failed', 'The folder does not exist', {
+              details: { issues: [{ location: 'body', path: ['moveTo', 'folderId'], message: 'no such folder', code: 'not_found' }] },
+            });
           }
           await trx.updateTable('assets').set({ folder_id: folderId, updated_at: now }).where('id', 'in', ids).execute();
         }
@@ -275,12 +359,30 @@ export const organizeRoutes = [
         for (const list of [body.addToCollections, body.removeFromCollections]) {
           if (!list?.length) continue;
           const existing = await trx.selectFrom('content_collections').select('id').where('id', 'in', list).execute();
-          if (existing.length !== new Set(list).size) throw new ApiError('validation_failed', 'A collection does not exist', { details: { issues: [{ location: 'body', path: [list === body.addToCollections ? 'addToCollections' : 'removeFromCollections'], message: 'no such collection', code: 'not_found' }] } });
+          if (existing.length !== new Set(list).size)
+            throw new ApiError('validation_failed', 'A collection does not exist', {
+              details: {
+                issues: [
+                  {
+                    location: 'body',
+                    path: [list === body.addToCollections ? 'addToCollections' : 'removeFromCollections'],
+                    message: 'no such collection',
+                    code: 'not_found',
+                  },
+                ],
+              },
+            });
         }
         for (const cid of body.addToCollections ?? []) {
-          for (const aid of ids) await trx.insertInto('asset_collections').values({ asset_id: aid, collection_id: cid, added_at: now }).onConflict((oc) => oc.doNothing()).execute();
+          for (const aid of ids)
+            await trx
+              .insertInto('asset_collections')
+              .values({ asset_id: aid, collection_id: cid, added_at: now })
+              .onConflict((oc) => oc.doNothing())
+              .execute();
         }
-        if (body.removeFromCollections?.length) await trx.deleteFrom('asset_collections').where('asset_id', 'in', ids).where('collection_id', 'in', body.removeFromCollections).execute();
+        if (body.removeFromCollections?.length)
+          await trx.deleteFrom('asset_collections').where('asset_id', 'in', ids).where('collection_id', 'in', body.removeFromCollections).execute();
         await trx.updateTable('assets').set({ updated_at: now }).where('id', 'in', ids).execute();
       });
       await fireAssetChange(ctx.deps, { change: 'updated', assetIds: ids });

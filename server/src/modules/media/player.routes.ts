@@ -19,7 +19,11 @@ export const playerMediaRoutes = [
     params,
     responses: {
       416: { description: 'range_not_satisfiable: Content-Range gives the length' },
-      200: { description: 'The bytes, as the variant’s content type', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} }, headers: { ETag: { description: 'The sha256, quoted' } } },
+      200: {
+        description: 'The bytes, as the variant’s content type',
+        content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} },
+        headers: { ETag: { description: 'The sha256, quoted' } },
+      },
       206: { description: 'A range of the bytes', content: { 'image/*': {}, 'video/*': {}, 'audio/*': {}, 'application/pdf': {} } },
       304: { description: 'Not modified' },
     },
@@ -28,7 +32,7 @@ export const playerMediaRoutes = [
       const db = ctx.deps.db;
       const asset = await getAsset(db, params.assetId);
       const gone = new ApiError('not_found', 'No such media for this screen');
-      if (!asset || asset.state !== 'ready') throw gone;
+      if (asset?.state !== 'ready') throw gone;
       const variant = await db.selectFrom('asset_variants').selectAll().where('id', '=', params.variantId).where('asset_id', '=', asset.id).executeTakeFirst();
       if (!variant) throw gone;
       if (!(await screenMayDownload(ctx.deps, screenId, asset.id))) throw gone;

@@ -17,7 +17,15 @@ export async function getAsset(db: DbOrTrx, id: string): Promise<AssetsTable | u
 }
 
 export async function listVariants(db: DbOrTrx, assetId: string): Promise<AssetVariantsTable[]> {
-  return db.selectFrom('asset_variants').selectAll().where('asset_id', '=', assetId).orderBy('purpose').orderBy('page').orderBy('width').orderBy('id').execute();
+  return db
+    .selectFrom('asset_variants')
+    .selectAll()
+    .where('asset_id', '=', assetId)
+    .orderBy('purpose')
+    .orderBy('page')
+    .orderBy('width')
+    .orderBy('id')
+    .execute();
 }
 
 export const Variant = z
@@ -76,7 +84,16 @@ export const Asset = z
 export type AssetView = z.infer<typeof Asset>;
 
 export function toVariant(v: AssetVariantsTable): z.infer<typeof Variant> {
-  return { id: v.id, purpose: v.purpose, contentType: v.content_type, width: v.width, height: v.height, page: v.page, sizeBytes: v.size_bytes, sha256: v.sha256 };
+  return {
+    id: v.id,
+    purpose: v.purpose,
+    contentType: v.content_type,
+    width: v.width,
+    height: v.height,
+    page: v.page,
+    sizeBytes: v.size_bytes,
+    sha256: v.sha256,
+  };
 }
 
 /** Full views of the given asset rows (tags, collections, variants), in the same order. */
@@ -84,9 +101,23 @@ export async function assetViews(db: DbOrTrx, rows: readonly AssetsTable[]): Pro
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [tags, cols, variants] = await Promise.all([
-    db.selectFrom('asset_tags').innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id').select(['asset_tags.asset_id', 'content_tags.name']).where('asset_tags.asset_id', 'in', ids).orderBy('content_tags.name').execute(),
+    db
+      .selectFrom('asset_tags')
+      .innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id')
+      .select(['asset_tags.asset_id', 'content_tags.name'])
+      .where('asset_tags.asset_id', 'in', ids)
+      .orderBy('content_tags.name')
+      .execute(),
     db.selectFrom('asset_collections').select(['asset_id', 'collection_id']).where('asset_id', 'in', ids).orderBy('added_at').execute(),
-    db.selectFrom('asset_variants').selectAll().where('asset_id', 'in', ids).orderBy('purpose').orderBy('page').orderBy('width').orderBy('content_type').execute(),
+    db
+      .selectFrom('asset_variants')
+      .selectAll()
+      .where('asset_id', 'in', ids)
+      .orderBy('purpose')
+      .orderBy('page')
+      .orderBy('width')
+      .orderBy('content_type')
+      .execute(),
   ]);
   const group = <T>(list: T[], key: (t: T) => string) => {
     const m = new Map<string, T[]>();
@@ -142,8 +173,13 @@ export async function ensureTags(trx: DbOrTrx, names: readonly string[]): Promis
     const name = raw.trim();
     if (!name || seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
-    const found = await trx.selectFrom('content_tags').select('id').where('name', '=', name).executeTakeFirst()
-      ?? (await trx.selectFrom('content_tags').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())).executeTakeFirst());
+    const found =
+      (await trx.selectFrom('content_tags').select('id').where('name', '=', name).executeTakeFirst()) ??
+      (await trx
+        .selectFrom('content_tags')
+        .select('id')
+        .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+        .executeTakeFirst());
     if (found) {
       ids.push(found.id);
       continue;
@@ -158,7 +194,11 @@ export async function ensureTags(trx: DbOrTrx, names: readonly string[]): Promis
 export async function tagAssets(trx: DbOrTrx, assetIds: readonly string[], tagIds: readonly string[]): Promise<void> {
   for (const asset_id of assetIds) {
     for (const tag_id of tagIds) {
-      await trx.insertInto('asset_tags').values({ asset_id, tag_id }).onConflict((oc) => oc.doNothing()).execute();
+      await trx
+        .insertInto('asset_tags')
+        .values({ asset_id, tag_id })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
     }
   }
 }

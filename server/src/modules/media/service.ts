@@ -159,7 +159,11 @@ export class MediaService {
       const job = JobQueue.row(PROCESS_JOB, { assetId: id });
       try {
         await db.transaction().execute(async (trx) => {
-          await trx.insertInto('media_files').values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+          await trx
+            .insertInto('media_files')
+            .values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
           await trx
             .insertInto('assets')
             .values({
@@ -227,16 +231,22 @@ export class MediaService {
     const db = this.deps.db;
     const expected = mode === 'process' ? 'processing' : 'ready';
     const asset = await getAsset(db, assetId);
-    if (!asset || !asset.sha256) return; // deleted meanwhile
+    if (!asset?.sha256) return; // deleted meanwhile
     const current = asset.state === 'archived' ? asset.state_before_archive : asset.state;
     if (current !== expected) return;
     const source = this.store.pathOf(asset.sha256);
-    if (mode === 'reprocess' && !existsSync(source)) throw new PermanentJobError(`The original file of asset ${assetId} is missing from the media store; upload it again`);
+    if (mode === 'reprocess' && !existsSync(source))
+      throw new PermanentJobError(`The original file of asset ${assetId} is missing from the media store; upload it again`);
     const work = await this.store.workDir();
     try {
       const progress = async (fraction: number) => {
         job.progress(fraction);
-        if (mode === 'process') await db.updateTable('assets').set({ progress: Math.round(fraction * 1000) / 1000 }).where('id', '=', assetId).execute();
+        if (mode === 'process')
+          await db
+            .updateTable('assets')
+            .set({ progress: Math.round(fraction * 1000) / 1000 })
+            .where('id', '=', assetId)
+            .execute();
       };
       let result: ProcessResult;
       try {
@@ -247,12 +257,30 @@ export class MediaService {
       }
       const hashed: { f: RenderedFile; sha256: string; size: number }[] = [];
       for (const f of result.files) hashed.push({ f, ...(await hashFile(f.file)) });
-      const stored: { f: RenderedFile | null; sha256: string; size: number; contentType: string; width: number | null; height: number | null; purpose: AssetVariantsTable['purpose']; page: number | null }[] = [];
+      const stored: {
+        f: RenderedFile | null;
+        sha256: string;
+        size: number;
+        contentType: string;
+        width: number | null;
+        height: number | null;
+        purpose: AssetVariantsTable['purpose'];
+        page: number | null;
+      }[] = [];
       for (const { f, sha256, size } of hashed) {
         stored.push({ f, sha256, size, contentType: f.contentType, width: f.width, height: f.height, purpose: f.purpose, page: f.page ?? null });
       }
       for (const o of result.originalAs ?? []) {
-        stored.push({ f: null, sha256: asset.sha256, size: asset.size_bytes ?? 0, contentType: o.contentType, width: o.width, height: o.height, purpose: o.purpose, page: null });
+        stored.push({
+          f: null,
+          sha256: asset.sha256,
+          size: asset.size_bytes ?? 0,
+          contentType: o.contentType,
+          width: o.width,
+          height: o.height,
+          purpose: o.purpose,
+          page: null,
+        });
       }
       const old = await listVariants(db, assetId);
       const now = nowIso();
@@ -267,12 +295,21 @@ export class MediaService {
             const archived = row.state === 'archived';
             if ((archived ? row.state_before_archive : row.state) !== expected) return false;
             for (const s of stored) {
-              await trx.insertInto('media_files').values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+              await trx
+                .insertInto('media_files')
+                .values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now })
+                .onConflict((oc) => oc.doNothing())
+                .execute();
             }
             if (mode === 'reprocess') {
               // Keep the variants that came out the same; replace the rest.
               const sameAs = (v: AssetVariantsTable, s: (typeof stored)[number]) =>
-                v.purpose === s.purpose && v.page === s.page && v.content_type === s.contentType && v.sha256 === s.sha256 && v.width === s.width && v.height === s.height;
+                v.purpose === s.purpose &&
+                v.page === s.page &&
+                v.content_type === s.contentType &&
+                v.sha256 === s.sha256 &&
+                v.width === s.width &&
+                v.height === s.height;
               const kept = new Set<string>();
               const fresh = stored.filter((s) => {
                 const match = old.find((v) => !kept.has(v.id) && sameAs(v, s));
@@ -285,7 +322,18 @@ export class MediaService {
               for (const s of fresh) {
                 await trx
                   .insertInto('asset_variants')
-                  .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+                  .values({
+                    id: newId(),
+                    asset_id: assetId,
+                    purpose: s.purpose,
+                    content_type: s.contentType,
+                    width: s.width,
+                    height: s.height,
+                    page: s.page,
+                    size_bytes: s.size,
+                    sha256: s.sha256,
+                    created_at: now,
+                  })
                   .execute();
               }
               await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
@@ -295,7 +343,18 @@ export class MediaService {
             for (const s of stored) {
               await trx
                 .insertInto('asset_variants')
-                .values({ id: newId(), asset_id: assetId, purpose: s.purpose, content_type: s.contentType, width: s.width, height: s.height, page: s.page, size_bytes: s.size, sha256: s.sha256, created_at: now })
+                .values({
+                  id: newId(),
+                  asset_id: assetId,
+                  purpose: s.purpose,
+                  content_type: s.contentType,
+                  width: s.width,
+                  height: s.height,
+                  page: s.page,
+                  size_bytes: s.size,
+                  sha256: s.sha256,
+                  created_at: now,
+                })
                 .execute();
             }
             await trx
@@ -332,7 +391,14 @@ export class MediaService {
         const info = await probeImage(source, config.imageMaxPixels);
         await progress(0.2);
         const files = await renderImage(source, info, work, config.imageMaxPixels, isSvg);
-        return { files, width: info.width, height: info.height, durationMs: null, pageCount: null, metadata: { format: isSvg ? 'svg' : info.format, animated: info.animated, frames: info.frames } };
+        return {
+          files,
+          width: info.width,
+          height: info.height,
+          durationMs: null,
+          pageCount: null,
+          metadata: { format: isSvg ? 'svg' : info.format, animated: info.animated, frames: info.frames },
+        };
       }
       case 'video':
         return processVideo(tools, source, work, config.imageMaxPixels, progress, signal);
@@ -352,7 +418,12 @@ export class MediaService {
     const archived = row.state === 'archived';
     await db
       .updateTable('assets')
-      .set({ ...(archived ? { state_before_archive: 'failed' as const } : { state: 'failed' as const }), failure_reason: reason.slice(0, 1000), progress: null, updated_at: nowIso() })
+      .set({
+        ...(archived ? { state_before_archive: 'failed' as const } : { state: 'failed' as const }),
+        failure_reason: reason.slice(0, 1000),
+        progress: null,
+        updated_at: nowIso(),
+      })
       .where('id', '=', assetId)
       .execute();
     await fireAssetChange(this.deps, { change: 'failed', assetIds: [assetId] });
@@ -468,18 +539,30 @@ async function backfillWebsiteThumbnails(deps: AppDeps, jobs: JobQueue): Promise
     .selectFrom('assets')
     .select('id')
     .where('kind', '=', 'website')
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('asset_variants').select('asset_variants.id').whereRef('asset_variants.asset_id', '=', 'assets.id').where('asset_variants.purpose', '=', 'thumbnail'))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('asset_variants')
+            .select('asset_variants.id')
+            .whereRef('asset_variants.asset_id', '=', 'assets.id')
+            .where('asset_variants.purpose', '=', 'thumbnail'),
+        ),
+      ),
+    )
     .limit(1000)
     .execute();
   if (rows.length === 0) return;
   const pending = new Set(
-    (await deps.db.selectFrom('jobs').select('payload').where('kind', '=', WEBSITE_THUMBNAIL_JOB).where('state', 'in', ['queued', 'running']).execute()).map((j) => {
-      try {
-        return (JSON.parse(j.payload) as { assetId?: string }).assetId ?? '';
-      } catch {
-        return '';
-      }
-    }),
+    (await deps.db.selectFrom('jobs').select('payload').where('kind', '=', WEBSITE_THUMBNAIL_JOB).where('state', 'in', ['queued', 'running']).execute()).map(
+      (j) => {
+        try {
+          return (JSON.parse(j.payload) as { assetId?: string }).assetId ?? '';
+        } catch {
+          return '';
+        }
+      },
+    ),
   );
   for (const r of rows) if (!pending.has(r.id)) await jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: r.id }, { maxAttempts: 2 });
 }

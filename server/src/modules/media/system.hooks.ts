@@ -6,7 +6,14 @@ import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { JobQueue, queueStatus } from '../../platform/jobs/queue.js';
-import { registerMaintenanceAction, registerRestoreParticipant, registerStatusContributor, type MaintenanceAction, type RestoreParticipant, type StatusContributor } from '../system/index.js';
+import {
+  registerMaintenanceAction,
+  registerRestoreParticipant,
+  registerStatusContributor,
+  type MaintenanceAction,
+  type RestoreParticipant,
+  type StatusContributor,
+} from '../system/index.js';
 import { ASSET_KINDS, ASSET_STATES } from './repo.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
 import { uuidParam } from '../../platform/http/route.js';
@@ -47,8 +54,14 @@ export async function mediaStatus(db: AppDeps['db']) {
       select count(*) as n, sum(v.size_bytes) as bytes
       from asset_variants v join assets a on a.id = v.asset_id
       where v.sha256 <> coalesce(a.sha256, '')`.execute(db),
-    db.selectFrom('media_files').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')]).executeTakeFirst(),
-    db.selectFrom('uploads').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('offset_bytes').as('bytes')]).executeTakeFirst(),
+    db
+      .selectFrom('media_files')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')])
+      .executeTakeFirst(),
+    db
+      .selectFrom('uploads')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('offset_bytes').as('bytes')])
+      .executeTakeFirst(),
   ]);
   const byState = zeroes(ASSET_STATES);
   const byKind = zeroes(ASSET_KINDS);
@@ -137,7 +150,11 @@ export interface PruneResult {
  * or an upload may be about to commit the row that references them). media/screenshots
  * belongs to the screens module (retention.screenshotDays) and is not touched.
  */
-export async function pruneMedia(deps: AppDeps, media: MediaService, options: { dryRun: boolean; progress?: (f: number, m: string) => void }): Promise<PruneResult> {
+export async function pruneMedia(
+  deps: AppDeps,
+  media: MediaService,
+  options: { dryRun: boolean; progress?: (f: number, m: string) => void },
+): Promise<PruneResult> {
   const { db } = deps;
   const progress = options.progress ?? (() => {});
   const dryRun = options.dryRun;
@@ -209,12 +226,8 @@ export async function pruneMedia(deps: AppDeps, media: MediaService, options: { 
   const rows = await db
     .selectFrom('media_files')
     .select(['sha256', 'created_at'])
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('assets').select('id').whereRef('assets.sha256', '=', 'media_files.sha256'))),
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('asset_variants').select('id').whereRef('asset_variants.sha256', '=', 'media_files.sha256'))),
-    )
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('assets').select('id').whereRef('assets.sha256', '=', 'media_files.sha256'))))
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('asset_variants').select('id').whereRef('asset_variants.sha256', '=', 'media_files.sha256'))))
     .execute();
   for (const r of rows) {
     // A row whose file is on disk was judged above, by the file's age.
@@ -270,11 +283,7 @@ const pruneMediaAction: MaintenanceAction = {
 const ReprocessOptions = z
   .object({
     /** Only these assets (each must be a ready image, video, audio or PDF); default all ready ones. */
-    assetIds: z
-      .array(uuidParam)
-      .min(1)
-      .max(10_000)
-      .optional(),
+    assetIds: z.array(uuidParam).min(1).max(10_000).optional(),
     /** Only assets of these kinds. */
     kinds: z.array(z.enum(PROCESSABLE_KINDS)).min(1).optional(),
   })
@@ -319,9 +328,18 @@ const reprocessThumbnailsAction: MaintenanceAction = {
     for (const id of o.assetIds ?? []) if (!found.has(id)) skip(id, 'no such asset');
     const eligible = rows.filter((r) => {
       const state = r.state === 'archived' ? r.state_before_archive : r.state;
-      if (!(PROCESSABLE_KINDS as readonly string[]).includes(r.kind) || !r.sha256) return skip(r.id, `a ${r.kind} asset has no rendered variants`), false;
-      if (!kinds.includes(r.kind as (typeof PROCESSABLE_KINDS)[number])) return skip(r.id, `kind ${r.kind} not selected`), false;
-      if (state !== 'ready') return skip(r.id, `state ${state}: only ready assets are reprocessed`), false;
+      if (!(PROCESSABLE_KINDS as readonly string[]).includes(r.kind) || !r.sha256) {
+        skip(r.id, `a ${r.kind} asset has no rendered variants`);
+        return false;
+      }
+      if (!kinds.includes(r.kind as (typeof PROCESSABLE_KINDS)[number])) {
+        skip(r.id, `kind ${r.kind} not selected`);
+        return false;
+      }
+      if (state !== 'ready') {
+        skip(r.id, `state ${state}: only ready assets are reprocessed`);
+        return false;
+      }
       return true;
     });
     // An asset whose reprocess is already queued or running is not queued twice.
@@ -370,7 +388,8 @@ const reprocessThumbnailsAction: MaintenanceAction = {
       counts.failed = jobIds.length === 0 ? 0 : finished - succeeded;
       progress(0.1 + (0.9 * finished) / Math.max(1, jobIds.length), `${finished} of ${jobIds.length} jobs finished`);
       if (finished >= jobIds.length) break;
-      if (media.jobs.isStopped) throw new ApiError('conflict', `The server is stopping; ${jobIds.length - finished} reprocess jobs stay queued for the next start`);
+      if (media.jobs.isStopped)
+        throw new ApiError('conflict', `The server is stopping; ${jobIds.length - finished} reprocess jobs stay queued for the next start`);
       await new Promise((r) => setTimeout(r, 500));
     }
     return { ...counts, failures, skippedAssets: skipped.slice(0, 100) };

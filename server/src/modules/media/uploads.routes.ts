@@ -33,7 +33,11 @@ function requireTus(ctx: Context): void {
   ctx.set('Tus-Resumable', TUS_VERSION);
   const v = ctx.get('tus-resumable');
   if (v !== TUS_VERSION) {
-    throw tusError('unsupported_protocol_version', v ? `Tus-Resumable ${v} is not supported; this server speaks ${TUS_VERSION}` : 'Send Tus-Resumable: 1.0.0 (this is a tus 1.0.0 endpoint)', { 'Tus-Version': TUS_VERSION });
+    throw tusError(
+      'unsupported_protocol_version',
+      v ? `Tus-Resumable ${v} is not supported; this server speaks ${TUS_VERSION}` : 'Send Tus-Resumable: 1.0.0 (this is a tus 1.0.0 endpoint)',
+      { 'Tus-Version': TUS_VERSION },
+    );
   }
 }
 
@@ -85,9 +89,14 @@ async function metadataFolder(ctx: Context, meta: Record<string, string>): Promi
   const raw = meta.folderId?.trim();
   if (!raw) return null;
   const issue = (message: string) =>
-    tusError('validation_failed', `Upload-Metadata folderId ${message}; send an existing folder's id (or complete with a folderId in the body)`, {}, {
-      issues: [{ location: 'header', path: ['Upload-Metadata', 'folderId'], message, code: 'not_found' }],
-    });
+    tusError(
+      'validation_failed',
+      `Upload-Metadata folderId ${message}; send an existing folder's id (or complete with a folderId in the body)`,
+      {},
+      {
+        issues: [{ location: 'header', path: ['Upload-Metadata', 'folderId'], message, code: 'not_found' }],
+      },
+    );
   if (!z.uuid().safeParse(raw).success) throw issue('is not a folder id');
   const id = raw.toLowerCase();
   if (!(await ctx.deps.db.selectFrom('content_folders').select('id').where('id', '=', id).executeTakeFirst())) throw issue('names no folder');
@@ -97,7 +106,10 @@ async function metadataFolder(ctx: Context, meta: Record<string, string>): Promi
 /** Cleans a file name into an asset name: no path, no control characters, bounded. */
 export function nameFrom(filename: string | null | undefined): string {
   const base = (filename ?? '').split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200);
   return clean || 'Untitled';
 }
 
@@ -119,7 +131,12 @@ export const uploadRoutes = [
     extension: true,
     tags: TAGS,
     summary: 'tus discovery: version, extensions, maximum size, checksum algorithms',
-    responses: { 204: { description: 'Capabilities in headers', headers: { 'Tus-Version': { description: '1.0.0' }, 'Tus-Extension': { description: TUS_EXTENSIONS }, 'Tus-Max-Size': { description: 'bytes' } } } },
+    responses: {
+      204: {
+        description: 'Capabilities in headers',
+        headers: { 'Tus-Version': { description: '1.0.0' }, 'Tus-Extension': { description: TUS_EXTENSIONS }, 'Tus-Max-Size': { description: 'bytes' } },
+      },
+    },
     handler: async (ctx) => empty(ctx, 204, tusHeaders((await uploadLimits(ctx.deps)).maxBytes)),
   }),
   defineRoute({
@@ -129,9 +146,18 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus creation: announce an upload (Upload-Length, Upload-Metadata: filename, filetype, name, folderId, tags)',
-    description: 'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`. Only the user who creates an upload may send its bytes and complete it.',
+    description:
+      'Answers 201 with `Location: /api/v1/uploads/{id}`; send the bytes with PATCH, then `POST /api/v1/uploads/{id}/complete`. Only the user who creates an upload may send its bytes and complete it.',
     rawBody: { contentTypes: [OCTETS] },
-    responses: { 413: { description: 'payload_too_large: Upload-Length is over the limit (Tus-Max-Size)' }, 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 400: { description: 'validation_failed: Upload-Length, Upload-Metadata or Upload-Defer-Length is wrong, or bytes were sent with the creation' }, 201: { description: 'Created', headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } } } },
+    responses: {
+      413: { description: 'payload_too_large: Upload-Length is over the limit (Tus-Max-Size)' },
+      412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' },
+      400: { description: 'validation_failed: Upload-Length, Upload-Metadata or Upload-Defer-Length is wrong, or bytes were sent with the creation' },
+      201: {
+        description: 'Created',
+        headers: { Location: { description: 'The upload URL' }, 'Upload-Expires': { description: 'When an untouched partial upload is deleted' } },
+      },
+    },
     handler: async (ctx, { auth }) => {
       requireTus(ctx);
       const { db } = ctx.deps;
@@ -140,7 +166,8 @@ export const uploadRoutes = [
       const length = nonNegInt(ctx.get('upload-length'));
       if (length === null) throw tusError('validation_failed', 'Upload-Length must be a non-negative integer');
       if (length === 0) throw tusError('validation_failed', 'An empty file is not media');
-      if (length > limits.maxBytes) throw tusError('payload_too_large', `The file is larger than the ${limits.maxBytes} bytes allowed`, { 'Tus-Max-Size': String(limits.maxBytes) });
+      if (length > limits.maxBytes)
+        throw tusError('payload_too_large', `The file is larger than the ${limits.maxBytes} bytes allowed`, { 'Tus-Max-Size': String(limits.maxBytes) });
       if (Number(ctx.get('content-length') || 0) > 0) throw tusError('validation_failed', 'creation-with-upload is not supported: send the bytes with PATCH');
       const metadata = parseMetadata(ctx.get('upload-metadata'));
       // A folder named in the metadata must exist now (complete checks again: it may go meanwhile).
@@ -189,9 +216,15 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus: the upload offset (to resume)',
-    description: 'The creator\'s HEAD stops a PATCH of this upload still in progress (a stalled connection) first, so the offset is the settled one.',
+    description: "The creator's HEAD stops a PATCH of this upload still in progress (a stalled connection) first, so the offset is the settled one.",
     params: uploadIdParams,
-    responses: { 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 200: { description: 'Upload-Offset and Upload-Length in headers', headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } } } },
+    responses: {
+      412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' },
+      200: {
+        description: 'Upload-Offset and Upload-Length in headers',
+        headers: { 'Upload-Offset': { description: 'bytes received' }, 'Upload-Length': { description: 'bytes announced' } },
+      },
+    },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       const first = await loadUpload(ctx, params.id);
@@ -206,7 +239,9 @@ export const uploadRoutes = [
         'Tus-Resumable': TUS_VERSION,
       };
       const meta = JSON.parse(row.metadata) as Record<string, string>;
-      const encoded = Object.entries(meta).map(([k, v]) => (v ? `${k} ${Buffer.from(v).toString('base64')}` : k)).join(',');
+      const encoded = Object.entries(meta)
+        .map(([k, v]) => (v ? `${k} ${Buffer.from(v).toString('base64')}` : k))
+        .join(',');
       if (encoded) headers['Upload-Metadata'] = encoded;
       return empty(ctx, 200, headers);
     },
@@ -218,10 +253,18 @@ export const uploadRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'tus: append bytes at Upload-Offset (application/offset+octet-stream; Upload-Checksum optional)',
-    description: 'A newer request for the same upload (a resuming client) stops this one: what arrived is kept (unless Upload-Checksum cannot be verified) and the connection is closed.',
+    description:
+      'A newer request for the same upload (a resuming client) stops this one: what arrived is kept (unless Upload-Checksum cannot be verified) and the connection is closed.',
     params: uploadIdParams,
     rawBody: { contentTypes: [OCTETS] },
-    responses: { 460: { description: 'checksum_mismatch: the chunk does not match Upload-Checksum; it was discarded' }, 413: { description: 'payload_too_large: more bytes than the upload has room for' }, 412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' }, 409: { description: 'conflict: Upload-Offset is not the offset received (the answer\'s Upload-Offset is)' }, 400: { description: 'validation_failed: Upload-Offset or Upload-Checksum is malformed, or the body ended early' }, 204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } } },
+    responses: {
+      460: { description: 'checksum_mismatch: the chunk does not match Upload-Checksum; it was discarded' },
+      413: { description: 'payload_too_large: more bytes than the upload has room for' },
+      412: { description: 'unsupported_protocol_version: Tus-Resumable is missing or not 1.0.0' },
+      409: { description: "conflict: Upload-Offset is not the offset received (the answer's Upload-Offset is)" },
+      400: { description: 'validation_failed: Upload-Offset or Upload-Checksum is malformed, or the body ended early' },
+      204: { description: 'Bytes stored; the new Upload-Offset in headers', headers: { 'Upload-Offset': { description: 'bytes received' } } },
+    },
     handler: async (ctx, { params, auth }) => {
       requireTus(ctx);
       if (ctx.request.type !== OCTETS) throw tusError('unsupported_media_type', `Send the bytes as ${OCTETS}`);
@@ -231,8 +274,10 @@ export const uploadRoutes = [
       const checksumHeader = ctx.get('upload-checksum');
       if (checksumHeader) {
         const [algorithm, expected, ...rest] = checksumHeader.trim().split(' ');
-        if (!algorithm || !expected || rest.length || !/^[A-Za-z0-9+/]+={0,2}$/.test(expected)) throw tusError('validation_failed', 'Upload-Checksum must be "<algorithm> <base64 digest>"');
-        if (!(CHECKSUM_ALGORITHMS as readonly string[]).includes(algorithm)) throw tusError('validation_failed', `Checksum algorithm ${algorithm} is not supported; use ${CHECKSUM_ALGORITHMS.join(', ')}`);
+        if (!algorithm || !expected || rest.length || !/^[A-Za-z0-9+/]+={0,2}$/.test(expected))
+          throw tusError('validation_failed', 'Upload-Checksum must be "<algorithm> <base64 digest>"');
+        if (!(CHECKSUM_ALGORITHMS as readonly string[]).includes(algorithm))
+          throw tusError('validation_failed', `Checksum algorithm ${algorithm} is not supported; use ${CHECKSUM_ALGORITHMS.join(', ')}`);
         checksum = { algorithm, expected };
       }
       const media = ctx.media;
@@ -253,7 +298,9 @@ export const uploadRoutes = [
       async function receive() {
         const row = await loadUpload(ctx, params.id);
         if (offsetHeader !== row.offset_bytes) {
-          throw tusError('conflict', `Upload-Offset ${offsetHeader} does not match the ${row.offset_bytes} bytes received`, { 'Upload-Offset': String(row.offset_bytes) });
+          throw tusError('conflict', `Upload-Offset ${offsetHeader} does not match the ${row.offset_bytes} bytes received`, {
+            'Upload-Offset': String(row.offset_bytes),
+          });
         }
         const declared = ctx.get('content-length') ? Number(ctx.get('content-length')) : null;
         const room = row.length_bytes - row.offset_bytes;
@@ -373,18 +420,29 @@ export const uploadRoutes = [
       checkOwner(await loadCompletable(ctx, params.id), auth, 'write');
       const assetId = await media.withUploadLock(params.id, async () => {
         const row = await loadCompletable(ctx, params.id);
-        if (row.offset_bytes !== row.length_bytes) throw new ApiError('conflict', `The upload has ${row.offset_bytes} of ${row.length_bytes} bytes; send the rest first`);
+        if (row.offset_bytes !== row.length_bytes)
+          throw new ApiError('conflict', `The upload has ${row.offset_bytes} of ${row.length_bytes} bytes; send the rest first`);
         const meta = JSON.parse(row.metadata) as Record<string, string>;
         let folderId: string | null;
         if (body.folderId) {
           folderId = body.folderId.toLowerCase();
           if (!(await db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst())) {
-            throw new ApiError('validation_failed', 'folderId names no folder', { details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] } });
+            throw new ApiError('validation_failed', 'folderId names no folder', {
+              details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
+            });
           }
         } else {
           folderId = await metadataFolder(ctx, meta);
         }
-        const tags = body.tags ?? (meta.tags ? meta.tags.split(',').map((t) => t.trim()).filter((t) => t && t.length <= 64).slice(0, 50) : []);
+        const tags =
+          body.tags ??
+          (meta.tags
+            ? meta.tags
+                .split(',')
+                .map((t) => t.trim())
+                .filter((t) => t && t.length <= 64)
+                .slice(0, 50)
+            : []);
         const file = media.partPath(row.id);
         const discard = async () => {
           await db.deleteFrom('uploads').where('id', '=', row.id).execute();

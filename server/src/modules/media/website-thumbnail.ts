@@ -81,7 +81,8 @@ export function readPageFacts(html: string, base: string): PageFacts {
     if (!rel.includes('icon') && !rel.includes('apple-touch-icon') && !rel.includes('apple-touch-icon-precomposed')) continue;
     const u = abs(a.href);
     if (!u) continue;
-    const size = Math.max(0, ...((a.sizes ?? '').match(/\d+/g) ?? []).map(Number)) || (rel.includes('apple-touch-icon') ? 180 : a.type === 'image/svg+xml' ? 512 : 16);
+    const size =
+      Math.max(0, ...((a.sizes ?? '').match(/\d+/g) ?? []).map(Number)) || (rel.includes('apple-touch-icon') ? 180 : a.type === 'image/svg+xml' ? 512 : 16);
     icons.push({ url: u, size });
   }
   icons.sort((x, y) => y.size - x.size);
@@ -103,7 +104,9 @@ function clip(s: string, n: number): string {
 
 /** A card: the page's icon (when there is one) above its title and its address. */
 async function card(host: string, title: string | null, icon: Buffer | null, note: string | null): Promise<Buffer> {
-  const lines = title ? [clip(title, 34), ...(title.length > 34 ? [clip(title.slice(clip(title, 34).replace(/…$/, '').length).trim(), 34)] : [])].slice(0, 2) : [];
+  const lines = title
+    ? [clip(title, 34), ...(title.length > 34 ? [clip(title.slice(clip(title, 34).replace(/…$/, '').length).trim(), 34)] : [])].slice(0, 2)
+    : [];
   const textTop = icon ? 168 : 110;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}">
   <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#1d3557"/><stop offset="1" stop-color="#2a6f97"/></linearGradient></defs>
@@ -115,7 +118,10 @@ async function card(host: string, title: string | null, icon: Buffer | null, not
   let img = sharp(Buffer.from(svg));
   if (icon) {
     const size = 88;
-    const tile = await sharp(icon, { limitInputPixels: 64_000_000 }).resize(size, size, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } }).png().toBuffer();
+    const tile = await sharp(icon, { limitInputPixels: 64_000_000 })
+      .resize(size, size, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
+      .png()
+      .toBuffer();
     const plate = await sharp({ create: { width: size + 16, height: size + 16, channels: 4, background: { r: 255, g: 255, b: 255, alpha: 1 } } })
       .composite([{ input: tile, left: 8, top: 8 }])
       .png()
@@ -193,7 +199,7 @@ export interface WebsiteThumbnailHost {
 export async function runWebsiteThumbnail(media: WebsiteThumbnailHost, assetId: string, job: JobContext): Promise<void> {
   const db = media.deps.db;
   const asset = await getAsset(db, assetId);
-  if (!asset || asset.kind !== 'website' || !asset.website) return;
+  if (asset?.kind !== 'website' || !asset.website) return;
   const { url } = JSON.parse(asset.website) as WebsiteSettings;
   const made = await websiteThumbnail(url, await fetchPolicy(media.deps));
   job.progress(0.8);
@@ -210,9 +216,27 @@ export async function runWebsiteThumbnail(media: WebsiteThumbnailHost, assetId: 
         // Deleted, or its address changed meanwhile (that change queued its own job).
         if (!row || row.website !== asset.website) return;
         const now = nowIso();
-        await trx.insertInto('media_files').values({ sha256: hashed.sha256, size_bytes: hashed.size, content_type: 'image/webp', created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+        await trx
+          .insertInto('media_files')
+          .values({ sha256: hashed.sha256, size_bytes: hashed.size, content_type: 'image/webp', created_at: now })
+          .onConflict((oc) => oc.doNothing())
+          .execute();
         await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).where('purpose', '=', 'thumbnail').execute();
-        await trx.insertInto('asset_variants').values({ id: newId(), asset_id: assetId, purpose: 'thumbnail', content_type: 'image/webp', width: W, height: H, page: null, size_bytes: hashed.size, sha256: hashed.sha256, created_at: now }).execute();
+        await trx
+          .insertInto('asset_variants')
+          .values({
+            id: newId(),
+            asset_id: assetId,
+            purpose: 'thumbnail',
+            content_type: 'image/webp',
+            width: W,
+            height: H,
+            page: null,
+            size_bytes: hashed.size,
+            sha256: hashed.sha256,
+            created_at: now,
+          })
+          .execute();
         let metadata: Record<string, unknown> = {};
         try {
           metadata = JSON.parse(row.metadata) as Record<string, unknown>;
@@ -221,12 +245,20 @@ export async function runWebsiteThumbnail(media: WebsiteThumbnailHost, assetId: 
         }
         await trx
           .updateTable('assets')
-          .set({ metadata: JSON.stringify({ ...metadata, pageTitle: made.title, thumbnailSource: made.source, thumbnailError: made.error, thumbnailAt: now }), updated_at: now })
+          .set({
+            metadata: JSON.stringify({ ...metadata, pageTitle: made.title, thumbnailSource: made.source, thumbnailError: made.error, thumbnailAt: now }),
+            updated_at: now,
+          })
           .where('id', '=', assetId)
           .execute();
       });
     });
-    await media.removeOrphans(old.filter((v) => v.purpose === 'thumbnail').map((v) => v.sha256).concat(hashed.sha256));
+    await media.removeOrphans(
+      old
+        .filter((v) => v.purpose === 'thumbnail')
+        .map((v) => v.sha256)
+        .concat(hashed.sha256),
+    );
   } finally {
     await fs.rm(work, { recursive: true, force: true });
   }

@@ -81,7 +81,7 @@ async function linuxArtifact(dataDir: string, serverUrl: string): Promise<Artifa
     '',
     'On the screen box (Debian 12+, Ubuntu 22.04+, Raspberry Pi OS; x86_64 or aarch64):',
     '',
-    '  tar xzf ' + fileName,
+    `  tar xzf ${fileName}`,
     '  sudo sh placard-player/install.sh',
     '',
     `It installs Chromium and cage, and shows ${serverUrl}/play full screen on tty1.`,
@@ -132,7 +132,10 @@ async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeByte
   const file = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, receiver.fileName);
   const s = await stat(file).catch(() => null);
   if (!s?.isFile() || s.size !== receiver.sizeBytes) {
-    throw new ApiError('not_found', `The mirroring receiver file is missing or damaged in the data directory (${MIRRORING_RECEIVER_DIR}/${receiver.fileName}). ${HOW_TO_PROVIDE}`);
+    throw new ApiError(
+      'not_found',
+      `The mirroring receiver file is missing or damaged in the data directory (${MIRRORING_RECEIVER_DIR}/${receiver.fileName}). ${HOW_TO_PROVIDE}`,
+    );
   }
   return { file, sizeBytes: s.size, sha256: receiver.sha256 };
 }
@@ -220,7 +223,13 @@ const artifactRoute = (method: 'GET' | 'HEAD') =>
     },
     handler: async (ctx) => {
       const artifact = await linuxArtifact(ctx.deps.config.dataDir, await serverUrlOf(ctx));
-      await sendFile(ctx, { path: artifact.file, contentType: 'application/gzip', etag: artifact.sha256, disposition: { type: 'attachment', filename: artifact.fileName }, cacheControl: 'no-cache' });
+      await sendFile(ctx, {
+        path: artifact.file,
+        contentType: 'application/gzip',
+        etag: artifact.sha256,
+        disposition: { type: 'attachment', filename: artifact.fileName },
+        cacheControl: 'no-cache',
+      });
     },
   });
 
@@ -240,7 +249,13 @@ const receiverRoute = (method: 'GET' | 'HEAD') =>
     },
     handler: async (ctx) => {
       const receiver = await mirroringReceiver(ctx);
-      await sendFile(ctx, { path: receiver.file, contentType: 'application/octet-stream', etag: receiver.sha256, disposition: { type: 'attachment', filename: 'placard-mirroring-receiver' }, cacheControl: 'no-cache' });
+      await sendFile(ctx, {
+        path: receiver.file,
+        contentType: 'application/octet-stream',
+        etag: receiver.sha256,
+        disposition: { type: 'attachment', filename: 'placard-mirroring-receiver' },
+        cacheControl: 'no-cache',
+      });
     },
   });
 
@@ -251,8 +266,12 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'The Linux player installer (sh), rendered with this server’s public URL',
-    description: 'Run on a screen box: `curl -fsSL <server>/install.sh | sudo sh`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`.',
-    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } } },
+    description:
+      'Run on a screen box: `curl -fsSL <server>/install.sh | sudo sh`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`.',
+    responses: {
+      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
+      200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } },
+    },
     handler: async (ctx) => sendText(ctx, playerInstallScript(await serverUrlOf(ctx)), 'text/x-shellscript; charset=utf-8', 'install.sh'),
   }),
   defineRoute({
@@ -261,7 +280,10 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'The systemd unit of the Linux player',
-    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'A systemd unit file', content: { 'text/plain': {} } } },
+    responses: {
+      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
+      200: { description: 'A systemd unit file', content: { 'text/plain': {} } },
+    },
     handler: async (ctx) => sendText(ctx, playerServiceUnit(await serverUrlOf(ctx)), 'text/plain; charset=utf-8', 'placard-player.service'),
   }),
   defineRoute({
@@ -270,7 +292,10 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'How to install the Linux player here: version, URLs, artifact size and sha256, architectures',
-    responses: { 400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' }, 200: { description: 'Install metadata', data: LinuxInstallInfo } },
+    responses: {
+      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
+      200: { description: 'Install metadata', data: LinuxInstallInfo },
+    },
     handler: async (ctx) => {
       const serverUrl = await serverUrlOf(ctx);
       const artifact = await linuxArtifact(ctx.deps.config.dataDir, serverUrl);
@@ -284,7 +309,13 @@ export const provisioningRoutes = [
         serviceUrl: `${serverUrl}/install/player.service`,
         architectures: [...PLAYER_ARCHITECTURES],
         distributions: ['Debian 12+', 'Ubuntu 22.04+', 'Raspberry Pi OS (bookworm+)'],
-        artifact: { url: `${serverUrl}/api/v1/install/linux/artifact`, fileName: artifact.fileName, sizeBytes: artifact.sizeBytes, sha256: artifact.sha256, contentType: 'application/gzip' },
+        artifact: {
+          url: `${serverUrl}/api/v1/install/linux/artifact`,
+          fileName: artifact.fileName,
+          sizeBytes: artifact.sizeBytes,
+          sha256: artifact.sha256,
+          contentType: 'application/gzip',
+        },
       });
     },
   }),
@@ -314,7 +345,10 @@ export const provisioningRoutes = [
     auth: 'public',
     tags: TAGS,
     summary: 'The receiver’s sha256, in sha256sum format',
-    responses: { 200: { description: '`<hex>  placard-mirroring-receiver`', content: { 'text/plain': {} } }, 404: { description: 'not_found: no receiver has been provided' } },
+    responses: {
+      200: { description: '`<hex>  placard-mirroring-receiver`', content: { 'text/plain': {} } },
+      404: { description: 'not_found: no receiver has been provided' },
+    },
     handler: async (ctx) => {
       const receiver = await mirroringReceiver(ctx);
       sendText(ctx, `${receiver.sha256}  placard-mirroring-receiver\n`, 'text/plain; charset=utf-8');

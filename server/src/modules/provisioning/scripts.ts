@@ -22,7 +22,7 @@ export function originOf(url: string): string {
   return new URL(url).origin;
 }
 
-const PLAYER_SERVICE = String.raw`# Placard Linux player: Chromium in kiosk mode on @@SERVER_URL@@/play
+const PLAYER_SERVICE = `# Placard Linux player: Chromium in kiosk mode on @@SERVER_URL@@/play
 # Installed by @@SERVER_URL@@/install.sh as /etc/systemd/system/placard-player.service.
 # The server address lives in /etc/placard-player/player.env.
 [Unit]
@@ -87,9 +87,9 @@ have() { command -v "$1" >/dev/null 2>&1; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) [ $# -ge 2 ] || die "--server needs a URL"; SERVER_URL=$2; shift 2 ;;
-    --server=*) SERVER_URL=${"$"}{1#--server=}; shift ;;
+    --server=*) SERVER_URL=${'$'}{1#--server=}; shift ;;
     --root) [ $# -ge 2 ] || die "--root needs a directory"; ROOT=$2; shift 2 ;;
-    --root=*) ROOT=${"$"}{1#--root=}; shift ;;
+    --root=*) ROOT=${'$'}{1#--root=}; shift ;;
     --no-start) START=0; shift ;;
     -h|--help) sed -n '2,16p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1" ;;
@@ -103,7 +103,7 @@ esac
 case "$SERVER_URL" in
   *"'"*|*' '*|*'"'*|*\\*) die "the server URL contains characters that are not allowed" ;;
 esac
-SERVER_URL=${"$"}{SERVER_URL%/}
+SERVER_URL=${'$'}{SERVER_URL%/}
 # scheme://host[:port] without the path: what Chromium must treat as a secure origin.
 ORIGIN=$(printf '%s\n' "$SERVER_URL" | sed 's#^\(https\{0,1\}://[^/]*\).*#\1#')
 PLAYER_URL="$SERVER_URL/play?kiosk=1"
@@ -141,9 +141,9 @@ if ! awk -F: -v u="$PLAYER_USER" '$1 == u { found = 1 } END { exit !found }' "$R
   if [ -z "$ROOT" ]; then
     groups=""
     for g in video audio input render; do
-      if getent group "$g" >/dev/null 2>&1; then groups="$groups${"$"}{groups:+,}$g"; fi
+      if getent group "$g" >/dev/null 2>&1; then groups="$groups${'$'}{groups:+,}$g"; fi
     done
-    useradd --system --user-group --create-home --home-dir /var/lib/placard-player --shell /usr/sbin/nologin ${"$"}{groups:+--groups "$groups"} --comment "Placard player" "$PLAYER_USER"
+    useradd --system --user-group --create-home --home-dir /var/lib/placard-player --shell /usr/sbin/nologin ${'$'}{groups:+--groups "$groups"} --comment "Placard player" "$PLAYER_USER"
   else
     mkdir -p "$ROOT/etc"
     touch "$ROOT/etc/passwd" "$ROOT/etc/group"
@@ -171,14 +171,14 @@ cat >"$ROOT/usr/local/bin/placard-player" <<'EOF'
 # The page reports playerFamily desktop-linux (kiosk=1). Plain-http LAN servers are treated
 # as secure origins so the player's service worker, Cache Storage and Web Crypto work.
 set -eu
-: "${"$"}{PLACARD_PLAYER_URL:?set in /etc/placard-player/player.env}"
-: "${"$"}{PLACARD_ORIGIN:?set in /etc/placard-player/player.env}"
+: "${'$'}{PLACARD_PLAYER_URL:?set in /etc/placard-player/player.env}"
+: "${'$'}{PLACARD_ORIGIN:?set in /etc/placard-player/player.env}"
 browser=""
 for b in chromium chromium-browser google-chrome; do
   if command -v "$b" >/dev/null 2>&1; then browser=$(command -v "$b"); break; fi
 done
 [ -n "$browser" ] || { echo "placard-player: Chromium is not installed" >&2; exit 1; }
-profile="${"$"}{HOME:-/var/lib/placard-player}/chromium"
+profile="${'$'}{HOME:-/var/lib/placard-player}/chromium"
 mkdir -p "$profile"
 # A crash must not leave a "restore pages?" bubble over the screen.
 sed -i 's/"exit_type":"Crashed"/"exit_type":"Normal"/' "$profile/Default/Preferences" 2>/dev/null || true

@@ -104,7 +104,10 @@ export function parseRrule(text: string): string {
   const body = text.trim().replace(/^RRULE:/i, '');
   if (/DTSTART/i.test(body)) throw new Error('give the start as startsAt, not DTSTART');
   const rule = rrulestr(`RRULE:${body}`, { dtstart: new Date(0) });
-  return rule.toString().replace(/^DTSTART[^\n]*\n/, '').replace(/^RRULE:/, '');
+  return rule
+    .toString()
+    .replace(/^DTSTART[^\n]*\n/, '')
+    .replace(/^RRULE:/, '');
 }
 
 /**
@@ -189,7 +192,12 @@ const WINDOW_RANK: Record<WindowSource['source']['type'], number> = { takeover: 
  * `availability`) with nothing to play over a span is passed over there.
  */
 export function resolveTimeline(
-  input: { schedules: readonly ScheduleInput[]; windows?: readonly WindowSource[]; fallbacks?: readonly FallbackSource[]; availability?: ReadonlyMap<string, readonly Interval[]> },
+  input: {
+    schedules: readonly ScheduleInput[];
+    windows?: readonly WindowSource[];
+    fallbacks?: readonly FallbackSource[];
+    availability?: ReadonlyMap<string, readonly Interval[]>;
+  },
   from: number,
   to: number,
 ): Segment[] {
@@ -197,9 +205,9 @@ export function resolveTimeline(
   const occ = input.schedules.flatMap((s) => clipOccurrences(occurrences(s, from, to), input.availability?.get(s.id)));
   const windows = (input.windows ?? []).filter((w) => w.start < to && w.end > from);
   const cuts = new Set<number>([from, to]);
-  for (const o of occ) [o.start, o.end].forEach((x) => x > from && x < to && cuts.add(x));
-  for (const w of windows) [w.start, w.end].forEach((x) => x > from && x < to && cuts.add(x));
-  for (const f of input.fallbacks ?? []) for (const i of f.availability ?? []) [i.start, i.end].forEach((x) => x > from && x < to && cuts.add(x));
+  for (const o of occ) for (const x of [o.start, o.end]) if (x > from && x < to) cuts.add(x);
+  for (const w of windows) for (const x of [w.start, w.end]) if (x > from && x < to) cuts.add(x);
+  for (const f of input.fallbacks ?? []) for (const i of f.availability ?? []) for (const x of [i.start, i.end]) if (x > from && x < to) cuts.add(x);
   const points = [...cuts].sort((a, b) => a - b);
 
   const segments: Segment[] = [];

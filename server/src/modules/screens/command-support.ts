@@ -1,7 +1,18 @@
 import { z } from 'zod';
 
 /** Every remote command the API queues (DESIGN.md section 6.5). */
-export const COMMAND_TYPES = ['reload', 'reboot', 'restart_player', 'screenshot', 'display_on', 'display_off', 'clear_cache', 'update_config', 'identify', 'sync_now'] as const;
+export const COMMAND_TYPES = [
+  'reload',
+  'reboot',
+  'restart_player',
+  'screenshot',
+  'display_on',
+  'display_off',
+  'clear_cache',
+  'update_config',
+  'identify',
+  'sync_now',
+] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
 export interface CommandSupport {
@@ -35,7 +46,9 @@ export const CommandSupportDto = z
   .meta({ id: 'CommandSupport', description: 'Per command type: whether this screen’s player can run it, and why not' });
 
 export function commandSupport(playerFamily: string | null, lastStatus: Record<string, unknown> | null): Record<CommandType, CommandSupport> {
-  const reported = Array.isArray(lastStatus?.supportedCommands) ? (lastStatus!.supportedCommands as unknown[]).filter((x): x is string => typeof x === 'string') : null;
+  const reported = Array.isArray(lastStatus?.supportedCommands)
+    ? (lastStatus!.supportedCommands as unknown[]).filter((x): x is string => typeof x === 'string')
+    : null;
   const family = FAMILY_TABLE[playerFamily ?? 'web'] ?? FAMILY_TABLE.web!;
   const out = {} as Record<CommandType, CommandSupport>;
   for (const type of COMMAND_TYPES) {

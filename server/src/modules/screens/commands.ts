@@ -185,7 +185,12 @@ function finishedAnswer(row: ScreenCommandsTable, resultText: string, body: Comm
  * acknowledged), so of two results racing, one wins and the other gets 409, unless it is
  * identical to the winner (a retry), which answers the recorded command.
  */
-export async function reportResult(deps: { db: Db; config: { dataDir: string } }, row: ScreenCommandsTable, body: CommandOutcome, now = Date.now()): Promise<ScreenCommandsTable> {
+export async function reportResult(
+  deps: { db: Db; config: { dataDir: string } },
+  row: ScreenCommandsTable,
+  body: CommandOutcome,
+  now = Date.now(),
+): Promise<ScreenCommandsTable> {
   const resultText = JSON.stringify({ status: body.status, message: body.message ?? null, output: body.output ?? null });
   const state = stateOf(row, now);
   if (state === 'succeeded' || state === 'failed' || state === 'expired') return finishedAnswer(row, resultText, body, now);
@@ -243,11 +248,15 @@ export const commandRoutes = [
       if (query.cursor) q = q.where('id', '<', decodeCursor(query.cursor).id);
       if (query.state) {
         const nowText = nowIso();
-        if (query.state === 'expired') q = q.where((eb) => eb.or([eb('state', '=', 'expired'), eb.and([eb('state', 'in', ['queued', 'delivered']), eb('expires_at', '<=', nowText)])]));
+        if (query.state === 'expired')
+          q = q.where((eb) => eb.or([eb('state', '=', 'expired'), eb.and([eb('state', 'in', ['queued', 'delivered']), eb('expires_at', '<=', nowText)])]));
         else if (['queued', 'delivered'].includes(query.state)) q = q.where('state', '=', query.state).where('expires_at', '>', nowText);
         else q = q.where('state', '=', query.state);
       }
-      const rows = await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('id', 'desc')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.created_at);
       return ok({ items: page.items.map(toCommandDto), nextCursor: page.nextCursor });
     },
@@ -278,7 +287,13 @@ export const commandRoutes = [
         throw new ApiError('conflict', 'Screenshots are turned off by this screen’s policy');
       }
       if (JSON.stringify(body.params ?? {}).length > 16_384) throw new ApiError('validation_failed', 'params is larger than 16 KiB');
-      const row = await queueCommand(ctx.deps, { screenId: screen.id, type: body.type, params: body.params, ttlSec: body.expiresInSec, createdBy: (auth as SessionPrincipal).userId });
+      const row = await queueCommand(ctx.deps, {
+        screenId: screen.id,
+        type: body.type,
+        params: body.params,
+        ttlSec: body.expiresInSec,
+        createdBy: (auth as SessionPrincipal).userId,
+      });
       await recordHistory(ctx.deps.db, screen.id, 'command', { commandId: row.id, type: row.type, by: (auth as SessionPrincipal).userId });
       return created(toCommandDto(row));
     },
@@ -302,7 +317,10 @@ export const commandRoutes = [
     tags: TAGS,
     summary: 'The image a screenshot command returned',
     params: z.object({ id: uuidParam, commandId: uuidParam }),
-    responses: { 304: { description: 'Not modified: If-None-Match names this image' }, 200: { description: 'The image', content: { 'image/png': {}, 'image/jpeg': {}, 'image/webp': {} } } },
+    responses: {
+      304: { description: 'Not modified: If-None-Match names this image' },
+      200: { description: 'The image', content: { 'image/png': {}, 'image/jpeg': {}, 'image/webp': {} } },
+    },
     handler: async (ctx, { params }) => {
       const row = await commandForScreen(ctx, params.id, params.commandId);
       if (!row.screenshot_sha256 || !row.screenshot_type) throw notFound('Screenshot');
@@ -341,7 +359,13 @@ export const commandRoutes = [
         .limit(100)
         .execute();
       const queued = rows.filter((r) => r.state === 'queued').map((r) => r.id);
-      if (queued.length) await db.updateTable('screen_commands').set({ state: 'delivered', delivered_at: nowText }).where('id', 'in', queued).where('state', '=', 'queued').execute();
+      if (queued.length)
+        await db
+          .updateTable('screen_commands')
+          .set({ state: 'delivered', delivered_at: nowText })
+          .where('id', 'in', queued)
+          .where('state', '=', 'queued')
+          .execute();
       return ok({ items: rows.map((r) => toCommandDto(r.state === 'queued' ? { ...r, state: 'delivered', delivered_at: nowText } : r)) });
     },
   }),

@@ -37,7 +37,11 @@ export async function resolveDeviceCredential(db: Db, token: string): Promise<Re
   if (screen.disabled_at) throw new ApiError('screen_disabled', 'This screen is disabled');
   const now = Date.now();
   if (!cred.last_used_at || now - Date.parse(cred.last_used_at) > TOUCH_EVERY_MS) {
-    await db.updateTable('device_credentials').set({ last_used_at: nowIso(now) }).where('id', '=', cred.id).execute();
+    await db
+      .updateTable('device_credentials')
+      .set({ last_used_at: nowIso(now) })
+      .where('id', '=', cred.id)
+      .execute();
   }
   return { screen, credentialId: cred.id };
 }

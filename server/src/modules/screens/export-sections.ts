@@ -66,19 +66,24 @@ async function checkSpans(db: Db, groups: Group[]): Promise<void> {
     if (!g.span) continue;
     const members = new Set((await db.selectFrom('screen_group_members').select('screen_id').where('group_id', '=', g.id).execute()).map((r) => r.screen_id));
     const cellIds = g.span.cells.map((c) => c.screenId.toLowerCase());
-    const known = new Set(
-      cellIds.length ? (await db.selectFrom('screens').select('id').where('id', 'in', cellIds).execute()).map((r) => r.id) : [],
-    );
+    const known = new Set(cellIds.length ? (await db.selectFrom('screens').select('id').where('id', 'in', cellIds).execute()).map((r) => r.id) : []);
     const positions = new Set<string>();
     const screens = new Set<string>();
     for (const [ci, c] of g.span.cells.entries()) {
       const at = [gi, 'span', 'cells', ci];
       const id = c.screenId.toLowerCase();
-      if (c.row >= g.span.rows || c.column >= g.span.columns) throw invalidAt('groups', at, `cell (${c.row}, ${c.column}) is outside a ${g.span.rows}×${g.span.columns} grid`);
+      if (c.row >= g.span.rows || c.column >= g.span.columns)
+        throw invalidAt('groups', at, `cell (${c.row}, ${c.column}) is outside a ${g.span.rows}×${g.span.columns} grid`);
       if (positions.has(`${c.row},${c.column}`)) throw invalidAt('groups', at, `two screens in cell (${c.row}, ${c.column})`);
       if (screens.has(id)) throw invalidAt('groups', at, `screen ${id} has two cells`);
-      if (!known.has(id)) throw invalidAt('groups', [...at, 'screenId'], `screen ${id} is not a screen of this server (pair it first, or import the group with span null)`);
-      if (!members.has(id)) throw invalidAt('groups', [...at, 'screenId'], `screen ${id} is not a member of group ${g.name} here (add it to the group first, or import the group with span null)`);
+      if (!known.has(id))
+        throw invalidAt('groups', [...at, 'screenId'], `screen ${id} is not a screen of this server (pair it first, or import the group with span null)`);
+      if (!members.has(id))
+        throw invalidAt(
+          'groups',
+          [...at, 'screenId'],
+          `screen ${id} is not a member of group ${g.name} here (add it to the group first, or import the group with span null)`,
+        );
       positions.add(`${c.row},${c.column}`);
       screens.add(id);
     }
@@ -93,7 +98,15 @@ const locationsSection: ExportSection = {
   order: 10,
   async exportData(db) {
     const rows = await db.selectFrom('locations').selectAll().orderBy('name').orderBy('id').execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, address: r.address, timeZone: r.time_zone, latitude: r.latitude, longitude: r.longitude, notes: r.notes }));
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      address: r.address,
+      timeZone: r.time_zone,
+      latitude: r.latitude,
+      longitude: r.longitude,
+      notes: r.notes,
+    }));
   },
   async preview(db, data) {
     const incoming = parseSection('locations', Locations, data);
@@ -141,7 +154,13 @@ const groupsSection: ExportSection = {
     const affected: string[] = [];
     for (const g of Groups.parse(data)) {
       const before = await trx.selectFrom('screen_groups').select(['name', 'policy', 'span']).where('id', '=', g.id).executeTakeFirst();
-      const values = { name: g.name, description: g.description, policy: g.policy ? JSON.stringify(g.policy) : null, span: g.span ? JSON.stringify(g.span) : null, updated_at: now };
+      const values = {
+        name: g.name,
+        description: g.description,
+        policy: g.policy ? JSON.stringify(g.policy) : null,
+        span: g.span ? JSON.stringify(g.span) : null,
+        updated_at: now,
+      };
       await trx
         .insertInto('screen_groups')
         .values({ id: g.id, ...values, created_at: now })
@@ -162,7 +181,6 @@ const groupsSection: ExportSection = {
     return { screenIds: affected };
   },
 };
-
 
 /** Registers the locations and groups sections (screens module install). */
 export function registerScreensExportSections(): void {

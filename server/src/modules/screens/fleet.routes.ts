@@ -89,7 +89,10 @@ export async function reliability(db: Db, screen: ScreenRow, window: keyof typeo
   if (end > cursor) gaps.push({ from: cursor, to: end });
   const observed = end - start;
   const beats = rows.filter((r) => r.kind === 'heartbeat' && r.at_ms >= start).map((r) => r.at_ms);
-  const intervals = beats.slice(1).map((t, i) => (t - beats[i]!) / 1000).sort((a, b) => a - b);
+  const intervals = beats
+    .slice(1)
+    .map((t, i) => (t - beats[i]!) / 1000)
+    .sort((a, b) => a - b);
   const regular = intervals.filter((s) => s <= interval * 1.5).length;
   const significant = gaps.filter((g) => g.to - g.from >= 1000);
   return {
@@ -121,7 +124,12 @@ export const PowerAssist = z
     enabled: z.boolean(),
     /** Windows when the display should be on; outside them it is turned off. */
     schedule: z
-      .array(z.object({ days: z.array(z.enum(DAYS)).min(1).max(7), onAt: HHMM, offAt: HHMM }).strict().refine((w) => w.onAt !== w.offAt, 'onAt and offAt differ'))
+      .array(
+        z
+          .object({ days: z.array(z.enum(DAYS)).min(1).max(7), onAt: HHMM, offAt: HHMM })
+          .strict()
+          .refine((w) => w.onAt !== w.offAt, 'onAt and offAt differ'),
+      )
       .max(28),
   })
   .strict();
@@ -150,7 +158,13 @@ export function powerDesired(pa: PowerAssist, zone: string, now = Date.now()): '
 
 /** Periodic: queue display_on/off where a screen's power-assist state should change. */
 export async function runPowerAssist(deps: Parameters<typeof queueCommand>[0], now = Date.now()): Promise<number> {
-  const rows = await deps.db.selectFrom('screens').selectAll().where('power_assist', 'is not', null).where('disabled_at', 'is', null).where('revoked_at', 'is', null).execute();
+  const rows = await deps.db
+    .selectFrom('screens')
+    .selectAll()
+    .where('power_assist', 'is not', null)
+    .where('disabled_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
   let queued = 0;
   for (const s of rows) {
     const pa = PowerAssist.safeParse(JSON.parse(s.power_assist!));
@@ -165,7 +179,12 @@ export async function runPowerAssist(deps: Parameters<typeof queueCommand>[0], n
   return queued;
 }
 
-const PowerAssistReply = PowerAssist.extend({ screenId: z.string(), timeZone: z.string(), desiredState: z.enum(['on', 'off']), lastAppliedState: z.enum(['on', 'off']).nullable() });
+const PowerAssistReply = PowerAssist.extend({
+  screenId: z.string(),
+  timeZone: z.string(),
+  desiredState: z.enum(['on', 'off']),
+  lastAppliedState: z.enum(['on', 'off']).nullable(),
+});
 
 async function powerReply(db: Db, screenId: string, pa: PowerAssist, state: string | null) {
   const zone = (await screenTimeZone(db, screenId)) ?? 'UTC';
@@ -220,7 +239,11 @@ export const fleetRoutes = [
         responses: { 200: { description: 'The policy', data: PolicyReply } },
         handler: async (ctx, { params, body }) => {
           const row = await load(ctx, params.id);
-          await ctx.deps.db.updateTable(table).set({ policy: JSON.stringify(body), updated_at: nowIso() }).where('id', '=', row.id).execute();
+          await ctx.deps.db
+            .updateTable(table)
+            .set({ policy: JSON.stringify(body), updated_at: nowIso() })
+            .where('id', '=', row.id)
+            .execute();
           await policyChanged(ctx, await affected(ctx, row.id));
           return ok({ policy: body });
         },
@@ -249,7 +272,8 @@ export const fleetRoutes = [
     auth: 'session',
     tags: ['Screens: policies'],
     summary: 'The merged policy with the source of every value',
-    description: 'Defaults, then the screen’s groups (when groups disagree, the group whose name sorts first wins), then the screen’s own policy. `sources[key]` names where each value came from; `layers` lists the policies that took part, weakest first.',
+    description:
+      'Defaults, then the screen’s groups (when groups disagree, the group whose name sorts first wins), then the screen’s own policy. `sources[key]` names where each value came from; `layers` lists the policies that took part, weakest first.',
     params: IdParams,
     responses: { 200: { description: 'Effective policy', data: EffectivePolicy } },
     handler: async (ctx, { params }) => {
@@ -267,7 +291,12 @@ export const fleetRoutes = [
       'From heartbeat and liveness receipts. Each window runs from `from` (its start, or the screen’s creation when later) to `to`, but the figures cover `coveredFrom`..`to` only: contact history older than the retention setting `retention.heartbeatDays` is pruned, so with a 7-day retention the 30-day window reports on its last 7 days (less one online window) rather than showing the pruned part as a gap.',
     params: IdParams,
     query: z.object({ window: z.enum(['24h', '7d', '30d']).optional() }),
-    responses: { 200: { description: 'Reliability per window', data: z.object({ screenId: z.string(), status: z.enum(SCREEN_STATUSES), windows: z.array(ReliabilityWindow) }) } },
+    responses: {
+      200: {
+        description: 'Reliability per window',
+        data: z.object({ screenId: z.string(), status: z.enum(SCREEN_STATUSES), windows: z.array(ReliabilityWindow) }),
+      },
+    },
     handler: async (ctx, { params, query }) => {
       const s = await screenOr404(ctx, params.id);
       const windows = query.window ? [query.window] : (['24h', '7d', '30d'] as const);
@@ -285,13 +314,18 @@ export const fleetRoutes = [
     minRole: 'admin',
     tags: ['Screens'],
     summary: 'Display on/off schedule in the screen’s local time; the scheduler turns it into commands',
-    description: 'Outside the `schedule` windows the display is turned off (`display_off` command), inside on. Times are the screen’s location time zone (UTC without a location). A window whose `offAt` is before `onAt` runs past midnight.',
+    description:
+      'Outside the `schedule` windows the display is turned off (`display_off` command), inside on. Times are the screen’s location time zone (UTC without a location). A window whose `offAt` is before `onAt` runs past midnight.',
     params: IdParams,
     body: PowerAssist,
     responses: { 200: { description: 'The power-assist settings and the state they ask for now', data: PowerAssistReply } },
     handler: async (ctx, { params, body }) => {
       const s = await screenOr404(ctx, params.id);
-      await ctx.deps.db.updateTable('screens').set({ power_assist: JSON.stringify(body), power_assist_state: null, updated_at: nowIso() }).where('id', '=', s.id).execute();
+      await ctx.deps.db
+        .updateTable('screens')
+        .set({ power_assist: JSON.stringify(body), power_assist_state: null, updated_at: nowIso() })
+        .where('id', '=', s.id)
+        .execute();
       return ok(await powerReply(ctx.deps.db, s.id, body, null));
     },
   }),
@@ -316,9 +350,23 @@ export const fleetRoutes = [
     auth: 'device',
     tags: ['Player'],
     summary: 'This screen’s slice of a video wall (id: the span group)',
-    description: '`self` is the cell and viewport of the calling screen within the canvas; `span` the whole wall. 404 when the group is not a span or the screen has no cell in it.',
+    description:
+      '`self` is the cell and viewport of the calling screen within the canvas; `span` the whole wall. 404 when the group is not a span or the screen has no cell in it.',
     params: IdParams,
-    responses: { 200: { description: 'Panel geometry', data: z.object({ self: z.object({ screenId: z.string(), row: z.number().int(), column: z.number().int(), viewport: z.object({ xPx: z.number().int(), yPx: z.number().int(), widthPx: z.number().int(), heightPx: z.number().int() }) }), span: SpanDto }) } },
+    responses: {
+      200: {
+        description: 'Panel geometry',
+        data: z.object({
+          self: z.object({
+            screenId: z.string(),
+            row: z.number().int(),
+            column: z.number().int(),
+            viewport: z.object({ xPx: z.number().int(), yPx: z.number().int(), widthPx: z.number().int(), heightPx: z.number().int() }),
+          }),
+          span: SpanDto,
+        }),
+      },
+    },
     handler: async (ctx, { params }) => {
       const screen = screenOf(ctx);
       const g = await ctx.deps.db.selectFrom('screen_groups').selectAll().where('id', '=', params.id).executeTakeFirst();
@@ -343,7 +391,15 @@ export const fleetRoutes = [
         description: 'Fleet health',
         data: z.object({
           generatedAt: z.string(),
-          totals: z.object({ screens: z.number().int(), online: z.number().int(), stale: z.number().int(), offline: z.number().int(), pending: z.number().int(), disabled: z.number().int(), revoked: z.number().int() }),
+          totals: z.object({
+            screens: z.number().int(),
+            online: z.number().int(),
+            stale: z.number().int(),
+            offline: z.number().int(),
+            pending: z.number().int(),
+            disabled: z.number().int(),
+            revoked: z.number().int(),
+          }),
           screens: z.array(FleetScreen),
         }),
       },
@@ -373,4 +429,3 @@ export const fleetRoutes = [
     },
   }),
 ];
-

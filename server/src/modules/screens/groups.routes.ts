@@ -36,7 +36,11 @@ async function groupDtos(db: Db, rows: readonly ScreenGroupsTable[]) {
       .selectFrom('screen_group_members')
       .innerJoin('screens', 'screens.id', 'screen_group_members.screen_id')
       .select(['screen_group_members.group_id', 'screen_group_members.screen_id'])
-      .where('group_id', 'in', rows.map((r) => r.id))
+      .where(
+        'group_id',
+        'in',
+        rows.map((r) => r.id),
+      )
       .orderBy('screens.name')
       .orderBy('screens.id')
       .execute();
@@ -44,7 +48,17 @@ async function groupDtos(db: Db, rows: readonly ScreenGroupsTable[]) {
   }
   return rows.map((r) => {
     const ids = members.get(r.id) ?? [];
-    return { id: r.id, name: r.name, description: r.description, screenIds: ids, memberCount: ids.length, hasPolicy: r.policy !== null, hasSpan: r.span !== null, createdAt: r.created_at, updatedAt: r.updated_at };
+    return {
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      screenIds: ids,
+      memberCount: ids.length,
+      hasPolicy: r.policy !== null,
+      hasSpan: r.span !== null,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    };
   });
 }
 
@@ -106,8 +120,14 @@ export function spanGeometry(groupId: string, span: Span): SpanDto {
     columns: span.columns,
     panel: span.panel,
     bezel: span.bezel,
-    canvas: { widthPx: span.columns * span.panel.widthPx + (span.columns - 1) * span.bezel.horizontalPx, heightPx: span.rows * span.panel.heightPx + (span.rows - 1) * span.bezel.verticalPx },
-    cells: span.cells.map((c) => ({ ...c, viewport: { xPx: c.column * stepX, yPx: c.row * stepY, widthPx: span.panel.widthPx, heightPx: span.panel.heightPx } })),
+    canvas: {
+      widthPx: span.columns * span.panel.widthPx + (span.columns - 1) * span.bezel.horizontalPx,
+      heightPx: span.rows * span.panel.heightPx + (span.rows - 1) * span.bezel.verticalPx,
+    },
+    cells: span.cells.map((c) => ({
+      ...c,
+      viewport: { xPx: c.column * stepX, yPx: c.row * stepY, widthPx: span.panel.widthPx, heightPx: span.panel.heightPx },
+    })),
   };
 }
 
@@ -157,12 +177,19 @@ export const groupRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional() }),
     responses: { 200: { description: 'Groups by name', data: pageOf(GroupDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db.selectFrom('screen_groups').selectAll().where(afterCursor('name', 'id', 'asc', query.cursor));
+      let q = ctx.deps.db
+        .selectFrom('screen_groups')
+        .selectAll()
+        .where(afterCursor('name', 'id', 'asc', query.cursor));
       if (query.q) {
         const needle = query.q.toLowerCase();
         q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(needle)]), '>', 0));
       }
-      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: await groupDtos(ctx.deps.db, page.items), nextCursor: page.nextCursor });
     },
@@ -175,7 +202,11 @@ export const groupRoutes = [
     tags: TAGS,
     summary: 'Create a group, optionally with members',
     body: z
-      .object({ name: z.string().trim().min(1).max(200), description: z.string().max(2000).nullable().optional(), screenIds: z.array(uuidParam).max(1000).optional() })
+      .object({
+        name: z.string().trim().min(1).max(200),
+        description: z.string().max(2000).nullable().optional(),
+        screenIds: z.array(uuidParam).max(1000).optional(),
+      })
       .strict(),
     responses: { 201: { description: 'The group', data: GroupDto }, 404: { description: 'not_found: a screen' } },
     handler: async (ctx, { body }) => {
@@ -185,7 +216,10 @@ export const groupRoutes = [
       const now = nowIso();
       const id = newId();
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('screen_groups').values({ id, name: body.name, description: body.description ?? null, policy: null, span: null, created_at: now, updated_at: now }).execute();
+        await trx
+          .insertInto('screen_groups')
+          .values({ id, name: body.name, description: body.description ?? null, policy: null, span: null, created_at: now, updated_at: now })
+          .execute();
         for (const s of ids) await trx.insertInto('screen_group_members').values({ group_id: id, screen_id: s, added_at: now }).execute();
       });
       await bumpManifestRevision(ctx.deps, ids);
@@ -216,7 +250,11 @@ export const groupRoutes = [
       const g = await groupOr404(ctx, params.id);
       await ctx.deps.db
         .updateTable('screen_groups')
-        .set({ updated_at: nowIso(), ...(body.name !== undefined ? { name: body.name } : {}), ...(body.description !== undefined ? { description: body.description } : {}) })
+        .set({
+          updated_at: nowIso(),
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+        })
         .where('id', '=', g.id)
         .execute();
       // Group names order policy precedence: members' effective policy may change.
@@ -265,7 +303,11 @@ export const groupRoutes = [
       const added: string[] = [];
       await db.transaction().execute(async (trx) => {
         for (const s of ids) {
-          const r = await trx.insertInto('screen_group_members').values({ group_id: g.id, screen_id: s, added_at: now }).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+          const r = await trx
+            .insertInto('screen_group_members')
+            .values({ group_id: g.id, screen_id: s, added_at: now })
+            .onConflict((oc) => oc.doNothing())
+            .executeTakeFirst();
           if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) added.push(s);
         }
         await trx.updateTable('screen_groups').set({ updated_at: now }).where('id', '=', g.id).execute();
@@ -290,9 +332,13 @@ export const groupRoutes = [
       if (Number(r.numDeletedRows) === 0) throw notFound('Group member');
       const span = parseSpan(g.span);
       const touched = [params.screenId];
-      if (span && span.cells.some((c) => c.screenId === params.screenId)) {
+      if (span?.cells.some((c) => c.screenId === params.screenId)) {
         span.cells = span.cells.filter((c) => c.screenId !== params.screenId);
-        await db.updateTable('screen_groups').set({ span: JSON.stringify(span), updated_at: nowIso() }).where('id', '=', g.id).execute();
+        await db
+          .updateTable('screen_groups')
+          .set({ span: JSON.stringify(span), updated_at: nowIso() })
+          .where('id', '=', g.id)
+          .execute();
         touched.push(...span.cells.map((c) => c.screenId));
       }
       await bumpManifestRevision(ctx.deps, touched);
@@ -320,14 +366,16 @@ export const groupRoutes = [
     minRole: 'admin',
     tags: TAGS,
     summary: 'Make the group a video wall: rows × columns, panel size, bezel compensation, each member’s cell',
-    description: 'Rows and columns count from 0 in `cells`. Every cell screen must be a member; one screen per cell, one cell per screen. Members without a cell play normally.',
+    description:
+      'Rows and columns count from 0 in `cells`. Every cell screen must be a member; one screen per cell, one cell per screen. Members without a cell play normally.',
     params: IdParams,
     body: Span,
     responses: { 200: { description: 'The span', data: SpanDto }, 400: { description: 'validation_failed: cell outside the grid, duplicates, not a member' } },
     handler: async (ctx, { params, body }) => {
       const g = await groupOr404(ctx, params.id);
       const members = new Set(await groupMemberIds(ctx.deps.db, g.id));
-      const bad = (message: string) => new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: ['cells'], message, code: 'custom' }] } });
+      const bad = (message: string) =>
+        new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: ['cells'], message, code: 'custom' }] } });
       const positions = new Set<string>();
       const screens = new Set<string>();
       for (const c of body.cells) {
@@ -339,7 +387,11 @@ export const groupRoutes = [
         screens.add(c.screenId);
       }
       const old = parseSpan(g.span);
-      await ctx.deps.db.updateTable('screen_groups').set({ span: JSON.stringify(body), updated_at: nowIso() }).where('id', '=', g.id).execute();
+      await ctx.deps.db
+        .updateTable('screen_groups')
+        .set({ span: JSON.stringify(body), updated_at: nowIso() })
+        .where('id', '=', g.id)
+        .execute();
       await bumpManifestRevision(ctx.deps, [...screens, ...(old?.cells.map((c) => c.screenId) ?? [])]);
       return ok(spanGeometry(g.id, body));
     },
@@ -366,7 +418,17 @@ export const groupRoutes = [
     tags: TAGS,
     summary: 'Turn the group’s displays on or off: queues a display command per member',
     params: IdParams,
-    body: z.object({ action: DisplayAction, expiresInSec: z.number().int().min(10).max(7 * 24 * 3600).optional() }).strict(),
+    body: z
+      .object({
+        action: DisplayAction,
+        expiresInSec: z
+          .number()
+          .int()
+          .min(10)
+          .max(7 * 24 * 3600)
+          .optional(),
+      })
+      .strict(),
     responses: {
       200: {
         description: 'Queued and skipped members',
@@ -388,7 +450,13 @@ export const groupRoutes = [
           skipped.push({ screenId: m.screenId, reason: m.reason ?? 'skipped' });
           continue;
         }
-        const cmd = await queueCommand(ctx.deps, { screenId: m.screenId, type: body.action, ttlSec: body.expiresInSec, createdBy: (auth as SessionPrincipal).userId, source: `group:${g.id}` });
+        const cmd = await queueCommand(ctx.deps, {
+          screenId: m.screenId,
+          type: body.action,
+          ttlSec: body.expiresInSec,
+          createdBy: (auth as SessionPrincipal).userId,
+          source: `group:${g.id}`,
+        });
         queued.push({ screenId: m.screenId, commandId: cmd.id });
       }
       return ok({ groupId: g.id, action: body.action, queued, skipped });

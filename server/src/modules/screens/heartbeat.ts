@@ -13,7 +13,14 @@ export const BUCKET_MS = 10_000;
 export const NOISE_STATUSES = ['active', 'normal', 'loud', 'unavailable', 'inactive'] as const;
 
 /** Optional playback identifiers: a malformed one is dropped and named in ignoredFields. */
-export const PLAYBACK_ID_FIELDS = ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId'] as const;
+export const PLAYBACK_ID_FIELDS = [
+  'currentPlaylistId',
+  'currentLayoutId',
+  'currentItemId',
+  'currentAssetId',
+  'currentScheduleId',
+  'currentCampaignId',
+] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const Level = z.number().min(0).max(100);
@@ -31,7 +38,8 @@ const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  * would roll 2026-02-30 over to March 2 and truncate a fraction: the format is checked first).
  */
 export function parseGridTime(s: string): { ms: number } | { error: string } {
-  if (!Rfc3339.safeParse(s).success) return { error: 'an RFC 3339 date-time with a time zone (a day that exists, a time of day, an offset like +01:00), e.g. 2026-01-01T10:00:00Z' };
+  if (!Rfc3339.safeParse(s).success)
+    return { error: 'an RFC 3339 date-time with a time zone (a day that exists, a time of day, an offset like +01:00), e.g. 2026-01-01T10:00:00Z' };
   const fraction = /\.(\d+)/.exec(s)?.[1];
   if (fraction !== undefined && !/^0+$/.test(fraction)) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
   const ms = Date.parse(s);
@@ -74,12 +82,21 @@ export const HeartbeatBody = z
     playerFamily: z
       .unknown()
       .optional()
-      .meta({ description: 'android, desktop-linux or edge; any other value is recorded as absent, never an error', override: { type: ['string', 'null'], enum: [...PLAYER_FAMILIES, null] } }),
+      .meta({
+        description: 'android, desktop-linux or edge; any other value is recorded as absent, never an error',
+        override: { type: ['string', 'null'], enum: [...PLAYER_FAMILIES, null] },
+      }),
     playerArchitecture: z
       .unknown()
       .optional()
-      .meta({ description: 'x86_64 or aarch64; kept for the edge family only, anything else is recorded as absent', override: { type: ['string', 'null'], enum: [...PLAYER_ARCHITECTURES, null] } }),
-    playerVersion: z.unknown().optional().meta({ description: 'The player’s version; kept when it is a string', override: { type: ['string', 'null'] } }),
+      .meta({
+        description: 'x86_64 or aarch64; kept for the edge family only, anything else is recorded as absent',
+        override: { type: ['string', 'null'], enum: [...PLAYER_ARCHITECTURES, null] },
+      }),
+    playerVersion: z
+      .unknown()
+      .optional()
+      .meta({ description: 'The player’s version; kept when it is a string', override: { type: ['string', 'null'] } }),
     ...Object.fromEntries(
       PLAYBACK_ID_FIELDS.map((field) => [
         field,
@@ -180,7 +197,9 @@ export function fitStatusDocument(status: Record<string, unknown>): string {
   const droppedCount = Object.keys(status).length - Object.keys(out).length;
   const text = JSON.stringify({ ...out, truncated: true, droppedFields: dropped, droppedFieldCount: droppedCount });
   // The arithmetic above is exact for plain JSON values; this guards the rest (toJSON and the like).
-  return Buffer.byteLength(text) <= MAX_STATUS_BYTES ? text : JSON.stringify({ truncated: true, droppedFields: [], droppedFieldCount: Object.keys(status).length });
+  return Buffer.byteLength(text) <= MAX_STATUS_BYTES
+    ? text
+    : JSON.stringify({ truncated: true, droppedFields: [], droppedFieldCount: Object.keys(status).length });
 }
 
 export interface HeartbeatDeps {
@@ -197,7 +216,13 @@ export interface HeartbeatDeps {
  * size that differs from the last one bumps the manifest revision and, once committed,
  * pushes `manifest.changed` on the screen's socket.
  */
-export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, body: HeartbeatBody, address: string | null, now = Date.now()): Promise<HeartbeatReply> {
+export async function ingestHeartbeat(
+  deps: HeartbeatDeps,
+  screen: ScreenRow,
+  body: HeartbeatBody,
+  address: string | null,
+  now = Date.now(),
+): Promise<HeartbeatReply> {
   const db = deps.db;
   const ignoredFields: string[] = [];
   const status: Record<string, unknown> = { ...body };
@@ -218,7 +243,8 @@ export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, bo
   const family = 'playerFamily' in body ? asFamily(body.playerFamily) : (asFamily(screen.player_family) ?? null);
   const archRaw = 'playerArchitecture' in body ? body.playerArchitecture : screen.player_architecture;
   const architecture = family === 'edge' && typeof archRaw === 'string' && (PLAYER_ARCHITECTURES as readonly string[]).includes(archRaw) ? archRaw : null;
-  const version = typeof body.playerVersion === 'string' && body.playerVersion.length <= 100 ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
+  const version =
+    typeof body.playerVersion === 'string' && body.playerVersion.length <= 100 ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
   status.playerFamily = family;
   status.playerArchitecture = architecture;
 
@@ -244,7 +270,9 @@ export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, bo
       .selectFrom('screens')
       .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
       .select(
-        sql<string | null>`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+        sql<
+          string | null
+        >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
           then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
           from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
       )
@@ -271,7 +299,11 @@ export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, bo
         };
       });
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there.
-      await trx.insertInto('noise_buckets').values(rows).onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing()).execute();
+      await trx
+        .insertInto('noise_buckets')
+        .values(rows)
+        .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
+        .execute();
     }
     await trx
       .updateTable('screens')
@@ -323,10 +355,19 @@ export async function ingestHeartbeat(deps: HeartbeatDeps, screen: ScreenRow, bo
 }
 
 /** A liveness ping: keeps the screen online between heartbeats, nothing else. */
-export async function recordLiveness(db: Db, screen: ScreenRow, address: string | null, now = Date.now()): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
+export async function recordLiveness(
+  db: Db,
+  screen: ScreenRow,
+  address: string | null,
+  now = Date.now(),
+): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
   const nowText = nowIso(now);
   const result = await groupCommit(db, async (trx) => {
-    const before = await trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screen.id).executeTakeFirst();
+    const before = await trx
+      .selectFrom('screens')
+      .select(['known_status', 'manifest_revision', 'expected_interval_sec'])
+      .where('id', '=', screen.id)
+      .executeTakeFirst();
     if (!before) return null;
     await trx
       .updateTable('screens')
@@ -334,7 +375,15 @@ export async function recordLiveness(db: Db, screen: ScreenRow, address: string 
       .where('id', '=', screen.id)
       .execute();
     const rows = [{ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'liveness', detail: '{}' }];
-    if (before.known_status !== 'online') rows.push({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'status', detail: JSON.stringify({ from: before.known_status, to: 'online' }) });
+    if (before.known_status !== 'online')
+      rows.push({
+        id: newId(),
+        screen_id: screen.id,
+        at: nowText,
+        at_ms: now,
+        kind: 'status',
+        detail: JSON.stringify({ from: before.known_status, to: 'online' }),
+      });
     await trx.insertInto('screen_history').values(rows).execute();
     return { manifestRevision: before.manifest_revision, heartbeatIntervalSec: before.expected_interval_sec };
   });

@@ -61,19 +61,30 @@ export const locationRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional() }),
     responses: { 200: { description: 'Locations by name', data: pageOf(LocationDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db.selectFrom('locations').selectAll().where(afterCursor('name', 'id', 'asc', query.cursor));
+      let q = ctx.deps.db
+        .selectFrom('locations')
+        .selectAll()
+        .where(afterCursor('name', 'id', 'asc', query.cursor));
       if (query.q) {
         const needle = query.q.toLowerCase();
         q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(needle)]), '>', 0));
       }
-      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       const counts = new Map<string, number>();
       if (page.items.length) {
         const c = await ctx.deps.db
           .selectFrom('screens')
           .select(['location_id', (eb) => eb.fn.countAll<number>().as('n')])
-          .where('location_id', 'in', page.items.map((r) => r.id))
+          .where(
+            'location_id',
+            'in',
+            page.items.map((r) => r.id),
+          )
           .groupBy('location_id')
           .execute();
         for (const r of c) counts.set(r.location_id!, Number(r.n));
@@ -115,9 +126,7 @@ export const locationRoutes = [
     tags: TAGS,
     summary: 'Change a location; a new time zone re-times every screen there',
     params: IdParams,
-    body: z
-      .object({ ...fields, name: fields.name.optional(), timeZone: TimeZone.optional() })
-      .strict(),
+    body: z.object({ ...fields, name: fields.name.optional(), timeZone: TimeZone.optional() }).strict(),
     responses: { 200: { description: 'The location', data: LocationDto } },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
@@ -151,7 +160,8 @@ export const locationRoutes = [
       const row = await db.selectFrom('locations').select('id').where('id', '=', params.id).executeTakeFirst();
       if (!row) throw notFound('Location');
       const screens = await locationScreenIds(db, row.id);
-      if (screens.length) throw new ApiError('conflict', `${screens.length} screen(s) are at this location; move them first`, { details: { screenIds: screens.slice(0, 100) } });
+      if (screens.length)
+        throw new ApiError('conflict', `${screens.length} screen(s) are at this location; move them first`, { details: { screenIds: screens.slice(0, 100) } });
       try {
         await db.deleteFrom('locations').where('id', '=', row.id).execute();
       } catch (err) {

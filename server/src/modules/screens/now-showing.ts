@@ -52,7 +52,10 @@ export function registerNowShowingDescriber(fn: NowShowingDescriber): void {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The playback ids of the last heartbeat, when the screen is online or stale and reported any. */
-export function reportedPlayback(row: Pick<ScreensTable, 'last_status' | 'last_heartbeat_at'>, status: string): (ReportedPlayback & { reportedAt: string }) | null {
+export function reportedPlayback(
+  row: Pick<ScreensTable, 'last_status' | 'last_heartbeat_at'>,
+  status: string,
+): (ReportedPlayback & { reportedAt: string }) | null {
   if (status !== 'online' && status !== 'stale') return null;
   if (!row.last_status || !row.last_heartbeat_at) return null;
   let doc: Record<string, unknown>;
@@ -76,7 +79,18 @@ export async function nowShowingOf(db: Db, rows: readonly { row: ScreensTable; s
     out.set(
       q.screenId,
       q.reported
-        ? { planned: false, reportedAt: q.reported.reportedAt, assetId: q.reported.assetId, assetName: null, playlistId: q.reported.playlistId, playlistName: null, layoutId: q.reported.layoutId, layoutName: null, scheduleId: q.reported.scheduleId, scheduleName: null }
+        ? {
+            planned: false,
+            reportedAt: q.reported.reportedAt,
+            assetId: q.reported.assetId,
+            assetName: null,
+            playlistId: q.reported.playlistId,
+            playlistName: null,
+            layoutId: q.reported.layoutId,
+            layoutName: null,
+            scheduleId: q.reported.scheduleId,
+            scheduleName: null,
+          }
         : null,
     );
   }

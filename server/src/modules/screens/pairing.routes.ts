@@ -113,7 +113,9 @@ export const pairingRoutes = [
         .where('expires_at', '>', nowIso(now))
         .executeTakeFirstOrThrow();
       if (Number(live.n) >= MAX_PENDING_PER_ADDRESS) {
-        throw new ApiError('rate_limited', 'Too many pairing sessions waiting from this address; wait for them to expire', { headers: { 'Retry-After': '60' } });
+        throw new ApiError('rate_limited', 'Too many pairing sessions waiting from this address; wait for them to expire', {
+          headers: { 'Retry-After': '60' },
+        });
       }
       // A code is unique among live sessions.
       let code = makeCode();
@@ -173,10 +175,20 @@ export const pairingRoutes = [
       const row = await liveSession(ctx, params.id);
       if (!secret || !safeEqual(row.poll_secret_hash, sha256Hex(secret))) throw new ApiError('invalid_credential', 'Missing or wrong X-Pairing-Secret');
       const status = statusOf(row);
-      const base = { id: row.id, status, expiresAt: row.status === 'approved' && row.enrollment_expires_at ? row.enrollment_expires_at : row.expires_at, pollIntervalSec: POLL_INTERVAL_SEC };
+      const base = {
+        id: row.id,
+        status,
+        expiresAt: row.status === 'approved' && row.enrollment_expires_at ? row.enrollment_expires_at : row.expires_at,
+        pollIntervalSec: POLL_INTERVAL_SEC,
+      };
       if (status !== 'approved') return ok(base);
       const token = randomToken(32);
-      await ctx.deps.db.updateTable('pairing_sessions').set({ enrollment_token_hash: sha256Hex(token) }).where('id', '=', row.id).where('status', '=', 'approved').execute();
+      await ctx.deps.db
+        .updateTable('pairing_sessions')
+        .set({ enrollment_token_hash: sha256Hex(token) })
+        .where('id', '=', row.id)
+        .where('status', '=', 'approved')
+        .execute();
       return ok({ ...base, enrollmentToken: token });
     },
   }),
@@ -194,7 +206,10 @@ export const pairingRoutes = [
     }),
     rateLimited: 'failed enrolment tokens per address',
     responses: {
-      201: { description: 'The credential: `Authorization: Bearer <credential>` from now on', data: z.object({ screenId: z.string(), credential: z.string() }) },
+      201: {
+        description: 'The credential: `Authorization: Bearer <credential>` from now on',
+        data: z.object({ screenId: z.string(), credential: z.string() }),
+      },
       401: { description: 'invalid_credential' },
     },
     handler: async (ctx, { body }) => {
@@ -320,11 +335,20 @@ export const pairingRoutes = [
           id = newId();
           await trx
             .insertInto('screens')
-            .values(newScreenRow({ id, name: body.name, location_id: body.locationId ?? null, player_family: session.player_family, player_version: session.player_version }, now))
+            .values(
+              newScreenRow(
+                { id, name: body.name, location_id: body.locationId ?? null, player_family: session.player_family, player_version: session.player_version },
+                now,
+              ),
+            )
             .execute();
         }
         for (const g of groupIds) {
-          await trx.insertInto('screen_group_members').values({ group_id: g, screen_id: id, added_at: now }).onConflict((oc) => oc.doNothing()).execute();
+          await trx
+            .insertInto('screen_group_members')
+            .values({ group_id: g, screen_id: id, added_at: now })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
         }
         const updated = await trx
           .updateTable('pairing_sessions')
@@ -359,7 +383,10 @@ export const pairingRoutes = [
     tags: TAGS,
     summary: 'Reject a pairing: the player sees `rejected`',
     params: IdParams,
-    responses: { 200: { description: 'The session', data: z.object({ id: z.string(), status: z.literal('rejected') }) }, 409: { description: 'conflict: not pending' } },
+    responses: {
+      200: { description: 'The session', data: z.object({ id: z.string(), status: z.literal('rejected') }) },
+      409: { description: 'conflict: not pending' },
+    },
     handler: async (ctx, { params, auth }) => {
       await rejectPairingSession(ctx.deps.db, params.id, (auth as SessionPrincipal).userId);
       return ok({ id: params.id, status: 'rejected' as const });

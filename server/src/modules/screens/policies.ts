@@ -46,7 +46,11 @@ export const EffectivePolicy = z
     layers: z.array(z.object({ source: PolicySource, policy: z.record(z.string(), z.unknown()) })),
   })
   .meta({ id: 'EffectivePolicy' });
-export type EffectivePolicy = { values: Required<PolicyDocument>; sources: Record<PolicyKey, PolicySource>; layers: { source: PolicySource; policy: PolicyDocument }[] };
+export type EffectivePolicy = {
+  values: Required<PolicyDocument>;
+  sources: Record<PolicyKey, PolicySource>;
+  layers: { source: PolicySource; policy: PolicyDocument }[];
+};
 
 export function parsePolicy(text: string | null): PolicyDocument | null {
   if (!text) return null;

@@ -36,5 +36,8 @@ export async function bumpManifestRevision(deps: RevisionDeps, screenIds: string
 /** Every screen's revision (e.g. after a change that affects the whole fleet: idle slide, settings). */
 export async function bumpAllManifestRevisions(deps: RevisionDeps): Promise<void> {
   const rows = await deps.db.selectFrom('screens').select('id').execute();
-  await bumpManifestRevision(deps, rows.map((r) => r.id));
+  await bumpManifestRevision(
+    deps,
+    rows.map((r) => r.id),
+  );
 }

@@ -49,13 +49,19 @@ export async function pruneHistory(db: AppDeps['db'], now = Date.now(), retentio
   const events = now - EVENT_RETENTION_MS;
   const a = await deleteInBatches(
     db,
-    (limit) => sql`delete from screen_history where id in (select id from screen_history where kind in ('heartbeat', 'liveness') and at_ms < ${contacts} limit ${limit})`,
+    (limit) =>
+      sql`delete from screen_history where id in (select id from screen_history where kind in ('heartbeat', 'liveness') and at_ms < ${contacts} limit ${limit})`,
   );
   const b = await deleteInBatches(
     db,
-    (limit) => sql`delete from screen_history where id in (select id from screen_history where kind not in ('heartbeat', 'liveness') and at_ms < ${events} limit ${limit})`,
+    (limit) =>
+      sql`delete from screen_history where id in (select id from screen_history where kind not in ('heartbeat', 'liveness') and at_ms < ${events} limit ${limit})`,
   );
-  const c = await db.deleteFrom('pairing_sessions').where('expires_at', '<', nowIso(now - 24 * 3600_000)).where('status', 'in', ['pending', 'rejected']).executeTakeFirst();
+  const c = await db
+    .deleteFrom('pairing_sessions')
+    .where('expires_at', '<', nowIso(now - 24 * 3600_000))
+    .where('status', 'in', ['pending', 'rejected'])
+    .executeTakeFirst();
   return a + b + Number(c.numDeletedRows);
 }
 
@@ -64,7 +70,8 @@ export async function pruneNoise(db: AppDeps['db'], now: number, noiseHistoryDay
   const cutoff = now - noiseHistoryDays * DAY_MS;
   return deleteInBatches(
     db,
-    (limit) => sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${cutoff} limit ${limit})`,
+    (limit) =>
+      sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${cutoff} limit ${limit})`,
   );
 }
 
@@ -73,11 +80,17 @@ export async function pruneNoise(db: AppDeps['db'], now: number, noiseHistoryDay
  * then the files in media/screenshots no command names any more (files are
  * content-addressed: two commands may share one).
  */
-export async function pruneScreenshots(db: AppDeps['db'], dataDir: string, now: number, screenshotDays: number): Promise<{ rows: number; files: number; bytes: number }> {
+export async function pruneScreenshots(
+  db: AppDeps['db'],
+  dataDir: string,
+  now: number,
+  screenshotDays: number,
+): Promise<{ rows: number; files: number; bytes: number }> {
   const cutoff = nowIso(now - screenshotDays * DAY_MS);
   const rows = await deleteInBatches(
     db,
-    (limit) => sql`delete from screen_commands where id in (select id from screen_commands where screenshot_sha256 is not null and completed_at < ${cutoff} limit ${limit})`,
+    (limit) =>
+      sql`delete from screen_commands where id in (select id from screen_commands where screenshot_sha256 is not null and completed_at < ${cutoff} limit ${limit})`,
   );
   const out = { rows, files: 0, bytes: 0 };
   const dir = screenshotDir(dataDir);
@@ -87,7 +100,9 @@ export async function pruneScreenshots(db: AppDeps['db'], dataDir: string, now: 
   } catch {
     return out;
   }
-  const kept = new Set((await db.selectFrom('screen_commands').select('screenshot_sha256').where('screenshot_sha256', 'is not', null).execute()).map((c) => c.screenshot_sha256));
+  const kept = new Set(
+    (await db.selectFrom('screen_commands').select('screenshot_sha256').where('screenshot_sha256', 'is not', null).execute()).map((c) => c.screenshot_sha256),
+  );
   for (const name of names) {
     if (kept.has(name)) continue;
     const file = path.join(dir, name);
@@ -108,7 +123,13 @@ export async function applyRetention(deps: Pick<AppDeps, 'db' | 'config'>, now =
   const history = await pruneHistory(deps.db, now, r);
   const noise = await pruneNoise(deps.db, now, r.noiseHistoryDays);
   const screenshots = await pruneScreenshots(deps.db, deps.config.dataDir, now, r.screenshotDays);
-  return { historyRows: history, noiseBuckets: noise, screenshotRows: screenshots.rows, screenshotFiles: screenshots.files, screenshotBytes: screenshots.bytes };
+  return {
+    historyRows: history,
+    noiseBuckets: noise,
+    screenshotRows: screenshots.rows,
+    screenshotFiles: screenshots.files,
+    screenshotBytes: screenshots.bytes,
+  };
 }
 
 /** The fleet at a glance (the `fleet` section of `GET /system/status`). */

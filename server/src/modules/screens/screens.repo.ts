@@ -69,7 +69,8 @@ export const ScreenDto = z
     lastLivenessAt: z.string().nullable(),
     lastStatus: z.record(z.string(), z.unknown()).nullable(),
     nowShowing: NowShowing.nullable().meta({
-      description: 'What the screen shows: from its last heartbeat\'s playback identifiers, with names; when it is offline or reported none, what the plan says should play now (`planned: true`); null when neither',
+      description:
+        "What the screen shows: from its last heartbeat's playback identifiers, with names; when it is offline or reported none, what the plan says should play now (`planned: true`); null when neither",
     }),
     commandSupport: CommandSupportDto,
     lastScreenshot: z
@@ -105,7 +106,9 @@ export function toScreenDto(row: ScreenRow, extras: ScreenExtras, now = Date.now
     disabled: row.disabled_at !== null,
     revoked: row.revoked_at !== null,
     playerFamily: asFamily(row.player_family),
-    playerArchitecture: (PLAYER_ARCHITECTURES as readonly string[]).includes(row.player_architecture ?? '') ? (row.player_architecture as ScreenDto['playerArchitecture']) : null,
+    playerArchitecture: (PLAYER_ARCHITECTURES as readonly string[]).includes(row.player_architecture ?? '')
+      ? (row.player_architecture as ScreenDto['playerArchitecture'])
+      : null,
     playerVersion: row.player_version,
     locationId: row.location_id,
     timeZone: extras.timeZone,
@@ -184,20 +187,37 @@ export async function groupIdsOf(db: Db, screenIds: readonly string[]): Promise<
 
 /** DTOs for rows, with groups, time zones and socket state filled in. */
 export async function screenDtos(db: Db, rows: readonly ScreenRow[], connected: (id: string) => boolean): Promise<ScreenDto[]> {
-  const groups = await groupIdsOf(db, rows.map((r) => r.id));
+  const groups = await groupIdsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   const locIds = [...new Set(rows.map((r) => r.location_id).filter((x): x is string => x !== null))];
   const zones = new Map<string, string>();
   if (locIds.length) {
     for (const l of await db.selectFrom('locations').select(['id', 'time_zone']).where('id', 'in', locIds).execute()) zones.set(l.id, l.time_zone);
   }
   const now = Date.now();
-  const showing = await nowShowingOf(db, rows.map((row) => ({ row, status: deriveStatus(row, now) })), now);
+  const showing = await nowShowingOf(
+    db,
+    rows.map((row) => ({ row, status: deriveStatus(row, now) })),
+    now,
+  );
   const defaultTimeZone = (await cachedSettings(db)).timeZone;
-  const shots = await lastScreenshots(db, rows.map((r) => r.id));
+  const shots = await lastScreenshots(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) =>
     toScreenDto(
       r,
-      { groupIds: groups.get(r.id) ?? [], timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null, defaultTimeZone, lastScreenshot: shots.get(r.id) ?? null, socketConnected: connected(r.id), nowShowing: showing.get(r.id) ?? null },
+      {
+        groupIds: groups.get(r.id) ?? [],
+        timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null,
+        defaultTimeZone,
+        lastScreenshot: shots.get(r.id) ?? null,
+        socketConnected: connected(r.id),
+        nowShowing: showing.get(r.id) ?? null,
+      },
       now,
     ),
   );
@@ -216,7 +236,9 @@ async function lastScreenshots(db: Db, screenIds: readonly string[]): Promise<Ma
       .where('screenshot_sha256', 'is not', null)
       .orderBy('id', 'desc')
       .execute();
-    for (const r of rows) if (!out.has(r.screen_id)) out.set(r.screen_id, { commandId: r.id, url: `/api/v1/screens/${r.screen_id}/commands/${r.id}/screenshot`, takenAt: r.completed_at });
+    for (const r of rows)
+      if (!out.has(r.screen_id))
+        out.set(r.screen_id, { commandId: r.id, url: `/api/v1/screens/${r.screen_id}/commands/${r.id}/screenshot`, takenAt: r.completed_at });
   }
   return out;
 }

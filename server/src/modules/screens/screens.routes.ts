@@ -8,7 +8,18 @@ import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route
 import { forgetScreen, screenUsages } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { bumpManifestRevision } from './revision.js';
-import { findScreen, nowIso, ORIENTATIONS, PLAYER_FAMILIES, recordHistory, SCREEN_STATUSES, ScreenDto, screenDtos, STALE_AFTER_MS, type ScreenRow } from './screens.repo.js';
+import {
+  findScreen,
+  nowIso,
+  ORIENTATIONS,
+  PLAYER_FAMILIES,
+  recordHistory,
+  SCREEN_STATUSES,
+  ScreenDto,
+  screenDtos,
+  STALE_AFTER_MS,
+  type ScreenRow,
+} from './screens.repo.js';
 
 const TAGS = ['Screens'];
 export const IdParams = z.object({ id: uuidParam });
@@ -65,11 +76,18 @@ export const screenRoutes = [
     responses: { 200: { description: 'Screens by name', data: pageOf(ScreenDto) } },
     handler: async (ctx, { query }) => {
       const now = Date.now();
-      let q = ctx.deps.db.selectFrom('screens').selectAll().where(afterCursor('name', 'id', 'asc', query.cursor));
+      let q = ctx.deps.db
+        .selectFrom('screens')
+        .selectAll()
+        .where(afterCursor('name', 'id', 'asc', query.cursor));
       if (query.status) q = q.where(statusCondition(query.status, now));
       if (query.groupId) {
         const g = query.groupId;
-        q = q.where((eb) => eb.exists(eb.selectFrom('screen_group_members').select('screen_id').whereRef('screen_group_members.screen_id', '=', 'screens.id').where('group_id', '=', g)));
+        q = q.where((eb) =>
+          eb.exists(
+            eb.selectFrom('screen_group_members').select('screen_id').whereRef('screen_group_members.screen_id', '=', 'screens.id').where('group_id', '=', g),
+          ),
+        );
       }
       if (query.locationId) q = q.where('location_id', '=', query.locationId);
       if (query.family) q = query.family === 'unknown' ? q.where('player_family', 'is', null) : q.where('player_family', '=', query.family);
@@ -83,7 +101,11 @@ export const screenRoutes = [
       }
       if (query.disabled !== undefined) q = q.where('disabled_at', query.disabled ? 'is not' : 'is', null);
       if (query.revoked !== undefined) q = q.where('revoked_at', query.revoked ? 'is not' : 'is', null);
-      const rows = await q.orderBy('name').orderBy('id').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('name')
+        .orderBy('id')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: await screenDtos(ctx.deps.db, page.items, (id) => ctx.realtime.count(id) > 0), nextCursor: page.nextCursor });
     },
@@ -221,7 +243,11 @@ export const screenRoutes = [
       const usedBy = await screenUsages(db, row.id);
       if (usedBy.length) {
         const names = usedBy.slice(0, 5).map((u) => `${u.type} ${u.name ? `"${u.name}"` : u.id}`);
-        throw new ApiError('conflict', `Screen "${row.name}" is named by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; change those first`, { details: { usedBy } });
+        throw new ApiError(
+          'conflict',
+          `Screen "${row.name}" is named by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; change those first`,
+          { details: { usedBy } },
+        );
       }
       await db.deleteFrom('screens').where('id', '=', row.id).execute();
       await forgetScreen(db, row.id);
@@ -255,9 +281,15 @@ export const screenRoutes = [
       if (query.kind) q = q.where('kind', 'in', query.kind.split(',').filter(Boolean));
       if (query.from) q = q.where('at_ms', '>=', Date.parse(query.from));
       if (query.to) q = q.where('at_ms', '<', Date.parse(query.to));
-      const rows = await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
+      const rows = await q
+        .orderBy('id', 'desc')
+        .limit(query.limit + 1)
+        .execute();
       const page = toPage(rows, query.limit, (r) => r.at_ms);
-      return ok({ items: page.items.map((r) => ({ id: r.id, at: r.at, kind: r.kind, detail: JSON.parse(r.detail) as Record<string, unknown> })), nextCursor: page.nextCursor });
+      return ok({
+        items: page.items.map((r) => ({ id: r.id, at: r.at, kind: r.kind, detail: JSON.parse(r.detail) as Record<string, unknown> })),
+        nextCursor: page.nextCursor,
+      });
     },
   }),
 ];

@@ -68,16 +68,34 @@ export async function locationScreenIds(db: Db, locationId: string): Promise<str
  * Every screen a target set reaches (schedules: `{screenIds, groupIds, locationIds}`),
  * deduplicated. Unknown ids reach nothing.
  */
-export async function screensForTargets(db: Db, targets: { screenIds?: readonly string[]; groupIds?: readonly string[]; locationIds?: readonly string[] }): Promise<string[]> {
+export async function screensForTargets(
+  db: Db,
+  targets: { screenIds?: readonly string[]; groupIds?: readonly string[]; locationIds?: readonly string[] },
+): Promise<string[]> {
   const out = new Set<string>();
   if (targets.screenIds?.length) {
-    for (const r of await db.selectFrom('screens').select('id').where('id', 'in', [...targets.screenIds]).execute()) out.add(r.id);
+    for (const r of await db
+      .selectFrom('screens')
+      .select('id')
+      .where('id', 'in', [...targets.screenIds])
+      .execute())
+      out.add(r.id);
   }
   if (targets.groupIds?.length) {
-    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', [...targets.groupIds]).execute()) out.add(r.screen_id);
+    for (const r of await db
+      .selectFrom('screen_group_members')
+      .select('screen_id')
+      .where('group_id', 'in', [...targets.groupIds])
+      .execute())
+      out.add(r.screen_id);
   }
   if (targets.locationIds?.length) {
-    for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', [...targets.locationIds]).execute()) out.add(r.id);
+    for (const r of await db
+      .selectFrom('screens')
+      .select('id')
+      .where('location_id', 'in', [...targets.locationIds])
+      .execute())
+      out.add(r.id);
   }
   return [...out];
 }

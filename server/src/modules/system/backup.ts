@@ -81,7 +81,10 @@ export const BackupManifest = z.object({ files: z.array(ManifestFile), totalByte
 export type BackupManifest = z.output<typeof BackupManifest>;
 
 export class BackupError extends Error {
-  constructor(message: string, readonly kind: 'invalid' | 'newer' | 'failed' = 'invalid') {
+  constructor(
+    message: string,
+    readonly kind: 'invalid' | 'newer' | 'failed' = 'invalid',
+  ) {
     super(message);
     this.name = 'BackupError';
   }
@@ -131,7 +134,10 @@ export function configuredPassphrase(file: string | null | undefined): string | 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new BackupError(`cannot read the backup passphrase file ${file} (PLACARD_BACKUP_PASSPHRASE_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'failed');
+    throw new BackupError(
+      `cannot read the backup passphrase file ${file} (PLACARD_BACKUP_PASSPHRASE_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      'failed',
+    );
   }
   const line = text.split(/\r?\n/)[0] ?? '';
   try {
@@ -401,7 +407,9 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       includesMedia: options.includeMedia,
     };
     const pack = tar.pack();
-    const written = encrypted ? encryptTo(pack as unknown as NodeJS.ReadableStream, partial, options.passphrase!) : pipeline(pack, createWriteStream(partial, { mode: 0o600 }));
+    const written = encrypted
+      ? encryptTo(pack as unknown as NodeJS.ReadableStream, partial, options.passphrase!)
+      : pipeline(pack, createWriteStream(partial, { mode: 0o600 }));
     written.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
     const files: BackupManifest['files'] = [];
     const headerBuf = Buffer.from(JSON.stringify(header, null, 2));
@@ -447,7 +455,16 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     await rm(snapshot, { force: true });
     if (options.keep !== undefined) await pruneBackups(options.dataDir, options.keep);
     const size = (await stat(final)).size;
-    const info: BackupInfo = { name, sizeBytes: size, createdAt, kind: options.kind, serverVersion: SERVER_VERSION, schemaVersion: snap.schemaVersion, includesMedia: options.includeMedia, encrypted };
+    const info: BackupInfo = {
+      name,
+      sizeBytes: size,
+      createdAt,
+      kind: options.kind,
+      serverVersion: SERVER_VERSION,
+      schemaVersion: snap.schemaVersion,
+      includesMedia: options.includeMedia,
+      encrypted,
+    };
     if (options.copyTo) {
       progress(0.995, `copying ${name} to ${options.copyTo}`);
       info.copy = await copyBackup(final, options.copyTo, options.keep).then(
@@ -455,7 +472,10 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
         (err: Error): CopyResult => ({ ok: false, dir: options.copyTo!, error: err.message }),
       );
     }
-    progress(1, `backup ${name} written${info.copy ? (info.copy.ok ? `, copied to ${options.copyTo}` : `; the copy to ${options.copyTo} failed: ${info.copy.error}`) : ''}`);
+    progress(
+      1,
+      `backup ${name} written${info.copy ? (info.copy.ok ? `, copied to ${options.copyTo}` : `; the copy to ${options.copyTo} failed: ${info.copy.error}`) : ''}`,
+    );
     return info;
   } catch (err) {
     await rm(partial, { force: true });
@@ -563,14 +583,32 @@ export async function listBackupsIn(dir: string): Promise<BackupInfo[]> {
       const createdAt = createdAtOfName(name);
       const s = await stat(file).catch(() => null);
       if (!createdAt || !s?.isFile() || !isEncryptedFile(file)) continue;
-      out.push({ name, sizeBytes: s.size, createdAt, kind: backupKindOf(name)!, serverVersion: null, schemaVersion: null, includesMedia: null, encrypted: true });
+      out.push({
+        name,
+        sizeBytes: s.size,
+        createdAt,
+        kind: backupKindOf(name)!,
+        serverVersion: null,
+        schemaVersion: null,
+        includesMedia: null,
+        encrypted: true,
+      });
       continue;
     }
     const header = readBackupHeader(file);
     if (!header) continue;
     const s = await stat(file).catch(() => null);
     if (!s) continue;
-    out.push({ name, sizeBytes: s.size, createdAt: header.createdAt, kind: backupKindOf(name) ?? header.kind, serverVersion: header.serverVersion, schemaVersion: header.schemaVersion, includesMedia: header.includesMedia, encrypted: false });
+    out.push({
+      name,
+      sizeBytes: s.size,
+      createdAt: header.createdAt,
+      kind: backupKindOf(name) ?? header.kind,
+      serverVersion: header.serverVersion,
+      schemaVersion: header.schemaVersion,
+      includesMedia: header.includesMedia,
+      encrypted: false,
+    });
   }
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
 }
@@ -606,7 +644,10 @@ export async function copyBackup(file: string, dir: string, keep?: number): Prom
   const s = await stat(dir).catch(() => null);
   if (!s?.isDirectory()) throw new BackupError(`the backup copy directory ${dir} does not exist (is the drive mounted?)`, 'failed');
   if (!existsSync(path.join(dir, COPY_TARGET_MARKER))) {
-    throw new BackupError(`${dir} has no ${COPY_TARGET_MARKER}: the drive is probably not mounted (install.sh --backup-copy-dir ${dir} marks a mounted one)`, 'failed');
+    throw new BackupError(
+      `${dir} has no ${COPY_TARGET_MARKER}: the drive is probably not mounted (install.sh --backup-copy-dir ${dir} marks a mounted one)`,
+      'failed',
+    );
   }
   try {
     await access(dir, fsConstants.W_OK);
@@ -662,7 +703,10 @@ export interface VerifiedBackup {
  * not be newer than this server's. With `extractTo`, files are written there as they pass.
  * Nothing outside `extractTo` is touched.
  */
-export async function verifyBackup(file: string, options: { extractTo?: string; progress?: Progress; passphrase?: string | null } = {}): Promise<VerifiedBackup & { encrypted: boolean }> {
+export async function verifyBackup(
+  file: string,
+  options: { extractTo?: string; progress?: Progress; passphrase?: string | null } = {},
+): Promise<VerifiedBackup & { encrypted: boolean }> {
   const progress = options.progress ?? (() => {});
   const totalSize = (await stat(file).catch(() => null))?.size;
   if (totalSize === undefined) throw new BackupError('the backup file does not exist');
@@ -687,7 +731,7 @@ export async function verifyBackup(file: string, options: { extractTo?: string; 
     if (h.name === HEADER_ENTRY || h.name === MANIFEST_ENTRY) {
       if (size > 64 * 1024 * 1024) return fail(`${h.name} is too large`);
       const chunks: Buffer[] = [];
-      stream.on("data", (c: unknown) => chunks.push(c as Buffer));
+      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
       stream.on('end', () => {
         try {
           const json: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -696,10 +740,20 @@ export async function verifyBackup(file: string, options: { extractTo?: string; 
             const parsed = BackupHeader.safeParse(json);
             if (!parsed.success) return next(new BackupError('placard-backup.json is not a backup header this server reads'));
             if (parsed.data.formatVersion > BACKUP_FORMAT_VERSION) {
-              return next(new BackupError(`the backup format ${parsed.data.formatVersion} is newer than this server reads (${BACKUP_FORMAT_VERSION}); upgrade Placard first`, 'newer'));
+              return next(
+                new BackupError(
+                  `the backup format ${parsed.data.formatVersion} is newer than this server reads (${BACKUP_FORMAT_VERSION}); upgrade Placard first`,
+                  'newer',
+                ),
+              );
             }
             if (parsed.data.schemaVersion > knownSchemaVersion()) {
-              return next(new BackupError(`the backup was made by a newer Placard (${parsed.data.serverVersion}, schema ${parsed.data.schemaVersion}; this server knows up to ${knownSchemaVersion()}); upgrade Placard first`, 'newer'));
+              return next(
+                new BackupError(
+                  `the backup was made by a newer Placard (${parsed.data.serverVersion}, schema ${parsed.data.schemaVersion}; this server knows up to ${knownSchemaVersion()}); upgrade Placard first`,
+                  'newer',
+                ),
+              );
             }
             header = parsed.data;
           } else {
@@ -721,7 +775,7 @@ export async function verifyBackup(file: string, options: { extractTo?: string; 
     if (seen.has(rel)) return fail(`${rel} appears twice`);
     const hash = createHash('sha256');
     let bytes = 0;
-    stream.on("data", (chunk: unknown) => {
+    stream.on('data', (chunk: unknown) => {
       const c = chunk as Buffer;
       hash.update(c);
       bytes += c.length;

@@ -5,7 +5,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { SERVER_VERSION } from '../../version.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
-import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings, TimeZoneName } from './settings.js';
+import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings } from './settings.js';
 
 export const EXPORT_FORMAT = 'placard-settings-export';
 export const EXPORT_FORMAT_VERSION = 1;
@@ -23,7 +23,9 @@ export type ExportDocument = z.output<typeof ExportDocument>;
 function invalid(section: string, error: z.ZodError): ApiError {
   const issues = error.issues.map((i) => ({ location: 'body', path: ['sections', section, 'data', ...i.path.map(String)], message: i.message, code: i.code }));
   const first = issues[0];
-  return new ApiError('validation_failed', `Invalid section ${section}${first ? ` at ${first.path.slice(3).join('.') || '(root)'}: ${first.message}` : ''}`, { details: { issues } });
+  return new ApiError('validation_failed', `Invalid section ${section}${first ? ` at ${first.path.slice(3).join('.') || '(root)'}: ${first.message}` : ''}`, {
+    details: { issues },
+  });
 }
 
 export function parseSection<T>(key: string, schema: z.ZodType<T>, data: unknown): T {
@@ -41,7 +43,9 @@ export function invalidAt(section: string, at: (string | number)[], message: str
 /** JSON with object keys sorted: the same document compares equal whatever its key order. */
 export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -76,7 +80,11 @@ const settingsSection: ExportSection = {
     const changes: ImportPlan['changes'] = [];
     for (const key of (Object.keys(next) as (keyof Settings)[]).filter((k) => !(LOCAL_SETTINGS as readonly string[]).includes(k))) {
       const same = JSON.stringify(current[key]) === JSON.stringify(next[key]);
-      changes.push({ action: same ? 'unchanged' : 'update', name: key, ...(same ? {} : { detail: `${JSON.stringify(current[key])} -> ${JSON.stringify(next[key])}` }) });
+      changes.push({
+        action: same ? 'unchanged' : 'update',
+        name: key,
+        ...(same ? {} : { detail: `${JSON.stringify(current[key])} -> ${JSON.stringify(next[key])}` }),
+      });
     }
     return { changes };
   },
@@ -116,7 +124,14 @@ export function registerSystemExportSections(): void {
 export async function exportDocument(db: Db): Promise<ExportDocument> {
   const sections: ExportDocument['sections'] = {};
   for (const s of exportSectionList()) sections[s.key] = { version: s.version, data: await s.exportData(db) };
-  return { format: EXPORT_FORMAT, formatVersion: EXPORT_FORMAT_VERSION, exportedAt: new Date().toISOString(), serverVersion: SERVER_VERSION, instanceId: await ensureInstanceId(db), sections };
+  return {
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    exportedAt: new Date().toISOString(),
+    serverVersion: SERVER_VERSION,
+    instanceId: await ensureInstanceId(db),
+    sections,
+  };
 }
 
 export interface ImportPreview {
@@ -127,7 +142,10 @@ export interface ImportPreview {
 /** Validates the whole document and answers what applying it would change; changes nothing. */
 export async function previewImport(db: Db, doc: ExportDocument): Promise<ImportPreview> {
   if (doc.formatVersion > EXPORT_FORMAT_VERSION) {
-    throw new ApiError('validation_failed', `This export is format ${doc.formatVersion}; this server reads up to ${EXPORT_FORMAT_VERSION}. Upgrade Placard first.`);
+    throw new ApiError(
+      'validation_failed',
+      `This export is format ${doc.formatVersion}; this server reads up to ${EXPORT_FORMAT_VERSION}. Upgrade Placard first.`,
+    );
   }
   const known = new Map(exportSectionList().map((s) => [s.key, s]));
   const out: ImportPreview = { sections: [], ignored: [] };
@@ -137,14 +155,20 @@ export async function previewImport(db: Db, doc: ExportDocument): Promise<Import
       out.ignored.push({ key, reason: 'this server has no such section' });
       continue;
     }
-    if (section.version > def.version) throw new ApiError('validation_failed', `Section ${key} is version ${section.version}; this server reads up to ${def.version}`);
+    if (section.version > def.version)
+      throw new ApiError('validation_failed', `Section ${key} is version ${section.version}; this server reads up to ${def.version}`);
   }
   for (const def of exportSectionList()) {
     const section = doc.sections[def.key];
     if (!section) continue;
     const p = await def.preview(db, section.data, section.version);
     const count = (a: string) => p.changes.filter((c) => c.action === a).length;
-    out.sections.push({ key: def.key, version: section.version, changes: p.changes, summary: { create: count('create'), update: count('update'), unchanged: count('unchanged'), delete: count('delete') } });
+    out.sections.push({
+      key: def.key,
+      version: section.version,
+      changes: p.changes,
+      summary: { create: count('create'), update: count('update'), unchanged: count('unchanged'), delete: count('delete') },
+    });
   }
   return out;
 }

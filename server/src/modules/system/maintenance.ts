@@ -141,7 +141,13 @@ export function databaseFileOf(deps: AppDeps): string {
  * (PLACARD_BACKUP_PASSPHRASE_FILE), else plain; copied to PLACARD_BACKUP_COPY_DIR when set
  * (a failed copy is in the result's `copy` and the log, the backup itself stands).
  */
-export async function runBackup(deps: AppDeps, kind: BackupKind, includeMedia: boolean | undefined, progress: (f: number, m: string) => void, passphrase?: string) {
+export async function runBackup(
+  deps: AppDeps,
+  kind: BackupKind,
+  includeMedia: boolean | undefined,
+  progress: (f: number, m: string) => void,
+  passphrase?: string,
+) {
   const settings = await getSettings(deps.db);
   const info = await createBackup({
     dataDir: deps.config.dataDir,
@@ -153,11 +159,16 @@ export async function runBackup(deps: AppDeps, kind: BackupKind, includeMedia: b
     passphrase: passphrase ?? configuredPassphrase(deps.config.backupPassphraseFile),
     copyTo: deps.config.backupCopyDir,
   });
-  if (info.copy && !info.copy.ok) deps.logger.warn({ backup: info.name, dir: info.copy.dir, error: info.copy.error }, 'the backup was not copied to PLACARD_BACKUP_COPY_DIR');
+  if (info.copy && !info.copy.ok)
+    deps.logger.warn({ backup: info.name, dir: info.copy.dir, error: info.copy.error }, 'the backup was not copied to PLACARD_BACKUP_COPY_DIR');
   return info;
 }
 
-const Passphrase = z.string().min(MIN_PASSPHRASE_LENGTH).max(1024).regex(/^[^\r\n\0]*$/, 'one line');
+const Passphrase = z
+  .string()
+  .min(MIN_PASSPHRASE_LENGTH)
+  .max(1024)
+  .regex(/^[^\r\n\0]*$/, 'one line');
 
 const backupAction: MaintenanceAction = {
   name: 'backup',
@@ -194,7 +205,8 @@ const restoreAction: MaintenanceAction = {
       const found = (await listBackups(deps.config.dataDir)).find((b) => b.name === o.backup);
       if (!found) throw new ApiError('not_found', `No backup named ${o.backup}`);
       const passphrase = found.encrypted ? (o.passphrase ?? configuredPassphrase(deps.config.backupPassphraseFile)) : null;
-      if (found.encrypted && !passphrase) throw new ApiError('validation_failed', `${o.backup} is encrypted: give options.passphrase (this server has no PLACARD_BACKUP_PASSPHRASE_FILE)`);
+      if (found.encrypted && !passphrase)
+        throw new ApiError('validation_failed', `${o.backup} is encrypted: give options.passphrase (this server has no PLACARD_BACKUP_PASSPHRASE_FILE)`);
       // What is already under way finishes first: writes that got in before the gate closed,
       // then background work (jobs) stops. Nothing then writes across the swap.
       progress(0.01, 'waiting for writes under way to finish');
@@ -209,7 +221,14 @@ const restoreAction: MaintenanceAction = {
       if (app) app.context.secrets = new ServerSecrets(deps.config.dataDir);
       // The restored database has its own settings: hot paths must not keep the old ones.
       invalidateSettings();
-      return { restored: o.backup, createdAt: result.header.createdAt, serverVersion: result.header.serverVersion, files: result.files, bytes: result.bytes, schemaVersion: result.migratedTo };
+      return {
+        restored: o.backup,
+        createdAt: result.header.createdAt,
+        serverVersion: result.header.serverVersion,
+        files: result.files,
+        bytes: result.bytes,
+        schemaVersion: result.migratedTo,
+      };
     } finally {
       // Also after a failed restore: the live data is then the old one, untouched.
       for (const participant of paused) {

@@ -30,7 +30,13 @@ export function restoreGate(deps: AppDeps): Koa.Middleware {
     // the swap that would be a row pointing at a file that went with the old store). The
     // maintenance routes are not: a restore started with `wait` would wait for itself. Nor
     // are tus PATCHes: they only append to a part file in uploads/, which a restore leaves.
-    if (!api || SAFE.has(ctx.method) || ctx.path.startsWith('/api/v1/system/maintenance/') || (ctx.method === 'PATCH' && ctx.path.startsWith('/api/v1/uploads/'))) return next();
+    if (
+      !api ||
+      SAFE.has(ctx.method) ||
+      ctx.path.startsWith('/api/v1/system/maintenance/') ||
+      (ctx.method === 'PATCH' && ctx.path.startsWith('/api/v1/uploads/'))
+    )
+      return next();
     writes.inFlight++;
     try {
       await next();

@@ -36,7 +36,13 @@ export interface RestoreResult {
  * 4. remove the journal. A crash during 3 is finished forward by `recoverInterruptedRestore`
  *    at the next start (the staged copy was verified before the journal was written).
  */
-export async function restoreBackup(options: { dataDir: string; file: string; live?: OpenedDatabase; progress?: Progress; passphrase?: string | null }): Promise<RestoreResult> {
+export async function restoreBackup(options: {
+  dataDir: string;
+  file: string;
+  live?: OpenedDatabase;
+  progress?: Progress;
+  passphrase?: string | null;
+}): Promise<RestoreResult> {
   const progress = options.progress ?? (() => {});
   const { dataDir } = options;
   if (existsSync(path.join(dataDir, JOURNAL))) recoverInterruptedRestore(dataDir);

@@ -60,9 +60,15 @@ const sections = {
      * Largest single upload (tus Upload-Length), in bytes. PLACARD_UPLOAD_MAX_BYTES caps it;
      * the upper bound here only keeps the number sane (16 TiB, ext4's largest file).
      */
-    maxSizeBytes: z.int().min(MiB).max(16 * 1024 * GiB),
+    maxSizeBytes: z
+      .int()
+      .min(MiB)
+      .max(16 * 1024 * GiB),
     /** Uploads not finished after this many hours are discarded. */
-    abandonAfterHours: z.int().min(1).max(24 * 30),
+    abandonAfterHours: z
+      .int()
+      .min(1)
+      .max(24 * 30),
   }),
   network: z.object({
     /**
@@ -94,7 +100,10 @@ const sections = {
   }),
   backups: z.object({
     /** Hours between automatic backups; 0 turns them off. */
-    intervalHours: z.int().min(0).max(24 * 31),
+    intervalHours: z
+      .int()
+      .min(0)
+      .max(24 * 31),
     /** How many backups to keep (older ones are deleted after a new one succeeds). */
     keep: z.int().min(1).max(365),
     /** Include the media store (true) or the database only (false). */
@@ -164,7 +173,12 @@ export const SettingsPatch = z
   .strict();
 export type SettingsPatch = z.output<typeof SettingsPatch>;
 
-export const SettingsDocument = Settings.extend({ publicUrl: z.string().nullable(), locale: z.string().nullable(), revision: z.int(), updatedAt: z.string().nullable() });
+export const SettingsDocument = Settings.extend({
+  publicUrl: z.string().nullable(),
+  locale: z.string().nullable(),
+  revision: z.int(),
+  updatedAt: z.string().nullable(),
+});
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -252,7 +266,11 @@ export function invalidateSettings(db?: Db): void {
  * Applies a patch. `expectedRevision` (from If-Match) must be the current revision, else
  * 412 `version_conflict`. Runs in one transaction so two racing PATCHes cannot both win.
  */
-export async function updateSettings(db: Db, patch: SettingsPatch, options: { expectedRevision?: number; userId?: string | null } = {}): Promise<StoredSettings> {
+export async function updateSettings(
+  db: Db,
+  patch: SettingsPatch,
+  options: { expectedRevision?: number; userId?: string | null } = {},
+): Promise<StoredSettings> {
   try {
     return await writeSettings(db, patch, options);
   } finally {
@@ -265,9 +283,13 @@ async function writeSettings(db: Db, patch: SettingsPatch, options: { expectedRe
   return db.transaction().execute(async (trx) => {
     const current = await readSettings(trx);
     if (options.expectedRevision !== undefined && options.expectedRevision !== current.revision) {
-      throw new ApiError('version_conflict', `The settings changed since revision ${options.expectedRevision}; they are at revision ${current.revision}. Reload and try again.`, {
-        details: { currentRevision: current.revision },
-      });
+      throw new ApiError(
+        'version_conflict',
+        `The settings changed since revision ${options.expectedRevision}; they are at revision ${current.revision}. Reload and try again.`,
+        {
+          details: { currentRevision: current.revision },
+        },
+      );
     }
     const next = Settings.parse(mergeSettings(current.settings, patch));
     const now = new Date().toISOString();
@@ -323,7 +345,10 @@ export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()
       data = {};
     }
     if (typeof data.timeZone === 'string' && isIanaZone(data.timeZone)) return { zone: data.timeZone, stored: 'kept' as const };
-    const users = await trx.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const users = await trx
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
     const legacy = Number(users?.n ?? 0) > 0;
     const next = { ...data, timeZone: legacy ? 'UTC' : zone };
     const now = new Date().toISOString();

@@ -31,8 +31,24 @@ export const SystemStatus = z.object({
   serverName: z.string(),
   startedAt: z.string(),
   uptimeSec: z.number(),
-  runtime: z.object({ node: z.string(), platform: z.string(), arch: z.string(), hostname: z.string(), loadAverage: z.array(z.number()), memoryRssBytes: z.number(), systemMemoryFreeBytes: z.number(), systemMemoryTotalBytes: z.number() }),
-  database: z.object({ sqliteVersion: z.string(), schemaVersion: z.number(), schemaVersionKnown: z.number(), sizeBytes: z.number(), walBytes: z.number(), file: z.string() }),
+  runtime: z.object({
+    node: z.string(),
+    platform: z.string(),
+    arch: z.string(),
+    hostname: z.string(),
+    loadAverage: z.array(z.number()),
+    memoryRssBytes: z.number(),
+    systemMemoryFreeBytes: z.number(),
+    systemMemoryTotalBytes: z.number(),
+  }),
+  database: z.object({
+    sqliteVersion: z.string(),
+    schemaVersion: z.number(),
+    schemaVersionKnown: z.number(),
+    sizeBytes: z.number(),
+    walBytes: z.number(),
+    file: z.string(),
+  }),
   storage: z.object({ dataDir: z.string(), freeBytes: z.number().nullable(), totalBytes: z.number().nullable(), usedPercent: z.number().nullable() }),
   tools: z.object({ sharp: Tool.extend({ version: z.string().nullable(), libvips: z.string().nullable() }), ffmpeg: BinaryTool, ffprobe: BinaryTool }),
   backups: z.object({
@@ -42,7 +58,10 @@ export const SystemStatus = z.object({
     intervalHours: z.number(),
     nextDueAt: z.string().nullable(),
   }),
-  maintenance: z.object({ restoreInProgress: z.boolean(), running: z.array(z.object({ id: z.string(), action: z.string(), progress: z.number(), message: z.string() })) }),
+  maintenance: z.object({
+    restoreInProgress: z.boolean(),
+    running: z.array(z.object({ id: z.string(), action: z.string(), progress: z.number(), message: z.string() })),
+  }),
   /** Sections other modules contribute (media, jobs, fleet, ...): key -> data. */
   sections: z.record(z.string(), z.object({ title: z.string(), ok: z.boolean(), error: z.string().optional(), data: z.record(z.string(), z.unknown()) })),
 });
@@ -78,7 +97,14 @@ const mediaStoreStatus: StatusContributor = {
   title: 'Media store on disk',
   async collect(deps) {
     const [media, uploads, releases] = await Promise.all(['media', 'uploads', 'releases'].map((d) => diskUsage(path.join(deps.config.dataDir, d))));
-    return { mediaFiles: media!.files, mediaBytes: media!.bytes, partialUploadFiles: uploads!.files, partialUploadBytes: uploads!.bytes, releaseFiles: releases!.files, releaseBytes: releases!.bytes };
+    return {
+      mediaFiles: media!.files,
+      mediaBytes: media!.bytes,
+      partialUploadFiles: uploads!.files,
+      partialUploadBytes: uploads!.bytes,
+      releaseFiles: releases!.files,
+      releaseBytes: releases!.bytes,
+    };
   },
 };
 
@@ -88,7 +114,10 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const dbFile = databaseFileOf(deps);
   const [sqliteVersion, schemaRow, instanceId, dbSize, walSize, fsStats, tools, backups] = await Promise.all([
     sql<{ v: string }>`select sqlite_version() as v`.execute(db).then((r) => r.rows[0]?.v ?? 'unknown'),
-    db.selectFrom('schema_migrations').select((eb) => eb.fn.max('version').as('v')).executeTakeFirst(),
+    db
+      .selectFrom('schema_migrations')
+      .select((eb) => eb.fn.max('version').as('v'))
+      .executeTakeFirst(),
     ensureInstanceId(db),
     fileSize(dbFile),
     fileSize(`${dbFile}-wal`),
@@ -129,7 +158,14 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
       systemMemoryFreeBytes: os.freemem(),
       systemMemoryTotalBytes: os.totalmem(),
     },
-    database: { sqliteVersion, schemaVersion: Number(schemaRow?.v ?? 0), schemaVersionKnown: knownSchemaVersion(), sizeBytes: dbSize, walBytes: walSize, file: dbFile },
+    database: {
+      sqliteVersion,
+      schemaVersion: Number(schemaRow?.v ?? 0),
+      schemaVersionKnown: knownSchemaVersion(),
+      sizeBytes: dbSize,
+      walBytes: walSize,
+      file: dbFile,
+    },
     storage: {
       dataDir: config.dataDir,
       freeBytes,

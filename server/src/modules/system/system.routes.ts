@@ -10,7 +10,19 @@ import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js'
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { durableRename } from '../../platform/db/database.js';
-import { BACKUP_NAME, BackupError, backupName, backupsDir, checkPassphrase, configuredPassphrase, discardPartialBackups, isEncryptedFile, listBackups, partialName, verifyBackup } from './backup.js';
+import {
+  BACKUP_NAME,
+  BackupError,
+  backupName,
+  backupsDir,
+  checkPassphrase,
+  configuredPassphrase,
+  discardPartialBackups,
+  isEncryptedFile,
+  listBackups,
+  partialName,
+  verifyBackup,
+} from './backup.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
 import { notifySettingsChanged, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';
@@ -46,7 +58,14 @@ const ImportPreviewDto = z.object({
     z.object({
       key: z.string(),
       version: z.number(),
-      changes: z.array(z.object({ action: z.enum(['create', 'update', 'unchanged', 'delete']), id: z.string().optional(), name: z.string().optional(), detail: z.string().optional() })),
+      changes: z.array(
+        z.object({
+          action: z.enum(['create', 'update', 'unchanged', 'delete']),
+          id: z.string().optional(),
+          name: z.string().optional(),
+          detail: z.string().optional(),
+        }),
+      ),
       summary: z.object({ create: z.number(), update: z.number(), unchanged: z.number(), delete: z.number() }),
     }),
   ),
@@ -71,7 +90,11 @@ export function installSystem(deps: AppDeps): void {
     const last = (await listBackups(deps.config.dataDir))[0];
     if (last && Date.now() - Date.parse(last.createdAt) < settings.backups.intervalHours * 3_600_000) return;
     const action = maintenanceAction('backup')!;
-    const scheduled = { ...action, name: 'backup', run: async ({ progress }: { progress: (f: number, m: string) => void }) => ({ backup: await runBackup(deps, 'scheduled', undefined, progress) }) };
+    const scheduled = {
+      ...action,
+      name: 'backup',
+      run: async ({ progress }: { progress: (f: number, m: string) => void }) => ({ backup: await runBackup(deps, 'scheduled', undefined, progress) }),
+    };
     try {
       const run = startRun(deps, scheduled as typeof action, {}, null, null);
       await waitForRun(deps, run.id, 6 * 3_600_000);
@@ -99,7 +122,9 @@ export const systemRoutes = [
     minRole: 'viewer',
     tags: TAGS,
     summary: 'The server settings, with their revision (also the ETag)',
-    responses: { 200: { description: 'Settings', data: SettingsDocument, headers: { ETag: { description: 'The revision, quoted: send it back in If-Match' } } } },
+    responses: {
+      200: { description: 'Settings', data: SettingsDocument, headers: { ETag: { description: 'The revision, quoted: send it back in If-Match' } } },
+    },
     handler: async (ctx) => settingsReply(await readSettings(ctx.deps.db)),
   }),
   defineRoute({
@@ -155,16 +180,26 @@ export const systemRoutes = [
     handler: async (ctx, { params, body, auth }) => {
       const action = maintenanceAction(params.action);
       if (!action) {
-        throw new ApiError('not_found', `No maintenance action ${JSON.stringify(params.action)}; known: ${maintenanceActionList().map((a) => a.name).join(', ')}`);
+        throw new ApiError(
+          'not_found',
+          `No maintenance action ${JSON.stringify(params.action)}; known: ${maintenanceActionList()
+            .map((a) => a.name)
+            .join(', ')}`,
+        );
       }
       const principal = auth as SessionPrincipal;
-      if (!roleAtLeast(principal.role, action.minRole ?? 'admin')) throw new ApiError('forbidden', `The ${action.name} action needs the ${action.minRole} role`);
+      if (!roleAtLeast(principal.role, action.minRole ?? 'admin'))
+        throw new ApiError('forbidden', `The ${action.name} action needs the ${action.minRole} role`);
       let options: unknown = body?.options ?? {};
       if (action.options) {
         const parsed = action.options.safeParse(options);
         if (!parsed.success) {
           const issues = parsed.error.issues.map((i) => ({ location: 'body', path: ['options', ...i.path.map(String)], message: i.message, code: i.code }));
-          throw new ApiError('validation_failed', `Invalid request body.options${issues[0]?.path.length ? '.' + issues[0].path.slice(1).join('.') : ''}: ${issues[0]?.message}`, { details: { issues } });
+          throw new ApiError(
+            'validation_failed',
+            `Invalid request body.options${issues[0]?.path.length ? `.${issues[0].path.slice(1).join('.')}` : ''}: ${issues[0]?.message}`,
+            { details: { issues } },
+          );
         }
         options = parsed.data;
       } else if (Object.keys(options as object).length > 0) {
@@ -186,7 +221,10 @@ export const systemRoutes = [
     responses: {
       200: {
         description: 'Runs and actions',
-        data: z.object({ items: z.array(MaintenanceRunDto), actions: z.array(z.object({ name: z.string(), summary: z.string(), minRole: z.string(), exclusive: z.boolean() })) }),
+        data: z.object({
+          items: z.array(MaintenanceRunDto),
+          actions: z.array(z.object({ name: z.string(), summary: z.string(), minRole: z.string(), exclusive: z.boolean() })),
+        }),
       },
     },
     handler: (ctx) =>
@@ -231,7 +269,7 @@ export const systemRoutes = [
     tags: TAGS,
     summary: 'Upload a backup archive (the body is the .tar, or an encrypted .tar.age); it is verified end to end before it is kept',
     description:
-      'An encrypted backup is decrypted to be verified with the passphrase in the `Placard-Backup-Passphrase` header, else the server\'s configured one (PLACARD_BACKUP_PASSPHRASE_FILE); it is kept encrypted.',
+      "An encrypted backup is decrypted to be verified with the passphrase in the `Placard-Backup-Passphrase` header, else the server's configured one (PLACARD_BACKUP_PASSPHRASE_FILE); it is kept encrypted.",
     rawBody: { contentTypes: ['application/x-tar', 'application/octet-stream'] },
     responses: {
       201: { description: 'The backup, kept', data: BackupDto },

@@ -1,7 +1,26 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 
 /** Names that all mean UTC; stored as `UTC` so people read one name. */
-const UTC_ALIASES = new Set(['UTC', 'Etc/UTC', 'Etc/UCT', 'UCT', 'Etc/Universal', 'Universal', 'Etc/Zulu', 'Zulu', 'GMT', 'Etc/GMT', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'GMT0', 'GMT+0', 'GMT-0', 'Etc/Greenwich', 'Greenwich']);
+const UTC_ALIASES = new Set([
+  'UTC',
+  'Etc/UTC',
+  'Etc/UCT',
+  'UCT',
+  'Etc/Universal',
+  'Universal',
+  'Etc/Zulu',
+  'Zulu',
+  'GMT',
+  'Etc/GMT',
+  'Etc/GMT0',
+  'Etc/GMT+0',
+  'Etc/GMT-0',
+  'GMT0',
+  'GMT+0',
+  'GMT-0',
+  'Etc/Greenwich',
+  'Greenwich',
+]);
 
 export function isIanaZone(name: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/.test(name)) return false;
@@ -69,4 +88,3 @@ export function boxTimeZone(): string {
   detected ??= detectBoxTimeZone().zone;
   return detected;
 }
-

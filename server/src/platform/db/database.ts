@@ -134,11 +134,11 @@ export function openDatabase(file: string): OpenedDatabase {
 }
 
 export class DatabaseTooNewError extends Error {
-  constructor(readonly found: number, readonly known: number) {
-    super(
-      `the database is at schema version ${found} but this server knows only up to ${known}; ` +
-        'run a newer Placard or restore a backup made by this version',
-    );
+  constructor(
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(`the database is at schema version ${found} but this server knows only up to ${known}; run a newer Placard or restore a backup made by this version`);
     this.name = 'DatabaseTooNewError';
   }
 }
@@ -182,10 +182,7 @@ export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATI
     if (have.has(m.version)) continue;
     await db.transaction().execute(async (trx) => {
       await m.up(trx);
-      await trx
-        .insertInto('schema_migrations')
-        .values({ version: m.version, name: m.name, applied_at: new Date().toISOString() })
-        .execute();
+      await trx.insertInto('schema_migrations').values({ version: m.version, name: m.name, applied_at: new Date().toISOString() }).execute();
     });
     applied.push(m.version);
   }

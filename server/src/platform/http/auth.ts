@@ -45,10 +45,7 @@ export interface Authenticators {
 export const DEVICE_TOKEN_PREFIX = 'svc_device_';
 export const INTEGRATION_TOKEN_PREFIX = 'svci_';
 
-type Presented =
-  | { kind: 'session' }
-  | { kind: 'device'; token: string }
-  | { kind: 'integration'; token: string };
+type Presented = { kind: 'session' } | { kind: 'device'; token: string } | { kind: 'integration'; token: string };
 
 /** Which kind of credential the request presents; a bearer of no known kind is invalid. */
 export function presentedCredential(ctx: Context): Presented {
@@ -62,7 +59,9 @@ export function presentedCredential(ctx: Context): Presented {
 }
 
 function describe(kinds: readonly AuthKind[]): string {
-  const names = new Set(kinds.map((k) => (k.startsWith('integration:') ? 'an integration token' : k === 'device' ? 'a device credential' : 'a console session')));
+  const names = new Set(
+    kinds.map((k) => (k.startsWith('integration:') ? 'an integration token' : k === 'device' ? 'a device credential' : 'a console session')),
+  );
   return [...names].join(' or ');
 }
 
@@ -70,12 +69,7 @@ function describe(kinds: readonly AuthKind[]): string {
  * Central enforcement: runs for every route before validation. A credential of a kind
  * the route does not accept is 401; a missing capability or role is 403.
  */
-export async function authenticate(
-  ctx: Context,
-  kinds: readonly AuthKind[],
-  minRole: Role | undefined,
-  authenticators: Authenticators,
-): Promise<Principal> {
+export async function authenticate(ctx: Context, kinds: readonly AuthKind[], minRole: Role | undefined, authenticators: Authenticators): Promise<Principal> {
   if (kinds.includes('public')) return { kind: 'anonymous' };
   const presented = presentedCredential(ctx);
   const unauthenticated = () => new ApiError('unauthenticated', `This route needs ${describe(kinds)}`);

@@ -79,7 +79,7 @@ const RESERVED = [/^\/api(\/|$)/, /^\/healthz$/, /^\/readyz$/, /^\/install/];
 function routeMatcher(routes: readonly Route[]): (p: string) => boolean {
   const patterns = routes
     .filter((r) => !r.path.startsWith('/api/'))
-    .map((r) => new RegExp('^' + r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+') + '/?$'));
+    .map((r) => new RegExp(`^${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}/?$`));
   return (p) => RESERVED.some((re) => re.test(p)) || patterns.some((re) => re.test(p));
 }
 
@@ -128,7 +128,7 @@ export function consoleStatic(dir: string, routes: readonly Route[]): Middleware
       return next();
     }
     if (isServerPath(p) || p.includes('\0')) return next();
-    const file = path.resolve(root, '.' + path.posix.normalize('/' + p));
+    const file = path.resolve(root, `.${path.posix.normalize(`/${p}`)}`);
     if (file !== root && !file.startsWith(root + path.sep)) return next();
     const html = (name: 'index.html' | 'play.html') => {
       const page = path.join(root, name);

@@ -20,7 +20,10 @@ export const ERROR_CODES = {
   upgrade_required: { status: 426, description: 'This route is a WebSocket: send the request as an Upgrade.' },
   payload_too_large: { status: 413, description: 'The body is larger than this route accepts.' },
   unsupported_media_type: { status: 415, description: 'The body’s Content-Type is not one this route accepts.' },
-  unsupported_protocol_version: { status: 412, description: 'The request names a protocol version this server does not speak (tus: Tus-Resumable other than 1.0.0).' },
+  unsupported_protocol_version: {
+    status: 412,
+    description: 'The request names a protocol version this server does not speak (tus: Tus-Resumable other than 1.0.0).',
+  },
   range_not_satisfiable: { status: 416, description: 'The Range cannot be served; Content-Range gives the length.' },
   checksum_mismatch: { status: 460, description: 'tus: the chunk does not match its Upload-Checksum; it was discarded.' },
   rate_limited: { status: 429, description: 'Too many attempts; Retry-After says when to try again.' },
@@ -44,11 +47,7 @@ export class ApiError extends Error {
   readonly details: unknown;
   readonly headers: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { details?: unknown; status?: number; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { details?: unknown; status?: number; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = 'ApiError';
     this.code = code;

@@ -49,7 +49,16 @@ export interface OutboundResponse {
 /** A refused or failed fetch; `code` says why (for diagnostics and error messages). */
 export class OutboundError extends Error {
   constructor(
-    readonly code: 'invalid_url' | 'scheme_not_allowed' | 'address_not_allowed' | 'dns_failed' | 'timeout' | 'tls_error' | 'connection_failed' | 'too_many_redirects' | 'too_large',
+    readonly code:
+      | 'invalid_url'
+      | 'scheme_not_allowed'
+      | 'address_not_allowed'
+      | 'dns_failed'
+      | 'timeout'
+      | 'tls_error'
+      | 'connection_failed'
+      | 'too_many_redirects'
+      | 'too_large',
     message: string,
     readonly redirects: OutboundHop[] = [],
   ) {
@@ -77,7 +86,9 @@ export function addressRefusal(address: string, policy: OutboundPolicy): string 
     case 'private':
     case 'uniqueLocal':
     case 'carrierGradeNat':
-      return policy.allowPrivate ? null : `${normalized} is a private network address (allowed only when PLACARD_FETCH_ALLOW_PRIVATE and the setting network.allowPrivateFetchTargets both say so)`;
+      return policy.allowPrivate
+        ? null
+        : `${normalized} is a private network address (allowed only when PLACARD_FETCH_ALLOW_PRIVATE and the setting network.allowPrivateFetchTargets both say so)`;
     case 'loopback':
     case 'linkLocal':
       return policy.allowLoopback ? null : `${normalized} is a ${range === 'loopback' ? 'loopback' : 'link-local'} address`;
@@ -111,7 +122,8 @@ function checkUrl(raw: string, policy: OutboundPolicy, redirects: OutboundHop[])
   } catch {
     throw new OutboundError('invalid_url', `${raw.slice(0, 200)} is not a URL`, redirects);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('scheme_not_allowed', `Only http and https URLs are fetched (not ${url.protocol})`, redirects);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundError('scheme_not_allowed', `Only http and https URLs are fetched (not ${url.protocol})`, redirects);
   if (url.username || url.password) throw new OutboundError('invalid_url', 'URLs with credentials are not fetched', redirects);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host)) {
@@ -123,7 +135,12 @@ function checkUrl(raw: string, policy: OutboundPolicy, redirects: OutboundHop[])
 
 const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|HOSTNAME|ERR_TLS|SSL|EPROTO/;
 
-function once(url: URL, policy: OutboundPolicy, options: Required<Pick<OutboundOptions, 'method' | 'timeoutMs' | 'maxBytes'>> & { headers: Record<string, string> }, deadline: number) {
+function once(
+  url: URL,
+  policy: OutboundPolicy,
+  options: Required<Pick<OutboundOptions, 'method' | 'timeoutMs' | 'maxBytes'>> & { headers: Record<string, string> },
+  deadline: number,
+) {
   return new Promise<Omit<OutboundResponse, 'redirects' | 'url'>>((resolve, reject) => {
     const lib = url.protocol === 'https:' ? https : http;
     const remaining = Math.max(1, deadline - Date.now());
@@ -138,7 +155,14 @@ function once(url: URL, policy: OutboundPolicy, options: Required<Pick<OutboundO
       },
       (res) => {
         const socket = res.socket as TLSSocket;
-        const tls = url.protocol === 'https:' ? { protocol: socket.getProtocol?.() ?? null, authorized: socket.authorized ?? false, error: socket.authorizationError ? String(socket.authorizationError) : null } : null;
+        const tls =
+          url.protocol === 'https:'
+            ? {
+                protocol: socket.getProtocol?.() ?? null,
+                authorized: socket.authorized ?? false,
+                error: socket.authorizationError ? String(socket.authorizationError) : null,
+              }
+            : null;
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
@@ -160,7 +184,14 @@ function once(url: URL, policy: OutboundPolicy, options: Required<Pick<OutboundO
           if (done) return;
           done = true;
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated, tls, remoteAddress: socket.remoteAddress ?? null });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            truncated,
+            tls,
+            remoteAddress: socket.remoteAddress ?? null,
+          });
         };
         res.on('end', finish);
         res.on('error', (e) => (truncated ? finish() : fail(e)));
@@ -179,7 +210,12 @@ function once(url: URL, policy: OutboundPolicy, options: Required<Pick<OutboundO
 
 /** Fetches a user's URL under `policy`; follows up to `maxRedirects` redirects, each checked. */
 export async function safeFetch(rawUrl: string, policy: OutboundPolicy, options: OutboundOptions = {}): Promise<OutboundResponse> {
-  const opts = { method: options.method ?? 'GET', timeoutMs: options.timeoutMs ?? 10_000, maxBytes: options.maxBytes ?? 2 * 1024 * 1024, headers: options.headers ?? {} };
+  const opts = {
+    method: options.method ?? 'GET',
+    timeoutMs: options.timeoutMs ?? 10_000,
+    maxBytes: options.maxBytes ?? 2 * 1024 * 1024,
+    headers: options.headers ?? {},
+  };
   const maxRedirects = options.maxRedirects ?? 5;
   const deadline = Date.now() + opts.timeoutMs;
   const redirects: OutboundHop[] = [];
@@ -192,7 +228,8 @@ export async function safeFetch(rawUrl: string, policy: OutboundPolicy, options:
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? '';
       if (code === 'EADDRNOTALLOWED') throw new OutboundError('address_not_allowed', e.message, redirects);
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') throw new OutboundError('dns_failed', `${url.hostname} could not be resolved`, redirects);
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
+        throw new OutboundError('dns_failed', `${url.hostname} could not be resolved`, redirects);
       if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') throw new OutboundError('timeout', `No answer within ${opts.timeoutMs} ms`, redirects);
       if (TLS_CODES.test(code) || TLS_CODES.test(e.message)) throw new OutboundError('tls_error', `TLS problem: ${code || e.message}`, redirects);
       throw new OutboundError('connection_failed', `${code || 'connection failed'}: ${e.message}`, redirects);

@@ -67,9 +67,7 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
   }
   if (route.ifMatch) {
     const malformed = 'validation_failed: If-Match is not a revision';
-    out[400] = out[400]
-      ? { ...out[400], description: `${out[400].description}; ${malformed}` }
-      : { description: malformed, codes: ['validation_failed'] };
+    out[400] = out[400] ? { ...out[400], description: `${out[400].description}; ${malformed}` } : { description: malformed, codes: ['validation_failed'] };
     out[412] = { description: 'version_conflict: If-Match names a revision that is no longer current (details.currentRevision)', codes: ['version_conflict'] };
   }
   if (route.params) out[404] = { description: 'not_found: a path id that is not a UUID, or names nothing', codes: ['not_found'] };

@@ -24,7 +24,11 @@ export function ifMatchRevision(ctx: Context): number | null {
 export function checkRevision(ctx: Context, current: number): void {
   const wanted = ifMatchRevision(ctx);
   if (wanted !== null && wanted !== current) {
-    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current} is current, If-Match named ${wanted}. Reload and apply your change again.`, { details: { currentRevision: current } });
+    throw new ApiError(
+      'version_conflict',
+      `This was changed meanwhile: revision ${current} is current, If-Match named ${wanted}. Reload and apply your change again.`,
+      { details: { currentRevision: current } },
+    );
   }
 }
 

@@ -86,8 +86,11 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
 
 export type Route = RouteDef<AnyObject, AnyObject, z.ZodType>;
 
+// z.ZodObject<{}> is the type of z.object({}): a route without params or query.
 export function defineRoute<
+  // biome-ignore lint/complexity/noBannedTypes: z.object({})'s type
   P extends AnyObject = z.ZodObject<{}>,
+  // biome-ignore lint/complexity/noBannedTypes: z.object({})'s type
   Q extends AnyObject = z.ZodObject<{}>,
   B extends z.ZodType = z.ZodUndefined,
 >(def: RouteDef<P, Q, B>): Route {

@@ -27,7 +27,7 @@ function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, location:
   if (location === 'params') throw new ApiError('not_found', 'Resource not found');
   const issues = issuesOf(location, result.error);
   const first = issues[0];
-  const where = first ? `${location}${first.path.length ? '.' + first.path.join('.') : ''}: ${first.message}` : location;
+  const where = first ? `${location}${first.path.length ? `.${first.path.join('.')}` : ''}: ${first.message}` : location;
   throw new ApiError('validation_failed', `Invalid request ${where}`, { details: { issues } });
 }
 

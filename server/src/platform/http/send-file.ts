@@ -43,7 +43,10 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   if (!header) return null;
   const m = /^\s*bytes\s*=\s*(.+)$/i.exec(header);
   if (!m) return null;
-  const specs = m[1]!.split(',').map((s) => s.trim()).filter(Boolean);
+  const specs = m[1]!
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (specs.length !== 1) return null; // several ranges: the whole file (RFC 9110 allows it)
   const r = /^(\d*)\s*-\s*(\d*)$/.exec(specs[0]!);
   if (!r || (r[1] === '' && r[2] === '')) return null;

@@ -23,8 +23,10 @@ export interface JobContext {
 }
 
 export interface JobHandler {
+  // biome-ignore lint/suspicious/noExplicitAny: each kind's handler declares its payload's type (payloads are JSON from the jobs table)
   run(payload: any, ctx: JobContext): Promise<void>;
   /** Called once when the job fails for good (after its last attempt). */
+  // biome-ignore lint/suspicious/noExplicitAny: as run's
   onFailed?(payload: any, error: string): Promise<void>;
 }
 
@@ -136,7 +138,12 @@ export class JobQueue {
       if (job.attempts >= job.max_attempts) {
         const reason = `processing stopped the server ${crashes === 1 ? 'once' : `${crashes} times`} (it was running when the server stopped or crashed); not retried after ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`;
         this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job failed: the server stopped while it ran');
-        await this.db.updateTable('jobs').set({ state: 'failed', last_error: reason, locked_at: null, updated_at: now }).where('id', '=', job.id).where('state', '=', 'running').execute();
+        await this.db
+          .updateTable('jobs')
+          .set({ state: 'failed', last_error: reason, locked_at: null, updated_at: now })
+          .where('id', '=', job.id)
+          .where('state', '=', 'running')
+          .execute();
         const handler = this.handlers.get(job.kind);
         try {
           await handler?.onFailed?.(JSON.parse(job.payload), reason);
@@ -206,7 +213,10 @@ export class JobQueue {
   /** Deletes finished and failed jobs older than `keepMs` (default: the queue's keepDoneMs); answers how many. */
   async prune(keepMs = this.keepDoneMs): Promise<number> {
     const cutoff = iso(Date.now() - keepMs);
-    return deleteInBatches(this.db, (limit) => sql`delete from jobs where id in (select id from jobs where state in ('done', 'failed') and updated_at < ${cutoff} limit ${limit})`);
+    return deleteInBatches(
+      this.db,
+      (limit) => sql`delete from jobs where id in (select id from jobs where state in ('done', 'failed') and updated_at < ${cutoff} limit ${limit})`,
+    );
   }
 
   private async hasDue(): Promise<boolean> {
@@ -271,13 +281,7 @@ export class JobQueue {
   /** Wakes up when the earliest delayed job becomes due. */
   private async scheduleNext(): Promise<void> {
     if (this.stopped || this.paused) return;
-    const next = await this.db
-      .selectFrom('jobs')
-      .select('run_after')
-      .where('state', '=', 'queued')
-      .orderBy('run_after')
-      .limit(1)
-      .executeTakeFirst();
+    const next = await this.db.selectFrom('jobs').select('run_after').where('state', '=', 'queued').orderBy('run_after').limit(1).executeTakeFirst();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (!next) return;
@@ -298,7 +302,12 @@ export class JobQueue {
       if (now - lastWrite < 500) return;
       lastWrite = now;
       const value = pending;
-      void this.db.updateTable('jobs').set({ progress: value }).where('id', '=', job.id).execute().catch(() => {});
+      void this.db
+        .updateTable('jobs')
+        .set({ progress: value })
+        .where('id', '=', job.id)
+        .execute()
+        .catch(() => {});
     };
     try {
       await handler.run(JSON.parse(job.payload), { id: job.id, attempt: job.attempts, progress: writeProgress, signal: this.abort.signal });
@@ -324,11 +333,7 @@ export class JobQueue {
       const final = permanent || job.attempts >= job.max_attempts;
       if (final) {
         log.warn({ err: message }, 'job failed');
-        await this.db
-          .updateTable('jobs')
-          .set({ state: 'failed', last_error: message, locked_at: null, updated_at: iso() })
-          .where('id', '=', job.id)
-          .execute();
+        await this.db.updateTable('jobs').set({ state: 'failed', last_error: message, locked_at: null, updated_at: iso() }).where('id', '=', job.id).execute();
         try {
           await handler.onFailed?.(JSON.parse(job.payload), message);
         } catch (e) {
@@ -355,17 +360,40 @@ export class JobQueue {
 export async function queueStatus(db: Db, now = Date.now()) {
   const dayAgo = iso(now - 24 * 3_600_000);
   const [byState, byKind, failed24h, oldest, due, retrying, lastFailure] = await Promise.all([
-    db.selectFrom('jobs').select((eb) => ['state', eb.fn.countAll<number>().as('n')]).groupBy('state').execute(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => ['state', eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute(),
     db
       .selectFrom('jobs')
       .select((eb) => ['kind', 'state', eb.fn.countAll<number>().as('n')])
       .where('state', 'in', ['queued', 'running'])
       .groupBy(['kind', 'state'])
       .execute(),
-    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'failed').where('updated_at', '>=', dayAgo).executeTakeFirst(),
-    db.selectFrom('jobs').select((eb) => eb.fn.min('created_at').as('at')).where('state', '=', 'queued').executeTakeFirst(),
-    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'queued').where('run_after', '<=', iso(now)).executeTakeFirst(),
-    db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'queued').where('attempts', '>', 0).executeTakeFirst(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '=', 'failed')
+      .where('updated_at', '>=', dayAgo)
+      .executeTakeFirst(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.min('created_at').as('at'))
+      .where('state', '=', 'queued')
+      .executeTakeFirst(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '=', 'queued')
+      .where('run_after', '<=', iso(now))
+      .executeTakeFirst(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '=', 'queued')
+      .where('attempts', '>', 0)
+      .executeTakeFirst(),
     db.selectFrom('jobs').select(['kind', 'last_error', 'updated_at']).where('state', '=', 'failed').orderBy('updated_at', 'desc').limit(1).executeTakeFirst(),
   ]);
   const count = (state: string) => Number(byState.find((r) => r.state === state)?.n ?? 0);

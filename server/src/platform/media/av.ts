@@ -128,8 +128,10 @@ export async function avKindOf(tools: MediaTools, file: string, contentType: str
     return null;
   }
   const streams = probe.streams ?? [];
-  if (streams.some(isMotionVideo)) return { kind: 'video', contentType: contentType.startsWith('audio/') ? (AS_VIDEO[contentType] ?? contentType) : contentType };
-  if (streams.some((s) => s.codec_type === 'audio')) return { kind: 'audio', contentType: contentType.startsWith('video/') ? (AS_AUDIO[contentType] ?? contentType) : contentType };
+  if (streams.some(isMotionVideo))
+    return { kind: 'video', contentType: contentType.startsWith('audio/') ? (AS_VIDEO[contentType] ?? contentType) : contentType };
+  if (streams.some((s) => s.codec_type === 'audio'))
+    return { kind: 'audio', contentType: contentType.startsWith('video/') ? (AS_AUDIO[contentType] ?? contentType) : contentType };
   return null;
 }
 
@@ -189,7 +191,7 @@ export async function processVideo(
   const probe = await ffprobe(tools, source);
   const v = probe.streams?.find(isMotionVideo);
   const a = probe.streams?.find((s) => s.codec_type === 'audio');
-  if (!v || !v.width || !v.height) throw new MediaRejected('the file has no video stream');
+  if (!v?.width || !v.height) throw new MediaRejected('the file has no video stream');
   const rotation = rotationOf(v);
   const swap = rotation === 90 || rotation === 270;
   const width = swap ? v.height : v.width;
@@ -200,7 +202,11 @@ export async function processVideo(
 
   const frame = path.join(work, 'frame.jpg');
   const at = durationMs ? Math.min(1, durationMs / 10_000) : 0;
-  await run(tools.ffmpeg.path, ['-hide_banner', '-v', 'error', '-ss', String(at), '-i', source, '-frames:v', '1', '-q:v', '2', '-y', frame], { signal, nice: true, timeoutMs: 120_000 });
+  await run(tools.ffmpeg.path, ['-hide_banner', '-v', 'error', '-ss', String(at), '-i', source, '-frames:v', '1', '-q:v', '2', '-y', frame], {
+    signal,
+    nice: true,
+    timeoutMs: 120_000,
+  });
   const files = await renderStill(frame, work, maxPixels, true);
   await fs.rm(frame, { force: true });
   await progress(0.1);
@@ -224,18 +230,43 @@ export async function processVideo(
     const common = ['-hide_banner', '-v', 'error', '-nostats', '-progress', 'pipe:1', '-y', '-i', source];
     const report = progressReader(durationMs ?? 0, (f) => void progress(0.1 + f * 0.9).catch(() => {}));
     if (mp4 && codecsOk) {
-      await run(tools.ffmpeg.path, [...common, '-map', '0:v:0', '-map', '0:a:0?', '-c', 'copy', '-movflags', '+faststart', out], { signal, nice: true, onLine: report });
+      await run(tools.ffmpeg.path, [...common, '-map', '0:v:0', '-map', '0:a:0?', '-c', 'copy', '-movflags', '+faststart', out], {
+        signal,
+        nice: true,
+        onLine: report,
+      });
     } else {
       metadata.transcoded = true;
       await run(
         tools.ffmpeg.path,
         [
           ...common,
-          '-map', '0:v:0', '-map', '0:a:0?',
-          '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '22', '-profile:v', 'high', '-pix_fmt', 'yuv420p',
-          '-vf', "scale='min(3840,trunc(iw/2)*2)':-2",
-          '-c:a', 'aac', '-b:a', '160k', '-ac', '2',
-          '-movflags', '+faststart', '-threads', '2',
+          '-map',
+          '0:v:0',
+          '-map',
+          '0:a:0?',
+          '-c:v',
+          'libx264',
+          '-preset',
+          'veryfast',
+          '-crf',
+          '22',
+          '-profile:v',
+          'high',
+          '-pix_fmt',
+          'yuv420p',
+          '-vf',
+          "scale='min(3840,trunc(iw/2)*2)':-2",
+          '-c:a',
+          'aac',
+          '-b:a',
+          '160k',
+          '-ac',
+          '2',
+          '-movflags',
+          '+faststart',
+          '-threads',
+          '2',
           out,
         ],
         { signal, nice: true, onLine: report },
@@ -270,18 +301,63 @@ export async function processAudio(
   const durationMs = Math.round(Number(probe.format?.duration ?? a.duration ?? 0) * 1000) || null;
   const metadata = { container: probe.format?.format_name ?? null, audioCodec: a.codec_name ?? null, transcoded: false };
   const playable = BROWSER_AUDIO.has(contentType) && (a.codec_name === 'mp3' || a.codec_name === 'aac');
-  if (playable) return { files: [], originalAs: [{ purpose: 'player', contentType: contentType === 'audio/aac' ? 'audio/aac' : contentType, width: null, height: null }], width: null, height: null, durationMs, pageCount: null, metadata };
+  if (playable)
+    return {
+      files: [],
+      originalAs: [{ purpose: 'player', contentType: contentType === 'audio/aac' ? 'audio/aac' : contentType, width: null, height: null }],
+      width: null,
+      height: null,
+      durationMs,
+      pageCount: null,
+      metadata,
+    };
   metadata.transcoded = true;
   const out = path.join(work, 'player.m4a');
   const report = progressReader(durationMs ?? 0, (f) => void progress(f).catch(() => {}));
-  await run(tools.ffmpeg.path, ['-hide_banner', '-v', 'error', '-nostats', '-progress', 'pipe:1', '-y', '-i', source, '-vn', '-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart', out], { signal, nice: true, onLine: report });
-  return { files: [{ file: out, purpose: 'player', contentType: 'audio/mp4', width: null, height: null }], width: null, height: null, durationMs, pageCount: null, metadata };
+  await run(
+    tools.ffmpeg.path,
+    [
+      '-hide_banner',
+      '-v',
+      'error',
+      '-nostats',
+      '-progress',
+      'pipe:1',
+      '-y',
+      '-i',
+      source,
+      '-vn',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '192k',
+      '-movflags',
+      '+faststart',
+      out,
+    ],
+    { signal, nice: true, onLine: report },
+  );
+  return {
+    files: [{ file: out, purpose: 'player', contentType: 'audio/mp4', width: null, height: null }],
+    width: null,
+    height: null,
+    durationMs,
+    pageCount: null,
+    metadata,
+  };
 }
 
 export const PDF_MAX_PAGES = 100;
 
 /** PDF: pages rendered (poppler's pdftoppm) to WebP player images 1920 px on the long side, a thumbnail of page 1. */
-export async function processPdf(tools: MediaTools, source: string, work: string, maxPixels: number, progress: (f: number) => Promise<void>, signal: AbortSignal): Promise<AvResult> {
+export async function processPdf(
+  tools: MediaTools,
+  source: string,
+  work: string,
+  maxPixels: number,
+  progress: (f: number) => Promise<void>,
+  signal: AbortSignal,
+): Promise<AvResult> {
   const support = await tools.pdf();
   if (!support.available || !tools.pdftoppm || !tools.pdfinfo) throw new MediaRejected(support.detail);
   let pages: number;
@@ -298,7 +374,11 @@ export async function processPdf(tools: MediaTools, source: string, work: string
   let height: number | null = null;
   for (let page = 1; page <= last; page++) {
     const prefix = path.join(work, `page-${page}`);
-    await run(tools.pdftoppm, ['-f', String(page), '-l', String(page), '-scale-to', '1920', '-png', '-singlefile', source, prefix], { signal, nice: true, timeoutMs: 120_000 });
+    await run(tools.pdftoppm, ['-f', String(page), '-l', String(page), '-scale-to', '1920', '-png', '-singlefile', source, prefix], {
+      signal,
+      nice: true,
+      timeoutMs: 120_000,
+    });
     const png = `${prefix}.png`;
     const webp = path.join(work, `page-${page}.webp`);
     const r = await sharp(png, { limitInputPixels: maxPixels }).webp({ quality: 85 }).toFile(webp);

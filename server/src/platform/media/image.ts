@@ -114,7 +114,10 @@ export async function renderImage(file: string, info: ImageInfo, outDir: string,
     if (info.animated) {
       const f = path.join(outDir, `player-${w}.webp`);
       // sharp counts all frames against limitInputPixels: the animation's budget applies (checked by probeImage).
-      const r = await base(w, { animated: true, limitInputPixels: animationBudget(maxPixels) }).resize({ width: w, withoutEnlargement: true }).webp({ quality: 82, effort: 2 }).toFile(f);
+      const r = await base(w, { animated: true, limitInputPixels: animationBudget(maxPixels) })
+        .resize({ width: w, withoutEnlargement: true })
+        .webp({ quality: 82, effort: 2 })
+        .toFile(f);
       out.push({ file: f, purpose: 'player', contentType: 'image/webp', width: r.width, height: Math.round((info.height * r.width) / info.width) });
       continue;
     }
@@ -122,7 +125,12 @@ export async function renderImage(file: string, info: ImageInfo, outDir: string,
     const rw = await base(w).rotate().resize({ width: w, withoutEnlargement: !isSvg }).webp({ quality: 85, effort: 3 }).toFile(webp);
     out.push({ file: webp, purpose: 'player', contentType: 'image/webp', width: rw.width, height: rw.height });
     const jpeg = path.join(outDir, `player-${w}.jpg`);
-    const rj = await base(w).rotate().resize({ width: w, withoutEnlargement: !isSvg }).flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true }).toFile(jpeg);
+    const rj = await base(w)
+      .rotate()
+      .resize({ width: w, withoutEnlargement: !isSvg })
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: 85, mozjpeg: true })
+      .toFile(jpeg);
     out.push({ file: jpeg, purpose: 'player', contentType: 'image/jpeg', width: rj.width, height: rj.height });
   }
   if (!isSvg && !BROWSER_IMAGE.has(info.format)) {
@@ -138,7 +146,10 @@ export async function renderImage(file: string, info: ImageInfo, outDir: string,
 export async function renderStill(file: string, outDir: string, maxPixels: number, poster: boolean): Promise<RenderedFile[]> {
   const out: RenderedFile[] = [];
   const thumb = path.join(outDir, 'thumbnail.webp');
-  const t = await open(file, maxPixels).resize({ width: THUMBNAIL_SIZE, height: THUMBNAIL_SIZE, fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toFile(thumb);
+  const t = await open(file, maxPixels)
+    .resize({ width: THUMBNAIL_SIZE, height: THUMBNAIL_SIZE, fit: 'inside', withoutEnlargement: true })
+    .webp({ quality: 80 })
+    .toFile(thumb);
   out.push({ file: thumb, purpose: 'thumbnail', contentType: 'image/webp', width: t.width, height: t.height });
   if (poster) {
     const p = path.join(outDir, 'poster.jpg');

@@ -104,7 +104,11 @@ export class MediaStore {
    * created the store file (the caller may remove it again when its commit fails). Call
    * it holding `locks` on the hash.
    */
-  async adopt(file: string, known?: { sha256: string; size: number }, options: { keepSource?: boolean } = {}): Promise<{ sha256: string; size: number; created: boolean }> {
+  async adopt(
+    file: string,
+    known?: { sha256: string; size: number },
+    options: { keepSource?: boolean } = {},
+  ): Promise<{ sha256: string; size: number; created: boolean }> {
     const { sha256, size } = known ?? (await hashFile(file));
     const target = this.pathOf(sha256);
     if (await this.has(sha256)) {

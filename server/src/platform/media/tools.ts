@@ -133,7 +133,7 @@ export class MediaTools {
     if (!this.pdftoppm || !this.pdfinfo) return { available: false, detail: `pdftoppm not found; ${install}` };
     for (const binary of [this.pdftoppm, this.pdfinfo]) {
       const usable = await new Promise<string | null>((resolve) => {
-        execFile(binary, ['-v'], { timeout: 10_000 }, (err) => resolve(err ? err.message.split('\n')[0] ?? 'failed' : null));
+        execFile(binary, ['-v'], { timeout: 10_000 }, (err) => resolve(err ? (err.message.split('\n')[0] ?? 'failed') : null));
       });
       if (usable !== null) return { available: false, detail: `${binary} is not usable (${usable}); ${install}` };
     }
@@ -144,7 +144,12 @@ export class MediaTools {
   async av(): Promise<{ available: boolean; detail: string }> {
     const status = await this.check();
     const available = status.ffmpeg.ok && status.ffprobe.ok;
-    const detail = available ? status.ffmpeg.detail : [status.ffmpeg, status.ffprobe].filter((c) => !c.ok).map((c) => c.detail).join('; ');
+    const detail = available
+      ? status.ffmpeg.detail
+      : [status.ffmpeg, status.ffprobe]
+          .filter((c) => !c.ok)
+          .map((c) => c.detail)
+          .join('; ');
     return { available, detail };
   }
 
@@ -165,18 +170,16 @@ export class MediaTools {
         return { ok: false, detail: `${name} at ${tool.path} is not usable: ${(err as Error).message}` };
       }
     };
-    const [ffmpeg, ffprobe, sharpCheck] = await Promise.all([
-      binary(this.ffmpeg, 'ffmpeg'),
-      binary(this.ffprobe, 'ffprobe'),
-      checkSharp(),
-    ]);
+    const [ffmpeg, ffprobe, sharpCheck] = await Promise.all([binary(this.ffmpeg, 'ffmpeg'), binary(this.ffprobe, 'ffprobe'), checkSharp()]);
     return { sharp: sharpCheck, ffmpeg, ffprobe };
   }
 }
 
 async function checkSharp(): Promise<ToolCheck> {
   try {
-    await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer();
+    await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
     return { ok: true, detail: `sharp ${sharp.versions.sharp ?? ''} (libvips ${sharp.versions.vips})` };
   } catch (err) {
     return { ok: false, detail: `sharp is not usable: ${(err as Error).message}` };

@@ -29,9 +29,9 @@ function operationId(route: Route): string {
   if (route.operationId) return route.operationId;
   const words = route.path
     .replace(/^\/api\/v1\//, '/')
-    .split(/[/.\-]/)
+    .split(/[/.-]/)
     .filter(Boolean)
-    .map((w) => (w.startsWith('{') ? 'by ' + w.slice(1, -1) : w));
+    .map((w) => (w.startsWith('{') ? `by ${w.slice(1, -1)}` : w));
   const camel = [route.method.toLowerCase(), ...words]
     .join(' ')
     .replace(/[^A-Za-z0-9 ]/g, ' ')

@@ -65,13 +65,20 @@ function closeCodeOf(err: unknown): number {
  * other request for an upgrade is refused before the handshake.
  */
 export class RealtimeHub {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: (protocols) => (protocols.has(PLAYER_SUBPROTOCOL) ? PLAYER_SUBPROTOCOL : false) });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 64 * 1024,
+    handleProtocols: (protocols) => (protocols.has(PLAYER_SUBPROTOCOL) ? PLAYER_SUBPROTOCOL : false),
+  });
   private readonly channels = new Map<string, Set<Client>>();
   private authenticator: SocketAuthenticator | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private readonly pingIntervalMs: number;
 
-  constructor(private readonly logger: Logger, options: RealtimeOptions = {}) {
+  constructor(
+    private readonly logger: Logger,
+    options: RealtimeOptions = {},
+  ) {
     this.pingIntervalMs = options.pingIntervalMs ?? 25_000;
   }
 

@@ -31,7 +31,7 @@ export class ServerSecrets {
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
       try {
-        writeFileSync(file, randomBytes(64).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+        writeFileSync(file, `${randomBytes(64).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }

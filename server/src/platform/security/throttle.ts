@@ -50,7 +50,9 @@ export class Throttle {
           .insertInto('auth_throttle')
           .values({ key, failures: failures >= policy.maxFailures ? 0 : failures, window_started_at: windowStart, locks, locked_until: lockedUntil })
           .onConflict((oc) =>
-            oc.column('key').doUpdateSet({ failures: failures >= policy.maxFailures ? 0 : failures, window_started_at: windowStart, locks, locked_until: lockedUntil }),
+            oc
+              .column('key')
+              .doUpdateSet({ failures: failures >= policy.maxFailures ? 0 : failures, window_started_at: windowStart, locks, locked_until: lockedUntil }),
           )
           .execute();
       }

@@ -12,4 +12,14 @@ import { m0250_password_links } from './0250_password_links.js';
 export type { Migration } from './migration.js';
 
 /** Every migration, in order. A new migration is appended here, never inserted. */
-export const MIGRATIONS: readonly Migration[] = [m0001_meta, m0002_accounts, m0020_screens, m0040_media, m0060_system_settings, m0100_content, m0210_retention_indexes, m0220_schedule_revision, m0250_password_links];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001_meta,
+  m0002_accounts,
+  m0020_screens,
+  m0040_media,
+  m0060_system_settings,
+  m0100_content,
+  m0210_retention_indexes,
+  m0220_schedule_revision,
+  m0250_password_links,
+];
