@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import t from 'tap';
 import { WebSocket } from 'ws';
-import { screenContext } from '../server/src/modules/content/fleet.js';
+import { screenContext } from '../server/src/modules/content/screen-context.js';
 import { buildManifest } from '../server/src/modules/content/manifest.js';
 import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
 import { signIn } from './helpers/auth.js';

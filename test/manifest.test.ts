@@ -277,7 +277,7 @@ t.test('the manifest needs a device credential', async (t) => {
 
 t.test('a change committed while the first manifest is built is not lost', async (t) => {
   const { app, call, screen } = await setup(t);
-  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { screenContext } = await import('../server/src/modules/content/screen-context.js');
   const { currentManifest } = await import('../server/src/modules/content/manifest.js');
   const { contentChanged } = await import('../server/src/modules/content/changes.js');
   const p = (await call('POST', '/api/v1/playlists', { name: 'Before' })).body.data;
@@ -314,7 +314,7 @@ t.test('a change committed while the first manifest is built is not lost', async
 
 t.test('the ETag holds within the hour and moves with the window', async (t) => {
   const { app, screen } = await setup(t);
-  const { screenContext } = await import('../server/src/modules/content/fleet.js');
+  const { screenContext } = await import('../server/src/modules/content/screen-context.js');
   const { currentManifest } = await import('../server/src/modules/content/manifest.js');
   const { manifestCache } = await import('../server/src/modules/content/manifest.cache.js');
   const ctx = (await screenContext(app.deps.db, screen.screenId))!;

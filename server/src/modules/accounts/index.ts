@@ -3,7 +3,7 @@ import { authRoutes } from './auth.routes.js';
 import { meRoutes } from './me.routes.js';
 import { passwordRoutes } from './passwords.routes.js';
 import { installSessions } from './sessions.js';
-import { tokenRoutes } from './tokens.js';
+import { tokenRoutes } from './tokens.routes.js';
 import { userRoutes } from './users.routes.js';
 
 /** Users, sign-in (passwords, passkeys, TOTP), sessions and integration tokens. */

@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { contentChanged } from './changes.js';
 import { now } from './common.js';
-import { groupExists, screenContext, screensOf } from './fleet.js';
+import { groupExists, screenContext, screensOf } from './screen-context.js';
 
 const TAGS = ['Playlist assignments'];
 const IdParams = z.object({ id: uuidParam });

@@ -3,7 +3,7 @@ import { defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { assetUsages } from './content.hooks.js';
 import { screensDependingOn, type DepRef } from './changes.js';
 import { UsageDto, type Usage } from './common.js';
-import { fleetExists } from './fleet.js';
+import { fleetExists } from './screen-context.js';
 import { playlistUsage } from './playlists.repo.js';
 
 const ids = z.array(uuidParam).max(500).optional();

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute } from '../../platform/http/route.js';
-import { screenContext } from './fleet.js';
+import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
 
 const Window = z.object({ startsAt: z.string(), endsAt: z.string() });

@@ -11,7 +11,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision } from '../screens/index.js';
-import type { ScreenContext } from './fleet.js';
+import type { ScreenContext } from './screen-context.js';
 import { contentOf, type LayoutContent } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { ContentLoader } from './playable.js';

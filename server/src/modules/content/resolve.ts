@@ -26,7 +26,7 @@ import {
   type Segment,
 } from '../schedules/index.js';
 import type { DepRef } from './changes.js';
-import type { ScreenContext } from './fleet.js';
+import type { ScreenContext } from './screen-context.js';
 import { ContentLoader, type Warning } from './playable.js';
 
 export type { Warning } from './playable.js';

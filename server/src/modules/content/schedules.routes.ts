@@ -11,7 +11,7 @@ import { created, defineRoute, noContent, ok, uuidParam, uuidParam as Uuid } fro
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/index.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
-import { defaultTimeZone, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './fleet.js';
+import { defaultTimeZone, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './screen-context.js';
 import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 
 const TAGS = ['Schedules'];

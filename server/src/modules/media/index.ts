@@ -2,7 +2,7 @@ import type { PlacardModule } from '../../platform/module.js';
 import { assetRoutes } from './assets.routes.js';
 import { capabilityRoutes } from './capabilities.routes.js';
 import { organizeRoutes } from './organize.routes.js';
-import { playerMediaRoutes } from './player.routes.js';
+import { playerMediaRoutes } from './player-media.routes.js';
 import { installMedia } from './service.js';
 import { registerMediaSystemHooks } from './system.hooks.js';
 import { uploadRoutes } from './uploads.routes.js';

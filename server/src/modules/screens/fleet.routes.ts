@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { queueCommand } from './commands.js';
+import { queueCommand } from './commands.routes.js';
 import { screenOf } from './device-auth.js';
 import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
 import { EffectivePolicy, effectivePolicy, parsePolicy, PolicyDocument } from './policies.js';

@@ -6,7 +6,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { queueCommand } from './commands.js';
+import { queueCommand } from './commands.routes.js';
 import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, newId, nowIso, SCREEN_STATUSES } from './screens.repo.js';

@@ -258,7 +258,7 @@ export async function ingestHeartbeat(
   const side = (n: unknown) => (typeof n === 'number' && n >= 16 && n <= 16384 ? Math.round(n) : null);
   const w = side(display?.width);
   const h = side(display?.height);
-  // The same normalisation as the stored side (SQL below) and the manifest's (content/fleet.ts).
+  // The same normalisation as the stored side (SQL below) and the manifest's (content/screen-context.ts).
   const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
 
   const nowText = nowIso(now);

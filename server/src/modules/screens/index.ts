@@ -1,5 +1,5 @@
 import type { PlacardModule } from '../../platform/module.js';
-import { commandRoutes } from './commands.js';
+import { commandRoutes } from './commands.routes.js';
 import { registerScreensExportSections } from './export-sections.js';
 import { fleetRoutes } from './fleet.routes.js';
 import { groupRoutes } from './groups.routes.js';
@@ -20,7 +20,7 @@ export const screensModule: PlacardModule = {
   },
 };
 
-export { screenshotDir } from './commands.js';
+export { screenshotDir } from './commands.routes.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
 export { newScreenRow } from './screens.repo.js';

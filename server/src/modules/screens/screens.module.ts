@@ -6,7 +6,7 @@ import { deleteInBatches } from '../../platform/db/batch.js';
 import { registerStatusContributor, type StatusContributor } from '../system/index.js';
 import { getSettings, type Settings } from '../system/index.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
-import { expireCommands, screenshotDir } from './commands.js';
+import { expireCommands, screenshotDir } from './commands.routes.js';
 import { resolveDeviceCredential } from './device-auth.js';
 import { runPowerAssist } from './fleet.routes.js';
 import { deriveStatus, newId, nowIso } from './screens.repo.js';

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import type { NowShowing, NowShowingRequest } from '../screens/index.js';
-import { defaultTimeZone, fleetExists, type ScreenContext } from './fleet.js';
+import { defaultTimeZone, fleetExists, type ScreenContext } from './screen-context.js';
 import { resolveSubject } from './resolve.js';
 
 async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
