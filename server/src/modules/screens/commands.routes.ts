@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import type { ScreenCommandsTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
@@ -85,7 +86,7 @@ export async function queueCommand(
     id: newId(),
     screen_id: input.screenId,
     type: input.type,
-    params: JSON.stringify(input.params ?? {}),
+    params: storableJson(input.params ?? {}, 'params'),
     state: 'queued',
     created_by: input.createdBy ?? null,
     source: input.source ?? 'console',
@@ -191,7 +192,7 @@ export async function reportResult(
   body: CommandOutcome,
   now = Date.now(),
 ): Promise<ScreenCommandsTable> {
-  const resultText = JSON.stringify({ status: body.status, message: body.message ?? null, output: body.output ?? null });
+  const resultText = storableJson({ status: body.status, message: body.message ?? null, output: body.output ?? null }, 'The result');
   const state = stateOf(row, now);
   if (state === 'succeeded' || state === 'failed' || state === 'expired') return finishedAnswer(row, resultText, body, now);
   if (JSON.stringify(body.output ?? {}).length > 65_536) throw new ApiError('validation_failed', 'output is larger than 64 KiB');

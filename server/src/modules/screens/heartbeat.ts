@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { groupCommit } from './group-commit.js';
@@ -170,7 +171,8 @@ const DROPPED_NAME_CHARS = 64;
  * says what went.
  */
 export function fitStatusDocument(status: Record<string, unknown>): string {
-  const whole = JSON.stringify(status);
+  // Refused (400) when SQLite could not read it: a stored status breaks every query over the row otherwise.
+  const whole = storableJson(status, 'The status document');
   const total = Buffer.byteLength(whole);
   if (total <= MAX_STATUS_BYTES) return whole;
   const entries = Object.entries(status).map(([key, value]) => ({

@@ -7,6 +7,7 @@ import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../plat
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { forgetScreen, screenUsages } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
+import { storableJson } from '../../platform/db/json.js';
 import { bumpManifestRevision } from './revision.js';
 import {
   findScreen,
@@ -151,7 +152,7 @@ export const screenRoutes = [
       if (body.locationId !== undefined) set.location_id = body.locationId;
       if (body.notes !== undefined) set.notes = body.notes;
       if (body.orientation !== undefined) set.orientation = body.orientation;
-      if (body.tags !== undefined) set.tags = JSON.stringify(body.tags);
+      if (body.tags !== undefined) set.tags = storableJson(body.tags, 'tags');
       await db.updateTable('screens').set(set).where('id', '=', row.id).execute();
       // Where it is (time zone, location targets), how it is turned and its tags change what it plays.
       const affectsPlayback =
