@@ -24,6 +24,8 @@ export const MAX_COMMAND_TTL_SEC = 7 * 24 * 3600;
 /** Screenshots up to 20 MB of base64 JSON. */
 const RESULT_BODY_LIMIT = 28 * 1024 * 1024;
 const SCREENSHOT_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;
+/** Commands a polling player gets at once unless it asks for another `limit`. */
+const PLAYER_COMMANDS_PAGE = 100;
 
 export const CommandDto = z
   .object({
@@ -345,21 +347,29 @@ export const commandRoutes = [
     auth: 'device',
     tags: PLAYER_TAGS,
     summary: 'Pending commands for this screen (polling players); marks them delivered',
-    responses: { 200: { description: 'Commands not yet acknowledged, oldest first', data: z.object({ items: z.array(CommandDto) }) } },
-    handler: async (ctx) => {
+    description: `Oldest first, \`limit\` at a time (default ${PLAYER_COMMANDS_PAGE}); \`nextCursor\` names the next page when more are pending. A command stays listed until it is acknowledged or expires.`,
+    query: pageQuery.extend({ limit: pageQuery.shape.limit.removeDefault().default(PLAYER_COMMANDS_PAGE) }),
+    responses: { 200: { description: 'Commands not yet acknowledged, oldest first', data: pageOf(CommandDto) } },
+    handler: async (ctx, { query }) => {
       const screen = screenOf(ctx);
       const db = ctx.deps.db;
       const nowText = nowIso();
-      const rows = await db
+      let q = db
         .selectFrom('screen_commands')
         .selectAll()
         .where('screen_id', '=', screen.id)
         .where('state', 'in', ['queued', 'delivered'])
-        .where('expires_at', '>', nowText)
-        .orderBy('id')
-        .limit(100)
-        .execute();
-      const queued = rows.filter((r) => r.state === 'queued').map((r) => r.id);
+        .where('expires_at', '>', nowText);
+      if (query.cursor) q = q.where('id', '>', decodeCursor(query.cursor).id);
+      const page = toPage(
+        await q
+          .orderBy('id')
+          .limit(query.limit + 1)
+          .execute(),
+        query.limit,
+        (r) => r.id,
+      );
+      const queued = page.items.filter((r) => r.state === 'queued').map((r) => r.id);
       if (queued.length)
         await db
           .updateTable('screen_commands')
@@ -367,7 +377,10 @@ export const commandRoutes = [
           .where('id', 'in', queued)
           .where('state', '=', 'queued')
           .execute();
-      return ok({ items: rows.map((r) => toCommandDto(r.state === 'queued' ? { ...r, state: 'delivered', delivered_at: nowText } : r)) });
+      return ok({
+        items: page.items.map((r) => toCommandDto(r.state === 'queued' ? { ...r, state: 'delivered', delivered_at: nowText } : r)),
+        nextCursor: page.nextCursor,
+      });
     },
   }),
   defineRoute({
