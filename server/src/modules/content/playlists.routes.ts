@@ -6,6 +6,7 @@ import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, inUse, notYet, now } from './common.js';
 import {
@@ -148,7 +149,7 @@ export const playlistRoutes = [
             name: body.name,
             description: body.description ?? '',
             revision: 1,
-            tag_rule: body.tagRule?.tags.length ? JSON.stringify(body.tagRule) : null,
+            tag_rule: body.tagRule?.tags.length ? storableJson(body.tagRule, 'tagRule') : null,
             created_by: (auth as SessionPrincipal).userId,
             created_at: t,
             updated_at: t,
@@ -380,7 +381,7 @@ export const playlistRoutes = [
       await change(ctx, params.id, async (trx, playlist) => {
         await trx
           .updateTable('playlists')
-          .set({ tag_rule: tags.length ? JSON.stringify({ ...body, tags }) : null })
+          .set({ tag_rule: tags.length ? storableJson({ ...body, tags }, 'The tag rule') : null })
           .where('id', '=', params.id)
           .execute();
         await touchPlaylist(trx, params.id, playlist.revision);

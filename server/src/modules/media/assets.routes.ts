@@ -10,6 +10,7 @@ import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/h
 import { sendFile } from '../../platform/http/send-file.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { JobQueue } from '../../platform/jobs/queue.js';
+import { storableJson } from '../../platform/db/json.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
 import {
   Asset,
@@ -466,7 +467,7 @@ export const assetRoutes = [
             failure_reason: null,
             progress: null,
             metadata: '{}',
-            website: JSON.stringify(website),
+            website: storableJson(website, 'website'),
             created_by: (auth as SessionPrincipal).userId,
             created_at: now,
             updated_at: now,
@@ -509,7 +510,7 @@ export const assetRoutes = [
       };
       await ctx.deps.db
         .updateTable('assets')
-        .set({ website: JSON.stringify(next), width: next.viewport?.width ?? null, height: next.viewport?.height ?? null, updated_at: nowIso() })
+        .set({ website: storableJson(next, 'website'), width: next.viewport?.width ?? null, height: next.viewport?.height ?? null, updated_at: nowIso() })
         .where('id', '=', asset.id)
         .execute();
       if (next.url !== current.url) await ctx.media.jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: asset.id }, { maxAttempts: 2 });

@@ -7,6 +7,7 @@ import { ApiError, isDiskFull, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, uuidParam } from '../../platform/http/route.js';
 import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
+import { storableJson } from '../../platform/db/json.js';
 import { uploadLimits } from './limits.js';
 import { Asset, assetView, newId, nowIso } from './repo.js';
 
@@ -191,7 +192,7 @@ export const uploadRoutes = [
             id,
             length_bytes: length,
             offset_bytes: 0,
-            metadata: JSON.stringify(metadata),
+            metadata: storableJson(metadata, 'Upload-Metadata'),
             filename: metadata.filename ?? null,
             filetype: metadata.filetype ?? null,
             created_by: (auth as SessionPrincipal).userId,

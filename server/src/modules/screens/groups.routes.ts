@@ -6,6 +6,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { storableJson } from '../../platform/db/json.js';
 import { queueCommand } from './commands.routes.js';
 import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
@@ -389,7 +390,7 @@ export const groupRoutes = [
       const old = parseSpan(g.span);
       await ctx.deps.db
         .updateTable('screen_groups')
-        .set({ span: JSON.stringify(body), updated_at: nowIso() })
+        .set({ span: storableJson(body, 'The span'), updated_at: nowIso() })
         .where('id', '=', g.id)
         .execute();
       await bumpManifestRevision(ctx.deps, [...screens, ...(old?.cells.map((c) => c.screenId) ?? [])]);

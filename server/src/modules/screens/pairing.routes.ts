@@ -10,7 +10,7 @@ import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secre
 import { throttled } from '../accounts/index.js';
 import { issueDeviceCredential } from './device-auth.js';
 import { bumpManifestRevision } from './revision.js';
-import { asFamily, findScreen, newId, newScreenRow, nowIso, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
+import { asFamily, findScreen, newId, newScreenRow, nowIso, PlayerFamilyField, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
 
 /** Codes: 6 characters without look-alikes (no 0/O, 1/I/L). */
 export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -91,7 +91,7 @@ export const pairingRoutes = [
     description:
       'No credential. The player shows `code` and polls `GET /player/pairing-sessions/{id}` with header `X-Pairing-Secret: <pollSecret>` every `pollIntervalSec` until the status is `approved` (then enrols with `enrollmentToken`), `rejected` or `expired`. Sessions expire after 15 minutes. An unknown `playerFamily` is recorded as absent.',
     body: z.object({
-      playerFamily: z.unknown().optional(),
+      playerFamily: PlayerFamilyField,
       playerVersion: z.string().trim().max(100).optional(),
       deviceName: z.string().trim().max(200).optional(),
     }),
@@ -201,7 +201,7 @@ export const pairingRoutes = [
     description: 'The token works once; after that, or when unknown or expired, 401 `invalid_credential`. Throttled per client address.',
     body: z.object({
       enrollmentToken: z.string().min(1).max(200),
-      playerFamily: z.unknown().optional(),
+      playerFamily: PlayerFamilyField,
       playerVersion: z.string().trim().max(100).optional(),
     }),
     rateLimited: 'failed enrolment tokens per address',

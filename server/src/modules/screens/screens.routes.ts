@@ -7,9 +7,11 @@ import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../plat
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { forgetScreen, screenUsages } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
+import { storableJson } from '../../platform/db/json.js';
 import { bumpManifestRevision } from './revision.js';
 import {
   findScreen,
+  HISTORY_KINDS,
   nowIso,
   ORIENTATIONS,
   PLAYER_FAMILIES,
@@ -52,6 +54,8 @@ function statusCondition(status: (typeof SCREEN_STATUSES)[number], now: number) 
   }
 }
 
+/** `kind=` of the player history: known kinds separated by commas. */
+const HISTORY_KIND_LIST = new RegExp(`^(${HISTORY_KINDS.join('|')})(,(${HISTORY_KINDS.join('|')}))*$`);
 const HistoryItem = z.object({ id: z.string(), at: z.string(), kind: z.string(), detail: z.record(z.string(), z.unknown()) }).meta({ id: 'PlayerHistoryItem' });
 
 export const screenRoutes = [
@@ -151,7 +155,7 @@ export const screenRoutes = [
       if (body.locationId !== undefined) set.location_id = body.locationId;
       if (body.notes !== undefined) set.notes = body.notes;
       if (body.orientation !== undefined) set.orientation = body.orientation;
-      if (body.tags !== undefined) set.tags = JSON.stringify(body.tags);
+      if (body.tags !== undefined) set.tags = storableJson(body.tags, 'tags');
       await db.updateTable('screens').set(set).where('id', '=', row.id).execute();
       // Where it is (time zone, location targets), how it is turned and its tags change what it plays.
       const affectsPlayback =
@@ -261,15 +265,15 @@ export const screenRoutes = [
     auth: 'session',
     tags: TAGS,
     summary: 'Heartbeats, versions, status changes and actions over time, newest first',
-    description:
-      'Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated) and `from`/`to`. Heartbeats and liveness pings are kept `retention.heartbeatDays` (settings, default 30), the rest a year (pruned by the periodic task `screens.retention`).',
+    description: `Kinds: ${HISTORY_KINDS.map((k) => `\`${k}\``).join(', ')}. Filter with \`kind\` (comma-separated; an unknown kind is 400) and \`from\`/\`to\`. Heartbeats and liveness pings are kept \`retention.heartbeatDays\` (settings, default 30), the rest a year (pruned by the periodic task \`screens.retention\`).`,
     params: IdParams,
     query: pageQuery.extend({
       kind: z
         .string()
         .max(200)
-        .regex(/^[a-z_,.-]+$/)
-        .optional(),
+        .regex(HISTORY_KIND_LIST, { message: `kind must be one or more of ${HISTORY_KINDS.join(', ')}, separated by commas` })
+        .optional()
+        .meta({ description: `Comma-separated kinds: ${HISTORY_KINDS.join(', ')}` }),
       from: z.iso.datetime({ offset: true }).optional(),
       to: z.iso.datetime({ offset: true }).optional(),
     }),
@@ -278,7 +282,7 @@ export const screenRoutes = [
       await screenOr404(ctx, params.id);
       let q = ctx.deps.db.selectFrom('screen_history').selectAll().where('screen_id', '=', params.id);
       if (query.cursor) q = q.where('id', '<', decodeHistoryCursor(query.cursor));
-      if (query.kind) q = q.where('kind', 'in', query.kind.split(',').filter(Boolean));
+      if (query.kind) q = q.where('kind', 'in', query.kind.split(','));
       if (query.from) q = q.where('at_ms', '>=', Date.parse(query.from));
       if (query.to) q = q.where('at_ms', '<', Date.parse(query.to));
       const rows = await q
