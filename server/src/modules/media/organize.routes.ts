@@ -35,8 +35,6 @@ const folderName = z
   .max(120)
   .refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'no slashes or control characters');
 
-const isUniqueViolation = (err: unknown) => /UNIQUE constraint failed/.test(String((err as Error)?.message));
-
 async function folderViews(db: DbOrTrx, rows: readonly ContentFoldersTable[]) {
   const all = await db.selectFrom('content_folders').select(['id', 'name', 'parent_id']).execute();
   const byId = new Map(all.map((f) => [f.id, f]));
@@ -154,12 +152,8 @@ export const organizeRoutes = [
       if (body.parentId) await mustFolder(ctx, body.parentId);
       const now = nowIso();
       const row: ContentFoldersTable = { id: newId(), name: body.name, parent_id: body.parentId ?? null, created_at: now, updated_at: now };
-      try {
-        await ctx.deps.db.insertInto('content_folders').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A folder named ${body.name} already exists there`);
-        throw err;
-      }
+      // A taken name (case-insensitive, per parent) is refused by the unique index: 409 (platform/db/constraints.ts).
+      await ctx.deps.db.insertInto('content_folders').values(row).execute();
       return created((await folderViews(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -183,16 +177,11 @@ export const organizeRoutes = [
         await mustFolder(ctx, body.parentId);
         if (await isWithin(ctx.deps.db, body.parentId, folder.id)) throw new ApiError('conflict', 'A folder cannot move into itself or one of its subfolders');
       }
-      try {
-        await ctx.deps.db
-          .updateTable('content_folders')
-          .set({ name: body.name ?? folder.name, parent_id: body.parentId !== undefined ? body.parentId : folder.parent_id, updated_at: nowIso() })
-          .where('id', '=', folder.id)
-          .execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', 'A folder with that name already exists there');
-        throw err;
-      }
+      await ctx.deps.db
+        .updateTable('content_folders')
+        .set({ name: body.name ?? folder.name, parent_id: body.parentId !== undefined ? body.parentId : folder.parent_id, updated_at: nowIso() })
+        .where('id', '=', folder.id)
+        .execute();
       const row = await mustFolder(ctx, folder.id, 'path');
       return ok((await folderViews(ctx.deps.db, [row]))[0]);
     },
@@ -251,12 +240,7 @@ export const organizeRoutes = [
     handler: async (ctx, { body }) => {
       const now = nowIso();
       const row: ContentCollectionsTable = { id: newId(), name: body.name, description: body.description ?? null, created_at: now, updated_at: now };
-      try {
-        await ctx.deps.db.insertInto('content_collections').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A collection named ${body.name} already exists`);
-        throw err;
-      }
+      await ctx.deps.db.insertInto('content_collections').values(row).execute();
       return created((await collectionView(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -300,12 +284,7 @@ export const organizeRoutes = [
     responses: { 409: { description: 'conflict: a tag of that name exists' }, 201: { description: 'The tag', data: Tag } },
     handler: async (ctx, { body }) => {
       const row: ContentTagsTable = { id: newId(), name: body.name, color: body.color ?? null, created_at: nowIso() };
-      try {
-        await ctx.deps.db.insertInto('content_tags').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A tag named ${body.name} already exists`);
-        throw err;
-      }
+      await ctx.deps.db.insertInto('content_tags').values(row).execute();
       return created((await tagView(ctx.deps.db, [row]))[0]);
     },
   }),

@@ -1,3 +1,5 @@
+import { describeUniqueViolation, uniqueViolationOf } from '../db/constraints.js';
+
 /**
  * The closed vocabulary of error codes (DESIGN.md section 3). Every error the API
  * answers carries one of these codes and the HTTP status given here. Add a code here,
@@ -71,4 +73,28 @@ export const forbidden = (message = 'You are not allowed to do this') => new Api
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
+/**
+ * A write refused by a UNIQUE or PRIMARY KEY constraint (a race two requests both won the
+ * "is it free?" check for, or a name that is taken): 409 `conflict`, `details.fields`
+ * naming the request fields where the constraint is known (platform/db/constraints.ts).
+ * The message never carries SQL or table names.
+ */
+export function uniqueConflict(err: unknown): ApiError | null {
+  const violation = uniqueViolationOf(err);
+  if (!violation) return null;
+  const { fields, message } = describeUniqueViolation(violation);
+  return new ApiError('conflict', message, { details: { fields } });
+}
+
+/**
+ * The envelope answer of a failure that is not an ApiError but is known: a full disk (507)
+ * or a unique constraint (409). Null for anything else (a 500, or a Koa client error).
+ * errorEnvelope answers it and the router's response check expects it, so both see the
+ * same status.
+ */
+export function knownFailure(err: unknown): ApiError | null {
+  if (isDiskFull(err)) return new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+  return uniqueConflict(err);
 }
