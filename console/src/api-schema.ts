@@ -10707,7 +10707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an assetId, the folder or a collection names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10732,15 +10732,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -10902,7 +10893,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10927,15 +10918,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -11015,7 +10997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11040,15 +11022,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -12564,7 +12537,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId, a groupId or screenId names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12591,7 +12564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: session, location, group or screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the pairing session; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13383,7 +13356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId names no location; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13410,7 +13383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: screen or location; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the screen; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14287,7 +14260,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14312,15 +14285,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a screen */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -14670,7 +14634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14697,7 +14661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: group or a screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the group; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19911,7 +19875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: screenId or groupId names nothing, or the window is wrong; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19936,15 +19900,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: the screen or group does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
