@@ -99,7 +99,8 @@ t.test('list with derived status and filters; get; patch', async (t) => {
   t.equal(
     (await app.json(`/api/v1/screens/${a.screenId}`, { method: 'PATCH', headers: owner.headers, json: { locationId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }))
       .status,
-    404,
+    400,
+    'an unknown location in the body is invalid input',
   );
   t.equal((await app.json(`/api/v1/screens/${a.screenId}`, { method: 'PATCH', headers: owner.headers, json: { name: '' } })).status, 400);
   const viewer = await signIn(app, { role: 'viewer' });

@@ -10692,7 +10692,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an assetId, the folder or a collection names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10717,15 +10717,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -10887,7 +10878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10912,15 +10903,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -11000,7 +10982,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11025,15 +11007,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -12557,7 +12530,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId, a groupId or screenId names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12584,7 +12557,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: session, location, group or screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the pairing session; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13376,7 +13349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId names no location; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13403,7 +13376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: screen or location; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the screen; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14281,7 +14254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14306,15 +14279,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a screen */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -14664,7 +14628,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14691,7 +14655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: group or a screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the group; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19918,7 +19882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: screenId or groupId names nothing, or the window is wrong; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19943,15 +19907,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: the screen or group does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */

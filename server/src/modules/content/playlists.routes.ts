@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import type { Db } from '../../platform/db/database.js';
@@ -44,8 +44,9 @@ const conflictResponses = {
   412: { description: 'version_conflict: If-Match named a stale revision' },
 };
 
+/** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {
-  return new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [field], message, code: 'invalid_reference' }] } });
+  return invalidReference(message, { path: [field], message });
 }
 
 /** Checks what a new item points at: exactly one existing asset or playlist. */

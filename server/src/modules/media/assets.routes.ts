@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { frameBlockers, OutboundError, safeFetch } from '../../platform/http/outbound.js';
 import { fetchPolicy } from './limits.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
@@ -24,6 +24,7 @@ import {
   newId,
   nowIso,
   tagAssets,
+  unknownAssets,
   type WebsiteSettings,
 } from './repo.js';
 import { PROCESS_JOB } from './service.js';
@@ -65,10 +66,7 @@ async function viewOf(ctx: Context, id: string) {
 async function checkFolder(ctx: Context, folderId: string | null | undefined): Promise<void> {
   if (!folderId) return;
   const f = await ctx.deps.db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst();
-  if (!f)
-    throw new ApiError('validation_failed', 'folderId names no folder', {
-      details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
-    });
+  if (!f) throw invalidReference('folderId names no folder', { path: ['folderId'], message: 'no such folder' });
 }
 
 async function serveVariant(
@@ -204,15 +202,14 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Archive assets (bulk): hidden from the library and from new content',
     body: z.object({ ids: idList }),
-    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The archived assets', data: bulkResult } },
+    responses: { 400: { description: 'validation_failed: an id names no asset' }, 200: { description: 'The archived assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length)
-          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length) throw unknownAssets(body.ids, rows, 'ids');
         for (const r of rows) {
           if (r.state === 'archived') continue;
           await trx
@@ -236,15 +233,14 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Restore archived assets (bulk) to the state they had',
     body: z.object({ ids: idList }),
-    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The restored assets', data: bulkResult } },
+    responses: { 400: { description: 'validation_failed: an id names no asset' }, 200: { description: 'The restored assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state', 'state_before_archive']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length)
-          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length) throw unknownAssets(body.ids, rows, 'ids');
         for (const r of rows) {
           if (r.state !== 'archived') continue;
           await trx

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound, unknownIdsIn, type Reference } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
@@ -308,20 +308,25 @@ export const pairingRoutes = [
     }),
     responses: {
       200: { description: 'The screen', data: z.object({ screen: ScreenDto, pairingSessionId: z.string() }) },
-      404: { description: 'not_found: session, location, group or screen' },
+      400: { description: 'validation_failed: locationId, a groupId or screenId names nothing' },
+      404: { description: 'not_found: the pairing session' },
       409: { description: 'conflict: the session is no longer pending' },
     },
     handler: async (ctx, { params, body, auth }) => {
       const db = ctx.deps.db;
       const session = await liveSession(ctx, params.id);
       if (statusOf(session) !== 'pending') throw new ApiError('conflict', `The pairing session is ${statusOf(session)}, not pending`);
-      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst())) throw notFound('Location');
+      // Ids in the body that name nothing are invalid input (400), unlike the session's path id (404).
+      const unknown: Reference[] = [];
+      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst()))
+        unknown.push({ path: ['locationId'], message: 'no such location' });
       const groupIds = [...new Set(body.groupIds ?? [])];
       if (groupIds.length) {
-        const found = await db.selectFrom('screen_groups').select('id').where('id', 'in', groupIds).execute();
-        if (found.length !== groupIds.length) throw notFound('Screen group');
+        const found = new Set((await db.selectFrom('screen_groups').select('id').where('id', 'in', groupIds).execute()).map((r) => r.id));
+        unknown.push(...unknownIdsIn('groupIds', body.groupIds ?? [], found, 'no such screen group'));
       }
-      if (body.screenId && !(await findScreen(db, body.screenId))) throw notFound('Screen');
+      if (body.screenId && !(await findScreen(db, body.screenId))) unknown.push({ path: ['screenId'], message: 'no such screen' });
+      if (unknown.length) throw invalidReference(`The approval names what does not exist: ${unknown.map((u) => u.path.join('.')).join(', ')}`, unknown);
       const now = nowIso();
       const screenId = await db.transaction().execute(async (trx) => {
         let id = body.screenId;

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { forgetScreen, screenUsages } from './usage.js';
@@ -145,11 +145,16 @@ export const screenRoutes = [
           .optional(),
       })
       .strict(),
-    responses: { 200: { description: 'The screen', data: ScreenDto }, 404: { description: 'not_found: screen or location' } },
+    responses: {
+      200: { description: 'The screen', data: ScreenDto },
+      400: { description: 'validation_failed: locationId names no location' },
+      404: { description: 'not_found: the screen' },
+    },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
       const row = await screenOr404(ctx, params.id);
-      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst())) throw notFound('Location');
+      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst()))
+        throw invalidReference(`No location ${body.locationId}`, { path: ['locationId'], message: 'no such location' });
       const set: Partial<ScreenRow> = { updated_at: nowIso() };
       if (body.name !== undefined) set.name = body.name;
       if (body.locationId !== undefined) set.location_id = body.locationId;

@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
-import { ApiError, isDiskFull } from './errors.js';
+import { ApiError, knownFailure, type ErrorCode } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
@@ -91,7 +91,8 @@ export class ResponseContractError extends Error {
 /** The status (and code) errorEnvelope will answer for `err`; it mirrors that middleware. */
 export function answeredStatus(err: unknown): { status: number; code: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code };
-  if (isDiskFull(err)) return { status: 507, code: 'insufficient_storage' };
+  const known = knownFailure(err);
+  if (known) return { status: known.status, code: known.code };
   const e = err as { status?: number; expose?: boolean } | null;
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
@@ -106,8 +107,9 @@ function checkThrown(route: Route, err: unknown): void {
   const declared = responsesOf(route)[status];
   const why = err instanceof Error ? `: ${err.message}` : '';
   if (!declared) throw new ResponseContractError(route, `answered ${status} ${code}, a status it does not declare${why}`);
-  if (err instanceof ApiError && declared.codes && !declared.codes.includes(err.code)) {
-    throw new ResponseContractError(route, `answered ${status} with code ${err.code}, not one of its declared ${declared.codes.join(', ')}${why}`);
+  const coded = err instanceof ApiError || knownFailure(err) !== null;
+  if (coded && declared.codes && !declared.codes.includes(code as ErrorCode)) {
+    throw new ResponseContractError(route, `answered ${status} with code ${code}, not one of its declared ${declared.codes.join(', ')}${why}`);
   }
 }
 
