@@ -85,19 +85,16 @@ t.test('a stored settings document with a bad or unknown field still reads whole
 });
 
 t.test('system status: versions, database, disk, tools, backups, contributed sections', async (t) => {
-  registerStatusContributor({ key: 'testFleet', title: 'Fleet (test)', collect: () => ({ online: 3, offline: 1 }) });
-  registerStatusContributor({
+  const app = await startApp(t);
+  // Registered in this app only (deps.scope): no other test's app sees them.
+  registerStatusContributor(app.deps, { key: 'testFleet', title: 'Fleet (test)', collect: () => ({ online: 3, offline: 1 }) });
+  registerStatusContributor(app.deps, {
     key: 'testBroken',
     title: 'Broken (test)',
     collect: () => {
       throw new Error('queue table missing');
     },
   });
-  t.teardown(() => {
-    registerStatusContributor({ key: 'testFleet', title: 'Fleet (test)', collect: () => ({}) });
-    registerStatusContributor({ key: 'testBroken', title: 'Broken (test)', collect: () => ({}) });
-  });
-  const app = await startApp(t);
   const viewer = await signIn(app, { role: 'owner' });
   const upBefore = process.uptime();
   const res = await app.json('/api/v1/system/status', { headers: viewer.headers });

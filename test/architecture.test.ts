@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { MODULES } from '../server/src/modules/index.js';
@@ -52,4 +52,49 @@ t.test('every module folder is one module of MODULES, installed after the module
     "the routes are the modules' routes",
   );
   t.equal(new Set(ROUTES).size, ROUTES.length, 'no route is listed by two modules');
+});
+
+/**
+ * Per-app state lives in deps.scope (platform/app-scope.ts). What may stay at module level,
+ * each with its reason: memos of immutable inputs, state keyed by the app's own database or
+ * data directory (so per app already), and facts about the machine.
+ */
+const MODULE_STATE_ALLOWED: Record<string, string> = {
+  'modules/content/screen-context.ts present': 'keyed by the database: whether a table exists',
+  'modules/content/refs.ts hasAssets': 'keyed by the database: whether a table exists',
+  'modules/content/describe-now-showing.ts planCaches': 'keyed by the database',
+  'modules/screens/group-commit.ts committers': 'keyed by the database: one committer per connection',
+  'modules/system/settings.ts cache': 'keyed by the database',
+  'modules/system/settings.ts generation': 'invalidates every database’s cached settings after a write through a transaction',
+  'modules/system/maintenance.ts stores': 'keyed by the data directory the runs guard',
+  'modules/system/status.ts diskUsageCache': 'keyed by directory: a walk of the disk',
+  'modules/system/openapi.routes.ts documents': 'keyed by the routes array: a memo',
+  'modules/system/time-zone.ts detected': 'a fact about the machine',
+  'modules/accounts/passwords.ts decoy': 'a constant hash for timing',
+  'platform/http/responses.ts cache': 'keyed by route: a memo',
+  'platform/openapi/document.ts envelopes': 'a memo of schemas',
+  'platform/db/database.ts opened': 'keyed by the database',
+};
+
+t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {
+  const found: string[] = [];
+  const declaration = /^(?:export )?(?:let ([A-Za-z_$][\w$]*)|const ([A-Za-z_$][\w$]*)(?:: [^=]+)? = new (?:Map|Set|WeakMap|WeakSet)(?:<.*>)?\(\))/;
+  for (const file of graph.keys()) {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    for (const line of text.split('\n')) {
+      const m = declaration.exec(line);
+      if (m) found.push(`${file} ${m[1] ?? m[2]}`);
+    }
+  }
+  t.ok(found.length >= Object.keys(MODULE_STATE_ALLOWED).length, 'the scan finds the listed ones');
+  t.same(
+    found.filter((f) => !(f in MODULE_STATE_ALLOWED)),
+    [],
+    'registries, caches and counters of an app are in deps.scope (platform/app-scope.ts)',
+  );
+  t.same(
+    Object.keys(MODULE_STATE_ALLOWED).filter((f) => !found.includes(f)),
+    [],
+    'no stale exception',
+  );
 });

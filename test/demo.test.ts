@@ -216,9 +216,9 @@ t.test('demo mode: the seed runs once (meta), not again at the next start', asyn
   t.equal(row?.value, first.seededAt, 'recorded in meta');
   // A second app over the same database (what a restart does) does not seed again.
   const { buildApp } = await import('../server/src/app.js');
-  const { PeriodicTasks } = await import('../server/src/platform/jobs/periodic.js');
+  const { newAppDeps } = await import('../server/src/platform/app-deps.js');
   const { listen } = await import('../server/src/server.js');
-  const deps = { ...app.deps, periodic: new PeriodicTasks(app.deps.logger), realtime: undefined };
+  const deps = newAppDeps({ config: app.deps.config, db: app.deps.db, logger: app.deps.logger });
   const again = await listen(buildApp(deps), '127.0.0.1', 0, 1_000);
   t.teardown(async () => {
     await again.close();

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
-import { assetChangeHooks, assetUsageFinders, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
+import { addAssetChangeHook, addAssetUsageFinder, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
 import { getAsset, listVariants } from '../server/src/modules/media/repo.js';
 import { MediaService, mediaServiceOf } from '../server/src/modules/media/service.js';
 import { realStoreIo } from '../server/src/platform/media/store.js';
@@ -163,8 +163,7 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   const editor = await signIn(app, { role: 'editor' });
   const events: AssetChangeEvent[] = [];
   const hook = (_deps: unknown, e: AssetChangeEvent) => void events.push(e);
-  assetChangeHooks.add(hook);
-  t.teardown(() => assetChangeHooks.delete(hook));
+  addAssetChangeHook(app.deps, hook);
 
   const bytes = await png('#123456');
   const one = await settledAsset(app, owner, (await uploadAsset(app, owner, bytes, 'one.png')).id);
@@ -206,8 +205,8 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
   // A playlist uses `one`: delete is refused with where, unless an admin forces it.
   const finder = async (_db: unknown, ids: readonly string[]) =>
     ids.includes(one.id) ? [{ assetId: one.id, type: 'playlist', id: 'p1', name: 'Lobby loop' }] : [];
-  assetUsageFinders.add(finder);
-  t.teardown(() => assetUsageFinders.delete(finder));
+  // Registered in this app only (deps.scope): no other test's app sees it.
+  addAssetUsageFinder(app.deps, finder);
   const refused = await app.json(`/api/v1/assets/${one.id}`, { method: 'DELETE', headers: editor.headers });
   t.equal(refused.status, 409);
   t.same(refused.body.error.details.usages, [{ assetId: one.id, type: 'playlist', id: 'p1', name: 'Lobby loop' }]);

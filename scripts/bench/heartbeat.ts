@@ -9,6 +9,7 @@
  * Each 120-bucket request carries buckets never seen before (real inserts, not
  * idempotent no-ops). Every commit is synchronous=FULL. Compare ratios, not absolutes.
  */
+import { newAppDeps } from '../../server/src/platform/app-deps.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,8 +20,6 @@ import { buildApp } from '../../server/src/app.js';
 import { testConfig } from '../../server/src/config.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
-import { MediaTools } from '../../server/src/platform/media/tools.js';
-import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import { listen } from '../../server/src/server.js';
 import { issueDeviceCredential } from '../../server/src/modules/screens/device-auth.js';
 import { ingestHeartbeat, type HeartbeatBody } from '../../server/src/modules/screens/heartbeat.js';
@@ -70,14 +69,13 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({
-    config,
-    db: database.db,
-    logger,
-    periodic: new PeriodicTasks(logger),
-    tools: new MediaTools(config),
-    state: { restoreInProgress: false },
-  });
+  const app = buildApp(
+    newAppDeps({
+      config,
+      db: database.db,
+      logger,
+    }),
+  );
   const placard = await listen(app, '127.0.0.1', 0);
   const screenA = await makeScreen(database.db, 'bench-buckets');
   const screenB = await makeScreen(database.db, 'bench-plain');

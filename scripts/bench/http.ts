@@ -7,6 +7,7 @@
  *   npm run bench [-- --seconds 5 --connections 32]
  * Figures depend on the machine and its load: compare the ratios, not the absolute numbers.
  */
+import { newAppDeps } from '../../server/src/platform/app-deps.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,8 +20,6 @@ import { testConfig } from '../../server/src/config.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
 import { defineRoute, ok } from '../../server/src/platform/http/route.js';
 import { createLogger } from '../../server/src/platform/log.js';
-import { MediaTools } from '../../server/src/platform/media/tools.js';
-import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import { listen } from '../../server/src/server.js';
 
 const arg = (name: string, fallback: number) => {
@@ -49,15 +48,14 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({
-    config,
-    db: database.db,
-    logger,
-    periodic: new PeriodicTasks(logger),
-    tools: new MediaTools(config),
-    state: { restoreInProgress: false },
-    extraRoutes: [echo],
-  });
+  const app = buildApp(
+    newAppDeps({
+      config,
+      db: database.db,
+      logger,
+      extraRoutes: [echo],
+    }),
+  );
   const placard = await listen(app, '127.0.0.1', 0);
 
   const bare = new Koa();

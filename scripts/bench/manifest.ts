@@ -17,13 +17,11 @@ import autocannon from 'autocannon';
 import Koa from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../server/src/app.js';
-import type { AppDeps } from '../../server/src/platform/app-deps.js';
+import { type AppDeps, newAppDeps } from '../../server/src/platform/app-deps.js';
 import { testConfig } from '../../server/src/config.js';
 import { manifestCache } from '../../server/src/modules/content/manifest.cache.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
-import { MediaTools } from '../../server/src/platform/media/tools.js';
-import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import { listen } from '../../server/src/server.js';
 
 const arg = (name: string, fallback: number) => {
@@ -162,14 +160,11 @@ async function main() {
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const deps: AppDeps = {
+  const deps = newAppDeps({
     config,
     db: database.db,
     logger,
-    periodic: new PeriodicTasks(logger),
-    tools: new MediaTools(config),
-    state: { restoreInProgress: false },
-  };
+  });
   const placard = await listen(buildApp(deps), '127.0.0.1', 0);
   const bare = new Koa();
   bare.use(async (ctx) => {

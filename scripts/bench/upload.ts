@@ -28,22 +28,20 @@ async function serve(): Promise<void> {
   const { testConfig } = await import('../../server/src/config.js');
   const { migrate, openDatabase } = await import('../../server/src/platform/db/database.js');
   const { createLogger } = await import('../../server/src/platform/log.js');
-  const { MediaTools } = await import('../../server/src/platform/media/tools.js');
-  const { PeriodicTasks } = await import('../../server/src/platform/jobs/periodic.js');
+  const { newAppDeps } = await import('../../server/src/platform/app-deps.js');
   const { listen } = await import('../../server/src/server.js');
   const dir = process.argv[process.argv.indexOf('--serve') + 1]!;
   const config = testConfig(dir, { validateResponses: false, uploadMaxBytes: 64 * 1024 ** 3 });
   const database = openDatabase(path.join(dir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger('silent');
-  const app = buildApp({
-    config,
-    db: database.db,
-    logger,
-    periodic: new PeriodicTasks(logger),
-    tools: new MediaTools(config),
-    state: { restoreInProgress: false },
-  });
+  const app = buildApp(
+    newAppDeps({
+      config,
+      db: database.db,
+      logger,
+    }),
+  );
   const server = await listen(app, '127.0.0.1', 0);
   const res = await fetch(`${server.url}/api/v1/auth/setup`, {
     method: 'POST',

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseTooNewError, migrate, openDatabase, UnknownMigrationError } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
+import { newAppDeps } from './platform/app-deps.js';
 import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
 
   const tools = new MediaTools(config);
   const periodic = new PeriodicTasks(logger);
-  const app = buildApp({ config, db: database.db, logger, tools, periodic, state: { restoreInProgress: false } });
+  const app = buildApp(newAppDeps({ config, db: database.db, logger, tools, periodic }));
   const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs).catch(async (err: NodeJS.ErrnoException) => {
     await database.close();
     if (err.code === 'EACCES')

@@ -4,12 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { buildApp } from '../../server/src/app.js';
-import type { AppDeps } from '../../server/src/platform/app-deps.js';
+import { type AppDeps, newAppDeps } from '../../server/src/platform/app-deps.js';
 import { testConfig, type Config } from '../../server/src/config.js';
 import { migrate, openDatabase, type OpenedDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
-import { MediaTools } from '../../server/src/platform/media/tools.js';
-import { PeriodicTasks } from '../../server/src/platform/jobs/periodic.js';
 import type { Route } from '../../server/src/platform/http/route.js';
 import type { Authenticators } from '../../server/src/platform/http/auth.js';
 import { listen, type RunningServer } from '../../server/src/server.js';
@@ -46,16 +44,13 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
   const database = openDatabase(path.join(dataDir, 'placard.db'));
   await migrate(database.db);
   const logger = createLogger(process.env.PLACARD_TEST_LOG ?? 'silent');
-  const deps: AppDeps = {
+  const deps = newAppDeps({
     config,
     db: database.db,
     logger,
-    periodic: new PeriodicTasks(logger),
-    tools: new MediaTools(config),
-    state: { restoreInProgress: false },
     authenticators: options.authenticators,
     extraRoutes: options.extraRoutes,
-  };
+  });
   const server = await listen(buildApp(deps), '127.0.0.1', 0, 1_000);
   t.teardown(async () => {
     await server.close();

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { AppScope } from './app-scope.js';
 import type { Db } from './db/database.js';
 import type { Authenticators } from './http/auth.js';
 import type { Route } from './http/route.js';
-import type { PeriodicTasks } from './jobs/periodic.js';
-import type { MediaTools } from './media/tools.js';
+import { PeriodicTasks } from './jobs/periodic.js';
+import { MediaTools } from './media/tools.js';
 import type { RealtimeHub } from './realtime/hub.js';
 
 /** Process-wide state routes read (a restore in progress turns /readyz to 503). */
@@ -23,6 +24,8 @@ export interface AppDeps {
   logger: Logger;
   tools: MediaTools;
   state: AppState;
+  /** This app's registries, caches and counters (platform/app-scope.ts). */
+  scope: AppScope;
   /** Periodic maintenance; modules register their tasks in install(), main.ts starts them. */
   periodic: PeriodicTasks;
   /**
@@ -34,6 +37,17 @@ export interface AppDeps {
   authenticators?: Authenticators;
   /** Routes added by tests and benchmarks, served like any other. */
   extraRoutes?: readonly Route[];
+}
+
+/** AppDeps for one app: what is not given is made fresh (media tools, periodic tasks, state, scope). */
+export function newAppDeps(parts: Pick<AppDeps, 'config' | 'db' | 'logger'> & Partial<AppDeps>): AppDeps {
+  return {
+    tools: new MediaTools(parts.config),
+    periodic: new PeriodicTasks(parts.logger),
+    state: { restoreInProgress: false },
+    scope: new AppScope(),
+    ...parts,
+  };
 }
 
 declare module 'koa' {

@@ -6,6 +6,7 @@
  * to a screen (a new schedule or assignment) name the screens directly.
  */
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { manifestCache } from './manifest.cache.js';
@@ -27,22 +28,22 @@ export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promi
   return rows.map((r) => r.screen_id);
 }
 
-let changes = 0;
+const CHANGES = new ScopeKey('content.change-count', () => ({ count: 0 }));
 
 /**
- * How many content changes this process has announced. `contentChanged` counts one before
+ * How many content changes this app has announced. `contentChanged` counts one before
  * it looks anything up (and after the change committed), so a manifest build that reads
  * the count before and after knows whether a change may have slipped between its reads
  * and the recording of its dependencies (a change then finds no `manifest_deps` row for
  * a first build, or only the old ones).
  */
-export function contentChangeCount(): number {
-  return changes;
+export function contentChangeCount(deps: AppDeps): number {
+  return deps.scope.get(CHANGES).count;
 }
 
 /** Bumps the manifests of the screens that used `refs`, plus `screenIds`. Never throws. */
 export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], screenIds: readonly string[] = []): Promise<void> {
-  changes++;
+  deps.scope.get(CHANGES).count++;
   try {
     const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
     if (affected.size === 0) return;

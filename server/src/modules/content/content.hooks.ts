@@ -1,5 +1,5 @@
 /**
- * Content's registrations in the media module's seams (process-wide, made once at import):
+ * Content's registrations in the media, screens and system modules' seams (for one app):
  * - deleting an asset a playlist or layout uses answers 409 naming them;
  * - a screen downloads only variants of assets its current manifest uses;
  * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
@@ -7,7 +7,7 @@
  */
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
-import { assetChangeHooks, assetUsageFinders, playerAssetGuards, type Usage } from '../media/index.js';
+import { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, type Usage } from '../media/index.js';
 import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
@@ -35,24 +35,18 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
   return out;
 }
 
-// The hooks are process-wide sets (one app per process in production; tests build several
-// apps, which share them: the hooks read everything from the deps they are given).
-let installed = false;
-
-/** Registers content's hooks with the media and screens modules (the content module's install). */
-export function installContentHooks(): void {
-  if (installed) return;
-  installed = true;
-  assetUsageFinders.add(assetUsages);
-  registerNowShowingDescriber(describeNowShowing);
-  playerAssetGuards.add(async (deps, screenId, assetId) => {
+/** Registers content's hooks with the media, screens and system modules (the content module's install). */
+export function installContentHooks(deps: AppDeps): void {
+  addAssetUsageFinder(deps, assetUsages);
+  registerNowShowingDescriber(deps, describeNowShowing);
+  addPlayerAssetGuard(deps, async (deps, screenId, assetId) => {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;
     return (await currentManifest(deps, screen)).assetIds.has(assetId);
   });
   // A screen that schedules name directly is not deleted (409 names them); its assignment
   // and manifest dependencies go with it.
-  registerScreenReferences('content', {
+  registerScreenReferences(deps, 'content', {
     async usages(db, screenId) {
       const rows = await db
         .selectFrom('schedule_targets as t')
@@ -70,7 +64,7 @@ export function installContentHooks(): void {
     },
   });
   // Screens without a location run in the server's default zone: when it moves, so do they.
-  onSettingsChanged(async (deps, before, after) => {
+  onSettingsChanged(deps, async (deps, before, after) => {
     if (before.timeZone === after.timeZone) return;
     const rows = await deps.db.selectFrom('screens').select('id').where('location_id', 'is', null).execute();
     for (const r of rows) manifestCache(deps).delete(r.id);
@@ -79,10 +73,9 @@ export function installContentHooks(): void {
       rows.map((r) => r.id),
     );
   });
-  assetChangeHooks.add(async (deps, event) => {
+  addAssetChangeHook(deps, async (deps, event) => {
     const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));
     refs.push({ kind: 'tag-rule', id: '*' });
-    // The media module passes the app's deps (realtime included) to its hooks.
-    await contentChanged(deps as AppDeps, refs);
+    await contentChanged(deps, refs);
   });
 }

@@ -6,8 +6,8 @@ import { contentRoutes } from './content.routes.js';
 export const contentModule: PlacardModule = {
   name: 'content',
   routes: contentRoutes,
-  install() {
-    installContentHooks();
+  install({ deps }) {
+    installContentHooks(deps);
   },
 };
 

@@ -1,4 +1,5 @@
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 
 export interface CachedManifest {
   revision: number;
@@ -13,11 +14,9 @@ export interface CachedManifest {
   assetIds: Set<string>;
 }
 
-const caches = new WeakMap<AppDeps, Map<string, CachedManifest>>();
+const CACHE = new ScopeKey('content.manifests', () => new Map<string, CachedManifest>());
 
 /** Built manifests per screen, per app (tests run several apps in one process). */
 export function manifestCache(deps: AppDeps): Map<string, CachedManifest> {
-  let cache = caches.get(deps);
-  if (!cache) caches.set(deps, (cache = new Map()));
-  return cache;
+  return deps.scope.get(CACHE);
 }

@@ -370,10 +370,10 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   let built: BuiltManifest;
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
-    const before = contentChangeCount();
+    const before = contentChangeCount(deps);
     built = await buildManifest(deps.db, screen, nowMs);
     await recordDeps(deps.db, screen.id, built.deps);
-    quiet = contentChangeCount() === before;
+    quiet = contentChangeCount(deps) === before;
   }
   const entry = cachedEntry(screen, windowStart, contextKey, built!);
   if (quiet) cache.set(screen.id, entry);

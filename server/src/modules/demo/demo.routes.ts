@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
@@ -18,7 +19,7 @@ interface DemoRuntime {
   /** Settles once the start-up check decided whether to seed (GET waits for it, so `seeding` is never a guess). */
   decided: Promise<void>;
 }
-const runtimes = new WeakMap<AppDeps, DemoRuntime>();
+const RUNTIME = new ScopeKey<{ runtime?: DemoRuntime }>('demo.runtime', () => ({}));
 
 async function readMeta(db: Db, key: string): Promise<string | null> {
   return (await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null;
@@ -61,7 +62,7 @@ export function installDemo(deps: AppDeps): void {
   const media = mediaServiceOf(deps);
   if (!media) throw new Error('the demo module installs after the media module');
   const runtime: DemoRuntime = { media, running: null, lastError: null, abort: new AbortController(), decided: Promise.resolve() };
-  runtimes.set(deps, runtime);
+  deps.scope.get(RUNTIME).runtime = runtime;
   deps.periodic.onStop(async () => {
     runtime.abort.abort();
     await runtime.running?.catch(() => {});
@@ -109,7 +110,7 @@ async function named(db: Db, table: 'screens' | 'locations' | 'screen_groups' | 
 }
 
 export async function demoStatus(deps: AppDeps): Promise<DemoStatus> {
-  const runtime = runtimes.get(deps);
+  const runtime = deps.scope.get(RUNTIME).runtime;
   const enabled = deps.config.demo;
   const db = deps.db;
   await runtime?.decided;
@@ -162,7 +163,7 @@ export const demoRoutes = [
     handler: async (ctx) => {
       const deps = ctx.deps;
       if (!deps.config.demo) throw new ApiError('conflict', 'Demo mode is off on this server (start it with PLACARD_DEMO=1); nothing was reset');
-      const runtime = runtimes.get(deps)!;
+      const runtime = deps.scope.get(RUNTIME).runtime!;
       await exclusive(deps, runtime, 'reset', async () => {
         await wipeDemo(deps, runtime.media);
         await seedDemo(deps, runtime.media, runtime.abort.signal);

@@ -321,7 +321,7 @@ export const assetRoutes = [
       const force = query.force === 'true';
       const role = (auth as SessionPrincipal).role;
       if (force && !roleAtLeast(role, 'admin')) throw new ApiError('forbidden', 'Only admins and owners may delete an asset that is in use');
-      const usages = await findAssetUsages(ctx.deps.db, [asset.id]);
+      const usages = await findAssetUsages(ctx.deps, [asset.id]);
       if (usages.length > 0 && !force) {
         const usedBy = [...new Map(usages.map((u) => [`${u.type}:${u.id}`, { type: u.type, id: u.id, name: u.name }])).values()];
         const names = usedBy.slice(0, 5).map((u) => `${u.type} "${u.name}"`);

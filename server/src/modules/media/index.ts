@@ -13,10 +13,10 @@ export const mediaModule: PlacardModule = {
   routes: [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes],
   install({ app, deps }) {
     // Status sections (media, jobs), the restore participant and the maintenance actions.
-    registerMediaSystemHooks();
+    registerMediaSystemHooks(deps);
     installMedia(app, deps);
   },
 };
 
-export { assetChangeHooks, assetUsageFinders, fireAssetChange, playerAssetGuards, type Usage } from './hooks.js';
+export { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, fireAssetChange, type Usage } from './hooks.js';
 export { mediaServiceOf, type MediaService } from './service.js';

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Transaction } from 'kysely';
 import type { AssetKind, AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
 import { ApiError, isDiskFull } from '../../platform/http/errors.js';
@@ -515,10 +516,10 @@ export class MediaService {
 }
 
 /** The media service of each app (maintenance actions reach the store and the queue through it). */
-const mediaServices = new WeakMap<AppDeps, MediaService>();
+const MEDIA_SERVICE = new ScopeKey<{ service?: MediaService }>('media.service', () => ({}));
 
 export function mediaServiceOf(deps: AppDeps): MediaService | undefined {
-  return mediaServices.get(deps);
+  return deps.scope.get(MEDIA_SERVICE).service;
 }
 
 /** The media job kinds, run by `media` on `jobs`. */
@@ -572,7 +573,7 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
   const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
   const media = new MediaService(deps, jobs);
   app.context.media = media;
-  mediaServices.set(deps, media);
+  deps.scope.get(MEDIA_SERVICE).service = media;
   registerMediaJobs(jobs, media);
   deps.periodic.every('uploads.expire', 10 * 60_000, async () => void (await media.expireUploads()));
   // Finished and failed jobs are kept settings retention.jobHistoryDays (read at each run).

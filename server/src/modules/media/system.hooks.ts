@@ -397,10 +397,10 @@ const reprocessThumbnailsAction: MaintenanceAction = {
 };
 
 /** The media module's status sections, restore participant and maintenance actions, registered by its install(). */
-export function registerMediaSystemHooks(): void {
-  registerStatusContributor(mediaStatusSection);
-  registerStatusContributor(jobsStatusSection);
-  registerRestoreParticipant(mediaJobsParticipant);
-  registerMaintenanceAction(pruneMediaAction);
-  registerMaintenanceAction(reprocessThumbnailsAction);
+export function registerMediaSystemHooks(deps: AppDeps): void {
+  registerStatusContributor(deps, mediaStatusSection);
+  registerStatusContributor(deps, jobsStatusSection);
+  registerRestoreParticipant(deps, mediaJobsParticipant);
+  registerMaintenanceAction(deps, pruneMediaAction);
+  registerMaintenanceAction(deps, reprocessThumbnailsAction);
 }

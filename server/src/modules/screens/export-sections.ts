@@ -184,7 +184,7 @@ const groupsSection: ExportSection = {
 };
 
 /** Registers the locations and groups sections (screens module install). */
-export function registerScreensExportSections(): void {
-  registerExportSection(locationsSection);
-  registerExportSection(groupsSection);
+export function registerScreensExportSections(deps: AppDeps): void {
+  registerExportSection(deps, locationsSection);
+  registerExportSection(deps, groupsSection);
 }

@@ -14,8 +14,8 @@ export const screensModule: PlacardModule = {
   name: 'screens',
   routes: [...pairingRoutes, ...playerRoutes, ...screenRoutes, ...locationRoutes, ...groupRoutes, ...commandRoutes, ...fleetRoutes],
   install({ deps, realtime }) {
-    registerScreensStatus();
-    registerScreensExportSections();
+    registerScreensStatus(deps);
+    registerScreensExportSections(deps);
     installScreens(deps, realtime);
   },
 };

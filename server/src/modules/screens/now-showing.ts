@@ -1,3 +1,5 @@
+import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 /**
  * "What is this screen showing?" for the screen document (`nowShowing`): what the player
  * last reported in its heartbeat (the spec's playback identifiers, DESIGN.md section 6),
@@ -42,11 +44,11 @@ export interface NowShowingRequest {
 /** Answers one entry per request (null: nothing reported and nothing planned). */
 export type NowShowingDescriber = (db: Db, requests: readonly NowShowingRequest[], now: number) => Promise<Map<string, NowShowing | null>>;
 
-let describer: NowShowingDescriber | null = null;
+const DESCRIBER = new ScopeKey<{ describe: NowShowingDescriber | null }>('screens.now-showing-describer', () => ({ describe: null }));
 
 /** The content module registers the one describer (a later call replaces it). */
-export function registerNowShowingDescriber(fn: NowShowingDescriber): void {
-  describer = fn;
+export function registerNowShowingDescriber(deps: AppDeps, fn: NowShowingDescriber): void {
+  deps.scope.get(DESCRIBER).describe = fn;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -71,9 +73,14 @@ export function reportedPlayback(
 }
 
 /** `nowShowing` for many screens at once. Without a describer: the reported ids, no names. */
-export async function nowShowingOf(db: Db, rows: readonly { row: ScreensTable; status: string }[], now = Date.now()): Promise<Map<string, NowShowing | null>> {
+export async function nowShowingOf(
+  deps: AppDeps,
+  rows: readonly { row: ScreensTable; status: string }[],
+  now = Date.now(),
+): Promise<Map<string, NowShowing | null>> {
   const requests = rows.map(({ row, status }) => ({ screenId: row.id, reported: reportedPlayback(row, status) }));
-  if (describer) return describer(db, requests, now);
+  const { describe } = deps.scope.get(DESCRIBER);
+  if (describe) return describe(deps.db, requests, now);
   const out = new Map<string, NowShowing | null>();
   for (const q of requests) {
     out.set(

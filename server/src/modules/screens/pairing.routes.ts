@@ -376,7 +376,7 @@ export const pairingRoutes = [
       });
       if (body.screenId) await bumpManifestRevision(ctx.deps, [screenId]);
       const row = (await findScreen(db, screenId))!;
-      const [screen] = await screenDtos(db, [row], (id) => ctx.realtime.count(id) > 0);
+      const [screen] = await screenDtos(ctx.deps, [row], (id) => ctx.realtime.count(id) > 0);
       return ok({ screen: screen!, pairingSessionId: session.id });
     },
   }),

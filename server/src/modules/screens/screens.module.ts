@@ -180,6 +180,6 @@ export function installScreens(deps: AppDeps, realtime: RealtimeHub): void {
 }
 
 /** The screens module's status section, registered by its install(). */
-export function registerScreensStatus(): void {
-  registerStatusContributor(fleetStatusSection);
+export function registerScreensStatus(deps: AppDeps): void {
+  registerStatusContributor(deps, fleetStatusSection);
 }

@@ -1,3 +1,4 @@
+import type { AppDeps } from '../../platform/app-deps.js';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
@@ -203,7 +204,8 @@ export async function groupIdsOf(db: Db, screenIds: readonly string[]): Promise<
 }
 
 /** DTOs for rows, with groups, time zones and socket state filled in. */
-export async function screenDtos(db: Db, rows: readonly ScreenRow[], connected: (id: string) => boolean): Promise<ScreenDto[]> {
+export async function screenDtos(deps: AppDeps, rows: readonly ScreenRow[], connected: (id: string) => boolean): Promise<ScreenDto[]> {
+  const db = deps.db;
   const groups = await groupIdsOf(
     db,
     rows.map((r) => r.id),
@@ -215,7 +217,7 @@ export async function screenDtos(db: Db, rows: readonly ScreenRow[], connected: 
   }
   const now = Date.now();
   const showing = await nowShowingOf(
-    db,
+    deps,
     rows.map((row) => ({ row, status: deriveStatus(row, now) })),
     now,
   );

@@ -35,7 +35,7 @@ export async function screenOr404(ctx: Context, id: string): Promise<ScreenRow> 
 
 export async function oneScreenDto(ctx: Context, id: string): Promise<ScreenDto> {
   const row = await screenOr404(ctx, id);
-  return (await screenDtos(ctx.deps.db, [row], (s) => ctx.realtime.count(s) > 0))[0]!;
+  return (await screenDtos(ctx.deps, [row], (s) => ctx.realtime.count(s) > 0))[0]!;
 }
 
 /** SQL for "the derived status is X" (same thresholds as deriveStatus). */
@@ -111,7 +111,7 @@ export const screenRoutes = [
         .limit(query.limit + 1)
         .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
-      return ok({ items: await screenDtos(ctx.deps.db, page.items, (id) => ctx.realtime.count(id) > 0), nextCursor: page.nextCursor });
+      return ok({ items: await screenDtos(ctx.deps, page.items, (id) => ctx.realtime.count(id) > 0), nextCursor: page.nextCursor });
     },
   }),
   defineRoute({
@@ -249,7 +249,7 @@ export const screenRoutes = [
     handler: async (ctx, { params }) => {
       const db = ctx.deps.db;
       const row = await screenOr404(ctx, params.id);
-      const usedBy = await screenUsages(db, row.id);
+      const usedBy = await screenUsages(ctx.deps, row.id);
       if (usedBy.length) {
         const names = usedBy.slice(0, 5).map((u) => `${u.type} ${u.name ? `"${u.name}"` : u.id}`);
         throw new ApiError(
@@ -259,7 +259,7 @@ export const screenRoutes = [
         );
       }
       await db.deleteFrom('screens').where('id', '=', row.id).execute();
-      await forgetScreen(db, row.id);
+      await forgetScreen(ctx.deps, row.id);
       ctx.realtime.closeScreen(row.id, CLOSE_CODES.revoked, 'screen deleted');
       return noContent();
     },

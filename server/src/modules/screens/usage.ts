@@ -1,3 +1,5 @@
+import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 
 /** One thing that names a screen (a schedule targeting it directly, ...), for DELETE's 409. */
@@ -17,17 +19,17 @@ export interface ScreenReferences {
   forget(db: Db, screenId: string): Promise<void>;
 }
 
-const registry = new Map<string, ScreenReferences>();
+const REGISTRY = new ScopeKey('screens.references', () => new Map<string, ScreenReferences>());
 
 /** A key registered again replaces the earlier entry. */
-export function registerScreenReferences(key: string, refs: ScreenReferences): void {
-  registry.set(key, refs);
+export function registerScreenReferences(deps: AppDeps, key: string, refs: ScreenReferences): void {
+  deps.scope.get(REGISTRY).set(key, refs);
 }
 
-export async function screenUsages(db: Db, screenId: string): Promise<ScreenUsage[]> {
-  return (await Promise.all([...registry.values()].map((r) => r.usages(db, screenId)))).flat();
+export async function screenUsages(deps: AppDeps, screenId: string): Promise<ScreenUsage[]> {
+  return (await Promise.all([...deps.scope.get(REGISTRY).values()].map((r) => r.usages(deps.db, screenId)))).flat();
 }
 
-export async function forgetScreen(db: Db, screenId: string): Promise<void> {
-  for (const r of registry.values()) await r.forget(db, screenId);
+export async function forgetScreen(deps: AppDeps, screenId: string): Promise<void> {
+  for (const r of deps.scope.get(REGISTRY).values()) await r.forget(deps.db, screenId);
 }

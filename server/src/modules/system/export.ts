@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Db } from '../../platform/db/database.js';
 import { ensureInstanceId } from '../../platform/db/meta.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { SERVER_VERSION } from '../../version.js';
@@ -117,15 +116,16 @@ export function plan<T extends { id: string; name: string }>(incoming: T[], exis
 }
 
 /** The settings section of exports (the screens module adds locations and groups, content its own). */
-export function registerSystemExportSections(): void {
-  registerExportSection(settingsSection);
+export function registerSystemExportSections(deps: AppDeps): void {
+  registerExportSection(deps, settingsSection);
 }
 
 // ---------------------------------------------------------------- export, preview, apply
 
-export async function exportDocument(db: Db): Promise<ExportDocument> {
+export async function exportDocument(deps: AppDeps): Promise<ExportDocument> {
+  const db = deps.db;
   const sections: ExportDocument['sections'] = {};
-  for (const s of exportSectionList()) sections[s.key] = { version: s.version, data: await s.exportData(db) };
+  for (const s of exportSectionList(deps)) sections[s.key] = { version: s.version, data: await s.exportData(db) };
   return {
     format: EXPORT_FORMAT,
     formatVersion: EXPORT_FORMAT_VERSION,
@@ -142,14 +142,15 @@ export interface ImportPreview {
 }
 
 /** Validates the whole document and answers what applying it would change; changes nothing. */
-export async function previewImport(db: Db, doc: ExportDocument): Promise<ImportPreview> {
+export async function previewImport(deps: AppDeps, doc: ExportDocument): Promise<ImportPreview> {
+  const db = deps.db;
   if (doc.formatVersion > EXPORT_FORMAT_VERSION) {
     throw new ApiError(
       'validation_failed',
       `This export is format ${doc.formatVersion}; this server reads up to ${EXPORT_FORMAT_VERSION}. Upgrade Placard first.`,
     );
   }
-  const known = new Map(exportSectionList().map((s) => [s.key, s]));
+  const known = new Map(exportSectionList(deps).map((s) => [s.key, s]));
   const out: ImportPreview = { sections: [], ignored: [] };
   for (const [key, section] of Object.entries(doc.sections)) {
     const def = known.get(key);
@@ -160,7 +161,7 @@ export async function previewImport(db: Db, doc: ExportDocument): Promise<Import
     if (section.version > def.version)
       throw new ApiError('validation_failed', `Section ${key} is version ${section.version}; this server reads up to ${def.version}`);
   }
-  for (const def of exportSectionList()) {
+  for (const def of exportSectionList(deps)) {
     const section = doc.sections[def.key];
     if (!section) continue;
     const p = await def.preview(db, section.data, section.version);
@@ -182,10 +183,10 @@ export async function previewImport(db: Db, doc: ExportDocument): Promise<Import
  * manifest revision bumped, as the group and location routes do.
  */
 export async function applyImport(deps: AppDeps, doc: ExportDocument): Promise<ImportPreview> {
-  const preview = await previewImport(deps.db, doc);
+  const preview = await previewImport(deps, doc);
   const applied: { def: ExportSection; result: Awaited<ReturnType<ExportSection['apply']>> }[] = [];
   await deps.db.transaction().execute(async (trx) => {
-    for (const def of exportSectionList()) {
+    for (const def of exportSectionList(deps)) {
       const section = doc.sections[def.key];
       if (!section) continue;
       applied.push({ def, result: await def.apply(trx, section.data, section.version) });

@@ -1,13 +1,14 @@
 import type Koa from 'koa';
 import type { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Role } from '../../platform/http/auth.js';
 import type { Db } from '../../platform/db/database.js';
 
 /**
- * Hooks other modules register with, from their module's install() (modules/<area>/index.ts).
- * A key registered again replaces the earlier entry, so every app built in a process (tests
- * build several) registers the same entries. See docs/architecture.md ("System hooks").
+ * Hooks other modules register with, from their module's install() (modules/<area>/index.ts),
+ * into the app's scope (deps.scope). A key registered again replaces the earlier entry. See
+ * docs/architecture.md ("System hooks").
  */
 
 // ---------------------------------------------------------------- status contributors
@@ -20,14 +21,12 @@ export interface StatusContributor {
   collect(deps: AppDeps): Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
-const statusContributors = new Map<string, StatusContributor>();
-
-export function registerStatusContributor(contributor: StatusContributor): void {
-  statusContributors.set(contributor.key, contributor);
+export function registerStatusContributor(deps: AppDeps, contributor: StatusContributor): void {
+  hooksOf(deps).status.set(contributor.key, contributor);
 }
 
-export function statusContributorList(): StatusContributor[] {
-  return [...statusContributors.values()];
+export function statusContributorList(deps: AppDeps): StatusContributor[] {
+  return [...hooksOf(deps).status.values()];
 }
 
 // ---------------------------------------------------------------- maintenance actions
@@ -61,19 +60,17 @@ export interface MaintenanceAction {
   run(ctx: MaintenanceContext): Promise<Record<string, unknown>>;
 }
 
-const maintenanceActions = new Map<string, MaintenanceAction>();
-
-export function registerMaintenanceAction(action: MaintenanceAction): void {
+export function registerMaintenanceAction(deps: AppDeps, action: MaintenanceAction): void {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(action.name)) throw new Error(`maintenance action name must be kebab-case: ${action.name}`);
-  maintenanceActions.set(action.name, action);
+  hooksOf(deps).actions.set(action.name, action);
 }
 
-export function maintenanceAction(name: string): MaintenanceAction | undefined {
-  return maintenanceActions.get(name);
+export function maintenanceAction(deps: AppDeps, name: string): MaintenanceAction | undefined {
+  return hooksOf(deps).actions.get(name);
 }
 
-export function maintenanceActionList(): MaintenanceAction[] {
-  return [...maintenanceActions.values()].sort((a, b) => a.name.localeCompare(b.name));
+export function maintenanceActionList(deps: AppDeps): MaintenanceAction[] {
+  return [...hooksOf(deps).actions.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 // ---------------------------------------------------------------- restore participants
@@ -91,14 +88,12 @@ export interface RestoreParticipant {
   resume(deps: AppDeps): Promise<void>;
 }
 
-const restoreParticipants = new Map<string, RestoreParticipant>();
-
-export function registerRestoreParticipant(participant: RestoreParticipant): void {
-  restoreParticipants.set(participant.key, participant);
+export function registerRestoreParticipant(deps: AppDeps, participant: RestoreParticipant): void {
+  hooksOf(deps).participants.set(participant.key, participant);
 }
 
-export function restoreParticipantList(): RestoreParticipant[] {
-  return [...restoreParticipants.values()];
+export function restoreParticipantList(deps: AppDeps): RestoreParticipant[] {
+  return [...hooksOf(deps).participants.values()];
 }
 
 // ---------------------------------------------------------------- settings export sections
@@ -128,12 +123,20 @@ export interface ExportSection {
   committed?(deps: AppDeps, applied: void | { screenIds?: string[] }): Promise<void>;
 }
 
-const exportSections = new Map<string, ExportSection>();
-
-export function registerExportSection(section: ExportSection): void {
-  exportSections.set(section.key, section);
+export function registerExportSection(deps: AppDeps, section: ExportSection): void {
+  hooksOf(deps).sections.set(section.key, section);
 }
 
-export function exportSectionList(): ExportSection[] {
-  return [...exportSections.values()].sort((a, b) => (a.order ?? 100) - (b.order ?? 100) || a.key.localeCompare(b.key));
+export function exportSectionList(deps: AppDeps): ExportSection[] {
+  return [...hooksOf(deps).sections.values()].sort((a, b) => (a.order ?? 100) - (b.order ?? 100) || a.key.localeCompare(b.key));
 }
+
+// ---------------------------------------------------------------- the registries
+
+const HOOKS = new ScopeKey('system.hooks', () => ({
+  status: new Map<string, StatusContributor>(),
+  actions: new Map<string, MaintenanceAction>(),
+  participants: new Map<string, RestoreParticipant>(),
+  sections: new Map<string, ExportSection>(),
+}));
+const hooksOf = (deps: AppDeps) => deps.scope.get(HOOKS);

@@ -15,9 +15,9 @@ export const systemModule: PlacardModule = {
   name: 'system',
   routes: [...openApiRoutes, ...identityRoutes, ...systemRoutes],
   install({ deps }) {
-    registerSystemStatus();
-    registerSystemActions();
-    registerSystemExportSections();
+    registerSystemStatus(deps);
+    registerSystemActions(deps);
+    registerSystemExportSections(deps);
     installSystem(deps);
   },
 };

@@ -212,7 +212,7 @@ const restoreAction: MaintenanceAction = {
       progress(0.01, 'waiting for writes under way to finish');
       const left = await drainWrites(deps, DRAIN_TIMEOUT_MS);
       if (left) deps.logger.warn({ requests: left }, 'restore goes on while some writes still run');
-      for (const participant of restoreParticipantList()) {
+      for (const participant of restoreParticipantList(deps)) {
         await participant.pause(deps);
         paused.push(participant);
       }
@@ -264,8 +264,8 @@ const vacuumAction: MaintenanceAction = {
 export { maintenanceAction };
 
 /** The system module's maintenance actions (backup, restore, vacuum...), registered by its install(). */
-export function registerSystemActions(): void {
-  registerMaintenanceAction(backupAction);
-  registerMaintenanceAction(restoreAction);
-  registerMaintenanceAction(vacuumAction);
+export function registerSystemActions(deps: AppDeps): void {
+  registerMaintenanceAction(deps, backupAction);
+  registerMaintenanceAction(deps, restoreAction);
+  registerMaintenanceAction(deps, vacuumAction);
 }

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import { ApiError } from '../../platform/http/errors.js';
 
 /** What a client may still ask while a restore runs: the status and the runs (the restore's own progress). */
@@ -53,12 +54,10 @@ interface Writes {
   inFlight: number;
   waiters: (() => void)[];
 }
-const writesByDeps = new WeakMap<AppDeps, Writes>();
+const WRITES = new ScopeKey<Writes>('system.writes-in-flight', () => ({ inFlight: 0, waiters: [] }));
 
 function writesOf(deps: AppDeps): Writes {
-  let w = writesByDeps.get(deps);
-  if (!w) writesByDeps.set(deps, (w = { inFlight: 0, waiters: [] }));
-  return w;
+  return deps.scope.get(WRITES);
 }
 
 /**

@@ -4,6 +4,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { boxTimeZone, isIanaZone } from './time-zone.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { storableJson } from '../../platform/db/json.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 
 /** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
 export const TimeZoneName = z
@@ -372,12 +373,15 @@ export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()
  * screens without a location when the default time zone moves. Errors are logged.
  */
 export type SettingsListener = (deps: AppDeps, before: Settings, after: Settings) => Promise<void> | void;
-const settingsListeners = new Set<SettingsListener>();
-export function onSettingsChanged(listener: SettingsListener): void {
-  settingsListeners.add(listener);
+const LISTENERS = new ScopeKey('system.settings-listeners', () => new Set<SettingsListener>());
+/** Adds a listener for this app; answers the function that removes it. */
+export function onSettingsChanged(deps: AppDeps, listener: SettingsListener): () => void {
+  const listeners = deps.scope.get(LISTENERS);
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 export async function notifySettingsChanged(deps: AppDeps, before: Settings, after: Settings): Promise<void> {
-  for (const l of settingsListeners) {
+  for (const l of deps.scope.get(LISTENERS)) {
     try {
       await l(deps, before, after);
     } catch (err) {

@@ -131,7 +131,7 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const intervalMs = settings.backups.intervalHours * 3_600_000;
   const sections: SystemStatus['sections'] = {};
   await Promise.all(
-    statusContributorList().map(async (c) => {
+    statusContributorList(deps).map(async (c) => {
       try {
         const data = await withTimeout(Promise.resolve(c.collect(deps)), 3_000, c.key);
         sections[c.key] = { title: c.title, ok: true, data };
@@ -195,6 +195,6 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
 }
 
 /** The system module's own status section, registered by its install(). */
-export function registerSystemStatus(): void {
-  registerStatusContributor(mediaStoreStatus);
+export function registerSystemStatus(deps: AppDeps): void {
+  registerStatusContributor(deps, mediaStoreStatus);
 }

@@ -89,7 +89,7 @@ export function installSystem(deps: AppDeps): void {
     if (settings.backups.intervalHours === 0 || deps.state.restoreInProgress) return;
     const last = (await listBackups(deps.config.dataDir))[0];
     if (last && Date.now() - Date.parse(last.createdAt) < settings.backups.intervalHours * 3_600_000) return;
-    const action = maintenanceAction('backup')!;
+    const action = maintenanceAction(deps, 'backup')!;
     const scheduled = {
       ...action,
       name: 'backup',
@@ -178,11 +178,11 @@ export const systemRoutes = [
       409: { description: 'conflict: another exclusive action is running' },
     },
     handler: async (ctx, { params, body, auth }) => {
-      const action = maintenanceAction(params.action);
+      const action = maintenanceAction(ctx.deps, params.action);
       if (!action) {
         throw new ApiError(
           'not_found',
-          `No maintenance action ${JSON.stringify(params.action)}; known: ${maintenanceActionList()
+          `No maintenance action ${JSON.stringify(params.action)}; known: ${maintenanceActionList(ctx.deps)
             .map((a) => a.name)
             .join(', ')}`,
         );
@@ -230,7 +230,12 @@ export const systemRoutes = [
     handler: (ctx) =>
       ok({
         items: listRuns(ctx.deps),
-        actions: maintenanceActionList().map((a) => ({ name: a.name, summary: a.summary, minRole: a.minRole ?? 'admin', exclusive: Boolean(a.exclusive) })),
+        actions: maintenanceActionList(ctx.deps).map((a) => ({
+          name: a.name,
+          summary: a.summary,
+          minRole: a.minRole ?? 'admin',
+          exclusive: Boolean(a.exclusive),
+        })),
       }),
   }),
   defineRoute({
@@ -353,7 +358,7 @@ export const systemRoutes = [
     description: 'Sections come from modules (registerExportSection). Import it on another server with import/preview, then import/apply.',
     responses: { 200: { description: 'The export document', data: ExportDocument } },
     handler: async (ctx) => {
-      const doc = await exportDocument(ctx.deps.db);
+      const doc = await exportDocument(ctx.deps);
       return ok(doc, { 'Content-Disposition': contentDisposition('attachment', `placard-settings-${doc.exportedAt!.slice(0, 10)}.json`) });
     },
   }),
@@ -367,7 +372,7 @@ export const systemRoutes = [
     body: ExportDocument,
     bodyLimitBytes: 16 * 1024 * 1024,
     responses: { 200: { description: 'What would change, section by section', data: ImportPreviewDto } },
-    handler: async (ctx, { body }) => ok(await previewImport(ctx.deps.db, body)),
+    handler: async (ctx, { body }) => ok(await previewImport(ctx.deps, body)),
   }),
   defineRoute({
     method: 'POST',
