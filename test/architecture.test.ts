@@ -74,6 +74,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/http/responses.ts cache': 'keyed by route: a memo',
   'platform/openapi/document.ts envelopes': 'a memo of schemas',
   'platform/db/database.ts opened': 'keyed by the database',
+  'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {
