@@ -1,9 +1,26 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, isDiskFull, type ErrorCode } from './errors.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request a piece of work runs for, where Node's async context tracks it (platform/faults.ts names it). */
+export interface RequestScope {
+  id: string;
+  method: string;
+  path: string;
+  res: ServerResponse;
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/** The request the current code runs for, or undefined (outside requests, or where the async context was lost). */
+export function currentRequest(): RequestScope | undefined {
+  return scopes.getStore();
+}
 
 /** Gives every request an id (the caller's X-Request-Id when sane), a child logger and an access log line. */
 export function requestContext(logger: Logger): Middleware {
@@ -15,7 +32,7 @@ export function requestContext(logger: Logger): Middleware {
     ctx.state.log = logger.child({ reqId: id });
     ctx.set('X-Request-Id', id);
     try {
-      await next();
+      await scopes.run({ id, method: ctx.method, path: ctx.path, res: ctx.res }, next);
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const quiet = ctx.path === '/healthz' || ctx.path === '/readyz';
