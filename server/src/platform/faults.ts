@@ -49,7 +49,8 @@ export function installFaultHandlers(options: FaultHandlerOptions): () => void {
   };
 
   const check = () => {
-    checking ??= (async () => {
+    if (checking) return; // one self-check at a time: a burst of faults shares it
+    checking = (async () => {
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
