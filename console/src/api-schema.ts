@@ -26,8 +26,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: database and media tools usable, no restore running
-         * @description Answers 503 `not_ready` naming what is missing. Media tool checks are cached for 30 s.
+         * Readiness: database, media tools and storage usable, no restore running
+         * @description Answers 503 `not_ready` naming what is missing: the database answers (within 2 s); sharp, ffmpeg and ffprobe run; no restore is running; `media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -3661,6 +3661,18 @@ export interface operations {
                                     ok: boolean;
                                     detail: string;
                                 };
+                                mediaStore: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
+                                uploads: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
+                                diskSpace: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
                             };
                         };
                     };
@@ -3675,7 +3687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: details.checks names what failed */
+            /** @description not_ready: a check failed; `details.checks` holds every check with `ok` and `detail`, the message names the failing ones */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3715,7 +3727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -3774,7 +3786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -3873,7 +3885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4049,7 +4061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4189,7 +4201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4359,7 +4371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4453,7 +4465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4550,7 +4562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4632,7 +4644,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4734,7 +4746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4813,7 +4825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4889,7 +4901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4971,7 +4983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5107,7 +5119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5243,7 +5255,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5300,7 +5312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5399,7 +5411,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5511,7 +5523,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5576,7 +5588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5695,7 +5707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5759,7 +5771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5825,7 +5837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5942,7 +5954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6006,7 +6018,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6088,7 +6100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6213,7 +6225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6339,7 +6351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6419,7 +6431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6492,7 +6504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6614,7 +6626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6727,7 +6739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6803,7 +6815,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6878,7 +6890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6993,7 +7005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7080,7 +7092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7196,7 +7208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7276,7 +7288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7401,7 +7413,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7490,7 +7502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7575,7 +7587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7690,7 +7702,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7812,7 +7824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7901,7 +7913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8016,7 +8028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8130,7 +8142,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8214,7 +8226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8326,7 +8338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8406,7 +8418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8560,7 +8572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8643,7 +8655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8726,7 +8738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8856,7 +8868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8964,7 +8976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9038,7 +9050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9121,7 +9133,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9179,7 +9191,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9288,7 +9300,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9341,7 +9353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9426,7 +9438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9515,7 +9527,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9651,7 +9663,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9776,7 +9788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9879,7 +9891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9955,7 +9967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10067,7 +10079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10152,7 +10164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10275,7 +10287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10350,7 +10362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10462,7 +10474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10538,7 +10550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10650,7 +10662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10770,7 +10782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10852,7 +10864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10965,7 +10977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11078,7 +11090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11149,7 +11161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11245,7 +11257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11360,7 +11372,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11449,7 +11461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11543,7 +11555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11643,7 +11655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11759,7 +11771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11891,7 +11903,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11980,7 +11992,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12092,7 +12104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12195,7 +12207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12273,7 +12285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12382,7 +12394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12504,7 +12516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12636,7 +12648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12729,7 +12741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12829,7 +12841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12935,7 +12947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13009,7 +13021,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13089,7 +13101,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13172,7 +13184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13243,7 +13255,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13328,7 +13340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13446,7 +13458,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13526,7 +13538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13606,7 +13618,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13686,7 +13698,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13775,7 +13787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13851,7 +13863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13958,7 +13970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14043,7 +14055,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14161,7 +14173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14237,7 +14249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14350,7 +14362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14421,7 +14433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14506,7 +14518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14620,7 +14632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14733,7 +14745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14810,7 +14822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14881,7 +14893,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15015,7 +15027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15111,7 +15123,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15238,7 +15250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15325,7 +15337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15452,7 +15464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15524,7 +15536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15603,7 +15615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15674,7 +15686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15796,7 +15808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15928,7 +15940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16001,7 +16013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16114,7 +16126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16190,7 +16202,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16263,7 +16275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16376,7 +16388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16452,7 +16464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16523,7 +16535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16632,7 +16644,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16715,7 +16727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16845,7 +16857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16938,7 +16950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17030,7 +17042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17106,7 +17118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17238,7 +17250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17311,7 +17323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17417,7 +17429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17545,7 +17557,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17695,7 +17707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17822,7 +17834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17970,7 +17982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18095,7 +18107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18195,7 +18207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18329,7 +18341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18405,7 +18417,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18524,7 +18536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18597,7 +18609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18703,7 +18715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18831,7 +18843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18956,7 +18968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19083,7 +19095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19198,7 +19210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19284,7 +19296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19397,7 +19409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19486,7 +19498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19599,7 +19611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19681,7 +19693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19809,7 +19821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19974,7 +19986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20047,7 +20059,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20153,7 +20165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20311,7 +20323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20423,7 +20435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20535,7 +20547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20606,7 +20618,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20720,7 +20732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20796,7 +20808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20867,7 +20879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20981,7 +20993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21057,7 +21069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21135,7 +21147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21250,7 +21262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21301,7 +21313,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21379,7 +21391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */

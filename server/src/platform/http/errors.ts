@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   checksum_mismatch: { status: 460, description: 'tus: the chunk does not match its Upload-Checksum; it was discarded.' },
   rate_limited: { status: 429, description: 'Too many attempts; Retry-After says when to try again.' },
   internal: { status: 500, description: 'An unexpected failure; the message carries the request id.' },
-  not_ready: { status: 503, description: 'A dependency (database, media tools) is unavailable or a restore is running.' },
+  not_ready: { status: 503, description: 'A dependency (database, media tools, the data directory) is unavailable or a restore is running.' },
   insufficient_storage: { status: 507, description: 'The data directory’s disk is full; nothing was kept.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
@@ -71,4 +71,49 @@ export const forbidden = (message = 'You are not allowed to do this') => new Api
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
+/** System error codes that mean the data directory cannot be used as it is (not the request's fault). */
+const STORAGE_UNUSABLE = new Set(['ENOTDIR', 'EACCES', 'EPERM', 'EROFS', 'EIO', 'ESTALE']);
+/** ...when a file-system call answers them (an EPERM of `kill` or an EACCES of `connect` is something else). */
+const FS_CALLS = new Set([
+  'open',
+  'read',
+  'write',
+  'close',
+  'fsync',
+  'fdatasync',
+  'ftruncate',
+  'mkdir',
+  'mkdtemp',
+  'rmdir',
+  'rm',
+  'unlink',
+  'rename',
+  'link',
+  'symlink',
+  'copyfile',
+  'stat',
+  'lstat',
+  'fstat',
+  'statfs',
+  'scandir',
+  'opendir',
+  'access',
+  'utime',
+  'futime',
+  'chmod',
+  'realpath',
+]);
+
+/**
+ * A file-system error that says the storage itself is unusable: a directory replaced by a
+ * file, permissions taken away, a read-only or failing disk. Answered 503 `not_ready` (the
+ * operator's problem, like a missing media tool; /readyz names the failing check).
+ */
+export function isStorageUnusable(err: unknown): boolean {
+  const e = err as { code?: unknown; syscall?: unknown } | null;
+  if (typeof e?.code !== 'string' || typeof e.syscall !== 'string' || !FS_CALLS.has(e.syscall)) return false;
+  // mkdir -p over a file answers EEXIST.
+  return STORAGE_UNUSABLE.has(e.code) || (e.code === 'EEXIST' && e.syscall === 'mkdir');
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, isDiskFull, type ErrorCode } from './errors.js';
+import { ApiError, isDiskFull, isStorageUnusable, type ErrorCode } from './errors.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -60,8 +60,9 @@ export const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
 /**
  * Turns every failure into the error envelope. ApiErrors answer as they are; other
  * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
- * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; anything
- * else is 500 `internal` with the request id and no stack.
+ * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; an unusable
+ * data directory (ENOTDIR, EACCES, EROFS, EIO...: isStorageUnusable) is 503 `not_ready`;
+ * anything else is 500 `internal` with the request id and no stack.
  */
 export function errorEnvelope(): Middleware {
   return async (ctx, next) => {
@@ -79,6 +80,17 @@ export function errorEnvelope(): Middleware {
           // The disk (or the database file) cannot grow: the operator's problem, said plainly.
           (ctx.state.log ?? console).warn({ err }, 'disk full');
           apiError = new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+        } else if (isStorageUnusable(err)) {
+          // A directory replaced by a file, permissions gone, a read-only disk: not the request's fault.
+          const e = err as NodeJS.ErrnoException;
+          (ctx.state.log ?? console).error({ err }, 'the data directory is unusable');
+          apiError = new ApiError(
+            'not_ready',
+            `The server cannot use its data directory (${e.code} on ${e.syscall}); an operator must repair it (/readyz names the check)`,
+            {
+              headers: { 'Retry-After': '60' },
+            },
+          );
         } else if (status >= 400 && status < 500 && e.expose) {
           // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
           apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');

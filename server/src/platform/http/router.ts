@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
-import { ApiError, isDiskFull } from './errors.js';
+import { ApiError, isDiskFull, isStorageUnusable } from './errors.js';
 import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
@@ -86,6 +86,7 @@ export class ResponseContractError extends Error {
 export function answeredStatus(err: unknown): { status: number; code: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code };
   if (isDiskFull(err)) return { status: 507, code: 'insufficient_storage' };
+  if (isStorageUnusable(err)) return { status: 503, code: 'not_ready' };
   const e = err as { status?: number; expose?: boolean } | null;
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
