@@ -324,9 +324,9 @@ export async function listFiles(root: string): Promise<{ rel: string; size: numb
 /**
  * Appends one file entry to `pack` and answers its sha256. Every failure (the source, the
  * entry, the pack destroyed because its output failed) rejects the promise; none is left
- * as an `error` event nobody listens to.
+ * as an `error` event nobody listens to. Exported for test/hostile-archives.test.ts.
  */
-async function addEntry(pack: tar.Pack, name: string, size: number, source: Readable | Buffer, mode = 0o600): Promise<string> {
+export async function addEntry(pack: tar.Pack, name: string, size: number, source: Readable | Buffer, mode = 0o600): Promise<string> {
   const hash = createHash('sha256');
   let entry!: ReturnType<tar.Pack['entry']>;
   const finished = new Promise<void>((resolve, reject) => {
