@@ -70,6 +70,9 @@ export async function main(options: MainOptions = {}): Promise<void> {
     if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${config.host} port ${config.port}: this machine has no such address (PLACARD_HOST)`);
     throw err;
   });
+  // After listening, the HTTP server reports accept failures (EMFILE when out of file
+  // descriptors) as 'error' events: logged, the server keeps listening.
+  running.server.on('error', (err) => logger.error({ err }, 'the HTTP server reported an error'));
   periodic.start();
   logger.info(
     { version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe },
