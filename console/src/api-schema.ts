@@ -26,8 +26,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: database and media tools usable, no restore running
-         * @description Answers 503 `not_ready` naming what is missing. Media tool checks are cached for 30 s.
+         * Readiness: database, media tools and storage usable, no restore running
+         * @description Answers 503 `not_ready` naming what is missing: the database answers (within 2 s); sharp, ffmpeg and ffprobe run; no restore is running; `media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -3646,6 +3646,18 @@ export interface operations {
                                     ok: boolean;
                                     detail: string;
                                 };
+                                mediaStore: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
+                                uploads: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
+                                diskSpace: {
+                                    ok: boolean;
+                                    detail: string;
+                                };
                             };
                         };
                     };
@@ -3660,7 +3672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: details.checks names what failed */
+            /** @description not_ready: a check failed; `details.checks` holds every check with `ok` and `detail`, the message names the failing ones */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3700,7 +3712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -3759,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -3858,7 +3870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4034,7 +4046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4174,7 +4186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4344,7 +4356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4438,7 +4450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4535,7 +4547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4617,7 +4629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4719,7 +4731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4798,7 +4810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4874,7 +4886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -4956,7 +4968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5092,7 +5104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5228,7 +5240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5285,7 +5297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5384,7 +5396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5496,7 +5508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5561,7 +5573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5680,7 +5692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5744,7 +5756,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5810,7 +5822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5927,7 +5939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -5991,7 +6003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6073,7 +6085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6198,7 +6210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6324,7 +6336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6404,7 +6416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6477,7 +6489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6599,7 +6611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6712,7 +6724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6788,7 +6800,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6863,7 +6875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -6978,7 +6990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7065,7 +7077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7181,7 +7193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7261,7 +7273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7386,7 +7398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7475,7 +7487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7560,7 +7572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7675,7 +7687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7797,7 +7809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -7886,7 +7898,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8001,7 +8013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8115,7 +8127,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8199,7 +8211,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8311,7 +8323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8391,7 +8403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8545,7 +8557,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8628,7 +8640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8711,7 +8723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8841,7 +8853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -8949,7 +8961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9023,7 +9035,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9106,7 +9118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9164,7 +9176,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9273,7 +9285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9326,7 +9338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9411,7 +9423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9500,7 +9512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9636,7 +9648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9761,7 +9773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9864,7 +9876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -9940,7 +9952,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10052,7 +10064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10137,7 +10149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10260,7 +10272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10335,7 +10347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10447,7 +10459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10523,7 +10535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10635,7 +10647,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10746,7 +10758,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10828,7 +10840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -10932,7 +10944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11036,7 +11048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11107,7 +11119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11203,7 +11215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11318,7 +11330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11407,7 +11419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11501,7 +11513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11601,7 +11613,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11717,7 +11729,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11849,7 +11861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -11938,7 +11950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12050,7 +12062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12157,7 +12169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12235,7 +12247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12348,7 +12360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12470,7 +12482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12602,7 +12614,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12695,7 +12707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12795,7 +12807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12901,7 +12913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -12975,7 +12987,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13055,7 +13067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13138,7 +13150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13209,7 +13221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13294,7 +13306,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13412,7 +13424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13492,7 +13504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13572,7 +13584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13652,7 +13664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13742,7 +13754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13818,7 +13830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -13925,7 +13937,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14010,7 +14022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14128,7 +14140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14204,7 +14216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14308,7 +14320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14379,7 +14391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14464,7 +14476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14578,7 +14590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14691,7 +14703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14768,7 +14780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14839,7 +14851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -14973,7 +14985,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15069,7 +15081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15196,7 +15208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15283,7 +15295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15410,7 +15422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15482,7 +15494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15561,7 +15573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15645,7 +15657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15767,7 +15779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15899,7 +15911,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -15972,7 +15984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16085,7 +16097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16161,7 +16173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16234,7 +16246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16347,7 +16359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16423,7 +16435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16494,7 +16506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16603,7 +16615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16686,7 +16698,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16816,7 +16828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -16909,7 +16921,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17001,7 +17013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17077,7 +17089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17209,7 +17221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17282,7 +17294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17388,7 +17400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17516,7 +17528,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17666,7 +17678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17793,7 +17805,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -17941,7 +17953,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18066,7 +18078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18166,7 +18178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18300,7 +18312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18376,7 +18388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18495,7 +18507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18568,7 +18580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18674,7 +18686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18802,7 +18814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -18927,7 +18939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19054,7 +19066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19169,7 +19181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19255,7 +19267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19368,7 +19380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19457,7 +19469,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19570,7 +19582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19652,7 +19664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19780,7 +19792,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -19936,7 +19948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20009,7 +20021,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20115,7 +20127,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20273,7 +20285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20385,7 +20397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20497,7 +20509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20568,7 +20580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20682,7 +20694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20758,7 +20770,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20829,7 +20841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -20943,7 +20955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21019,7 +21031,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21097,7 +21109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21212,7 +21224,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21263,7 +21275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */
@@ -21341,7 +21353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description not_ready: a restore is in progress */
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
             503: {
                 headers: {
                     /** @description seconds */

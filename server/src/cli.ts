@@ -46,7 +46,8 @@ Usage: placard <command> [options]
                           set a new password for a locked-out user (printed unless given
                           on stdin), end their sessions and lift sign-in throttling
   wait-ready [--timeout SECONDS]
-                          wait until the local server's /readyz answers 200
+                          wait until the local server's /readyz answers 200 (or 503
+                          for low disk space alone: said on stderr, exit 0)
   version                 print the version
 
 Configuration comes from the environment (PLACARD_DATA_DIR, PLACARD_PORT, ...), as for the server.
@@ -298,6 +299,21 @@ async function commandResetPassword(config: Config, args: string[]): Promise<voi
   });
 }
 
+/** Readiness checks that `wait-ready` tolerates failing (the server works, short of space). */
+const LOW_DISK_ONLY = new Set(['diskSpace']);
+
+/** The names of the failing checks in a /readyz 503 body (none when it is not one). */
+function failingChecks(body: string): string[] {
+  try {
+    const checks = (JSON.parse(body) as { error?: { details?: { checks?: Record<string, { ok?: boolean }> } } }).error?.details?.checks ?? {};
+    return Object.entries(checks)
+      .filter(([, c]) => c?.ok === false)
+      .map(([name]) => name);
+  } catch {
+    return [];
+  }
+}
+
 async function commandWaitReady(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { timeout: { type: 'string', default: '60' } } });
   const seconds = Number(values.timeout);
@@ -306,9 +322,17 @@ async function commandWaitReady(config: Config, args: string[]): Promise<void> {
   let last = '';
   while (Date.now() < until) {
     try {
-      const res = await fetch(`${localUrl(config)}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${localUrl(config)}/readyz`, { signal: AbortSignal.timeout(5_000) });
       if (res.status === 200) return;
-      last = `${res.status} ${(await res.text()).slice(0, 300)}`;
+      const text = await res.text();
+      // Low disk space alone does not keep the service from starting: refusing to run frees
+      // nothing, and screens need the server all the more. It is said, and /readyz keeps saying it.
+      const failing = failingChecks(text);
+      if (res.status === 503 && failing.length > 0 && failing.every((c) => LOW_DISK_ONLY.has(c))) {
+        process.stderr.write(`placard: the server is up but short of disk space: ${JSON.parse(text).error.message}\n`);
+        return;
+      }
+      last = `${res.status} ${text.slice(0, 300)}`;
     } catch (err) {
       last = (err as Error).message;
     }

@@ -74,6 +74,12 @@ const EnvSchema = z.object({
   PLACARD_BACKUP_PASSPHRASE_FILE: z.string().min(1).optional(),
   /** Copy every backup to this directory: a NAS or USB drive mounted there (install.sh --backup-copy-dir). */
   PLACARD_BACKUP_COPY_DIR: z.string().min(1).optional(),
+  /** /readyz answers 503 when the data directory's file system has less free space than this (bytes; 0 turns the check off). */
+  PLACARD_MIN_FREE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(256 * 1024 * 1024),
 });
 
 export interface Config {
@@ -106,6 +112,8 @@ export interface Config {
   readonly backupPassphraseFile: string | null;
   /** PLACARD_BACKUP_COPY_DIR: every backup is copied there too; null: none. */
   readonly backupCopyDir: string | null;
+  /** PLACARD_MIN_FREE_BYTES: the free-space floor of readiness (default 256 MiB). */
+  readonly minFreeBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: e.PLACARD_DEMO,
     backupPassphraseFile: e.PLACARD_BACKUP_PASSPHRASE_FILE ? path.resolve(e.PLACARD_BACKUP_PASSPHRASE_FILE) : null,
     backupCopyDir: e.PLACARD_BACKUP_COPY_DIR ? path.resolve(e.PLACARD_BACKUP_COPY_DIR) : null,
+    minFreeBytes: e.PLACARD_MIN_FREE_BYTES,
   });
 }
 

@@ -2,9 +2,11 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { DatabaseTooNewError, migrate, openDatabase, UnknownMigrationError } from './platform/db/database.js';
+import { DatabaseTooNewError, migrate, openDatabase, pingDatabase, UnknownMigrationError } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
 import { newAppDeps } from './platform/app-deps.js';
+import { installFaultHandlers, type FaultHandlerOptions } from './platform/faults.js';
+import type { Route } from './platform/http/route.js';
 import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
@@ -18,8 +20,18 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-/** Boot: config -> data directory -> database -> migrations -> HTTP, and a clean stop on SIGTERM/SIGINT. */
-async function main(): Promise<void> {
+export interface MainOptions {
+  /** Routes served beside the modules' (tests that need the real process to misbehave). */
+  extraRoutes?: readonly Route[];
+  /** Shorter fault-handling times for those tests (platform/faults.ts has the defaults). */
+  faults?: Pick<FaultHandlerOptions, 'checkTimeoutMs' | 'maxFaults' | 'stormWindowMs' | 'requestGraceMs'>;
+}
+
+/**
+ * Boot: config -> data directory -> database -> migrations -> HTTP, a clean stop on
+ * SIGTERM/SIGINT, and the last-resort fault handlers (platform/faults.ts) once it listens.
+ */
+export async function main(options: MainOptions = {}): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
@@ -48,7 +60,7 @@ async function main(): Promise<void> {
 
   const tools = new MediaTools(config);
   const periodic = new PeriodicTasks(logger);
-  const app = buildApp(newAppDeps({ config, db: database.db, logger, tools, periodic }));
+  const app = buildApp(newAppDeps({ config, db: database.db, logger, tools, periodic, extraRoutes: options.extraRoutes }));
   const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs).catch(async (err: NodeJS.ErrnoException) => {
     await database.close();
     if (err.code === 'EACCES')
@@ -59,6 +71,9 @@ async function main(): Promise<void> {
     if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${config.host} port ${config.port}: this machine has no such address (PLACARD_HOST)`);
     throw err;
   });
+  // After listening, the HTTP server reports accept failures (EMFILE when out of file
+  // descriptors) as 'error' events: logged, the server keeps listening.
+  running.server.on('error', (err) => logger.error({ err }, 'the HTTP server reported an error'));
   periodic.start();
   logger.info(
     { version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe },
@@ -69,7 +84,7 @@ async function main(): Promise<void> {
   });
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
@@ -81,14 +96,30 @@ async function main(): Promise<void> {
       logger.error({ err }, 'stopping failed; the database will recover from its WAL at the next start');
       process.exit(1);
     }
-    logger.info('stopped cleanly');
-    process.exit(0);
+    logger.info(exitCode === 0 ? 'stopped cleanly' : 'stopped after a fault');
+    process.exit(exitCode);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // Before this point a fault ends the process (Node's default): nothing is serving yet.
+  installFaultHandlers({
+    ...options.faults,
+    logger,
+    selfCheck: () => pingDatabase(database.db),
+    stop: () => {
+      // A stop that itself hangs must not keep a faulty process alive.
+      setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000).unref();
+      void stop('fault', 1);
+    },
+  });
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`placard: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+// Run when executed directly (node dist/server/src/main.js, tsx server/src/main.ts); a
+// test helper imports main() to start the real process with extra routes.
+const self = process.argv[1] ? path.resolve(process.argv[1]) : '';
+if (self.endsWith(`${path.sep}main.js`) || self.endsWith(`${path.sep}main.ts`)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`placard: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -15,10 +15,17 @@ export interface ServerProcess {
 
 /**
  * The real server (server/src/main.ts) as a child process over `dataDir`, on a free port;
- * resolves once it logs that it listens. Killed at teardown if still running.
+ * resolves once it logs that it listens. Killed at teardown if still running. `script`
+ * (relative to the repository) runs another entry point instead, e.g. one that calls main()
+ * with extra routes (test/helpers/fault-server.ts).
  */
-export async function startServerProcess(t: Test, dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, 'server/src/main.ts')], {
+export async function startServerProcess(
+  t: Test,
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { script?: string } = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, options.script ?? 'server/src/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '0', PLACARD_HOST: '127.0.0.1', PLACARD_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,15 +1,39 @@
 import { z } from 'zod';
+import type { AppDeps } from '../../platform/app-deps.js';
 import { pingDatabase } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
+import { StorageHealth, withDeadline } from '../../platform/storage.js';
 import { SERVER_VERSION } from '../../version.js';
 
 const Check = z.object({ ok: z.boolean(), detail: z.string() });
 
-const Readiness = z.object({
-  status: z.literal('ready'),
-  checks: z.object({ database: Check, sharp: Check, ffmpeg: Check, ffprobe: Check, restore: Check }),
+const Checks = z.object({
+  database: Check,
+  sharp: Check,
+  ffmpeg: Check,
+  ffprobe: Check,
+  restore: Check,
+  mediaStore: Check,
+  uploads: Check,
+  diskSpace: Check,
 });
+
+const Readiness = z.object({ status: z.literal('ready'), checks: Checks });
+
+/** How long the database may take to answer `select 1` before readiness says it does not. */
+const DATABASE_TIMEOUT_MS = 2_000;
+
+/** The storage probes of each app (cached a few seconds: /readyz is public and polled). */
+const storage = new WeakMap<AppDeps, StorageHealth>();
+function storageOf(deps: AppDeps): StorageHealth {
+  let health = storage.get(deps);
+  if (!health) {
+    health = new StorageHealth(deps.config.dataDir, deps.config.minFreeBytes);
+    storage.set(deps, health);
+  }
+  return health;
+}
 
 export const healthRoutes = [
   defineRoute({
@@ -31,11 +55,16 @@ export const healthRoutes = [
     path: '/readyz',
     auth: 'public',
     tags: ['Health'],
-    summary: 'Readiness: database and media tools usable, no restore running',
-    description: 'Answers 503 `not_ready` naming what is missing. Media tool checks are cached for 30 s.',
+    summary: 'Readiness: database, media tools and storage usable, no restore running',
+    description:
+      'Answers 503 `not_ready` naming what is missing: the database answers (within 2 s); sharp, ffmpeg and ffprobe run; no restore is running; ' +
+      '`media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than ' +
+      'PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.',
     responses: {
       200: { description: 'Ready to serve', data: Readiness },
-      503: { description: 'not_ready: details.checks names what failed' },
+      503: {
+        description: 'not_ready: a check failed; `details.checks` holds every check with `ok` and `detail`, the message names the failing ones',
+      },
     },
     handler: async (ctx) => {
       const { db, tools, state } = ctx.deps;
@@ -45,13 +74,16 @@ export const healthRoutes = [
           details: { checks: { restore: { ok: false, detail: 'a restore is in progress' } } },
         });
       }
-      const database = await pingDatabase(db).then(
-        () => ({ ok: true, detail: 'answers' }),
-        (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}` }),
-      );
-      const media = await tools.check();
+      const [database, media, stored] = await Promise.all([
+        withDeadline(pingDatabase(db), DATABASE_TIMEOUT_MS, 'the database').then(
+          () => ({ ok: true, detail: 'answers' }),
+          (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}` }),
+        ),
+        tools.check(),
+        storageOf(ctx.deps).check(),
+      ]);
       const restore = state.restoreInProgress ? { ok: false, detail: 'a restore is in progress' } : { ok: true, detail: 'no restore running' };
-      const checks = { database, ...media, restore };
+      const checks = { database, ...media, restore, ...stored };
       const failing = Object.entries(checks).filter(([, c]) => !c.ok);
       if (failing.length > 0) {
         throw new ApiError('not_ready', `Not ready: ${failing.map(([name, c]) => `${name} (${c.detail})`).join('; ')}`, {

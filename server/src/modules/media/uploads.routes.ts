@@ -312,7 +312,10 @@ export const uploadRoutes = [
         let handle: fs.FileHandle;
         try {
           handle = await fs.open(file, 'r+');
-        } catch {
+        } catch (err) {
+          // Only a part file that is gone ends the upload; an unusable uploads/ directory
+          // (503) or a full disk (507) leaves it to be resumed once the operator fixes it.
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
           await db.deleteFrom('uploads').where('id', '=', row.id).execute();
           throw tusError('not_found', 'Upload not found (its data is gone)');
         }

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, fsyncSync, openSync, closeSync, readSync, readFileSync, type Dirent } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, fsyncSync, openSync, closeSync, readSync, readFileSync, type Dirent } from 'node:fs';
 import { access, constants as fsConstants, lstat, mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { once } from 'node:events';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
@@ -230,11 +231,12 @@ async function decryptedStream(file: string, passphrase: string): Promise<{ stre
     const wrong = /no identity matched|incorrect|passphrase/i.test(msg.message ?? '');
     throw new BackupError(wrong ? 'the passphrase does not open this encrypted backup' : `the encrypted backup cannot be read: ${msg.message}`);
   }
-  // Buffers for tar-stream (the web stream yields Uint8Arrays).
+  // Buffers for tar-stream (the web stream yields Uint8Arrays). A failure of the decryption
+  // (a tampered or cut chunk) reaches whoever reads `buffers`: pipeline destroys it with the error.
   const web = Readable.fromWeb(msg.stream as import('node:stream/web').ReadableStream);
   const buffers = new Transform({ transform: (chunk: Uint8Array, _enc, done) => done(null, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)) });
-  web.on('error', (err) => buffers.destroy(err));
-  return { stream: web.pipe(buffers), worker };
+  pipeline(web, buffers).catch(() => {});
+  return { stream: buffers, worker };
 }
 
 export const knownSchemaVersion = (): number => MIGRATIONS.at(-1)?.version ?? 0;
@@ -319,22 +321,38 @@ export async function listFiles(root: string): Promise<{ rel: string; size: numb
   return out;
 }
 
-function addEntry(pack: tar.Pack, name: string, size: number, source: NodeJS.ReadableStream | Buffer, mode = 0o600): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    const entry = pack.entry({ name, size, mode, mtime: new Date(), type: 'file' }, (err) => (err ? reject(err) : resolve(hash.digest('hex'))));
-    if (Buffer.isBuffer(source)) {
-      hash.update(source);
-      entry.end(source);
-      return;
-    }
-    source.on('data', (chunk: Buffer) => hash.update(chunk));
-    source.on('error', (err) => {
-      entry.destroy(err);
-      reject(err);
-    });
-    source.pipe(entry);
+/**
+ * Appends one file entry to `pack` and answers its sha256. Every failure (the source, the
+ * entry, the pack destroyed because its output failed) rejects the promise; none is left
+ * as an `error` event nobody listens to. Exported for test/hostile-archives.test.ts.
+ */
+export async function addEntry(pack: tar.Pack, name: string, size: number, source: Readable | Buffer, mode = 0o600): Promise<string> {
+  const hash = createHash('sha256');
+  let entry!: ReturnType<tar.Pack['entry']>;
+  const finished = new Promise<void>((resolve, reject) => {
+    entry = pack.entry({ name, size, mode, mtime: new Date(), type: 'file' }, (err) => (err ? reject(err) : resolve()));
   });
+  // A destroyed entry reports through the callback above; its 'error' event must not go unheard.
+  entry.on('error', () => {});
+  if (Buffer.isBuffer(source)) {
+    hash.update(source);
+    entry.end(source);
+    await finished;
+    return hash.digest('hex');
+  }
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      if (!entry.write(chunk)) await Promise.race([once(entry, 'drain'), finished]);
+    }
+    entry.end(undefined);
+    await finished;
+  } catch (err) {
+    entry.destroy(err as Error);
+    source.destroy();
+    throw err;
+  }
+  return hash.digest('hex');
 }
 
 export interface CreateBackupOptions {
@@ -410,7 +428,9 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     const written = encrypted
       ? encryptTo(pack as unknown as NodeJS.ReadableStream, partial, options.passphrase!)
       : pipeline(pack, createWriteStream(partial, { mode: 0o600 }));
-    written.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
+    // Awaited below. An early failure (a full disk, the encryption worker gone) must not go
+    // unhandled meanwhile, and stops the entry being written (it would wait for a drain forever).
+    written.catch((err: Error) => pack.destroy(err));
     const files: BackupManifest['files'] = [];
     const headerBuf = Buffer.from(JSON.stringify(header, null, 2));
     await addEntry(pack, HEADER_ENTRY, headerBuf.length, headerBuf);
@@ -681,14 +701,40 @@ export async function copyBackup(file: string, dir: string, keep?: number): Prom
   return { path: final, pruned };
 }
 
-/** A relative archive path that may be written under the staging directory, or null. */
+/** Longest entry path accepted, and longest path segment (what Linux file systems take). */
+const MAX_ENTRY_PATH_BYTES = 1024;
+const MAX_SEGMENT_BYTES = 255;
+/** placard-backup.json and manifest.json are read into memory: at most this large. */
+const MAX_JSON_ENTRY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A relative archive path that may be written under the staging directory, or null: the
+ * database, secret.key, or a file under one of MEDIA_DIRS; no empty, `.` or `..` segment,
+ * no backslash or control character, bounded lengths.
+ */
 function safeEntryPath(name: string): string | null {
   if (name === DATABASE_ENTRY || name === SECRET_ENTRY) return name;
-  if (name.includes('\\') || name.includes('\0')) return null;
+  if (Buffer.byteLength(name) > MAX_ENTRY_PATH_BYTES || /[\\\u0000-\u001f\u007f]/.test(name)) return null;
   const parts = name.split('/');
   if (!(MEDIA_DIRS as readonly string[]).includes(parts[0]!) || parts.length < 2) return null;
-  if (parts.some((p) => p === '' || p === '.' || p === '..')) return null;
+  if (parts.some((p) => p === '' || p === '.' || p === '..' || Buffer.byteLength(p) > MAX_SEGMENT_BYTES)) return null;
   return name;
+}
+
+/** An entry name as a message may quote it: bounded, control characters escaped. */
+const quoteName = (name: string) => JSON.stringify(name.length > 200 ? `${name.slice(0, 200)}…` : name);
+
+/** Reads a small entry whole (refused above `max` bytes). */
+async function readEntry(entry: AsyncIterable<Buffer>, name: string, size: number, max: number): Promise<Buffer> {
+  if (size > max) throw new BackupError(`${name} is too large`);
+  const chunks: Buffer[] = [];
+  let got = 0;
+  for await (const chunk of entry) {
+    got += chunk.length;
+    if (got > max) throw new BackupError(`${name} is too large`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 export interface VerifiedBackup {
@@ -715,112 +761,124 @@ export async function verifyBackup(
   let header: BackupHeader | null = null;
   let manifest: BackupManifest | null = null;
   const seen = new Map<string, { sizeBytes: number; sha256: string }>();
-  let index = 0;
+  // Every directory an entry implies: a file may not sit where another entry needs a directory.
+  const dirs = new Set<string>();
   let readBytes = 0;
   let lastReport = 0;
-  const extract = tar.extract();
-  extract.on('entry', (h, stream, next) => {
-    const i = index++;
-    const fail = (message: string) => {
-      stream.resume();
-      next(new BackupError(message));
-    };
-    if (h.type !== 'file') return fail(`the archive holds a ${h.type} entry (${h.name}); backups hold regular files only`);
+
+  const readHeader = (json: unknown): BackupHeader => {
+    const parsed = BackupHeader.safeParse(json);
+    if (!parsed.success) throw new BackupError('placard-backup.json is not a backup header this server reads');
+    if (parsed.data.formatVersion > BACKUP_FORMAT_VERSION) {
+      throw new BackupError(
+        `the backup format ${parsed.data.formatVersion} is newer than this server reads (${BACKUP_FORMAT_VERSION}); upgrade Placard first`,
+        'newer',
+      );
+    }
+    if (parsed.data.schemaVersion > knownSchemaVersion()) {
+      throw new BackupError(
+        `the backup was made by a newer Placard (${parsed.data.serverVersion}, schema ${parsed.data.schemaVersion}; this server knows up to ${knownSchemaVersion()}); upgrade Placard first`,
+        'newer',
+      );
+    }
+    return parsed.data;
+  };
+
+  /** One entry, read to its end (or a BackupError thrown). */
+  const onEntry = async (entry: AsyncIterable<unknown> & { header: tar.Header }, index: number): Promise<void> => {
+    const h = entry.header;
     const size = h.size ?? 0;
-    if (i === 0 && h.name !== HEADER_ENTRY) return fail('this is not a Placard backup (no placard-backup.json first)');
+    if (index === 0 && h.name !== HEADER_ENTRY) throw new BackupError('this is not a Placard backup (no placard-backup.json first)');
+    if (h.type !== 'file') throw new BackupError(`the archive holds a ${h.type} entry (${quoteName(h.name)}); backups hold regular files only`);
     if (h.name === HEADER_ENTRY || h.name === MANIFEST_ENTRY) {
-      if (size > 64 * 1024 * 1024) return fail(`${h.name} is too large`);
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        try {
-          const json: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          if (h.name === HEADER_ENTRY) {
-            if (i !== 0) return next(new BackupError('placard-backup.json appears twice'));
-            const parsed = BackupHeader.safeParse(json);
-            if (!parsed.success) return next(new BackupError('placard-backup.json is not a backup header this server reads'));
-            if (parsed.data.formatVersion > BACKUP_FORMAT_VERSION) {
-              return next(
-                new BackupError(
-                  `the backup format ${parsed.data.formatVersion} is newer than this server reads (${BACKUP_FORMAT_VERSION}); upgrade Placard first`,
-                  'newer',
-                ),
-              );
-            }
-            if (parsed.data.schemaVersion > knownSchemaVersion()) {
-              return next(
-                new BackupError(
-                  `the backup was made by a newer Placard (${parsed.data.serverVersion}, schema ${parsed.data.schemaVersion}; this server knows up to ${knownSchemaVersion()}); upgrade Placard first`,
-                  'newer',
-                ),
-              );
-            }
-            header = parsed.data;
-          } else {
-            const parsed = BackupManifest.safeParse(json);
-            if (!parsed.success) return next(new BackupError('manifest.json is malformed'));
-            manifest = parsed.data;
-          }
-          next();
-        } catch {
-          next(new BackupError(`${h.name} is not valid JSON`));
-        }
-      });
-      stream.on('error', (err) => next(err));
+      if (h.name === HEADER_ENTRY && index !== 0) throw new BackupError('placard-backup.json appears twice');
+      if (h.name === MANIFEST_ENTRY && manifest) throw new BackupError('manifest.json appears twice');
+      const bytes = await readEntry(entry as AsyncIterable<Buffer>, h.name, size, MAX_JSON_ENTRY_BYTES);
+      let json: unknown;
+      try {
+        json = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw new BackupError(`${h.name} is not valid JSON`);
+      }
+      if (h.name === HEADER_ENTRY) {
+        header = readHeader(json);
+      } else {
+        const parsed = BackupManifest.safeParse(json);
+        if (!parsed.success) throw new BackupError('manifest.json is malformed');
+        manifest = parsed.data;
+      }
       return;
     }
-    if (manifest) return fail('entries after manifest.json');
+    if (manifest) throw new BackupError('entries after manifest.json');
     const rel = safeEntryPath(h.name);
-    if (!rel) return fail(`unexpected entry ${JSON.stringify(h.name.slice(0, 200))} in the backup`);
-    if (seen.has(rel)) return fail(`${rel} appears twice`);
+    if (!rel) throw new BackupError(`unexpected entry ${quoteName(h.name)} in the backup`);
+    if (seen.has(rel)) throw new BackupError(`${rel} appears twice`);
+    const parts = rel.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (seen.has(dir)) throw new BackupError(`${quoteName(rel)} needs ${quoteName(dir)} to be a directory, but the backup holds it as a file`);
+      dirs.add(dir);
+    }
+    if (dirs.has(rel)) throw new BackupError(`${quoteName(rel)} is a file in the backup and a directory of other entries`);
     const hash = createHash('sha256');
     let bytes = 0;
-    stream.on('data', (chunk: unknown) => {
-      const c = chunk as Buffer;
-      hash.update(c);
-      bytes += c.length;
-      readBytes += c.length;
-      if (totalSize && Date.now() - lastReport > 250) {
-        lastReport = Date.now();
-        progress(readBytes / totalSize, `checking ${rel}`);
+    async function* counted(): AsyncGenerator<Buffer> {
+      for await (const chunk of entry as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        readBytes += chunk.length;
+        if (totalSize && Date.now() - lastReport > 250) {
+          lastReport = Date.now();
+          progress(readBytes / totalSize, `checking ${rel}`);
+        }
+        yield chunk;
       }
-    });
-    const done = (err?: unknown) => {
-      if (err) return next(err as Error);
-      seen.set(rel, { sizeBytes: bytes, sha256: hash.digest('hex') });
-      next();
-    };
+    }
     if (options.extractTo) {
       const target = path.join(options.extractTo, rel);
-      mkdirSync(path.dirname(target), { recursive: true });
-      const ws = createWriteStream(target, { mode: rel === SECRET_ENTRY ? 0o600 : 0o644 });
-      let settled = false;
-      const once = (err?: unknown) => {
-        if (settled) return;
-        settled = true;
-        done(err);
-      };
-      ws.on('finish', () => once());
-      ws.on('error', (err) => once(err));
-      stream.on('error', (err: Error) => once(err));
-      stream.pipe(ws);
+      await mkdir(path.dirname(target), { recursive: true });
+      // 'wx': a new file, never one (or a link) already there.
+      await pipeline(counted(), createWriteStream(target, { flags: 'wx', mode: rel === SECRET_ENTRY ? 0o600 : 0o644 }));
     } else {
-      stream.on('end', () => done());
-      stream.on('error', done);
-      stream.resume();
+      for await (const _chunk of counted()) {
+        // hashed and counted on the way
+      }
     }
-  });
+    seen.set(rel, { sizeBytes: bytes, sha256: hash.digest('hex') });
+  };
+
+  const extract = tar.extract();
   let decrypting: Worker | null = null;
+  let source: Readable | null = null;
   try {
-    let source: Readable = createReadStream(file);
     if (encrypted) {
       const opened = await decryptedStream(file, options.passphrase!);
       source = opened.stream;
       decrypting = opened.worker;
+    } else {
+      source = createReadStream(file);
     }
-    await pipeline(source, extract);
+    // The archive flows into `extract` while the loop takes its entries one by one; a
+    // failure on either side ends both, and both are awaited.
+    const feeding = pipeline(source, extract).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    try {
+      let index = 0;
+      for await (const entry of extract) await onEntry(entry, index++);
+    } catch (err) {
+      extract.destroy();
+      source.destroy();
+      await feeding;
+      throw err;
+    }
+    const fed = await feeding;
+    if (fed) throw fed;
   } catch (err) {
     if (err instanceof BackupError) throw err;
+    // What the system refused on our side (a full disk, a read error): not the archive's fault.
+    if (typeof (err as NodeJS.ErrnoException).syscall === 'string') throw err;
     throw new BackupError(`the archive is damaged or cut short${encrypted ? ' (or its encryption is)' : ''}: ${(err as Error).message}`);
   } finally {
     if (decrypting) await decrypting.terminate();

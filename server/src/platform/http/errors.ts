@@ -30,7 +30,7 @@ export const ERROR_CODES = {
   checksum_mismatch: { status: 460, description: 'tus: the chunk does not match its Upload-Checksum; it was discarded.' },
   rate_limited: { status: 429, description: 'Too many attempts; Retry-After says when to try again.' },
   internal: { status: 500, description: 'An unexpected failure; the message carries the request id.' },
-  not_ready: { status: 503, description: 'A dependency (database, media tools) is unavailable or a restore is running.' },
+  not_ready: { status: 503, description: 'A dependency (database, media tools, the data directory) is unavailable or a restore is running.' },
   insufficient_storage: { status: 507, description: 'The data directory’s disk is full; nothing was kept.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
@@ -106,6 +106,51 @@ export function isDiskFull(err: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
 
+/** System error codes that mean the data directory cannot be used as it is (not the request's fault). */
+const STORAGE_UNUSABLE = new Set(['ENOTDIR', 'EACCES', 'EPERM', 'EROFS', 'EIO', 'ESTALE']);
+/** ...when a file-system call answers them (an EPERM of `kill` or an EACCES of `connect` is something else). */
+const FS_CALLS = new Set([
+  'open',
+  'read',
+  'write',
+  'close',
+  'fsync',
+  'fdatasync',
+  'ftruncate',
+  'mkdir',
+  'mkdtemp',
+  'rmdir',
+  'rm',
+  'unlink',
+  'rename',
+  'link',
+  'symlink',
+  'copyfile',
+  'stat',
+  'lstat',
+  'fstat',
+  'statfs',
+  'scandir',
+  'opendir',
+  'access',
+  'utime',
+  'futime',
+  'chmod',
+  'realpath',
+]);
+
+/**
+ * A file-system error that says the storage itself is unusable: a directory replaced by a
+ * file, permissions taken away, a read-only or failing disk. Answered 503 `not_ready` (the
+ * operator's problem, like a missing media tool; /readyz names the failing check).
+ */
+export function isStorageUnusable(err: unknown): boolean {
+  const e = err as { code?: unknown; syscall?: unknown } | null;
+  if (typeof e?.code !== 'string' || typeof e.syscall !== 'string' || !FS_CALLS.has(e.syscall)) return false;
+  // mkdir -p over a file answers EEXIST.
+  return STORAGE_UNUSABLE.has(e.code) || (e.code === 'EEXIST' && e.syscall === 'mkdir');
+}
+
 /**
  * A write refused by a UNIQUE or PRIMARY KEY constraint (a race two requests both won the
  * "is it free?" check for, or a name that is taken): 409 `conflict`, `details.fields`
@@ -120,12 +165,22 @@ export function uniqueConflict(err: unknown): ApiError | null {
 }
 
 /**
- * The envelope answer of a failure that is not an ApiError but is known: a full disk (507)
- * or a unique constraint (409). Null for anything else (a 500, or a Koa client error).
+ * The envelope answer of a failure that is not an ApiError but is known: a full disk (507),
+ * an unusable data directory (503) or a unique constraint (409). Null for anything else (a 500, or a Koa client error).
  * errorEnvelope answers it and the router's response check expects it, so both see the
  * same status.
  */
 export function knownFailure(err: unknown): ApiError | null {
   if (isDiskFull(err)) return new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+  if (isStorageUnusable(err)) {
+    const e = err as NodeJS.ErrnoException;
+    return new ApiError(
+      'not_ready',
+      `The server cannot use its data directory (${e.code} on ${e.syscall}); an operator must repair it (/readyz names the check)`,
+      {
+        headers: { 'Retry-After': '60' },
+      },
+    );
+  }
   return uniqueConflict(err);
 }

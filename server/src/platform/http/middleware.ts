@@ -1,9 +1,26 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, knownFailure, type ErrorCode } from './errors.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request a piece of work runs for, where Node's async context tracks it (platform/faults.ts names it). */
+export interface RequestScope {
+  id: string;
+  method: string;
+  path: string;
+  res: ServerResponse;
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/** The request the current code runs for, or undefined (outside requests, or where the async context was lost). */
+export function currentRequest(): RequestScope | undefined {
+  return scopes.getStore();
+}
 
 /** Gives every request an id (the caller's X-Request-Id when sane), a child logger and an access log line. */
 export function requestContext(logger: Logger): Middleware {
@@ -15,7 +32,7 @@ export function requestContext(logger: Logger): Middleware {
     ctx.state.log = logger.child({ reqId: id });
     ctx.set('X-Request-Id', id);
     try {
-      await next();
+      await scopes.run({ id, method: ctx.method, path: ctx.path, res: ctx.res }, next);
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const quiet = ctx.path === '/healthz' || ctx.path === '/readyz';
@@ -43,8 +60,9 @@ export const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
 /**
  * Turns every failure into the error envelope. ApiErrors answer as they are; other
  * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
- * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; a write a
- * UNIQUE or PRIMARY KEY constraint refused is 409 `conflict` (errors.ts, knownFailure);
+ * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; an unusable
+ * data directory (ENOTDIR, EACCES, EROFS, EIO...: isStorageUnusable) is 503 `not_ready`;
+ * a write a UNIQUE or PRIMARY KEY constraint refused is 409 `conflict` (errors.ts, knownFailure);
  * anything else is 500 `internal` with the request id and no stack.
  */
 export function errorEnvelope(): Middleware {
@@ -61,10 +79,12 @@ export function errorEnvelope(): Middleware {
         const code = CODE_BY_STATUS[status];
         const known = knownFailure(err);
         if (known) {
-          // A full disk is the operator's problem, said plainly; a unique constraint is a
-          // race or a taken name (409), worth a debug line with the constraint.
-          if (known.code === 'insufficient_storage') (ctx.state.log ?? console).warn({ err }, 'disk full');
-          else (ctx.state.log ?? console).debug({ err: (err as Error).message }, 'unique constraint answered 409');
+          // A full disk or an unusable data directory is the operator's problem, said plainly;
+          // a unique constraint is a race or a taken name (409), worth a debug line.
+          const log = ctx.state.log ?? console;
+          if (known.code === 'insufficient_storage') log.warn({ err }, 'disk full');
+          else if (known.code === 'not_ready') log.error({ err }, 'the data directory is unusable');
+          else log.debug({ err: (err as Error).message }, 'unique constraint answered 409');
           apiError = known;
         } else if (status >= 400 && status < 500 && e.expose) {
           // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.

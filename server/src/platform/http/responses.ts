@@ -41,7 +41,8 @@ const list = (codes: readonly string[]) => codes.join(', ');
  * - 415 `unsupported_media_type`: a JSON body or a raw body of given types;
  * - 429 `rate_limited`: the route is `rateLimited` (its handler counts failed attempts);
  * - 500 `internal`: every route;
- * - 503 `not_ready`: every route under /api/ (a restore is running);
+ * - 503 `not_ready`: every route under /api/ (a restore is running, or the data directory
+ *   is unusable: a directory replaced by a file, no write permission, a read-only disk);
  * - 507 `insufficient_storage`: every route under /api/ (sessions, credentials and the
  *   routes themselves write to the database; a full disk answers 507).
  */
@@ -84,7 +85,11 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
   }
   out[500] = { description: 'internal: an unexpected failure; the message and details.requestId carry the request id', codes: ['internal'] };
   if (api) {
-    out[503] = { description: 'not_ready: a restore is in progress', codes: ['not_ready'], headers: { 'Retry-After': { description: 'seconds' } } };
+    out[503] = {
+      description: 'not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check)',
+      codes: ['not_ready'],
+      headers: { 'Retry-After': { description: 'seconds' } },
+    };
     out[507] = { description: 'insufficient_storage: the data directory’s disk is full; nothing was kept', codes: ['insufficient_storage'] };
   }
   return out;

@@ -161,8 +161,14 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
     let body: unknown;
     if (parseBody) {
       body = validate(route.body, await parseBody(ctx), 'body');
-    } else if (rawTypes && hasBody(ctx) && !rawTypes.includes(ctx.request.type)) {
-      throw new ApiError('unsupported_media_type', `Send the body as ${rawTypes.join(' or ')}`);
+    } else if (rawTypes && hasBody(ctx)) {
+      if (!rawTypes.includes(ctx.request.type)) throw new ApiError('unsupported_media_type', `Send the body as ${rawTypes.join(' or ')}`);
+      // Raw bodies are stored as sent: a compressed one would be kept compressed (and a
+      // gzip bomb never inflated here), so a content coding is refused (RFC 9110 15.5.16).
+      const coding = ctx.get('content-encoding').trim().toLowerCase();
+      if (coding && coding !== 'identity') {
+        throw new ApiError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 40)} is not accepted here: send the bytes uncompressed`);
+      }
     }
     const reply = await route.handler(ctx, { params, query, body, auth } as never);
     if (reply) applyReply(ctx, route, reply, options.validateResponses);

@@ -57,6 +57,9 @@ export function run(binary: string, args: string[], options: RunOptions = {}): P
       err = (err + d).slice(-4000);
     });
     child.on('error', (e) => reject(e));
+    // A broken pipe reaches 'close' too; its error event must not go unheard.
+    child.stdout.on('error', (e) => reject(e));
+    child.stderr.on('error', (e) => reject(e));
     child.on('close', (code, sig) => {
       if (code === 0) resolve(out);
       else reject(new Error(`${path.basename(binary)} failed (${sig ?? `exit ${code}`}): ${err.trim().split('\n').slice(-3).join(' | ')}`));
