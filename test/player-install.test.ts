@@ -15,6 +15,9 @@ import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
  * console's command run for real against the HTTPS listener, into a scratch root.
  */
 
+// Scripts, curl and a headless Chromium on a loaded machine.
+t.setTimeout(300_000);
+
 const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const WRONG_PIN = 'sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

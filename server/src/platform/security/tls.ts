@@ -218,6 +218,14 @@ export async function generatedIdentity(dataDir: string, names: string[]): Promi
   return { ...identityOf(key, cert, 'generated', { certFile, keyFile }, nextKey), issued };
 }
 
+/** The generated identity as it is on disk (nothing made or re-issued), or null before the first start. */
+export function storedIdentity(dataDir: string): TlsIdentity | null {
+  const dir = path.join(dataDir, TLS_DIR);
+  const [keyFile, nextFile, certFile] = ['server.key', 'next.key', 'server.crt'].map((f) => path.join(dir, f)) as [string, string, string];
+  if (![keyFile, nextFile, certFile].every((f) => existsSync(f))) return null;
+  return identityOf(readFileSync(keyFile, 'utf8'), readFileSync(certFile, 'utf8'), 'generated', { certFile, keyFile }, readFileSync(nextFile, 'utf8'));
+}
+
 /**
  * Rotation (`placard tls-rotate`): the next key becomes the server's key, a new next key is
  * made, the certificate is re-issued at the next start. Screens pinned to (old, next) keep
