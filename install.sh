@@ -560,7 +560,12 @@ print_url() {
     url="http://${addr:-$(hostname)}:${port:-8080}"
   fi
   say "Placard $VERSION is installed. Open the console: $url"
-  say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh"
+  https_port=$(sed -n 's/^PLACARD_HTTPS_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
+  if [ "${https_port:-8443}" != 0 ]; then
+    say "Screens: the console shows the install line with this server's HTTPS key pinned (Screens > Add screen); placard tls prints the key's fingerprint"
+  else
+    say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh (unprotected: HTTPS is off, PLACARD_HTTPS_PORT=0)"
+  fi
 }
 
 UPGRADE_BACKUP=""

@@ -27,6 +27,7 @@ t.test('Add screen shows the Linux install command with this server’s key pinn
   const tls = app.tls!;
   t.equal(command, `curl -fsS --pinnedpubkey '${tls.pin}' -k ${app.httpsUrl}/install.sh | sudo sh -s -- --pin '${tls.pin}'`, 'the pinned command');
   t.equal(await page.getByTestId('tls-fingerprint').innerText(), tls.fingerprintSha256, 'with the certificate’s fingerprint');
+  await snap(page, 'screens-add-install-1280-light');
   await checkA11y(page, t, 'add screen with the install command');
 
   // What the page shows works: run into a scratch root (sudo sh -> sh), from the HTTPS listener.

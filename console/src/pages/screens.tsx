@@ -257,9 +257,12 @@ export function LinuxInstallCommand() {
         help={
           d.pin && d.tls ? (
             <>
-              It installs Chromium in kiosk mode and shows the code to enter here. It talks to this server over HTTPS and accepts only its key (
-              {d.tls.source === 'provided' ? 'your certificate' : 'the certificate this server made'}, SHA-256 fingerprint{' '}
-              <code data-testid="tls-fingerprint">{d.tls.fingerprintSha256}</code>), so nobody on the network between can change what it installs.
+              It installs Chromium in kiosk mode and shows the code to enter here. It talks to this server over HTTPS and accepts only this server’s key, so
+              nobody on the network between can change what it installs. Certificate fingerprint (SHA-256,{' '}
+              {d.tls.source === 'provided' ? 'your certificate' : 'made by this server'}):{' '}
+              <code class="fingerprint" data-testid="tls-fingerprint">
+                {d.tls.fingerprintSha256}
+              </code>
             </>
           ) : (
             <>
