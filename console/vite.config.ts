@@ -18,7 +18,10 @@ export default defineConfig({
     outDir: here('./dist'),
     emptyOutDir: true,
     assetsDir: 'assets',
-    sourcemap: true,
+    // No source maps in the build the server serves: they would publish the sources (and
+    // /play-sw.js.map the player's) to anyone; `npm run dev:console` has them for debugging.
+    // The server refuses *.map anyway (server/src/platform/http/console.ts).
+    sourcemap: false,
     target: 'es2022',
     rollupOptions: {
       input: {

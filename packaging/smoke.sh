@@ -182,12 +182,14 @@ if [ "$PORT80" = 1 ]; then
   cat >"$P80/run.sh" <<EOF
 set -u
 ip link set lo up 2>/dev/null || true
+# exec: a backgrounded start is then the server itself, so \$! is its pid and the SIGTERM
+# below reaches the server (not a shell around it, which would die with 143).
 start() {
-  env -i PATH=/usr/bin:/bin HOME=/ PLACARD_DATA_DIR="$P80/data" PLACARD_PORT=80 PLACARD_HTTPS_PORT=0 PLACARD_HOST=127.0.0.1 QEMU_LD_PREFIX="$AARCH64_SYSROOT" \\
+  exec env -i PATH=/usr/bin:/bin HOME=/ PLACARD_DATA_DIR="$P80/data" PLACARD_PORT=80 PLACARD_HTTPS_PORT=0 PLACARD_HOST=127.0.0.1 QEMU_LD_PREFIX="$AARCH64_SYSROOT" \\
     setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" $PREFIX "$NODE" "$CURRENT/dist/server/src/main.js"
 }
 # Without the capability: a clear refusal, not a crash.
-start --inh-caps=-all >"$P80/denied.log" 2>&1
+(start --inh-caps=-all) >"$P80/denied.log" 2>&1
 echo "denied-exit \$?"
 # With CAP_NET_BIND_SERVICE as the unit grants it (AmbientCapabilities).
 start --inh-caps=+net_bind_service --ambient-caps=+net_bind_service >"$P80/granted.log" 2>&1 &

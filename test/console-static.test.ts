@@ -1,7 +1,8 @@
 import t from 'tap';
 import { startApp } from './helpers/harness.js';
 import { CONSOLE_DIST, ensureConsoleBuilt } from './helpers/browser.js';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 
@@ -94,6 +95,35 @@ t.test('the console and the player are served from the API port', async (t) => {
     t.equal(res.status, 404);
     t.equal(res.body.error.code, 'not_found');
   });
+});
+
+t.test('source maps: the build makes none and the server serves none (issue 15: /play-sw.js.map was public)', async (t) => {
+  await ensureConsoleBuilt();
+  const files = readdirSync(CONSOLE_DIST, { recursive: true }).map(String);
+  t.ok(files.includes('play-sw.js') && files.some((f) => f.endsWith('.js')), 'the build is there');
+  t.same(
+    files.filter((f) => f.endsWith('.map')),
+    [],
+    'no *.map in console/dist',
+  );
+  const mapped = files.filter((f) => f.endsWith('.js') && /sourceMappingURL/.test(readFileSync(path.join(CONSOLE_DIST, f), 'utf8')));
+  t.same(mapped, [], 'no script points at a map');
+
+  // A build directory that has maps anyway (an old or a debug build): still not served.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-console-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(path.join(dir, 'assets'));
+  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><div id="app"></div>');
+  writeFileSync(path.join(dir, 'play-sw.js'), 'self.x = 1;\n//# sourceMappingURL=play-sw.js.map');
+  writeFileSync(path.join(dir, 'play-sw.js.map'), '{"version":3,"sources":["src/player/sw.ts"]}');
+  writeFileSync(path.join(dir, 'assets', 'console-abc.js.map'), '{"version":3}');
+  const app = await startApp(t, { config: { consoleDir: dir } });
+  t.equal((await app.fetch('/play-sw.js')).status, 200, 'the script itself is served');
+  for (const p of ['/play-sw.js.map', '/assets/console-abc.js.map', '/PLAY-SW.JS.MAP', '/play/play-sw.js.map']) {
+    const res = await app.json(p);
+    t.equal(res.status, 404, `${p}: 404`);
+    t.equal(res.body?.error?.code, 'not_found', `${p}: the envelope, not the map or a page`);
+  }
 });
 
 t.test('a missing build answers a clear 503 page, the API still works', async (t) => {

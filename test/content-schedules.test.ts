@@ -45,7 +45,11 @@ t.test('schedule input is checked before anything is stored', async (t) => {
   }
   t.equal((await call('GET', '/api/v1/schedules')).body.data.items.length, 0);
   const preview = await call('POST', '/api/v1/schedules/preview', { screenId: ID, from: '2026-06-01T00:00:00Z', to: '2026-06-02T00:00:00Z' });
-  t.equal(preview.status, 404);
+  t.match(
+    preview,
+    { status: 400, body: { error: { code: 'validation_failed', details: { issues: [{ path: ['screenId'] }] } } } },
+    'an unknown screen in the body',
+  );
   t.equal((await call('POST', '/api/v1/schedules/preview', { screenId: ID, from: '2026-06-02T00:00:00Z', to: '2026-06-01T00:00:00Z' })).status, 400);
   t.equal((await call('POST', '/api/v1/schedules/preview', { from: '2026-06-01T00:00:00Z', to: '2026-06-02T00:00:00Z' })).status, 400);
 });

@@ -28,14 +28,6 @@ const KNOWN_FAILURES: KnownFailure[] = [
     match: /backup\.ts|system\/backups/,
     bug: 'a hostile tar on POST /api/v1/system/backups kills the server (issue 15, branch robust)',
   },
-  {
-    // Issue 15, "One heartbeat can poison its screen" (branch robust): a heartbeat with an
-    // extra field nested ~1000 deep is stored; SQLite's JSON functions then fail
-    // ("malformed JSON") on that screen's heartbeats, manifest and reads.
-    kind: '5xx',
-    op: /^(POST \/api\/v1\/player\/(heartbeat|liveness)|GET \/api\/v1\/player\/(manifest|config)|GET \/api\/v1\/screens(\/\{id\}.*)?|POST \/api\/v1\/schedules\/preview|GET \/api\/v1\/fleet-health)$/,
-    bug: 'a deeply nested heartbeat field poisons the screen (issue 15, branch robust)',
-  },
 ];
 // Also waiting on branch robust: the worst recurrence (FREQ=SECONDLY from years ago) freezes
 // the server for minutes, so the run leaves it out (FuzzOptions.worstRecurrence) until then.

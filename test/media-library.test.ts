@@ -101,7 +101,7 @@ t.test('folders, collections, tags, list filters and bulk organize', async (t) =
     headers: h,
     json: { assetIds: [a.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'], removeTags: ['sale'] },
   });
-  t.equal(partial.status, 404);
+  t.match(partial, { status: 400, body: { error: { code: 'validation_failed', details: { missing: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] } } } });
   t.same((await app.json(`/api/v1/assets/${a.id}`, { headers: h })).body.data.tags, ['sale']);
   const badCol = await app.json('/api/v1/assets/bulk-organize', {
     method: 'POST',
@@ -197,7 +197,7 @@ t.test('archive, restore, delete: usage conflicts, forced deletes, shared files,
     headers: owner.headers,
     json: { ids: [two.id, '0190f5a2-7b3c-7def-8abc-0123456789ab'] },
   });
-  t.equal(missing.status, 404);
+  t.match(missing, { status: 400, body: { error: { code: 'validation_failed', details: { issues: [{ path: ['ids', 1] }] } } } });
   t.equal((await getAsset(app.deps.db, two.id))!.state, 'ready', 'nothing archived when one id is unknown');
   const restored = await app.json('/api/v1/assets/restore', { method: 'POST', headers: owner.headers, json: { ids: [one.id] } });
   t.equal(restored.body.data.items[0].state, 'ready', 'back to the state it had');

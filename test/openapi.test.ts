@@ -117,12 +117,30 @@ t.test('every status an operation answers is in the document, errors with their 
   t.same(Object.keys(doc.paths['/api/v1/assets/{id}/thumbnail'].get.responses['206'].content), ['image/webp']);
   for (const p of ['/api/v1/uploads/{id}', '/api/v1/install/linux/artifact', '/api/v1/install/mirroring/receiver'])
     t.ok(doc.paths[p].head, `HEAD ${p} is listed`);
-  // The heartbeat's fields a player sends, described although any value is accepted.
+  // The heartbeat's fields a player sends: typed by their zod schemas and described, although any value is accepted.
   const hb = doc.components.schemas.HeartbeatBody.properties;
   t.same(hb.playerFamily.enum, ['android', 'desktop-linux', 'edge', null]);
+  t.match(hb.playerFamily.description, /recorded as absent/);
   t.same(hb.playerArchitecture.enum, ['x86_64', 'aarch64', null]);
-  for (const f of ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId'])
-    t.equal(hb[f]?.format, 'uuid', `${f} is described`);
+  t.match(hb.playerArchitecture.description, /edge family only/);
+  t.same(hb.playerVersion.anyOf, [{ type: 'string', maxLength: 100 }, { type: 'null' }]);
+  for (const f of ['currentPlaylistId', 'currentLayoutId', 'currentItemId', 'currentAssetId', 'currentScheduleId', 'currentCampaignId']) {
+    t.match(hb[f]?.anyOf, [{ type: 'string', format: 'uuid' }, { type: 'null' }], `${f} is typed`);
+    t.match(hb[f]?.description, /ignoredFields/, `${f} is described`);
+  }
+  for (const p of ['/api/v1/player/pairing-sessions', '/api/v1/player/enroll']) {
+    const body = doc.paths[p].post.requestBody.content['application/json'].schema;
+    t.same(body.properties.playerFamily.enum, ['android', 'desktop-linux', 'edge', null], `${p}: playerFamily typed`);
+  }
+  // Every collection answers the list envelope; the player history's kinds are a closed list.
+  const commands = doc.paths['/api/v1/player/commands'].get;
+  t.same(commands.responses['200'].content['application/json'].schema.properties.data.required, ['items', 'nextCursor']);
+  t.same(
+    commands.parameters.map((p: { name: string }) => p.name),
+    ['limit', 'cursor'],
+  );
+  const kind = doc.paths['/api/v1/screens/{id}/player-history'].get.parameters.find((p: { name: string }) => p.name === 'kind');
+  t.match(kind.schema.pattern, /heartbeat\|liveness/);
 });
 
 t.test('the response check refuses what a route does not declare (PLACARD_VALIDATE_RESPONSES)', async (t) => {

@@ -275,3 +275,42 @@ t.test('socket delivery: command.pending is pushed at once; delivered only once 
   const again = await app.json('/api/v1/player/commands', { headers: s.headers });
   t.equal(again.body.data.items[0].deliveredAt, console2.body.data.deliveredAt, 'fetched again until acknowledged; deliveredAt stays the first');
 });
+
+t.test('GET /player/commands pages with the list envelope: limit, nextCursor, only the page is delivered', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const ids: string[] = [];
+  for (const type of ['reload', 'clear_cache', 'reload']) {
+    const made = await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type } });
+    ids.push(made.body.data.id);
+  }
+  const all = await app.json('/api/v1/player/commands', { headers: s.headers });
+  t.equal(all.status, 200);
+  t.same(all.body.data.nextCursor, null, 'everything fits the default page: nextCursor is null');
+  t.equal(all.body.data.items.length, 3);
+
+  const more = await app.json(`/api/v1/screens/${s.screenId}/commands`, { method: 'POST', headers: owner.headers, json: { type: 'reload' } });
+  ids.push(more.body.data.id);
+  const first = await app.json('/api/v1/player/commands?limit=2', { headers: s.headers });
+  t.same(
+    first.body.data.items.map((c: any) => c.id),
+    ids.slice(0, 2),
+    'oldest first',
+  );
+  t.type(first.body.data.nextCursor, 'string');
+  const states = async () => (await app.deps.db.selectFrom('screen_commands').select(['id', 'state']).orderBy('id').execute()).map((r) => r.state);
+  t.same(await states(), ['delivered', 'delivered', 'delivered', 'queued'], 'the one not yet fetched is still queued');
+  const second = await app.json(`/api/v1/player/commands?limit=2&cursor=${first.body.data.nextCursor}`, { headers: s.headers });
+  t.same(
+    second.body.data.items.map((c: any) => c.id),
+    ids.slice(2),
+  );
+  t.equal(second.body.data.nextCursor, null);
+  t.same(await states(), ['delivered', 'delivered', 'delivered', 'delivered']);
+  for (const q of ['?limit=0', '?limit=501', '?cursor=nope']) {
+    const bad = await app.json(`/api/v1/player/commands${q}`, { headers: s.headers });
+    t.equal(bad.status, 400, `${q}: 400`);
+    t.equal(bad.body.error.code, 'validation_failed');
+  }
+});

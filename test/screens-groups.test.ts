@@ -20,7 +20,8 @@ t.test('groups: create, members, patch, delete', async (t) => {
         json: { name: 'X', screenIds: ['0190f5a2-7b3c-7def-8abc-0123456789ab'] },
       })
     ).status,
-    404,
+    400,
+    'an unknown screen in the body is invalid input',
   );
   const added = await app.json(`/api/v1/screen-groups/${id}/screens`, {
     method: 'POST',

@@ -254,6 +254,27 @@ t.test('playerFamily outside the enum is recorded as absent; architecture only f
   t.equal(screenRes.status, 200);
 });
 
+t.test('playerVersion: a string up to 100 characters is kept; anything else is recorded as absent, never an error', async (t) => {
+  const { app, screen, beat } = await setup(t);
+  const read = async () => {
+    const row = await app.deps.db.selectFrom('screens').select(['player_version', 'last_status']).where('id', '=', screen.screenId).executeTakeFirstOrThrow();
+    return { version: row.player_version, status: JSON.parse(row.last_status!) };
+  };
+  t.equal((await beat({ playerVersion: '2.0.0' })).status, 200);
+  t.equal((await read()).version, '2.0.0');
+  for (const bad of [5, 'x'.repeat(101), { v: 1 }]) {
+    const res = await beat({ playerVersion: bad });
+    t.equal(res.status, 200, `${JSON.stringify(bad).slice(0, 20)}: not an error`);
+    t.same(res.body.data.ignoredFields, [], 'not a playback identifier');
+    const { version, status } = await read();
+    t.equal(version, null, 'recorded as absent');
+    t.notOk('playerVersion' in status, 'and not kept in the status document');
+  }
+  await beat({ playerVersion: '2.0.1' });
+  await beat({});
+  t.equal((await read()).version, '2.0.1', 'left out: the last one stays');
+});
+
 t.test('malformed optional playback identifiers are dropped and named in ignoredFields', async (t) => {
   const { app, screen, beat } = await setup(t);
   const good = '0190F5A2-7B3C-7DEF-8ABC-0123456789AB';

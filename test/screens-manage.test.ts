@@ -99,7 +99,8 @@ t.test('list with derived status and filters; get; patch', async (t) => {
   t.equal(
     (await app.json(`/api/v1/screens/${a.screenId}`, { method: 'PATCH', headers: owner.headers, json: { locationId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }))
       .status,
-    404,
+    400,
+    'an unknown location in the body is invalid input',
   );
   t.equal((await app.json(`/api/v1/screens/${a.screenId}`, { method: 'PATCH', headers: owner.headers, json: { name: '' } })).status, 400);
   const viewer = await signIn(app, { role: 'viewer' });
@@ -190,6 +191,14 @@ t.test('player history: versions, status transitions, paging, pruning', async (t
   t.same((await history('?kind=status')).items[0].detail, { from: 'online', to: 'offline' });
   await beat({});
   t.same((await history('?kind=status')).items[0].detail, { from: 'offline', to: 'online' });
+
+  // kind= takes known kinds only: a typo is an error, not an empty list.
+  for (const q of ['?kind=nope', '?kind=heartbeat,nope', '?kind=heartbeat,', '?kind=HEARTBEAT']) {
+    const bad = await app.json(`/api/v1/screens/${s.screenId}/player-history${q}`, { headers: owner.headers });
+    t.equal(bad.status, 400, `${q}: 400`);
+    t.match(bad.body.error, { code: 'validation_failed', message: /kind must be one or more of heartbeat, liveness/ });
+  }
+  t.same([...new Set((await history('?kind=heartbeat,status')).items.map((h: any) => h.kind))].sort(), ['heartbeat', 'status']);
 
   const page1 = await history('?limit=2');
   const page2 = await history(`?limit=2&cursor=${page1.nextCursor}`);

@@ -103,7 +103,7 @@ t.test('reject and expiry', async (t) => {
   t.equal((await app.json(`/api/v1/screens/pairing/${b.id}/approve`, { method: 'POST', headers: owner.headers, json: { name: 'x' } })).status, 409);
 });
 
-t.test('approve places the screen in a location and groups; bad ids are 404', async (t) => {
+t.test('approve places the screen in a location and groups; unknown ids in the body are 400', async (t) => {
   const app = await startApp(t);
   const owner = await signIn(app);
   const now = new Date().toISOString();
@@ -131,7 +131,7 @@ t.test('approve places the screen in a location and groups; bad ids are 404', as
     headers: owner.headers,
     json: { name: 'x', locationId: '0190f5a2-7b3c-7def-8abc-0000000000ff' },
   });
-  t.equal(missing.status, 404);
+  t.match(missing, { status: 400, body: { error: { code: 'validation_failed', details: { issues: [{ path: ['locationId'], code: 'invalid_reference' }] } } } });
   const ok = await app.json(`/api/v1/screens/pairing/${s.id}/approve`, {
     method: 'POST',
     headers: owner.headers,

@@ -1588,7 +1588,7 @@ export interface paths {
         };
         /**
          * Heartbeats, versions, status changes and actions over time, newest first
-         * @description Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated) and `from`/`to`. Heartbeats and liveness pings are kept `retention.heartbeatDays` (settings, default 30), the rest a year (pruned by the periodic task `screens.retention`).
+         * @description Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated; an unknown kind is 400) and `from`/`to`. Heartbeats and liveness pings are kept `retention.heartbeatDays` (settings, default 30), the rest a year (pruned by the periodic task `screens.retention`).
          */
         get: operations["getScreensByIdPlayerHistory"];
         put?: never;
@@ -1823,7 +1823,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending commands for this screen (polling players); marks them delivered */
+        /**
+         * Pending commands for this screen (polling players); marks them delivered
+         * @description Oldest first, `limit` at a time (default 100); `nextCursor` names the next page when more are pending. A command stays listed until it is acknowledged or expires.
+         */
         get: operations["getPlayerCommands"];
         put?: never;
         post?: never;
@@ -2542,46 +2545,28 @@ export interface components {
         };
         HeartbeatBody: {
             /**
-             * @description android, desktop-linux or edge; any other value is recorded as absent, never an error
+             * @description android, desktop-linux or edge (null or left out: the web player). Any other value is recorded as absent, never an error.
              * @enum {string|null}
              */
             playerFamily?: "android" | "desktop-linux" | "edge" | null;
             /**
-             * @description x86_64 or aarch64; kept for the edge family only, anything else is recorded as absent
+             * @description x86_64 or aarch64; kept for the edge family only. Any other value is recorded as absent, never an error.
              * @enum {string|null}
              */
             playerArchitecture?: "x86_64" | "aarch64" | null;
-            /** @description The player’s version; kept when it is a string */
+            /** @description The player’s version, at most 100 characters. Any other value is recorded as absent, never an error. */
             playerVersion?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (playlist id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The playlist playing now: the manifest segment's, or in a layout the playlist of the first zone showing an item. A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentPlaylistId?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (layout id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The layout on screen, when the segment playing now is a layout. A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentLayoutId?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (item id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The playlist item on screen (in a layout, the first zone showing one). A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentItemId?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (asset id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The asset that item shows. A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentAssetId?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (schedule id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The schedule whose segment plays now; left out or null when an assignment chose it. A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentScheduleId?: string | null;
-            /**
-             * Format: uuid
-             * @description What the screen plays now (campaign id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.
-             */
+            /** @description The campaign of the segment playing now, if any. A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error. */
             currentCampaignId?: string | null;
             noiseMeter?: ({
                 status?: ("active" | "normal" | "loud" | "unavailable" | "inactive") | null;
@@ -10714,7 +10699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an assetId, the folder or a collection names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10739,15 +10724,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -10909,7 +10885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10934,15 +10910,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -11022,7 +10989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: an id names no asset; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11047,15 +11014,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: an asset in the list does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -12131,7 +12089,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    playerFamily?: unknown;
+                    /**
+                     * @description android, desktop-linux or edge (null or left out: the web player). Any other value is recorded as absent, never an error.
+                     * @enum {string|null}
+                     */
+                    playerFamily?: "android" | "desktop-linux" | "edge" | null;
                     playerVersion?: string;
                     deviceName?: string;
                 };
@@ -12313,7 +12275,11 @@ export interface operations {
             content: {
                 "application/json": {
                     enrollmentToken: string;
-                    playerFamily?: unknown;
+                    /**
+                     * @description android, desktop-linux or edge (null or left out: the web player). Any other value is recorded as absent, never an error.
+                     * @enum {string|null}
+                     */
+                    playerFamily?: "android" | "desktop-linux" | "edge" | null;
                     playerVersion?: string;
                 };
             };
@@ -12571,7 +12537,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId, a groupId or screenId names nothing; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12598,7 +12564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: session, location, group or screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the pairing session; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13390,7 +13356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: locationId names no location; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13417,7 +13383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: screen or location; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the screen; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13720,6 +13686,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                /** @description Comma-separated kinds: heartbeat, liveness, version, family, status, paired, enrolled, disabled, enabled, revoked, command */
                 kind?: string;
                 from?: string;
                 to?: string;
@@ -14294,7 +14261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14319,15 +14286,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a screen */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */
@@ -14677,7 +14635,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: a screenId names no screen; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14704,7 +14662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: group or a screen; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the group; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15634,7 +15592,10 @@ export interface operations {
     };
     getPlayerCommands: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -15650,8 +15611,18 @@ export interface operations {
                     "application/json": {
                         data: {
                             items: components["schemas"]["ScreenCommand"][];
+                            nextCursor: string | null;
                         };
                     };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
@@ -19918,7 +19889,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed: screenId or groupId names nothing, or the window is wrong; also validation_failed (details.issues names each problem) or malformed_json */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19943,15 +19914,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: the screen or group does not exist */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */

@@ -57,3 +57,11 @@ export interface Playlist extends PlaylistSummary {
   durationMs: number;
 }
 export type LayoutSummary = Schemas['LayoutSummary'];
+
+type Operations = import('./api-schema').operations;
+/** The `data` of an operation's 200 answer, as the server declares it. */
+type DataOf<Op extends keyof Operations> = Operations[Op]['responses'] extends { 200: { content: { 'application/json': { data: infer D } } } } ? D : never;
+
+export type Schedule = Schemas['Schedule'];
+/** One segment of a schedule preview: what plays, from when to when, and why. */
+export type ScheduleSegment = DataOf<'postSchedulesPreview'>['timeline'][number];

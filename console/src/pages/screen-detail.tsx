@@ -4,7 +4,7 @@ import { api, atLeast, type Page } from '../api';
 import type { Command, Group, Location, PlaylistSummary, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { NowShowingLabel, ScreenStatus } from './screens';
-import { zoneWords } from './schedules';
+import { zoneWords } from './schedule-rules';
 import { confirmAction, showToast } from '../ui/confirm';
 import { formatBytes } from '../types';
 

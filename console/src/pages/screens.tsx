@@ -4,7 +4,7 @@ import { api, atLeast, qs, type Page } from '../api';
 import type { Group, Location, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
 import { TIME_ZONES } from './places';
-import { zoneWords } from './schedules';
+import { zoneWords } from './schedule-rules';
 import { CopyField } from '../ui/dialogs';
 
 export const STATUS_LABEL: Record<Screen['status'], string> = { online: 'Online', stale: 'Stale', offline: 'Offline', pending: 'Never seen' };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { storableJson } from '../../platform/db/json.js';
 import { throttled } from './accounts.context.js';
 import { verifyPassword } from './passwords.js';
 import { registerPasskey, registrationOptions } from './passkeys.js';
@@ -259,7 +260,7 @@ export const meRoutes = [
       const user = await me(ctx, auth);
       const current = JSON.parse(user.preferences) as z.infer<typeof Preferences>;
       const merged = { ...current, ...body, ...(body.defaultViews ? { defaultViews: { ...current.defaultViews, ...body.defaultViews } } : {}) };
-      await updateUser(ctx.deps.db, user.id, { preferences: JSON.stringify(merged) });
+      await updateUser(ctx.deps.db, user.id, { preferences: storableJson(merged, 'The preferences') });
       return ok({ ...PREFERENCE_DEFAULTS, ...merged });
     },
   }),

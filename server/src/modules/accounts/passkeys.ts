@@ -10,6 +10,7 @@ import {
 import type { Context } from 'koa';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
+import { storableJson } from '../../platform/db/json.js';
 import { sessionOf, type SessionData } from './sessions.js';
 import { newId, type UserRow } from './users.repo.js';
 
@@ -88,7 +89,7 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
     credential_id: info.credential.id,
     public_key: Buffer.from(info.credential.publicKey),
     counter: info.credential.counter,
-    transports: JSON.stringify(info.credential.transports ?? response.response.transports ?? []),
+    transports: storableJson(info.credential.transports ?? response.response.transports ?? [], 'transports'),
     device_type: info.credentialDeviceType,
     backed_up: info.credentialBackedUp ? 1 : 0,
     name,

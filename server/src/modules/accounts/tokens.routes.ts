@@ -7,6 +7,7 @@ import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagi
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import type { IntegrationTokensTable } from '../../platform/db/schema.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
+import { storableJson } from '../../platform/db/json.js';
 import { newId } from './users.repo.js';
 
 const TOKEN_SHAPE = /^svci_([A-Za-z0-9_-]{8,64})\.([A-Za-z0-9_-]{20,256})$/;
@@ -104,7 +105,7 @@ export const tokenRoutes = [
         public_id: publicId,
         secret_hash: sha256Hex(secret),
         name: body.name,
-        capabilities: JSON.stringify(body.capabilities),
+        capabilities: storableJson(body.capabilities, 'capabilities'),
         created_by: (auth as SessionPrincipal).userId,
         created_at: new Date().toISOString(),
         last_used_at: null,

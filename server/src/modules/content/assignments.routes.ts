@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { contentChanged } from './changes.js';
 import { now } from './common.js';
@@ -64,9 +64,7 @@ async function assign(ctx: Context, type: 'screen' | 'group', targetId: string, 
     await db.deleteFrom('playlist_assignments').where('target_type', '=', type).where('target_id', '=', targetId).execute();
   } else {
     if (!(await db.selectFrom('playlists').select('id').where('id', '=', playlistId).executeTakeFirst())) {
-      throw new ApiError('validation_failed', `No playlist ${playlistId}`, {
-        details: { issues: [{ location: 'body', path: ['playlistId'], message: 'unknown playlist', code: 'invalid_reference' }] },
-      });
+      throw invalidReference(`No playlist ${playlistId}`, { path: ['playlistId'], message: 'no such playlist' });
     }
     await db
       .insertInto('playlist_assignments')

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schema.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
 import { notYet, parseJson } from './common.js';
 import { assetInfos } from './refs.js';
 import { uuidParam } from '../../platform/http/route.js';
@@ -198,14 +198,29 @@ export async function missingRefs(db: Db, content: LayoutContent): Promise<strin
   return missing;
 }
 
-/** 400 when the content names something that does not exist; widgets are not yet available. */
+/**
+ * 400 when the content names something that does not exist (or is archived), an issue per
+ * field (`background.assetId`, `zones.2.content.playlistId`); widgets are not yet available.
+ */
 export async function assertRefs(db: Db, content: LayoutContent): Promise<void> {
   if (contentRefs(content).widgetIds.length) throw notYet('widgets', 'zones.content.widgetId');
   const missing = await missingRefs(db, content);
   if (missing.length) {
-    throw new ApiError('validation_failed', `The layout refers to what does not exist: ${missing.join(', ')}`, {
-      details: { missing, issues: [{ location: 'body', path: ['zones'], message: 'unknown references', code: 'invalid_reference' }] },
-    });
+    const refs = contentRefs(content);
+    const knownPlaylists = new Set(
+      refs.playlistIds.length ? (await db.selectFrom('playlists').select('id').where('id', 'in', refs.playlistIds).execute()).map((r) => r.id) : [],
+    );
+    const usableAssets = new Set([...(await assetInfos(db, refs.assetIds))].filter(([, a]) => a.state !== 'archived').map(([id]) => id));
+    const issues: Reference[] = [];
+    if (content.background.assetId && !usableAssets.has(content.background.assetId))
+      issues.push({ path: ['background', 'assetId'], message: 'no such asset, or archived' });
+    for (const [i, z] of content.zones.entries()) {
+      if (z.content?.type === 'playlist' && !knownPlaylists.has(z.content.playlistId))
+        issues.push({ path: ['zones', i, 'content', 'playlistId'], message: 'no such playlist' });
+      if (z.content?.type === 'asset' && !usableAssets.has(z.content.assetId))
+        issues.push({ path: ['zones', i, 'content', 'assetId'], message: 'no such asset, or archived' });
+    }
+    throw invalidReference(`The layout refers to what does not exist: ${missing.join(', ')}`, issues, { missing });
   }
 }
 

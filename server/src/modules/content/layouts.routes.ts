@@ -29,6 +29,7 @@ import {
   type LayoutRow,
 } from './layouts.repo.js';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import { thumbnailFor } from './thumbnails.js';
 
 const TAGS = ['Layouts'];
@@ -199,7 +200,7 @@ export const layoutRoutes = [
           name,
           description: description ?? '',
           revision: 1,
-          draft: JSON.stringify(content),
+          draft: storableJson(content, 'The layout'),
           published_revision_id: null,
           published_at: null,
           preview_sha256: null,
@@ -285,7 +286,7 @@ export const layoutRoutes = [
       const content = normalizeContent(body);
       await change(ctx, params.id, async (trx, row) => {
         await assertRefs(trx, content);
-        await bump(trx, row, { draft: JSON.stringify(content) });
+        await bump(trx, row, { draft: storableJson(content, 'The layout') });
       });
       return reply(ctx, params.id);
     },

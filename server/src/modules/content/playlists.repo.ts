@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
+import { storableJson } from '../../platform/db/json.js';
 import { Instant, now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
 import { assetInfos, assetsWithTags, effectiveDuration, type AssetInfo } from './refs.js';
@@ -377,7 +378,7 @@ export function newItemRow(playlistId: string, item: NewItem, position: number):
     transition_ms: item.transition?.durationMs ?? 0,
     valid_from: item.validFrom ?? null,
     valid_until: item.validUntil ?? null,
-    dayparts: JSON.stringify(item.dayparts ?? []),
+    dayparts: storableJson(item.dayparts ?? [], 'dayparts'),
     enabled: item.enabled === false ? 0 : 1,
     created_at: t,
     updated_at: t,
@@ -394,7 +395,7 @@ export function itemChanges(patch: ItemPatch): Partial<ItemRow> {
   }
   if (patch.validFrom !== undefined) set.valid_from = patch.validFrom;
   if (patch.validUntil !== undefined) set.valid_until = patch.validUntil;
-  if (patch.dayparts !== undefined) set.dayparts = JSON.stringify(patch.dayparts);
+  if (patch.dayparts !== undefined) set.dayparts = storableJson(patch.dayparts, 'dayparts');
   if (patch.enabled !== undefined) set.enabled = patch.enabled ? 1 : 0;
   return set;
 }

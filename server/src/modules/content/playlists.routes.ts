@@ -2,10 +2,11 @@ import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, inUse, notYet, now } from './common.js';
 import {
@@ -43,8 +44,9 @@ const conflictResponses = {
   412: { description: 'version_conflict: If-Match named a stale revision' },
 };
 
+/** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {
-  return new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [field], message, code: 'invalid_reference' }] } });
+  return invalidReference(message, { path: [field], message });
 }
 
 /** Checks what a new item points at: exactly one existing asset or playlist. */
@@ -148,7 +150,7 @@ export const playlistRoutes = [
             name: body.name,
             description: body.description ?? '',
             revision: 1,
-            tag_rule: body.tagRule?.tags.length ? JSON.stringify(body.tagRule) : null,
+            tag_rule: body.tagRule?.tags.length ? storableJson(body.tagRule, 'tagRule') : null,
             created_by: (auth as SessionPrincipal).userId,
             created_at: t,
             updated_at: t,
@@ -380,7 +382,7 @@ export const playlistRoutes = [
       await change(ctx, params.id, async (trx, playlist) => {
         await trx
           .updateTable('playlists')
-          .set({ tag_rule: tags.length ? JSON.stringify({ ...body, tags }) : null })
+          .set({ tag_rule: tags.length ? storableJson({ ...body, tags }, 'The tag rule') : null })
           .where('id', '=', params.id)
           .execute();
         await touchPlaylist(trx, params.id, playlist.revision);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam, uuidParam as Uuid } from '../../platform/http/route.js';
 import { isValidTimeZone, occurrences, parseRrule } from '../schedules/index.js';
@@ -193,9 +193,9 @@ export async function prepare(db: Db, input: ScheduleInput) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
   if (input.timeZone && !isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
   if (input.content.playlistId && !(await db.selectFrom('playlists').select('id').where('id', '=', input.content.playlistId).executeTakeFirst()))
-    throw invalid('content', `No playlist ${input.content.playlistId}`);
+    throw invalidReference(`No playlist ${input.content.playlistId}`, { path: ['content', 'playlistId'], message: 'no such playlist' });
   if (input.content.layoutId && !(await db.selectFrom('layouts').select('id').where('id', '=', input.content.layoutId).executeTakeFirst()))
-    throw invalid('content', `No layout ${input.content.layoutId}`);
+    throw invalidReference(`No layout ${input.content.layoutId}`, { path: ['content', 'layoutId'], message: 'no such layout' });
   const targets: Targets = {
     screenIds: [...new Set(input.targets.screenIds)],
     groupIds: [...new Set(input.targets.groupIds)],
@@ -204,7 +204,13 @@ export async function prepare(db: Db, input: ScheduleInput) {
   if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0)
     throw invalid('targets', 'Name at least one screen, group or location');
   const missing = await missingTargets(db, targets);
-  if (missing.length) throw invalid('targets', `Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`);
+  if (missing.length) {
+    const gone = new Set(missing);
+    const refs = (['screen', 'group', 'location'] as const).flatMap((kind) =>
+      input.targets[`${kind}Ids`].flatMap((id, i) => (gone.has(`${kind} ${id}`) ? [{ path: ['targets', `${kind}Ids`, i], message: `no such ${kind}` }] : [])),
+    );
+    throw invalidReference(`Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
+  }
   let zone: string;
   if (input.timeZone) {
     zone = input.timeZone;
@@ -418,7 +424,7 @@ export const scheduleRoutes = [
       .object({ screenId: Uuid.optional(), groupId: Uuid.optional(), from: Instant, to: Instant })
       .refine((b) => Boolean(b.screenId) !== Boolean(b.groupId), { message: 'give screenId or groupId', path: ['screenId'] }),
     responses: {
-      404: { description: 'not_found: the screen or group does not exist' },
+      400: { description: 'validation_failed: screenId or groupId names nothing, or the window is wrong' },
       200: {
         description: 'The timeline',
         data: z.object({
@@ -439,11 +445,11 @@ export const scheduleRoutes = [
       let resolution;
       if (body.screenId) {
         const screen = await screenContext(db, body.screenId);
-        if (!screen) throw notFound('Screen');
+        if (!screen) throw invalidReference(`No screen ${body.screenId}`, { path: ['screenId'], message: 'no such screen' });
         resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true });
       } else {
         const group = await groupExists(db, body.groupId!);
-        if (!group) throw notFound('Group');
+        if (!group) throw invalidReference(`No group ${body.groupId}`, { path: ['groupId'], message: 'no such group' });
         resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, { explain: true });
       }
       const playlistIds = new Set<string>();

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { frameBlockers, OutboundError, safeFetch } from '../../platform/http/outbound.js';
 import { fetchPolicy } from './limits.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
@@ -10,6 +10,7 @@ import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/h
 import { sendFile } from '../../platform/http/send-file.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { JobQueue } from '../../platform/jobs/queue.js';
+import { storableJson } from '../../platform/db/json.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
 import {
   Asset,
@@ -23,6 +24,7 @@ import {
   newId,
   nowIso,
   tagAssets,
+  unknownAssets,
   type WebsiteSettings,
 } from './repo.js';
 import { PROCESS_JOB } from './service.js';
@@ -64,10 +66,7 @@ async function viewOf(ctx: Context, id: string) {
 async function checkFolder(ctx: Context, folderId: string | null | undefined): Promise<void> {
   if (!folderId) return;
   const f = await ctx.deps.db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst();
-  if (!f)
-    throw new ApiError('validation_failed', 'folderId names no folder', {
-      details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
-    });
+  if (!f) throw invalidReference('folderId names no folder', { path: ['folderId'], message: 'no such folder' });
 }
 
 async function serveVariant(
@@ -203,15 +202,14 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Archive assets (bulk): hidden from the library and from new content',
     body: z.object({ ids: idList }),
-    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The archived assets', data: bulkResult } },
+    responses: { 400: { description: 'validation_failed: an id names no asset' }, 200: { description: 'The archived assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length)
-          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length) throw unknownAssets(body.ids, rows, 'ids');
         for (const r of rows) {
           if (r.state === 'archived') continue;
           await trx
@@ -235,15 +233,14 @@ export const assetRoutes = [
     tags: TAGS,
     summary: 'Restore archived assets (bulk) to the state they had',
     body: z.object({ ids: idList }),
-    responses: { 404: { description: 'not_found: an asset in the list does not exist' }, 200: { description: 'The restored assets', data: bulkResult } },
+    responses: { 400: { description: 'validation_failed: an id names no asset' }, 200: { description: 'The restored assets', data: bulkResult } },
     handler: async (ctx, { body }) => {
       const ids = [...new Set(body.ids)];
       const now = nowIso();
       const changed: string[] = [];
       await ctx.deps.db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('assets').select(['id', 'state', 'state_before_archive']).where('id', 'in', ids).execute();
-        if (rows.length !== ids.length)
-          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !rows.some((r) => r.id === i)) } });
+        if (rows.length !== ids.length) throw unknownAssets(body.ids, rows, 'ids');
         for (const r of rows) {
           if (r.state !== 'archived') continue;
           await trx
@@ -466,7 +463,7 @@ export const assetRoutes = [
             failure_reason: null,
             progress: null,
             metadata: '{}',
-            website: JSON.stringify(website),
+            website: storableJson(website, 'website'),
             created_by: (auth as SessionPrincipal).userId,
             created_at: now,
             updated_at: now,
@@ -509,7 +506,7 @@ export const assetRoutes = [
       };
       await ctx.deps.db
         .updateTable('assets')
-        .set({ website: JSON.stringify(next), width: next.viewport?.width ?? null, height: next.viewport?.height ?? null, updated_at: nowIso() })
+        .set({ website: storableJson(next, 'website'), width: next.viewport?.width ?? null, height: next.viewport?.height ?? null, updated_at: nowIso() })
         .where('id', '=', asset.id)
         .execute();
       if (next.url !== current.url) await ctx.media.jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: asset.id }, { maxAttempts: 2 });

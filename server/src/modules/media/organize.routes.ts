@@ -1,12 +1,12 @@
 import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound, unknownIdsIn } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam, uuidParam as uuidLower } from '../../platform/http/route.js';
 import type { ContentCollectionsTable, ContentFoldersTable, ContentTagsTable } from '../../platform/db/schema.js';
 import { fireAssetChange } from './hooks.js';
-import { Asset, assetViews, ensureTags, newId, nowIso, tagAssets, type DbOrTrx } from './repo.js';
+import { Asset, assetViews, ensureTags, newId, nowIso, tagAssets, unknownAssets, type DbOrTrx } from './repo.js';
 
 const TAGS = ['Content organisation'];
 
@@ -34,8 +34,6 @@ const folderName = z
   .min(1)
   .max(120)
   .refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'no slashes or control characters');
-
-const isUniqueViolation = (err: unknown) => /UNIQUE constraint failed/.test(String((err as Error)?.message));
 
 async function folderViews(db: DbOrTrx, rows: readonly ContentFoldersTable[]) {
   const all = await db.selectFrom('content_folders').select(['id', 'name', 'parent_id']).execute();
@@ -95,13 +93,15 @@ async function tagView(db: DbOrTrx, rows: readonly ContentTagsTable[]) {
   return rows.map((t) => ({ id: t.id, name: t.name, color: t.color, assetCount: counts.get(t.id) ?? 0, createdAt: t.created_at }));
 }
 
-async function mustFolder(ctx: Context, id: string, location: 'body' | 'path' = 'body') {
+/**
+ * The folder `id` names: a path id that names nothing is 404; a body field (`field`, e.g.
+ * parentId) that names nothing is the client's invalid input, 400 naming that field.
+ */
+async function mustFolder(ctx: Context, id: string, field: string | null) {
   const f = await ctx.deps.db.selectFrom('content_folders').selectAll().where('id', '=', id).executeTakeFirst();
   if (!f) {
-    if (location === 'path') throw notFound('Folder');
-    throw new ApiError('validation_failed', 'The folder does not exist', {
-      details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
-    });
+    if (field === null) throw notFound('Folder');
+    throw invalidReference(`${field} names no folder`, { path: [field], message: 'no such folder' });
   }
   return f;
 }
@@ -151,15 +151,11 @@ export const organizeRoutes = [
     body: z.object({ name: folderName, parentId: uuidLower.nullable().optional() }),
     responses: { 409: { description: 'conflict: a folder of that name exists there' }, 201: { description: 'The folder', data: Folder } },
     handler: async (ctx, { body }) => {
-      if (body.parentId) await mustFolder(ctx, body.parentId);
+      if (body.parentId) await mustFolder(ctx, body.parentId, 'parentId');
       const now = nowIso();
       const row: ContentFoldersTable = { id: newId(), name: body.name, parent_id: body.parentId ?? null, created_at: now, updated_at: now };
-      try {
-        await ctx.deps.db.insertInto('content_folders').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A folder named ${body.name} already exists there`);
-        throw err;
-      }
+      // A taken name (case-insensitive, per parent) is refused by the unique index: 409 (platform/db/constraints.ts).
+      await ctx.deps.db.insertInto('content_folders').values(row).execute();
       return created((await folderViews(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -178,22 +174,17 @@ export const organizeRoutes = [
       200: { description: 'The folder', data: Folder },
     },
     handler: async (ctx, { params, body }) => {
-      const folder = await mustFolder(ctx, params.id, 'path');
+      const folder = await mustFolder(ctx, params.id, null);
       if (body.parentId) {
-        await mustFolder(ctx, body.parentId);
+        await mustFolder(ctx, body.parentId, 'parentId');
         if (await isWithin(ctx.deps.db, body.parentId, folder.id)) throw new ApiError('conflict', 'A folder cannot move into itself or one of its subfolders');
       }
-      try {
-        await ctx.deps.db
-          .updateTable('content_folders')
-          .set({ name: body.name ?? folder.name, parent_id: body.parentId !== undefined ? body.parentId : folder.parent_id, updated_at: nowIso() })
-          .where('id', '=', folder.id)
-          .execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', 'A folder with that name already exists there');
-        throw err;
-      }
-      const row = await mustFolder(ctx, folder.id, 'path');
+      await ctx.deps.db
+        .updateTable('content_folders')
+        .set({ name: body.name ?? folder.name, parent_id: body.parentId !== undefined ? body.parentId : folder.parent_id, updated_at: nowIso() })
+        .where('id', '=', folder.id)
+        .execute();
+      const row = await mustFolder(ctx, folder.id, null);
       return ok((await folderViews(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -208,7 +199,7 @@ export const organizeRoutes = [
     params: z.object({ id: uuidParam }),
     responses: { 409: { description: 'conflict: the folder is not empty' }, 204: { description: 'Deleted' } },
     handler: async (ctx, { params }) => {
-      const folder = await mustFolder(ctx, params.id, 'path');
+      const folder = await mustFolder(ctx, params.id, null);
       const db = ctx.deps.db;
       const child = await db.selectFrom('content_folders').select('id').where('parent_id', '=', folder.id).executeTakeFirst();
       const asset = await db.selectFrom('assets').select('id').where('folder_id', '=', folder.id).executeTakeFirst();
@@ -251,12 +242,7 @@ export const organizeRoutes = [
     handler: async (ctx, { body }) => {
       const now = nowIso();
       const row: ContentCollectionsTable = { id: newId(), name: body.name, description: body.description ?? null, created_at: now, updated_at: now };
-      try {
-        await ctx.deps.db.insertInto('content_collections').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A collection named ${body.name} already exists`);
-        throw err;
-      }
+      await ctx.deps.db.insertInto('content_collections').values(row).execute();
       return created((await collectionView(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -300,12 +286,7 @@ export const organizeRoutes = [
     responses: { 409: { description: 'conflict: a tag of that name exists' }, 201: { description: 'The tag', data: Tag } },
     handler: async (ctx, { body }) => {
       const row: ContentTagsTable = { id: newId(), name: body.name, color: body.color ?? null, created_at: nowIso() };
-      try {
-        await ctx.deps.db.insertInto('content_tags').values(row).execute();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('conflict', `A tag named ${body.name} already exists`);
-        throw err;
-      }
+      await ctx.deps.db.insertInto('content_tags').values(row).execute();
       return created((await tagView(ctx.deps.db, [row]))[0]);
     },
   }),
@@ -330,7 +311,7 @@ export const organizeRoutes = [
         'name at least one operation',
       ),
     responses: {
-      404: { description: 'not_found: an asset in the list does not exist' },
+      400: { description: 'validation_failed: an assetId, the folder or a collection names nothing' },
       200: { description: 'The assets after the change', data: z.object({ items: z.array(Asset) }) },
     },
     handler: async (ctx, { body }) => {
@@ -338,15 +319,12 @@ export const organizeRoutes = [
       const db = ctx.deps.db;
       await db.transaction().execute(async (trx) => {
         const found = await trx.selectFrom('assets').select('id').where('id', 'in', ids).execute();
-        if (found.length !== ids.length)
-          throw new ApiError('not_found', 'Some assets do not exist', { details: { missing: ids.filter((i) => !found.some((f) => f.id === i)) } });
+        if (found.length !== ids.length) throw unknownAssets(body.assetIds, found, 'assetIds');
         const now = nowIso();
         if (body.moveTo) {
           const folderId = body.moveTo.folderId;
           if (folderId && !(await trx.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst())) {
-            throw new ApiError('validation_failed', 'The folder does not exist', {
-              details: { issues: [{ location: 'body', path: ['moveTo', 'folderId'], message: 'no such folder', code: 'not_found' }] },
-            });
+            throw invalidReference('moveTo.folderId names no folder', { path: ['moveTo', 'folderId'], message: 'no such folder' });
           }
           await trx.updateTable('assets').set({ folder_id: folderId, updated_at: now }).where('id', 'in', ids).execute();
         }
@@ -358,20 +336,9 @@ export const organizeRoutes = [
         }
         for (const list of [body.addToCollections, body.removeFromCollections]) {
           if (!list?.length) continue;
-          const existing = await trx.selectFrom('content_collections').select('id').where('id', 'in', list).execute();
-          if (existing.length !== new Set(list).size)
-            throw new ApiError('validation_failed', 'A collection does not exist', {
-              details: {
-                issues: [
-                  {
-                    location: 'body',
-                    path: [list === body.addToCollections ? 'addToCollections' : 'removeFromCollections'],
-                    message: 'no such collection',
-                    code: 'not_found',
-                  },
-                ],
-              },
-            });
+          const existing = new Set((await trx.selectFrom('content_collections').select('id').where('id', 'in', list).execute()).map((r) => r.id));
+          const refs = unknownIdsIn(list === body.addToCollections ? 'addToCollections' : 'removeFromCollections', list, existing, 'no such collection');
+          if (refs.length) throw invalidReference('A collection does not exist', refs);
         }
         for (const cid of body.addToCollections ?? []) {
           for (const aid of ids)

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
+import { type ApiError, invalidReference, unknownIdsIn } from '../../platform/http/errors.js';
 
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
@@ -212,4 +213,20 @@ export async function orphanedFiles(db: Db, candidates: readonly string[]): Prom
     if (!asset && !variant) orphans.push(sha);
   }
   return orphans;
+}
+
+/**
+ * 400 for asset ids of a body list that name no asset (`details.missing` lists them; an
+ * issue per position names the field). An unknown id inside a body is invalid input.
+ */
+export function unknownAssets(ids: readonly string[], found: readonly { id: string }[], field: string): ApiError {
+  const known = new Set(found.map((f) => f.id));
+  const missing = [...new Set(ids.filter((i) => !known.has(i)))];
+  return invalidReference(
+    `Some assets do not exist: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`,
+    unknownIdsIn(field, ids, known, 'no such asset'),
+    {
+      missing,
+    },
+  );
 }

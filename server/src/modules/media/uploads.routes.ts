@@ -3,10 +3,11 @@ import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { roleAtLeast, type Principal, type SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, isDiskFull, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, isDiskFull, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, uuidParam } from '../../platform/http/route.js';
 import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
+import { storableJson } from '../../platform/db/json.js';
 import { uploadLimits } from './limits.js';
 import { Asset, assetView, newId, nowIso } from './repo.js';
 
@@ -94,7 +95,7 @@ async function metadataFolder(ctx: Context, meta: Record<string, string>): Promi
       `Upload-Metadata folderId ${message}; send an existing folder's id (or complete with a folderId in the body)`,
       {},
       {
-        issues: [{ location: 'header', path: ['Upload-Metadata', 'folderId'], message, code: 'not_found' }],
+        issues: [{ location: 'header', path: ['Upload-Metadata', 'folderId'], message, code: 'invalid_reference' }],
       },
     );
   if (!z.uuid().safeParse(raw).success) throw issue('is not a folder id');
@@ -191,7 +192,7 @@ export const uploadRoutes = [
             id,
             length_bytes: length,
             offset_bytes: 0,
-            metadata: JSON.stringify(metadata),
+            metadata: storableJson(metadata, 'Upload-Metadata'),
             filename: metadata.filename ?? null,
             filetype: metadata.filetype ?? null,
             created_by: (auth as SessionPrincipal).userId,
@@ -427,9 +428,7 @@ export const uploadRoutes = [
         if (body.folderId) {
           folderId = body.folderId.toLowerCase();
           if (!(await db.selectFrom('content_folders').select('id').where('id', '=', folderId).executeTakeFirst())) {
-            throw new ApiError('validation_failed', 'folderId names no folder', {
-              details: { issues: [{ location: 'body', path: ['folderId'], message: 'no such folder', code: 'not_found' }] },
-            });
+            throw invalidReference('folderId names no folder', { path: ['folderId'], message: 'no such folder' });
           }
         } else {
           folderId = await metadataFolder(ctx, meta);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import type { ScreenCommandsTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
@@ -23,6 +24,8 @@ export const MAX_COMMAND_TTL_SEC = 7 * 24 * 3600;
 /** Screenshots up to 20 MB of base64 JSON. */
 const RESULT_BODY_LIMIT = 28 * 1024 * 1024;
 const SCREENSHOT_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;
+/** Commands a polling player gets at once unless it asks for another `limit`. */
+const PLAYER_COMMANDS_PAGE = 100;
 
 export const CommandDto = z
   .object({
@@ -85,7 +88,7 @@ export async function queueCommand(
     id: newId(),
     screen_id: input.screenId,
     type: input.type,
-    params: JSON.stringify(input.params ?? {}),
+    params: storableJson(input.params ?? {}, 'params'),
     state: 'queued',
     created_by: input.createdBy ?? null,
     source: input.source ?? 'console',
@@ -191,7 +194,7 @@ export async function reportResult(
   body: CommandOutcome,
   now = Date.now(),
 ): Promise<ScreenCommandsTable> {
-  const resultText = JSON.stringify({ status: body.status, message: body.message ?? null, output: body.output ?? null });
+  const resultText = storableJson({ status: body.status, message: body.message ?? null, output: body.output ?? null }, 'The result');
   const state = stateOf(row, now);
   if (state === 'succeeded' || state === 'failed' || state === 'expired') return finishedAnswer(row, resultText, body, now);
   if (JSON.stringify(body.output ?? {}).length > 65_536) throw new ApiError('validation_failed', 'output is larger than 64 KiB');
@@ -344,21 +347,29 @@ export const commandRoutes = [
     auth: 'device',
     tags: PLAYER_TAGS,
     summary: 'Pending commands for this screen (polling players); marks them delivered',
-    responses: { 200: { description: 'Commands not yet acknowledged, oldest first', data: z.object({ items: z.array(CommandDto) }) } },
-    handler: async (ctx) => {
+    description: `Oldest first, \`limit\` at a time (default ${PLAYER_COMMANDS_PAGE}); \`nextCursor\` names the next page when more are pending. A command stays listed until it is acknowledged or expires.`,
+    query: pageQuery.extend({ limit: pageQuery.shape.limit.removeDefault().default(PLAYER_COMMANDS_PAGE) }),
+    responses: { 200: { description: 'Commands not yet acknowledged, oldest first', data: pageOf(CommandDto) } },
+    handler: async (ctx, { query }) => {
       const screen = screenOf(ctx);
       const db = ctx.deps.db;
       const nowText = nowIso();
-      const rows = await db
+      let q = db
         .selectFrom('screen_commands')
         .selectAll()
         .where('screen_id', '=', screen.id)
         .where('state', 'in', ['queued', 'delivered'])
-        .where('expires_at', '>', nowText)
-        .orderBy('id')
-        .limit(100)
-        .execute();
-      const queued = rows.filter((r) => r.state === 'queued').map((r) => r.id);
+        .where('expires_at', '>', nowText);
+      if (query.cursor) q = q.where('id', '>', decodeCursor(query.cursor).id);
+      const page = toPage(
+        await q
+          .orderBy('id')
+          .limit(query.limit + 1)
+          .execute(),
+        query.limit,
+        (r) => r.id,
+      );
+      const queued = page.items.filter((r) => r.state === 'queued').map((r) => r.id);
       if (queued.length)
         await db
           .updateTable('screen_commands')
@@ -366,7 +377,10 @@ export const commandRoutes = [
           .where('id', 'in', queued)
           .where('state', '=', 'queued')
           .execute();
-      return ok({ items: rows.map((r) => toCommandDto(r.state === 'queued' ? { ...r, state: 'delivered', delivered_at: nowText } : r)) });
+      return ok({
+        items: page.items.map((r) => toCommandDto(r.state === 'queued' ? { ...r, state: 'delivered', delivered_at: nowText } : r)),
+        nextCursor: page.nextCursor,
+      });
     },
   }),
   defineRoute({

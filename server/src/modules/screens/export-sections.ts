@@ -6,6 +6,7 @@ import { Span } from './groups.routes.js';
 import { PolicyDocument } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { uuidParam } from '../../platform/http/route.js';
+import { storableJson } from '../../platform/db/json.js';
 
 /**
  * The screens module's sections of the settings export (docs/operations.md, "Settings
@@ -157,8 +158,8 @@ const groupsSection: ExportSection = {
       const values = {
         name: g.name,
         description: g.description,
-        policy: g.policy ? JSON.stringify(g.policy) : null,
-        span: g.span ? JSON.stringify(g.span) : null,
+        policy: g.policy ? storableJson(g.policy, 'policy') : null,
+        span: g.span ? storableJson(g.span, 'span') : null,
         updated_at: now,
       };
       await trx

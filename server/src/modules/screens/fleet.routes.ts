@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { storableJson } from '../../platform/db/json.js';
 import { queueCommand } from './commands.routes.js';
 import { screenOf } from './device-auth.js';
 import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
@@ -241,7 +242,7 @@ export const fleetRoutes = [
           const row = await load(ctx, params.id);
           await ctx.deps.db
             .updateTable(table)
-            .set({ policy: JSON.stringify(body), updated_at: nowIso() })
+            .set({ policy: storableJson(body, 'The policy'), updated_at: nowIso() })
             .where('id', '=', row.id)
             .execute();
           await policyChanged(ctx, await affected(ctx, row.id));
@@ -323,7 +324,7 @@ export const fleetRoutes = [
       const s = await screenOr404(ctx, params.id);
       await ctx.deps.db
         .updateTable('screens')
-        .set({ power_assist: JSON.stringify(body), power_assist_state: null, updated_at: nowIso() })
+        .set({ power_assist: storableJson(body, 'Power assist'), power_assist_state: null, updated_at: nowIso() })
         .where('id', '=', s.id)
         .execute();
       return ok(await powerReply(ctx.deps.db, s.id, body, null));

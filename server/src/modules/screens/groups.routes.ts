@@ -3,9 +3,10 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreenGroupsTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound, unknownIdsIn } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
+import { storableJson } from '../../platform/db/json.js';
 import { queueCommand } from './commands.routes.js';
 import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
@@ -167,6 +168,16 @@ async function displayPlan(ctx: Context, groupId: string, action: z.infer<typeof
   return out;
 }
 
+/** 400 naming each screenId of the body that is no screen (an unknown id in a body is invalid input; docs/api-conventions.md). */
+async function assertScreens(db: Db, screenIds: readonly string[]): Promise<void> {
+  const unique = [...new Set(screenIds)];
+  if (unique.length === 0) return;
+  const known = new Set((await db.selectFrom('screens').select('id').where('id', 'in', unique).execute()).map((r) => r.id));
+  const refs = unknownIdsIn('screenIds', screenIds, known, 'no such screen');
+  const missing = [...new Set(screenIds.filter((id) => !known.has(id)))];
+  if (refs.length) throw invalidReference(`No such screen: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
+}
+
 export const groupRoutes = [
   defineRoute({
     method: 'GET',
@@ -208,11 +219,11 @@ export const groupRoutes = [
         screenIds: z.array(uuidParam).max(1000).optional(),
       })
       .strict(),
-    responses: { 201: { description: 'The group', data: GroupDto }, 404: { description: 'not_found: a screen' } },
+    responses: { 201: { description: 'The group', data: GroupDto }, 400: { description: 'validation_failed: a screenId names no screen' } },
     handler: async (ctx, { body }) => {
       const db = ctx.deps.db;
       const ids = [...new Set(body.screenIds ?? [])];
-      if (ids.length && (await db.selectFrom('screens').select('id').where('id', 'in', ids).execute()).length !== ids.length) throw notFound('Screen');
+      await assertScreens(db, body.screenIds ?? []);
       const now = nowIso();
       const id = newId();
       await db.transaction().execute(async (trx) => {
@@ -293,12 +304,16 @@ export const groupRoutes = [
     summary: 'Add screens to a group (already-members are fine)',
     params: IdParams,
     body: z.object({ screenIds: z.array(uuidParam).min(1).max(1000) }).strict(),
-    responses: { 200: { description: 'The group', data: GroupDto }, 404: { description: 'not_found: group or a screen' } },
+    responses: {
+      200: { description: 'The group', data: GroupDto },
+      400: { description: 'validation_failed: a screenId names no screen' },
+      404: { description: 'not_found: the group' },
+    },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
       const g = await groupOr404(ctx, params.id);
       const ids = [...new Set(body.screenIds)];
-      if ((await db.selectFrom('screens').select('id').where('id', 'in', ids).execute()).length !== ids.length) throw notFound('Screen');
+      await assertScreens(db, body.screenIds);
       const now = nowIso();
       const added: string[] = [];
       await db.transaction().execute(async (trx) => {
@@ -378,18 +393,22 @@ export const groupRoutes = [
         new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: ['cells'], message, code: 'custom' }] } });
       const positions = new Set<string>();
       const screens = new Set<string>();
-      for (const c of body.cells) {
+      for (const [i, c] of body.cells.entries()) {
         if (c.row >= body.rows || c.column >= body.columns) throw bad(`Cell (${c.row}, ${c.column}) is outside a ${body.rows}×${body.columns} grid`);
         if (positions.has(`${c.row},${c.column}`)) throw bad(`Two screens in cell (${c.row}, ${c.column})`);
         if (screens.has(c.screenId)) throw bad(`Screen ${c.screenId} has two cells`);
-        if (!members.has(c.screenId)) throw bad(`Screen ${c.screenId} is not a member of the group`);
+        if (!members.has(c.screenId))
+          throw invalidReference(`Screen ${c.screenId} is not a member of the group`, {
+            path: ['cells', i, 'screenId'],
+            message: 'not a screen of this group',
+          });
         positions.add(`${c.row},${c.column}`);
         screens.add(c.screenId);
       }
       const old = parseSpan(g.span);
       await ctx.deps.db
         .updateTable('screen_groups')
-        .set({ span: JSON.stringify(body), updated_at: nowIso() })
+        .set({ span: storableJson(body, 'The span'), updated_at: nowIso() })
         .where('id', '=', g.id)
         .execute();
       await bumpManifestRevision(ctx.deps, [...screens, ...(old?.cells.map((c) => c.screenId) ?? [])]);

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { groupCommit } from './group-commit.js';
 import { effectivePolicy } from './policies.js';
-import { asFamily, newId, nowIso, PLAYER_ARCHITECTURES, PLAYER_FAMILIES, type ScreenRow } from './screens.repo.js';
+import { asFamily, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, type ScreenRow, UNUSABLE } from './screens.repo.js';
 
 /** Limits of spec section 8. */
 export const MAX_BUCKETS = 120;
@@ -22,6 +23,15 @@ export const PLAYBACK_ID_FIELDS = [
   'currentCampaignId',
 ] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MALFORMED_ID = 'A value that is not a UUID (or null) is dropped and named in the reply’s `ignoredFields`, never an error.';
+const PLAYBACK_ID_DESCRIPTIONS: Record<(typeof PLAYBACK_ID_FIELDS)[number], string> = {
+  currentPlaylistId: `The playlist playing now: the manifest segment's, or in a layout the playlist of the first zone showing an item. ${MALFORMED_ID}`,
+  currentLayoutId: `The layout on screen, when the segment playing now is a layout. ${MALFORMED_ID}`,
+  currentItemId: `The playlist item on screen (in a layout, the first zone showing one). ${MALFORMED_ID}`,
+  currentAssetId: `The asset that item shows. ${MALFORMED_ID}`,
+  currentScheduleId: `The schedule whose segment plays now; left out or null when an assignment chose it. ${MALFORMED_ID}`,
+  currentCampaignId: `The campaign of the segment playing now, if any. ${MALFORMED_ID}`,
+};
 
 const Level = z.number().min(0).max(100);
 const Ms = z.number().int().min(0).max(10_000);
@@ -77,38 +87,23 @@ export const NoiseBucket = z
  */
 export const HeartbeatBody = z
   .looseObject({
-    // Never errors (the server records what it cannot use as absent), so they validate as
-    // anything; the document says what a player sends.
-    playerFamily: z
-      .unknown()
+    // Never errors: what a player should send is typed (and documented); anything else
+    // parses to UNUSABLE and is recorded as absent or named in ignoredFields.
+    playerFamily: PlayerFamilyField,
+    playerArchitecture: lenient(z.literal([...PLAYER_ARCHITECTURES, null]).meta({ type: ['string', 'null'] }))
       .optional()
-      .meta({
-        description: 'android, desktop-linux or edge; any other value is recorded as absent, never an error',
-        override: { type: ['string', 'null'], enum: [...PLAYER_FAMILIES, null] },
-      }),
-    playerArchitecture: z
-      .unknown()
+      .meta({ description: 'x86_64 or aarch64; kept for the edge family only. Any other value is recorded as absent, never an error.' }),
+    playerVersion: lenient(z.string().max(100).nullable())
       .optional()
-      .meta({
-        description: 'x86_64 or aarch64; kept for the edge family only, anything else is recorded as absent',
-        override: { type: ['string', 'null'], enum: [...PLAYER_ARCHITECTURES, null] },
-      }),
-    playerVersion: z
-      .unknown()
-      .optional()
-      .meta({ description: 'The player’s version; kept when it is a string', override: { type: ['string', 'null'] } }),
-    ...Object.fromEntries(
+      .meta({ description: 'The player’s version, at most 100 characters. Any other value is recorded as absent, never an error.' }),
+    ...(Object.fromEntries(
       PLAYBACK_ID_FIELDS.map((field) => [
         field,
-        z
-          .unknown()
+        lenient(z.string().regex(UUID).meta({ format: 'uuid' }).nullable())
           .optional()
-          .meta({
-            description: `What the screen plays now (${field.replace(/^current|Id$/g, '').toLowerCase()} id, a UUID). A malformed one is dropped and named in the reply's ignoredFields, never an error.`,
-            override: { type: ['string', 'null'], format: 'uuid' },
-          }),
+          .meta({ description: PLAYBACK_ID_DESCRIPTIONS[field] }),
       ]),
-    ),
+    ) as Record<(typeof PLAYBACK_ID_FIELDS)[number], z.ZodOptional<z.ZodType<string | null | typeof UNUSABLE, string | null>>>),
     noiseMeter: z
       .looseObject({
         status: z.enum(NOISE_STATUSES).nullable().optional(),
@@ -170,7 +165,8 @@ const DROPPED_NAME_CHARS = 64;
  * says what went.
  */
 export function fitStatusDocument(status: Record<string, unknown>): string {
-  const whole = JSON.stringify(status);
+  // Refused (400) when SQLite could not read it: a stored status breaks every query over the row otherwise.
+  const whole = storableJson(status, 'The status document');
   const total = Buffer.byteLength(whole);
   if (total <= MAX_STATUS_BYTES) return whole;
   const entries = Object.entries(status).map(([key, value]) => ({
@@ -227,14 +223,12 @@ export async function ingestHeartbeat(
   const ignoredFields: string[] = [];
   const status: Record<string, unknown> = { ...body };
   for (const field of PLAYBACK_ID_FIELDS) {
-    if (!(field in body)) continue;
     const v = body[field];
-    if (v === null || v === undefined) continue;
-    if (typeof v === 'string' && UUID.test(v)) {
-      status[field] = v.toLowerCase();
-    } else {
+    if (v === UNUSABLE) {
       ignoredFields.push(field);
       delete status[field];
+    } else if (typeof v === 'string') {
+      status[field] = v.toLowerCase();
     }
   }
   delete status.screenId; // the screen comes from the credential only
@@ -243,8 +237,8 @@ export async function ingestHeartbeat(
   const family = 'playerFamily' in body ? asFamily(body.playerFamily) : (asFamily(screen.player_family) ?? null);
   const archRaw = 'playerArchitecture' in body ? body.playerArchitecture : screen.player_architecture;
   const architecture = family === 'edge' && typeof archRaw === 'string' && (PLAYER_ARCHITECTURES as readonly string[]).includes(archRaw) ? archRaw : null;
-  const version =
-    typeof body.playerVersion === 'string' && body.playerVersion.length <= 100 ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
+  const version = typeof body.playerVersion === 'string' ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
+  if (body.playerVersion === UNUSABLE) delete status.playerVersion;
   status.playerFamily = family;
   status.playerArchitecture = architecture;
 

@@ -3,14 +3,14 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound, unknownIdsIn, type Reference } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
 import { throttled } from '../accounts/index.js';
 import { issueDeviceCredential } from './device-auth.js';
 import { bumpManifestRevision } from './revision.js';
-import { asFamily, findScreen, newId, newScreenRow, nowIso, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
+import { asFamily, findScreen, newId, newScreenRow, nowIso, PlayerFamilyField, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
 
 /** Codes: 6 characters without look-alikes (no 0/O, 1/I/L). */
 export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -91,7 +91,7 @@ export const pairingRoutes = [
     description:
       'No credential. The player shows `code` and polls `GET /player/pairing-sessions/{id}` with header `X-Pairing-Secret: <pollSecret>` every `pollIntervalSec` until the status is `approved` (then enrols with `enrollmentToken`), `rejected` or `expired`. Sessions expire after 15 minutes. An unknown `playerFamily` is recorded as absent.',
     body: z.object({
-      playerFamily: z.unknown().optional(),
+      playerFamily: PlayerFamilyField,
       playerVersion: z.string().trim().max(100).optional(),
       deviceName: z.string().trim().max(200).optional(),
     }),
@@ -201,7 +201,7 @@ export const pairingRoutes = [
     description: 'The token works once; after that, or when unknown or expired, 401 `invalid_credential`. Throttled per client address.',
     body: z.object({
       enrollmentToken: z.string().min(1).max(200),
-      playerFamily: z.unknown().optional(),
+      playerFamily: PlayerFamilyField,
       playerVersion: z.string().trim().max(100).optional(),
     }),
     rateLimited: 'failed enrolment tokens per address',
@@ -308,20 +308,25 @@ export const pairingRoutes = [
     }),
     responses: {
       200: { description: 'The screen', data: z.object({ screen: ScreenDto, pairingSessionId: z.string() }) },
-      404: { description: 'not_found: session, location, group or screen' },
+      400: { description: 'validation_failed: locationId, a groupId or screenId names nothing' },
+      404: { description: 'not_found: the pairing session' },
       409: { description: 'conflict: the session is no longer pending' },
     },
     handler: async (ctx, { params, body, auth }) => {
       const db = ctx.deps.db;
       const session = await liveSession(ctx, params.id);
       if (statusOf(session) !== 'pending') throw new ApiError('conflict', `The pairing session is ${statusOf(session)}, not pending`);
-      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst())) throw notFound('Location');
+      // Ids in the body that name nothing are invalid input (400), unlike the session's path id (404).
+      const unknown: Reference[] = [];
+      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst()))
+        unknown.push({ path: ['locationId'], message: 'no such location' });
       const groupIds = [...new Set(body.groupIds ?? [])];
       if (groupIds.length) {
-        const found = await db.selectFrom('screen_groups').select('id').where('id', 'in', groupIds).execute();
-        if (found.length !== groupIds.length) throw notFound('Screen group');
+        const found = new Set((await db.selectFrom('screen_groups').select('id').where('id', 'in', groupIds).execute()).map((r) => r.id));
+        unknown.push(...unknownIdsIn('groupIds', body.groupIds ?? [], found, 'no such screen group'));
       }
-      if (body.screenId && !(await findScreen(db, body.screenId))) throw notFound('Screen');
+      if (body.screenId && !(await findScreen(db, body.screenId))) unknown.push({ path: ['screenId'], message: 'no such screen' });
+      if (unknown.length) throw invalidReference(`The approval names what does not exist: ${unknown.map((u) => u.path.join('.')).join(', ')}`, unknown);
       const now = nowIso();
       const screenId = await db.transaction().execute(async (trx) => {
         let id = body.screenId;

@@ -22,6 +22,23 @@ export const DEFAULT_HEARTBEAT_INTERVAL_SEC = 30;
 /** A screen is stale this long after its last contact (when longer than the online window)... */
 export const STALE_AFTER_MS = 10 * 60_000;
 
+/** What a lenient field parses to when the value sent is not one it describes (see `lenient`). */
+export const UNUSABLE: unique symbol = Symbol('unusable');
+
+/**
+ * A field that is never an error (spec 2.2 and 2.4): the schema says what a player should
+ * send, and so does the OpenAPI document; any other value parses to UNUSABLE, which the
+ * handler records as absent (or, for playback identifiers, names in `ignoredFields`).
+ */
+export function lenient<T extends z.ZodType>(schema: T): z.ZodType<z.output<T> | typeof UNUSABLE, z.input<T>> {
+  return schema.catch(UNUSABLE as z.output<T>) as unknown as z.ZodType<z.output<T> | typeof UNUSABLE, z.input<T>>;
+}
+
+/** `playerFamily` as players send it (heartbeat, pairing, enrolment): a known family or null; anything else is recorded as absent. */
+export const PlayerFamilyField = lenient(z.literal([...PLAYER_FAMILIES, null]).meta({ type: ['string', 'null'] }))
+  .optional()
+  .meta({ description: 'android, desktop-linux or edge (null or left out: the web player). Any other value is recorded as absent, never an error.' });
+
 export function asFamily(value: unknown): PlayerFamily | null {
   return typeof value === 'string' && (PLAYER_FAMILIES as readonly string[]).includes(value) ? (value as PlayerFamily) : null;
 }
@@ -243,8 +260,24 @@ async function lastScreenshots(db: Db, screenIds: readonly string[]): Promise<Ma
   return out;
 }
 
+/** The kinds of a screen's player history (GET /screens/{id}/player-history filters on them). */
+export const HISTORY_KINDS = [
+  'heartbeat',
+  'liveness',
+  'version',
+  'family',
+  'status',
+  'paired',
+  'enrolled',
+  'disabled',
+  'enabled',
+  'revoked',
+  'command',
+] as const;
+export type HistoryKind = (typeof HISTORY_KINDS)[number];
+
 /** One line of a screen's player history. */
-export async function recordHistory(db: Db, screenId: string, kind: string, detail: Record<string, unknown> = {}, atMs = Date.now()): Promise<void> {
+export async function recordHistory(db: Db, screenId: string, kind: HistoryKind, detail: Record<string, unknown> = {}, atMs = Date.now()): Promise<void> {
   await db
     .insertInto('screen_history')
     .values({ id: newId(), screen_id: screenId, at: nowIso(atMs), at_ms: atMs, kind, detail: JSON.stringify(detail) })

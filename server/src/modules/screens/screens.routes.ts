@@ -2,14 +2,16 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { forgetScreen, screenUsages } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
+import { storableJson } from '../../platform/db/json.js';
 import { bumpManifestRevision } from './revision.js';
 import {
   findScreen,
+  HISTORY_KINDS,
   nowIso,
   ORIENTATIONS,
   PLAYER_FAMILIES,
@@ -52,6 +54,8 @@ function statusCondition(status: (typeof SCREEN_STATUSES)[number], now: number) 
   }
 }
 
+/** `kind=` of the player history: known kinds separated by commas. */
+const HISTORY_KIND_LIST = new RegExp(`^(${HISTORY_KINDS.join('|')})(,(${HISTORY_KINDS.join('|')}))*$`);
 const HistoryItem = z.object({ id: z.string(), at: z.string(), kind: z.string(), detail: z.record(z.string(), z.unknown()) }).meta({ id: 'PlayerHistoryItem' });
 
 export const screenRoutes = [
@@ -141,17 +145,22 @@ export const screenRoutes = [
           .optional(),
       })
       .strict(),
-    responses: { 200: { description: 'The screen', data: ScreenDto }, 404: { description: 'not_found: screen or location' } },
+    responses: {
+      200: { description: 'The screen', data: ScreenDto },
+      400: { description: 'validation_failed: locationId names no location' },
+      404: { description: 'not_found: the screen' },
+    },
     handler: async (ctx, { params, body }) => {
       const db = ctx.deps.db;
       const row = await screenOr404(ctx, params.id);
-      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst())) throw notFound('Location');
+      if (body.locationId && !(await db.selectFrom('locations').select('id').where('id', '=', body.locationId).executeTakeFirst()))
+        throw invalidReference(`No location ${body.locationId}`, { path: ['locationId'], message: 'no such location' });
       const set: Partial<ScreenRow> = { updated_at: nowIso() };
       if (body.name !== undefined) set.name = body.name;
       if (body.locationId !== undefined) set.location_id = body.locationId;
       if (body.notes !== undefined) set.notes = body.notes;
       if (body.orientation !== undefined) set.orientation = body.orientation;
-      if (body.tags !== undefined) set.tags = JSON.stringify(body.tags);
+      if (body.tags !== undefined) set.tags = storableJson(body.tags, 'tags');
       await db.updateTable('screens').set(set).where('id', '=', row.id).execute();
       // Where it is (time zone, location targets), how it is turned and its tags change what it plays.
       const affectsPlayback =
@@ -261,15 +270,15 @@ export const screenRoutes = [
     auth: 'session',
     tags: TAGS,
     summary: 'Heartbeats, versions, status changes and actions over time, newest first',
-    description:
-      'Kinds: `heartbeat`, `liveness`, `version`, `family`, `status`, `paired`, `enrolled`, `disabled`, `enabled`, `revoked`, `command`. Filter with `kind` (comma-separated) and `from`/`to`. Heartbeats and liveness pings are kept `retention.heartbeatDays` (settings, default 30), the rest a year (pruned by the periodic task `screens.retention`).',
+    description: `Kinds: ${HISTORY_KINDS.map((k) => `\`${k}\``).join(', ')}. Filter with \`kind\` (comma-separated; an unknown kind is 400) and \`from\`/\`to\`. Heartbeats and liveness pings are kept \`retention.heartbeatDays\` (settings, default 30), the rest a year (pruned by the periodic task \`screens.retention\`).`,
     params: IdParams,
     query: pageQuery.extend({
       kind: z
         .string()
         .max(200)
-        .regex(/^[a-z_,.-]+$/)
-        .optional(),
+        .regex(HISTORY_KIND_LIST, { message: `kind must be one or more of ${HISTORY_KINDS.join(', ')}, separated by commas` })
+        .optional()
+        .meta({ description: `Comma-separated kinds: ${HISTORY_KINDS.join(', ')}` }),
       from: z.iso.datetime({ offset: true }).optional(),
       to: z.iso.datetime({ offset: true }).optional(),
     }),
@@ -278,7 +287,7 @@ export const screenRoutes = [
       await screenOr404(ctx, params.id);
       let q = ctx.deps.db.selectFrom('screen_history').selectAll().where('screen_id', '=', params.id);
       if (query.cursor) q = q.where('id', '<', decodeHistoryCursor(query.cursor));
-      if (query.kind) q = q.where('kind', 'in', query.kind.split(',').filter(Boolean));
+      if (query.kind) q = q.where('kind', 'in', query.kind.split(','));
       if (query.from) q = q.where('at_ms', '>=', Date.parse(query.from));
       if (query.to) q = q.where('at_ms', '<', Date.parse(query.to));
       const rows = await q

@@ -4,6 +4,7 @@ import { ensureInstanceId } from '../../platform/db/meta.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { SERVER_VERSION } from '../../version.js';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { storableJson } from '../../platform/db/json.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
 import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings } from './settings.js';
 
@@ -91,11 +92,12 @@ const settingsSection: ExportSection = {
   async apply(trx, data) {
     const current = await readSettings(trx);
     const next = importedSettings(current.settings, data);
+    const stored = storableJson(next, 'The settings section');
     const now = new Date().toISOString();
     await trx
       .insertInto('settings')
-      .values({ id: 1, data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision: current.revision + 1, updated_at: now, updated_by: null }))
+      .values({ id: 1, data: stored, revision: current.revision + 1, updated_at: now, updated_by: null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data: stored, revision: current.revision + 1, updated_at: now, updated_by: null }))
       .execute();
     invalidateSettings();
   },

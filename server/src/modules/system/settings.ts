@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { boxTimeZone, isIanaZone } from './time-zone.js';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { storableJson } from '../../platform/db/json.js';
 
 /** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
 export const TimeZoneName = z
@@ -292,12 +293,13 @@ async function writeSettings(db: Db, patch: SettingsPatch, options: { expectedRe
       );
     }
     const next = Settings.parse(mergeSettings(current.settings, patch));
+    const data = storableJson(next, 'The settings');
     const now = new Date().toISOString();
     const revision = current.revision + 1;
     await trx
       .insertInto('settings')
-      .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: options.userId ?? null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now, updated_by: options.userId ?? null }))
+      .values({ id: 1, data, revision, updated_at: now, updated_by: options.userId ?? null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data, revision, updated_at: now, updated_by: options.userId ?? null }))
       .execute();
     return { settings: next, revision, updatedAt: now };
   });
@@ -309,12 +311,13 @@ export async function setMirroringReceiver(db: Db, receiver: MirroringReceiver |
     return await db.transaction().execute(async (trx) => {
       const current = await readSettings(trx);
       const next = Settings.parse({ ...current.settings, provisioning: { ...current.settings.provisioning, mirroringReceiver: receiver } });
+      const data = storableJson(next, 'The settings');
       const now = new Date().toISOString();
       const revision = current.revision + 1;
       await trx
         .insertInto('settings')
-        .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: userId })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now, updated_by: userId }))
+        .values({ id: 1, data, revision, updated_at: now, updated_by: userId })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ data, revision, updated_at: now, updated_by: userId }))
         .execute();
       return { settings: next, revision, updatedAt: now };
     });

@@ -14,6 +14,7 @@ import type { Route } from './route.js';
  * - `/play` and `/play/...` answer play.html unless a real file exists there (the
  *   player's service worker may live under /play/ for its scope);
  * - other existing files (favicon, theme script) are revalidated (`no-cache` + ETag);
+ * - source maps (`*.map`) are never served, even if a build left some: 404;
  * - any other extension-less path is a console route: index.html (SPA fallback);
  * - HTML is never cached stale (`no-cache`), so a new build shows at the next load.
  */
@@ -23,7 +24,6 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
   '.webmanifest': 'application/manifest+json; charset=utf-8',
   '.svg': 'image/svg+xml',
@@ -133,6 +133,8 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
       return next();
     }
     if (isServerPath(p) || p.includes('\0')) return next();
+    // Source maps would publish the sources: a missing file (404), whatever the build left.
+    if (/\.map$/i.test(p)) return next();
     const file = path.resolve(root, `.${path.posix.normalize(`/${p}`)}`);
     if (file !== root && !file.startsWith(root + path.sep)) return next();
     const html = (name: 'index.html' | 'play.html') => {

@@ -1,3 +1,5 @@
+import { describeUniqueViolation, uniqueViolationOf } from '../db/constraints.js';
+
 /**
  * The closed vocabulary of error codes (DESIGN.md section 3). Every error the API
  * answers carries one of these codes and the HTTP status given here. Add a code here,
@@ -67,8 +69,63 @@ export const notFound = (what = 'Resource') => new ApiError('not_found', `${what
 export const conflict = (message: string, details?: unknown) => new ApiError('conflict', message, { details });
 export const forbidden = (message = 'You are not allowed to do this') => new ApiError('forbidden', message);
 
+/** A request field that names something that does not exist: where it is, and what it lacks. */
+export interface Reference {
+  path: readonly (string | number)[];
+  message: string;
+  /** Where the field is: the JSON body (default) or a header (tus Upload-Metadata). */
+  location?: 'body' | 'header';
+}
+
+/**
+ * An id inside the request (its body, or a header) that names nothing: the client's
+ * invalid input, 400 `validation_failed` with one issue per field (`code:
+ * 'invalid_reference'`), whatever the module. A path id that names nothing is 404
+ * `not_found` instead: there the resource itself is missing. docs/api-conventions.md,
+ * "Unknown ids".
+ */
+export function invalidReference(message: string, refs: Reference | readonly Reference[], details: Record<string, unknown> = {}): ApiError {
+  const list = (Array.isArray(refs) ? refs : [refs]) as readonly Reference[];
+  const issues = list.map((r) => ({ location: r.location ?? 'body', path: [...r.path], message: r.message, code: 'invalid_reference' }));
+  return new ApiError('validation_failed', message, { details: { ...details, issues } });
+}
+
+/**
+ * The References for the ids of a body list that are not in `known`, by their index in
+ * the list as sent (`screenIds[2]`); empty when all are known.
+ */
+export function unknownIdsIn(field: string, ids: readonly string[], known: ReadonlySet<string>, message: string): Reference[] {
+  const out: Reference[] = [];
+  for (const [i, id] of ids.entries()) if (!known.has(id)) out.push({ path: [field, i], message });
+  return out;
+}
+
 /** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
+/**
+ * A write refused by a UNIQUE or PRIMARY KEY constraint (a race two requests both won the
+ * "is it free?" check for, or a name that is taken): 409 `conflict`, `details.fields`
+ * naming the request fields where the constraint is known (platform/db/constraints.ts).
+ * The message never carries SQL or table names.
+ */
+export function uniqueConflict(err: unknown): ApiError | null {
+  const violation = uniqueViolationOf(err);
+  if (!violation) return null;
+  const { fields, message } = describeUniqueViolation(violation);
+  return new ApiError('conflict', message, { details: { fields } });
+}
+
+/**
+ * The envelope answer of a failure that is not an ApiError but is known: a full disk (507)
+ * or a unique constraint (409). Null for anything else (a 500, or a Koa client error).
+ * errorEnvelope answers it and the router's response check expects it, so both see the
+ * same status.
+ */
+export function knownFailure(err: unknown): ApiError | null {
+  if (isDiskFull(err)) return new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+  return uniqueConflict(err);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, isDiskFull, type ErrorCode } from './errors.js';
+import { ApiError, knownFailure, type ErrorCode } from './errors.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -43,8 +43,9 @@ export const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
 /**
  * Turns every failure into the error envelope. ApiErrors answer as they are; other
  * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
- * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; anything
- * else is 500 `internal` with the request id and no stack.
+ * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; a write a
+ * UNIQUE or PRIMARY KEY constraint refused is 409 `conflict` (errors.ts, knownFailure);
+ * anything else is 500 `internal` with the request id and no stack.
  */
 export function errorEnvelope(): Middleware {
   return async (ctx, next) => {
@@ -58,10 +59,13 @@ export function errorEnvelope(): Middleware {
         const e = err as { status?: number; expose?: boolean; message?: string };
         const status = typeof e.status === 'number' ? e.status : 500;
         const code = CODE_BY_STATUS[status];
-        if (isDiskFull(err)) {
-          // The disk (or the database file) cannot grow: the operator's problem, said plainly.
-          (ctx.state.log ?? console).warn({ err }, 'disk full');
-          apiError = new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+        const known = knownFailure(err);
+        if (known) {
+          // A full disk is the operator's problem, said plainly; a unique constraint is a
+          // race or a taken name (409), worth a debug line with the constraint.
+          if (known.code === 'insufficient_storage') (ctx.state.log ?? console).warn({ err }, 'disk full');
+          else (ctx.state.log ?? console).debug({ err: (err as Error).message }, 'unique constraint answered 409');
+          apiError = known;
         } else if (status >= 400 && status < 500 && e.expose) {
           // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
           apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');

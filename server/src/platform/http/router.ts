@@ -3,7 +3,8 @@ import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
-import { ApiError, isDiskFull } from './errors.js';
+import { ApiError, knownFailure, type ErrorCode } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
@@ -39,15 +40,19 @@ function hasBody(ctx: Context): boolean {
   return Boolean(ctx.get('transfer-encoding'));
 }
 
-/** Parses a JSON body with koa-body and maps its failures onto the error vocabulary. */
+/**
+ * Reads a JSON body as text with koa-body (size limit, content encodings) and parses it with
+ * parseJsonBody (depth, entry and key limits, then JSON.parse); failures map onto the error vocabulary.
+ */
 function jsonBodyParser(limitBytes: number): (ctx: Context) => Promise<unknown> {
-  const parser = koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: limitBytes,
+  const reader = koaBody({
+    json: false,
+    text: true,
+    // The route already checked the type is JSON (isJsonType); koa-body only reads the text.
+    textTypes: ['*/*'],
+    textLimit: limitBytes,
     multipart: false,
     urlencoded: false,
-    text: false,
     parsedMethods: Object.values(HttpMethodEnum),
   }) as unknown as Middleware;
   return async (ctx) => {
@@ -57,16 +62,17 @@ function jsonBodyParser(limitBytes: number): (ctx: Context) => Promise<unknown> 
       throw new ApiError('unsupported_media_type', `Send the body as application/json${type ? ` (got ${type})` : ''}`);
     }
     try {
-      await parser(ctx, async () => {});
+      await reader(ctx, async () => {});
     } catch (err) {
       const e = err as { status?: number; type?: string; message?: string };
       if (e.status === 413 || e.type === 'entity.too.large') {
         throw new ApiError('payload_too_large', `The body is larger than ${limitBytes} bytes`);
       }
       if (e.status === 415) throw new ApiError('unsupported_media_type', 'Unsupported body encoding');
-      throw new ApiError('malformed_json', 'The body is not valid JSON');
+      throw new ApiError('malformed_json', 'The body could not be read as text');
     }
-    return ctx.request.body;
+    const text = ctx.request.body;
+    return parseJsonBody(typeof text === 'string' ? text : '');
   };
 }
 
@@ -85,7 +91,8 @@ export class ResponseContractError extends Error {
 /** The status (and code) errorEnvelope will answer for `err`; it mirrors that middleware. */
 export function answeredStatus(err: unknown): { status: number; code: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code };
-  if (isDiskFull(err)) return { status: 507, code: 'insufficient_storage' };
+  const known = knownFailure(err);
+  if (known) return { status: known.status, code: known.code };
   const e = err as { status?: number; expose?: boolean } | null;
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
@@ -100,8 +107,9 @@ function checkThrown(route: Route, err: unknown): void {
   const declared = responsesOf(route)[status];
   const why = err instanceof Error ? `: ${err.message}` : '';
   if (!declared) throw new ResponseContractError(route, `answered ${status} ${code}, a status it does not declare${why}`);
-  if (err instanceof ApiError && declared.codes && !declared.codes.includes(err.code)) {
-    throw new ResponseContractError(route, `answered ${status} with code ${err.code}, not one of its declared ${declared.codes.join(', ')}${why}`);
+  const coded = err instanceof ApiError || knownFailure(err) !== null;
+  if (coded && declared.codes && !declared.codes.includes(code as ErrorCode)) {
+    throw new ResponseContractError(route, `answered ${status} with code ${code}, not one of its declared ${declared.codes.join(', ')}${why}`);
   }
 }
 

@@ -8,6 +8,7 @@ import { m0100_content } from './0100_content.js';
 import { m0210_retention_indexes } from './0210_retention_indexes.js';
 import { m0220_schedule_revision } from './0220_schedule_revision.js';
 import { m0250_password_links } from './0250_password_links.js';
+import { m0260_json_repair } from './0260_json_repair.js';
 
 export type { Migration } from './migration.js';
 
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0210_retention_indexes,
   m0220_schedule_revision,
   m0250_password_links,
+  m0260_json_repair,
 ];
