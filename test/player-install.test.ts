@@ -9,6 +9,8 @@ import { chromium } from 'playwright-core';
 import { signIn } from './helpers/auth.js';
 import { CHROMIUM, CHROMIUM_ARGS } from './helpers/browser.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
+import { pairScreen } from './helpers/screens.js';
+import { WebSocket } from 'ws';
 
 /**
  * The Linux player installer over HTTPS with the server's key pinned (docs/trust.md): the
@@ -50,7 +52,7 @@ function asTest(command: string, root: string, extra = ''): string {
 
 async function installInfo(app: TestApp) {
   const res = await app.json('/api/v1/install/linux');
-  t.equal(res.status, 200);
+  if (res.status !== 200) throw new Error(`GET /api/v1/install/linux: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data;
 }
 
@@ -391,4 +393,26 @@ t.test('systemd-analyze security: the player unit is hardened as far as a kiosk 
   writeFileSync(mirroring, unit);
   const mirroringScore = score(mirroring);
   t.ok(mirroringScore <= 1.5, `mirroring unit exposure ${mirroringScore} (was 9.0)`);
+});
+
+t.test('a paired player’s socket upgrades on the HTTPS listener (wss), trusting only the server’s certificate; no credential: 401', async (t) => {
+  const app = await startApp(t, { https: true });
+  const owner = await signIn(app);
+  const screen = await pairScreen(app, owner);
+  const url = `${app.httpsUrl!.replace('https:', 'wss:')}/api/v1/player/socket`;
+  const connect = (headers: Record<string, string>) =>
+    new Promise<{ opened: boolean; status?: number }>((resolve, reject) => {
+      const ws = new WebSocket(url, ['placard.v1'], { headers, ca: app.tls!.cert });
+      ws.on('open', () => {
+        ws.close();
+        resolve({ opened: true });
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        res.resume();
+        resolve({ opened: false, status: res.statusCode });
+      });
+      ws.on('error', reject);
+    });
+  t.same(await connect(screen.headers), { opened: true }, 'the device credential opens the socket over TLS');
+  t.same(await connect({}), { opened: false, status: 401 });
 });
