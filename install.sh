@@ -293,6 +293,14 @@ PLACARD_HOST=0.0.0.0
 PLACARD_DATA_DIR=/var/lib/placard
 # The URL screens and installers use to reach this server (http://<name or address>:<port>).
 $url_line
+# HTTPS with a certificate made in /var/lib/placard/tls at first start; screens pin its key
+# (docs/trust.md). 0 turns it off. Your own certificate instead (readable by the placard
+# user, e.g. in /etc/placard): PLACARD_TLS_CERT and PLACARD_TLS_KEY.
+PLACARD_HTTPS_PORT=8443
+#PLACARD_TLS_CERT=/etc/placard/tls/fullchain.pem
+#PLACARD_TLS_KEY=/etc/placard/tls/privkey.pem
+# Send people who open the console over http:// to https:// (players and installers stay).
+#PLACARD_HTTPS_REDIRECT=true
 PLACARD_LOG_LEVEL=info
 EOF
     CHANGED=1
@@ -552,7 +560,12 @@ print_url() {
     url="http://${addr:-$(hostname)}:${port:-8080}"
   fi
   say "Placard $VERSION is installed. Open the console: $url"
-  say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh"
+  https_port=$(sed -n 's/^PLACARD_HTTPS_PORT=\([0-9]*\).*/\1/p' "$ETC/placard.env" | tail -n 1)
+  if [ "${https_port:-8443}" != 0 ]; then
+    say "Screens: the console shows the install line with this server's HTTPS key pinned (Screens > Add screen); placard tls prints the key's fingerprint"
+  else
+    say "Screens install the player with: curl -fsSL $url/install.sh | sudo sh (unprotected: HTTPS is off, PLACARD_HTTPS_PORT=0)"
+  fi
 }
 
 UPGRADE_BACKUP=""

@@ -76,7 +76,7 @@ say "bundled $(run "$NODE" --version) ($ARCH)${PREFIX:+ under qemu, invoked expl
 [ "$(run "$NODE" --version)" = "v$(cat "$CURRENT/NODE_VERSION")" ] || fail "the bundled node is not the packaged version"
 
 DATA="$ROOT/var/lib/placard"
-SERVER_ENV=(PATH=/usr/bin:/bin HOME="$SCRATCH" QEMU_LD_PREFIX="$AARCH64_SYSROOT" PLACARD_DATA_DIR="$DATA" PLACARD_PORT="$PORT" PLACARD_HOST=127.0.0.1 PLACARD_LOG_LEVEL=info)
+SERVER_ENV=(PATH=/usr/bin:/bin HOME="$SCRATCH" QEMU_LD_PREFIX="$AARCH64_SYSROOT" PLACARD_DATA_DIR="$DATA" PLACARD_PORT="$PORT" PLACARD_HTTPS_PORT="$((PORT + 1))" PLACARD_HOST=127.0.0.1 PLACARD_LOG_LEVEL=info)
 if [ -n "$PREFIX" ]; then
   # No binfmt: the server's ffmpeg/ffprobe (the packaged arm64 ones) go through qemu too.
   mkdir -p "$SCRATCH/bin"
@@ -185,7 +185,7 @@ ip link set lo up 2>/dev/null || true
 # exec: a backgrounded start is then the server itself, so \$! is its pid and the SIGTERM
 # below reaches the server (not a shell around it, which would die with 143).
 start() {
-  exec env -i PATH=/usr/bin:/bin HOME=/ PLACARD_DATA_DIR="$P80/data" PLACARD_PORT=80 PLACARD_HOST=127.0.0.1 QEMU_LD_PREFIX="$AARCH64_SYSROOT" \\
+  exec env -i PATH=/usr/bin:/bin HOME=/ PLACARD_DATA_DIR="$P80/data" PLACARD_PORT=80 PLACARD_HTTPS_PORT=0 PLACARD_HOST=127.0.0.1 QEMU_LD_PREFIX="$AARCH64_SYSROOT" \\
     setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" $PREFIX "$NODE" "$CURRENT/dist/server/src/main.js"
 }
 # Without the capability: a clear refusal, not a crash.

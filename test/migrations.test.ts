@@ -84,7 +84,7 @@ t.test('the server process stops with one line on a newer database, and on one i
     await db.insertInto('schema_migrations').values({ version, name: 'elsewhere', applied_at: new Date().toISOString() }).execute();
     await close();
     const run = spawnSync(process.execPath, ['--import=tsx', 'server/src/main.ts'], {
-      env: { ...process.env, PLACARD_DATA_DIR: dir, PLACARD_PORT: '0', PLACARD_HOST: '127.0.0.1' },
+      env: { ...process.env, PLACARD_DATA_DIR: dir, PLACARD_PORT: '0', PLACARD_HTTPS_PORT: '0', PLACARD_HOST: '127.0.0.1' },
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -801,8 +801,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Linux player installer (sh), rendered with this server’s public URL
-         * @description Run on a screen box: `curl -fsSL <server>/install.sh | sudo sh`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`.
+         * The Linux player installer (sh), rendered with this server’s URL and the pin of its HTTPS key
+         * @description Run on a screen box with the line `GET /api/v1/install/linux` answers as `installCommand` (the console shows it): with HTTPS, `curl -fsS --pinnedpubkey <pin> -k https://<host>:<port>/install.sh | sudo sh -s -- --pin <pin>`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`; downloads the unit with the key pinned and installs it only if its sha256 is the one the script carries. Options: --pin, --server, --rotate, --screen-blanking, --replace-desktop, --uninstall, --no-start, --root (docs/trust.md).
          */
         get: operations["getInstallSh"];
         put?: never;
@@ -820,7 +820,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The systemd unit of the Linux player */
+        /** The systemd unit of the Linux player (the same bytes for every server of this version: the installer checks its sha256) */
         get: operations["getInstallPlayerService"];
         put?: never;
         post?: never;
@@ -8481,15 +8481,6 @@ export interface operations {
                     "text/plain": unknown;
                 };
             };
-            /** @description validation_failed: no public URL is set and the request’s Host is not a usable server address */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
             500: {
                 headers: {
@@ -8524,8 +8515,22 @@ export interface operations {
                             serverUrl: string;
                             playerUrl: string;
                             installScriptUrl: string;
+                            /** @description The line to run on a screen box; with HTTPS it pins the server’s keys (curl --pinnedpubkey) and hands the pin to the script */
                             installCommand: string;
+                            /** @description curl’s --pinnedpubkey value for the server’s keys (sha256//…;sha256//…); null without HTTPS */
+                            pin: string | null;
+                            tls: {
+                                /** @enum {string} */
+                                source: "generated" | "provided";
+                                /** @description SHA-256 of the certificate, as browsers show it */
+                                fingerprintSha256: string;
+                                /** @description base64 SHA-256 of the pinned public keys: the current one, then the next one (generated only) */
+                                spkiSha256: string[];
+                                notAfter: string;
+                            } | null;
                             serviceUrl: string;
+                            /** @description sha256 of the unit; the installer refuses any other */
+                            serviceSha256: string;
                             architectures: string[];
                             distributions: string[];
                             artifact: {
@@ -8897,6 +8902,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             fileName: string;
+                            /** @description The CPU the binary is built for (its ELF header); null: not a 64-bit x86 or ARM Linux program, which the installer refuses */
+                            architecture: ("x86_64" | "aarch64") | null;
                             sha256: string;
                             sizeBytes: number;
                             uploadedAt: string;

@@ -1,4 +1,4 @@
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
 import { defaultAuthenticators } from './authenticators.js';
 import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
 import { baseHeaders, errorEnvelope, logLateErrors, requestContext } from './platform/http/middleware.js';
@@ -10,6 +10,13 @@ import { ROUTES } from './routes.js';
 import { MODULES } from './modules/index.js';
 import { restoreGate } from './modules/system/index.js';
 import type { AppDeps } from './platform/app-deps.js';
+
+/** The same page on this server's HTTPS listener, for a plain-HTTP request (null: already secure, or no listener). */
+function httpsUrlOf(deps: AppDeps, ctx: Context): string | null {
+  if (ctx.secure || !deps.https) return null;
+  const port = deps.https.port === 443 ? '' : `:${deps.https.port}`;
+  return `https://${ctx.hostname}${port}${ctx.originalUrl}`;
+}
 
 /** The Koa application: conventions, auth, every route. Tests build it on port 0. */
 export function buildApp(deps: AppDeps): Koa {
@@ -31,7 +38,11 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(baseHeaders());
   app.use(restoreGate(deps)); // /api answers 503 while a restore swaps the data (modules/system)
   // The console and the player pages (before sessions: static files need none).
-  app.use(consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes));
+  app.use(
+    consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes, {
+      httpsRedirect: deps.config.httpsRedirect ? (ctx) => httpsUrlOf(deps, ctx) : undefined,
+    }),
+  );
   // Every module wires itself in, in MODULES order: its middleware (sessions, the tus header)
   // runs before the router, its periodic tasks, job kinds and hooks.
   for (const m of MODULES) m.install?.({ app, deps, realtime, secrets });

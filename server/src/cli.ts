@@ -22,6 +22,7 @@ import { recoverInterruptedRestore, restoreBackup } from './modules/system/resto
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';
 import { randomToken } from './platform/security/secrets.js';
+import { providedIdentity, rotateGeneratedKey, storedIdentity, TlsError } from './platform/security/tls.js';
 import { SERVER_VERSION } from './version.js';
 
 const HELP = `placard ${SERVER_VERSION}: the Placard server's command line
@@ -45,6 +46,10 @@ Usage: placard <command> [options]
   reset-password EMAIL [--password-stdin] [--disable-mfa]
                           set a new password for a locked-out user (printed unless given
                           on stdin), end their sessions and lift sign-in throttling
+  tls                     the HTTPS certificate's fingerprint and the pin screens use
+                          (compare them with what the console shows)
+  tls-rotate              move the generated certificate to its next key (screens pin both);
+                          restart the server after it (docs/trust.md)
   wait-ready [--timeout SECONDS]
                           wait until the local server's /readyz answers 200 (or 503
                           for low disk space alone: said on stderr, exit 0)
@@ -252,6 +257,29 @@ async function commandSchema(config: Config): Promise<number> {
   return 0;
 }
 
+function commandTls(config: Config): void {
+  if (config.httpsPort === 0) out('HTTPS is off (PLACARD_HTTPS_PORT=0)');
+  const id = config.tlsCertFile && config.tlsKeyFile ? providedIdentity(config.tlsCertFile, config.tlsKeyFile) : storedIdentity(config.dataDir);
+  if (!id) throw new CliError(`no certificate in ${path.join(config.dataDir, 'tls')} yet: the server makes it at its first start`);
+  out(`certificate:  ${id.certFile} (${id.source === 'provided' ? 'PLACARD_TLS_CERT' : 'generated'})`);
+  out(`fingerprint:  SHA256 ${id.fingerprintSha256}`);
+  out(`pin:          ${id.pin}`);
+  out(`names:        ${id.subjectAltNames.join(', ')}`);
+  out(`valid until:  ${id.notAfter}`);
+}
+
+async function commandTlsRotate(config: Config): Promise<void> {
+  if (config.tlsCertFile) throw new CliError('the server uses your certificate (PLACARD_TLS_CERT): rotate it where it comes from (docs/trust.md)');
+  try {
+    const r = await rotateGeneratedKey(config.dataDir);
+    out(`the server's key is now the one screens knew as next (${r.current}); the new next key is ${r.next}`);
+    out('restart the server (systemctl restart placard); run the install line from the console again on screens to give them the new next key');
+  } catch (err) {
+    if (err instanceof TlsError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -379,6 +407,12 @@ export async function runCli(argv: string[]): Promise<number> {
         return await commandSchema(config);
       case 'reset-password':
         await commandResetPassword(config, args);
+        break;
+      case 'tls':
+        commandTls(config);
+        break;
+      case 'tls-rotate':
+        await commandTlsRotate(config);
         break;
       case 'wait-ready':
         await commandWaitReady(config, args);

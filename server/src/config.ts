@@ -9,6 +9,13 @@ const boolFromEnv = z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']
 const EnvSchema = z.object({
   PLACARD_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PLACARD_HOST: z.string().min(1).default('0.0.0.0'),
+  /** HTTPS with the server's own certificate (docs/trust.md); 0 turns it off. */
+  PLACARD_HTTPS_PORT: z.coerce.number().int().min(0).max(65535).default(8443),
+  /** The admin's certificate (PEM, chain after the leaf allowed) and key; both or neither. Neither: a generated one in <data>/tls/. */
+  PLACARD_TLS_CERT: z.string().min(1).optional(),
+  PLACARD_TLS_KEY: z.string().min(1).optional(),
+  /** Console pages asked for over plain HTTP are redirected to HTTPS (players, installers and the API are not). */
+  PLACARD_HTTPS_REDIRECT: boolFromEnv.default(false),
   PLACARD_DATA_DIR: z.string().min(1).default('./data'),
   PLACARD_PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
@@ -85,6 +92,11 @@ const EnvSchema = z.object({
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /** PLACARD_HTTPS_PORT: 0 = no HTTPS listener. */
+  readonly httpsPort: number;
+  readonly tlsCertFile: string | null;
+  readonly tlsKeyFile: string | null;
+  readonly httpsRedirect: boolean;
   readonly dataDir: string;
   readonly publicUrl: string | null;
   readonly logLevel: (typeof LOG_LEVELS)[number];
@@ -134,9 +146,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (!e.PLACARD_TLS_CERT !== !e.PLACARD_TLS_KEY) {
+    throw new ConfigError('invalid configuration: PLACARD_TLS_CERT and PLACARD_TLS_KEY go together (give both, or neither for a generated certificate)');
+  }
+  if (e.PLACARD_HTTPS_PORT !== 0 && e.PLACARD_HTTPS_PORT === e.PLACARD_PORT) {
+    throw new ConfigError(
+      `invalid configuration: PLACARD_HTTPS_PORT=${e.PLACARD_HTTPS_PORT} is PLACARD_PORT too (HTTPS needs a port of its own; 0 turns it off)`,
+    );
+  }
   return Object.freeze({
     port: e.PLACARD_PORT,
     host: e.PLACARD_HOST,
+    httpsPort: e.PLACARD_HTTPS_PORT,
+    tlsCertFile: e.PLACARD_TLS_CERT ? path.resolve(e.PLACARD_TLS_CERT) : null,
+    tlsKeyFile: e.PLACARD_TLS_KEY ? path.resolve(e.PLACARD_TLS_KEY) : null,
+    httpsRedirect: e.PLACARD_HTTPS_REDIRECT,
     dataDir: path.resolve(e.PLACARD_DATA_DIR),
     publicUrl: e.PLACARD_PUBLIC_URL ?? null,
     logLevel: e.PLACARD_LOG_LEVEL,

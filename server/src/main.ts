@@ -11,8 +11,9 @@ import { PeriodicTasks } from './platform/jobs/periodic.js';
 import { createLogger } from './platform/log.js';
 import { MediaTools } from './platform/media/tools.js';
 import { recoverInterruptedRestore } from './modules/system/restore.js';
-import { settleDefaultTimeZone } from './modules/system/settings.js';
-import { listen } from './server.js';
+import { getSettings, settleDefaultTimeZone } from './modules/system/settings.js';
+import { defaultNames, generatedIdentity, providedIdentity, TlsError, type TlsIdentity } from './platform/security/tls.js';
+import { listen, type RunningServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
 
 function fail(line: string): never {
@@ -60,23 +61,64 @@ export async function main(options: MainOptions = {}): Promise<void> {
 
   const tools = new MediaTools(config);
   const periodic = new PeriodicTasks(logger);
-  const app = buildApp(newAppDeps({ config, db: database.db, logger, tools, periodic, extraRoutes: options.extraRoutes }));
-  const running = await listen(app, config.host, config.port, config.shutdownTimeoutMs).catch(async (err: NodeJS.ErrnoException) => {
-    await database.close();
-    if (err.code === 'EACCES')
-      fail(
-        `cannot listen on ${config.host} port ${config.port}: permission denied (ports below 1024 need CAP_NET_BIND_SERVICE: install.sh --port ${config.port} grants it to the service)`,
-      );
-    if (err.code === 'EADDRINUSE') fail(`cannot listen on ${config.host} port ${config.port}: another program uses it`);
-    if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${config.host} port ${config.port}: this machine has no such address (PLACARD_HOST)`);
-    throw err;
-  });
-  // After listening, the HTTP server reports accept failures (EMFILE when out of file
-  // descriptors) as 'error' events: logged, the server keeps listening.
+  // HTTPS identity: the admin's certificate, or one made (first start) and kept in <data>/tls/.
+  let identity: TlsIdentity | null = null;
+  if (config.httpsPort !== 0) {
+    try {
+      if (config.tlsCertFile && config.tlsKeyFile) identity = providedIdentity(config.tlsCertFile, config.tlsKeyFile);
+      else {
+        const settings = await getSettings(database.db);
+        const hosts = [config.publicUrl, settings.publicUrl].flatMap((u) => (u ? [new URL(u).hostname] : []));
+        const made = await generatedIdentity(config.dataDir, defaultNames(hosts));
+        if (made.issued) logger.info({ subjectAltNames: made.subjectAltNames, certFile: made.certFile }, 'TLS certificate issued');
+        identity = made;
+      }
+    } catch (err) {
+      await database.close();
+      if (err instanceof TlsError) fail(`HTTPS: ${err.message} (PLACARD_HTTPS_PORT=0 turns HTTPS off)`);
+      throw err;
+    }
+  }
+
+  const deps = newAppDeps({ config, db: database.db, logger, tools, periodic, extraRoutes: options.extraRoutes });
+  const app = buildApp(deps);
+  const listenOrFail = async (port: number, what: string, tls?: TlsIdentity): Promise<RunningServer> =>
+    listen(app, config.host, port, config.shutdownTimeoutMs, tls).catch(async (err: NodeJS.ErrnoException) => {
+      await database.close();
+      if (err.code === 'EACCES')
+        fail(
+          `cannot listen on ${config.host} port ${port}: permission denied (ports below 1024 need CAP_NET_BIND_SERVICE: install.sh --port ${port} grants it to the service)`,
+        );
+      if (err.code === 'EADDRINUSE') fail(`cannot listen on ${config.host} port ${port}: another program uses it (${what})`);
+      if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${config.host} port ${port}: this machine has no such address (PLACARD_HOST)`);
+      throw err;
+    });
+  const running = await listenOrFail(config.port, 'PLACARD_PORT');
+  // After listening, a server reports accept failures (EMFILE when out of file descriptors)
+  // as 'error' events: logged, the server keeps listening.
   running.server.on('error', (err) => logger.error({ err }, 'the HTTP server reported an error'));
+  let secure: RunningServer | null = null;
+  if (identity) {
+    secure = await listenOrFail(config.httpsPort, 'PLACARD_HTTPS_PORT; 0 turns HTTPS off', identity).catch(async (err) => {
+      await running.close(0);
+      throw err;
+    });
+    secure.server.on('error', (err) => logger.error({ err }, 'the HTTPS server reported an error'));
+    deps.https = { port: secure.port, identity };
+  }
   periodic.start();
   logger.info(
-    { version: SERVER_VERSION, instanceId, url: running.url, dataDir: config.dataDir, ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe },
+    {
+      version: SERVER_VERSION,
+      instanceId,
+      url: running.url,
+      httpsUrl: secure?.url ?? null,
+      tlsFingerprint: identity?.fingerprintSha256 ?? null,
+      tlsPin: identity?.pin ?? null,
+      dataDir: config.dataDir,
+      ffmpeg: tools.ffmpeg,
+      ffprobe: tools.ffprobe,
+    },
     `Placard listening on ${config.publicUrl ?? running.url}`,
   );
   void tools.check().then((status) => {
@@ -89,7 +131,7 @@ export async function main(options: MainOptions = {}): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
     try {
-      await running.close();
+      await Promise.all([running.close(), secure?.close()]);
       await periodic.stop();
       await database.close(); // checkpoints the WAL
     } catch (err) {

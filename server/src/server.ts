@@ -1,11 +1,12 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { RealtimeHub } from './platform/realtime/hub.js';
 
 export interface RunningServer {
-  server: http.Server;
-  /** e.g. http://127.0.0.1:41234 */
+  server: http.Server | https.Server;
+  /** e.g. http://127.0.0.1:41234 (https://... for a TLS listener) */
   url: string;
   port: number;
   /**
@@ -18,8 +19,15 @@ export interface RunningServer {
 /** A connection silent (no bytes either way) this long is closed; player sockets ping every 25 s. */
 export const IDLE_TIMEOUT_MS = 15 * 60_000;
 
-export async function listen(app: Koa, host: string, port: number, defaultTimeoutMs = 10_000): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
+/** PEM key and certificate (chain) of a TLS listener. */
+export interface TlsFiles {
+  key: string;
+  cert: string;
+}
+
+/** Serves `app` on host:port, over TLS when `tls` is given (the same app on both listeners). */
+export async function listen(app: Koa, host: string, port: number, defaultTimeoutMs = 10_000, tls?: TlsFiles): Promise<RunningServer> {
+  const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, app.callback()) : http.createServer(app.callback());
   // WebSocket upgrades (the player socket) go to the realtime hub, which checks the
   // device credential before the handshake; without a hub every upgrade is refused.
   const realtime = (app.context as { realtime?: RealtimeHub }).realtime;
@@ -47,7 +55,7 @@ export async function listen(app: Koa, host: string, port: number, defaultTimeou
   return {
     server,
     port: address.port,
-    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    url: `${tls ? 'https' : 'http'}://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
     close(timeoutMs = defaultTimeoutMs) {
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
@@ -57,6 +65,7 @@ export async function listen(app: Koa, host: string, port: number, defaultTimeou
           resolve();
         });
         server.closeIdleConnections();
+        // Two listeners share one hub: the first to close stops it (both close together).
         realtime?.close();
       });
       return closing;

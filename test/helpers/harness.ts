@@ -11,6 +11,7 @@ import { createLogger } from '../../server/src/platform/log.js';
 import type { Route } from '../../server/src/platform/http/route.js';
 import type { Authenticators } from '../../server/src/platform/http/auth.js';
 import { listen, type RunningServer } from '../../server/src/server.js';
+import { defaultNames, generatedIdentity, type TlsIdentity } from '../../server/src/platform/security/tls.js';
 
 /** A fresh temporary data directory, removed when the test ends. */
 export function tempDataDir(t: Test): string {
@@ -25,6 +26,9 @@ export interface TestApp {
   deps: AppDeps;
   database: OpenedDatabase;
   server: RunningServer;
+  /** With `https: true`: the HTTPS listener's URL and identity (a generated certificate in the data directory). */
+  httpsUrl: string | null;
+  tls: TlsIdentity | null;
   /** fetch against the app; `path` starts with '/'. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** fetch and parse JSON; answers status, headers and body. */
@@ -35,6 +39,8 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   extraRoutes?: readonly Route[];
   authenticators?: Authenticators;
+  /** Also listen with HTTPS (port 0, the certificate main.ts would make), as deps.https. */
+  https?: boolean;
 }
 
 /** The real app, on a real port (0), over a real SQLite file in a temp data directory. */
@@ -51,9 +57,17 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
     authenticators: options.authenticators,
     extraRoutes: options.extraRoutes,
   });
-  const server = await listen(buildApp(deps), '127.0.0.1', 0, 1_000);
+  const app = buildApp(deps);
+  const server = await listen(app, '127.0.0.1', 0, 1_000);
+  let secure: RunningServer | null = null;
+  let tls: TlsIdentity | null = null;
+  if (options.https) {
+    tls = await generatedIdentity(dataDir, defaultNames());
+    secure = await listen(app, '127.0.0.1', 0, 1_000, tls);
+    deps.https = { port: secure.port, identity: tls };
+  }
   t.teardown(async () => {
-    await server.close();
+    await Promise.all([server.close(), secure?.close()]);
     await deps.periodic.stop();
     await database.close();
   });
@@ -64,6 +78,8 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
     deps,
     database,
     server,
+    httpsUrl: secure?.url ?? null,
+    tls,
     fetch: doFetch,
     async json(p, init = {}) {
       const { json, ...rest } = init;

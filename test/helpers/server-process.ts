@@ -8,6 +8,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /** The HTTPS listener's URL when PLACARD_HTTPS_PORT is given (not 0), else null. */
+  httpsUrl: string | null;
   output(): string;
   /** Resolves with the exit code or signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -15,7 +17,8 @@ export interface ServerProcess {
 
 /**
  * The real server (server/src/main.ts) as a child process over `dataDir`, on a free port;
- * resolves once it logs that it listens. Killed at teardown if still running. `script`
+ * resolves once it logs that it listens. HTTPS is off unless the test gives PLACARD_HTTPS_PORT.
+ * Killed at teardown if still running. `script`
  * (relative to the repository) runs another entry point instead, e.g. one that calls main()
  * with extra routes (test/helpers/fault-server.ts).
  */
@@ -27,7 +30,15 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, options.script ?? 'server/src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '0', PLACARD_HOST: '127.0.0.1', PLACARD_LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      PLACARD_DATA_DIR: dataDir,
+      PLACARD_PORT: '0',
+      PLACARD_HTTPS_PORT: '0',
+      PLACARD_HOST: '127.0.0.1',
+      PLACARD_LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -54,5 +65,6 @@ export async function startServerProcess(
       reject(new Error(`server exited before listening:\n${out}`));
     });
   });
-  return { child, url, output: () => out, exited };
+  const httpsUrl = /"httpsUrl":"(https:\/\/[^"]+)"/.exec(out)?.[1] ?? null;
+  return { child, url, httpsUrl, output: () => out, exited };
 }

@@ -5,6 +5,7 @@ import type { Group, Location, Screen } from '../types';
 import { ErrorNote, formatTime, formValues, useAction, useLoad, useSession, useTitle } from '../ui';
 import { TIME_ZONES } from './places';
 import { zoneWords } from './schedule-rules';
+import { CopyField } from '../ui/dialogs';
 
 export const STATUS_LABEL: Record<Screen['status'], string> = { online: 'Online', stale: 'Stale', offline: 'Offline', pending: 'Never seen' };
 export const STATUS_CLASS: Record<Screen['status'], string> = { online: 'ok', stale: 'warn', offline: 'bad', pending: '' };
@@ -229,6 +230,52 @@ interface Pending {
   expiresAt: string;
 }
 
+/** What `GET /api/v1/install/linux` answers that this page shows. */
+interface LinuxInstall {
+  installCommand: string;
+  pin: string | null;
+  serverUrl: string;
+  tls: { source: 'generated' | 'provided'; fingerprintSha256: string; spkiSha256: string[]; notAfter: string } | null;
+}
+
+/**
+ * The one line that turns a Linux box into a screen. With HTTPS it pins this server's keys,
+ * so nobody on the network between can change what it installs (docs/trust.md).
+ */
+export function LinuxInstallCommand() {
+  const info = useLoad(() => api.get<LinuxInstall>('install/linux'));
+  if (info.error) return <ErrorNote error={info.error} />;
+  const d = info.data;
+  if (!d) return null;
+  return (
+    <section aria-labelledby="linux-install-h" class="narrow" data-testid="linux-install">
+      <h2 id="linux-install-h">A Linux screen box</h2>
+      <CopyField
+        label="Run this on the box (Debian or Raspberry Pi OS, x86_64 or arm64)"
+        value={d.installCommand}
+        testId="install-command"
+        help={
+          d.pin && d.tls ? (
+            <>
+              It installs Chromium in kiosk mode and shows the code to enter here. It talks to this server over HTTPS and accepts only this server’s key, so
+              nobody on the network between can change what it installs. Certificate fingerprint (SHA-256,{' '}
+              {d.tls.source === 'provided' ? 'your certificate' : 'made by this server'}):{' '}
+              <code class="fingerprint" data-testid="tls-fingerprint">
+                {d.tls.fingerprintSha256}
+              </code>
+            </>
+          ) : (
+            <>
+              This server has no HTTPS listener, so the installer travels unprotected: anyone on the network between could change it. Turn HTTPS on
+              (PLACARD_HTTPS_PORT) to get a command that checks the server’s key.
+            </>
+          )
+        }
+      />
+    </section>
+  );
+}
+
 /** Add a screen by the code it shows. */
 export function AddScreenPage() {
   useTitle('Add screen');
@@ -265,7 +312,7 @@ export function AddScreenPage() {
       <hgroup>
         <h1>Add screen</h1>
         <p>
-          Open <code>{location.origin}/play</code> on the screen (or install the Linux player); it shows a six-character code.
+          Open <code>{location.origin}/play</code> on the screen (or install the Linux player below); it shows a six-character code.
         </p>
       </hgroup>
       {!pending ? (
@@ -392,6 +439,7 @@ export function AddScreenPage() {
           </div>
         </form>
       )}
+      {!pending && <LinuxInstallCommand />}
     </>
   );
 }

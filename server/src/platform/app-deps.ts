@@ -7,6 +7,13 @@ import type { Route } from './http/route.js';
 import { PeriodicTasks } from './jobs/periodic.js';
 import { MediaTools } from './media/tools.js';
 import type { RealtimeHub } from './realtime/hub.js';
+import type { TlsIdentity } from './security/tls.js';
+
+/** The HTTPS listener: its port and the identity it presents (docs/trust.md). */
+export interface HttpsInfo {
+  port: number;
+  identity: TlsIdentity;
+}
 
 /** Process-wide state routes read (a restore in progress turns /readyz to 503). */
 export interface AppState {
@@ -33,6 +40,11 @@ export interface AppDeps {
    * it to the HTTP server. Modules push through it (screens/revision.ts).
    */
   realtime?: RealtimeHub;
+  /**
+   * The HTTPS listener, set by main.ts (and tests) once it listens; null or absent: none.
+   * Installer scripts are served for it with its key pinned (modules/provisioning).
+   */
+  https?: HttpsInfo | null;
   /** Replaces the modules' credential resolvers (tests of the auth plumbing only). */
   authenticators?: Authenticators;
   /** Routes added by tests and benchmarks, served like any other. */

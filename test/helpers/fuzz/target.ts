@@ -36,6 +36,7 @@ export class FuzzTarget {
         ...process.env,
         PLACARD_DATA_DIR: this.dataDir,
         PLACARD_PORT: '0',
+        PLACARD_HTTPS_PORT: '0',
         PLACARD_HOST: '127.0.0.1',
         PLACARD_LOG_LEVEL: 'info',
         PLACARD_VALIDATE_RESPONSES: '1',

@@ -16,7 +16,17 @@ import { contentDisposition, sendFile } from '../../platform/http/send-file.js';
 import { SERVER_VERSION } from '../../version.js';
 import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/index.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
-import { mirroringInstallScript, playerInstallScript, playerServiceUnit, safeServerUrl } from './scripts.js';
+import { open } from 'node:fs/promises';
+import {
+  elfArchitecture,
+  installCommand,
+  mirroringInstallScript,
+  PLAYER_SERVICE_SHA256,
+  playerInstallScript,
+  playerServiceUnit,
+  safeServerUrl,
+  type ScriptTarget,
+} from './scripts.js';
 
 const TAGS = ['Provisioning'];
 export const PLAYER_ARCHITECTURES = ['x86_64', 'aarch64'] as const;
@@ -35,6 +45,20 @@ async function serverUrlOf(ctx: Context): Promise<string> {
   const url = safeServerUrl(effectivePublicUrl(ctx.deps.config.publicUrl, settings, `${ctx.protocol}://${ctx.host}`));
   if (!url) throw new ApiError('validation_failed', 'The request’s Host is not a usable server address; set the public URL (Settings, or PLACARD_PUBLIC_URL)');
   return url;
+}
+
+/**
+ * Where screens reach this server and the pin of its key (docs/trust.md): with an HTTPS
+ * listener, its port on the public URL's host name and the listener's pin; without one, the
+ * public URL as it is (an https:// one is then trusted through the system's CAs).
+ */
+async function scriptTarget(ctx: Context): Promise<ScriptTarget> {
+  const base = await serverUrlOf(ctx);
+  const https = ctx.deps.https;
+  if (!https) return { serverUrl: base, pin: null };
+  const url = safeServerUrl(`https://${new URL(base).hostname}${https.port === 443 ? '' : `:${https.port}`}`);
+  if (!url) throw new ApiError('validation_failed', 'The public URL’s host is not usable for HTTPS; set the public URL (Settings, or PLACARD_PUBLIC_URL)');
+  return { serverUrl: url, pin: https.identity.pin };
 }
 
 function sendText(ctx: Context, body: string, type: string, filename?: string): void {
@@ -74,7 +98,8 @@ async function packTarGz(entries: { name: string; body: string; mode: number }[]
  * The Linux player artifact for a server URL: `placard-player/{install.sh,player.service,README}`
  * as a tar.gz, content-addressed under `<data>/releases/linux-player/` (built once per URL and version).
  */
-async function linuxArtifact(dataDir: string, serverUrl: string): Promise<Artifact> {
+async function linuxArtifact(dataDir: string, target: ScriptTarget): Promise<Artifact> {
+  const serverUrl = target.serverUrl;
   const fileName = `placard-player-${SERVER_VERSION}-linux.tar.gz`;
   const readme = [
     `Placard Linux player ${SERVER_VERSION} for ${serverUrl}`,
@@ -85,11 +110,16 @@ async function linuxArtifact(dataDir: string, serverUrl: string): Promise<Artifa
     '  sudo sh placard-player/install.sh',
     '',
     `It installs Chromium and cage, and shows ${serverUrl}/play full screen on tty1.`,
+    target.pin
+      ? `It reaches the server over HTTPS and accepts only its keys: ${target.pin}`
+      : 'It reaches the server over plain HTTP (the server has no HTTPS listener).',
+    'player.service is a copy for reading: install.sh downloads the unit from the server and installs it only if its sha256 is',
+    `${PLAYER_SERVICE_SHA256}, the one it carries.`,
     '',
   ].join('\n');
   const body = await packTarGz([
-    { name: 'placard-player/install.sh', body: playerInstallScript(serverUrl), mode: 0o755 },
-    { name: 'placard-player/player.service', body: playerServiceUnit(serverUrl), mode: 0o644 },
+    { name: 'placard-player/install.sh', body: playerInstallScript(target), mode: 0o755 },
+    { name: 'placard-player/player.service', body: playerServiceUnit(), mode: 0o644 },
     { name: 'placard-player/README', body: readme, mode: 0o644 },
   ]);
   const sha256 = createHash('sha256').update(body).digest('hex');
@@ -126,7 +156,7 @@ const HOW_TO_PROVIDE =
   'these routes then serve it with its sha256.';
 
 /** The uploaded mirroring receiver (the `provisioning.mirroringReceiver` setting), or 404 saying how to provide one. */
-async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeBytes: number; sha256: string }> {
+async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeBytes: number; sha256: string; architecture: 'x86_64' | 'aarch64' | null }> {
   const receiver = (await cachedSettings(ctx.deps.db)).provisioning.mirroringReceiver;
   if (!receiver) throw new ApiError('not_found', `No mirroring receiver has been provided. ${HOW_TO_PROVIDE}`);
   const file = path.join(ctx.deps.config.dataDir, MIRRORING_RECEIVER_DIR, receiver.fileName);
@@ -137,11 +167,27 @@ async function mirroringReceiver(ctx: Context): Promise<{ file: string; sizeByte
       `The mirroring receiver file is missing or damaged in the data directory (${MIRRORING_RECEIVER_DIR}/${receiver.fileName}). ${HOW_TO_PROVIDE}`,
     );
   }
-  return { file, sizeBytes: s.size, sha256: receiver.sha256 };
+  return { file, sizeBytes: s.size, sha256: receiver.sha256, architecture: await architectureOf(file) };
+}
+
+/** The CPU an uploaded receiver is built for (its ELF header), null when it is none the installer supports. */
+async function architectureOf(file: string): Promise<'x86_64' | 'aarch64' | null> {
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(20);
+    const { bytesRead } = await fh.read(head, 0, 20, 0);
+    return elfArchitecture(head.subarray(0, bytesRead));
+  } finally {
+    await fh.close();
+  }
 }
 
 const ReceiverInfo = z.object({
   fileName: z.string(),
+  architecture: z
+    .enum(['x86_64', 'aarch64'])
+    .nullable()
+    .meta({ description: 'The CPU the binary is built for (its ELF header); null: not a 64-bit x86 or ARM Linux program, which the installer refuses' }),
   sha256: z.string(),
   sizeBytes: z.number(),
   uploadedAt: z.string(),
@@ -150,8 +196,9 @@ const ReceiverInfo = z.object({
   installScriptUrl: z.string(),
 });
 
-const receiverInfo = (r: MirroringReceiver) => ({
+const receiverInfo = (r: MirroringReceiver, architecture: 'x86_64' | 'aarch64' | null) => ({
   fileName: 'placard-mirroring-receiver',
+  architecture,
   sha256: r.sha256,
   sizeBytes: r.sizeBytes,
   uploadedAt: r.uploadedAt,
@@ -200,8 +247,20 @@ const LinuxInstallInfo = z.object({
   serverUrl: z.string(),
   playerUrl: z.string(),
   installScriptUrl: z.string(),
-  installCommand: z.string(),
+  installCommand: z
+    .string()
+    .meta({ description: 'The line to run on a screen box; with HTTPS it pins the server’s keys (curl --pinnedpubkey) and hands the pin to the script' }),
+  pin: z.string().nullable().meta({ description: 'curl’s --pinnedpubkey value for the server’s keys (sha256//…;sha256//…); null without HTTPS' }),
+  tls: z
+    .object({
+      source: z.enum(['generated', 'provided']),
+      fingerprintSha256: z.string().meta({ description: 'SHA-256 of the certificate, as browsers show it' }),
+      spkiSha256: z.array(z.string()).meta({ description: 'base64 SHA-256 of the pinned public keys: the current one, then the next one (generated only)' }),
+      notAfter: z.string(),
+    })
+    .nullable(),
   serviceUrl: z.string(),
+  serviceSha256: z.string().meta({ description: 'sha256 of the unit; the installer refuses any other' }),
   architectures: z.array(z.string()),
   distributions: z.array(z.string()),
   artifact: z.object({ url: z.string(), fileName: z.string(), sizeBytes: z.number(), sha256: z.string(), contentType: z.string() }),
@@ -222,7 +281,7 @@ const artifactRoute = (method: 'GET' | 'HEAD') =>
       416: { description: 'range_not_satisfiable' },
     },
     handler: async (ctx) => {
-      const artifact = await linuxArtifact(ctx.deps.config.dataDir, await serverUrlOf(ctx));
+      const artifact = await linuxArtifact(ctx.deps.config.dataDir, await scriptTarget(ctx));
       await sendFile(ctx, {
         path: artifact.file,
         contentType: 'application/gzip',
@@ -265,26 +324,28 @@ export const provisioningRoutes = [
     path: '/install.sh',
     auth: 'public',
     tags: TAGS,
-    summary: 'The Linux player installer (sh), rendered with this server’s public URL',
+    summary: 'The Linux player installer (sh), rendered with this server’s URL and the pin of its HTTPS key',
     description:
-      'Run on a screen box: `curl -fsSL <server>/install.sh | sudo sh`. Installs Chromium and cage, a kiosk user and placard-player.service showing `/play?kiosk=1`.',
+      'Run on a screen box with the line `GET /api/v1/install/linux` answers as `installCommand` (the console shows it): with HTTPS, ' +
+      '`curl -fsS --pinnedpubkey <pin> -k https://<host>:<port>/install.sh | sudo sh -s -- --pin <pin>`. Installs Chromium and cage, a kiosk user and ' +
+      'placard-player.service showing `/play?kiosk=1`; downloads the unit with the key pinned and installs it only if its sha256 is the one the script carries. ' +
+      'Options: --pin, --server, --rotate, --screen-blanking, --replace-desktop, --uninstall, --no-start, --root (docs/trust.md).',
     responses: {
       400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
       200: { description: 'A POSIX sh script', content: { 'text/x-shellscript': {} } },
     },
-    handler: async (ctx) => sendText(ctx, playerInstallScript(await serverUrlOf(ctx)), 'text/x-shellscript; charset=utf-8', 'install.sh'),
+    handler: async (ctx) => sendText(ctx, playerInstallScript(await scriptTarget(ctx)), 'text/x-shellscript; charset=utf-8', 'install.sh'),
   }),
   defineRoute({
     method: 'GET',
     path: '/install/player.service',
     auth: 'public',
     tags: TAGS,
-    summary: 'The systemd unit of the Linux player',
+    summary: 'The systemd unit of the Linux player (the same bytes for every server of this version: the installer checks its sha256)',
     responses: {
-      400: { description: 'validation_failed: no public URL is set and the request’s Host is not a usable server address' },
       200: { description: 'A systemd unit file', content: { 'text/plain': {} } },
     },
-    handler: async (ctx) => sendText(ctx, playerServiceUnit(await serverUrlOf(ctx)), 'text/plain; charset=utf-8', 'placard-player.service'),
+    handler: async (ctx) => sendText(ctx, playerServiceUnit(), 'text/plain; charset=utf-8', 'placard-player.service'),
   }),
   defineRoute({
     method: 'GET',
@@ -297,18 +358,30 @@ export const provisioningRoutes = [
       200: { description: 'Install metadata', data: LinuxInstallInfo },
     },
     handler: async (ctx) => {
-      const serverUrl = await serverUrlOf(ctx);
-      const artifact = await linuxArtifact(ctx.deps.config.dataDir, serverUrl);
+      const target = await scriptTarget(ctx);
+      const serverUrl = target.serverUrl;
+      const artifact = await linuxArtifact(ctx.deps.config.dataDir, target);
+      const identity = ctx.deps.https?.identity;
       return ok({
         version: SERVER_VERSION,
         playerFamily: 'desktop-linux',
         serverUrl,
         playerUrl: `${serverUrl}/play?kiosk=1`,
         installScriptUrl: `${serverUrl}/install.sh`,
-        installCommand: `curl -fsSL ${serverUrl}/install.sh | sudo sh`,
+        installCommand: installCommand(target),
+        pin: target.pin,
+        tls: identity
+          ? { source: identity.source, fingerprintSha256: identity.fingerprintSha256, spkiSha256: identity.spkiSha256, notAfter: identity.notAfter }
+          : null,
         serviceUrl: `${serverUrl}/install/player.service`,
+        serviceSha256: PLAYER_SERVICE_SHA256,
         architectures: [...PLAYER_ARCHITECTURES],
-        distributions: ['Debian 12+', 'Ubuntu 22.04+', 'Raspberry Pi OS (bookworm+)'],
+        distributions: [
+          'Debian 12+',
+          'Raspberry Pi OS Lite (bookworm+)',
+          'Raspberry Pi OS Desktop (bookworm+, with --replace-desktop)',
+          'Ubuntu 22.04+ (with a Chromium or Chrome .deb; the snap is refused)',
+        ],
         artifact: {
           url: `${serverUrl}/api/v1/install/linux/artifact`,
           fileName: artifact.fileName,
@@ -334,7 +407,12 @@ export const provisioningRoutes = [
     },
     handler: async (ctx) => {
       const receiver = await mirroringReceiver(ctx);
-      sendText(ctx, mirroringInstallScript(await serverUrlOf(ctx), receiver.sha256), 'text/x-shellscript; charset=utf-8', 'install-mirroring.sh');
+      sendText(
+        ctx,
+        mirroringInstallScript(await scriptTarget(ctx), receiver.sha256, receiver.architecture),
+        'text/x-shellscript; charset=utf-8',
+        'install-mirroring.sh',
+      );
     },
   }),
   receiverRoute('GET'),
@@ -390,7 +468,7 @@ export const provisioningRoutes = [
         const receiver: MirroringReceiver = { fileName, sha256: got.sha256, sizeBytes: got.sizeBytes, uploadedAt: new Date().toISOString() };
         await setMirroringReceiver(ctx.deps.db, receiver, (auth as SessionPrincipal).userId);
         if (before && before.fileName !== fileName) await rm(path.join(dir, before.fileName), { force: true });
-        return ok(receiverInfo(receiver));
+        return ok(receiverInfo(receiver, await architectureOf(path.join(dir, fileName))));
       } finally {
         release();
       }

@@ -116,7 +116,12 @@ function notBuilt(ctx: Context, dir: string): void {
   ctx.body = `<!doctype html><meta charset="utf-8"><title>Placard</title><h1>Placard</h1><p>The console is not built (no ${path.join(dir, 'index.html').replace(/&/g, '&amp;').replace(/</g, '&lt;')}). Run <code>npm run build</code> (or <code>npm start</code>, which builds first).</p><p>The API answers under <a href="/api/v1/openapi.json">/api/v1</a>.</p>`;
 }
 
-export function consoleStatic(dir: string, routes: readonly Route[]): Middleware {
+export interface ConsoleStaticOptions {
+  /** Where a console page asked for over plain HTTP goes instead (308), or null to serve it (PLACARD_HTTPS_REDIRECT). */
+  httpsRedirect?: (ctx: Context) => string | null;
+}
+
+export function consoleStatic(dir: string, routes: readonly Route[], options: ConsoleStaticOptions = {}): Middleware {
   const root = path.resolve(dir);
   const isServerPath = routeMatcher(routes);
   return async (ctx, next) => {
@@ -133,6 +138,15 @@ export function consoleStatic(dir: string, routes: readonly Route[]): Middleware
     const file = path.resolve(root, `.${path.posix.normalize(`/${p}`)}`);
     if (file !== root && !file.startsWith(root + path.sep)) return next();
     const html = (name: 'index.html' | 'play.html') => {
+      // Only the console's pages move to HTTPS: /play, assets and the API stay for players
+      // and scripts on plain HTTP.
+      const target = name === 'index.html' ? options.httpsRedirect?.(ctx) : null;
+      if (target) {
+        ctx.status = 308; // keeps the method; ctx.redirect keeps a 3xx status set before it
+        ctx.set('Cache-Control', 'no-store');
+        ctx.redirect(target);
+        return;
+      }
       const page = path.join(root, name);
       const st = statFile(page);
       if (!st) return notBuilt(ctx, root);
