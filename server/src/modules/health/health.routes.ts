@@ -3,6 +3,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { pingDatabase } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import { StorageHealth, withDeadline } from '../../platform/storage.js';
 import { SERVER_VERSION } from '../../version.js';
 
@@ -25,14 +26,11 @@ const Readiness = z.object({ status: z.literal('ready'), checks: Checks });
 const DATABASE_TIMEOUT_MS = 2_000;
 
 /** The storage probes of each app (cached a few seconds: /readyz is public and polled). */
-const storage = new WeakMap<AppDeps, StorageHealth>();
+const STORAGE = new ScopeKey<{ health?: StorageHealth }>('health.storage', () => ({}));
 function storageOf(deps: AppDeps): StorageHealth {
-  let health = storage.get(deps);
-  if (!health) {
-    health = new StorageHealth(deps.config.dataDir, deps.config.minFreeBytes);
-    storage.set(deps, health);
-  }
-  return health;
+  const slot = deps.scope.get(STORAGE);
+  slot.health ??= new StorageHealth(deps.config.dataDir, deps.config.minFreeBytes);
+  return slot.health;
 }
 
 export const healthRoutes = [
