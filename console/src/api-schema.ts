@@ -2337,7 +2337,7 @@ export interface paths {
         put?: never;
         /**
          * What plays on a screen (or for a group) between two instants, and why
-         * @description At most 62 days. Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).
+         * @description At most 62 days and 3000 segments (past that, the timeline stops early with a `preview_truncated` warning). Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).
          */
         post: operations["postSchedulesPreview"];
         delete?: never;
