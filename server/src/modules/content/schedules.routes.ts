@@ -194,6 +194,22 @@ export interface ScheduleInput {
   enabled: boolean;
 }
 
+/**
+ * Every target exists. Checked again in the transaction that writes them: a screen, group or
+ * location is deleted only while no schedule targets it (in its own transaction), so
+ * between the two one of them is refused and no schedule is left naming what is gone.
+ */
+async function assertTargets(db: Db, targets: Targets): Promise<void> {
+  const missing = await missingTargets(db, targets);
+  if (missing.length) {
+    const gone = new Set(missing);
+    const refs = (['screen', 'group', 'location'] as const).flatMap((kind) =>
+      targets[`${kind}Ids`].flatMap((id, i) => (gone.has(`${kind} ${id}`) ? [{ path: ['targets', `${kind}Ids`, i], message: `no such ${kind}` }] : [])),
+    );
+    throw invalidReference(`Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
+  }
+}
+
 /** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
 export async function prepare(db: Db, input: ScheduleInput) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
@@ -209,14 +225,8 @@ export async function prepare(db: Db, input: ScheduleInput) {
   };
   if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0)
     throw invalid('targets', 'Name at least one screen, group or location');
-  const missing = await missingTargets(db, targets);
-  if (missing.length) {
-    const gone = new Set(missing);
-    const refs = (['screen', 'group', 'location'] as const).flatMap((kind) =>
-      input.targets[`${kind}Ids`].flatMap((id, i) => (gone.has(`${kind} ${id}`) ? [{ path: ['targets', `${kind}Ids`, i], message: `no such ${kind}` }] : [])),
-    );
-    throw invalidReference(`Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
-  }
+  // As given, so the issues point at the body's own indexes.
+  await assertTargets(db, input.targets);
   let zone: string;
   if (input.timeZone) {
     zone = input.timeZone;
@@ -419,6 +429,7 @@ export const scheduleRoutes = [
       const id = uuidv7();
       const t = now();
       await db.transaction().execute(async (trx) => {
+        await assertTargets(trx, targets);
         await trx
           .insertInto('schedules')
           .values({ id, ...row, revision: 1, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
@@ -594,6 +605,7 @@ export const scheduleRoutes = [
       };
       const { row: next, targets } = await prepare(db, merged);
       await db.transaction().execute(async (trx) => {
+        await assertTargets(trx, targets);
         await updateAtRevision(ctx, trx, row, next);
         await writeTargets(trx, row.id, targets);
       });
