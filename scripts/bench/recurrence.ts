@@ -53,7 +53,7 @@ for (const [i, w] of WORST_ALLOWED.entries()) {
     `${pad(w.name, 46)} ${pad(check, 9)} ${pad(cold, 7)} ${pad(warm, 6)} ${pad(day2.periods, 8)} ${pad(day2.occurrences.length, 6)} ${pad(long, 7)} ${pad(day62.periods, 8)} ${day62.occurrences.length}`,
   );
 }
-let t = performance.now();
+const t = performance.now();
 const timeline = resolveTimeline({ schedules: inputs }, from, from + 62 * DAY);
 console.log(`timeline of all ${inputs.length} over 62 days: ${timeline.length} segments in ${ms(t)} ms`);
 
