@@ -26,6 +26,8 @@ function zoneOf(name: string): Zone {
   let z = zones.get(name);
   if (!z) {
     z = Info.normalizeZone(name);
+    // Zones are checked where they are entered; one that is not a zone (NaN offsets) reads as UTC.
+    if (!z.isValid) z = Info.normalizeZone('UTC');
     if (zones.size >= 1000) zones.clear();
     zones.set(name, z);
   }
