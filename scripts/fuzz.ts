@@ -1,5 +1,5 @@
 /**
- * The fuzz test, longer: `npm run fuzz -- --seed N --requests M [--concurrency C] [--deadline-ms D] [--keep-data] [--worst-recurrence]`.
+ * The fuzz test, longer: `npm run fuzz -- --seed N --requests M [--concurrency C] [--deadline-ms D] [--keep-data]`.
  * Starts the real server over a temporary data directory, reads its OpenAPI document and
  * sends M generated requests (valid and hostile, every credential kind); prints progress,
  * then every finding with a reproducible request, and the counts. Exit code 1 on findings.
@@ -25,7 +25,6 @@ const fuzzer = new Fuzzer({
   log: (l) => console.log(l),
   progressEvery: 1000,
   keepData: process.argv.includes('--keep-data'),
-  worstRecurrence: process.argv.includes('--worst-recurrence'),
 });
 let failed = true;
 try {

@@ -174,32 +174,96 @@ t.test('recurrence across a DST change, priority then recency, group preview, re
   t.equal((await call('GET', `/api/v1/schedules/${hi.body.data.id}`)).status, 404);
 });
 
-t.test('a deleted group drops out of schedules and no longer holds playlists', async (t) => {
-  const { app, call } = await setup(t);
-  const now = new Date().toISOString();
-  const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b9';
-  await app.deps.db
-    .insertInto('screen_groups')
-    .values({ id: GROUP, name: 'Temp', description: null, policy: null, span: null, created_at: now, updated_at: now })
-    .execute();
+t.test('a group, location or screen that schedules target is not deleted (409 naming them); its assignment goes with it', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const { pairScreen } = await import('./helpers/screens.js');
+  const group = (await call('POST', '/api/v1/screen-groups', { name: 'Temp' })).body.data.id as string;
+  const other = (await call('POST', '/api/v1/screen-groups', { name: 'Other' })).body.data.id as string;
+  const location = (await call('POST', '/api/v1/locations', { name: 'Annex', timeZone: 'Europe/London' })).body.data.id as string;
+  const screen = await pairScreen(app, owner, { name: 'Kiosk' });
   const p = (await call('POST', '/api/v1/playlists', { name: 'P' })).body.data.id;
   const q = (await call('POST', '/api/v1/playlists', { name: 'Q' })).body.data.id;
-  const s = await call('POST', '/api/v1/schedules', {
-    name: 'S',
-    content: { playlistId: p },
-    targets: { groupIds: [GROUP] },
-    startsAt: '2026-06-01T09:00:00Z',
-  });
+  const schedule = (name: string, targets: object) =>
+    call('POST', '/api/v1/schedules', { name, content: { playlistId: p }, targets, startsAt: '2026-06-01T09:00:00Z', timeZone: 'UTC' });
+  const s = await schedule('S', { groupIds: [group] });
   t.equal(s.status, 201);
-  t.equal((await call('PUT', `/api/v1/screen-groups/${GROUP}/playlist-assignment`, { playlistId: q })).status, 200);
-  const blocked = await call('DELETE', `/api/v1/playlists/${q}`);
-  t.equal(blocked.status, 409);
-  t.same(blocked.body.error.details.usedBy, [{ type: 'group-assignment', id: GROUP, name: 'Temp' }]);
-  t.equal((await call('DELETE', `/api/v1/screen-groups/${GROUP}`)).status, 204);
-  const got = await call('GET', `/api/v1/schedules/${s.body.data.id}`);
-  t.same(got.body.data.targets.groupIds, []);
-  t.equal((await call('PATCH', `/api/v1/schedules/${s.body.data.id}`, { name: 'S2' })).status, 400, 'no targets left: the schedule must be given new ones');
-  t.equal((await call('DELETE', `/api/v1/playlists/${q}`)).status, 204, 'the deleted group’s assignment no longer counts');
+  const onLocation = await schedule('At the annex', { locationIds: [location] });
+  const onScreen = await schedule('On the kiosk', { screenIds: [screen.screenId] });
+  t.equal((await call('PUT', `/api/v1/screen-groups/${group}/playlist-assignment`, { playlistId: q })).status, 200);
+
+  let res = await call('DELETE', `/api/v1/screen-groups/${group}`);
+  t.equal(res.status, 409);
+  t.match(res.body.error, { code: 'conflict', message: 'Group "Temp" is named by schedule "S"; change those first' });
+  t.same(res.body.error.details.usedBy, [{ type: 'schedule', id: s.body.data.id, name: 'S' }]);
+  res = await call('DELETE', `/api/v1/locations/${location}`);
+  t.equal(res.status, 409);
+  t.same(res.body.error.details.usedBy, [{ type: 'schedule', id: onLocation.body.data.id, name: 'At the annex' }]);
+  res = await call('DELETE', `/api/v1/screens/${screen.screenId}`);
+  t.equal(res.status, 409);
+  t.same(res.body.error.details.usedBy, [{ type: 'schedule', id: onScreen.body.data.id, name: 'On the kiosk' }]);
+  t.equal((await call('GET', `/api/v1/schedules/${s.body.data.id}`)).body.data.targets.groupIds[0], group, 'the schedule still targets the group');
+
+  // Once the schedules target something else, the deletes go through.
+  t.equal((await call('PATCH', `/api/v1/schedules/${s.body.data.id}`, { targets: { groupIds: [other] } })).status, 200);
+  t.equal((await call('DELETE', `/api/v1/schedules/${onLocation.body.data.id}`)).status, 204);
+  t.equal((await call('PATCH', `/api/v1/schedules/${onScreen.body.data.id}`, { targets: { groupIds: [other] } })).status, 200);
+  t.equal((await call('DELETE', `/api/v1/screen-groups/${group}`)).status, 204);
+  t.equal((await call('DELETE', `/api/v1/locations/${location}`)).status, 204);
+  t.equal((await call('DELETE', `/api/v1/screens/${screen.screenId}`)).status, 204);
+  t.equal((await call('DELETE', `/api/v1/playlists/${q}`)).status, 204, 'the deleted group’s assignment went with it');
+  const stale = await app.deps.db.selectFrom('schedule_targets').selectAll().where('target_id', 'in', [group, location, screen.screenId]).execute();
+  t.same(stale, [], 'no schedule names what is gone');
+  // Another group's delete is refused in turn.
+  t.equal((await call('DELETE', `/api/v1/screen-groups/${other}`)).status, 409);
+});
+
+t.test('a schedule created while its group is deleted: one of the two is refused, never a schedule naming a deleted group', async (t) => {
+  const { app, call } = await setup(t);
+  const p = (await call('POST', '/api/v1/playlists', { name: 'P' })).body.data.id;
+  // Holds the app's one database connection; each step lets exactly one queued query through.
+  const hold = () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    return { release, held: app.deps.db.connection().execute(() => gate) };
+  };
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const seen = new Set<string>();
+  // The schedule's request gets n queries ahead before the delete joins it: every interleaving
+  // of the two, from "the delete goes first" to "the schedule is written first".
+  for (let n = 0; n < 7; n++) {
+    const group = (await call('POST', '/api/v1/screen-groups', { name: `G${n}` })).body.data.id as string;
+    let h = hold();
+    const created = call('POST', '/api/v1/schedules', {
+      name: `S${n}`,
+      content: { playlistId: p },
+      targets: { groupIds: [group] },
+      startsAt: '2026-06-01T09:00:00Z',
+    });
+    await pause(100);
+    for (let i = 0; i < n; i++) {
+      const next = hold();
+      h.release();
+      await h.held;
+      h = next;
+      await pause(20);
+    }
+    const deleted = call('DELETE', `/api/v1/screen-groups/${group}`);
+    await pause(100);
+    h.release();
+    await h.held;
+    const outcome = `${(await created).status}/${(await deleted).status}`;
+    seen.add(outcome);
+    t.ok(['201/409', '400/204'].includes(outcome), `${n} queries ahead: schedule and delete answered ${outcome}`);
+  }
+  t.same([...seen].sort(), ['201/409', '400/204'], 'both orders were tried');
+  const stale = await app.deps.db
+    .selectFrom('schedule_targets as t')
+    .leftJoin('screen_groups as g', 'g.id', 't.target_id')
+    .select('t.target_id')
+    .where('t.target_type', '=', 'group')
+    .where('g.id', 'is', null)
+    .execute();
+  t.same(stale, [], 'no schedule targets a deleted group');
 });
 
 t.test('a schedule that follows the screens’ zone keeps its local times when edited', async (t) => {

@@ -29,9 +29,6 @@ const KNOWN_FAILURES: KnownFailure[] = [
     bug: 'a hostile tar on POST /api/v1/system/backups kills the server (issue 15, branch robust)',
   },
 ];
-// Also waiting on branch robust: the worst recurrence (FREQ=SECONDLY from years ago) freezes
-// the server for minutes, so the run leaves it out (FuzzOptions.worstRecurrence) until then.
-// The integrator turns it on here when the RRULE bounds land.
 
 const seed = Number(process.env.PLACARD_FUZZ_SEED ?? randomInt(2 ** 31));
 const requests = Number(process.env.PLACARD_FUZZ_REQUESTS ?? 2500);
@@ -39,7 +36,7 @@ const requests = Number(process.env.PLACARD_FUZZ_REQUESTS ?? 2500);
 t.setTimeout(15 * 60_000);
 
 t.test(`fuzz every operation of the served OpenAPI document (seed ${seed}, ${requests} requests; repeat with PLACARD_FUZZ_SEED=${seed})`, async (t) => {
-  const fuzzer = new Fuzzer({ seed, requests, concurrency: 2, deadlineMs: 30_000, log: (line) => t.comment(line), progressEvery: 500, worstRecurrence: false });
+  const fuzzer = new Fuzzer({ seed, requests, concurrency: 2, deadlineMs: 30_000, log: (line) => t.comment(line), progressEvery: 500 });
   t.teardown(() => fuzzer.close());
   await fuzzer.setup();
   const report = await fuzzer.run();

@@ -1627,7 +1627,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a location that no screen is in */
+        /**
+         * Delete a location that no screen is in
+         * @description Refused (409 `conflict`) while screens are there (`details.screenIds`) or schedules target it (`details.usedBy` lists them, `{type, id, name}`); move the screens and change the schedules’ targets first.
+         */
         delete: operations["deleteLocationsById"];
         options?: never;
         head?: never;
@@ -1664,7 +1667,10 @@ export interface paths {
         get: operations["getScreenGroupsById"];
         put?: never;
         post?: never;
-        /** Delete a group (its screens stay) */
+        /**
+         * Delete a group (its screens stay)
+         * @description Refused (409 `conflict`) while schedules target the group: `details.usedBy` lists them (`{type, id, name}`); change their targets first. The group’s playlist assignment goes with it; its members play what remains for them.
+         */
         delete: operations["deleteScreenGroupsById"];
         options?: never;
         head?: never;
@@ -2337,7 +2343,7 @@ export interface paths {
         put?: never;
         /**
          * What plays on a screen (or for a group) between two instants, and why
-         * @description At most 62 days. Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).
+         * @description At most 62 days and 3000 segments (past that, the timeline stops early with a `preview_truncated` warning). Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).
          */
         post: operations["postSchedulesPreview"];
         delete?: never;
@@ -14011,7 +14017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description conflict: screens are still there */
+            /** @description conflict: screens are still there, or schedules target the location */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14465,7 +14471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description conflict: still referenced elsewhere */
+            /** @description conflict: schedules still target the group; details.usedBy lists them */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,3 +1,4 @@
+import { REFUSED, WORST_ALLOWED } from './recurrence.js';
 import { stringFromPattern } from './regex-gen.js';
 import type { Rng } from './rng.js';
 
@@ -50,7 +51,16 @@ export function deref(doc: any, schema: Schema | undefined): Schema {
 }
 
 const TIME_ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Australia/Lord_Howe'];
-const RRULES = ['FREQ=DAILY', 'FREQ=WEEKLY;BYDAY=MO,WE,FR', 'FREQ=DAILY;COUNT=5', 'FREQ=MONTHLY;BYMONTHDAY=1', 'FREQ=HOURLY;INTERVAL=6'];
+const RRULES = [
+  'FREQ=DAILY',
+  'FREQ=WEEKLY;BYDAY=MO,WE,FR',
+  'FREQ=DAILY;COUNT=5',
+  'FREQ=MONTHLY;BYMONTHDAY=1',
+  'FREQ=HOURLY;INTERVAL=6',
+  // The worst rules allowed and ones that must be refused (issue 15).
+  ...WORST_ALLOWED.map((w) => w.rrule),
+  ...REFUSED,
+];
 
 function isoNear(rng: Rng): string {
   const dayMs = 86_400_000;
@@ -236,6 +246,7 @@ export function hostileValue(rng: Rng): unknown {
     () => 'FREQ=SECONDLY',
     () => 'FREQ=MINUTELY;INTERVAL=1',
     () => 'FREQ=DAILY;BYHOUR=99',
+    () => rng.pick(REFUSED),
     () => 'Not/A_Zone',
     () => 'http://127.0.0.1:1/',
     () => 'http://169.254.169.254/latest/meta-data/',

@@ -1,6 +1,7 @@
 /**
  * Content's registrations in the media, screens and system modules' seams (for one app):
- * - deleting an asset a playlist or layout uses answers 409 naming them;
+ * - deleting an asset a playlist or layout uses answers 409 naming them, and so does
+ *   deleting a screen, group or location that schedules target (the screens module's seam);
  * - a screen downloads only variants of assets its current manifest uses;
  * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
  *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists).
@@ -17,7 +18,7 @@ import { describeNowShowing } from './describe-now-showing.js';
 import { onSettingsChanged } from '../system/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
-import { registerScreenReferences } from '../screens/index.js';
+import { registerTargetReferences } from '../screens/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -44,23 +45,24 @@ export function installContentHooks(deps: AppDeps): void {
     if (!screen) return false;
     return (await currentManifest(deps, screen)).assetIds.has(assetId);
   });
-  // A screen that schedules name directly is not deleted (409 names them); its assignment
-  // and manifest dependencies go with it.
-  registerScreenReferences(deps, 'content', {
-    async usages(db, screenId) {
+  // A screen, group or location that schedules target is not deleted (409 names them): a
+  // venue admin decides what those schedules should play on instead. A screen's or group's
+  // playlist assignment, and a screen's manifest dependencies, go with it.
+  registerTargetReferences(deps, 'content', {
+    async usages(db, kind, id) {
       const rows = await db
         .selectFrom('schedule_targets as t')
         .innerJoin('schedules as s', 's.id', 't.schedule_id')
         .select(['s.id', 's.name'])
-        .where('t.target_type', '=', 'screen')
-        .where('t.target_id', '=', screenId)
+        .where('t.target_type', '=', kind)
+        .where('t.target_id', '=', id)
         .orderBy('s.name')
         .execute();
       return rows.map((r) => ({ type: 'schedule', id: r.id, name: r.name }));
     },
-    async forget(db, screenId) {
-      await db.deleteFrom('playlist_assignments').where('target_type', '=', 'screen').where('target_id', '=', screenId).execute();
-      await db.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+    async forget(db, kind, id) {
+      if (kind !== 'location') await db.deleteFrom('playlist_assignments').where('target_type', '=', kind).where('target_id', '=', id).execute();
+      if (kind === 'screen') await db.deleteFrom('manifest_deps').where('screen_id', '=', id).execute();
     },
   });
   // Screens without a location run in the server's default zone: when it moves, so do they.

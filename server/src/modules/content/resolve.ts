@@ -13,11 +13,13 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
+import { pacer } from '../../platform/pace.js';
 import {
   clipOccurrences,
   compareSchedules,
+  expand,
   inZone,
-  occurrences,
+  overlapsAny,
   resolveTimeline,
   type FallbackSource,
   type Interval,
@@ -57,6 +59,8 @@ export interface Resolution {
   schedules: Map<string, SchedulesTable>;
   warnings: Warning[];
   deps: DepRef[];
+  /** Where the segments stop short of the window (`maxSegments` reached), else null. */
+  truncatedAt: string | null;
 }
 
 export type Subject = { kind: 'screen'; screen: ScreenContext } | { kind: 'group'; groupId: string; timeZone: string };
@@ -77,8 +81,6 @@ export function scheduleInput(row: SchedulesTable, zone: string): ScheduleInput 
   return row.follow_screen_zone === 1 ? inZone(input, zone) : input;
 }
 
-const overlaps = (list: readonly Occurrence[], a: number, b: number) => list.some((o) => o.start < b && o.end > a);
-
 /** A schedule as the resolution sees it: every occurrence, and the parts during which it can play. */
 interface Candidate {
   row: SchedulesTable;
@@ -96,6 +98,8 @@ export interface ResolveOptions {
    * exact (the preview). The manifest keeps one segment per stretch of the same content.
    */
   explain?: boolean;
+  /** At most this many segments (the rest of the window is left out: `truncatedAt`). */
+  maxSegments?: number;
 }
 
 export async function resolveSubject(db: Db, subject: Subject, from: number, to: number, options: ResolveOptions = {}): Promise<Resolution> {
@@ -139,15 +143,34 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   }
   const inputs: ScheduleInput[] = [];
   const availability = new Map<string, Interval[]>();
+  const expanded = new Map<string, Occurrence[]>();
   const candidates: Candidate[] = [];
+  // Expansions are bounded (schedules/rrule-check.ts) but a screen may have many schedules:
+  // give the event loop a turn between them when one took a while.
+  const pace = pacer();
   for (const r of rows) {
+    await pace();
     if (r.layout_id) deps.push({ kind: 'layout', id: r.layout_id });
     if (r.content_type === 'campaign') {
       warnings.push({ code: 'campaign_unavailable', message: `Schedule "${r.name}" shows a campaign; campaigns are not available yet`, scheduleId: r.id });
       continue;
     }
     const input = scheduleInput(r, zone);
-    const raw = occurrences(input, from, to);
+    const expansion = expand(input, from, to);
+    const raw = expansion.occurrences;
+    expanded.set(r.id, raw);
+    if (expansion.refused)
+      warnings.push({
+        code: 'rrule_unsupported',
+        message: `Schedule "${r.name}" has a repeat rule schedules no longer accept (${expansion.refused}); it is skipped until its rule is changed`,
+        scheduleId: r.id,
+      });
+    else if (expansion.truncated)
+      warnings.push({
+        code: 'recurrence_truncated',
+        message: `Schedule "${r.name}" repeats more often than schedules allow; only its first occurrences here are used until its rule is changed`,
+        scheduleId: r.id,
+      });
     if (r.layout_id && !published.has(r.layout_id)) {
       if (raw.length)
         warnings.push({
@@ -218,7 +241,9 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
       });
     }
   }
-  const segments = resolveTimeline({ schedules: inputs, fallbacks, availability }, from, to);
+  await pace();
+  const segments = resolveTimeline({ schedules: inputs, fallbacks, availability, expanded }, from, to);
+  await pace();
   for (const d of loader.deps.values()) deps.push(d);
 
   // Names of the sources: schedules', and the screen's or groups' for assignments.
@@ -231,29 +256,40 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
 
   // Why: which other schedules were active and lost, and which stronger sources were passed over.
   const byId = new Map(inputs.map((s) => [s.id, s]));
-  let pieces: Segment[] = segments;
+  // The preview cuts segments further where what they outrank or pass over changes.
+  const points: number[] = [];
   if (options.explain) {
     const cuts = new Set<number>();
     for (const c of candidates) for (const o of [...c.raw, ...c.playing]) for (const x of [o.start, o.end]) if (x > from && x < to) cuts.add(x);
-    const points = [...cuts].sort((x, y) => x - y);
-    pieces = segments.flatMap((seg) => {
+    points.push(...[...cuts].sort((x, y) => x - y));
+    await pace();
+  }
+  /** The pieces of the segments, in order (segments are in order: one pass over the points). */
+  function* piecesOf(): Generator<Segment> {
+    let p = 0;
+    for (const seg of segments) {
       const a = Date.parse(seg.startsAt);
       const b = Date.parse(seg.endsAt);
-      const inner = [a, ...points.filter((x) => x > a && x < b), b];
-      return inner.slice(1).map((end, i) => ({ ...seg, startsAt: new Date(inner[i]!).toISOString(), endsAt: new Date(end).toISOString() }));
-    });
+      while (p < points.length && points[p]! <= a) p++;
+      let start = a;
+      for (; p < points.length && points[p]! < b; p++) {
+        yield { ...seg, startsAt: new Date(start).toISOString(), endsAt: new Date(points[p]!).toISOString() };
+        start = points[p]!;
+      }
+      yield start === a ? seg : { ...seg, startsAt: new Date(start).toISOString() };
+    }
   }
-  const explained: ResolvedSegment[] = pieces.map((seg) => {
+  const explain = (seg: Segment): ResolvedSegment => {
     const a = Date.parse(seg.startsAt);
     const b = Date.parse(seg.endsAt);
     const winner = seg.source.type === 'schedule' && seg.source.id ? byId.get(seg.source.id) : undefined;
     const outranked = candidates
-      .filter((c) => c.row.id !== seg.source.id && overlaps(c.playing, a, b))
+      .filter((c) => c.row.id !== seg.source.id && overlapsAny(c.playing, a, b))
       .map((c) => c.input)
       .sort(compareSchedules)
       .map((s) => ({ id: s.id, name: schedules.get(s.id)?.name ?? s.id, priority: s.priority }));
     const skipped: Skipped[] = candidates
-      .filter((c) => overlaps(c.raw, a, b) && !overlaps(c.playing, a, b) && (!winner || compareSchedules(c.input, winner) < 0))
+      .filter((c) => overlapsAny(c.raw, a, b) && !overlapsAny(c.playing, a, b) && (!winner || compareSchedules(c.input, winner) < 0))
       .sort((x, y) => compareSchedules(x.input, y.input))
       .map((c) => ({
         type: 'schedule',
@@ -278,14 +314,28 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     }
     const sourceName = winner ? (schedules.get(winner.id)?.name ?? null) : seg.source.id ? (targetNames.get(seg.source.id) ?? null) : null;
     return { ...seg, sourceName, outranked, skipped };
-  });
-  // Pieces that say the same thing join again.
+  };
+  // Pieces that say the same thing join again; at most `maxSegments` (a dense rule over a
+  // long preview makes thousands), with a turn for the event loop now and then.
   const key = (s: ResolvedSegment) => JSON.stringify([s.source, s.content, s.outranked.map((o) => o.id), s.skipped.map((k) => `${k.type}:${k.id}`)]);
   const resolved: ResolvedSegment[] = [];
-  for (const seg of explained) {
+  let lastKey = '';
+  let truncatedAt: string | null = null;
+  for (const piece of piecesOf()) {
+    await pace();
+    const seg = explain(piece);
+    const k = key(seg);
     const prev = resolved.at(-1);
-    if (prev && prev.endsAt === seg.startsAt && key(prev) === key(seg)) prev.endsAt = seg.endsAt;
-    else resolved.push(seg);
+    if (prev && prev.endsAt === seg.startsAt && lastKey === k) {
+      prev.endsAt = seg.endsAt;
+      continue;
+    }
+    if (resolved.length >= (options.maxSegments ?? Number.POSITIVE_INFINITY)) {
+      truncatedAt = seg.startsAt;
+      break;
+    }
+    resolved.push(seg);
+    lastKey = k;
   }
-  return { timeZone: zone, segments: resolved, schedules, warnings, deps };
+  return { timeZone: zone, segments: resolved, schedules, warnings, deps, truncatedAt };
 }

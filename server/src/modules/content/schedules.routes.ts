@@ -7,8 +7,9 @@ import type { SchedulesTable } from '../../platform/db/schema.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
+import { pacer } from '../../platform/pace.js';
 import { created, defineRoute, noContent, ok, uuidParam, uuidParam as Uuid } from '../../platform/http/route.js';
-import { isValidTimeZone, occurrences, parseRrule } from '../schedules/index.js';
+import { checkSeries, isValidTimeZone, occurrences, parseRrule, RruleError } from '../schedules/index.js';
 import { contentChanged } from './changes.js';
 import { checkRevision, etagOf, Instant, notYet, now } from './common.js';
 import { defaultTimeZone, existingTargets, groupExists, groupZone, missingTargets, screenContext, screensOf, zonesOf, type Targets } from './screen-context.js';
@@ -17,6 +18,11 @@ import { resolveSubject, scheduleInput, type Skipped } from './resolve.js';
 const TAGS = ['Schedules'];
 const IdParams = z.object({ id: uuidParam });
 const MAX_PREVIEW_MS = 62 * 86_400_000;
+/**
+ * A preview answers at most this many segments: a month of the densest rule allowed (48
+ * occurrences a day, each with the source below it between) fits; 62 days of it make 6 000.
+ */
+const MAX_PREVIEW_SEGMENTS = 3000;
 
 function invalid(path: string, message: string): ApiError {
   return new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [path], message, code: 'invalid' }] } });
@@ -116,7 +122,7 @@ async function contentName(db: Db, row: SchedulesTable): Promise<string | null> 
 async function toDto(db: Db, row: SchedulesTable) {
   const t = Date.now();
   const next = row.enabled
-    ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000)[0]
+    ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000, { limit: 1 })[0]
     : undefined;
   return {
     id: row.id,
@@ -188,6 +194,22 @@ export interface ScheduleInput {
   enabled: boolean;
 }
 
+/**
+ * Every target exists. Checked again in the transaction that writes them: a screen, group or
+ * location is deleted only while no schedule targets it (in its own transaction), so
+ * between the two one of them is refused and no schedule is left naming what is gone.
+ */
+async function assertTargets(db: Db, targets: Targets): Promise<void> {
+  const missing = await missingTargets(db, targets);
+  if (missing.length) {
+    const gone = new Set(missing);
+    const refs = (['screen', 'group', 'location'] as const).flatMap((kind) =>
+      targets[`${kind}Ids`].flatMap((id, i) => (gone.has(`${kind} ${id}`) ? [{ path: ['targets', `${kind}Ids`, i], message: `no such ${kind}` }] : [])),
+    );
+    throw invalidReference(`Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
+  }
+}
+
 /** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
 export async function prepare(db: Db, input: ScheduleInput) {
   if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
@@ -203,14 +225,8 @@ export async function prepare(db: Db, input: ScheduleInput) {
   };
   if (targets.screenIds.length + targets.groupIds.length + targets.locationIds.length === 0)
     throw invalid('targets', 'Name at least one screen, group or location');
-  const missing = await missingTargets(db, targets);
-  if (missing.length) {
-    const gone = new Set(missing);
-    const refs = (['screen', 'group', 'location'] as const).flatMap((kind) =>
-      input.targets[`${kind}Ids`].flatMap((id, i) => (gone.has(`${kind} ${id}`) ? [{ path: ['targets', `${kind}Ids`, i], message: `no such ${kind}` }] : [])),
-    );
-    throw invalidReference(`Unknown targets: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`, refs);
-  }
+  // As given, so the issues point at the body's own indexes.
+  await assertTargets(db, input.targets);
   let zone: string;
   if (input.timeZone) {
     zone = input.timeZone;
@@ -229,6 +245,14 @@ export async function prepare(db: Db, input: ScheduleInput) {
       throw invalid('rrule', `Not a valid RRULE: ${(err as Error).message}`);
     }
     if (!endsAt) throw invalid('endsAt', 'A recurring schedule needs endsAt: the end of its first occurrence (each occurrence lasts as long)');
+    // The series as a whole: bounded and occurring at all (docs/content.md, "Recurrence limits").
+    try {
+      checkSeries({ startsAt, endsAt, rrule, timeZone: zone });
+    } catch (err) {
+      if (!(err instanceof RruleError)) throw err;
+      if (err.part === 'startsAt' || err.part === 'endsAt') throw invalid(err.part, err.message);
+      throw invalid('rrule', `Not a valid RRULE: ${err.message}`);
+    }
   }
   return {
     targets,
@@ -380,7 +404,11 @@ export const scheduleRoutes = [
         .execute();
       const page = toPage(rows, query.limit, (r) => r.name);
       const items = [];
-      for (const r of page.items) items.push(await toDto(ctx.deps.db, r));
+      const pace = pacer();
+      for (const r of page.items) {
+        await pace();
+        items.push(await toDto(ctx.deps.db, r));
+      }
       return ok({ items, nextCursor: page.nextCursor });
     },
   }),
@@ -401,6 +429,7 @@ export const scheduleRoutes = [
       const id = uuidv7();
       const t = now();
       await db.transaction().execute(async (trx) => {
+        await assertTargets(trx, targets);
         await trx
           .insertInto('schedules')
           .values({ id, ...row, revision: 1, created_by: (auth as SessionPrincipal).userId, created_at: t, updated_at: t })
@@ -419,7 +448,7 @@ export const scheduleRoutes = [
     tags: TAGS,
     summary: 'What plays on a screen (or for a group) between two instants, and why',
     description:
-      'At most 62 days. Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).',
+      'At most 62 days and 3000 segments (past that, the timeline stops early with a `preview_truncated` warning). Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).',
     body: z
       .object({ screenId: Uuid.optional(), groupId: Uuid.optional(), from: Instant, to: Instant })
       .refine((b) => Boolean(b.screenId) !== Boolean(b.groupId), { message: 'give screenId or groupId', path: ['screenId'] }),
@@ -446,11 +475,14 @@ export const scheduleRoutes = [
       if (body.screenId) {
         const screen = await screenContext(db, body.screenId);
         if (!screen) throw invalidReference(`No screen ${body.screenId}`, { path: ['screenId'], message: 'no such screen' });
-        resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true });
+        resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true, maxSegments: MAX_PREVIEW_SEGMENTS });
       } else {
         const group = await groupExists(db, body.groupId!);
         if (!group) throw invalidReference(`No group ${body.groupId}`, { path: ['groupId'], message: 'no such group' });
-        resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, { explain: true });
+        resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, {
+          explain: true,
+          maxSegments: MAX_PREVIEW_SEGMENTS,
+        });
       }
       const playlistIds = new Set<string>();
       const layoutIds = new Set<string>();
@@ -476,7 +508,10 @@ export const scheduleRoutes = [
           .execute())
           names.set(r.id, r.name);
       const subject = body.groupId ? 'group' : 'screen';
-      const timeline = resolution.segments.map((s) => {
+      const pace = pacer();
+      const timeline = [];
+      for (const s of resolution.segments) {
+        await pace();
         const schedule = s.source.type === 'schedule' && s.source.id ? resolution.schedules.get(s.source.id) : undefined;
         const contentName = s.content ? (names.get(s.content.id) ?? null) : null;
         const passedOver = s.skipped.map((k) => skippedSentence(k, names.get(k.content.id) ?? null, subject));
@@ -507,7 +542,7 @@ export const scheduleRoutes = [
           reason = [why, ...passedOver].filter(Boolean).join('; ');
           reason = `${capitalised(reason)}: ${plays}`;
         }
-        return {
+        timeline.push({
           startsAt: s.startsAt,
           endsAt: s.endsAt,
           source: { type: s.source.type, id: s.source.id, name: s.sourceName },
@@ -515,9 +550,15 @@ export const scheduleRoutes = [
           reason,
           outranked: s.outranked,
           skipped: s.skipped.map((k) => ({ ...k, content: { ...k.content, name: names.get(k.content.id) ?? null } })),
-        };
-      });
-      return ok({ timeZone: resolution.timeZone, from: body.from, to: body.to, timeline, warnings: resolution.warnings });
+        });
+      }
+      const warnings = [...resolution.warnings];
+      if (resolution.truncatedAt)
+        warnings.push({
+          code: 'preview_truncated',
+          message: `The preview stops at ${resolution.truncatedAt}: it answers at most ${MAX_PREVIEW_SEGMENTS} segments; ask for a shorter span to see the rest`,
+        });
+      return ok({ timeZone: resolution.timeZone, from: body.from, to: body.to, timeline, warnings });
     },
   }),
   defineRoute({
@@ -564,6 +605,7 @@ export const scheduleRoutes = [
       };
       const { row: next, targets } = await prepare(db, merged);
       await db.transaction().execute(async (trx) => {
+        await assertTargets(trx, targets);
         await updateAtRevision(ctx, trx, row, next);
         await writeTargets(trx, row.id, targets);
       });

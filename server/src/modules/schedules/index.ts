@@ -8,16 +8,15 @@ import type { PlacardModule } from '../../platform/module.js';
 export const schedulesModule: PlacardModule = { name: 'schedules', routes: [] };
 
 export {
-  clipOccurrences,
-  compareSchedules,
+  checkSeries,
+  expand,
   inZone,
   isValidTimeZone,
   occurrences,
   parseRrule,
-  resolveTimeline,
-  type FallbackSource,
-  type Interval,
+  type Expansion,
   type Occurrence,
   type ScheduleInput,
-  type Segment,
-} from './timeline.js';
+} from './recurrence.js';
+export { RruleError } from './rrule-check.js';
+export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type FallbackSource, type Interval, type Segment } from './timeline.js';

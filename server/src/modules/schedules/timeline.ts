@@ -1,46 +1,13 @@
 /**
- * What plays when: schedule occurrences in their time zone (RRULE, DST-safe) and the
- * precedence that picks one source for every instant. Pure functions, no database:
- * the manifest, the schedule preview and the console calendar all call these.
- *
- * Model (iCalendar's): a schedule's `startsAt`/`endsAt` is its first occurrence; `rrule`
- * (RFC 5545 RRULE text, without DTSTART) repeats that window at the same local wall-clock
- * time in `timeZone`, so "09:00-17:00 every weekday" stays 09:00-17:00 across DST
- * changes. Without `rrule`, the schedule is the single window `startsAt`..`endsAt` (or
- * open-ended). The series ends with the RRULE's UNTIL or COUNT.
+ * What plays when: the precedence that picks one source for every instant, over the
+ * occurrences of schedules (recurrence.ts). Pure functions, no database: the manifest, the
+ * schedule preview and the console calendar all call these.
  */
-import { DateTime } from 'luxon';
-import rrulePkg from 'rrule';
+import { type ContentRef, type Occurrence, occurrences, type ScheduleInput } from './recurrence.js';
 
-const { rrulestr, RRule } = rrulePkg;
-
-const DAY_MS = 86_400_000;
-
-export interface ContentRef {
-  type: 'playlist' | 'layout' | 'campaign';
-  id: string;
-}
+export { type ContentRef, inZone, isValidTimeZone, type Occurrence, occurrences, parseRrule, type ScheduleInput } from './recurrence.js';
 
 export type SourceType = 'takeover' | 'override' | 'alert' | 'schedule' | 'assignment' | 'group-assignment' | 'idle';
-
-export interface ScheduleInput {
-  id: string;
-  content: ContentRef;
-  startsAt: string;
-  endsAt: string | null;
-  rrule: string | null;
-  timeZone: string;
-  priority: number;
-  enabled: boolean;
-  /** Recency breaks priority ties: the most recently changed schedule wins. */
-  updatedAt: string;
-}
-
-export interface Occurrence {
-  scheduleId: string;
-  start: number;
-  end: number;
-}
 
 /** A stronger-than-schedule source active over a window (takeover, override, alert). */
 export interface WindowSource {
@@ -71,111 +38,50 @@ export interface Segment {
   content: ContentRef | null;
 }
 
-const MAX_OCCURRENCES = 10_000;
-
-/** Wall-clock components of `instant` in `zone`, as a "floating" UTC Date (what rrule works in). */
-function toFloating(instant: number, zone: string): Date {
-  const d = DateTime.fromMillis(instant, { zone });
-  return new Date(Date.UTC(d.year, d.month - 1, d.day, d.hour, d.minute, d.second, d.millisecond));
-}
-
-/** A floating date read as wall-clock time in `zone`: the real instant (gaps move forward). */
-function fromFloating(floating: Date, zone: string): number {
-  return DateTime.fromObject(
-    {
-      year: floating.getUTCFullYear(),
-      month: floating.getUTCMonth() + 1,
-      day: floating.getUTCDate(),
-      hour: floating.getUTCHours(),
-      minute: floating.getUTCMinutes(),
-      second: floating.getUTCSeconds(),
-      millisecond: floating.getUTCMilliseconds(),
-    },
-    { zone },
-  ).toMillis();
-}
-
-export function isValidTimeZone(zone: string): boolean {
-  return DateTime.local().setZone(zone).isValid;
-}
-
-/** Parses RRULE text; throws with a readable message. Answers the normalised rule text. */
-export function parseRrule(text: string): string {
-  const body = text.trim().replace(/^RRULE:/i, '');
-  if (/DTSTART/i.test(body)) throw new Error('give the start as startsAt, not DTSTART');
-  const rule = rrulestr(`RRULE:${body}`, { dtstart: new Date(0) });
-  return rule
-    .toString()
-    .replace(/^DTSTART[^\n]*\n/, '')
-    .replace(/^RRULE:/, '');
-}
-
-/**
- * A later DTSTART that yields the same occurrences from `notBefore` on, so expanding a
- * schedule that began years ago does not walk every period since (rrule iterates from
- * DTSTART). Only for DAILY and WEEKLY series without COUNT (COUNT counts from the first
- * occurrence): their periods are whole days or weeks of the floating wall clock, and
- * moving DTSTART by whole periods keeps every BYxxx filter and the week alignment. The
- * new start stays a full period before `notBefore`, so a period cut short by the new
- * start ends before anything that matters.
- */
-function fastForward(ruleText: string, dtstart: Date, notBefore: number): Date {
-  const opts = RRule.parseString(ruleText);
-  if (opts.count != null || (opts.freq !== RRule.DAILY && opts.freq !== RRule.WEEKLY)) return dtstart;
-  const period = (opts.interval ?? 1) * (opts.freq === RRule.WEEKLY ? 7 : 1) * DAY_MS;
-  const k = Math.floor((notBefore - period - dtstart.getTime()) / period);
-  return k > 0 ? new Date(dtstart.getTime() + k * period) : dtstart;
-}
-
-/**
- * Occurrences of a schedule that overlap [from, to), in real instants (ms).
- * `exhaustive` expands from the first occurrence (tests compare it with the fast path).
- */
-export function occurrences(s: ScheduleInput, from: number, to: number, options: { exhaustive?: boolean } = {}): Occurrence[] {
-  if (!s.enabled) return [];
-  const start = Date.parse(s.startsAt);
-  const end = s.endsAt ? Date.parse(s.endsAt) : Number.POSITIVE_INFINITY;
-  if (!s.rrule) return start < to && end > from ? [{ scheduleId: s.id, start, end }] : [];
-  if (!Number.isFinite(end)) return [];
-  // Expand on the floating wall clock, then map each occurrence back into the zone.
-  const dtstart = toFloating(start, s.timeZone);
-  const wallDuration = toFloating(end, s.timeZone).getTime() - dtstart.getTime();
-  const ruleText = s.rrule.replace(/^RRULE:/i, '');
-  // Occurrences that started before `from` may still be running: look back one duration
-  // (plus a day of slack for offsets).
-  const lookBack = toFloating(from, s.timeZone).getTime() - wallDuration - DAY_MS;
-  const lookAhead = toFloating(to, s.timeZone).getTime() + DAY_MS;
-  const rule = rrulestr(`RRULE:${ruleText}`, { dtstart: options.exhaustive ? dtstart : fastForward(ruleText, dtstart, lookBack) });
-  const out: Occurrence[] = [];
-  const starts = rule.between(new Date(lookBack), new Date(lookAhead), true, (_d, i) => i < MAX_OCCURRENCES);
-  for (const floatingStart of starts) {
-    const occStart = fromFloating(floatingStart, s.timeZone);
-    // A start in a spring-forward gap moves forward; keep the occurrence's length then.
-    const occEnd = Math.max(fromFloating(new Date(floatingStart.getTime() + wallDuration), s.timeZone), occStart + Math.min(wallDuration, end - start));
-    if (occStart < to && occEnd > from && occEnd > occStart) out.push({ scheduleId: s.id, start: occStart, end: occEnd });
-  }
-  return out;
-}
-
 /**
  * The parts of occurrences during which the schedule has something to play (`availability`
  * sorted and merged; undefined: always). A schedule whose playlist has nothing playable
- * for a while does not win that while: the next source plays.
+ * for a while does not win that while: the next source plays. Both lists sorted: one pass.
  */
 export function clipOccurrences(occ: readonly Occurrence[], availability: readonly Interval[] | undefined): Occurrence[] {
   if (!availability) return [...occ];
   const out: Occurrence[] = [];
+  let first = 0;
   for (const o of occ) {
-    for (const i of availability) {
-      const start = Math.max(o.start, i.start);
-      const end = Math.min(o.end, i.end);
+    while (first < availability.length && availability[first]!.end <= o.start) first++;
+    for (let j = first; j < availability.length && availability[j]!.start < o.end; j++) {
+      const start = Math.max(o.start, availability[j]!.start);
+      const end = Math.min(o.end, availability[j]!.end);
       if (end > start) out.push({ scheduleId: o.scheduleId, start, end });
     }
   }
-  return out;
+  return out.sort((x, y) => x.start - y.start || x.end - y.end);
 }
 
-const covers = (availability: readonly Interval[] | undefined, a: number, b: number) => !availability || availability.some((i) => i.start <= a && i.end >= b);
+/** The index of the first interval of a sorted list (starts and ends non-decreasing) that ends after `at`. */
+function firstEndingAfter(list: readonly Interval[], at: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.end > at) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Whether a sorted list (as `occurrences` and `clipOccurrences` answer) has an interval overlapping [a, b). */
+export function overlapsAny(list: readonly Interval[], a: number, b: number): boolean {
+  const i = firstEndingAfter(list, a);
+  return i < list.length && list[i]!.start < b;
+}
+
+/** Whether one interval of a sorted, merged list covers [a, b]. */
+function covers(availability: readonly Interval[] | undefined, a: number, b: number): boolean {
+  if (!availability) return true;
+  const i = firstEndingAfter(availability, a);
+  return i < availability.length && availability[i]!.start <= a && availability[i]!.end >= b;
+}
 
 /** Schedules ordered strongest first: priority, then recency, then id (stable). */
 export function compareSchedules(a: ScheduleInput, b: ScheduleInput): number {
@@ -189,7 +95,9 @@ const WINDOW_RANK: Record<WindowSource['source']['type'], number> = { takeover: 
  * Strongest first: takeover, presentation override, weather-alert rule, schedule by
  * priority then recency, the screen's assignment, its group's assignment, idle. A
  * schedule (by `availability`, keyed by schedule id) or a fallback (its own
- * `availability`) with nothing to play over a span is passed over there.
+ * `availability`) with nothing to play over a span is passed over there. `expanded` gives
+ * schedules' occurrences already computed (keyed by schedule id); the others are expanded here.
+ * One sweep over the cut points: the work grows with the number of occurrences, not its square.
  */
 export function resolveTimeline(
   input: {
@@ -197,12 +105,16 @@ export function resolveTimeline(
     windows?: readonly WindowSource[];
     fallbacks?: readonly FallbackSource[];
     availability?: ReadonlyMap<string, readonly Interval[]>;
+    expanded?: ReadonlyMap<string, readonly Occurrence[]>;
   },
   from: number,
   to: number,
 ): Segment[] {
-  const byId = new Map(input.schedules.map((s) => [s.id, s]));
-  const occ = input.schedules.flatMap((s) => clipOccurrences(occurrences(s, from, to), input.availability?.get(s.id)));
+  const ranked = [...input.schedules].sort(compareSchedules);
+  const rank = new Map(ranked.map((s, i) => [s.id, i]));
+  const occ = input.schedules.flatMap((s) =>
+    clipOccurrences(input.expanded?.get(s.id) ?? occurrences(s, from, to), input.availability?.get(s.id)).filter((o) => o.start < to && o.end > from),
+  );
   const windows = (input.windows ?? []).filter((w) => w.start < to && w.end > from);
   const cuts = new Set<number>([from, to]);
   for (const o of occ) for (const x of [o.start, o.end]) if (x > from && x < to) cuts.add(x);
@@ -210,16 +122,22 @@ export function resolveTimeline(
   for (const f of input.fallbacks ?? []) for (const i of f.availability ?? []) for (const x of [i.start, i.end]) if (x > from && x < to) cuts.add(x);
   const points = [...cuts].sort((a, b) => a - b);
 
+  // Sweep: an occurrence covers [a, b) (both cut points) when it started at or before a and ends after a.
+  const byStart = [...occ].sort((x, y) => x.start - y.start);
+  const byEnd = [...occ].sort((x, y) => x.end - y.end);
+  const active = new Array<number>(ranked.length).fill(0);
+  let started = 0;
+  let ended = 0;
   const segments: Segment[] = [];
   for (let i = 0; i + 1 < points.length; i++) {
     const a = points[i]!;
     const b = points[i + 1]!;
+    while (started < byStart.length && byStart[started]!.start <= a) active[rank.get(byStart[started++]!.scheduleId)!]!++;
+    while (ended < byEnd.length && byEnd[ended]!.end <= a) active[rank.get(byEnd[ended++]!.scheduleId)!]!--;
     let pick: Omit<Segment, 'startsAt' | 'endsAt'>;
     const window = windows.filter((w) => w.start <= a && w.end >= b).sort((x, y) => WINDOW_RANK[x.source.type] - WINDOW_RANK[y.source.type])[0];
-    const schedule = occ
-      .filter((o) => o.start <= a && o.end >= b)
-      .map((o) => byId.get(o.scheduleId)!)
-      .sort(compareSchedules)[0];
+    const strongest = active.findIndex((n) => n > 0);
+    const schedule = strongest >= 0 ? ranked[strongest] : undefined;
     const fallback = input.fallbacks?.find((f) => covers(f.availability, a, b));
     if (window) pick = { source: window.source, content: window.content };
     else if (schedule) pick = { source: { type: 'schedule', id: schedule.id }, content: schedule.content };
@@ -233,15 +151,4 @@ export function resolveTimeline(
     }
   }
   return segments;
-}
-
-/**
- * The same schedule on the wall clock of another zone: "09:00-17:00 in Europe/London"
- * becomes "09:00-17:00 in America/New_York". Used for schedules that follow each
- * screen's own time zone (created without an explicit `timeZone`).
- */
-export function inZone(s: ScheduleInput, zone: string): ScheduleInput {
-  if (zone === s.timeZone) return s;
-  const move = (instant: string) => new Date(fromFloating(toFloating(Date.parse(instant), s.timeZone), zone)).toISOString();
-  return { ...s, timeZone: zone, startsAt: move(s.startsAt), endsAt: s.endsAt ? move(s.endsAt) : null };
 }

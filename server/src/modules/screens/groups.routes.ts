@@ -12,6 +12,7 @@ import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, newId, nowIso, SCREEN_STATUSES } from './screens.repo.js';
 import { groupMemberIds } from './targets.js';
+import { forgetTarget, refuseIfUsed } from './usage.js';
 
 const TAGS = ['Screen groups'];
 const IdParams = z.object({ id: uuidParam });
@@ -280,17 +281,18 @@ export const groupRoutes = [
     minRole: 'admin',
     tags: TAGS,
     summary: 'Delete a group (its screens stay)',
+    description:
+      'Refused (409 `conflict`) while schedules target the group: `details.usedBy` lists them (`{type, id, name}`); change their targets first. The group’s playlist assignment goes with it; its members play what remains for them.',
     params: IdParams,
-    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: still referenced elsewhere' } },
+    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: schedules still target the group; details.usedBy lists them' } },
     handler: async (ctx, { params }) => {
       const g = await groupOr404(ctx, params.id);
       const members = await groupMemberIds(ctx.deps.db, g.id);
-      try {
-        await ctx.deps.db.deleteFrom('screen_groups').where('id', '=', g.id).execute();
-      } catch (err) {
-        if (/FOREIGN KEY/i.test(String((err as Error).message))) throw new ApiError('conflict', 'The group is still used (schedules or assignments target it)');
-        throw err;
-      }
+      await ctx.deps.db.transaction().execute(async (trx) => {
+        await refuseIfUsed(ctx.deps, trx, 'group', g.id, `Group "${g.name}"`);
+        await trx.deleteFrom('screen_groups').where('id', '=', g.id).execute();
+        await forgetTarget(ctx.deps, trx, 'group', g.id);
+      });
       await bumpManifestRevision(ctx.deps, members);
       return noContent();
     },

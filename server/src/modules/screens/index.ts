@@ -24,4 +24,4 @@ export { screenshotDir } from './commands.routes.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
 export { newScreenRow } from './screens.repo.js';
-export { registerScreenReferences } from './usage.js';
+export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';

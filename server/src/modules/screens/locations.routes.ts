@@ -7,6 +7,7 @@ import type { LocationsTable } from '../../platform/db/schema.js';
 import { bumpManifestRevision } from './revision.js';
 import { newId, nowIso } from './screens.repo.js';
 import { locationScreenIds } from './targets.js';
+import { forgetTarget, refuseIfUsed } from './usage.js';
 
 const TAGS = ['Locations'];
 const IdParams = z.object({ id: uuidParam });
@@ -153,21 +154,30 @@ export const locationRoutes = [
     minRole: 'admin',
     tags: TAGS,
     summary: 'Delete a location that no screen is in',
+    description:
+      'Refused (409 `conflict`) while screens are there (`details.screenIds`) or schedules target it (`details.usedBy` lists them, `{type, id, name}`); move the screens and change the schedules’ targets first.',
     params: IdParams,
-    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: screens are still there' } },
+    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: screens are still there, or schedules target the location' } },
     handler: async (ctx, { params }) => {
       const db = ctx.deps.db;
-      const row = await db.selectFrom('locations').select('id').where('id', '=', params.id).executeTakeFirst();
+      const row = await db.selectFrom('locations').select(['id', 'name']).where('id', '=', params.id).executeTakeFirst();
       if (!row) throw notFound('Location');
-      const screens = await locationScreenIds(db, row.id);
-      if (screens.length)
-        throw new ApiError('conflict', `${screens.length} screen(s) are at this location; move them first`, { details: { screenIds: screens.slice(0, 100) } });
-      try {
-        await db.deleteFrom('locations').where('id', '=', row.id).execute();
-      } catch (err) {
-        if (/FOREIGN KEY/i.test(String((err as Error).message))) throw new ApiError('conflict', 'The location is still used (schedules or alerts target it)');
-        throw err;
-      }
+      await db.transaction().execute(async (trx) => {
+        const screens = await locationScreenIds(trx, row.id);
+        if (screens.length)
+          throw new ApiError('conflict', `${screens.length} screen(s) are at this location; move them first`, {
+            details: { screenIds: screens.slice(0, 100) },
+          });
+        await refuseIfUsed(ctx.deps, trx, 'location', row.id, `Location "${row.name}"`);
+        try {
+          await trx.deleteFrom('locations').where('id', '=', row.id).execute();
+        } catch (err) {
+          if (/FOREIGN KEY/i.test(String((err as Error).message)))
+            throw new ApiError('conflict', 'The location is still used (alerts or other records point at it)');
+          throw err;
+        }
+        await forgetTarget(ctx.deps, trx, 'location', row.id);
+      });
       return noContent();
     },
   }),

@@ -2,10 +2,10 @@ import type { Context } from 'koa';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
+import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { forgetScreen, screenUsages } from './usage.js';
+import { forgetTarget, refuseIfUsed } from './usage.js';
 import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { storableJson } from '../../platform/db/json.js';
 import { bumpManifestRevision } from './revision.js';
@@ -249,17 +249,11 @@ export const screenRoutes = [
     handler: async (ctx, { params }) => {
       const db = ctx.deps.db;
       const row = await screenOr404(ctx, params.id);
-      const usedBy = await screenUsages(ctx.deps, row.id);
-      if (usedBy.length) {
-        const names = usedBy.slice(0, 5).map((u) => `${u.type} ${u.name ? `"${u.name}"` : u.id}`);
-        throw new ApiError(
-          'conflict',
-          `Screen "${row.name}" is named by ${names.join(', ')}${usedBy.length > 5 ? ` and ${usedBy.length - 5} more` : ''}; change those first`,
-          { details: { usedBy } },
-        );
-      }
-      await db.deleteFrom('screens').where('id', '=', row.id).execute();
-      await forgetScreen(ctx.deps, row.id);
+      await db.transaction().execute(async (trx) => {
+        await refuseIfUsed(ctx.deps, trx, 'screen', row.id, `Screen "${row.name}"`);
+        await trx.deleteFrom('screens').where('id', '=', row.id).execute();
+        await forgetTarget(ctx.deps, trx, 'screen', row.id);
+      });
       ctx.realtime.closeScreen(row.id, CLOSE_CODES.revoked, 'screen deleted');
       return noContent();
     },
