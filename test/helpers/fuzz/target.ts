@@ -3,6 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -181,9 +182,19 @@ export function send(baseUrl: string, req: FuzzRequest, deadlineMs: number): Pro
         size += c.length;
         if (size <= MAX_BODY) chunks.push(c);
       });
-      res.on('end', () =>
-        finish({ ok: true, res: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: Date.now() - started } }),
-      );
+      res.on('end', () => {
+        let body = Buffer.concat(chunks);
+        // Read as a client would: a gzip answer (the manifest to a client that accepts it) is
+        // checked decoded; one that does not decode is checked as it came (and fails as not JSON).
+        if (res.headers['content-encoding'] === 'gzip' && size <= MAX_BODY) {
+          try {
+            body = gunzipSync(body);
+          } catch {
+            /* checked as sent */
+          }
+        }
+        finish({ ok: true, res: { status: res.statusCode ?? 0, headers: res.headers, body, ms: Date.now() - started } });
+      });
       res.on('error', (err) => finish({ ok: false, error: 'reset', detail: err.message, ms: Date.now() - started }));
     });
     r.on('error', (err: NodeJS.ErrnoException) => {
