@@ -885,7 +885,9 @@ export class Fuzzer {
         json = undefined;
       }
     }
-    const restoring = status === 503 && json?.error?.details?.checks?.restore;
+    // A restore under way answers 503 with details.checks.restore; a HEAD carries no body, so
+    // the restore gate's Retry-After (10 s; a broken data directory says 60) tells it apart.
+    const restoring = status === 503 && (json?.error?.details?.checks?.restore || (built.req.method === 'HEAD' && String(res.headers['retry-after']) === '10'));
     if (status >= 500 && !restoring) {
       const logs = sentId ? this.target.logsFor(sentId) : [];
       const contract = logs.find((l) => /does not declare|not one of its declared|breaks its schema/.test(l));
