@@ -1,6 +1,7 @@
 import type { PlacardModule } from '../platform/module.js';
 import { accountsModule } from './accounts/index.js';
 import { contentModule } from './content/index.js';
+import { dataSourcesModule } from './data-sources/index.js';
 import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
@@ -22,5 +23,6 @@ export const MODULES: readonly PlacardModule[] = [
   screensModule,
   schedulesModule,
   contentModule,
+  dataSourcesModule,
   demoModule,
 ];
