@@ -19,4 +19,5 @@ export {
   type ScheduleInput,
 } from './recurrence.js';
 export { RruleError } from './rrule-check.js';
+export { instantOf, offsetAt, wallClock } from './zone-clock.js';
 export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type FallbackSource, type Interval, type Segment } from './timeline.js';

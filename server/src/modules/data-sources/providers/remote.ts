@@ -102,17 +102,18 @@ export async function fetchDocument(config: RemoteConfigBase, ctx: FetchContext,
 
 /**
  * The fetch of a remote provider: the document, then `parse`; a parse failure is a failed
- * attempt (the last good snapshot stays) with the parser's message.
+ * attempt (the last good snapshot stays) with the parser's message. `parse` is also given
+ * the address the document came from after redirects (relative links resolve against it).
  */
 export function remoteFetch<C extends RemoteConfigBase>(
   accept: string,
-  parse: (body: Buffer, contentType: string | null, config: C, ctx: FetchContext) => Dataset,
+  parse: (body: Buffer, contentType: string | null, config: C, ctx: FetchContext, url: string) => Dataset,
 ) {
   return async (config: C, ctx: FetchContext): Promise<FetchOutcome> => {
     const doc = await fetchDocument(config, ctx, accept);
     if (doc.kind === 'unchanged') return doc;
     try {
-      return { kind: 'data', dataset: parse(doc.body, doc.contentType, config, ctx), attempt: doc.attempt, state: doc.state };
+      return { kind: 'data', dataset: parse(doc.body, doc.contentType, config, ctx, doc.url), attempt: doc.attempt, state: doc.state };
     } catch (err) {
       const why = `The document could not be read: ${(err as Error).message}`;
       throw new ProviderFetchError('parse_failed', why, { ...doc.attempt, error: why, errorCode: 'parse_failed' });
