@@ -168,11 +168,18 @@ export function parseIcal(
   )
     throw new Error('it is not an iCalendar document (it should begin with BEGIN:VCALENDAR)');
   let calendars: IComponent[];
+  let unreadable = 0;
+  let firstProblem: string | null = null;
   try {
-    const jcal = ICAL.parse(text) as unknown[];
-    calendars = (Array.isArray(jcal[0]) ? (jcal as unknown[][]) : [jcal]).map((j) => new ICAL.Component(j as never));
+    calendars = parseCalendars(text);
   } catch (err) {
-    throw new Error(`the calendar could not be parsed (${(err as Error).message})`);
+    // ical.js reads every value as it parses: one event with a broken RRULE or date would
+    // lose the whole calendar. Keep the events that parse on their own.
+    const salvaged = salvage(text);
+    if (!salvaged) throw new Error(`the calendar could not be parsed (${(err as Error).message})`);
+    calendars = salvaged.calendars;
+    unreadable = salvaged.dropped;
+    firstProblem = salvaged.reason;
   }
   calendars = calendars.filter((c) => c.name === 'vcalendar');
   if (calendars.length === 0) throw new Error('it is not an iCalendar document (no VCALENDAR)');
@@ -314,8 +321,6 @@ export function parseIcal(
   for (const [uid, list] of overrides) if (!masterUids.has(uid)) masters.push(...list);
 
   const rows: { startMs: number; row: Row }[] = [];
-  let unreadable = 0;
-  let firstProblem: string | null = null;
   const tooLong: string[] = [];
   let calendarLimit = false;
   for (const master of masters) {
@@ -407,6 +412,57 @@ export function parseIcal(
   if (rows.length > config.maxOccurrences)
     warnings.push(`${rows.length} events fall in the window; the first ${config.maxOccurrences} are kept (maxOccurrences)`);
   return { columns: ICAL_COLUMNS.map((c) => ({ ...c })), rows: rows.slice(0, config.maxOccurrences).map((r) => r.row), warnings };
+}
+
+function parseCalendars(text: string): IComponent[] {
+  const jcal = ICAL.parse(text) as unknown[];
+  return (Array.isArray(jcal[0]) ? (jcal as unknown[][]) : [jcal]).map((j) => new ICAL.Component(j as never));
+}
+
+/**
+ * The calendar without the components ical.js cannot parse: the document's lines cut at the
+ * BEGIN/END lines of the calendar's direct children (content lines stay whole, folding
+ * included), each event tried alone beside the time zones. Null when nothing is left or the
+ * rest does not parse either.
+ */
+function salvage(text: string): { calendars: IComponent[]; dropped: number; reason: string } | null {
+  const head: string[] = [];
+  const blocks: { name: string; lines: string[] }[] = [];
+  let depth = 0;
+  let block: { name: string; lines: string[] } | null = null;
+  for (const line of text.split(/\r?\n/)) {
+    const begin = /^BEGIN:([A-Za-z-]+)\s*$/i.exec(line);
+    const end = /^END:([A-Za-z-]+)\s*$/i.test(line);
+    if (begin) depth++;
+    if (depth === 2 && begin) blocks.push((block = { name: begin[1]!.toUpperCase(), lines: [] }));
+    if (block) block.lines.push(line);
+    else if (depth === 1 && !begin) head.push(line);
+    if (end) {
+      depth--;
+      if (depth === 1) block = null;
+      if (depth <= 0) break;
+    }
+  }
+  const wrap = (parts: string[][]) => ['BEGIN:VCALENDAR', ...head.filter((l) => !/^END:VCALENDAR/i.test(l)), ...parts.flat(), 'END:VCALENDAR', ''].join('\r\n');
+  const context = blocks.filter((b) => b.name !== 'VEVENT').map((b) => b.lines);
+  const kept: string[][] = [];
+  let dropped = 0;
+  let reason = '';
+  for (const b of blocks.filter((x) => x.name === 'VEVENT')) {
+    try {
+      parseCalendars(wrap([...context, b.lines]));
+      kept.push(b.lines);
+    } catch (err) {
+      dropped++;
+      reason ||= (err as Error).message;
+    }
+  }
+  if (dropped === 0 || kept.length === 0) return null;
+  try {
+    return { calendars: parseCalendars(wrap([...context, ...kept])), dropped, reason };
+  } catch {
+    return null;
+  }
 }
 
 const UNITS_PER_DAY: Record<string, number> = { DAILY: 1, HOURLY: 24, MINUTELY: 1440, SECONDLY: 86_400 };

@@ -203,7 +203,7 @@ export function parseRss(
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw new Error(`it looks like JSON but is not valid JSON (${(err as Error).message})`);
+      throw new Error(`it looks like JSON but is not valid JSON (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 200)})`);
     }
     const version = (value as { version?: unknown } | null)?.version;
     if (typeof version !== 'string' || !version.startsWith('https://jsonfeed.org/version/'))
