@@ -6,19 +6,9 @@
 import type { Db } from '../../platform/db/database.js';
 import type { NowShowing, NowShowingRequest } from '../screens/index.js';
 import { defaultTimeZone, fleetExists, type ScreenContext } from './screen-context.js';
+import { schedulesNamingScreens } from '../schedules/index.js';
+import { namesOf } from './names.repo.js';
 import { resolveSubject } from './resolve.js';
-
-async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (ids.size === 0) return out;
-  for (const r of await db
-    .selectFrom(table)
-    .select(['id', 'name'])
-    .where('id', 'in', [...ids])
-    .execute())
-    out.set(r.id, r.name);
-  return out;
-}
 
 /**
  * The screens' contexts at once, and which of them a schedule or an assignment targets
@@ -46,14 +36,7 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   // What targets a screen directly (its own schedules, its own assignment) is part of the key.
   const direct = new Map<string, string[]>();
   const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
-  for (const r of await db
-    .selectFrom('schedule_targets')
-    .select(['target_id', 'schedule_id'])
-    .where('target_type', '=', 'screen')
-    .where('target_id', 'in', ids)
-    .orderBy('schedule_id')
-    .execute())
-    add(r.target_id, `s:${r.schedule_id}`);
+  for (const r of await schedulesNamingScreens(db, ids)) add(r.screenId, `s:${r.scheduleId}`);
   for (const r of await db
     .selectFrom('playlist_assignments')
     .select(['target_id', 'playlist_id'])

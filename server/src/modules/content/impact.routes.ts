@@ -5,6 +5,7 @@ import { screensDependingOn, type DepRef } from './changes.js';
 import { UsageDto, type Usage } from './common.js';
 import { fleetExists } from './screen-context.js';
 import { playlistUsage } from './playlists.repo.js';
+import { schedulesShowing } from '../schedules/index.js';
 
 const ids = z.array(uuidParam).max(500).optional();
 
@@ -62,9 +63,7 @@ export const impactRoutes = [
       };
       for (const u of await assetUsages(db, body.assetIds ?? [])) add({ type: u.type as Usage['type'], id: u.id, name: u.name });
       for (const id of body.playlistIds ?? []) for (const u of await playlistUsage(db, id)) add(u);
-      for (const id of body.layoutIds ?? [])
-        for (const s of await db.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', id).execute())
-          add({ type: 'schedule', id: s.id, name: s.name });
+      for (const id of body.layoutIds ?? []) for (const s of await schedulesShowing(db, 'layout', id)) add({ type: 'schedule', id: s.id, name: s.name });
       return ok({ screens, usedBy });
     },
   }),

@@ -31,6 +31,7 @@ import {
 import type { Db } from '../../platform/db/database.js';
 import { storableJson } from '../../platform/db/json.js';
 import { thumbnailFor } from './thumbnails.js';
+import { schedulesShowing } from '../schedules/index.js';
 
 const TAGS = ['Layouts'];
 const IdParams = z.object({ id: uuidParam });
@@ -258,7 +259,7 @@ export const layoutRoutes = [
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use' }, ...stale },
     handler: async (ctx, { params }) => {
       await change(ctx, params.id, async (trx, row) => {
-        const schedules = await trx.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', params.id).execute();
+        const schedules = await schedulesShowing(trx, 'layout', params.id);
         if (schedules.length)
           throw inUse(
             `Layout "${row.name}"`,

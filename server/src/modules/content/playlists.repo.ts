@@ -8,6 +8,7 @@ import { storableJson } from '../../platform/db/json.js';
 import { Instant, now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
 import { assetInfos, assetsWithTags, effectiveDuration, type AssetInfo } from './refs.js';
+import { schedulesShowing } from '../schedules/index.js';
 
 export const MAX_ITEMS_PER_PLAYLIST = 2000;
 
@@ -313,7 +314,7 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
     .distinct()
     .execute();
   const layouts = await layoutsReferencing(db, 'playlistId', id);
-  const schedules = await db.selectFrom('schedules').select(['id', 'name']).where('playlist_id', '=', id).execute();
+  const schedules = await schedulesShowing(db, 'playlist', id);
   // Assignments of screens or groups deleted since do not count (they no longer play).
   const assignments = await db
     .selectFrom('playlist_assignments as a')
