@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 
-export { checkRevision, etagOf, ifMatchRevision } from '../../platform/http/revision.js';
+export { checkRevision, etagOf, ifMatchRevision, revisionCheck, type RevisionCheck } from '../../platform/http/revision.js';
 export { notYet } from '../../platform/http/errors.js';
 
 export interface Usage {

@@ -16,4 +16,5 @@ export const contentModule: PlacardModule = {
 
 export { contentChanged, type DepRef } from './changes.js';
 export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
-export { newItemRow, type NewItem } from './playlists.repo.js';
+export { newItemRow } from './playlists.repo.js';
+export type { NewItem } from './playlists.schemas.js';
