@@ -64,3 +64,15 @@ export async function groupZone(db: Db, groupId: string): Promise<string> {
     where m.group_id = ${groupId} group by l.time_zone order by n desc, z`.execute(db);
   return rows.rows[0]?.z ?? (await defaultTimeZone(db));
 }
+
+/** Id and name of the given screens that exist, by name (then id). */
+export async function screenNames(db: Db, screenIds: readonly string[]): Promise<{ id: string; name: string }[]> {
+  if (screenIds.length === 0 || !(await fleetExists(db))) return [];
+  return db
+    .selectFrom('screens')
+    .select(['id', 'name'])
+    .where('id', 'in', [...screenIds])
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+}
