@@ -16,7 +16,7 @@ import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
 import { layoutsReferencing } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
-import { describeNowShowing } from './describe-now-showing.js';
+import { nowShowingDescriber } from './describe-now-showing.js';
 import { onSettingsChanged } from '../system/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
@@ -42,7 +42,7 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
 /** Registers content's hooks with the media, screens and system modules (the content module's install). */
 export function installContentHooks(deps: AppDeps): void {
   addAssetUsageFinder(deps, assetUsages);
-  registerNowShowingDescriber(deps, describeNowShowing);
+  registerNowShowingDescriber(deps, nowShowingDescriber(deps));
   addPlayerAssetGuard(deps, async (deps, screenId, assetId) => {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;

@@ -5,9 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { defaultTimeZone, fleetExists } from '../schedules/index.js';
+import { defaultTimeZone } from '../schedules/index.js';
 
-export { defaultTimeZone, fleetExists, screensOf, type Targets } from '../schedules/index.js';
+export { defaultTimeZone, screensOf, type Targets } from '../schedules/index.js';
 
 export interface ScreenContext {
   id: string;
@@ -23,7 +23,6 @@ export interface ScreenContext {
 const plausible = (n: unknown): n is number => typeof n === 'number' && n >= 16 && n <= 16384;
 
 export async function screenContext(db: Db, screenId: string): Promise<ScreenContext | undefined> {
-  if (!(await fleetExists(db))) return undefined;
   const row = (
     await sql<{
       id: string;
@@ -53,7 +52,6 @@ export async function screenContext(db: Db, screenId: string): Promise<ScreenCon
 }
 
 export async function groupExists(db: Db, groupId: string): Promise<{ id: string; name: string } | undefined> {
-  if (!(await fleetExists(db))) return undefined;
   return (await sql<{ id: string; name: string }>`select id, name from screen_groups where id = ${groupId}`.execute(db)).rows[0];
 }
 
@@ -67,7 +65,7 @@ export async function groupZone(db: Db, groupId: string): Promise<string> {
 
 /** Id and name of the given screens that exist, by name (then id). */
 export async function screenNames(db: Db, screenIds: readonly string[]): Promise<{ id: string; name: string }[]> {
-  if (screenIds.length === 0 || !(await fleetExists(db))) return [];
+  if (screenIds.length === 0) return [];
   return db
     .selectFrom('screens')
     .select(['id', 'name'])

@@ -22,22 +22,8 @@ export interface Targets {
   locationIds: string[];
 }
 
-const present = new WeakMap<Db, boolean>();
-
-/** Until the screens module's tables exist there are no screens to target. */
-export async function fleetExists(db: Db): Promise<boolean> {
-  if (present.get(db)) return true;
-  const row = await sql<{
-    n: number;
-  }>`select count(*) as n from sqlite_master where type = 'table' and name in ('screens', 'screen_groups', 'screen_group_members', 'locations')`.execute(db);
-  const found = Number(row.rows[0]?.n ?? 0) === 4;
-  if (found) present.set(db, true);
-  return found;
-}
-
 /** Every screen the targets reach (directly, through a group, through a location). */
 export async function screensOf(db: Db, targets: Targets): Promise<string[]> {
-  if (!(await fleetExists(db))) return [];
   const out = new Set<string>();
   if (targets.screenIds.length)
     for (const r of (await sql<{ id: string }>`select id from screens where id in (${sql.join(targets.screenIds)})`.execute(db)).rows) out.add(r.id);
@@ -57,7 +43,6 @@ export async function missingTargets(db: Db, targets: Targets): Promise<string[]
     ...targets.groupIds.map((id) => `group ${id}`),
     ...targets.locationIds.map((id) => `location ${id}`),
   ];
-  if (!(await fleetExists(db))) return all;
   const found = new Set<string>();
   const add = (kind: string, rows: { id: string }[]) => {
     for (const r of rows) found.add(`${kind} ${r.id}`);
@@ -73,7 +58,6 @@ export async function missingTargets(db: Db, targets: Targets): Promise<string[]
 
 /** The time zones of the places the targets are in (locations, screens' locations, members'). */
 export async function zonesOf(db: Db, targets: Targets): Promise<string[]> {
-  if (!(await fleetExists(db))) return [];
   const zones = new Set<string>();
   if (targets.locationIds.length)
     for (const r of (await sql<{ z: string }>`select time_zone as z from locations where id in (${sql.join(targets.locationIds)})`.execute(db)).rows)

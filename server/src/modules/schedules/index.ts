@@ -28,6 +28,6 @@ export {
 } from './recurrence.js';
 export { RruleError } from './rrule-check.js';
 export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type FallbackSource, type Interval, type Segment } from './timeline.js';
-export { defaultTimeZone, fleetExists, screensOf, type Targets } from './fleet-context.js';
+export { defaultTimeZone, screensOf, type Targets } from './fleet-context.js';
 export { enabledSchedulesTargeting, schedulesNamingScreens, schedulesShowing, writeTargets, type ScheduleRow } from './schedules.repo.js';
 export { addScheduleChangeHook, prepare, scheduleInput, type ScheduleChangeHook, type ScheduleDraft } from './schedules.service.js';
