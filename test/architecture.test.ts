@@ -60,9 +60,6 @@ t.test('every module folder is one module of MODULES, installed after the module
  * data directory (so per app already), and facts about the machine.
  */
 const MODULE_STATE_ALLOWED: Record<string, string> = {
-  'modules/content/screen-context.ts present': 'keyed by the database: whether a table exists',
-  'modules/content/refs.ts hasAssets': 'keyed by the database: whether a table exists',
-  'modules/content/describe-now-showing.ts planCaches': 'keyed by the database',
   'modules/screens/group-commit.ts committers': 'keyed by the database: one committer per connection',
   'modules/system/settings.ts cache': 'keyed by the database',
   'modules/system/settings.ts generation': 'invalidates every database’s cached settings after a write through a transaction',

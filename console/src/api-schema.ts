@@ -2018,6 +2018,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List schedules by name */
+        get: operations["getSchedules"];
+        put?: never;
+        /**
+         * Schedule a playlist or layout on screens, groups or locations
+         * @description Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). Campaigns answer 400 until they exist.
+         */
+        post: operations["postSchedules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A schedule */
+        get: operations["getSchedulesById"];
+        put?: never;
+        post?: never;
+        /** Delete a schedule */
+        delete: operations["deleteSchedulesById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule (any field; `targets` replaces the targets)
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.
+         */
+        patch: operations["patchSchedulesById"];
+        trace?: never;
+    };
+    "/api/v1/schedules/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn a schedule on */
+        post: operations["postSchedulesByIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn a schedule off (kept, plays nothing) */
+        post: operations["postSchedulesByIdDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/playlists": {
         parameters: {
             query?: never;
@@ -2311,27 +2388,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/schedules": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List schedules by name */
-        get: operations["getSchedules"];
-        put?: never;
-        /**
-         * Schedule a playlist or layout on screens, groups or locations
-         * @description Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). Campaigns answer 400 until they exist.
-         */
-        post: operations["postSchedules"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/schedules/preview": {
         parameters: {
             query?: never;
@@ -2346,62 +2402,6 @@ export interface paths {
          * @description At most 62 days and 3000 segments (past that, the timeline stops early with a `preview_truncated` warning). Each segment names its source (schedule, or the screen or group of an assignment; idle), its content, a sentence saying why, the schedules it outranked and the stronger sources passed over because they had nothing to play (`skipped`).
          */
         post: operations["postSchedulesPreview"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/schedules/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A schedule */
-        get: operations["getSchedulesById"];
-        put?: never;
-        post?: never;
-        /** Delete a schedule */
-        delete: operations["deleteSchedulesById"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a schedule (any field; `targets` replaces the targets)
-         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.
-         */
-        patch: operations["patchSchedulesById"];
-        trace?: never;
-    };
-    "/api/v1/schedules/{id}/enable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Turn a schedule on */
-        post: operations["postSchedulesByIdEnable"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/schedules/{id}/disable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Turn a schedule off (kept, plays nothing) */
-        post: operations["postSchedulesByIdDisable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3159,6 +3159,37 @@ export interface components {
                 };
             }[];
         };
+        Schedule: {
+            id: string;
+            name: string;
+            content: {
+                /** @enum {string} */
+                type: "playlist" | "layout" | "campaign";
+                id: string;
+                name: string | null;
+            };
+            targets: {
+                screenIds: string[];
+                groupIds: string[];
+                locationIds: string[];
+            };
+            startsAt: string;
+            endsAt: string | null;
+            rrule: string | null;
+            timeZone: string;
+            followsScreenTimeZone: boolean;
+            priority: number;
+            enabled: boolean;
+            /** @description bumped by every change; send it back in If-Match */
+            revision: number;
+            /** @description in the schedule’s own zone, within a year */
+            nextOccurrence: {
+                startsAt: string;
+                endsAt: string | null;
+            } | null;
+            createdAt: string;
+            updatedAt: string;
+        };
         PlaylistSummary: {
             id: string;
             name: string;
@@ -3314,37 +3345,6 @@ export interface components {
             createdAt: string;
             current: boolean;
             content: components["schemas"]["LayoutContent"];
-        };
-        Schedule: {
-            id: string;
-            name: string;
-            content: {
-                /** @enum {string} */
-                type: "playlist" | "layout" | "campaign";
-                id: string;
-                name: string | null;
-            };
-            targets: {
-                screenIds: string[];
-                groupIds: string[];
-                locationIds: string[];
-            };
-            startsAt: string;
-            endsAt: string | null;
-            rrule: string | null;
-            timeZone: string;
-            followsScreenTimeZone: boolean;
-            priority: number;
-            enabled: boolean;
-            /** @description bumped by every change; send it back in If-Match */
-            revision: number;
-            /** @description in the schedule’s own zone, within a year */
-            nextOccurrence: {
-                startsAt: string;
-                endsAt: string | null;
-            } | null;
-            createdAt: string;
-            updatedAt: string;
         };
         ScreenPlaylistAssignment: {
             screenId: string;
@@ -17048,6 +17048,777 @@ export interface operations {
             };
         };
     };
+    getSchedules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description schedules that name this screen directly */
+                screenId?: string;
+                groupId?: string;
+                locationId?: string;
+                playlistId?: string;
+                layoutId?: string;
+                enabled?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["Schedule"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    content: {
+                        /** Format: uuid */
+                        playlistId?: string;
+                        /** Format: uuid */
+                        layoutId?: string;
+                        /** Format: uuid */
+                        campaignId?: string;
+                    };
+                    targets: {
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @description ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone */
+                    startsAt: string;
+                    endsAt?: (string) | null;
+                    /** @description RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window */
+                    rrule?: string | null;
+                    /** @description IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is */
+                    timeZone?: string | null;
+                    /** @default 0 */
+                    priority?: number;
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            201: {
+                headers: {
+                    /** @description The schedule’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Schedule"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getSchedulesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    /** @description The schedule’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Schedule"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteSchedulesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchSchedulesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    content?: {
+                        /** Format: uuid */
+                        playlistId?: string;
+                        /** Format: uuid */
+                        layoutId?: string;
+                        /** Format: uuid */
+                        campaignId?: string;
+                    };
+                    targets?: {
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @description ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone */
+                    startsAt?: string;
+                    endsAt?: (string) | null;
+                    /** @description RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window */
+                    rrule?: string | null;
+                    /** @description IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is */
+                    timeZone?: string | null;
+                    priority?: number;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    /** @description The schedule’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Schedule"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postSchedulesByIdEnable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    /** @description The schedule’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Schedule"];
+                    };
+                };
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postSchedulesByIdDisable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    /** @description The schedule’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Schedule"];
+                    };
+                };
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
     getPlaylists: {
         parameters: {
             query?: {
@@ -19617,216 +20388,6 @@ export interface operations {
             };
         };
     };
-    getSchedules: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                /** @description schedules that name this screen directly */
-                screenId?: string;
-                groupId?: string;
-                locationId?: string;
-                playlistId?: string;
-                layoutId?: string;
-                enabled?: "true" | "false";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Schedules */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            items: components["schemas"]["Schedule"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postSchedules: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                    content: {
-                        /** Format: uuid */
-                        playlistId?: string;
-                        /** Format: uuid */
-                        layoutId?: string;
-                        /** Format: uuid */
-                        campaignId?: string;
-                    };
-                    targets: {
-                        screenIds?: string[];
-                        groupIds?: string[];
-                        locationIds?: string[];
-                    };
-                    /** @description ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone */
-                    startsAt: string;
-                    endsAt?: (string) | null;
-                    /** @description RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window */
-                    rrule?: string | null;
-                    /** @description IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is */
-                    timeZone?: string | null;
-                    /** @default 0 */
-                    priority?: number;
-                    /** @default true */
-                    enabled?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description The schedule */
-            201: {
-                headers: {
-                    /** @description The schedule’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Schedule"];
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
     postSchedulesPreview: {
         parameters: {
             query?: never;
@@ -19950,567 +20511,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getSchedulesById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule */
-            200: {
-                headers: {
-                    /** @description The schedule’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Schedule"];
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    deleteSchedulesById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    patchSchedulesById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name?: string;
-                    content?: {
-                        /** Format: uuid */
-                        playlistId?: string;
-                        /** Format: uuid */
-                        layoutId?: string;
-                        /** Format: uuid */
-                        campaignId?: string;
-                    };
-                    targets?: {
-                        screenIds?: string[];
-                        groupIds?: string[];
-                        locationIds?: string[];
-                    };
-                    /** @description ISO-8601 instant, or a local date-time without offset read in the schedule’s time zone */
-                    startsAt?: string;
-                    endsAt?: (string) | null;
-                    /** @description RFC 5545 RRULE text (no DTSTART): repeats the startsAt..endsAt window */
-                    rrule?: string | null;
-                    /** @description IANA zone; omitted: each screen’s own (its location’s) zone, so 09:00 means 09:00 where the screen is */
-                    timeZone?: string | null;
-                    priority?: number;
-                    enabled?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description The schedule */
-            200: {
-                headers: {
-                    /** @description The schedule’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Schedule"];
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postSchedulesByIdEnable: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule */
-            200: {
-                headers: {
-                    /** @description The schedule’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Schedule"];
-                    };
-                };
-            };
-            /** @description validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postSchedulesByIdDisable: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule */
-            200: {
-                headers: {
-                    /** @description The schedule’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Schedule"];
-                    };
-                };
-            };
-            /** @description validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description version_conflict: another change won while this one was made (no If-Match sent) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match named a stale revision, or another change won; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

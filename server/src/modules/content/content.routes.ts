@@ -4,7 +4,7 @@ import { impactRoutes } from './impact.routes.js';
 import { layoutRoutes } from './layouts.routes.js';
 import { manifestRoutes } from './manifest.routes.js';
 import { playlistRoutes } from './playlists.routes.js';
-import { scheduleRoutes } from './schedules.routes.js';
+import { previewRoutes } from './preview.routes.js';
 
-/** Every route of the content module (playlists, layouts, schedules, assignments, manifest). */
-export const contentRoutes: readonly Route[] = [...playlistRoutes, ...layoutRoutes, ...scheduleRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes];
+/** Every route of the content module (playlists, layouts, assignments, manifest, the schedule preview). */
+export const contentRoutes: readonly Route[] = [...playlistRoutes, ...layoutRoutes, ...previewRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes];

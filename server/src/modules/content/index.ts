@@ -2,7 +2,10 @@ import type { PlacardModule } from '../../platform/module.js';
 import { installContentHooks } from './content.hooks.js';
 import { contentRoutes } from './content.routes.js';
 
-/** Playlists, layouts, schedules and assignments, and what they make: manifests, plans, now-showing. */
+/**
+ * Playlists, layouts and assignments, and what they make with the schedules (modules/schedules/):
+ * manifests, plans, now-showing, the schedule preview.
+ */
 export const contentModule: PlacardModule = {
   name: 'content',
   routes: contentRoutes,
@@ -13,5 +16,5 @@ export const contentModule: PlacardModule = {
 
 export { contentChanged, type DepRef } from './changes.js';
 export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
-export { newItemRow, type NewItem } from './playlists.repo.js';
-export { prepare, writeTargets } from './schedules.routes.js';
+export { newItemRow } from './playlists.repo.js';
+export type { NewItem } from './playlists.schemas.js';
