@@ -71,6 +71,8 @@ export async function fetchDocument(config: RemoteConfigBase, ctx: FetchContext,
       maxBytes: maxBytes + 1,
       maxRedirects: REMOTE_LIMITS.maxRedirects,
       headers: requestHeaders(config, ctx.previous, accept),
+      // A redirect to another host gets neither the auth header nor the secret headers.
+      credentialHeaders: Object.keys(config.headers ?? {}),
     });
   } catch (err) {
     if (err instanceof OutboundError) throw new ProviderFetchError(err.code, err.message, attempt(null, 0, err.message, err.code));
