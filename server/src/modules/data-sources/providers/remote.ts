@@ -16,6 +16,8 @@ export const remoteConfigBase = z.object({
   url: z
     .url({ protocol: /^https?$/ })
     .max(2000)
+    // The JSON Schema (provider-catalog) says what the protocol check says: http or https only.
+    .meta({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' })
     .describe('The http or https address of the document'),
   headers: z
     .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(4000))
