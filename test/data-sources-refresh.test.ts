@@ -287,3 +287,20 @@ t.test('the scheduler: only due sources, a few at once, bounded attempts, a chan
   const next = Date.parse(hourly.body.data.state.nextFetchAt) - Date.now();
   t.ok(next > 3_500_000 && next <= 3_600_000, `the next fetch moved to an hour after the last (${next} ms)`);
 });
+
+t.test('stale without a failure: nothing succeeded for three intervals although the source should have refreshed', async (t) => {
+  const app = await startApp(t, { config: { fetchAllowLoopback: true } });
+  const owner = await signIn(app);
+  const feed = await fakeFeed(t, { '/menu.json': jsonDoc(doc('Latte')) });
+  const src = await jsonSource(app, owner, `${feed.url}/menu.json`, {});
+  await refreshNow(app, src.id);
+  t.equal((await diagnosticsOf(app, owner, src.id)).stale, false);
+  // The refresh stopped running two hours ago (a source that refreshes every 5 minutes).
+  const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
+  await app.deps.db.updateTable('data_source_fetch_state').set({ last_success_at: twoHoursAgo }).where('source_id', '=', src.id).execute();
+  const diag = await diagnosticsOf(app, owner, src.id);
+  t.equal(diag.stale, true);
+  t.match(diag.staleReason, /No fetch succeeded since .* although the source refreshes every 300 s/);
+  t.ok(diag.snapshot.ageSec >= 7200, 'the data’s age counts from the last success');
+  t.equal((await get(app, owner, src.id)).state.stale, true);
+});
