@@ -5,14 +5,14 @@ import type { Db } from '../../platform/db/database.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { storableJson } from '../../platform/db/json.js';
-import { queueCommand } from './commands.routes.js';
+import { queueCommand } from './commands.service.js';
 import { screenOf } from './device-auth.js';
 import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
 import { EffectivePolicy, effectivePolicy, parsePolicy, PolicyDocument } from './policies.js';
 import { cachedSettings } from '../system/index.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, nowIso, onlineWindowMs, PLAYER_FAMILIES, SCREEN_STATUSES, type ScreenRow } from './screens.repo.js';
-import { screenOr404 } from './screens.routes.js';
+import { screenOr404 } from './screens.service.js';
 import { groupMemberIds, screenTimeZone } from './targets.js';
 
 const IdParams = z.object({ id: uuidParam });
@@ -215,7 +215,7 @@ export const fleetRoutes = [
   ...(['screen-groups', 'screens'] as const).flatMap((kind) => {
     const tags = [kind === 'screens' ? 'Screens: policies' : 'Screen groups'];
     const table = kind === 'screens' ? 'screens' : 'screen_groups';
-    const load = async (ctx: Context, id: string) => (kind === 'screens' ? await screenOr404(ctx, id) : await groupOr404(ctx, id));
+    const load = async (ctx: Context, id: string) => (kind === 'screens' ? await screenOr404(ctx.deps.db, id) : await groupOr404(ctx, id));
     const affected = async (ctx: Context, id: string) => (kind === 'screens' ? [id] : await groupMemberIds(ctx.deps.db, id));
     return [
       defineRoute({
@@ -278,7 +278,7 @@ export const fleetRoutes = [
     params: IdParams,
     responses: { 200: { description: 'Effective policy', data: EffectivePolicy } },
     handler: async (ctx, { params }) => {
-      const s = await screenOr404(ctx, params.id);
+      const s = await screenOr404(ctx.deps.db, params.id);
       return ok(await effectivePolicy(ctx.deps.db, s.id));
     },
   }),
@@ -299,7 +299,7 @@ export const fleetRoutes = [
       },
     },
     handler: async (ctx, { params, query }) => {
-      const s = await screenOr404(ctx, params.id);
+      const s = await screenOr404(ctx.deps.db, params.id);
       const windows = query.window ? [query.window] : (['24h', '7d', '30d'] as const);
       const out = [];
       const now = Date.now(); // one instant for every window
@@ -321,7 +321,7 @@ export const fleetRoutes = [
     body: PowerAssist,
     responses: { 200: { description: 'The power-assist settings and the state they ask for now', data: PowerAssistReply } },
     handler: async (ctx, { params, body }) => {
-      const s = await screenOr404(ctx, params.id);
+      const s = await screenOr404(ctx.deps.db, params.id);
       await ctx.deps.db
         .updateTable('screens')
         .set({ power_assist: storableJson(body, 'Power assist'), power_assist_state: null, updated_at: nowIso() })
@@ -340,7 +340,7 @@ export const fleetRoutes = [
     params: IdParams,
     responses: { 200: { description: 'Settings', data: PowerAssistReply.nullable() } },
     handler: async (ctx, { params }) => {
-      const s = await screenOr404(ctx, params.id);
+      const s = await screenOr404(ctx.deps.db, params.id);
       const pa = s.power_assist ? PowerAssist.safeParse(JSON.parse(s.power_assist)) : null;
       return ok(pa?.success ? await powerReply(ctx.deps.db, s.id, pa.data, s.power_assist_state) : null);
     },

@@ -7,7 +7,7 @@ import { ApiError, invalidReference, notFound, unknownIdsIn } from '../../platfo
 import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { storableJson } from '../../platform/db/json.js';
-import { queueCommand } from './commands.routes.js';
+import { queueCommand } from './commands.service.js';
 import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, newId, nowIso, SCREEN_STATUSES } from './screens.repo.js';

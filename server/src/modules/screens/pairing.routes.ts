@@ -10,7 +10,8 @@ import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secre
 import { throttled } from '../accounts/index.js';
 import { issueDeviceCredential } from './device-auth.js';
 import { bumpManifestRevision } from './revision.js';
-import { asFamily, findScreen, newId, newScreenRow, nowIso, PlayerFamilyField, recordHistory, ScreenDto, screenDtos } from './screens.repo.js';
+import { asFamily, findScreen, newId, newScreenRow, nowIso, PlayerFamilyField, recordHistory, ScreenDto } from './screens.repo.js';
+import { screenDtos } from './screens.service.js';
 
 /** Codes: 6 characters without look-alikes (no 0/O, 1/I/L). */
 export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
