@@ -7,7 +7,7 @@ import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route
 import { storableJson } from '../../platform/db/json.js';
 import { queueCommand } from './commands.service.js';
 import { screenOf } from './device-auth.js';
-import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.routes.js';
+import { groupOr404, parseSpan, spanGeometry, SpanDto } from './groups.service.js';
 import { EffectivePolicy, effectivePolicy, parsePolicy, PolicyDocument } from './policies.js';
 import { cachedSettings } from '../system/index.js';
 import { bumpManifestRevision } from './revision.js';
@@ -215,7 +215,7 @@ export const fleetRoutes = [
   ...(['screen-groups', 'screens'] as const).flatMap((kind) => {
     const tags = [kind === 'screens' ? 'Screens: policies' : 'Screen groups'];
     const table = kind === 'screens' ? 'screens' : 'screen_groups';
-    const load = async (ctx: Context, id: string) => (kind === 'screens' ? await screenOr404(ctx.deps.db, id) : await groupOr404(ctx, id));
+    const load = async (ctx: Context, id: string) => (kind === 'screens' ? await screenOr404(ctx.deps.db, id) : await groupOr404(ctx.deps.db, id));
     const affected = async (ctx: Context, id: string) => (kind === 'screens' ? [id] : await groupMemberIds(ctx.deps.db, id));
     return [
       defineRoute({

@@ -296,6 +296,29 @@ export function allScreens(db: Db): Promise<ScreenRow[]> {
   return db.selectFrom('screens').selectAll().orderBy('name').orderBy('id').execute();
 }
 
+/** The screens of `ids` that exist, by name (then id). */
+export async function screensByName(db: Db, ids: readonly string[]): Promise<ScreenRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('screens')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+}
+
+/** Which of `ids` name a screen. */
+export async function existingScreenIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('screens')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function updateScreen(db: Db, id: string, set: Partial<ScreenRow>): Promise<void> {
   await db.updateTable('screens').set(set).where('id', '=', id).execute();
 }
