@@ -77,3 +77,24 @@ export async function removeGroupMember(db: Db, groupId: string, screenId: strin
   const r = await db.deleteFrom('screen_group_members').where('group_id', '=', groupId).where('screen_id', '=', screenId).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
+
+/** Which of `ids` name a group. */
+export async function existingGroupIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('screen_groups')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Adds one screen to groups (a membership that exists stays as it is). */
+export async function joinGroups(db: Db, screenId: string, groupIds: readonly string[], now: string): Promise<void> {
+  for (const g of groupIds) {
+    await db
+      .insertInto('screen_group_members')
+      .values({ group_id: g, screen_id: screenId, added_at: now })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+}

@@ -319,6 +319,10 @@ export async function existingScreenIds(db: Db, ids: readonly string[]): Promise
   return new Set(rows.map((r) => r.id));
 }
 
+export async function insertScreen(db: Db, row: ScreenRow): Promise<void> {
+  await db.insertInto('screens').values(row).execute();
+}
+
 export async function updateScreen(db: Db, id: string, set: Partial<ScreenRow>): Promise<void> {
   await db.updateTable('screens').set(set).where('id', '=', id).execute();
 }
