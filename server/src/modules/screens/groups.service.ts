@@ -125,6 +125,17 @@ export function parseSpan(text: string | null): Span | null {
   return r.success ? r.data : null;
 }
 
+/** A screen's cell in a span group (404 when the group is not a span or the screen has no cell), with the whole wall. */
+export async function spanPanel(db: Db, groupId: string, screenId: string) {
+  const g = await findGroup(db, groupId);
+  const span = g ? parseSpan(g.span) : null;
+  if (!g || !span) throw notFound('Span');
+  const geo = spanGeometry(g.id, span);
+  const self = geo.cells.find((c) => c.screenId === screenId);
+  if (!self) throw notFound('Span panel for this screen');
+  return { self, span: geo };
+}
+
 /**
  * PUT /screen-groups/{id}/span: every cell inside the grid, one screen per cell, one cell
  * per screen, every cell screen a member (400 otherwise). Bumps the manifests of the

@@ -9,7 +9,7 @@ import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { expireCommands } from './commands.repo.js';
 import { screenshotDir } from './commands.service.js';
 import { resolveDeviceCredential } from './device-auth.js';
-import { runPowerAssist } from './fleet.routes.js';
+import { runPowerAssist } from './fleet.service.js';
 import { deriveStatus, newId, nowIso } from './screens.repo.js';
 
 /** Player history other than contacts (status changes, pairing, commands...) is kept a year. */

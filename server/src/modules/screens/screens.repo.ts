@@ -343,3 +343,21 @@ export function screenHistoryPage(db: Db, screenId: string, filter: { beforeId?:
     .limit(filter.limit + 1)
     .execute();
 }
+
+/** Screens with a power-assist schedule that may take commands (neither disabled nor revoked). */
+export function powerAssistedScreens(db: Db): Promise<ScreenRow[]> {
+  return db.selectFrom('screens').selectAll().where('power_assist', 'is not', null).where('disabled_at', 'is', null).where('revoked_at', 'is', null).execute();
+}
+
+/** A screen's contacts (heartbeats and liveness pings) received from `fromMs` to `toMs`, oldest first. */
+export function contactsBetween(db: Db, screenId: string, fromMs: number, toMs: number) {
+  return db
+    .selectFrom('screen_history')
+    .select(['at_ms', 'kind'])
+    .where('screen_id', '=', screenId)
+    .where('kind', 'in', ['heartbeat', 'liveness'])
+    .where('at_ms', '>=', fromMs)
+    .where('at_ms', '<=', toMs)
+    .orderBy('at_ms')
+    .execute();
+}
