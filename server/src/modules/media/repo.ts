@@ -166,6 +166,12 @@ export async function assetView(db: DbOrTrx, id: string): Promise<AssetView | un
   return (await assetViews(db, [row]))[0];
 }
 
+/** Full views of the assets `ids`, newest first. */
+export async function assetViewsOf(db: DbOrTrx, ids: readonly string[]): Promise<AssetView[]> {
+  const rows = await db.selectFrom('assets').selectAll().where('id', 'in', ids).orderBy('created_at', 'desc').execute();
+  return assetViews(db, rows);
+}
+
 /** Tag ids for names, creating the missing tags (case-insensitive match). */
 export async function ensureTags(trx: DbOrTrx, names: readonly string[]): Promise<string[]> {
   const ids: string[] = [];
