@@ -7,6 +7,7 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import type { Transaction } from 'kysely';
 import type { AssetKind, AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
 import { ApiError, isDiskFull } from '../../platform/http/errors.js';
+import { type PartIo, realPartIo, tusResumableOnEveryAnswer } from '../../platform/http/tus.js';
 import { JobQueue, PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, MediaStore } from '../../platform/media/store.js';
@@ -16,6 +17,7 @@ import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
+import { deleteUpload, expiredUploadIds, uploadExists } from './uploads.repo.js';
 import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
 export const PROCESS_JOB = 'media.process';
@@ -58,20 +60,6 @@ export interface IngestInput {
   inTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
-/**
- * How PATCH writes a chunk into a part file and makes it durable. Replaceable per
- * service, so a test can make a write fail the way a full disk does (ENOSPC).
- */
-export interface PartIo {
-  write(handle: fs.FileHandle, buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
-  sync(handle: fs.FileHandle): Promise<void>;
-}
-
-export const realPartIo = (): PartIo => ({
-  write: (h, b, o, l, p) => h.write(b, o, l, p),
-  sync: (h) => h.sync(),
-});
-
 /** The media library's runtime: the store, the job queue, and processing. */
 export class MediaService {
   readonly store: MediaStore;
@@ -83,6 +71,7 @@ export class MediaService {
    * it, and never runs beside it.
    */
   readonly uploadLocks = new KeyedLocks();
+  /** How PATCH writes and syncs part files (platform/http/tus.ts); a test replaces it to fail like a full disk. */
   partIo: PartIo = realPartIo();
 
   constructor(
@@ -474,14 +463,10 @@ export class MediaService {
     const db = this.deps.db;
     const { expiryMs } = await uploadLimits(this.deps);
     const now = Date.now();
-    const expired = await db
-      .selectFrom('uploads')
-      .select('id')
-      .where((eb) => eb.or([eb('expires_at', '<', nowIso()), eb('updated_at', '<', new Date(now - expiryMs).toISOString())]))
-      .execute();
+    const expired = await expiredUploadIds(db, nowIso(), new Date(now - expiryMs).toISOString());
     const out = { uploads: 0, strayFiles: 0, bytes: 0 };
     const sizeOf = async (file: string) => (await fs.stat(file).catch(() => null))?.size ?? 0;
-    for (const { id } of expired) {
+    for (const id of expired) {
       // An upload a request is working on is left for the next round.
       const release = this.uploadLocks.tryAcquire(id);
       if (!release) continue;
@@ -489,7 +474,7 @@ export class MediaService {
         out.uploads++;
         out.bytes += await sizeOf(this.partPath(id));
         if (options.dryRun) continue;
-        await db.deleteFrom('uploads').where('id', '=', id).execute();
+        await deleteUpload(db, id);
         await fs.rm(this.partPath(id), { force: true });
       } finally {
         release();
@@ -503,7 +488,7 @@ export class MediaService {
       if (!release) continue;
       try {
         // Checked holding the upload: a creation may have just written its row.
-        if (await db.selectFrom('uploads').select('id').where('id', '=', id).executeTakeFirst()) continue;
+        if (await uploadExists(db, id)) continue;
         out.strayFiles++;
         out.bytes += await sizeOf(path.join(this.uploadsDir, name));
         if (!options.dryRun) await fs.rm(path.join(this.uploadsDir, name), { force: true });
@@ -582,11 +567,7 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
     await jobs.prune(settings.retention.jobHistoryDays * 24 * 3_600_000);
   });
   deps.periodic.every('media.sweep', 24 * 60 * 60_000, async () => void (await media.sweepStore()));
-  // tus clients look for Tus-Resumable on every answer, auth failures included.
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/api/v1/uploads' || ctx.path.startsWith('/api/v1/uploads/')) ctx.set('Tus-Resumable', '1.0.0');
-    await next();
-  });
+  app.use(tusResumableOnEveryAnswer('/api/v1/uploads'));
   deps.periodic.onStop(() => jobs.stop());
   void fs
     .mkdir(media.uploadsDir, { recursive: true })
