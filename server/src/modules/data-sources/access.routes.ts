@@ -6,7 +6,8 @@ import { defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { directoryEntry, userDirectory } from '../accounts/index.js';
 import { defaultLevel, effectiveLevel, isAdmin, requireLevel } from './access.js';
 import { clearGrant, getSourceRow, grantOf, listGrants, setGrant } from './data-sources.repo.js';
-import { envOf, TAGS } from './data-sources.routes.js';
+import { TAGS } from './data-sources.schemas.js';
+import { envOf } from './data-sources.service.js';
 import { AccessBody, AccessDto, AccessLevelSchema, DirectoryEntryDto, IdParams } from './data-sources.schemas.js';
 
 /** Roles a grant changes anything for (owners and admins have every source anyway). */

@@ -1,19 +1,10 @@
-import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Principal } from '../../platform/http/auth.js';
 import { pageOf, pageQuery } from '../../platform/http/pagination.js';
 import { checkRevision, etagOf } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok } from '../../platform/http/route.js';
-import { callerOf } from './access.js';
 import { listSourceRows } from './data-sources.repo.js';
-import { CreateBody, DataSourceDto, DiagnosticsDto, IdParams, PatchBody, ProviderField } from './data-sources.schemas.js';
-import { createSource, diagnostics, duplicateSource, type Env, patchSource, removeSource, sourceDto, sourceDtos } from './data-sources.service.js';
-
-export const TAGS = ['Data sources'];
-
-export function envOf(ctx: Context, auth: Principal): Env {
-  return { deps: ctx.deps, secrets: ctx.secrets, caller: callerOf(auth) };
-}
+import { CreateBody, DataSourceDto, TAGS, DiagnosticsDto, IdParams, PatchBody, ProviderField } from './data-sources.schemas.js';
+import { createSource, diagnostics, duplicateSource, type Env, envOf, patchSource, removeSource, sourceDto, sourceDtos } from './data-sources.service.js';
 
 const etag = { headers: { ETag: { description: 'The source’s revision; send it back in If-Match' } } };
 const forbidden = (what: string) => ({ description: `forbidden: ${what}` });

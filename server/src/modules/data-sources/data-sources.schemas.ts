@@ -6,6 +6,8 @@ import { MAX_MANUAL_ROWS } from './manual-rows.js';
 import { providerIds } from './providers/index.js';
 import { COLUMN_TYPES } from './providers/types.js';
 
+export const TAGS = ['Data sources'];
+
 export const ColumnDto = z.object({ name: z.string(), type: z.enum(COLUMN_TYPES) }).meta({ id: 'DataColumn' });
 export const CellSchema = z.union([z.string().max(65_536), z.number(), z.boolean(), z.null()]);
 export const RowSchema = z.record(z.string().max(100), CellSchema);

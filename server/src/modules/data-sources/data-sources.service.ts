@@ -1,12 +1,14 @@
+import type { Context } from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
+import type { Principal } from '../../platform/http/auth.js';
 import { ApiError, invalidReference, type Reference } from '../../platform/http/errors.js';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
 import { fetchPolicy } from '../media/index.js';
 import { cachedSettings } from '../system/index.js';
-import { type AccessLevel, type Caller, levelsOf, requireLevel } from './access.js';
+import { type AccessLevel, type Caller, callerOf, levelsOf, requireLevel } from './access.js';
 import {
   attemptsOf,
   copyManualRows,
@@ -43,6 +45,10 @@ export interface Env {
   deps: AppDeps;
   secrets: ServerSecrets;
   caller: Caller;
+}
+
+export function envOf(ctx: Context, auth: Principal): Env {
+  return { deps: ctx.deps, secrets: ctx.secrets, caller: callerOf(auth) };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: each provider has its own config type

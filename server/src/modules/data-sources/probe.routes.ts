@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, ok } from '../../platform/http/route.js';
-import { envOf, TAGS } from './data-sources.routes.js';
+import { TAGS } from './data-sources.schemas.js';
+import { envOf } from './data-sources.service.js';
 import { IdParams, InspectDto, PreviewDto, ProbeBody, ProviderParams } from './data-sources.schemas.js';
 import { fieldsOf, type ProbeResult, probeSaved, probeUnsaved, providerOrNotFound } from './data-sources.service.js';
 
