@@ -1,6 +1,11 @@
 import type { PlacardModule } from '../../platform/module.js';
 import { installContentHooks } from './content.hooks.js';
-import { contentRoutes } from './content.routes.js';
+import { assignmentRoutes } from './assignments.routes.js';
+import { impactRoutes } from './impact.routes.js';
+import { layoutRoutes } from './layouts.routes.js';
+import { manifestRoutes } from './manifest.routes.js';
+import { playlistRoutes } from './playlists.routes.js';
+import { previewRoutes } from './preview.routes.js';
 
 /**
  * Playlists, layouts and assignments, and what they make with the schedules (modules/schedules/):
@@ -8,7 +13,7 @@ import { contentRoutes } from './content.routes.js';
  */
 export const contentModule: PlacardModule = {
   name: 'content',
-  routes: contentRoutes,
+  routes: [...playlistRoutes, ...layoutRoutes, ...previewRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes],
   install({ deps }) {
     installContentHooks(deps);
   },
