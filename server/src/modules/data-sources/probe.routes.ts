@@ -3,7 +3,8 @@ import { defineRoute, ok } from '../../platform/http/route.js';
 import { TAGS } from './data-sources.schemas.js';
 import { envOf } from './data-sources.service.js';
 import { IdParams, InspectDto, PreviewDto, ProbeBody, ProviderParams } from './data-sources.schemas.js';
-import { fieldsOf, type ProbeResult, probeSaved, probeUnsaved, providerOrNotFound } from './data-sources.service.js';
+import { fieldsOf, type ProbeResult, probeSaved, probeUnsaved } from './probe.service.js';
+import { providerOrNotFound } from './data-sources.service.js';
 
 /**
  * Preview and inspect: run a provider once and answer what it gives, storing nothing. A
