@@ -95,6 +95,14 @@ export async function updateUser(db: Db, id: string, patch: Partial<Omit<UserRow
   return (await findUserById(db, id))!;
 }
 
+/** Inserts the first owner, checked and inserted in one transaction (two racing setups make one owner); null when a user exists. */
+export function insertFirstOwner(db: Db, input: { email: string; displayName: string; passwordHash: string }): Promise<UserRow | null> {
+  return db.transaction().execute(async (trx) => {
+    if ((await countUsers(trx)) > 0) return null;
+    return insertUser(trx, { ...input, role: 'owner' });
+  });
+}
+
 /** Ends every session of a user (disable, role change, security reset, password change). */
 export async function endUserSessions(db: Db, userId: string, exceptSessionId?: string): Promise<void> {
   let q = db.deleteFrom('sessions').where('user_id', '=', userId);
