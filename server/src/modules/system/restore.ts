@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { durableRename, migrate, openDatabase, type OpenedDatabase } from '../../platform/db/database.js';
-import { BackupError, DATABASE_ENTRY, MEDIA_DIRS, SECRET_ENTRY, verifyBackup, type BackupHeader, type Progress } from './backup.js';
+import { BackupError, DATABASE_ENTRY, MEDIA_DIRS, SECRET_ENTRY, type BackupHeader, type Progress } from './backup-format.js';
+import { verifyBackup } from './backup-verify.js';
 
 const JOURNAL = 'restore-journal.json';
 const STAGING_PREFIX = '.restore-staging-';
