@@ -14,9 +14,6 @@ interface Journal {
   includesMedia: boolean;
 }
 
-/** For tests only: a pause before the swap, to observe the server while a restore runs. */
-export const restoreTestHooks: { beforeSwap?: () => Promise<void> } = {};
-
 export interface RestoreResult {
   header: BackupHeader;
   files: number;
@@ -71,7 +68,6 @@ export async function restoreBackup(options: {
     for (const suffix of ['-wal', '-shm']) rmSync(stagedDb + suffix, { force: true });
     if (verified.header.includesMedia) for (const d of MEDIA_DIRS) await mkdir(path.join(staging, d), { recursive: true });
 
-    if (restoreTestHooks.beforeSwap) await restoreTestHooks.beforeSwap();
     progress(0.85, 'swapping the data in');
     const journal: Journal = { staging, includesMedia: verified.header.includesMedia };
     writeFileSync(path.join(dataDir, JOURNAL), JSON.stringify(journal), { mode: 0o600 });
