@@ -100,3 +100,33 @@ t.test('no module-level state outside the app scope, beyond the listed exception
     'no stale exception',
   );
 });
+
+t.test('route files hold route definitions: queries live in repositories, and only index.ts imports them', async (t) => {
+  const query = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql`|\.transaction\(\)/;
+  const queries: string[] = [];
+  const importers: string[] = [];
+  for (const [file, imports] of graph) {
+    if (file.endsWith('.routes.ts')) {
+      readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (query.test(line)) queries.push(`${file}:${i + 1}`);
+        });
+    }
+    for (const target of imports) {
+      if (!target.endsWith('.routes.ts')) continue;
+      const own = `${path.dirname(target)}/index.ts`;
+      if (file !== own) importers.push(`${file} imports ${target}`);
+    }
+  }
+  t.same(queries, [], 'no kysely query or transaction in a *.routes.ts file');
+  t.same(importers, [], "a module's routes files are imported by its index.ts only");
+});
+
+t.test('no server file over 500 lines', async (t) => {
+  const long = [...graph.keys()]
+    .filter((f) => !f.startsWith('platform/db/migrations/'))
+    .map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length] as const)
+    .filter(([, n]) => n > 500);
+  t.same(long, [], 'split a file that grows past 500 lines by what it does');
+});
