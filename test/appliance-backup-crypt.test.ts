@@ -4,7 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { listBackups } from '../server/src/modules/system/backup.js';
+import { listBackups } from '../server/src/modules/system/backup-store.js';
 import { getSettings, updateSettings } from '../server/src/modules/system/settings.js';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { signIn } from './helpers/auth.js';

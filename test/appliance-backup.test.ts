@@ -3,9 +3,11 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
-import { createBackup, listBackups, verifyBackup } from '../server/src/modules/system/backup.js';
+import { createBackup } from '../server/src/modules/system/backup-create.js';
+import { listBackups } from '../server/src/modules/system/backup-store.js';
+import { verifyBackup } from '../server/src/modules/system/backup-verify.js';
 import { mediaServiceOf } from '../server/src/modules/media/service.js';
-import { restoreTestHooks } from '../server/src/modules/system/restore.js';
+import { registerRestoreParticipant } from '../server/src/modules/system/index.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { mediaDigest, writeMedia } from './helpers/data-dir.js';
@@ -219,22 +221,24 @@ t.test('while a restore runs, /api answers 503 (a write would be lost at the swa
   await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'In the backup' } });
   const name = (await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name;
 
-  // Pause the restore just before its swap, deterministically.
+  // Hold the restore mid-way, deterministically: a restore participant (the hook modules with
+  // background work register) that takes its time to pause, as a long job would.
   let reached!: () => void;
-  const atSwap = new Promise<void>((resolve) => (reached = resolve));
+  const pausing = new Promise<void>((resolve) => (reached = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  restoreTestHooks.beforeSwap = async () => {
-    reached();
-    await released;
-  };
-  t.teardown(() => {
-    delete restoreTestHooks.beforeSwap;
-    release();
+  registerRestoreParticipant(app.deps, {
+    key: 'test-slow-to-pause',
+    pause: async () => {
+      reached();
+      await released;
+    },
+    resume: async () => {},
   });
+  t.teardown(() => release());
   const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
   t.equal(started.status, 202);
-  await atSwap;
+  await pausing;
 
   const write = await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Written during the restore' } });
   t.equal(write.status, 503, 'a write is refused, not accepted and then lost');
@@ -272,25 +276,26 @@ t.test('a restore waits for writes already under way, and pauses the job queue a
   const { route: slowWrite, inside, release: finish } = heldRoute('POST', '/api/v1/test-slow-write');
   const app = await startApp(t, { extraRoutes: [slowWrite] });
   const owner = await signIn(app);
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'In the backup' } });
   const name = (await runAndWait(app, owner.headers, 'backup', { includeMedia: false })).body.data.result.backup.name;
+  await app.json('/api/v1/settings', { method: 'PATCH', headers: owner.headers, json: { serverName: 'Live, not in the backup' } });
+  const liveName = async () => (await getSettings(app.deps.db)).serverName;
+  // Which data is live when the job queue pauses and resumes: the swap is what changes it.
   const jobs = mediaServiceOf(app.deps)!.jobs;
   const pauses: string[] = [];
+  const namesSeen: Record<string, string> = {};
   const { pause, resume } = jobs;
   jobs.pause = async () => {
     pauses.push('pause');
     await pause.call(jobs);
+    namesSeen.paused = await liveName();
   };
   jobs.resume = async () => {
     pauses.push('resume');
+    namesSeen.resuming = await liveName();
     await resume.call(jobs);
   };
   t.teardown(() => Object.assign(jobs, { pause, resume }));
-  let swapped = false;
-  restoreTestHooks.beforeSwap = async () => {
-    swapped = true;
-    t.same(pauses, ['pause'], 'jobs are paused before the swap');
-  };
-  t.teardown(() => void delete restoreTestHooks.beforeSwap);
 
   const write = app.json('/api/v1/test-slow-write', { method: 'POST', json: {} });
   await inside;
@@ -301,14 +306,16 @@ t.test('a restore waits for writes already under way, and pauses the job queue a
   for (let i = 0; i < 20 && run.message !== 'waiting for writes under way to finish'; i++) run = await runOf();
   t.equal(run.message, 'waiting for writes under way to finish');
   await new Promise((r) => setTimeout(r, 200));
-  t.equal(swapped, false, 'no swap while the write runs');
+  t.equal(await liveName(), 'Live, not in the backup', 'no swap while the write runs');
+  t.same(pauses, [], 'nor are the jobs paused yet');
   t.equal((await runOf()).state, 'running');
   finish();
   t.equal((await write).status, 200, 'the write that got in finishes');
   while (run.state === 'running') run = await runOf();
   t.equal(run.state, 'succeeded', JSON.stringify(run.error));
-  t.ok(swapped, 'then the swap happened');
+  t.equal(await liveName(), 'In the backup', 'then the swap happened');
   t.same(pauses, ['pause', 'resume'], 'and the jobs resumed');
+  t.same(namesSeen, { paused: 'Live, not in the backup', resuming: 'In the backup' }, 'jobs were paused before the swap and resumed after it');
 });
 
 t.test('restore refuses a corrupt, cut-short, foreign or newer backup without touching the live data', async (t) => {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFile
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { discardPartialBackups } from '../server/src/modules/system/backup.js';
+import { discardPartialBackups } from '../server/src/modules/system/backup-store.js';
 import { getSettings, updateSettings } from '../server/src/modules/system/settings.js';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';

@@ -1,7 +1,7 @@
 import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { knownSchemaVersion } from '../server/src/modules/system/backup.js';
+import { knownSchemaVersion } from '../server/src/modules/system/backup-format.js';
 import { tempDataDir } from './helpers/harness.js';
 import {
   dbState,

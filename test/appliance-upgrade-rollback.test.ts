@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
-import { knownSchemaVersion } from '../server/src/modules/system/backup.js';
+import { knownSchemaVersion } from '../server/src/modules/system/backup-format.js';
 import { tempDataDir } from './helpers/harness.js';
 import { dbState, fakePackage, fakeSystemctl, installAsync, installedWithData, preUpgradeBackups, readyServer, scratchRoot } from './helpers/install.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { verifyBackup } from '../server/src/modules/system/backup.js';
+import { verifyBackup } from '../server/src/modules/system/backup-verify.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { openDatabase } from '../server/src/platform/db/database.js';
 import { tempDataDir } from './helpers/harness.js';

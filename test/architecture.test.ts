@@ -60,9 +60,6 @@ t.test('every module folder is one module of MODULES, installed after the module
  * data directory (so per app already), and facts about the machine.
  */
 const MODULE_STATE_ALLOWED: Record<string, string> = {
-  'modules/content/screen-context.ts present': 'keyed by the database: whether a table exists',
-  'modules/content/refs.ts hasAssets': 'keyed by the database: whether a table exists',
-  'modules/content/describe-now-showing.ts planCaches': 'keyed by the database',
   'modules/screens/group-commit.ts committers': 'keyed by the database: one committer per connection',
   'modules/system/settings.ts cache': 'keyed by the database',
   'modules/system/settings.ts generation': 'invalidates every database’s cached settings after a write through a transaction',
@@ -102,4 +99,34 @@ t.test('no module-level state outside the app scope, beyond the listed exception
     [],
     'no stale exception',
   );
+});
+
+t.test('route files hold route definitions: queries live in repositories, and only index.ts imports them', async (t) => {
+  const query = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql`|\.transaction\(\)/;
+  const queries: string[] = [];
+  const importers: string[] = [];
+  for (const [file, imports] of graph) {
+    if (file.endsWith('.routes.ts')) {
+      readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (query.test(line)) queries.push(`${file}:${i + 1}`);
+        });
+    }
+    for (const target of imports) {
+      if (!target.endsWith('.routes.ts')) continue;
+      const own = `${path.dirname(target)}/index.ts`;
+      if (file !== own) importers.push(`${file} imports ${target}`);
+    }
+  }
+  t.same(queries, [], 'no kysely query or transaction in a *.routes.ts file');
+  t.same(importers, [], "a module's routes files are imported by its index.ts only");
+});
+
+t.test('no server file over 500 lines', async (t) => {
+  const long = [...graph.keys()]
+    .filter((f) => !f.startsWith('platform/db/migrations/'))
+    .map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length] as const)
+    .filter(([, n]) => n > 500);
+  t.same(long, [], 'split a file that grows past 500 lines by what it does');
 });

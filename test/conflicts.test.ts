@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { z } from 'zod';
 import { constraintKey, describeUniqueViolation, UNIQUE_MEANINGS, uniqueViolationOf } from '../server/src/platform/db/constraints.js';
 import { created, defineRoute } from '../server/src/platform/http/route.js';
-import { signIn } from './helpers/auth.js';
+import { signedInApp, signIn } from './helpers/auth.js';
 import { contended, startApp, type TestApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
@@ -32,13 +32,7 @@ function oneWins(t: Test, answers: Answer[], success: number, fields: string[], 
   }
 }
 
-async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
-    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
-}
+const setup = (t: Test) => signedInApp(t);
 
 const count = async (app: TestApp, query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(app.deps.db)).rows[0]!.n);
 

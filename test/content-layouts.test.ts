@@ -1,15 +1,9 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
-import { contended, startApp } from './helpers/harness.js';
+import { signedInApp } from './helpers/auth.js';
+import { contended } from './helpers/harness.js';
 
-async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
-    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
-}
+const setup = (t: Test) => signedInApp(t);
 
 t.test('draft, publish, revisions, restore, duplicate', async (t) => {
   const { call } = await setup(t);

@@ -1,14 +1,8 @@
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
-import { contended, startApp, type TestApp } from './helpers/harness.js';
+import { signedInApp, signIn } from './helpers/auth.js';
+import { contended, type TestApp } from './helpers/harness.js';
 
-async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
-    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
-}
+const setup = (t: Test) => signedInApp(t);
 
 async function playlist(call: Awaited<ReturnType<typeof setup>>['call'], name: string) {
   const res = await call('POST', '/api/v1/playlists', { name });

@@ -1,12 +1,9 @@
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
-import { contended, startApp } from './helpers/harness.js';
+import { signedInApp, signIn } from './helpers/auth.js';
+import { contended } from './helpers/harness.js';
 
 async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
-    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
+  const { app, owner, call } = await signedInApp(t);
   // Playlists that have something to play (a schedule whose playlist has nothing playable falls through).
   let site: string | undefined;
   const playable = async (name: string) => {

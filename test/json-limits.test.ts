@@ -5,8 +5,8 @@ import { storableJson } from '../server/src/platform/db/json.js';
 import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { ApiError } from '../server/src/platform/http/errors.js';
 import { checkJsonValue, MAX_JSON_DEPTH, MAX_JSON_ENTRIES, scanJsonText } from '../server/src/platform/json-limits.js';
-import { signIn } from './helpers/auth.js';
-import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
+import { signedInApp } from './helpers/auth.js';
+import { tempDataDir, type TestApp } from './helpers/harness.js';
 import { pairScreen, type PairedScreen } from './helpers/screens.js';
 
 /**
@@ -21,8 +21,7 @@ const nestedText = (levels: number, inner = '1') => `${'{"x":'.repeat(levels)}${
 const heartbeatText = (depth: number) => `{"playerVersion":"1.0.0","extra":${nestedText(depth - 1)}}`;
 
 async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
+  const { app, owner } = await signedInApp(t);
   const screen = await pairScreen(app, owner);
   return { app, owner, screen };
 }

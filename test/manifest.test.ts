@@ -1,16 +1,15 @@
 import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
 import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
-import { signIn } from './helpers/auth.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { signedInApp } from './helpers/auth.js';
+import type { TestApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
 const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
 const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b1';
 
 async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
+  const { app, owner, call } = await signedInApp(t);
   const now = new Date().toISOString();
   await app.deps.db
     .insertInto('locations')
@@ -31,8 +30,6 @@ async function setup(t: Test) {
     .values({ id: GROUP, name: 'Bars', description: null, policy: null, span: null, created_at: now, updated_at: now })
     .execute();
   const screen = await pairScreen(app, owner, { name: 'Lobby', locationId: LOC, groupIds: [GROUP] });
-  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
-    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
   const manifest = (headers: Record<string, string> = {}) => app.json('/api/v1/player/manifest', { headers: { ...screen.headers, ...headers } });
   // A playlist with something to play (one with nothing playable is passed over).
   let site: string | undefined;

@@ -8,7 +8,8 @@ import t from 'tap';
 import { Upload } from 'tus-js-client';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
-import { mediaServiceOf, realPartIo } from '../server/src/modules/media/service.js';
+import { mediaServiceOf } from '../server/src/modules/media/service.js';
+import { realPartIo } from '../server/src/platform/http/tus.js';
 import { realStoreIo } from '../server/src/platform/media/store.js';
 import { enospc, fillDatabase, settledAsset, sha256, TUS, tusUpload } from './helpers/media.js';
 

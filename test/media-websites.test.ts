@@ -75,6 +75,30 @@ t.test('safeFetch: schemes, loopback, redirects re-checked, size and time limits
   await t.rejects(safeFetch(`${base}/slow`, LOOPBACK, { timeoutMs: 300 }), { code: 'timeout' });
 });
 
+t.test('safeFetch: credentials stay with their origin; a redirect to another host gets none of them', async (t) => {
+  const seen: Record<string, string | undefined>[] = [];
+  const record = (q: http.IncomingMessage, s: http.ServerResponse) => {
+    seen.push({
+      authorization: q.headers.authorization,
+      key: q.headers['x-api-key'] as string | undefined,
+      cookie: q.headers.cookie,
+      plain: q.headers['x-plain'] as string | undefined,
+    });
+    s.writeHead(200).end('ok');
+  };
+  const other = await fakeSite(t, { '/land': record });
+  const base = await fakeSite(t, {
+    '/same': (_q, s) => s.writeHead(302, { location: '/land' }).end(),
+    '/land': record,
+    '/away': (_q, s) => s.writeHead(302, { location: `${other}/land` }).end(),
+  });
+  const headers = { authorization: 'Bearer s3cret', 'X-Api-Key': 'k3y', cookie: 'a=b', 'x-plain': 'p' };
+  await safeFetch(`${base}/same`, LOOPBACK, { headers, credentialHeaders: ['x-api-key'] });
+  t.same(seen[0], { authorization: 'Bearer s3cret', key: 'k3y', cookie: 'a=b', plain: 'p' }, 'a redirect within the origin keeps every header');
+  await safeFetch(`${base}/away`, LOOPBACK, { headers, credentialHeaders: ['x-api-key'] });
+  t.same(seen[1], { authorization: undefined, key: undefined, cookie: undefined, plain: 'p' }, 'another origin (another port) gets no credential');
+});
+
 t.test('frame blockers', async (t) => {
   t.same(frameBlockers({ 'x-frame-options': 'DENY' }), ['X-Frame-Options: DENY']);
   t.same(frameBlockers({ 'x-frame-options': 'SAMEORIGIN' }), ['X-Frame-Options: SAMEORIGIN']);

@@ -1,9 +1,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
+import { signedInApp } from './helpers/auth.js';
 import { DENSE_TIMES, REFUSED, WORST_ALLOWED } from './helpers/fuzz/recurrence.js';
 import type { Config } from '../server/src/config.js';
-import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 
 /**
@@ -14,9 +13,7 @@ import { pairScreen } from './helpers/screens.js';
  */
 
 async function setup(t: Test, config: Partial<Config> = {}) {
-  const app = await startApp(t, { config });
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
+  const { app, owner, call } = await signedInApp(t, { config });
   const site = (await call('POST', '/api/v1/assets/websites', { url: 'https://example.org/', name: 'Site' })).body.data.id as string;
   const playlist = async (name: string) => {
     const res = await call('POST', '/api/v1/playlists', { name, items: [{ assetId: site }] });

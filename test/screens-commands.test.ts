@@ -5,7 +5,8 @@ import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { WebSocket } from 'ws';
-import { expireCommands, reportResult } from '../server/src/modules/screens/commands.routes.js';
+import { expireCommands } from '../server/src/modules/screens/commands.repo.js';
+import { reportResult } from '../server/src/modules/screens/commands.service.js';
 
 t.test('command lifecycle: queued, delivered, acknowledged, succeeded; listed for the console', async (t) => {
   const app = await startApp(t);

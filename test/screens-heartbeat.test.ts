@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { signedInApp } from './helpers/auth.js';
+import type { TestApp } from './helpers/harness.js';
 import { pairScreen, type PairedScreen } from './helpers/screens.js';
 
 const GRID = Math.floor(Date.now() / 10_000) * 10_000 - 3600_000;
@@ -16,8 +16,7 @@ const bucket = (i: number, over: Record<string, unknown> = {}) => ({
 });
 
 async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
+  const { app, owner } = await signedInApp(t);
   const screen = await pairScreen(app, owner);
   const beat = (json: unknown, headers: Record<string, string> = screen.headers) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers, json });
   return { app, owner, screen, beat };

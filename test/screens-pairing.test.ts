@@ -3,7 +3,7 @@ import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { sha256Hex } from '../server/src/platform/security/secrets.js';
-import { MAX_PENDING_PER_ADDRESS, rejectPairingSession } from '../server/src/modules/screens/pairing.routes.js';
+import { MAX_PENDING_PER_ADDRESS, rejectPairingSession } from '../server/src/modules/screens/pairing.service.js';
 
 t.test('pairing: session, resolve (case/dash-insensitive), approve, poll, enroll once', async (t) => {
   const app = await startApp(t);

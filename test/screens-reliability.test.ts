@@ -2,7 +2,7 @@ import t from 'tap';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
-import { powerDesired, runPowerAssist } from '../server/src/modules/screens/fleet.routes.js';
+import { powerDesired, runPowerAssist } from '../server/src/modules/screens/fleet.service.js';
 import { v7 as uuidv7 } from 'uuid';
 import { pruneHistory } from '../server/src/modules/screens/screens.module.js';
 import { updateSettings } from '../server/src/modules/system/settings.js';

@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap';
-import { signIn } from './helpers/auth.js';
-import { startApp } from './helpers/harness.js';
+import { signedInApp } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
 
 /**
@@ -15,12 +14,7 @@ import { pairScreen } from './helpers/screens.js';
 const NOPE = '0190f5a2-7b3c-7def-8abc-0123456789ab';
 const NOPE2 = '0190f5a2-7b3c-7def-8abc-0000000000ee';
 
-async function setup(t: Test) {
-  const app = await startApp(t);
-  const owner = await signIn(app);
-  const call = (method: string, path: string, json?: unknown) => app.json(path, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
-  return { app, owner, call };
-}
+const setup = (t: Test) => signedInApp(t);
 
 /** 400 validation_failed whose issues are exactly `paths` (location body, code invalid_reference). */
 function refused(t: Test, res: { status: number; body: any }, paths: (string | number)[][], label: string) {

@@ -1,6 +1,6 @@
 import type { AppDeps } from './platform/app-deps.js';
 import { sessionAuthenticator } from './modules/accounts/sessions.js';
-import { integrationAuthenticator } from './modules/accounts/tokens.routes.js';
+import { integrationAuthenticator } from './modules/accounts/tokens.service.js';
 import { deviceAuthenticator } from './modules/screens/device-auth.js';
 import type { Authenticators } from './platform/http/auth.js';
 

@@ -6,18 +6,10 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
 import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
-import {
-  BACKUP_KINDS,
-  BackupError,
-  checkPassphrase,
-  configuredPassphrase,
-  createBackup,
-  discardPartialBackups,
-  isEncryptedFile,
-  knownSchemaVersion,
-  listBackups,
-  type BackupKind,
-} from './modules/system/backup.js';
+import { createBackup } from './modules/system/backup-create.js';
+import { checkPassphrase, configuredPassphrase, isEncryptedFile } from './modules/system/backup-crypto.js';
+import { BACKUP_KINDS, BackupError, knownSchemaVersion, type BackupKind } from './modules/system/backup-format.js';
+import { discardPartialBackups, listBackups } from './modules/system/backup-store.js';
 import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';

@@ -75,6 +75,8 @@ const EnvSchema = z.object({
   PLACARD_FETCH_ALLOW_PRIVATE: boolFromEnv.default(true),
   /** ...and loopback/link-local ones (development and tests only). */
   PLACARD_FETCH_ALLOW_LOOPBACK: boolFromEnv.default(false),
+  /** Time limit of one data-source fetch (ms); the outbound cap of 15 s is the most it can be. */
+  PLACARD_DATA_SOURCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
   /** Demo mode: seed a sample venue once, let owners/admins reset it (docs/demo.md). */
   PLACARD_DEMO: boolFromEnv.default(false),
   /** Encrypt every backup with the passphrase in this file (its first line; keep it outside the data directory). */
@@ -118,6 +120,8 @@ export interface Config {
   readonly jobConcurrency: number;
   readonly fetchAllowPrivate: boolean;
   readonly fetchAllowLoopback: boolean;
+  /** PLACARD_DATA_SOURCE_TIMEOUT_MS: how long one data-source fetch may take (default and cap 15 s). */
+  readonly dataSourceTimeoutMs: number;
   /** Demo mode (PLACARD_DEMO): sample data seeded at start, resettable (docs/demo.md). */
   readonly demo: boolean;
   /** PLACARD_BACKUP_PASSPHRASE_FILE: backups are encrypted (age) with its passphrase; null: not encrypted. */
@@ -180,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobConcurrency: e.PLACARD_JOB_CONCURRENCY,
     fetchAllowPrivate: e.PLACARD_FETCH_ALLOW_PRIVATE,
     fetchAllowLoopback: e.PLACARD_FETCH_ALLOW_LOOPBACK,
+    dataSourceTimeoutMs: e.PLACARD_DATA_SOURCE_TIMEOUT_MS,
     demo: e.PLACARD_DEMO,
     backupPassphraseFile: e.PLACARD_BACKUP_PASSPHRASE_FILE ? path.resolve(e.PLACARD_BACKUP_PASSPHRASE_FILE) : null,
     backupCopyDir: e.PLACARD_BACKUP_COPY_DIR ? path.resolve(e.PLACARD_BACKUP_COPY_DIR) : null,

@@ -1,7 +1,8 @@
 import type { Role } from '../../server/src/platform/http/auth.js';
 import { hashPassword } from '../../server/src/modules/accounts/passwords.js';
 import { countUsers, insertUser } from '../../server/src/modules/accounts/users.repo.js';
-import type { TestApp } from './harness.js';
+import type { Test } from 'tap';
+import { startApp, type TestApp, type TestAppOptions } from './harness.js';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
@@ -49,4 +50,16 @@ export async function signIn(app: TestApp, options: { role?: Role; email?: strin
   }
   if (res.status !== 200 && res.status !== 201) throw new Error(`signIn failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { headers: { cookie: cookieHeader(res), 'x-csrf-token': res.body.data.csrfToken }, user: res.body.data.user, password };
+}
+
+/**
+ * The setup most route tests share: a running app, its first owner signed in, and `call`,
+ * a JSON request as that owner (`headers` are added to the owner's cookie and CSRF token).
+ */
+export async function signedInApp(t: Test, options: TestAppOptions = {}) {
+  const app = await startApp(t, options);
+  const owner = await signIn(app);
+  const call = (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
+  return { app, owner, call };
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { listFiles } from '../../server/src/modules/system/backup.js';
+import { listFiles } from '../../server/src/modules/system/backup-create.js';
 
 /** Writes `count` random media files of `size` bytes, content-addressed like the media store. */
 export function writeMedia(dataDir: string, count: number, size: number): void {

@@ -182,6 +182,25 @@ const HINTS: Record<string, (pools: Pools, rng: Rng) => unknown> = {
     const hours = rng.chance(0.3) ? 62 * 24 : rng.int(1, 72);
     return screenId ? { screenId, from: new Date(from).toISOString(), to: new Date(from + hours * 3_600_000).toISOString() } : undefined;
   },
+  // Data sources (issue 17): a config its provider takes (the body's config is free-form JSON).
+  'POST /api/v1/data-sources': (_pools, rng) =>
+    rng.chance(0.5)
+      ? {
+          name: `fuzz table ${rng.hex(4)}`,
+          provider: 'manual-table',
+          config: {
+            columns: [
+              { name: 'Dish', type: 'text' },
+              { name: 'Price', type: 'number' },
+            ],
+          },
+          rows: [{ Dish: 'Soup', Price: rng.int(1, 20) }],
+        }
+      : { name: `fuzz feed ${rng.hex(4)}`, provider: 'json', config: { url: 'https://example.com/feed.json', rowsPath: '$.items[*]' } },
+  'PATCH /api/v1/data-sources/{id}': (_pools, rng) => rng.pick([{ name: `fuzz ${rng.hex(4)}` }, { rows: [] }, { refreshIntervalSec: rng.int(30, 4000) }]),
+  'POST /api/v1/data-sources/{provider}/preview': (_pools, rng) => ({ config: { url: 'https://example.com/feed.json' }, limit: rng.int(1, 50) }),
+  'POST /api/v1/data-sources/{provider}/inspect': () => ({ config: { url: 'https://example.com/feed.json' } }),
+  'PUT /api/v1/data-sources/{id}/access/{userId}': (_pools, rng) => ({ level: rng.pick(['viewer', 'editor', 'owner', null]) }),
   'POST /api/v1/screens/{id}/commands': (_pools, rng) => ({ type: rng.pick(['reload', 'screenshot', 'clear-cache', 'display-off', 'display-on', 'reboot']) }),
   'POST /api/v1/system/maintenance/{action}': (pools, rng) =>
     rng.chance(0.5) ? { wait: rng.chance(0.5) } : { options: { backup: pools.stringFor('backups', rng) ?? 'x' } },
@@ -358,7 +377,12 @@ function pathIdValue(op: Operation, param: Param, ctx: GenContext & { pools: Poo
   const resource = param.name === 'id' ? (segs[at - 1] ?? 'unknown') : param.name;
   if (param.name === 'name' && op.path.includes('/backups/')) return pools.stringFor('backups', rng) ?? 'placard-backup-20250101T000000000Z-manual.tar';
   if (param.name === 'action') return pools.stringFor('actions', rng) ?? rng.pick(['backup', 'vacuum', 'restore']);
-  if (param.name === 'provider' || param.name === 'type') return asText(validValue(param.schema, ctx, param.name));
+  if (param.name === 'provider' || param.name === 'type') {
+    // A segment the server takes as any text but answers for only a few (data-source providers): mostly those.
+    const examples = (param.schema as { examples?: unknown[] }).examples;
+    if (Array.isArray(examples) && examples.length && rng.chance(0.85)) return String(rng.pick(examples));
+    return asText(validValue(param.schema, ctx, param.name));
+  }
   if (rng.chance(0.08)) return rng.uuid();
   const known = pools.idFor(resourceKey(resource), rng, ctx.destructive);
   return known ?? asText(validValue(param.schema, ctx, param.name));

@@ -4,11 +4,12 @@ import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok } from '../../platform/http/route.js';
 import { limitAnonymousIssuance, throttled } from './accounts.context.js';
 import { hashPassword, PasswordSchema, verifyPassword } from './passwords.js';
-import { authenticationOptions, findPasskeyByCredentialId, PASSKEY_REFUSED, verifyPasskeyAssertion } from './passkeys.js';
+import { authenticationOptions, PASSKEY_REFUSED, verifyPasskeyAssertion } from './passkeys.js';
+import { findPasskeyByCredentialId, userHasPasskey } from './passkeys.repo.js';
 import { recoveryCodesRemaining, spendRecoveryCode } from './recovery-codes.js';
 import { assertCsrf, endSession, sessionOf, startSession, type SessionData } from './sessions.js';
 import { consumeTotp } from './totp.js';
-import { countUsers, findUserByEmail, findUserById, insertUser, normalizeEmail, toUserDto, UserDto, type UserRow } from './users.repo.js';
+import { countUsers, findUserByEmail, findUserById, insertFirstOwner, normalizeEmail, toUserDto, UserDto, type UserRow } from './users.repo.js';
 
 const TAGS = ['Sign-in'];
 const MFA_WINDOW_MS = 10 * 60_000;
@@ -24,8 +25,7 @@ type MfaMethod = 'totp' | 'recovery_code' | 'passkey';
 async function mfaMethods(ctx: Context, user: UserRow): Promise<MfaMethod[]> {
   const methods: MfaMethod[] = [];
   if (user.totp_enabled) methods.push('totp');
-  const passkey = await ctx.deps.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).executeTakeFirst();
-  if (passkey) methods.push('passkey');
+  if (await userHasPasskey(ctx.deps.db, user.id)) methods.push('passkey');
   if (methods.length > 0 && (await recoveryCodesRemaining(ctx.deps.db, user.id)) > 0) methods.push('recovery_code');
   return methods;
 }
@@ -94,11 +94,8 @@ export const authRoutes = [
     responses: { 201: { description: 'The owner, signed in', data: SignedIn }, 409: { description: 'conflict: setup is done' } },
     handler: async (ctx, { body }) => {
       const passwordHash = await hashPassword(body.password);
-      // Check and insert in one transaction: two racing setups make one owner.
-      const user = await ctx.deps.db.transaction().execute(async (trx) => {
-        if ((await countUsers(trx)) > 0) throw new ApiError('conflict', 'Setup is already done; sign in instead');
-        return insertUser(trx, { email: body.email, displayName: body.displayName, role: 'owner', passwordHash });
-      });
+      const user = await insertFirstOwner(ctx.deps.db, { email: body.email, displayName: body.displayName, passwordHash });
+      if (!user) throw new ApiError('conflict', 'Setup is already done; sign in instead');
       return created(await signIn(ctx, user));
     },
   }),

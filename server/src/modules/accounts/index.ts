@@ -16,3 +16,4 @@ export const accountsModule: PlacardModule = {
 };
 
 export { throttled } from './accounts.context.js';
+export { directoryEntry, userDirectory, type DirectoryEntry } from './directory.js';

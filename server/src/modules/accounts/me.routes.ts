@@ -7,6 +7,7 @@ import { storableJson } from '../../platform/db/json.js';
 import { throttled } from './accounts.context.js';
 import { verifyPassword } from './passwords.js';
 import { registerPasskey, registrationOptions } from './passkeys.js';
+import { listUserPasskeys, removePasskey, renamePasskey, userHasPasskey } from './passkeys.repo.js';
 import { issueRecoveryCodes, recoveryCodesRemaining } from './recovery-codes.js';
 import { checkTotp, consumeTotp, newTotpEnrolment, TOTP_ISSUER } from './totp.js';
 import { findUserById, updateUser, type UserRow } from './users.repo.js';
@@ -72,7 +73,7 @@ export const meRoutes = [
     responses: { 200: { description: 'TOTP, recovery codes left, passkeys', data: Security } },
     handler: async (ctx, { auth }) => {
       const user = await me(ctx, auth);
-      const passkeys = await ctx.deps.db.selectFrom('passkeys').selectAll().where('user_id', '=', user.id).orderBy('created_at').execute();
+      const passkeys = await listUserPasskeys(ctx.deps.db, user.id);
       return ok({
         totpEnabled: user.totp_enabled === 1,
         recoveryCodesRemaining: await recoveryCodesRemaining(ctx.deps.db, user.id),
@@ -168,7 +169,7 @@ export const meRoutes = [
     },
     handler: async (ctx, { auth }) => {
       const user = await me(ctx, auth);
-      const hasPasskey = await ctx.deps.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).executeTakeFirst();
+      const hasPasskey = await userHasPasskey(ctx.deps.db, user.id);
       if (!user.totp_enabled && !hasPasskey) throw new ApiError('conflict', 'Turn on TOTP or add a passkey first; recovery codes stand in for them');
       return ok({ codes: await issueRecoveryCodes(ctx.deps.db, ctx.secrets, user.id) });
     },
@@ -210,14 +211,8 @@ export const meRoutes = [
     responses: { 200: { description: 'The passkey', data: Passkey } },
     handler: async (ctx, { params, body, auth }) => {
       const user = await me(ctx, auth);
-      const res = await ctx.deps.db
-        .updateTable('passkeys')
-        .set({ name: body.name })
-        .where('id', '=', params.id)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw notFound('Passkey');
-      const row = await ctx.deps.db.selectFrom('passkeys').selectAll().where('id', '=', params.id).executeTakeFirstOrThrow();
+      const row = await renamePasskey(ctx.deps.db, user.id, params.id, body.name);
+      if (!row) throw notFound('Passkey');
       return ok(toPasskey(row));
     },
   }),
@@ -231,8 +226,7 @@ export const meRoutes = [
     responses: { 204: { description: 'Removed' } },
     handler: async (ctx, { params, auth }) => {
       const user = await me(ctx, auth);
-      const res = await ctx.deps.db.deleteFrom('passkeys').where('id', '=', params.id).where('user_id', '=', user.id).executeTakeFirst();
-      if (Number(res.numDeletedRows) !== 1) throw notFound('Passkey');
+      if (!(await removePasskey(ctx.deps.db, user.id, params.id))) throw notFound('Passkey');
       return noContent();
     },
   }),

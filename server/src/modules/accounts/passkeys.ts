@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { storableJson } from '../../platform/db/json.js';
+import { findPasskeyByCredentialId, insertPasskey, recordPasskeyUse, userPasskeyCredentials, type PasskeyRow } from './passkeys.repo.js';
 import { sessionOf, type SessionData } from './sessions.js';
 import { newId, type UserRow } from './users.repo.js';
 
@@ -47,7 +48,7 @@ function takeChallenge(ctx: Context, purpose: NonNullable<SessionData['webauthn'
 const parseTransports = (json: string) => JSON.parse(json) as AuthenticatorTransport[];
 
 export async function registrationOptions(ctx: Context, db: Db, user: UserRow) {
-  const existing = await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', user.id).execute();
+  const existing = await userPasskeyCredentials(db, user.id);
   const { rpID } = relyingParty(ctx);
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
@@ -81,9 +82,9 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
   }
   if (!verification.verified || !verification.registrationInfo) throw new ApiError('validation_failed', 'The passkey could not be verified');
   const info = verification.registrationInfo;
-  const taken = await db.selectFrom('passkeys').select('id').where('credential_id', '=', info.credential.id).executeTakeFirst();
+  const taken = await findPasskeyByCredentialId(db, info.credential.id);
   if (taken) throw new ApiError('conflict', 'This passkey is already registered');
-  const row = {
+  const row: PasskeyRow = {
     id: newId(),
     user_id: user.id,
     credential_id: info.credential.id,
@@ -96,21 +97,13 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
     created_at: new Date().toISOString(),
     last_used_at: null,
   };
-  await db.insertInto('passkeys').values(row).execute();
+  await insertPasskey(db, row);
   return row;
-}
-
-export function findPasskeyByCredentialId(db: Db, credentialId: unknown) {
-  return db
-    .selectFrom('passkeys')
-    .selectAll()
-    .where('credential_id', '=', String(credentialId ?? ''))
-    .executeTakeFirst();
 }
 
 /** Options for a passkey assertion: the user's passkeys (second factor) or any discoverable one (passwordless). */
 export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa' | 'login', userId?: string) {
-  const allow = userId ? await db.selectFrom('passkeys').select(['credential_id', 'transports']).where('user_id', '=', userId).execute() : [];
+  const allow = userId ? await userPasskeyCredentials(db, userId) : [];
   const { rpID } = relyingParty(ctx);
   const options = await generateAuthenticationOptions({
     rpID,
@@ -160,14 +153,9 @@ export async function verifyPasskeyAssertion(
     throw refused((err as Error).message);
   }
   if (!verification.verified) throw refused('not verified');
-  await db
-    .updateTable('passkeys')
-    .set({
-      counter: verification.authenticationInfo.newCounter,
-      last_used_at: new Date().toISOString(),
-      backed_up: verification.authenticationInfo.credentialBackedUp ? 1 : 0,
-    })
-    .where('id', '=', passkey.id)
-    .execute();
+  await recordPasskeyUse(db, passkey.id, {
+    counter: verification.authenticationInfo.newCounter,
+    backedUp: verification.authenticationInfo.credentialBackedUp,
+  });
   return passkey.user_id;
 }

@@ -1,15 +1,15 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
-import { randomToken, sha256Hex } from '../../platform/security/secrets.js';
+import { randomToken } from '../../platform/security/secrets.js';
 import { effectivePublicUrl, getSettings } from '../system/index.js';
 import { throttled } from './accounts.context.js';
 import { hashPassword, PasswordSchema, verifyPassword } from './passwords.js';
+import { changeOwnPassword, findLink, issuePasswordLink, type LinkProblem, setUserPassword, usePasswordLink } from './passwords.service.js';
 import { startSession } from './sessions.js';
-import { endUserSessions, findUserById, newId, toUserDto, updateUser, UserDto, type UserRow } from './users.repo.js';
+import { findUserById, toUserDto, UserDto, type UserRow } from './users.repo.js';
 
 /** How long a set-password link works. */
 export const PASSWORD_LINK_TTL_MS = 24 * 3_600_000;
@@ -20,8 +20,6 @@ const IdParams = z.object({ id: uuidParam });
 /** A link token as the console page sends it (base64url of 32 random bytes is 43 characters). */
 const LinkToken = z.string().min(1).max(200);
 
-/** Why a link does not work; the page words it for the person holding it. */
-type LinkProblem = 'unknown' | 'used' | 'expired';
 const LINK_MESSAGES: Record<LinkProblem, string> = {
   unknown: 'This link is not valid. Check that it was copied whole, or ask for a new one.',
   used: 'This link was already used. Ask for a new one if you need to set your password again.',
@@ -39,20 +37,6 @@ async function targetUser(ctx: Context, id: string): Promise<UserRow> {
   const user = await findUserById(ctx.deps.db, id);
   if (!user) throw notFound('User');
   return user;
-}
-
-/** Ends every link of `userId` not used yet (a newer link, or a password set another way). */
-async function supersedeLinks(db: Db, userId: string, now: string): Promise<void> {
-  await db.updateTable('password_links').set({ used_at: now, superseded: 1 }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
-}
-
-/** The link row behind a token, and whether it still works. */
-async function findLink(db: Db, token: string) {
-  const row = await db.selectFrom('password_links').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
-  if (!row) return { row: undefined, problem: 'unknown' as const };
-  if (row.used_at) return { row, problem: 'used' as const };
-  if (Date.parse(row.expires_at) <= Date.now()) return { row, problem: 'expired' as const };
-  return { row, problem: null };
 }
 
 /** The user a working link is for (throttled per address: tokens are guessed there). */
@@ -116,20 +100,7 @@ export const passwordRoutes = [
       }
       const passwordHash = await hashPassword(body.newPassword);
       const now = new Date().toISOString();
-      const others = await ctx.deps.db.transaction().execute(async (trx) => {
-        const counted = await trx
-          .selectFrom('sessions')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('user_id', '=', user.id)
-          .where('id', '!=', principal.sessionId)
-          .executeTakeFirstOrThrow();
-        await updateUser(trx, user.id, { password_hash: passwordHash });
-        await supersedeLinks(trx, user.id, now);
-        // Every session ends, this one too: it continues below under a new key, so a copy of
-        // its old cookie stops working as well.
-        await endUserSessions(trx, user.id);
-        return Number(counted.n);
-      });
+      const others = await changeOwnPassword(ctx.deps.db, { userId: user.id, sessionId: principal.sessionId, passwordHash, now });
       const session = await startSession(ctx, { userId: user.id, authAt: now });
       return ok({ csrfToken: session.csrf!, otherSessionsEnded: others });
     },
@@ -154,12 +125,7 @@ export const passwordRoutes = [
       const user = await targetUser(ctx, params.id);
       assertMayManage(auth as SessionPrincipal, user);
       const passwordHash = await hashPassword(body.password);
-      const updated = await ctx.deps.db.transaction().execute(async (trx) => {
-        const now = new Date().toISOString();
-        await supersedeLinks(trx, user.id, now);
-        await endUserSessions(trx, user.id);
-        return updateUser(trx, user.id, { password_hash: passwordHash });
-      });
+      const updated = await setUserPassword(ctx.deps.db, user.id, passwordHash);
       return ok(toUserDto(updated));
     },
   }),
@@ -188,22 +154,7 @@ export const passwordRoutes = [
       const token = randomToken(32);
       const now = new Date();
       const expiresAt = new Date(now.getTime() + PASSWORD_LINK_TTL_MS).toISOString();
-      await ctx.deps.db.transaction().execute(async (trx) => {
-        await supersedeLinks(trx, user.id, now.toISOString());
-        await trx
-          .insertInto('password_links')
-          .values({
-            id: newId(),
-            user_id: user.id,
-            token_hash: sha256Hex(token),
-            created_by: (auth as SessionPrincipal).userId,
-            created_at: now.toISOString(),
-            expires_at: expiresAt,
-            used_at: null,
-            superseded: 0,
-          })
-          .execute();
-      });
+      await issuePasswordLink(ctx.deps.db, { userId: user.id, token, createdBy: (auth as SessionPrincipal).userId, now: now.toISOString(), expiresAt });
       const base = effectivePublicUrl(ctx.deps.config.publicUrl, await getSettings(ctx.deps.db), `${ctx.protocol}://${ctx.host}`);
       return created({ userId: user.id, url: `${base}${SET_PASSWORD_PATH}#token=${token}`, token, expiresAt });
     },
@@ -249,22 +200,8 @@ export const passwordRoutes = [
       const { link, user } = await checkedLink(ctx, body.token);
       const passwordHash = await hashPassword(body.password);
       const now = new Date().toISOString();
-      // The link is spent by a conditional update in the same transaction as the password: of
-      // two uses at once exactly one sets it.
-      const spent = await ctx.deps.db.transaction().execute(async (trx) => {
-        const res = await trx
-          .updateTable('password_links')
-          .set({ used_at: now })
-          .where('id', '=', link.id)
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) !== 1) return false;
-        await updateUser(trx, user.id, { password_hash: passwordHash });
-        await supersedeLinks(trx, user.id, now);
-        await endUserSessions(trx, user.id);
-        return true;
-      });
+      // The link is spent in the same transaction as the password: of two uses at once exactly one sets it.
+      const spent = await usePasswordLink(ctx.deps.db, { linkId: link.id, userId: user.id, passwordHash, now });
       if (!spent) throw linkRefused((await findLink(ctx.deps.db, body.token)).problem ?? 'used');
       return ok({ email: user.email });
     },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { UsersTable } from '../../platform/db/schema.js';
 import { ROLES, type Role } from '../../platform/http/auth.js';
+import { afterCursor } from '../../platform/http/pagination.js';
 
 export type UserRow = UsersTable;
 
@@ -95,11 +96,62 @@ export async function updateUser(db: Db, id: string, patch: Partial<Omit<UserRow
   return (await findUserById(db, id))!;
 }
 
+/** Inserts the first owner, checked and inserted in one transaction (two racing setups make one owner); null when a user exists. */
+export function insertFirstOwner(db: Db, input: { email: string; displayName: string; passwordHash: string }): Promise<UserRow | null> {
+  return db.transaction().execute(async (trx) => {
+    if ((await countUsers(trx)) > 0) return null;
+    return insertUser(trx, { ...input, role: 'owner' });
+  });
+}
+
 /** Ends every session of a user (disable, role change, security reset, password change). */
 export async function endUserSessions(db: Db, userId: string, exceptSessionId?: string): Promise<void> {
   let q = db.deleteFrom('sessions').where('user_id', '=', userId);
   if (exceptSessionId) q = q.where('id', '!=', exceptSessionId);
   await q.execute();
+}
+
+/** How many sessions a user has, but `exceptSessionId`. */
+export async function countUserSessions(db: Db, userId: string, exceptSessionId: string): Promise<number> {
+  const row = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('id', '!=', exceptSessionId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** One page of users by email (`limit + 1` rows for toPage); `q` is literal text in the email or display name. */
+export function listUsers(db: Db, filter: { cursor?: string; limit: number; q?: string; role?: Role; disabled?: 'true' | 'false' }): Promise<UserRow[]> {
+  let q = db
+    .selectFrom('users')
+    .selectAll()
+    .where(afterCursor('email', 'id', 'asc', filter.cursor));
+  if (filter.q) {
+    // instr, not LIKE: the search text is literal (no % or _ wildcards).
+    const needle = filter.q.toLowerCase();
+    q = q.where((eb) =>
+      eb.or([eb(eb.fn('instr', ['email', eb.val(needle)]), '>', 0), eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(needle)]), '>', 0)]),
+    );
+  }
+  if (filter.role) q = q.where('role', '=', filter.role);
+  if (filter.disabled) q = q.where('disabled_at', filter.disabled === 'true' ? 'is not' : 'is', null);
+  return q
+    .orderBy('email')
+    .orderBy('id')
+    .limit(filter.limit + 1)
+    .execute();
+}
+
+/** Clears a user's TOTP, recovery codes and passkeys and ends their sessions, in one transaction. */
+export function resetUserSecurity(db: Db, userId: string): Promise<UserRow> {
+  return db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('passkeys').where('user_id', '=', userId).execute();
+    await endUserSessions(trx, userId);
+    return updateUser(trx, userId, { totp_enabled: 0, totp_secret_sealed: null, totp_pending_sealed: null, totp_last_step: null });
+  });
 }
 
 export { newId } from '../../platform/db/ids.js';

@@ -3,30 +3,15 @@ import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ROLES } from '../../platform/http/auth.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
-import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
+import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { hashPassword, PasswordSchema } from './passwords.js';
 import { endSession } from './sessions.js';
-import {
-  countActiveOwners,
-  deleteDisabledUser,
-  endUserSessions,
-  findUserByEmail,
-  findUserById,
-  insertUser,
-  toUserDto,
-  updateUser,
-  UserDto,
-  type UserRow,
-} from './users.repo.js';
+import { deleteDisabledUser, findUserByEmail, findUserById, insertUser, listUsers, resetUserSecurity, toUserDto, UserDto, type UserRow } from './users.repo.js';
+import { assertMayManage, changeUser } from './users.service.js';
 
 const TAGS = ['Users'];
 const IdParams = z.object({ id: uuidParam });
-
-/** Admins manage everyone but owners; only an owner touches an owner or makes one. */
-function assertMayManage(actor: SessionPrincipal, target: UserRow | { role: UserRow['role'] }) {
-  if (target.role === 'owner' && actor.role !== 'owner') throw new ApiError('forbidden', 'Only an owner can manage owners');
-}
 
 async function targetUser(ctx: Context, id: string): Promise<UserRow> {
   const user = await findUserById(ctx.deps.db, id);
@@ -46,24 +31,7 @@ export const userRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional(), role: z.enum(ROLES).optional(), disabled: z.enum(['true', 'false']).optional() }),
     responses: { 200: { description: 'Users by email', data: pageOf(UserDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db
-        .selectFrom('users')
-        .selectAll()
-        .where(afterCursor('email', 'id', 'asc', query.cursor));
-      if (query.q) {
-        // instr, not LIKE: the search text is literal (no % or _ wildcards).
-        const needle = query.q.toLowerCase();
-        q = q.where((eb) =>
-          eb.or([eb(eb.fn('instr', ['email', eb.val(needle)]), '>', 0), eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(needle)]), '>', 0)]),
-        );
-      }
-      if (query.role) q = q.where('role', '=', query.role);
-      if (query.disabled) q = q.where('disabled_at', query.disabled === 'true' ? 'is not' : 'is', null);
-      const rows = await q
-        .orderBy('email')
-        .orderBy('id')
-        .limit(query.limit + 1)
-        .execute();
+      const rows = await listUsers(ctx.deps.db, query);
       const page = toPage(rows, query.limit, (r) => r.email);
       return ok({ items: page.items.map(toUserDto), nextCursor: page.nextCursor });
     },
@@ -121,29 +89,7 @@ export const userRoutes = [
     responses: { 200: { description: 'The user', data: UserDto }, 409: { description: 'conflict: the last owner' } },
     handler: async (ctx, { params, body, auth }) => {
       const actor = auth as SessionPrincipal;
-      // Read, check and write in one transaction (it holds the database's one connection):
-      // two owners disabling or demoting each other at once cannot both pass the
-      // last-active-owner check.
-      const { updated, sessionsEnded } = await ctx.deps.db.transaction().execute(async (trx) => {
-        const user = await findUserById(trx, params.id);
-        if (!user) throw notFound('User');
-        assertMayManage(actor, user);
-        if (body.role) assertMayManage(actor, { role: body.role });
-        const demoting = body.role !== undefined && body.role !== 'owner' && user.role === 'owner';
-        const disabling = body.disabled === true && !user.disabled_at;
-        if ((demoting || (disabling && user.role === 'owner')) && (await countActiveOwners(trx, user.id)) === 0) {
-          throw new ApiError('conflict', 'This is the last active owner; make another owner first');
-        }
-        const updated = await updateUser(trx, user.id, {
-          ...(body.role ? { role: body.role } : {}),
-          ...(body.displayName ? { display_name: body.displayName } : {}),
-          ...(body.disabled !== undefined ? { disabled_at: body.disabled ? (user.disabled_at ?? new Date().toISOString()) : null } : {}),
-        });
-        // Privileges changed: the user's sessions end (they sign in again under the new role).
-        const sessionsEnded = Boolean((body.role && body.role !== user.role) || disabling);
-        if (sessionsEnded) await endUserSessions(trx, user.id);
-        return { updated, sessionsEnded };
-      });
+      const { updated, sessionsEnded } = await changeUser(ctx.deps.db, actor, params.id, body);
       // Your own role changed: this session is gone too; clear its cookie with the answer.
       if (sessionsEnded && updated.id === actor.userId) endSession(ctx);
       return ok(toUserDto(updated));
@@ -166,12 +112,7 @@ export const userRoutes = [
       const user = await targetUser(ctx, params.id);
       assertMayManage(actor, user);
       if (user.id === actor.userId) throw new ApiError('conflict', 'Reset your own security from your account page');
-      const updated = await ctx.deps.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
-        await trx.deleteFrom('passkeys').where('user_id', '=', user.id).execute();
-        await endUserSessions(trx, user.id);
-        return updateUser(trx, user.id, { totp_enabled: 0, totp_secret_sealed: null, totp_pending_sealed: null, totp_last_step: null });
-      });
+      const updated = await resetUserSecurity(ctx.deps.db, user.id);
       return ok(toUserDto(updated));
     },
   }),

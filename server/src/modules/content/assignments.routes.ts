@@ -1,12 +1,7 @@
-import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { contentChanged } from './changes.js';
-import { now } from './common.js';
-import { groupExists, screenContext, screensOf } from './screen-context.js';
+import { assign, groupAssignment, groupOr404, screenAssignment, screenOr404 } from './assignments.service.js';
 
 const TAGS = ['Playlist assignments'];
 const IdParams = z.object({ id: uuidParam });
@@ -31,60 +26,6 @@ const GroupAssignmentDto = z
   .object({ groupId: z.string(), playlistId: z.string(), playlistName: z.string(), updatedAt: z.string() })
   .meta({ id: 'GroupPlaylistAssignment' });
 
-async function assignment(db: Db, type: 'screen' | 'group', ids: readonly string[]) {
-  if (ids.length === 0) return undefined;
-  return db
-    .selectFrom('playlist_assignments as a')
-    .innerJoin('playlists as p', 'p.id', 'a.playlist_id')
-    .select(['a.target_id', 'a.playlist_id', 'p.name', 'a.updated_at'])
-    .where('a.target_type', '=', type)
-    .where('a.target_id', 'in', ids)
-    .orderBy('a.updated_at', 'desc')
-    .orderBy('a.target_id')
-    .executeTakeFirst();
-}
-
-async function screenDto(db: Db, screenId: string) {
-  const screen = await screenContext(db, screenId);
-  if (!screen) throw notFound('Screen');
-  const own = await assignment(db, 'screen', [screenId]);
-  const group = await assignment(db, 'group', screen.groupIds);
-  return {
-    screenId,
-    playlistId: own?.playlist_id ?? null,
-    playlistName: own?.name ?? null,
-    updatedAt: own?.updated_at ?? null,
-    inherited: group ? { groupId: group.target_id, playlistId: group.playlist_id, playlistName: group.name, updatedAt: group.updated_at } : null,
-  };
-}
-
-async function assign(ctx: Context, type: 'screen' | 'group', targetId: string, playlistId: string | null, userId: string) {
-  const db = ctx.deps.db;
-  if (playlistId === null) {
-    await db.deleteFrom('playlist_assignments').where('target_type', '=', type).where('target_id', '=', targetId).execute();
-  } else {
-    if (!(await db.selectFrom('playlists').select('id').where('id', '=', playlistId).executeTakeFirst())) {
-      throw invalidReference(`No playlist ${playlistId}`, { path: ['playlistId'], message: 'no such playlist' });
-    }
-    await db
-      .insertInto('playlist_assignments')
-      .values({ target_type: type, target_id: targetId, playlist_id: playlistId, updated_by: userId, updated_at: now() })
-      .onConflict((oc) => oc.columns(['target_type', 'target_id']).doUpdateSet({ playlist_id: playlistId, updated_by: userId, updated_at: now() }))
-      .execute();
-  }
-  const screens = await screensOf(
-    db,
-    type === 'screen' ? { screenIds: [targetId], groupIds: [], locationIds: [] } : { screenIds: [], groupIds: [targetId], locationIds: [] },
-  );
-  await contentChanged(ctx.deps, [{ kind: 'assignment', id: targetId }], screens);
-}
-
-async function groupOr404(db: Db, id: string) {
-  const group = await groupExists(db, id);
-  if (!group) throw notFound('Group');
-  return group;
-}
-
 export const assignmentRoutes = [
   defineRoute({
     method: 'GET',
@@ -95,7 +36,7 @@ export const assignmentRoutes = [
     summary: 'The playlist a screen plays when no schedule applies (its own, or the one it inherits from a group)',
     params: IdParams,
     responses: { 200: { description: 'The assignment', data: ScreenAssignmentDto } },
-    handler: async (ctx, { params }) => ok(await screenDto(ctx.deps.db, params.id)),
+    handler: async (ctx, { params }) => ok(await screenAssignment(ctx.deps.db, params.id)),
   }),
   defineRoute({
     method: 'PUT',
@@ -108,9 +49,9 @@ export const assignmentRoutes = [
     body: Body,
     responses: { 400: { description: 'validation_failed: the playlist does not exist' }, 200: { description: 'The assignment', data: ScreenAssignmentDto } },
     handler: async (ctx, { params, body, auth }) => {
-      if (!(await screenContext(ctx.deps.db, params.id))) throw notFound('Screen');
-      await assign(ctx, 'screen', params.id, body.playlistId, (auth as SessionPrincipal).userId);
-      return ok(await screenDto(ctx.deps.db, params.id));
+      await screenOr404(ctx.deps.db, params.id);
+      await assign(ctx.deps, 'screen', params.id, body.playlistId, (auth as SessionPrincipal).userId);
+      return ok(await screenAssignment(ctx.deps.db, params.id));
     },
   }),
   defineRoute({
@@ -123,8 +64,8 @@ export const assignmentRoutes = [
     params: IdParams,
     responses: { 204: { description: 'Removed' } },
     handler: async (ctx, { params, auth }) => {
-      if (!(await screenContext(ctx.deps.db, params.id))) throw notFound('Screen');
-      await assign(ctx, 'screen', params.id, null, (auth as SessionPrincipal).userId);
+      await screenOr404(ctx.deps.db, params.id);
+      await assign(ctx.deps, 'screen', params.id, null, (auth as SessionPrincipal).userId);
       return noContent();
     },
   }),
@@ -141,8 +82,7 @@ export const assignmentRoutes = [
     responses: { 200: { description: 'The assignment (fields null when none)', data: GroupAssignmentState } },
     handler: async (ctx, { params }) => {
       await groupOr404(ctx.deps.db, params.id);
-      const a = await assignment(ctx.deps.db, 'group', [params.id]);
-      return ok({ groupId: params.id, playlistId: a?.playlist_id ?? null, playlistName: a?.name ?? null, updatedAt: a?.updated_at ?? null });
+      return ok(await groupAssignment(ctx.deps.db, params.id));
     },
   }),
   defineRoute({
@@ -157,9 +97,9 @@ export const assignmentRoutes = [
     responses: { 200: { description: 'The assignment', data: GroupAssignmentDto } },
     handler: async (ctx, { params, body, auth }) => {
       await groupOr404(ctx.deps.db, params.id);
-      await assign(ctx, 'group', params.id, body.playlistId, (auth as SessionPrincipal).userId);
-      const a = (await assignment(ctx.deps.db, 'group', [params.id]))!;
-      return ok({ groupId: params.id, playlistId: a.playlist_id, playlistName: a.name, updatedAt: a.updated_at });
+      await assign(ctx.deps, 'group', params.id, body.playlistId, (auth as SessionPrincipal).userId);
+      const a = await groupAssignment(ctx.deps.db, params.id);
+      return ok({ ...a, playlistId: a.playlistId!, playlistName: a.playlistName!, updatedAt: a.updatedAt! });
     },
   }),
   defineRoute({
@@ -173,7 +113,7 @@ export const assignmentRoutes = [
     responses: { 204: { description: 'Removed' } },
     handler: async (ctx, { params, auth }) => {
       await groupOr404(ctx.deps.db, params.id);
-      await assign(ctx, 'group', params.id, null, (auth as SessionPrincipal).userId);
+      await assign(ctx.deps, 'group', params.id, null, (auth as SessionPrincipal).userId);
       return noContent();
     },
   }),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 
-export { checkRevision, etagOf, ifMatchRevision } from '../../platform/http/revision.js';
+export { checkRevision, etagOf, ifMatchRevision, revisionCheck, type RevisionCheck } from '../../platform/http/revision.js';
+export { notYet } from '../../platform/http/errors.js';
 
 export interface Usage {
   type: 'playlist' | 'layout' | 'schedule' | 'screen-assignment' | 'group-assignment';
@@ -30,11 +31,4 @@ export function parseJson<T>(text: string | null, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-/** Not yet built (issue "widgets", "campaigns"): a clear client error instead of a dangling id. */
-export function notYet(what: 'widgets' | 'campaigns', field: string): ApiError {
-  return new ApiError('validation_failed', `${what === 'widgets' ? 'Widgets' : 'Campaigns'} are not available on this server yet; ${field} cannot be used`, {
-    details: { issues: [{ location: 'body', path: [field], message: `${what} are not available yet`, code: 'not_supported' }] },
-  });
 }

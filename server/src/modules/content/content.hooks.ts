@@ -1,7 +1,9 @@
 /**
  * Content's registrations in the media, screens and system modules' seams (for one app):
- * - deleting an asset a playlist or layout uses answers 409 naming them, and so does
- *   deleting a screen, group or location that schedules target (the screens module's seam);
+ * - deleting an asset a playlist or layout uses answers 409 naming them;
+ * - deleting a screen or group drops its playlist assignment, and a screen its manifest
+ *   dependencies (the screens module's seam; the schedules module refuses deleting a target);
+ * - a schedule created, changed or deleted bumps the screens it reached or reaches;
  * - a screen downloads only variants of assets its current manifest uses;
  * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
  *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists).
@@ -14,11 +16,12 @@ import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
 import { layoutsReferencing } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
-import { describeNowShowing } from './describe-now-showing.js';
+import { nowShowingDescriber } from './describe-now-showing.js';
 import { onSettingsChanged } from '../system/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { registerTargetReferences } from '../screens/index.js';
+import { addScheduleChangeHook } from '../schedules/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -39,26 +42,17 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
 /** Registers content's hooks with the media, screens and system modules (the content module's install). */
 export function installContentHooks(deps: AppDeps): void {
   addAssetUsageFinder(deps, assetUsages);
-  registerNowShowingDescriber(deps, describeNowShowing);
+  registerNowShowingDescriber(deps, nowShowingDescriber(deps));
   addPlayerAssetGuard(deps, async (deps, screenId, assetId) => {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;
     return (await currentManifest(deps, screen)).assetIds.has(assetId);
   });
-  // A screen, group or location that schedules target is not deleted (409 names them): a
-  // venue admin decides what those schedules should play on instead. A screen's or group's
-  // playlist assignment, and a screen's manifest dependencies, go with it.
+  // A screen's or group's playlist assignment, and a screen's manifest dependencies, go with
+  // it (the schedules module refuses deleting a screen, group or location schedules target).
   registerTargetReferences(deps, 'content', {
-    async usages(db, kind, id) {
-      const rows = await db
-        .selectFrom('schedule_targets as t')
-        .innerJoin('schedules as s', 's.id', 't.schedule_id')
-        .select(['s.id', 's.name'])
-        .where('t.target_type', '=', kind)
-        .where('t.target_id', '=', id)
-        .orderBy('s.name')
-        .execute();
-      return rows.map((r) => ({ type: 'schedule', id: r.id, name: r.name }));
+    async usages() {
+      return [];
     },
     async forget(db, kind, id) {
       if (kind !== 'location') await db.deleteFrom('playlist_assignments').where('target_type', '=', kind).where('target_id', '=', id).execute();
@@ -75,6 +69,7 @@ export function installContentHooks(deps: AppDeps): void {
       rows.map((r) => r.id),
     );
   });
+  addScheduleChangeHook(deps, (deps, scheduleId, screenIds) => contentChanged(deps, [{ kind: 'schedule', id: scheduleId }], screenIds));
   addAssetChangeHook(deps, async (deps, event) => {
     const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));
     refs.push({ kind: 'tag-rule', id: '*' });

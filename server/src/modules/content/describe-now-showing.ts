@@ -3,22 +3,14 @@
  * reported, and, for a screen that reported nothing current, what the resolver (the same
  * one the manifest and the preview use) says plays now.
  */
+import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
-import type { NowShowing, NowShowingRequest } from '../screens/index.js';
-import { defaultTimeZone, fleetExists, type ScreenContext } from './screen-context.js';
+import type { NowShowing, NowShowingRequest, registerNowShowingDescriber } from '../screens/index.js';
+import { defaultTimeZone, type ScreenContext } from './screen-context.js';
+import { schedulesNamingScreens } from '../schedules/index.js';
+import { namesOf } from './names.repo.js';
 import { resolveSubject } from './resolve.js';
-
-async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'schedules', ids: Set<string>): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (ids.size === 0) return out;
-  for (const r of await db
-    .selectFrom(table)
-    .select(['id', 'name'])
-    .where('id', 'in', [...ids])
-    .execute())
-    out.set(r.id, r.name);
-  return out;
-}
 
 /**
  * The screens' contexts at once, and which of them a schedule or an assignment targets
@@ -29,7 +21,7 @@ async function namesOf(db: Db, table: 'assets' | 'playlists' | 'layouts' | 'sche
  */
 async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<string, { screen: ScreenContext; key: string }>> {
   const out = new Map<string, { screen: ScreenContext; key: string }>();
-  if (screenIds.length === 0 || !(await fleetExists(db))) return out;
+  if (screenIds.length === 0) return out;
   const ids = [...screenIds];
   const rows = await db
     .selectFrom('screens as s')
@@ -46,14 +38,7 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   // What targets a screen directly (its own schedules, its own assignment) is part of the key.
   const direct = new Map<string, string[]>();
   const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
-  for (const r of await db
-    .selectFrom('schedule_targets')
-    .select(['target_id', 'schedule_id'])
-    .where('target_type', '=', 'screen')
-    .where('target_id', 'in', ids)
-    .orderBy('schedule_id')
-    .execute())
-    add(r.target_id, `s:${r.schedule_id}`);
+  for (const r of await schedulesNamingScreens(db, ids)) add(r.screenId, `s:${r.scheduleId}`);
   for (const r of await db
     .selectFrom('playlist_assignments')
     .select(['target_id', 'playlist_id'])
@@ -90,11 +75,12 @@ interface Plan {
 const PLAN_AHEAD_MS = 3600_000;
 
 /**
- * Plans kept across requests, per screen: valid while the screen's manifest revision (bumped
- * by every content change that reaches it), its plan key and the planned segment hold. The
- * fleet page asks every 15 s; an RRULE expansion costs milliseconds per schedule.
+ * Plans kept across requests, per screen (the app's, in its scope): valid while the screen's
+ * manifest revision (bumped by every content change that reaches it), its plan key and the
+ * planned segment hold. The fleet page asks every 15 s; an RRULE expansion costs
+ * milliseconds per schedule.
  */
-const planCaches = new WeakMap<Db, Map<string, Plan & { tag: string }>>();
+const PLANS = new ScopeKey('content.now-showing-plans', () => new Map<string, Plan & { tag: string }>());
 
 async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<Plan> {
   const seg = (await resolveSubject(db, { kind: 'screen', screen }, now, now + PLAN_AHEAD_MS)).segments[0];
@@ -115,14 +101,22 @@ async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<
   };
 }
 
-export async function describeNowShowing(db: Db, requests: readonly NowShowingRequest[], now: number): Promise<Map<string, NowShowing | null>> {
+/** The app's describer for the screens module (its plans cached in the app's scope). */
+export function nowShowingDescriber(deps: AppDeps): Parameters<typeof registerNowShowingDescriber>[1] {
+  return (db, requests, now) => describeNowShowing(db, requests, now, deps.scope.get(PLANS));
+}
+
+async function describeNowShowing(
+  db: Db,
+  requests: readonly NowShowingRequest[],
+  now: number,
+  cache: Map<string, Plan & { tag: string }>,
+): Promise<Map<string, NowShowing | null>> {
   const found = new Map<string, Found | null>();
   const keys = await planKeys(
     db,
     requests.filter((q) => !q.reported).map((q) => q.screenId),
   );
-  let cache = planCaches.get(db);
-  if (!cache) planCaches.set(db, (cache = new Map()));
   const plans = new Map<string, Plan>();
   for (const q of requests) {
     if (q.reported) {

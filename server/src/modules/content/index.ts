@@ -1,11 +1,19 @@
 import type { PlacardModule } from '../../platform/module.js';
 import { installContentHooks } from './content.hooks.js';
-import { contentRoutes } from './content.routes.js';
+import { assignmentRoutes } from './assignments.routes.js';
+import { impactRoutes } from './impact.routes.js';
+import { layoutRoutes } from './layouts.routes.js';
+import { manifestRoutes } from './manifest.routes.js';
+import { playlistRoutes } from './playlists.routes.js';
+import { previewRoutes } from './preview.routes.js';
 
-/** Playlists, layouts, schedules and assignments, and what they make: manifests, plans, now-showing. */
+/**
+ * Playlists, layouts and assignments, and what they make with the schedules (modules/schedules/):
+ * manifests, plans, now-showing, the schedule preview.
+ */
 export const contentModule: PlacardModule = {
   name: 'content',
-  routes: contentRoutes,
+  routes: [...playlistRoutes, ...layoutRoutes, ...previewRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes],
   install({ deps }) {
     installContentHooks(deps);
   },
@@ -13,5 +21,5 @@ export const contentModule: PlacardModule = {
 
 export { contentChanged, type DepRef } from './changes.js';
 export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
-export { newItemRow, type NewItem } from './playlists.repo.js';
-export { prepare, writeTargets } from './schedules.routes.js';
+export { newItemRow } from './playlists.repo.js';
+export type { NewItem } from './playlists.schemas.js';

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schema.js';
 import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
-import { notYet, parseJson } from './common.js';
+import { afterCursor } from '../../platform/http/pagination.js';
+import { notYet, now, parseJson } from './common.js';
 import { assetInfos } from './refs.js';
 import { uuidParam } from '../../platform/http/route.js';
 
@@ -276,4 +277,114 @@ export function toRevisionDto(r: RevisionRow, currentId: string | null) {
     current: r.id === currentId,
     content: contentOf(r.content),
   };
+}
+
+export interface LayoutListQuery {
+  cursor?: string | undefined;
+  limit: number;
+  /** Part of the name, any case. */
+  q?: string | undefined;
+}
+
+/**
+ * One page of layouts by name, each with its published revision (limit + 1 rows: the extra
+ * one says there is a next page).
+ */
+export async function listLayoutRows(db: Db, query: LayoutListQuery): Promise<(LayoutRow & { published: RevisionRow | undefined })[]> {
+  let q = db
+    .selectFrom('layouts')
+    .leftJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
+    .selectAll('layouts')
+    .select([
+      'r.id as r_id',
+      'r.number as r_number',
+      'r.content as r_content',
+      'r.layout_id as r_layout_id',
+      'r.note as r_note',
+      'r.created_by as r_created_by',
+      'r.created_at as r_created_at',
+    ])
+    .where(afterCursor('layouts.name', 'layouts.id', 'asc', query.cursor));
+  const text = query.q;
+  if (text) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['layouts.name']), eb.val(text.toLowerCase())]), '>', 0));
+  const rows = await q
+    .orderBy('layouts.name')
+    .orderBy('layouts.id')
+    .limit(query.limit + 1)
+    .execute();
+  return rows.map(({ r_id, r_number, r_content, r_layout_id, r_note, r_created_by, r_created_at, ...row }) => ({
+    ...row,
+    published: r_id
+      ? { id: r_id, number: r_number!, content: r_content!, layout_id: r_layout_id!, note: r_note!, created_by: r_created_by, created_at: r_created_at! }
+      : undefined,
+  }));
+}
+
+export async function insertLayout(db: Db, row: LayoutRow): Promise<void> {
+  await db.insertInto('layouts').values(row).execute();
+}
+
+/**
+ * Sets `fields` and the next edit revision, only while `row.revision` is still current
+ * (412 otherwise). Call inside the change's transaction.
+ */
+export async function bumpLayout(trx: Db, row: LayoutRow, fields: Partial<Omit<LayoutRow, 'id' | 'revision'>>): Promise<void> {
+  const done = await trx
+    .updateTable('layouts')
+    .set({ ...fields, revision: row.revision + 1, updated_at: fields.updated_at ?? now() })
+    .where('id', '=', row.id)
+    .where('revision', '=', row.revision)
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) !== 1) {
+    const current = await trx.selectFrom('layouts').select('revision').where('id', '=', row.id).executeTakeFirst();
+    if (!current) throw notFound('Layout');
+    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, {
+      details: { currentRevision: current.revision },
+    });
+  }
+}
+
+/** Deletes a layout (its revisions cascade) while `revision` is current. */
+export async function deleteLayoutRow(db: Db, id: string, revision: number): Promise<void> {
+  await db.deleteFrom('layouts').where('id', '=', id).where('revision', '=', revision).execute();
+}
+
+/** The number the next published revision of a layout takes. */
+export async function nextRevisionNumber(db: Db, layoutId: string): Promise<number> {
+  const last = await db
+    .selectFrom('layout_revisions')
+    .select((eb) => eb.fn.max<number>('number').as('n'))
+    .where('layout_id', '=', layoutId)
+    .executeTakeFirst();
+  return Number(last?.n ?? 0) + 1;
+}
+
+export async function insertRevision(db: Db, row: RevisionRow): Promise<void> {
+  await db.insertInto('layout_revisions').values(row).execute();
+}
+
+/** One page of a layout's published revisions, newest first (limit + 1 rows). */
+export async function listRevisionRows(db: Db, layoutId: string, cursor: string | undefined, limit: number): Promise<RevisionRow[]> {
+  return db
+    .selectFrom('layout_revisions')
+    .selectAll()
+    .where('layout_id', '=', layoutId)
+    .where(afterCursor('number', 'id', 'desc', cursor))
+    .orderBy('number', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+export async function getRevisionRow(db: Db, layoutId: string, revisionId: string): Promise<RevisionRow | undefined> {
+  return db.selectFrom('layout_revisions').selectAll().where('id', '=', revisionId).where('layout_id', '=', layoutId).executeTakeFirst();
+}
+
+/** Records an uploaded preview image (its file is written by the caller first). */
+export async function setPreview(
+  db: Db,
+  id: string,
+  preview: Pick<LayoutRow, 'preview_sha256' | 'preview_content_type' | 'preview_updated_at'>,
+): Promise<void> {
+  await db.updateTable('layouts').set(preview).where('id', '=', id).execute();
 }

@@ -1,36 +1,35 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, openSync, fsyncSync, closeSync, writeSync, renameSync, readFileSync, existsSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import type { Context } from 'koa';
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, notFound } from '../../platform/http/errors.js';
-import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import { composeLayoutPreview, normalizePreviewImage, type PreviewZone } from '../../platform/media/compose.js';
-import { contentChanged } from './changes.js';
-import { checkRevision, etagOf, inUse, now } from './common.js';
+import { etagOf, revisionCheck } from './common.js';
 import {
-  assertRefs,
-  contentOf,
   getLayoutRow,
   LayoutContentSchema,
   layoutDto,
   LayoutDto,
   LayoutRevisionDto,
   LayoutSummaryDto,
-  missingRefs,
-  normalizeContent,
+  listLayoutRows,
+  listRevisionRows,
   publishedRevision,
   toLayoutSummary,
   toRevisionDto,
-  type LayoutContent,
-  type LayoutRow,
 } from './layouts.repo.js';
-import type { Db } from '../../platform/db/database.js';
-import { storableJson } from '../../platform/db/json.js';
-import { thumbnailFor } from './thumbnails.js';
+import {
+  createLayout,
+  deleteLayout,
+  describeLayout,
+  duplicateLayout,
+  previewImage,
+  publishLayout,
+  replaceDraft,
+  restoreRevision,
+  storeUploadedPreview,
+} from './layouts.service.js';
 
 const TAGS = ['Layouts'];
 const IdParams = z.object({ id: uuidParam });
@@ -38,58 +37,9 @@ const etagHeader = { headers: { ETag: { description: 'The layout’s edit revisi
 const stale = { 412: { description: 'version_conflict: If-Match named a stale revision' } };
 export const MAX_PREVIEW_BYTES = 10 * 1024 * 1024;
 
-/**
- * Runs a change of layout `id` in one transaction that reads the layout and checks
- * If-Match first, so nothing can change it between the check and the write.
- */
-function change<T>(ctx: Context, id: string, fn: (trx: Db, row: LayoutRow) => Promise<T>): Promise<T> {
-  return ctx.deps.db.transaction().execute(async (trx) => {
-    const row = await getLayoutRow(trx, id);
-    checkRevision(ctx, row.revision);
-    return fn(trx, row);
-  });
-}
-
-/**
- * Sets `fields` and the next edit revision, only while `row.revision` is still current
- * (412 otherwise). Call inside `change`.
- */
-async function bump(trx: Db, row: LayoutRow, fields: Partial<Omit<LayoutRow, 'id' | 'revision'>>): Promise<void> {
-  const done = await trx
-    .updateTable('layouts')
-    .set({ ...fields, revision: row.revision + 1, updated_at: fields.updated_at ?? now() })
-    .where('id', '=', row.id)
-    .where('revision', '=', row.revision)
-    .executeTakeFirst();
-  if (Number(done.numUpdatedRows) !== 1) {
-    const current = await trx.selectFrom('layouts').select('revision').where('id', '=', row.id).executeTakeFirst();
-    if (!current) throw notFound('Layout');
-    throw new ApiError('version_conflict', `This was changed meanwhile: revision ${current.revision} is current. Reload and apply your change again.`, {
-      details: { currentRevision: current.revision },
-    });
-  }
-}
-
 async function reply(ctx: Context, id: string, status: 200 | 201 = 200) {
   const dto = await layoutDto(ctx.deps.db, id);
   return (status === 201 ? created : ok)(dto, etagOf(dto.revision));
-}
-
-const previewDir = (ctx: Context) => path.join(ctx.deps.config.dataDir, 'layout-previews');
-const previewFile = (ctx: Context, id: string) => path.join(previewDir(ctx), `${id}.png`);
-
-/** Written to a temp file, fsynced, renamed: a crash leaves the old file or the new one. */
-function writeDurably(file: string, data: Buffer): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
 }
 
 async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
@@ -105,26 +55,6 @@ async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function renderPreview(ctx: Context, content: LayoutContent): Promise<Buffer> {
-  const zones: PreviewZone[] = [];
-  for (const z of content.zones) {
-    zones.push({
-      x: z.x,
-      y: z.y,
-      width: z.width,
-      height: z.height,
-      zIndex: z.zIndex,
-      name: z.name || (z.content ? z.content.type : 'empty zone'),
-      fit: z.fit,
-      image: await thumbnailFor(ctx.deps, z.content),
-    });
-  }
-  const backgroundImage = content.background.assetId
-    ? await thumbnailFor(ctx.deps, { type: 'asset', assetId: content.background.assetId, durationMs: null })
-    : null;
-  return composeLayoutPreview({ width: content.width, height: content.height, background: content.background.color, backgroundImage, zones });
-}
-
 export const layoutRoutes = [
   defineRoute({
     method: 'GET',
@@ -136,46 +66,9 @@ export const layoutRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional() }),
     responses: { 200: { description: 'Layouts (without content)', data: pageOf(LayoutSummaryDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db
-        .selectFrom('layouts')
-        .leftJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
-        .selectAll('layouts')
-        .select([
-          'r.id as r_id',
-          'r.number as r_number',
-          'r.content as r_content',
-          'r.layout_id as r_layout_id',
-          'r.note as r_note',
-          'r.created_by as r_created_by',
-          'r.created_at as r_created_at',
-        ])
-        .where(afterCursor('layouts.name', 'layouts.id', 'asc', query.cursor));
-      if (query.q) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['layouts.name']), eb.val(query.q!.toLowerCase())]), '>', 0));
-      const rows = await q
-        .orderBy('layouts.name')
-        .orderBy('layouts.id')
-        .limit(query.limit + 1)
-        .execute();
+      const rows = await listLayoutRows(ctx.deps.db, query);
       const page = toPage(rows, query.limit, (r) => r.name);
-      return ok({
-        items: page.items.map((r) =>
-          toLayoutSummary(
-            r,
-            r.r_id
-              ? {
-                  id: r.r_id,
-                  number: r.r_number!,
-                  content: r.r_content!,
-                  layout_id: r.r_layout_id!,
-                  note: r.r_note!,
-                  created_by: r.r_created_by,
-                  created_at: r.r_created_at!,
-                }
-              : undefined,
-          ),
-        ),
-        nextCursor: page.nextCursor,
-      });
+      return ok({ items: page.items.map((r) => toLayoutSummary(r, r.published)), nextCursor: page.nextCursor });
     },
   }),
   defineRoute({
@@ -188,29 +81,7 @@ export const layoutRoutes = [
     body: LayoutContentSchema.extend({ name: z.string().trim().min(1).max(200), description: z.string().max(2000).optional() }),
     responses: { 201: { description: 'The layout', data: LayoutDto, ...etagHeader } },
     handler: async (ctx, { body, auth }) => {
-      const { name, description, ...input } = body;
-      const content = normalizeContent(input);
-      await assertRefs(ctx.deps.db, content);
-      const id = uuidv7();
-      const t = now();
-      await ctx.deps.db
-        .insertInto('layouts')
-        .values({
-          id,
-          name,
-          description: description ?? '',
-          revision: 1,
-          draft: storableJson(content, 'The layout'),
-          published_revision_id: null,
-          published_at: null,
-          preview_sha256: null,
-          preview_content_type: null,
-          preview_updated_at: null,
-          created_by: (auth as SessionPrincipal).userId,
-          created_at: t,
-          updated_at: t,
-        })
-        .execute();
+      const id = await createLayout(ctx.deps.db, body, (auth as SessionPrincipal).userId);
       return reply(ctx, id, 201);
     },
   }),
@@ -237,11 +108,7 @@ export const layoutRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
-      const row = await change(ctx, params.id, async (trx, row) => {
-        await bump(trx, row, { name: body.name ?? row.name, description: body.description ?? row.description });
-        return row;
-      });
-      if (body.name !== undefined && body.name !== row.name) await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]); // the manifest names it
+      await describeLayout(ctx.deps, params.id, body, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -257,17 +124,7 @@ export const layoutRoutes = [
     ifMatch: true,
     responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use' }, ...stale },
     handler: async (ctx, { params }) => {
-      await change(ctx, params.id, async (trx, row) => {
-        const schedules = await trx.selectFrom('schedules').select(['id', 'name']).where('layout_id', '=', params.id).execute();
-        if (schedules.length)
-          throw inUse(
-            `Layout "${row.name}"`,
-            schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
-          );
-        await trx.deleteFrom('layouts').where('id', '=', params.id).where('revision', '=', row.revision).execute();
-      });
-      rmSync(previewFile(ctx, params.id), { force: true });
-      await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]);
+      await deleteLayout(ctx.deps, params.id, revisionCheck(ctx));
       return noContent();
     },
   }),
@@ -283,11 +140,7 @@ export const layoutRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The layout', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body }) => {
-      const content = normalizeContent(body);
-      await change(ctx, params.id, async (trx, row) => {
-        await assertRefs(trx, content);
-        await bump(trx, row, { draft: storableJson(content, 'The layout') });
-      });
+      await replaceDraft(ctx.deps.db, params.id, body, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -303,31 +156,7 @@ export const layoutRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The layout, now published', data: LayoutDto, ...etagHeader }, ...stale },
     handler: async (ctx, { params, body, auth }) => {
-      const t = now();
-      // The draft published is the one read in this transaction, after the If-Match check.
-      await change(ctx, params.id, async (trx, row) => {
-        await assertRefs(trx, contentOf(row.draft));
-        const last = await trx
-          .selectFrom('layout_revisions')
-          .select((eb) => eb.fn.max<number>('number').as('n'))
-          .where('layout_id', '=', params.id)
-          .executeTakeFirst();
-        const revisionId = uuidv7();
-        await trx
-          .insertInto('layout_revisions')
-          .values({
-            id: revisionId,
-            layout_id: params.id,
-            number: Number(last?.n ?? 0) + 1,
-            content: row.draft,
-            note: body.note ?? '',
-            created_by: (auth as SessionPrincipal).userId,
-            created_at: t,
-          })
-          .execute();
-        await bump(trx, row, { published_revision_id: revisionId, published_at: t, updated_at: t });
-      });
-      await contentChanged(ctx.deps, [{ kind: 'layout', id: params.id }]);
+      await publishLayout(ctx.deps, params.id, body.note, (auth as SessionPrincipal).userId, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -342,27 +171,7 @@ export const layoutRoutes = [
     body: z.object({ name: z.string().trim().min(1).max(200).optional() }),
     responses: { 201: { description: 'The copy', data: LayoutDto, ...etagHeader } },
     handler: async (ctx, { params, body, auth }) => {
-      const row = await getLayoutRow(ctx.deps.db, params.id);
-      const id = uuidv7();
-      const t = now();
-      await ctx.deps.db
-        .insertInto('layouts')
-        .values({
-          id,
-          name: body.name ?? `${row.name} (copy)`.slice(0, 200),
-          description: row.description,
-          revision: 1,
-          draft: row.draft,
-          published_revision_id: null,
-          published_at: null,
-          preview_sha256: null,
-          preview_content_type: null,
-          preview_updated_at: null,
-          created_by: (auth as SessionPrincipal).userId,
-          created_at: t,
-          updated_at: t,
-        })
-        .execute();
+      const id = await duplicateLayout(ctx.deps.db, params.id, body.name, (auth as SessionPrincipal).userId);
       return reply(ctx, id, 201);
     },
   }),
@@ -378,15 +187,7 @@ export const layoutRoutes = [
     responses: { 200: { description: 'Revisions', data: pageOf(LayoutRevisionDto) } },
     handler: async (ctx, { params, query }) => {
       const row = await getLayoutRow(ctx.deps.db, params.id);
-      const rows = await ctx.deps.db
-        .selectFrom('layout_revisions')
-        .selectAll()
-        .where('layout_id', '=', params.id)
-        .where(afterCursor('number', 'id', 'desc', query.cursor))
-        .orderBy('number', 'desc')
-        .orderBy('id', 'desc')
-        .limit(query.limit + 1)
-        .execute();
+      const rows = await listRevisionRows(ctx.deps.db, params.id, query.cursor, query.limit);
       const page = toPage(rows, query.limit, (r) => r.number);
       return ok({ items: page.items.map((r) => toRevisionDto(r, row.published_revision_id)), nextCursor: page.nextCursor });
     },
@@ -407,19 +208,7 @@ export const layoutRoutes = [
       ...stale,
     },
     handler: async (ctx, { params }) => {
-      await change(ctx, params.id, async (trx, row) => {
-        const rev = await trx
-          .selectFrom('layout_revisions')
-          .selectAll()
-          .where('id', '=', params.revisionId)
-          .where('layout_id', '=', params.id)
-          .executeTakeFirst();
-        if (!rev) throw notFound('Revision');
-        const missing = await missingRefs(trx, contentOf(rev.content));
-        if (missing.length)
-          throw new ApiError('conflict', `Revision ${rev.number} refers to what no longer exists: ${missing.join(', ')}`, { details: { missing } });
-        await bump(trx, row, { draft: rev.content });
-      });
+      await restoreRevision(ctx.deps.db, params.id, params.revisionId, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -439,17 +228,7 @@ export const layoutRoutes = [
       200: { description: 'The image', content: { 'image/png': {} }, headers: { ETag: { description: 'sha256 of the image' } } },
     },
     handler: async (ctx, { params, query }) => {
-      const row = await getLayoutRow(ctx.deps.db, params.id);
-      let image: Buffer | null = null;
-      if ((query.source === 'auto' || query.source === 'uploaded') && row.preview_sha256 && existsSync(previewFile(ctx, row.id))) {
-        image = readFileSync(previewFile(ctx, row.id));
-      } else if (query.source === 'uploaded') {
-        throw notFound('Uploaded preview');
-      } else {
-        const published = query.source === 'draft' ? undefined : await publishedRevision(ctx.deps.db, row);
-        if (query.source === 'published' && !published) throw notFound('Published revision');
-        image = await renderPreview(ctx, contentOf(published ? published.content : row.draft));
-      }
+      const image = await previewImage(ctx.deps, params.id, query.source);
       const etag = `"${createHash('sha256').update(image).digest('hex')}"`;
       ctx.set('ETag', etag);
       ctx.set('Cache-Control', 'private, no-cache');
@@ -482,25 +261,7 @@ export const layoutRoutes = [
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(ctx.request.type))
         throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
       const bytes = await readLimited(ctx, MAX_PREVIEW_BYTES);
-      if (bytes.length === 0) throw new ApiError('validation_failed', 'The body is empty: send the image');
-      let normalized;
-      try {
-        normalized = await normalizePreviewImage(bytes);
-      } catch {
-        throw new ApiError('validation_failed', 'The body is not an image this server can read');
-      }
-      writeDurably(previewFile(ctx, row.id), normalized.data);
-      const t = now();
-      await ctx.deps.db
-        .updateTable('layouts')
-        .set({
-          preview_sha256: createHash('sha256').update(normalized.data).digest('hex'),
-          preview_content_type: normalized.contentType,
-          preview_updated_at: t,
-        })
-        .where('id', '=', row.id)
-        .execute();
-      const updated = await getLayoutRow(ctx.deps.db, row.id);
+      const updated = await storeUploadedPreview(ctx.deps, row, bytes);
       return ok(toLayoutSummary(updated, await publishedRevision(ctx.deps.db, updated)));
     },
   }),

@@ -1,120 +1,15 @@
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
+import { afterCursor } from '../../platform/http/pagination.js';
 import { storableJson } from '../../platform/db/json.js';
-import { Instant, now, parseJson, type Usage } from './common.js';
+import { now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
 import { assetInfos, assetsWithTags, effectiveDuration, type AssetInfo } from './refs.js';
-
-export const MAX_ITEMS_PER_PLAYLIST = 2000;
-
-const Hhmm = z.string().regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'a time HH:MM (00:00-24:00)');
-export const DaypartSchema = z
-  .object({
-    days: z.array(z.number().int().min(1).max(7)).min(1).max(7).describe('ISO weekdays, 1 = Monday .. 7 = Sunday'),
-    from: Hhmm,
-    to: Hhmm.describe('at or before `from` means the part runs over midnight; 24:00 is the end of the day'),
-  })
-  .refine((d) => d.from !== '24:00', { message: 'from cannot be 24:00', path: ['from'] })
-  .meta({ id: 'Daypart' });
-
-export const TRANSITIONS = ['none', 'fade', 'slide'] as const;
-export const TransitionSchema = z
-  .object({ type: z.enum(TRANSITIONS), durationMs: z.number().int().min(0).max(10_000).default(500) })
-  .meta({ id: 'Transition' });
-
-/** Fields an item has whatever it shows. */
-export const ItemFields = z.object({
-  durationMs: z
-    .number()
-    .int()
-    .min(500)
-    .max(86_400_000)
-    .nullable()
-    .optional()
-    .describe('null: a video’s or audio’s own length, 30 s for a website, else 10 s. Not for nested-playlist items (400): they play their playlist’s length'),
-  transition: TransitionSchema.optional(),
-  validFrom: Instant.nullable().optional(),
-  validUntil: Instant.nullable().optional(),
-  dayparts: z.array(DaypartSchema).max(28).optional(),
-  enabled: z.boolean().optional(),
-});
-export type ItemPatch = z.output<typeof ItemFields>;
-
-export const NewItemSchema = ItemFields.extend({
-  assetId: z.uuid().optional(),
-  widgetId: z.uuid().optional(),
-  playlistId: z.uuid().optional(),
-  position: z.number().int().min(0).max(MAX_ITEMS_PER_PLAYLIST).optional().describe('0-based insert position; default: at the end'),
-});
-export type NewItem = z.output<typeof NewItemSchema>;
-
-export const TagRuleSchema = z
-  .object({
-    tags: z.array(z.string().trim().min(1).max(64)).max(50),
-    match: z.enum(['any', 'all']).default('any'),
-    order: z.enum(['name', 'newest', 'oldest']).default('name'),
-    durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null),
-    limit: z.number().int().min(1).max(500).nullable().default(null),
-  })
-  .meta({ id: 'TagRule' });
-export type TagRule = z.output<typeof TagRuleSchema>;
-
-export const ItemDto = z
-  .object({
-    id: z.string(),
-    position: z.number(),
-    type: z.enum(['asset', 'widget', 'playlist']),
-    assetId: z.string().nullable(),
-    widgetId: z.string().nullable(),
-    playlistId: z.string().nullable().describe('the nested playlist this item plays'),
-    label: z.string().nullable().describe('the asset’s or nested playlist’s name'),
-    assetKind: z.string().nullable(),
-    assetState: z.string().nullable(),
-    durationMs: z.number().nullable(),
-    effectiveDurationMs: z.number(),
-    transition: z.object({ type: z.enum(TRANSITIONS), durationMs: z.number() }),
-    validFrom: z.string().nullable(),
-    validUntil: z.string().nullable(),
-    dayparts: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
-    enabled: z.boolean(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: 'PlaylistItem' });
-export type ItemDto = z.infer<typeof ItemDto>;
-
-const TagRuleDto = z.object({
-  tags: z.array(z.string()),
-  match: z.enum(['any', 'all']),
-  order: z.enum(['name', 'newest', 'oldest']),
-  durationMs: z.number().nullable(),
-  limit: z.number().nullable(),
-});
-
-export const PlaylistSummaryDto = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string(),
-    revision: z.number(),
-    tagRule: TagRuleDto.nullable(),
-    itemCount: z.number(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: 'PlaylistSummary' });
-
-export const PlaylistDto = PlaylistSummaryDto.extend({
-  items: z.array(ItemDto),
-  durationMs: z
-    .number()
-    .describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),
-}).meta({ id: 'Playlist' });
-export type PlaylistDto = z.infer<typeof PlaylistDto>;
+import { schedulesShowing } from '../schedules/index.js';
+import type { ItemDto, ItemPatch, NewItem, PlaylistDto, TagRule, TRANSITIONS } from './playlists.schemas.js';
 
 export type PlaylistRow = PlaylistsTable;
 export type ItemRow = PlaylistItemsTable;
@@ -313,7 +208,7 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
     .distinct()
     .execute();
   const layouts = await layoutsReferencing(db, 'playlistId', id);
-  const schedules = await db.selectFrom('schedules').select(['id', 'name']).where('playlist_id', '=', id).execute();
+  const schedules = await schedulesShowing(db, 'playlist', id);
   // Assignments of screens or groups deleted since do not count (they no longer play).
   const assignments = await db
     .selectFrom('playlist_assignments as a')
@@ -426,4 +321,70 @@ export async function renumber(db: Db, orderedIds: readonly string[]): Promise<v
   for (let i = 0; i < orderedIds.length; i++) {
     await db.updateTable('playlist_items').set({ position: i }).where('id', '=', orderedIds[i]!).execute();
   }
+}
+
+export interface PlaylistListQuery {
+  cursor?: string | undefined;
+  limit: number;
+  /** Part of the name, any case. */
+  q?: string | undefined;
+}
+
+/** One page of playlists by name with their item counts (limit + 1 rows: the extra one says there is a next page). */
+export async function listPlaylistRows(db: Db, query: PlaylistListQuery) {
+  let q = db
+    .selectFrom('playlists')
+    .selectAll('playlists')
+    .select((eb) =>
+      eb.selectFrom('playlist_items').select(eb.fn.countAll<number>().as('n')).whereRef('playlist_items.playlist_id', '=', 'playlists.id').as('item_count'),
+    )
+    .where(afterCursor('name', 'id', 'asc', query.cursor));
+  const text = query.q;
+  if (text) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(text.toLowerCase())]), '>', 0));
+  return q
+    .orderBy('name')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute();
+}
+
+export async function playlistExists(db: Db, id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('playlists').select('id').where('id', '=', id).executeTakeFirst());
+}
+
+export async function insertPlaylist(db: Db, row: PlaylistRow): Promise<void> {
+  await db.insertInto('playlists').values(row).execute();
+}
+
+/** Sets columns of a playlist (its revision is `touchPlaylist`'s). */
+export async function updatePlaylist(db: Db, id: string, set: Partial<Pick<PlaylistRow, 'name' | 'description' | 'tag_rule'>>): Promise<void> {
+  await db.updateTable('playlists').set(set).where('id', '=', id).execute();
+}
+
+/** Deletes a playlist while `revision` is current, with the assignments left of screens or groups deleted since. */
+export async function deletePlaylistRow(db: Db, id: string, revision: number): Promise<void> {
+  await db.deleteFrom('playlist_assignments').where('playlist_id', '=', id).execute();
+  await db.deleteFrom('playlists').where('id', '=', id).where('revision', '=', revision).execute();
+}
+
+export async function getItemRow(db: Db, playlistId: string, itemId: string): Promise<ItemRow | undefined> {
+  return db.selectFrom('playlist_items').selectAll().where('id', '=', itemId).where('playlist_id', '=', playlistId).executeTakeFirst();
+}
+
+export async function insertItems(db: Db, rows: readonly ItemRow[]): Promise<void> {
+  await db
+    .insertInto('playlist_items')
+    .values([...rows])
+    .execute();
+}
+
+export async function updateItem(db: Db, id: string, set: Partial<ItemRow>): Promise<void> {
+  await db.updateTable('playlist_items').set(set).where('id', '=', id).execute();
+}
+
+export async function deleteItems(db: Db, ids: readonly string[]): Promise<void> {
+  await db
+    .deleteFrom('playlist_items')
+    .where('id', 'in', [...ids])
+    .execute();
 }

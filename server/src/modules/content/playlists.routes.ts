@@ -1,39 +1,22 @@
 import type { Context } from 'koa';
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
-import { afterCursor, pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
+import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
-import type { Db } from '../../platform/db/database.js';
-import { storableJson } from '../../platform/db/json.js';
-import { contentChanged } from './changes.js';
-import { checkRevision, etagOf, inUse, notYet, now } from './common.js';
+import { etagOf, revisionCheck } from './common.js';
+import { itemDtos, listPlaylistRows, playlistDto, toSummary } from './playlists.repo.js';
+import { ItemDto, ItemFields, MAX_ITEMS_PER_PLAYLIST, NewItemSchema, PlaylistDto, PlaylistSummaryDto, TagRuleSchema } from './playlists.schemas.js';
 import {
-  assertNestable,
-  assertNoNestedDuration,
-  assertValidity,
-  getPlaylistRow,
-  ItemDto,
-  itemChanges,
-  ItemFields,
-  itemDtos,
-  itemsOf,
-  MAX_ITEMS_PER_PLAYLIST,
-  newItemRow,
-  NewItemSchema,
-  playlistDto,
-  PlaylistDto,
-  PlaylistSummaryDto,
-  playlistUsage,
-  renumber,
-  TagRuleSchema,
-  toSummary,
-  touchPlaylist,
-  type NewItem,
-  type PlaylistRow,
-} from './playlists.repo.js';
-import { assetInfos } from './refs.js';
+  addItem,
+  bulkEditItems,
+  createPlaylist,
+  deletePlaylist,
+  describePlaylist,
+  patchItem,
+  removeItem,
+  reorderItems,
+  setTagRule,
+} from './playlists.service.js';
 
 const TAGS = ['Playlists'];
 const IdParams = z.object({ id: uuidParam });
@@ -43,48 +26,6 @@ const conflictResponses = {
   409: { description: 'conflict: a nested playlist would make a cycle, or the thing is in use' },
   412: { description: 'version_conflict: If-Match named a stale revision' },
 };
-
-/** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
-function badRef(field: string, message: string): ApiError {
-  return invalidReference(message, { path: [field], message });
-}
-
-/** Checks what a new item points at: exactly one existing asset or playlist. */
-async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = 'item'): Promise<void> {
-  const refs = [item.assetId, item.widgetId, item.playlistId].filter((x) => x !== undefined);
-  if (refs.length !== 1) throw badRef(field, 'An item shows exactly one of assetId, widgetId or playlistId');
-  if (item.widgetId) throw notYet('widgets', 'widgetId');
-  if (item.assetId) {
-    const asset = (await assetInfos(db, [item.assetId])).get(item.assetId);
-    if (!asset) throw badRef('assetId', `No asset ${item.assetId}`);
-    if (asset.state === 'archived') throw badRef('assetId', `Asset "${asset.name}" is archived; restore it before using it`);
-  }
-  if (item.playlistId) {
-    if (item.durationMs != null) assertNoNestedDuration(['new item'], 'durationMs');
-    const child = await db.selectFrom('playlists').select('id').where('id', '=', item.playlistId).executeTakeFirst();
-    if (!child) throw badRef('playlistId', `No playlist ${item.playlistId}`);
-    await assertNestable(db, playlistId, item.playlistId);
-  }
-  assertValidity(item.validFrom ?? null, item.validUntil ?? null);
-}
-
-/**
- * Runs a change of playlist `id` in one transaction that first reads the playlist and
- * checks If-Match against it, so a concurrent change cannot slip between the check and
- * the write (the connection is held for the whole transaction, and `touchPlaylist` only
- * bumps the revision it read). 412 or any error rolls everything back.
- */
-function change<T>(ctx: Context, id: string, fn: (trx: Db, row: PlaylistRow) => Promise<T>): Promise<T> {
-  return ctx.deps.db.transaction().execute(async (trx) => {
-    const row = await getPlaylistRow(trx, id);
-    checkRevision(ctx, row.revision);
-    return fn(trx, row);
-  });
-}
-
-async function changed(ctx: Context, id: string) {
-  await contentChanged(ctx.deps, [{ kind: 'playlist', id }]);
-}
 
 async function reply(ctx: Context, id: string, status: 200 | 201 = 200) {
   const dto = await playlistDto(ctx.deps.db, id);
@@ -102,19 +43,7 @@ export const playlistRoutes = [
     query: pageQuery.extend({ q: z.string().max(200).optional() }),
     responses: { 200: { description: 'Playlists (without their items)', data: pageOf(PlaylistSummaryDto) } },
     handler: async (ctx, { query }) => {
-      let q = ctx.deps.db
-        .selectFrom('playlists')
-        .selectAll('playlists')
-        .select((eb) =>
-          eb.selectFrom('playlist_items').select(eb.fn.countAll<number>().as('n')).whereRef('playlist_items.playlist_id', '=', 'playlists.id').as('item_count'),
-        )
-        .where(afterCursor('name', 'id', 'asc', query.cursor));
-      if (query.q) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(query.q!.toLowerCase())]), '>', 0));
-      const rows = await q
-        .orderBy('name')
-        .orderBy('id')
-        .limit(query.limit + 1)
-        .execute();
+      const rows = await listPlaylistRows(ctx.deps.db, query);
       const page = toPage(rows, query.limit, (r) => r.name);
       return ok({ items: page.items.map((r) => toSummary(r, Number(r.item_count ?? 0))), nextCursor: page.nextCursor });
     },
@@ -134,34 +63,7 @@ export const playlistRoutes = [
     }),
     responses: { 201: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 409: conflictResponses[409] },
     handler: async (ctx, { body, auth }) => {
-      const db = ctx.deps.db;
-      const id = uuidv7();
-      const items = body.items ?? [];
-      for (const [i, item] of items.entries()) {
-        if (item.playlistId) throw badRef(`items.${i}.playlistId`, 'Add nested playlists after creating the playlist');
-        await checkNewItem(db, id, item, `items.${i}`);
-      }
-      const t = now();
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('playlists')
-          .values({
-            id,
-            name: body.name,
-            description: body.description ?? '',
-            revision: 1,
-            tag_rule: body.tagRule?.tags.length ? storableJson(body.tagRule, 'tagRule') : null,
-            created_by: (auth as SessionPrincipal).userId,
-            created_at: t,
-            updated_at: t,
-          })
-          .execute();
-        if (items.length)
-          await trx
-            .insertInto('playlist_items')
-            .values(items.map((item, i) => newItemRow(id, item, i)))
-            .execute();
-      });
+      const id = await createPlaylist(ctx.deps.db, body, (auth as SessionPrincipal).userId);
       return reply(ctx, id, 201);
     },
   }),
@@ -189,14 +91,7 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      await change(ctx, params.id, async (trx, row) => {
-        const set: { name?: string; description?: string } = {};
-        if (body.name !== undefined) set.name = body.name;
-        if (body.description !== undefined) set.description = body.description;
-        if (Object.keys(set).length) await trx.updateTable('playlists').set(set).where('id', '=', params.id).execute();
-        await touchPlaylist(trx, params.id, row.revision);
-      });
-      await changed(ctx, params.id);
+      await describePlaylist(ctx.deps, params.id, body, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -216,14 +111,7 @@ export const playlistRoutes = [
       412: conflictResponses[412],
     },
     handler: async (ctx, { params }) => {
-      await change(ctx, params.id, async (trx, row) => {
-        const users = await playlistUsage(trx, params.id);
-        if (users.length) throw inUse(`Playlist "${row.name}"`, users);
-        // What is left are assignments of screens or groups deleted since.
-        await trx.deleteFrom('playlist_assignments').where('playlist_id', '=', params.id).execute();
-        await trx.deleteFrom('playlists').where('id', '=', params.id).where('revision', '=', row.revision).execute();
-      });
-      await changed(ctx, params.id);
+      await deletePlaylist(ctx.deps, params.id, revisionCheck(ctx));
       return noContent();
     },
   }),
@@ -241,22 +129,8 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 201: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, ...conflictResponses },
     handler: async (ctx, { params, body }) => {
-      const db = ctx.deps.db;
-      const { row, position, revision } = await change(ctx, params.id, async (trx, playlist) => {
-        // Checked in the write's transaction: a concurrent nesting cannot close a cycle.
-        await checkNewItem(trx, params.id, body);
-        const existing = await itemsOf(trx, params.id);
-        if (existing.length >= MAX_ITEMS_PER_PLAYLIST) throw new ApiError('conflict', `A playlist holds at most ${MAX_ITEMS_PER_PLAYLIST} items`);
-        const position = Math.min(body.position ?? existing.length, existing.length);
-        const row = newItemRow(params.id, body, position);
-        await trx.insertInto('playlist_items').values(row).execute();
-        const order = existing.map((r) => r.id);
-        order.splice(position, 0, row.id);
-        await renumber(trx, order);
-        return { row, position, revision: await touchPlaylist(trx, params.id, playlist.revision) };
-      });
-      await changed(ctx, params.id);
-      const [dto] = await itemDtos(db, [{ ...row }]);
+      const { row, position, revision } = await addItem(ctx.deps, params.id, body, revisionCheck(ctx));
+      const [dto] = await itemDtos(ctx.deps.db, [{ ...row }]);
       return created({ ...dto!, position }, etagOf(revision));
     },
   }),
@@ -273,24 +147,7 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      await change(ctx, params.id, async (trx, playlist) => {
-        const have = (await itemsOf(trx, params.id)).map((r) => r.id);
-        const given = new Set(body.itemIds);
-        const missing = have.filter((id) => !given.has(id));
-        const unknown = body.itemIds.filter((id) => !have.includes(id));
-        if (given.size !== body.itemIds.length || missing.length || unknown.length) {
-          throw new ApiError('validation_failed', 'itemIds must list every item of the playlist exactly once', {
-            details: {
-              missing,
-              unknown,
-              issues: [{ location: 'body', path: ['itemIds'], message: 'not a permutation of the playlist’s items', code: 'invalid_order' }],
-            },
-          });
-        }
-        await renumber(trx, body.itemIds);
-        await touchPlaylist(trx, params.id, playlist.revision);
-      });
-      await changed(ctx, params.id);
+      await reorderItems(ctx.deps, params.id, body.itemIds, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -318,49 +175,7 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      await change(ctx, params.id, async (trx, playlist) => {
-        const rows = await itemsOf(trx, params.id);
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        const named = [...(body.itemIds ?? []), ...(body.items ?? []).map((i) => i.id), ...(body.delete ?? [])];
-        const unknown = [...new Set(named.filter((id) => !byId.has(id)))];
-        if (unknown.length) {
-          throw new ApiError('validation_failed', `${unknown.length} item id(s) are not in this playlist`, {
-            details: { unknown, issues: [{ location: 'body', path: ['items'], message: 'unknown item ids', code: 'invalid_reference' }] },
-          });
-        }
-        // Apply in memory first to check every result before writing anything.
-        const changes = new Map<string, ReturnType<typeof itemChanges>>();
-        for (const id of body.itemIds ?? []) changes.set(id, { ...itemChanges(body.set ?? {}) });
-        for (const { id, ...patch } of body.items ?? []) changes.set(id, { ...(changes.get(id) ?? {}), ...itemChanges(patch) });
-        const deleted = new Set(body.delete ?? []);
-        const live = [...changes].filter(([id]) => !deleted.has(id));
-        assertNoNestedDuration(live.filter(([id, set]) => byId.get(id)!.child_playlist_id && set.duration_ms != null).map(([id]) => id));
-        for (const [id, set] of live) {
-          const row = { ...byId.get(id)!, ...set };
-          assertValidity(row.valid_from, row.valid_until);
-        }
-        const t = now();
-        for (const [id, set] of changes) {
-          if (deleted.has(id) || Object.keys(set).length === 0) continue;
-          await trx
-            .updateTable('playlist_items')
-            .set({ ...set, updated_at: t })
-            .where('id', '=', id)
-            .execute();
-        }
-        if (deleted.size) {
-          await trx
-            .deleteFrom('playlist_items')
-            .where('id', 'in', [...deleted])
-            .execute();
-          await renumber(
-            trx,
-            rows.filter((r) => !deleted.has(r.id)).map((r) => r.id),
-          );
-        }
-        await touchPlaylist(trx, params.id, playlist.revision);
-      });
-      await changed(ctx, params.id);
+      await bulkEditItems(ctx.deps, params.id, body, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -378,16 +193,7 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      const tags = [...new Set(body.tags)];
-      await change(ctx, params.id, async (trx, playlist) => {
-        await trx
-          .updateTable('playlists')
-          .set({ tag_rule: tags.length ? storableJson({ ...body, tags }, 'The tag rule') : null })
-          .where('id', '=', params.id)
-          .execute();
-        await touchPlaylist(trx, params.id, playlist.revision);
-      });
-      await changed(ctx, params.id);
+      await setTagRule(ctx.deps, params.id, body, revisionCheck(ctx));
       return reply(ctx, params.id);
     },
   }),
@@ -403,23 +209,8 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 200: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params, body }) => {
-      const db = ctx.deps.db;
-      const { next, revision } = await change(ctx, params.id, async (trx, playlist) => {
-        const row = await trx.selectFrom('playlist_items').selectAll().where('id', '=', params.itemId).where('playlist_id', '=', params.id).executeTakeFirst();
-        if (!row) throw notFound('Item');
-        const set = itemChanges(body);
-        if (row.child_playlist_id && set.duration_ms != null) assertNoNestedDuration([row.id]);
-        const next = { ...row, ...set, updated_at: now() };
-        assertValidity(next.valid_from, next.valid_until);
-        await trx
-          .updateTable('playlist_items')
-          .set({ ...set, updated_at: next.updated_at })
-          .where('id', '=', row.id)
-          .execute();
-        return { next, revision: await touchPlaylist(trx, params.id, playlist.revision) };
-      });
-      await changed(ctx, params.id);
-      const [dto] = await itemDtos(db, [next]);
+      const { next, revision } = await patchItem(ctx.deps, params.id, params.itemId, body, revisionCheck(ctx));
+      const [dto] = await itemDtos(ctx.deps.db, [next]);
       return ok(dto, etagOf(revision));
     },
   }),
@@ -434,17 +225,7 @@ export const playlistRoutes = [
     ifMatch: true,
     responses: { 204: { description: 'Removed; ETag is the playlist’s new revision', ...ifMatchHeader }, 412: conflictResponses[412] },
     handler: async (ctx, { params }) => {
-      const revision = await change(ctx, params.id, async (trx, playlist) => {
-        const rows = await itemsOf(trx, params.id);
-        if (!rows.some((r) => r.id === params.itemId)) throw notFound('Item');
-        await trx.deleteFrom('playlist_items').where('id', '=', params.itemId).execute();
-        await renumber(
-          trx,
-          rows.filter((r) => r.id !== params.itemId).map((r) => r.id),
-        );
-        return touchPlaylist(trx, params.id, playlist.revision);
-      });
-      await changed(ctx, params.id);
+      const revision = await removeItem(ctx.deps, params.id, params.itemId, revisionCheck(ctx));
       return noContent(etagOf(revision));
     },
   }),

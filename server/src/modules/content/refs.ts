@@ -38,7 +38,7 @@ export interface VariantInfo {
 export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<Map<string, VariantInfo[]>> {
   const out = new Map<string, VariantInfo[]>();
   const unique = [...new Set(assetIds)];
-  if (unique.length === 0 || !(await assetsTableExists(db))) return out;
+  if (unique.length === 0) return out;
   for (let i = 0; i < unique.length; i += 500) {
     const rows = await sql<{
       id: string;
@@ -95,20 +95,9 @@ export function effectiveDuration(own: number | null, asset: Pick<AssetInfo, 'ki
   return DEFAULT_ITEM_DURATION_MS;
 }
 
-const hasAssets = new WeakMap<Db, boolean>();
-
-/** Until the media module's tables exist, there are no assets to point at. */
-async function assetsTableExists(db: Db): Promise<boolean> {
-  if (hasAssets.get(db)) return true;
-  const row = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = 'assets'`.execute(db);
-  const found = Number(row.rows[0]?.n ?? 0) > 0;
-  if (found) hasAssets.set(db, true);
-  return found;
-}
-
 export async function assetInfos(db: Db, ids: readonly string[]): Promise<Map<string, AssetInfo>> {
   const out = new Map<string, AssetInfo>();
-  if (ids.length === 0 || !(await assetsTableExists(db))) return out;
+  if (ids.length === 0) return out;
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
@@ -167,7 +156,7 @@ function toInfo(r: AssetRow): AssetInfo {
 
 /** Ready assets carrying the rule's tags (any or all of them, case-insensitive). */
 export async function assetsWithTags(db: Db, tags: readonly string[], match: 'any' | 'all'): Promise<AssetInfo[]> {
-  if (tags.length === 0 || !(await assetsTableExists(db))) return [];
+  if (tags.length === 0) return [];
   const wanted = [...new Set(tags.map((t) => t.toLowerCase()))];
   const tagged = await db
     .selectFrom('asset_tags')

@@ -17,10 +17,11 @@ import { pacer } from '../../platform/pace.js';
 import {
   clipOccurrences,
   compareSchedules,
+  enabledSchedulesTargeting,
   expand,
-  inZone,
   overlapsAny,
   resolveTimeline,
+  scheduleInput,
   type FallbackSource,
   type Interval,
   type Occurrence,
@@ -65,22 +66,6 @@ export interface Resolution {
 
 export type Subject = { kind: 'screen'; screen: ScreenContext } | { kind: 'group'; groupId: string; timeZone: string };
 
-/** A schedule row as the engine's input, on the wall clock of `zone` when it follows the screen's zone. */
-export function scheduleInput(row: SchedulesTable, zone: string): ScheduleInput {
-  const input: ScheduleInput = {
-    id: row.id,
-    content: { type: row.content_type, id: (row.playlist_id ?? row.layout_id ?? row.campaign_id)! },
-    startsAt: row.starts_at,
-    endsAt: row.ends_at,
-    rrule: row.rrule,
-    timeZone: row.time_zone,
-    priority: row.priority,
-    enabled: row.enabled === 1,
-    updatedAt: row.updated_at,
-  };
-  return row.follow_screen_zone === 1 ? inZone(input, zone) : input;
-}
-
 /** A schedule as the resolution sees it: every occurrence, and the parts during which it can play. */
 interface Candidate {
   row: SchedulesTable;
@@ -116,21 +101,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
         ]
       : [{ type: 'group', id: subject.groupId }];
 
-  const rows = await db
-    .selectFrom('schedules')
-    .selectAll('schedules')
-    .where('enabled', '=', 1)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('schedule_targets as t')
-          .select('t.schedule_id')
-          .whereRef('t.schedule_id', '=', 'schedules.id')
-          .where((eb2) => eb2.or(targets.map((t) => eb2.and([eb2('t.target_type', '=', t.type), eb2('t.target_id', '=', t.id)])))),
-      ),
-    )
-    .orderBy('id')
-    .execute();
+  const rows = await enabledSchedulesTargeting(db, targets);
   const schedules = new Map(rows.map((r) => [r.id, r]));
   for (const r of rows) deps.push({ kind: 'schedule', id: r.id });
 

@@ -1,5 +1,6 @@
 import type { PlacardModule } from '../../platform/module.js';
-import { demoRoutes, installDemo } from './demo.routes.js';
+import { demoRoutes } from './demo.routes.js';
+import { installDemo } from './demo.service.js';
 
 /** Demo mode (PLACARD_DEMO): sample content seeded once, and its reset. */
 export const demoModule: PlacardModule = {

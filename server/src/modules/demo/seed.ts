@@ -14,7 +14,7 @@ import { sniffFile } from '../../platform/media/sniff.js';
 import { contentChanged, type DepRef } from '../content/index.js';
 import { assertRefs, normalizeContent, LayoutContentSchema } from '../content/index.js';
 import { newItemRow, type NewItem } from '../content/index.js';
-import { prepare as prepareSchedule, writeTargets } from '../content/index.js';
+import { prepare as prepareSchedule, writeTargets } from '../schedules/index.js';
 import { fireAssetChange } from '../media/index.js';
 import type { MediaService } from '../media/index.js';
 import { newScreenRow, screenshotDir } from '../screens/index.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { uploadLimits } from './limits.js';
 import { ACCEPTED, EXTENSIONS } from '../../platform/media/sniff.js';
-import { TUS_EXTENSIONS, TUS_VERSION } from './uploads.routes.js';
+import { TUS_CHECKSUM_ALGORITHMS, TUS_EXTENSIONS, TUS_VERSION } from '../../platform/http/tus.js';
 
 const Capability = z.object({ available: z.boolean(), detail: z.string() });
 
@@ -60,7 +60,7 @@ export const capabilityRoutes = [
         maxUploadBytesHardCap: limits.hardCapBytes,
         uploadExpiryMs: limits.expiryMs,
         imageMaxPixels: config.imageMaxPixels,
-        tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: ['sha1', 'sha256', 'md5'] },
+        tus: { version: TUS_VERSION, extensions: TUS_EXTENSIONS.split(','), checksumAlgorithms: [...TUS_CHECKSUM_ALGORITHMS] },
         kinds,
       });
     },

@@ -6,11 +6,12 @@ import { playerMediaRoutes } from './player-media.routes.js';
 import { installMedia } from './service.js';
 import { registerMediaSystemHooks } from './system.hooks.js';
 import { uploadRoutes } from './uploads.routes.js';
+import { websiteRoutes } from './websites.routes.js';
 
 /** The media library: uploads (tus), processing, the store, assets, folders and tags. */
 export const mediaModule: PlacardModule = {
   name: 'media',
-  routes: [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...playerMediaRoutes],
+  routes: [...uploadRoutes, ...capabilityRoutes, ...organizeRoutes, ...assetRoutes, ...websiteRoutes, ...playerMediaRoutes],
   install({ app, deps }) {
     // Status sections (media, jobs), the restore participant and the maintenance actions.
     registerMediaSystemHooks(deps);
@@ -20,3 +21,5 @@ export const mediaModule: PlacardModule = {
 
 export { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, fireAssetChange, type Usage } from './hooks.js';
 export { mediaServiceOf, type MediaService } from './service.js';
+export { fetchPolicy } from './limits.js';
+export { ASSET_KINDS } from './repo.js';

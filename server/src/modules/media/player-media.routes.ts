@@ -4,7 +4,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, uuidParam } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { screenMayDownload } from './hooks.js';
-import { getAsset } from './repo.js';
+import { findVariant, getAsset } from './repo.js';
 
 const params = z.object({ assetId: uuidParam, variantId: uuidParam });
 
@@ -33,7 +33,7 @@ export const playerMediaRoutes = [
       const asset = await getAsset(db, params.assetId);
       const gone = new ApiError('not_found', 'No such media for this screen');
       if (asset?.state !== 'ready') throw gone;
-      const variant = await db.selectFrom('asset_variants').selectAll().where('id', '=', params.variantId).where('asset_id', '=', asset.id).executeTakeFirst();
+      const variant = await findVariant(db, asset.id, params.variantId);
       if (!variant) throw gone;
       if (!(await screenMayDownload(ctx.deps, screenId, asset.id))) throw gone;
       await sendFile(ctx, {

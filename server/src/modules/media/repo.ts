@@ -1,8 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
-import type { AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
-import { type ApiError, invalidReference, unknownIdsIn } from '../../platform/http/errors.js';
+import type { AssetKind, AssetsTable, AssetVariantsTable, Database, JobsTable, MediaFilesTable } from '../../platform/db/schema.js';
+import { type ApiError, invalidReference, notFound, unknownIdsIn } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
 
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
@@ -15,6 +16,13 @@ export const ASSET_STATES = ['uploading', 'processing', 'ready', 'failed', 'arch
 /** The small read API the manifest builder uses. */
 export async function getAsset(db: DbOrTrx, id: string): Promise<AssetsTable | undefined> {
   return db.selectFrom('assets').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The asset `id` names; 404 when none. */
+export async function mustGetAsset(db: DbOrTrx, id: string): Promise<AssetsTable> {
+  const row = await getAsset(db, id);
+  if (!row) throw notFound('Asset');
+  return row;
 }
 
 export async function listVariants(db: DbOrTrx, assetId: string): Promise<AssetVariantsTable[]> {
@@ -164,6 +172,165 @@ export async function assetView(db: DbOrTrx, id: string): Promise<AssetView | un
   const row = await getAsset(db, id);
   if (!row) return undefined;
   return (await assetViews(db, [row]))[0];
+}
+
+/** Full views of the assets `ids`, newest first. */
+export async function assetViewsOf(db: DbOrTrx, ids: readonly string[]): Promise<AssetView[]> {
+  const rows = await db.selectFrom('assets').selectAll().where('id', 'in', ids).orderBy('created_at', 'desc').execute();
+  return assetViews(db, rows);
+}
+
+/** What the asset list filters on (GET /api/v1/assets). */
+export interface AssetListQuery {
+  kind?: AssetKind | undefined;
+  state?: (typeof ASSET_STATES)[number] | undefined;
+  /** A folder, or `none` for the root. */
+  folderId?: string | undefined;
+  collectionId?: string | undefined;
+  /** A tag's name (case-insensitive). */
+  tag?: string | undefined;
+  /** The name contains it (case-insensitive). */
+  q?: string | undefined;
+  archived: 'exclude' | 'include' | 'only' | 'true' | 'false';
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** A page of assets, newest first. */
+export async function assetPage(db: DbOrTrx, query: AssetListQuery): Promise<{ items: AssetView[]; nextCursor: string | null }> {
+  let q = db.selectFrom('assets').selectAll('assets');
+  if (query.kind) q = q.where('kind', '=', query.kind);
+  if (query.state) q = q.where('state', '=', query.state);
+  const archived = query.archived === 'true' ? 'only' : query.archived === 'false' ? 'exclude' : query.archived;
+  if (!query.state && archived === 'exclude') q = q.where('state', '!=', 'archived');
+  if (archived === 'only') q = q.where('state', '=', 'archived');
+  if (query.folderId === 'none') q = q.where('folder_id', 'is', null);
+  else if (query.folderId) q = q.where('folder_id', '=', query.folderId);
+  if (query.collectionId) {
+    const cid = query.collectionId;
+    q = q.where('id', 'in', (eb) => eb.selectFrom('asset_collections').select('asset_id').where('collection_id', '=', cid));
+  }
+  if (query.tag) {
+    const tag = query.tag.toLowerCase();
+    q = q.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('asset_tags')
+        .innerJoin('content_tags', 'content_tags.id', 'asset_tags.tag_id')
+        .select('asset_tags.asset_id')
+        .where(sql<string>`lower(content_tags.name)`, '=', tag),
+    );
+  }
+  if (query.q) q = q.where(sql<boolean>`instr(lower(assets.name), ${query.q.toLowerCase()}) > 0`);
+  const rows = await q
+    .where(afterCursor('assets.created_at', 'assets.id', 'desc', query.cursor))
+    .orderBy('assets.created_at', 'desc')
+    .orderBy('assets.id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  const page = toPage(rows, query.limit, (r) => r.created_at);
+  return { items: await assetViews(db, page.items), nextCursor: page.nextCursor };
+}
+
+/**
+ * Archives the assets `ids` (distinct) not archived yet, remembering the state each had, in
+ * one transaction; 400 when one names no asset (`sentIds`: the list as sent, for positions).
+ * Answers the ids that changed.
+ */
+export async function archiveAssets(db: Db, ids: readonly string[], sentIds: readonly string[]): Promise<string[]> {
+  const now = nowIso();
+  const changed: string[] = [];
+  await db.transaction().execute(async (trx) => {
+    const rows = await trx.selectFrom('assets').select(['id', 'state']).where('id', 'in', ids).execute();
+    if (rows.length !== ids.length) throw unknownAssets(sentIds, rows, 'ids');
+    for (const r of rows) {
+      if (r.state === 'archived') continue;
+      await trx
+        .updateTable('assets')
+        .set({ state: 'archived', state_before_archive: r.state, archived_at: now, updated_at: now })
+        .where('id', '=', r.id)
+        .execute();
+      changed.push(r.id);
+    }
+  });
+  return changed;
+}
+
+/** Puts archived assets back in the state they had (as archiveAssets); answers the ids that changed. */
+export async function restoreAssets(db: Db, ids: readonly string[], sentIds: readonly string[]): Promise<string[]> {
+  const now = nowIso();
+  const changed: string[] = [];
+  await db.transaction().execute(async (trx) => {
+    const rows = await trx.selectFrom('assets').select(['id', 'state', 'state_before_archive']).where('id', 'in', ids).execute();
+    if (rows.length !== ids.length) throw unknownAssets(sentIds, rows, 'ids');
+    for (const r of rows) {
+      if (r.state !== 'archived') continue;
+      await trx
+        .updateTable('assets')
+        .set({ state: r.state_before_archive ?? 'ready', state_before_archive: null, archived_at: null, updated_at: now })
+        .where('id', '=', r.id)
+        .execute();
+      changed.push(r.id);
+    }
+  });
+  return changed;
+}
+
+/** Renames an asset, moves it to a folder (null: the root) or replaces its tags, in one transaction. */
+export async function updateAsset(
+  db: Db,
+  id: string,
+  change: { name?: string | undefined; folderId?: string | null | undefined; tags?: readonly string[] | undefined },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const set: Partial<AssetsTable> = { updated_at: nowIso() };
+    if (change.name !== undefined) set.name = change.name;
+    if (change.folderId !== undefined) set.folder_id = change.folderId;
+    await trx.updateTable('assets').set(set).where('id', '=', id).execute();
+    if (change.tags) {
+      await trx.deleteFrom('asset_tags').where('asset_id', '=', id).execute();
+      await tagAssets(trx, [id], await ensureTags(trx, change.tags));
+    }
+  });
+}
+
+export async function insertAsset(db: DbOrTrx, row: AssetsTable): Promise<void> {
+  await db.insertInto('assets').values(row).execute();
+}
+
+/** Its variants, tags and collection entries go with it (foreign keys). */
+export async function deleteAssetRow(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom('assets').where('id', '=', id).execute();
+}
+
+/** A file of the media store, by its hash (already recorded: nothing to do). */
+export async function insertMediaFile(db: DbOrTrx, row: MediaFilesTable): Promise<void> {
+  await db
+    .insertInto('media_files')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** A job row (JobQueue.row), inserted with the change that needs it; kick the queue after the commit. */
+export async function insertJob(db: DbOrTrx, row: JobsTable): Promise<void> {
+  await db.insertInto('jobs').values(row).execute();
+}
+
+/** A failed asset goes back to processing, with its job, in one transaction. */
+export async function processAgain(db: Db, id: string, job: JobsTable): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('assets').set({ state: 'processing', failure_reason: null, progress: 0, updated_at: nowIso() }).where('id', '=', id).execute();
+    await insertJob(trx, job);
+  });
+}
+
+/** A website asset's settings (stored JSON) and the size its viewport gives it. */
+export async function setWebsite(db: DbOrTrx, id: string, website: string, size: { width: number | null; height: number | null }): Promise<void> {
+  await db.updateTable('assets').set({ website, width: size.width, height: size.height, updated_at: nowIso() }).where('id', '=', id).execute();
+}
+
+export async function findVariant(db: DbOrTrx, assetId: string, variantId: string): Promise<AssetVariantsTable | undefined> {
+  return db.selectFrom('asset_variants').selectAll().where('id', '=', variantId).where('asset_id', '=', assetId).executeTakeFirst();
 }
 
 /** Tag ids for names, creating the missing tags (case-insensitive match). */

@@ -1,21 +1,22 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Transaction } from 'kysely';
 import type Koa from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
-import type { Transaction } from 'kysely';
-import type { AssetKind, AssetsTable, AssetVariantsTable, Database } from '../../platform/db/schema.js';
+import type { AssetKind, Database } from '../../platform/db/schema.js';
 import { ApiError, isDiskFull } from '../../platform/http/errors.js';
-import { JobQueue, PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
-import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
-import { hashFile, MediaStore } from '../../platform/media/store.js';
+import { type PartIo, realPartIo, tusResumableOnEveryAnswer } from '../../platform/http/tus.js';
+import { JobQueue, type JobContext } from '../../platform/jobs/queue.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
-import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
+import { hashFile, MediaStore } from '../../platform/media/store.js';
 import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
-import { ensureTags, getAsset, listVariants, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
+import { renderAndRecord } from './processing.js';
+import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
+import { deleteUpload, expiredUploadIds, uploadExists } from './uploads.repo.js';
 import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
 export const PROCESS_JOB = 'media.process';
@@ -26,18 +27,6 @@ declare module 'koa' {
   interface DefaultContext {
     media: MediaService;
   }
-}
-
-/** What processing found out about an asset, plus its rendered variants. */
-export interface ProcessResult {
-  files: RenderedFile[];
-  /** Variants that are the original file itself (a browser already plays it). */
-  originalAs?: { purpose: 'player'; contentType: string; width: number | null; height: number | null }[];
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-  pageCount: number | null;
-  metadata: Record<string, unknown>;
 }
 
 /** A file that becomes an asset (ingestFile). */
@@ -58,20 +47,6 @@ export interface IngestInput {
   inTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
-/**
- * How PATCH writes a chunk into a part file and makes it durable. Replaceable per
- * service, so a test can make a write fail the way a full disk does (ENOSPC).
- */
-export interface PartIo {
-  write(handle: fs.FileHandle, buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
-  sync(handle: fs.FileHandle): Promise<void>;
-}
-
-export const realPartIo = (): PartIo => ({
-  write: (h, b, o, l, p) => h.write(b, o, l, p),
-  sync: (h) => h.sync(),
-});
-
 /** The media library's runtime: the store, the job queue, and processing. */
 export class MediaService {
   readonly store: MediaStore;
@@ -83,6 +58,7 @@ export class MediaService {
    * it, and never runs beside it.
    */
   readonly uploadLocks = new KeyedLocks();
+  /** How PATCH writes and syncs part files (platform/http/tus.ts); a test replaces it to fail like a full disk. */
   partIo: PartIo = realPartIo();
 
   constructor(
@@ -160,40 +136,33 @@ export class MediaService {
       const job = JobQueue.row(PROCESS_JOB, { assetId: id });
       try {
         await db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('media_files')
-            .values({ sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now })
-            .onConflict((oc) => oc.doNothing())
-            .execute();
-          await trx
-            .insertInto('assets')
-            .values({
-              id,
-              kind: input.kind,
-              state: 'processing',
-              state_before_archive: null,
-              name: input.name,
-              sha256: stored.sha256,
-              size_bytes: stored.size,
-              content_type: input.contentType,
-              original_filename: input.originalFilename,
-              width: null,
-              height: null,
-              duration_ms: null,
-              page_count: null,
-              folder_id: input.folderId,
-              failure_reason: null,
-              progress: 0,
-              metadata: '{}',
-              website: null,
-              created_by: input.createdBy,
-              created_at: now,
-              updated_at: now,
-              archived_at: null,
-            })
-            .execute();
+          await insertMediaFile(trx, { sha256: stored.sha256, size_bytes: stored.size, content_type: input.contentType, created_at: now });
+          await insertAsset(trx, {
+            id,
+            kind: input.kind,
+            state: 'processing',
+            state_before_archive: null,
+            name: input.name,
+            sha256: stored.sha256,
+            size_bytes: stored.size,
+            content_type: input.contentType,
+            original_filename: input.originalFilename,
+            width: null,
+            height: null,
+            duration_ms: null,
+            page_count: null,
+            folder_id: input.folderId,
+            failure_reason: null,
+            progress: 0,
+            metadata: '{}',
+            website: null,
+            created_by: input.createdBy,
+            created_at: now,
+            updated_at: now,
+            archived_at: null,
+          });
           if (input.tags.length) await tagAssets(trx, [id], await ensureTags(trx, input.tags));
-          await trx.insertInto('jobs').values(job).execute();
+          await insertJob(trx, job);
           if (input.inTransaction) await input.inTransaction(trx);
         });
       } catch (err) {
@@ -215,7 +184,7 @@ export class MediaService {
 
   /** The job: probe, render, store, then one short transaction records the result. */
   async process(assetId: string, job: JobContext): Promise<void> {
-    await this.renderAndRecord(assetId, job, 'process');
+    await renderAndRecord(this, assetId, job, 'process');
   }
 
   /**
@@ -225,191 +194,7 @@ export class MediaService {
    * keep their ids, so manifests only change when a variant really did.
    */
   async reprocess(assetId: string, job: JobContext): Promise<void> {
-    await this.renderAndRecord(assetId, job, 'reprocess');
-  }
-
-  private async renderAndRecord(assetId: string, job: JobContext, mode: 'process' | 'reprocess'): Promise<void> {
-    const db = this.deps.db;
-    const expected = mode === 'process' ? 'processing' : 'ready';
-    const asset = await getAsset(db, assetId);
-    if (!asset?.sha256) return; // deleted meanwhile
-    const current = asset.state === 'archived' ? asset.state_before_archive : asset.state;
-    if (current !== expected) return;
-    const source = this.store.pathOf(asset.sha256);
-    if (mode === 'reprocess' && !existsSync(source))
-      throw new PermanentJobError(`The original file of asset ${assetId} is missing from the media store; upload it again`);
-    const work = await this.store.workDir();
-    try {
-      const progress = async (fraction: number) => {
-        job.progress(fraction);
-        if (mode === 'process')
-          await db
-            .updateTable('assets')
-            .set({ progress: Math.round(fraction * 1000) / 1000 })
-            .where('id', '=', assetId)
-            .execute();
-      };
-      let result: ProcessResult;
-      try {
-        result = await this.render(asset, source, work, progress, job.signal);
-      } catch (err) {
-        if (err instanceof ImageRejected || err instanceof MediaRejected) throw new PermanentJobError(err.message);
-        throw err;
-      }
-      const hashed: { f: RenderedFile; sha256: string; size: number }[] = [];
-      for (const f of result.files) hashed.push({ f, ...(await hashFile(f.file)) });
-      const stored: {
-        f: RenderedFile | null;
-        sha256: string;
-        size: number;
-        contentType: string;
-        width: number | null;
-        height: number | null;
-        purpose: AssetVariantsTable['purpose'];
-        page: number | null;
-      }[] = [];
-      for (const { f, sha256, size } of hashed) {
-        stored.push({ f, sha256, size, contentType: f.contentType, width: f.width, height: f.height, purpose: f.purpose, page: f.page ?? null });
-      }
-      for (const o of result.originalAs ?? []) {
-        stored.push({
-          f: null,
-          sha256: asset.sha256,
-          size: asset.size_bytes ?? 0,
-          contentType: o.contentType,
-          width: o.width,
-          height: o.height,
-          purpose: o.purpose,
-          page: null,
-        });
-      }
-      const old = await listVariants(db, assetId);
-      const now = nowIso();
-      // The variants' hashes are held from their adoption to the commit (see MediaStore.locks).
-      const applied = await this.store.locks.withAll(
-        hashed.map((h) => h.sha256),
-        async () => {
-          for (const h of hashed) await this.store.adopt(h.f.file, { sha256: h.sha256, size: h.size });
-          return db.transaction().execute(async (trx) => {
-            const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
-            if (!row) return false;
-            const archived = row.state === 'archived';
-            if ((archived ? row.state_before_archive : row.state) !== expected) return false;
-            for (const s of stored) {
-              await trx
-                .insertInto('media_files')
-                .values({ sha256: s.sha256, size_bytes: s.size, content_type: s.contentType, created_at: now })
-                .onConflict((oc) => oc.doNothing())
-                .execute();
-            }
-            if (mode === 'reprocess') {
-              // Keep the variants that came out the same; replace the rest.
-              const sameAs = (v: AssetVariantsTable, s: (typeof stored)[number]) =>
-                v.purpose === s.purpose &&
-                v.page === s.page &&
-                v.content_type === s.contentType &&
-                v.sha256 === s.sha256 &&
-                v.width === s.width &&
-                v.height === s.height;
-              const kept = new Set<string>();
-              const fresh = stored.filter((s) => {
-                const match = old.find((v) => !kept.has(v.id) && sameAs(v, s));
-                if (match) kept.add(match.id);
-                return !match;
-              });
-              const gone = old.filter((v) => !kept.has(v.id)).map((v) => v.id);
-              if (gone.length === 0 && fresh.length === 0) return false;
-              if (gone.length) await trx.deleteFrom('asset_variants').where('id', 'in', gone).execute();
-              for (const s of fresh) {
-                await trx
-                  .insertInto('asset_variants')
-                  .values({
-                    id: newId(),
-                    asset_id: assetId,
-                    purpose: s.purpose,
-                    content_type: s.contentType,
-                    width: s.width,
-                    height: s.height,
-                    page: s.page,
-                    size_bytes: s.size,
-                    sha256: s.sha256,
-                    created_at: now,
-                  })
-                  .execute();
-              }
-              await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
-              return true;
-            }
-            await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
-            for (const s of stored) {
-              await trx
-                .insertInto('asset_variants')
-                .values({
-                  id: newId(),
-                  asset_id: assetId,
-                  purpose: s.purpose,
-                  content_type: s.contentType,
-                  width: s.width,
-                  height: s.height,
-                  page: s.page,
-                  size_bytes: s.size,
-                  sha256: s.sha256,
-                  created_at: now,
-                })
-                .execute();
-            }
-            await trx
-              .updateTable('assets')
-              .set({
-                ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
-                width: result.width,
-                height: result.height,
-                duration_ms: result.durationMs,
-                page_count: result.pageCount,
-                metadata: JSON.stringify(result.metadata),
-                failure_reason: null,
-                progress: null,
-                updated_at: now,
-              })
-              .where('id', '=', assetId)
-              .execute();
-            return true;
-          });
-        },
-      );
-      await this.removeOrphans([...old.map((v) => v.sha256), ...stored.map((s) => s.sha256)]);
-      if (applied) await fireAssetChange(this.deps, { change: mode === 'process' ? 'ready' : 'updated', assetIds: [assetId] });
-    } finally {
-      await fs.rm(work, { recursive: true, force: true });
-    }
-  }
-
-  private async render(asset: AssetsTable, source: string, work: string, progress: (f: number) => Promise<void>, signal: AbortSignal): Promise<ProcessResult> {
-    const { config, tools } = this.deps;
-    switch (asset.kind) {
-      case 'image': {
-        const isSvg = asset.content_type === 'image/svg+xml';
-        const info = await probeImage(source, config.imageMaxPixels);
-        await progress(0.2);
-        const files = await renderImage(source, info, work, config.imageMaxPixels, isSvg);
-        return {
-          files,
-          width: info.width,
-          height: info.height,
-          durationMs: null,
-          pageCount: null,
-          metadata: { format: isSvg ? 'svg' : info.format, animated: info.animated, frames: info.frames },
-        };
-      }
-      case 'video':
-        return processVideo(tools, source, work, config.imageMaxPixels, progress, signal);
-      case 'audio':
-        return processAudio(tools, source, asset.content_type ?? '', work, progress, signal);
-      case 'pdf':
-        return processPdf(tools, source, work, config.imageMaxPixels, progress, signal);
-      default:
-        throw new PermanentJobError(`${asset.kind} assets are not processed`);
-    }
+    await renderAndRecord(this, assetId, job, 'reprocess');
   }
 
   async markFailed(assetId: string, reason: string): Promise<void> {
@@ -474,14 +259,10 @@ export class MediaService {
     const db = this.deps.db;
     const { expiryMs } = await uploadLimits(this.deps);
     const now = Date.now();
-    const expired = await db
-      .selectFrom('uploads')
-      .select('id')
-      .where((eb) => eb.or([eb('expires_at', '<', nowIso()), eb('updated_at', '<', new Date(now - expiryMs).toISOString())]))
-      .execute();
+    const expired = await expiredUploadIds(db, nowIso(), new Date(now - expiryMs).toISOString());
     const out = { uploads: 0, strayFiles: 0, bytes: 0 };
     const sizeOf = async (file: string) => (await fs.stat(file).catch(() => null))?.size ?? 0;
-    for (const { id } of expired) {
+    for (const id of expired) {
       // An upload a request is working on is left for the next round.
       const release = this.uploadLocks.tryAcquire(id);
       if (!release) continue;
@@ -489,7 +270,7 @@ export class MediaService {
         out.uploads++;
         out.bytes += await sizeOf(this.partPath(id));
         if (options.dryRun) continue;
-        await db.deleteFrom('uploads').where('id', '=', id).execute();
+        await deleteUpload(db, id);
         await fs.rm(this.partPath(id), { force: true });
       } finally {
         release();
@@ -503,7 +284,7 @@ export class MediaService {
       if (!release) continue;
       try {
         // Checked holding the upload: a creation may have just written its row.
-        if (await db.selectFrom('uploads').select('id').where('id', '=', id).executeTakeFirst()) continue;
+        if (await uploadExists(db, id)) continue;
         out.strayFiles++;
         out.bytes += await sizeOf(path.join(this.uploadsDir, name));
         if (!options.dryRun) await fs.rm(path.join(this.uploadsDir, name), { force: true });
@@ -582,11 +363,7 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
     await jobs.prune(settings.retention.jobHistoryDays * 24 * 3_600_000);
   });
   deps.periodic.every('media.sweep', 24 * 60 * 60_000, async () => void (await media.sweepStore()));
-  // tus clients look for Tus-Resumable on every answer, auth failures included.
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/api/v1/uploads' || ctx.path.startsWith('/api/v1/uploads/')) ctx.set('Tus-Resumable', '1.0.0');
-    await next();
-  });
+  app.use(tusResumableOnEveryAnswer('/api/v1/uploads'));
   deps.periodic.onStop(() => jobs.stop());
   void fs
     .mkdir(media.uploadsDir, { recursive: true })

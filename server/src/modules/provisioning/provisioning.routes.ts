@@ -17,16 +17,9 @@ import { SERVER_VERSION } from '../../version.js';
 import { cachedSettings, effectivePublicUrl, getSettings, setMirroringReceiver, type MirroringReceiver } from '../system/index.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { open } from 'node:fs/promises';
-import {
-  elfArchitecture,
-  installCommand,
-  mirroringInstallScript,
-  PLAYER_SERVICE_SHA256,
-  playerInstallScript,
-  playerServiceUnit,
-  safeServerUrl,
-  type ScriptTarget,
-} from './scripts.js';
+import { mirroringInstallScript } from './mirroring-script.js';
+import { PLAYER_SERVICE_SHA256, playerInstallScript, playerServiceUnit } from './player-script.js';
+import { elfArchitecture, installCommand, safeServerUrl, type ScriptTarget } from './scripts.js';
 
 const TAGS = ['Provisioning'];
 export const PLAYER_ARCHITECTURES = ['x86_64', 'aarch64'] as const;

@@ -1,11 +1,19 @@
 import type { PlacardModule } from '../../platform/module.js';
+import { scheduleRoutes } from './schedules.routes.js';
+import { registerScheduleTargetReferences } from './schedules.service.js';
 
 /**
- * The recurrence engine (timelines of schedules: RRULE occurrences, precedence, time zones).
- * Its routes are the content module's (schedules.routes.ts); folding the two into one area
- * is left to a later change.
+ * Schedules: their routes, rows and targets, and the recurrence engine (timelines of
+ * schedules: RRULE occurrences, precedence, time zones). Content's resolver (the manifest,
+ * now-showing and the schedule preview) reads schedules through this file.
  */
-export const schedulesModule: PlacardModule = { name: 'schedules', routes: [] };
+export const schedulesModule: PlacardModule = {
+  name: 'schedules',
+  routes: scheduleRoutes,
+  install({ deps }) {
+    registerScheduleTargetReferences(deps);
+  },
+};
 
 export {
   checkSeries,
@@ -21,3 +29,6 @@ export {
 export { RruleError } from './rrule-check.js';
 export { instantOf, offsetAt, wallClock } from './zone-clock.js';
 export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type FallbackSource, type Interval, type Segment } from './timeline.js';
+export { defaultTimeZone, screensOf, type Targets } from './fleet-context.js';
+export { enabledSchedulesTargeting, schedulesNamingScreens, schedulesShowing, writeTargets, type ScheduleRow } from './schedules.repo.js';
+export { addScheduleChangeHook, prepare, scheduleInput, type ScheduleChangeHook, type ScheduleDraft } from './schedules.service.js';

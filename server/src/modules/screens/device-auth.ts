@@ -71,10 +71,22 @@ export async function issueDeviceCredential(db: Db, screenId: string): Promise<s
   const publicId = randomToken(12);
   const secret = randomToken(32);
   const now = nowIso();
-  await db.updateTable('device_credentials').set({ revoked_at: now }).where('screen_id', '=', screenId).where('revoked_at', 'is', null).execute();
+  await revokeDeviceCredentials(db, screenId, now);
   await db
     .insertInto('device_credentials')
     .values({ id: newId(), screen_id: screenId, public_id: publicId, secret_hash: sha256Hex(secret), created_at: now, last_used_at: null, revoked_at: null })
     .execute();
   return `${DEVICE_TOKEN_PREFIX}${publicId}.${secret}`;
+}
+
+/** Revokes the screen's live credentials (at most one) at `at`. */
+export async function revokeDeviceCredentials(db: Db, screenId: string, at: string): Promise<void> {
+  await db.updateTable('device_credentials').set({ revoked_at: at }).where('screen_id', '=', screenId).where('revoked_at', 'is', null).execute();
+}
+
+/** The screen and row id of a credential this server just issued (`svc_device_<public-id>.<secret>`). */
+export async function credentialOwner(db: Db, credential: string): Promise<{ screenId: string; credentialId: string }> {
+  const publicId = credential.slice(DEVICE_TOKEN_PREFIX.length).split('.')[0]!;
+  const row = await db.selectFrom('device_credentials').select(['id', 'screen_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
+  return { screenId: row.screen_id, credentialId: row.id };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { invalidAt, parseSection, plan, registerExportSection, stableJson, TimeZoneName, type ExportSection } from '../system/index.js';
-import { Span } from './groups.routes.js';
+import { Span } from './groups.service.js';
 import { PolicyDocument } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { uuidParam } from '../../platform/http/route.js';

@@ -20,7 +20,7 @@ export const screensModule: PlacardModule = {
   },
 };
 
-export { screenshotDir } from './commands.routes.js';
+export { screenshotDir } from './commands.service.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
 export { newScreenRow } from './screens.repo.js';

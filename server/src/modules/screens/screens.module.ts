@@ -6,9 +6,10 @@ import { deleteInBatches } from '../../platform/db/batch.js';
 import { registerStatusContributor, type StatusContributor } from '../system/index.js';
 import { getSettings, type Settings } from '../system/index.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
-import { expireCommands, screenshotDir } from './commands.routes.js';
+import { expireCommands } from './commands.repo.js';
+import { screenshotDir } from './commands.service.js';
 import { resolveDeviceCredential } from './device-auth.js';
-import { runPowerAssist } from './fleet.routes.js';
+import { runPowerAssist } from './fleet.service.js';
 import { deriveStatus, newId, nowIso } from './screens.repo.js';
 
 /** Player history other than contacts (status changes, pairing, commands...) is kept a year. */

@@ -1,10 +1,10 @@
-import type { AppDeps } from '../../platform/app-deps.js';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
-import { NowShowing, nowShowingOf } from './now-showing.js';
+import { afterCursor } from '../../platform/http/pagination.js';
+import { NowShowing } from './now-showing.js';
 import { commandSupport, CommandSupportDto } from './command-support.js';
-import { cachedSettings } from '../system/index.js';
 
 export type ScreenRow = ScreensTable;
 
@@ -203,65 +203,6 @@ export async function groupIdsOf(db: Db, screenIds: readonly string[]): Promise<
   return map;
 }
 
-/** DTOs for rows, with groups, time zones and socket state filled in. */
-export async function screenDtos(deps: AppDeps, rows: readonly ScreenRow[], connected: (id: string) => boolean): Promise<ScreenDto[]> {
-  const db = deps.db;
-  const groups = await groupIdsOf(
-    db,
-    rows.map((r) => r.id),
-  );
-  const locIds = [...new Set(rows.map((r) => r.location_id).filter((x): x is string => x !== null))];
-  const zones = new Map<string, string>();
-  if (locIds.length) {
-    for (const l of await db.selectFrom('locations').select(['id', 'time_zone']).where('id', 'in', locIds).execute()) zones.set(l.id, l.time_zone);
-  }
-  const now = Date.now();
-  const showing = await nowShowingOf(
-    deps,
-    rows.map((row) => ({ row, status: deriveStatus(row, now) })),
-    now,
-  );
-  const defaultTimeZone = (await cachedSettings(db)).timeZone;
-  const shots = await lastScreenshots(
-    db,
-    rows.map((r) => r.id),
-  );
-  return rows.map((r) =>
-    toScreenDto(
-      r,
-      {
-        groupIds: groups.get(r.id) ?? [],
-        timeZone: r.location_id ? (zones.get(r.location_id) ?? null) : null,
-        defaultTimeZone,
-        lastScreenshot: shots.get(r.id) ?? null,
-        socketConnected: connected(r.id),
-        nowShowing: showing.get(r.id) ?? null,
-      },
-      now,
-    ),
-  );
-}
-
-/** The newest screenshot each screen sent (one query for the page of screens). */
-async function lastScreenshots(db: Db, screenIds: readonly string[]): Promise<Map<string, NonNullable<ScreenDto['lastScreenshot']>>> {
-  const out = new Map<string, NonNullable<ScreenDto['lastScreenshot']>>();
-  for (let i = 0; i < screenIds.length; i += 500) {
-    const chunk = screenIds.slice(i, i + 500);
-    const rows = await db
-      .selectFrom('screen_commands')
-      .select(['screen_id', 'id', 'completed_at'])
-      .where('screen_id', 'in', chunk)
-      .where('type', '=', 'screenshot')
-      .where('screenshot_sha256', 'is not', null)
-      .orderBy('id', 'desc')
-      .execute();
-    for (const r of rows)
-      if (!out.has(r.screen_id))
-        out.set(r.screen_id, { commandId: r.id, url: `/api/v1/screens/${r.screen_id}/commands/${r.id}/screenshot`, takenAt: r.completed_at });
-  }
-  return out;
-}
-
 /** The kinds of a screen's player history (GET /screens/{id}/player-history filters on them). */
 export const HISTORY_KINDS = [
   'heartbeat',
@@ -283,5 +224,140 @@ export async function recordHistory(db: Db, screenId: string, kind: HistoryKind,
   await db
     .insertInto('screen_history')
     .values({ id: newId(), screen_id: screenId, at: nowIso(atMs), at_ms: atMs, kind, detail: JSON.stringify(detail) })
+    .execute();
+}
+
+/** Filters of `GET /screens` (see its description). */
+export interface ScreenFilter {
+  status?: ScreenStatus;
+  groupId?: string;
+  locationId?: string;
+  family?: PlayerFamily | 'unknown';
+  q?: string;
+  tag?: string;
+  disabled?: boolean;
+  revoked?: boolean;
+  cursor?: string;
+  limit: number;
+}
+
+/** SQL for "the derived status is X" (same thresholds as deriveStatus). */
+function statusCondition(status: ScreenStatus, now: number) {
+  const online = sql`(${now} - last_seen_ms) <= (2 * expected_interval_sec + 15) * 1000`;
+  const staleLimit = sql`max(${STALE_AFTER_MS}, 10 * expected_interval_sec * 1000, (2 * expected_interval_sec + 15) * 1000)`;
+  switch (status) {
+    case 'pending':
+      return sql<boolean>`last_seen_ms is null`;
+    case 'online':
+      return sql<boolean>`last_seen_ms is not null and ${online}`;
+    case 'stale':
+      return sql<boolean>`last_seen_ms is not null and not ${online} and (${now} - last_seen_ms) <= ${staleLimit}`;
+    case 'offline':
+      return sql<boolean>`last_seen_ms is not null and (${now} - last_seen_ms) > ${staleLimit}`;
+  }
+}
+
+/** Screens by name (then id) after the filter's cursor: `limit + 1` rows, for toPage. */
+export async function listScreens(db: Db, filter: ScreenFilter, now: number): Promise<ScreenRow[]> {
+  let q = db
+    .selectFrom('screens')
+    .selectAll()
+    .where(afterCursor('name', 'id', 'asc', filter.cursor));
+  if (filter.status) q = q.where(statusCondition(filter.status, now));
+  if (filter.groupId) {
+    const g = filter.groupId;
+    q = q.where((eb) =>
+      eb.exists(
+        eb.selectFrom('screen_group_members').select('screen_id').whereRef('screen_group_members.screen_id', '=', 'screens.id').where('group_id', '=', g),
+      ),
+    );
+  }
+  if (filter.locationId) q = q.where('location_id', '=', filter.locationId);
+  if (filter.family) q = filter.family === 'unknown' ? q.where('player_family', 'is', null) : q.where('player_family', '=', filter.family);
+  if (filter.q) {
+    const needle = filter.q.toLowerCase();
+    q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['name']), eb.val(needle)]), '>', 0));
+  }
+  if (filter.tag) {
+    const tag = filter.tag;
+    q = q.where(sql<boolean>`exists (select 1 from json_each(screens.tags) where json_each.value = ${tag})`);
+  }
+  if (filter.disabled !== undefined) q = q.where('disabled_at', filter.disabled ? 'is not' : 'is', null);
+  if (filter.revoked !== undefined) q = q.where('revoked_at', filter.revoked ? 'is not' : 'is', null);
+  return q
+    .orderBy('name')
+    .orderBy('id')
+    .limit(filter.limit + 1)
+    .execute();
+}
+
+/** Every screen, by name (then id). */
+export function allScreens(db: Db): Promise<ScreenRow[]> {
+  return db.selectFrom('screens').selectAll().orderBy('name').orderBy('id').execute();
+}
+
+/** The screens of `ids` that exist, by name (then id). */
+export async function screensByName(db: Db, ids: readonly string[]): Promise<ScreenRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('screens')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+}
+
+/** Which of `ids` name a screen. */
+export async function existingScreenIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('screens')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function insertScreen(db: Db, row: ScreenRow): Promise<void> {
+  await db.insertInto('screens').values(row).execute();
+}
+
+export async function updateScreen(db: Db, id: string, set: Partial<ScreenRow>): Promise<void> {
+  await db.updateTable('screens').set(set).where('id', '=', id).execute();
+}
+
+export async function deleteScreenRow(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('screens').where('id', '=', id).execute();
+}
+
+/** A page of a screen's player history, newest first (`limit + 1` rows, for toPage). */
+export function screenHistoryPage(db: Db, screenId: string, filter: { beforeId?: string; kinds?: string[]; fromMs?: number; toMs?: number; limit: number }) {
+  let q = db.selectFrom('screen_history').selectAll().where('screen_id', '=', screenId);
+  if (filter.beforeId) q = q.where('id', '<', filter.beforeId);
+  if (filter.kinds) q = q.where('kind', 'in', filter.kinds);
+  if (filter.fromMs !== undefined) q = q.where('at_ms', '>=', filter.fromMs);
+  if (filter.toMs !== undefined) q = q.where('at_ms', '<', filter.toMs);
+  return q
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+}
+
+/** Screens with a power-assist schedule that may take commands (neither disabled nor revoked). */
+export function powerAssistedScreens(db: Db): Promise<ScreenRow[]> {
+  return db.selectFrom('screens').selectAll().where('power_assist', 'is not', null).where('disabled_at', 'is', null).where('revoked_at', 'is', null).execute();
+}
+
+/** A screen's contacts (heartbeats and liveness pings) received from `fromMs` to `toMs`, oldest first. */
+export function contactsBetween(db: Db, screenId: string, fromMs: number, toMs: number) {
+  return db
+    .selectFrom('screen_history')
+    .select(['at_ms', 'kind'])
+    .where('screen_id', '=', screenId)
+    .where('kind', 'in', ['heartbeat', 'liveness'])
+    .where('at_ms', '>=', fromMs)
+    .where('at_ms', '<=', toMs)
+    .orderBy('at_ms')
     .execute();
 }

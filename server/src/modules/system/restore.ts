@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { durableRename, migrate, openDatabase, type OpenedDatabase } from '../../platform/db/database.js';
-import { BackupError, DATABASE_ENTRY, MEDIA_DIRS, SECRET_ENTRY, verifyBackup, type BackupHeader, type Progress } from './backup.js';
+import { BackupError, DATABASE_ENTRY, MEDIA_DIRS, SECRET_ENTRY, type BackupHeader, type Progress } from './backup-format.js';
+import { verifyBackup } from './backup-verify.js';
 
 const JOURNAL = 'restore-journal.json';
 const STAGING_PREFIX = '.restore-staging-';
@@ -12,9 +13,6 @@ interface Journal {
   staging: string;
   includesMedia: boolean;
 }
-
-/** For tests only: a pause before the swap, to observe the server while a restore runs. */
-export const restoreTestHooks: { beforeSwap?: () => Promise<void> } = {};
 
 export interface RestoreResult {
   header: BackupHeader;
@@ -70,7 +68,6 @@ export async function restoreBackup(options: {
     for (const suffix of ['-wal', '-shm']) rmSync(stagedDb + suffix, { force: true });
     if (verified.header.includesMedia) for (const d of MEDIA_DIRS) await mkdir(path.join(staging, d), { recursive: true });
 
-    if (restoreTestHooks.beforeSwap) await restoreTestHooks.beforeSwap();
     progress(0.85, 'swapping the data in');
     const journal: Journal = { staging, includesMedia: verified.header.includesMedia };
     writeFileSync(path.join(dataDir, JOURNAL), JSON.stringify(journal), { mode: 0o600 });

@@ -10,19 +10,10 @@ import { roleAtLeast, type SessionPrincipal } from '../../platform/http/auth.js'
 import { ApiError } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { durableRename } from '../../platform/db/database.js';
-import {
-  BACKUP_NAME,
-  BackupError,
-  backupName,
-  backupsDir,
-  checkPassphrase,
-  configuredPassphrase,
-  discardPartialBackups,
-  isEncryptedFile,
-  listBackups,
-  partialName,
-  verifyBackup,
-} from './backup.js';
+import { checkPassphrase, configuredPassphrase, isEncryptedFile } from './backup-crypto.js';
+import { BACKUP_NAME, BackupError, backupName, backupsDir, partialName } from './backup-format.js';
+import { discardPartialBackups, listBackups } from './backup-store.js';
+import { verifyBackup } from './backup-verify.js';
 import { maintenanceActionList } from './hooks.js';
 import { findRun, listRuns, maintenanceAction, MaintenanceRunDto, runBackup, startRun, waitForRun } from './maintenance.js';
 import { notifySettingsChanged, readSettings, SettingsDocument, SettingsPatch, updateSettings, type StoredSettings } from './settings.js';

@@ -25,6 +25,12 @@ export interface OutboundOptions {
   maxBytes?: number;
   maxRedirects?: number;
   headers?: Record<string, string>;
+  /**
+   * Headers that carry credentials (an API key header): sent to the first URL's origin only,
+   * dropped when a redirect leaves it, as `authorization`, `proxy-authorization` and
+   * `cookie` always are, so a redirect cannot hand a feed's secret to another host.
+   */
+  credentialHeaders?: readonly string[];
 }
 
 export interface OutboundHop {
@@ -220,10 +226,13 @@ export async function safeFetch(rawUrl: string, policy: OutboundPolicy, options:
   const deadline = Date.now() + opts.timeoutMs;
   const redirects: OutboundHop[] = [];
   let url = checkUrl(rawUrl, policy, redirects);
+  const origin = url.origin;
+  const bound = new Set(['authorization', 'proxy-authorization', 'cookie', ...(options.credentialHeaders ?? []).map((h) => h.toLowerCase())]);
+  const elsewhere = Object.fromEntries(Object.entries(opts.headers).filter(([h]) => !bound.has(h.toLowerCase())));
   for (;;) {
     let res;
     try {
-      res = await once(url, policy, opts, deadline);
+      res = await once(url, policy, url.origin === origin ? opts : { ...opts, headers: elsewhere }, deadline);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? '';

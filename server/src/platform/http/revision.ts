@@ -32,5 +32,15 @@ export function checkRevision(ctx: Context, current: number): void {
   }
 }
 
+/**
+ * `checkRevision` bound to a request, for a service that reads the current revision later
+ * (inside the change's transaction) and does not see the request.
+ */
+export type RevisionCheck = (current: number) => void;
+export const revisionCheck =
+  (ctx: Context): RevisionCheck =>
+  (current) =>
+    checkRevision(ctx, current);
+
 /** The ETag header of a revision. */
 export const etagOf = (revision: number) => ({ ETag: `"${revision}"` });

@@ -16,6 +16,8 @@ export const remoteConfigBase = z.object({
   url: z
     .url({ protocol: /^https?$/ })
     .max(2000)
+    // The JSON Schema (provider-catalog) says what the protocol check says: http or https only.
+    .meta({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' })
     .describe('The http or https address of the document'),
   headers: z
     .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(4000))
@@ -71,6 +73,8 @@ export async function fetchDocument(config: RemoteConfigBase, ctx: FetchContext,
       maxBytes: maxBytes + 1,
       maxRedirects: REMOTE_LIMITS.maxRedirects,
       headers: requestHeaders(config, ctx.previous, accept),
+      // A redirect to another host gets neither the auth header nor the secret headers.
+      credentialHeaders: Object.keys(config.headers ?? {}),
     });
   } catch (err) {
     if (err instanceof OutboundError) throw new ProviderFetchError(err.code, err.message, attempt(null, 0, err.message, err.code));

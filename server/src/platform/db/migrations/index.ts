@@ -9,6 +9,7 @@ import { m0210_retention_indexes } from './0210_retention_indexes.js';
 import { m0220_schedule_revision } from './0220_schedule_revision.js';
 import { m0250_password_links } from './0250_password_links.js';
 import { m0260_json_repair } from './0260_json_repair.js';
+import { m0300_data_sources } from './0300_data_sources.js';
 
 export type { Migration } from './migration.js';
 
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0220_schedule_revision,
   m0250_password_links,
   m0260_json_repair,
+  m0300_data_sources,
 ];

@@ -1,0 +1,87 @@
+/** Data sources: sources, snapshots, fetch state, attempts, grants, manual rows. */
+
+/** A data source (issue 17): a provider and its config; secrets inside `config` are sealed. */
+export interface DataSourcesTable {
+  id: string;
+  name: string;
+  provider: string;
+  /** JSON config; every secret value (the provider's secretPaths) is {"$sealed": "v1...."}. */
+  config: string;
+  /** JSON [{name, type}]: the manual table's declared columns, or the last snapshot's. */
+  columns: string;
+  /** null for providers that do not refresh (manual table). */
+  refresh_interval_sec: number | null;
+  time_zone: string;
+  /** Bumped on every change people make (If-Match); a refresh does not bump it. */
+  revision: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The current data of a source: what outputs are built from. */
+export interface DataSourceSnapshotsTable {
+  source_id: string;
+  /** Bumped when the data changes (a fetch that changes nothing keeps it). */
+  revision: number;
+  /** sha256 of the canonical JSON of {columns, rows}. */
+  sha256: string;
+  columns: string;
+  rows: string;
+  row_count: number;
+  size_bytes: number;
+  warnings: string;
+  fetched_at: string;
+}
+
+/** What the last successful fetch left for a conditional GET, and the refresh schedule. */
+export interface DataSourceFetchStateTable {
+  source_id: string;
+  etag: string | null;
+  last_modified: string | null;
+  body_sha256: string | null;
+  /** null: not scheduled (manual tables). */
+  next_fetch_at: string | null;
+  consecutive_failures: number;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  last_error_code: string | null;
+}
+
+/** The last fetch attempts of a source (bounded per source), for diagnostics. */
+export interface DataSourceAttemptsTable {
+  /** UUIDv7: sorts by time. */
+  id: string;
+  source_id: string;
+  at: string;
+  url: string;
+  outcome: 'data' | 'unchanged' | 'failed';
+  status: number | null;
+  bytes: number;
+  latency_ms: number;
+  error: string | null;
+  error_code: string | null;
+}
+
+export type DataSourceAccessLevel = 'viewer' | 'editor' | 'owner';
+
+export interface DataSourceGrantsTable {
+  source_id: string;
+  user_id: string;
+  level: DataSourceAccessLevel;
+  granted_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A manual table's rows, in order; `values` is a JSON object of cells. */
+export interface DataSourceRowsTable {
+  id: string;
+  source_id: string;
+  position: number;
+  values: string;
+  created_at: string;
+  updated_at: string;
+}
