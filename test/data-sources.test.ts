@@ -26,7 +26,7 @@ t.test('provider-catalog: each provider’s config as a JSON Schema that agrees 
   const providers = res.body.data.providers as any[];
   t.same(
     providers.map((p) => p.id),
-    ['manual-table', 'json'],
+    ['manual-table', 'rss', 'json', 'csv', 'ical'],
   );
   const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   const json = providers.find((p) => p.id === 'json');
@@ -386,8 +386,8 @@ t.test('preview and inspect: unsaved configs run end to end, nothing stored; fai
 
   const unknown = await post('rss-ish/preview', { config });
   t.equal(unknown.status, 404);
-  t.match(unknown.body.error.message, /manual-table, json/);
-  t.same(unknown.body.error.details.providers, ['manual-table', 'json']);
+  t.match(unknown.body.error.message, /manual-table, rss, json, csv, ical/);
+  t.same(unknown.body.error.details.providers, ['manual-table', 'rss', 'json', 'csv', 'ical']);
   t.equal((await post('rss-ish/inspect', { config })).status, 404);
   const bad = await post('json/preview', { config: { url: 'ftp://example.com/x' } });
   t.equal(bad.status, 400);

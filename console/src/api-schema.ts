@@ -2663,6 +2663,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data-sources/{id}/views/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The rows a view (filter, sort, limit, fields) gives now, from the source’s current data
+         * @description Relative dates (today, tomorrow, {next: {days: N}}, ...) are read in the source’s time zone. Every mistake in the view (an unknown field, an operator the column’s type does not take, a value of the wrong kind) is listed in one 400.
+         */
+        post: operations["postDataSourcesByIdViewsPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/data-sources/{id}/access": {
         parameters: {
             query?: never;
@@ -21709,7 +21729,7 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 q?: string;
-                provider?: "manual-table" | "json";
+                provider?: "manual-table" | "rss" | "json" | "csv" | "ical";
             };
             header?: never;
             path?: never;
@@ -21792,7 +21812,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     /** @enum {string} */
-                    provider: "manual-table" | "json";
+                    provider: "manual-table" | "rss" | "json" | "csv" | "ical";
                     /**
                      * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
                      * @default {}
@@ -22453,7 +22473,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A provider id: manual-table, json */
+                /** @description A provider id: manual-table, rss, json, csv, ical */
                 provider: string;
             };
             cookie?: never;
@@ -22598,7 +22618,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A provider id: manual-table, json */
+                /** @description A provider id: manual-table, rss, json, csv, ical */
                 provider: string;
             };
             cookie?: never;
@@ -22802,6 +22822,164 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdViewsPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Conditions that must all hold */
+                    filter?: {
+                        field: string;
+                        /** @enum {string} */
+                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                        value?: (string | number | boolean | null | ({
+                            next: {
+                                days: number;
+                            };
+                        } | {
+                            last: {
+                                days: number;
+                            };
+                        })) | (string | number | boolean | null | ({
+                            next: {
+                                days: number;
+                            };
+                        } | {
+                            last: {
+                                days: number;
+                            };
+                        }))[];
+                    }[];
+                    sort?: {
+                        field: string;
+                        /**
+                         * @default asc
+                         * @enum {string}
+                         */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description Rows kept at most, after filter and sort */
+                    limit?: number;
+                    /** @description The columns to answer, in this order (default: all) */
+                    fields?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The view’s rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The selected columns, in order */
+                            columns: components["schemas"]["DataColumn"][];
+                            /** @description The rows the view gives now */
+                            rows: {
+                                [key: string]: string | number | boolean | null;
+                            }[];
+                            /** @description The data revision they come from; null before the first data */
+                            revision: number | null;
+                            /** @description When that data was fetched or saved */
+                            fetchedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

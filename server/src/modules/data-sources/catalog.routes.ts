@@ -3,6 +3,7 @@ import { defineRoute, ok } from '../../platform/http/route.js';
 import { ASSET_KINDS } from '../media/index.js';
 import { PROVIDERS } from './providers/index.js';
 import { COLUMN_TYPES } from './providers/types.js';
+import { viewSchema } from './views.js';
 
 /**
  * The catalogs the console builds its forms from: the providers (their config as JSON
@@ -70,15 +71,7 @@ const Placement = {
   }),
   data: z.object({
     sourceId: z.uuid().describe('A data source'),
-    view: z
-      .object({
-        filter: z.array(z.object({ field: z.string(), op: z.string(), value: z.unknown().optional() })).optional(),
-        sort: z.array(z.object({ field: z.string(), direction: z.enum(['asc', 'desc']) })).optional(),
-        limit: z.number().int().min(1).max(1000).optional(),
-        fields: z.array(z.string()).optional(),
-      })
-      .optional()
-      .describe('Which rows and fields (a view); all of them when left out'),
+    view: viewSchema.describe('Which rows and fields (a view); all of them when left out'),
   }),
 };
 

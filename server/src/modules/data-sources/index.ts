@@ -3,6 +3,7 @@ import { accessRoutes } from './access.routes.js';
 import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { probeRoutes } from './probe.routes.js';
+import { viewRoutes } from './views.routes.js';
 import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
 
 /**
@@ -11,7 +12,7 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...accessRoutes],
+  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...accessRoutes],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
   },
