@@ -101,8 +101,27 @@ t.test('no module-level state outside the app scope, beyond the listed exception
   );
 });
 
+/** A line that builds a kysely query: a query builder's start, or the `sql` template tag (with or without a type argument). */
+const QUERY = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql\s*[`<]/;
+
+t.test('the query pattern sees the ways a module builds a query, and not their names in prose', async (t) => {
+  for (const line of [
+    "db.selectFrom('screens')",
+    "trx.insertInto('manifest_deps')",
+    '.updateTable(`assets`)',
+    "db.deleteFrom('x')",
+    'db.replaceInto(t)',
+    'sql`select 1`',
+    'sql<{ id: string }>`select id from screens`',
+    'await sql<{',
+  ])
+    t.ok(QUERY.test(line), line);
+  for (const line of ['// selectFrom in a comment', 'const mysql = 1', 'an SQL statement', 'import { sql } from "kysely"', 'the sql tag'])
+    t.notOk(QUERY.test(line), line);
+});
+
 t.test('route files hold route definitions: queries live in repositories, and only index.ts imports them', async (t) => {
-  const query = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql`|\.transaction\(\)/;
+  const query = new RegExp(`${QUERY.source}|\\.transaction\\(\\)`);
   const queries: string[] = [];
   const importers: string[] = [];
   for (const [file, imports] of graph) {
@@ -121,6 +140,18 @@ t.test('route files hold route definitions: queries live in repositories, and on
   }
   t.same(queries, [], 'no kysely query or transaction in a *.routes.ts file');
   t.same(importers, [], "a module's routes files are imported by its index.ts only");
+});
+
+t.test("a module file that builds a kysely query is a repository (*.repo.ts): the module's queries in one place", async (t) => {
+  const builders = [...graph.keys()]
+    .filter((f) => f.startsWith('modules/') && !f.endsWith('.repo.ts'))
+    .filter((f) =>
+      readFileSync(path.join(ROOT, f), 'utf8')
+        .split('\n')
+        .some((line) => QUERY.test(line)),
+    )
+    .sort();
+  t.same(builders, [], "move the queries into the module's <name>.repo.ts (plain functions taking db or a transaction)");
 });
 
 t.test('no server file over 500 lines', async (t) => {

@@ -18,6 +18,19 @@ export async function latestAssignment(db: Db, type: AssignmentTarget, ids: read
     .executeTakeFirst();
 }
 
+/** The assignments of the given screens or groups, the most recently assigned first. */
+export async function assignmentsOf(db: Db, type: AssignmentTarget, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('playlist_assignments')
+    .selectAll()
+    .where('target_type', '=', type)
+    .where('target_id', 'in', [...ids])
+    .orderBy('updated_at', 'desc')
+    .orderBy('target_id')
+    .execute();
+}
+
 export async function deleteAssignment(db: Db, type: AssignmentTarget, targetId: string): Promise<void> {
   await db.deleteFrom('playlist_assignments').where('target_type', '=', type).where('target_id', '=', targetId).execute();
 }

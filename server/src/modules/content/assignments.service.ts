@@ -5,7 +5,8 @@ import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { deleteAssignment, latestAssignment, upsertAssignment, type AssignmentTarget } from './assignments.repo.js';
 import { contentChanged } from './changes.js';
 import { playlistExists } from './playlists.repo.js';
-import { groupExists, screenContext, screensOf } from './screen-context.js';
+import { screenContext, screensOf } from './screen-context.js';
+import { groupExists } from './screen-context.repo.js';
 
 /** A screen's own assignment and the one it inherits from its groups (404 for an unknown screen). */
 export async function screenAssignment(db: Db, screenId: string) {

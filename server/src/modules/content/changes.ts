@@ -7,26 +7,11 @@
  */
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
-import type { Db } from '../../platform/db/database.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { manifestCache } from './manifest.cache.js';
+import { type DepRef, screensDependingOn } from './manifest.repo.js';
 
-export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';
-export interface DepRef {
-  kind: DepKind;
-  id: string;
-}
-
-export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promise<string[]> {
-  if (refs.length === 0) return [];
-  const rows = await db
-    .selectFrom('manifest_deps')
-    .select('screen_id')
-    .where((eb) => eb.or(refs.map((r) => eb.and([eb('kind', '=', r.kind), eb('ref_id', '=', r.id)]))))
-    .distinct()
-    .execute();
-  return rows.map((r) => r.screen_id);
-}
+export type { DepKind, DepRef } from './manifest.repo.js';
 
 const CHANGES = new ScopeKey('content.change-count', () => ({ count: 0 }));
 

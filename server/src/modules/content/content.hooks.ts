@@ -13,8 +13,11 @@ import type { Db } from '../../platform/db/database.js';
 import { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, type Usage } from '../media/index.js';
 import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './screen-context.js';
+import { screensWithoutLocation } from './screen-context.repo.js';
+import { deleteAssignment } from './assignments.repo.js';
+import { deleteManifestDeps } from './manifest.repo.js';
 import { currentManifest } from './manifest.js';
-import { layoutsReferencing } from './playlists.repo.js';
+import { layoutsReferencing, playlistsWithAssets } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
 import { nowShowingDescriber } from './describe-now-showing.js';
 import { onSettingsChanged } from '../system/index.js';
@@ -26,14 +29,7 @@ import { addScheduleChangeHook } from '../schedules/index.js';
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
   const out: Usage[] = [];
-  const items = await db
-    .selectFrom('playlist_items as i')
-    .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
-    .select(['i.asset_id', 'p.id', 'p.name'])
-    .where('i.asset_id', 'in', [...assetIds])
-    .distinct()
-    .execute();
-  for (const r of items) out.push({ assetId: r.asset_id!, type: 'playlist', id: r.id, name: r.name });
+  for (const r of await playlistsWithAssets(db, assetIds)) out.push({ assetId: r.asset_id!, type: 'playlist', id: r.id, name: r.name });
   for (const assetId of assetIds)
     for (const l of await layoutsReferencing(db, 'assetId', assetId)) out.push({ assetId, type: 'layout', id: l.id, name: l.name ?? '' });
   return out;
@@ -55,19 +51,16 @@ export function installContentHooks(deps: AppDeps): void {
       return [];
     },
     async forget(db, kind, id) {
-      if (kind !== 'location') await db.deleteFrom('playlist_assignments').where('target_type', '=', kind).where('target_id', '=', id).execute();
-      if (kind === 'screen') await db.deleteFrom('manifest_deps').where('screen_id', '=', id).execute();
+      if (kind !== 'location') await deleteAssignment(db, kind, id);
+      if (kind === 'screen') await deleteManifestDeps(db, id);
     },
   });
   // Screens without a location run in the server's default zone: when it moves, so do they.
   onSettingsChanged(deps, async (deps, before, after) => {
     if (before.timeZone === after.timeZone) return;
-    const rows = await deps.db.selectFrom('screens').select('id').where('location_id', 'is', null).execute();
-    for (const r of rows) manifestCache(deps).delete(r.id);
-    await bumpManifestRevision(
-      deps,
-      rows.map((r) => r.id),
-    );
+    const ids = await screensWithoutLocation(deps.db);
+    for (const id of ids) manifestCache(deps).delete(id);
+    await bumpManifestRevision(deps, ids);
   });
   addScheduleChangeHook(deps, (deps, scheduleId, screenIds) => contentChanged(deps, [{ kind: 'schedule', id: scheduleId }], screenIds));
   addAssetChangeHook(deps, async (deps, event) => {

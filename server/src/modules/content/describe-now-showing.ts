@@ -9,7 +9,9 @@ import type { Db } from '../../platform/db/database.js';
 import type { NowShowing, NowShowingRequest, registerNowShowingDescriber } from '../screens/index.js';
 import { defaultTimeZone, type ScreenContext } from './screen-context.js';
 import { schedulesNamingScreens } from '../schedules/index.js';
+import { assignmentsOf } from './assignments.repo.js';
 import { namesOf } from './names.repo.js';
+import { groupIdsByScreen, screenZoneRows } from './screen-context.repo.js';
 import { resolveSubject } from './resolve.js';
 
 /**
@@ -23,29 +25,13 @@ async function planKeys(db: Db, screenIds: readonly string[]): Promise<Map<strin
   const out = new Map<string, { screen: ScreenContext; key: string }>();
   if (screenIds.length === 0) return out;
   const ids = [...screenIds];
-  const rows = await db
-    .selectFrom('screens as s')
-    .leftJoin('locations as l', 'l.id', 's.location_id')
-    .select(['s.id', 's.name', 's.location_id', 'l.time_zone', 's.manifest_revision'])
-    .where('s.id', 'in', ids)
-    .execute();
-  const groups = new Map<string, string[]>();
-  for (const m of await db.selectFrom('screen_group_members').select(['screen_id', 'group_id']).where('screen_id', 'in', ids).orderBy('group_id').execute()) {
-    const list = groups.get(m.screen_id) ?? [];
-    list.push(m.group_id);
-    groups.set(m.screen_id, list);
-  }
+  const rows = await screenZoneRows(db, ids);
+  const groups = await groupIdsByScreen(db, ids);
   // What targets a screen directly (its own schedules, its own assignment) is part of the key.
   const direct = new Map<string, string[]>();
   const add = (id: string, what: string) => direct.set(id, [...(direct.get(id) ?? []), what]);
   for (const r of await schedulesNamingScreens(db, ids)) add(r.screenId, `s:${r.scheduleId}`);
-  for (const r of await db
-    .selectFrom('playlist_assignments')
-    .select(['target_id', 'playlist_id'])
-    .where('target_type', '=', 'screen')
-    .where('target_id', 'in', ids)
-    .execute())
-    add(r.target_id, `a:${r.playlist_id}`);
+  for (const r of await assignmentsOf(db, 'screen', ids)) add(r.target_id, `a:${r.playlist_id}`);
   const fallbackZone = await defaultTimeZone(db);
   for (const r of rows) {
     const screen: ScreenContext = {

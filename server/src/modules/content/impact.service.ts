@@ -1,10 +1,10 @@
 import type { Db } from '../../platform/db/database.js';
 import { schedulesShowing } from '../schedules/index.js';
-import { screensDependingOn, type DepRef } from './changes.js';
 import type { Usage } from './common.js';
 import { assetUsages } from './content.hooks.js';
+import { screensDependingOn, type DepRef } from './manifest.repo.js';
 import { playlistUsage } from './playlists.repo.js';
-import { screenNames } from './screen-context.js';
+import { screenNames } from './screen-context.repo.js';
 
 export interface ImpactRequest {
   assetIds?: string[] | undefined;

@@ -5,7 +5,7 @@ import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schem
 import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import { notYet, now, parseJson } from './common.js';
-import { assetInfos } from './refs.js';
+import { assetInfos } from './refs.repo.js';
 import { uuidParam } from '../../platform/http/route.js';
 
 export const MAX_ZONES = 32;
@@ -233,6 +233,29 @@ export async function getLayoutRow(db: Db, id: string): Promise<LayoutRow> {
 
 const EMPTY: LayoutContent = { width: 1920, height: 1080, orientation: 'landscape', background: { color: '#000000', assetId: null }, zones: [] };
 export const contentOf = (text: string): LayoutContent => parseJson<LayoutContent>(text, EMPTY);
+
+/** A layout with its published revision's number and content (undefined: no such layout, or never published). */
+export function publishedLayout(db: Db, layoutId: string) {
+  return db
+    .selectFrom('layouts')
+    .innerJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
+    .select(['layouts.id', 'layouts.name', 'r.id as revisionId', 'r.number', 'r.content'])
+    .where('layouts.id', '=', layoutId)
+    .executeTakeFirst();
+}
+
+/** Of the given layouts, those that have a published revision. */
+export async function publishedLayoutIds(db: Db, layoutIds: readonly string[]): Promise<Set<string>> {
+  const published = new Set<string>();
+  if (layoutIds.length === 0) return published;
+  for (const l of await db
+    .selectFrom('layouts')
+    .select(['id', 'published_revision_id'])
+    .where('id', 'in', [...layoutIds])
+    .execute())
+    if (l.published_revision_id) published.add(l.id);
+  return published;
+}
 
 export async function publishedRevision(db: Db, row: Pick<LayoutRow, 'published_revision_id'>): Promise<RevisionRow | undefined> {
   if (!row.published_revision_id) return undefined;

@@ -12,11 +12,13 @@ import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import type { ScreenContext } from './screen-context.js';
-import { contentOf, type LayoutContent } from './layouts.repo.js';
+import { contentOf, type LayoutContent, publishedLayout } from './layouts.repo.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
+import { replaceManifestDeps } from './manifest.repo.js';
 import { ContentLoader } from './playable.js';
 import type { Daypart, FlatItem } from './plan.js';
-import { effectiveDuration, type VariantInfo } from './refs.js';
+import { effectiveDuration } from './refs.js';
+import type { VariantInfo } from './refs.repo.js';
 import { resolveSubject, type Warning } from './resolve.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
@@ -212,12 +214,7 @@ class Builder {
 
   async layout(layoutId: string) {
     this.dep('layout', layoutId);
-    const row = await this.loader.db
-      .selectFrom('layouts')
-      .innerJoin('layout_revisions as r', 'r.id', 'layouts.published_revision_id')
-      .select(['layouts.id', 'layouts.name', 'r.id as revisionId', 'r.number', 'r.content'])
-      .where('layouts.id', '=', layoutId)
-      .executeTakeFirst();
+    const row = await publishedLayout(this.loader.db, layoutId);
     if (!row) return undefined;
     const content: LayoutContent = contentOf(row.content);
     const zones = [];
@@ -335,19 +332,6 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
   return { manifest, deps: [...b.deps.values()] };
 }
 
-/** Replaces what the screen's manifest depends on. */
-export async function recordDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
-    for (let i = 0; i < deps.length; i += 300) {
-      await trx
-        .insertInto('manifest_deps')
-        .values(deps.slice(i, i + 300).map((d) => ({ screen_id: screenId, kind: d.kind, ref_id: d.id })))
-        .execute();
-    }
-  });
-}
-
 /** Builds tried while content keeps changing under the build, before giving up on a quiet one. */
 const MAX_BUILDS = 3;
 
@@ -372,7 +356,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
     const before = contentChangeCount(deps);
     built = await buildManifest(deps.db, screen, nowMs);
-    await recordDeps(deps.db, screen.id, built.deps);
+    await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;
   }
   const entry = cachedEntry(screen, windowStart, contextKey, built!);

@@ -10,8 +10,8 @@ import type { Db } from '../../platform/db/database.js';
 import type { DepRef } from './changes.js';
 import { parseJson } from './common.js';
 import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
-import { tagRuleAssets, tagRuleOf } from './playlists.repo.js';
-import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.js';
+import { itemsOf, planPlaylistRow, tagRuleAssets, tagRuleOf } from './playlists.repo.js';
+import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
@@ -41,9 +41,9 @@ export class ContentLoader {
       const id = queue.shift()!;
       if (this.playlists.has(id)) continue;
       this.dep('playlist', id);
-      const row = await this.db.selectFrom('playlists').select(['id', 'name', 'tag_rule']).where('id', '=', id).executeTakeFirst();
+      const row = await planPlaylistRow(this.db, id);
       if (!row) continue;
-      const items = await this.db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', id).orderBy('position').orderBy('id').execute();
+      const items = await itemsOf(this.db, id);
       const plan: PlanItem[] = items.map((r) => ({
         id: r.id,
         kind: r.asset_id ? 'asset' : r.widget_id ? 'widget' : 'playlist',

@@ -7,7 +7,8 @@ import { afterCursor } from '../../platform/http/pagination.js';
 import { storableJson } from '../../platform/db/json.js';
 import { now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
-import { assetInfos, assetsWithTags, effectiveDuration, type AssetInfo } from './refs.js';
+import { assetsWithTags, effectiveDuration } from './refs.js';
+import { assetInfos, type AssetInfo } from './refs.repo.js';
 import { schedulesShowing } from '../schedules/index.js';
 import type { ItemDto, ItemPatch, NewItem, PlaylistDto, TagRule, TRANSITIONS } from './playlists.schemas.js';
 
@@ -22,6 +23,33 @@ export async function getPlaylistRow(db: Db, id: string): Promise<PlaylistRow> {
 
 export function itemsOf(db: Db, playlistId: string): Promise<ItemRow[]> {
   return db.selectFrom('playlist_items').selectAll().where('playlist_id', '=', playlistId).orderBy('position').orderBy('id').execute();
+}
+
+/** A playlist's name and tag rule, as a plan reads it. */
+export function planPlaylistRow(db: Db, id: string) {
+  return db.selectFrom('playlists').select(['id', 'name', 'tag_rule']).where('id', '=', id).executeTakeFirst();
+}
+
+/** A playlist's enabled items' asset and nested playlist, in order. */
+export function enabledItemRefs(db: Db, playlistId: string) {
+  return db
+    .selectFrom('playlist_items')
+    .select(['asset_id', 'child_playlist_id'])
+    .where('playlist_id', '=', playlistId)
+    .where('enabled', '=', 1)
+    .orderBy('position')
+    .execute();
+}
+
+/** The playlists that hold any of the assets as an item (one row per asset and playlist). */
+export function playlistsWithAssets(db: Db, assetIds: readonly string[]) {
+  return db
+    .selectFrom('playlist_items as i')
+    .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
+    .select(['i.asset_id', 'p.id', 'p.name'])
+    .where('i.asset_id', 'in', [...assetIds])
+    .distinct()
+    .execute();
 }
 
 export function tagRuleOf(row: Pick<PlaylistRow, 'tag_rule'>): TagRule | null {

@@ -33,7 +33,7 @@ import {
   type PlaylistRow,
 } from './playlists.repo.js';
 import { MAX_ITEMS_PER_PLAYLIST, type ItemPatch, type NewItem, type TagRule } from './playlists.schemas.js';
-import { assetInfos } from './refs.js';
+import { assetInfos } from './refs.repo.js';
 
 /** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {

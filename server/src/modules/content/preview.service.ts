@@ -8,7 +8,8 @@ import type { Db } from '../../platform/db/database.js';
 import { invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { pacer } from '../../platform/pace.js';
 import { namesOf } from './names.repo.js';
-import { groupExists, groupZone, screenContext } from './screen-context.js';
+import { groupZone, screenContext } from './screen-context.js';
+import { groupExists } from './screen-context.repo.js';
 import { resolveSubject, type Skipped } from './resolve.js';
 
 export const MAX_PREVIEW_MS = 62 * 86_400_000;

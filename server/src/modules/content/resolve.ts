@@ -10,7 +10,6 @@
  * a source passed over for the whole window is named in `warnings`, and every segment
  * lists the stronger sources it passed over (`skipped`).
  */
-import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { SchedulesTable } from '../../platform/db/schema.js';
 import { pacer } from '../../platform/pace.js';
@@ -28,8 +27,11 @@ import {
   type ScheduleInput,
   type Segment,
 } from '../schedules/index.js';
+import { assignmentsOf } from './assignments.repo.js';
 import type { DepRef } from './changes.js';
+import { publishedLayoutIds } from './layouts.repo.js';
 import type { ScreenContext } from './screen-context.js';
+import { groupNames } from './screen-context.repo.js';
 import { ContentLoader, type Warning } from './playable.js';
 
 export type { Warning } from './playable.js';
@@ -107,11 +109,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
 
   // Layouts that have never been published cannot play: their schedules fall through.
   const layoutIds = [...new Set(rows.flatMap((r) => (r.layout_id ? [r.layout_id] : [])))];
-  const published = new Set<string>();
-  if (layoutIds.length) {
-    for (const l of await db.selectFrom('layouts').select(['id', 'published_revision_id']).where('id', 'in', layoutIds).execute())
-      if (l.published_revision_id) published.add(l.id);
-  }
+  const published = await publishedLayoutIds(db, layoutIds);
   const inputs: ScheduleInput[] = [];
   const availability = new Map<string, Interval[]>();
   const expanded = new Map<string, Occurrence[]>();
@@ -184,14 +182,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     for (const id of t.ids) deps.push({ kind: 'assignment', id });
     if (t.ids.length === 0) continue;
     // Several groups: the most recently assigned wins (like schedules' recency rule).
-    const assigned = await db
-      .selectFrom('playlist_assignments')
-      .selectAll()
-      .where('target_type', '=', t.type)
-      .where('target_id', 'in', t.ids)
-      .orderBy('updated_at', 'desc')
-      .orderBy('target_id')
-      .execute();
+    const assigned = await assignmentsOf(db, t.type, t.ids);
     for (const a of assigned) {
       const windows = await loader.playableWindows(a.playlist_id, zone, from, to);
       const whole = windows.length === 1 && windows[0]!.start <= from && windows[0]!.end >= to;
@@ -221,9 +212,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   const targetNames = new Map<string, string>();
   if (subject.kind === 'screen') targetNames.set(subject.screen.id, subject.screen.name);
   const groupIds = subject.kind === 'screen' ? subject.screen.groupIds : [subject.groupId];
-  if (groupIds.length)
-    for (const g of (await sql<{ id: string; name: string }>`select id, name from screen_groups where id in (${sql.join(groupIds)})`.execute(db)).rows)
-      targetNames.set(g.id, g.name);
+  for (const g of await groupNames(db, groupIds)) targetNames.set(g.id, g.name);
 
   // Why: which other schedules were active and lost, and which stronger sources were passed over.
   const byId = new Map(inputs.map((s) => [s.id, s]));

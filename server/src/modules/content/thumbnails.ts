@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../platform/app-deps.js';
 import { MAX_NESTING } from './plan.js';
 import type { Zone } from './layouts.repo.js';
+import { enabledItemRefs } from './playlists.repo.js';
 import { assetThumbnailFile } from './refs.js';
 
 /** The thumbnail file that stands for a zone: its asset's, or its playlist's first asset's. */
@@ -12,13 +13,7 @@ export async function thumbnailFor(deps: AppDeps, content: Zone['content']): Pro
   let playlistId: string | undefined = content.playlistId;
   for (let depth = 0; playlistId && depth < MAX_NESTING && !seen.has(playlistId); depth++) {
     seen.add(playlistId);
-    const items = await deps.db
-      .selectFrom('playlist_items')
-      .select(['asset_id', 'child_playlist_id'])
-      .where('playlist_id', '=', playlistId)
-      .where('enabled', '=', 1)
-      .orderBy('position')
-      .execute();
+    const items = await enabledItemRefs(deps.db, playlistId);
     for (const item of items) {
       if (!item.asset_id) continue;
       const file = await assetThumbnailFile(deps, item.asset_id);

@@ -2,6 +2,7 @@ import type { Principal, Role } from '../../platform/http/auth.js';
 import type { Db } from '../../platform/db/database.js';
 import type { DataSourceAccessLevel } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/http/errors.js';
+import { grantsOfUser } from './data-sources.repo.js';
 
 /**
  * Access to one source (docs/data-sources.md, "Access"): owners and admins of the server
@@ -45,14 +46,7 @@ export function callerOf(auth: Principal): Caller {
 export async function levelsOf(db: Db, caller: Caller, sourceIds: readonly string[]): Promise<Map<string, AccessLevel>> {
   const out = new Map<string, AccessLevel>();
   if (sourceIds.length === 0) return out;
-  const grants = isAdmin(caller.role)
-    ? []
-    : await db
-        .selectFrom('data_source_grants')
-        .select(['source_id', 'level'])
-        .where('user_id', '=', caller.userId)
-        .where('source_id', 'in', [...sourceIds])
-        .execute();
+  const grants = isAdmin(caller.role) ? [] : await grantsOfUser(db, caller.userId, sourceIds);
   const byId = new Map(grants.map((g) => [g.source_id, g.level]));
   for (const id of sourceIds) out.set(id, effectiveLevel(caller.role, byId.get(id) ?? null));
   return out;

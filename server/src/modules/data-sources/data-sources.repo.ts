@@ -27,6 +27,11 @@ export async function findSourceRow(db: Db, id: string): Promise<SourceRow | und
   return db.selectFrom('data_sources').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** A source's edit revision (undefined: it is gone). */
+export async function sourceRevision(db: Db, id: string): Promise<number | undefined> {
+  return (await db.selectFrom('data_sources').select('revision').where('id', '=', id).executeTakeFirst())?.revision;
+}
+
 export async function getSourceRow(db: Db, id: string): Promise<SourceRow> {
   const row = await findSourceRow(db, id);
   if (!row) throw notFound('Data source');
@@ -260,6 +265,16 @@ export async function attemptsOf(db: Db, sourceId: string) {
 
 export async function grantOf(db: Db, sourceId: string, userId: string) {
   return db.selectFrom('data_source_grants').selectAll().where('source_id', '=', sourceId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** A user's grants on any of the sources. */
+export function grantsOfUser(db: Db, userId: string, sourceIds: readonly string[]) {
+  return db
+    .selectFrom('data_source_grants')
+    .select(['source_id', 'level'])
+    .where('user_id', '=', userId)
+    .where('source_id', 'in', [...sourceIds])
+    .execute();
 }
 
 export async function listGrants(db: Db, sourceId: string, page: { limit: number; cursor?: string }) {

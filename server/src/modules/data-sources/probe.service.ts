@@ -2,7 +2,7 @@ import { invalidReference, type Reference } from '../../platform/http/errors.js'
 import { fetchPolicy } from '../media/index.js';
 import { cachedSettings } from '../system/index.js';
 import { requireLevel } from './access.js';
-import { getSourceRow, manualRowsOf, parseJson } from './data-sources.repo.js';
+import { findSourceRow, getSourceRow, manualRowsOf, parseJson } from './data-sources.repo.js';
 import { type AnyProvider, type Config, type Env, manualColumns, validateConfig } from './data-sources.service.js';
 import { projectRows } from './manual-rows.js';
 import { providerById } from './providers/index.js';
@@ -48,7 +48,7 @@ export async function probeUnsaved(env: Env, provider: AnyProvider, body: { conf
   let stored: Config | null = null;
   if (body.sourceId) {
     const ref: Reference = { path: ['sourceId'], message: 'no data source of this provider with this id' };
-    const row = await db.selectFrom('data_sources').selectAll().where('id', '=', body.sourceId).executeTakeFirst();
+    const row = await findSourceRow(db, body.sourceId);
     if (!row || row.provider !== provider.id) throw invalidReference(`No ${provider.id} data source ${body.sourceId}`, ref);
     await requireLevel(db, env.caller, row.id, 'editor', row.name);
     stored = parseJson<Config>(row.config, {});

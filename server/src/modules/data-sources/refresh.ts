@@ -10,6 +10,7 @@ import {
   insertAttempt,
   parseJson,
   snapshotMetasOf,
+  sourceRevision,
   upsertFetchState,
   writeSnapshot,
   type AttemptOutcome,
@@ -124,8 +125,8 @@ async function refresh(deps: AppDeps, secrets: ServerSecrets, sourceId: string):
   let result: RefreshResult = { kind: 'skipped', why: 'changed' };
   await db.transaction().execute(async (trx) => {
     // The source changed or went away while we fetched: the result belongs to an old config.
-    const now = await trx.selectFrom('data_sources').select('revision').where('id', '=', sourceId).executeTakeFirst();
-    if (!now || now.revision !== source.revision) return;
+    const revision = await sourceRevision(trx, sourceId);
+    if (revision !== source.revision) return; // undefined: gone
     const attemptOutcome: AttemptOutcome = failure ? 'failed' : outcome!.kind;
     await insertAttempt(trx, sourceId, failure?.attempt ?? outcome!.attempt, attemptOutcome);
     if (failure) {

@@ -1,0 +1,41 @@
+/**
+ * The manifest_deps table: what each screen's last manifest build used (playlists, layouts,
+ * assets, schedules, tag rules, assignments), so a change bumps exactly the screens it alters.
+ */
+import type { Db } from '../../platform/db/database.js';
+
+export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';
+export interface DepRef {
+  kind: DepKind;
+  id: string;
+}
+
+/** The screens whose last manifest used any of `refs`. */
+export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const rows = await db
+    .selectFrom('manifest_deps')
+    .select('screen_id')
+    .where((eb) => eb.or(refs.map((r) => eb.and([eb('kind', '=', r.kind), eb('ref_id', '=', r.id)]))))
+    .distinct()
+    .execute();
+  return rows.map((r) => r.screen_id);
+}
+
+/** Replaces what the screen's manifest depends on (one transaction). */
+export async function replaceManifestDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+    for (let i = 0; i < deps.length; i += 300) {
+      await trx
+        .insertInto('manifest_deps')
+        .values(deps.slice(i, i + 300).map((d) => ({ screen_id: screenId, kind: d.kind, ref_id: d.id })))
+        .execute();
+    }
+  });
+}
+
+/** Forgets a screen's manifest dependencies (the screen is being deleted). */
+export async function deleteManifestDeps(db: Db, screenId: string): Promise<void> {
+  await db.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+}

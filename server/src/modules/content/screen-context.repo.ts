@@ -1,0 +1,94 @@
+/**
+ * What content reads of screens, groups and locations (owned by the screens module), with
+ * plain SQL so this module does not reach into theirs. screen-context.ts makes a screen's
+ * context of these rows.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+
+export interface ScreenContextRow {
+  id: string;
+  name: string;
+  location_id: string | null;
+  time_zone: string | null;
+  manifest_revision: number;
+  display_width: number | null;
+  display_height: number | null;
+}
+
+/** A screen with its location's zone and the display size its player last reported. */
+export async function screenContextRow(db: Db, screenId: string): Promise<ScreenContextRow | undefined> {
+  return (
+    await sql<ScreenContextRow>`
+      select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision,
+        json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height
+      from screens s left join locations l on l.id = s.location_id where s.id = ${screenId}`.execute(db)
+  ).rows[0];
+}
+
+/** The groups a screen is in, by id. */
+export async function groupIdsOfScreen(db: Db, screenId: string): Promise<string[]> {
+  const groups = await sql<{ group_id: string }>`select group_id from screen_group_members where screen_id = ${screenId} order by group_id`.execute(db);
+  return groups.rows.map((g) => g.group_id);
+}
+
+/** The given screens with their location's zone (no display: the resolver does not read it). */
+export function screenZoneRows(db: Db, screenIds: readonly string[]) {
+  return db
+    .selectFrom('screens as s')
+    .leftJoin('locations as l', 'l.id', 's.location_id')
+    .select(['s.id', 's.name', 's.location_id', 'l.time_zone', 's.manifest_revision'])
+    .where('s.id', 'in', [...screenIds])
+    .execute();
+}
+
+/** The groups each of the given screens is in, by group id. */
+export async function groupIdsByScreen(db: Db, screenIds: readonly string[]): Promise<Map<string, string[]>> {
+  const groups = new Map<string, string[]>();
+  for (const m of await db
+    .selectFrom('screen_group_members')
+    .select(['screen_id', 'group_id'])
+    .where('screen_id', 'in', [...screenIds])
+    .orderBy('group_id')
+    .execute()) {
+    const list = groups.get(m.screen_id) ?? [];
+    list.push(m.group_id);
+    groups.set(m.screen_id, list);
+  }
+  return groups;
+}
+
+/** Screens without a location (they run in the server's default zone). */
+export async function screensWithoutLocation(db: Db): Promise<string[]> {
+  return (await db.selectFrom('screens').select('id').where('location_id', 'is', null).execute()).map((r) => r.id);
+}
+
+export async function groupExists(db: Db, groupId: string): Promise<{ id: string; name: string } | undefined> {
+  return (await sql<{ id: string; name: string }>`select id, name from screen_groups where id = ${groupId}`.execute(db)).rows[0];
+}
+
+/** Id and name of the given groups that exist. */
+export async function groupNames(db: Db, groupIds: readonly string[]): Promise<{ id: string; name: string }[]> {
+  if (groupIds.length === 0) return [];
+  return (await sql<{ id: string; name: string }>`select id, name from screen_groups where id in (${sql.join(groupIds)})`.execute(db)).rows;
+}
+
+/** The zone most of a group's members are in (ties: alphabetical); null when that is no location's (or the group has none). */
+export async function mostCommonGroupZone(db: Db, groupId: string): Promise<string | null> {
+  const rows = await sql<{ z: string | null; n: number }>`
+    select l.time_zone as z, count(*) as n from screen_group_members m join screens s on s.id = m.screen_id left join locations l on l.id = s.location_id
+    where m.group_id = ${groupId} group by l.time_zone order by n desc, z`.execute(db);
+  return rows.rows[0]?.z ?? null;
+}
+
+/** Id and name of the given screens that exist, by name (then id). */
+export async function screenNames(db: Db, screenIds: readonly string[]): Promise<{ id: string; name: string }[]> {
+  if (screenIds.length === 0) return [];
+  return db
+    .selectFrom('screens')
+    .select(['id', 'name'])
+    .where('id', 'in', [...screenIds])
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+}
