@@ -5,7 +5,7 @@ import { pairScreen } from './helpers/screens.js';
 import { pruneHistory, sweepStatuses } from '../server/src/modules/screens/screens.module.js';
 import { DEFAULT_SETTINGS } from '../server/src/modules/system/settings.js';
 import { bumpManifestRevision } from '../server/src/modules/screens/revision.js';
-import { resolveScreenTargets, screensForTargets } from '../server/src/modules/screens/targets.js';
+import { resolveScreenTargets, screensForTargets } from '../server/src/modules/screens/targets.repo.js';
 
 t.test('list with derived status and filters; get; patch', async (t) => {
   const app = await startApp(t);

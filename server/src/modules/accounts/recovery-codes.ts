@@ -1,7 +1,7 @@
 import { createHmac, randomInt } from 'node:crypto';
 import type { Db } from '../../platform/db/database.js';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
-import { newId } from './users.repo.js';
+import { countUnusedRecoveryCodes, newId, replaceRecoveryCodes, spendRecoveryCodeHash } from './users.repo.js';
 
 const ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i
 const COUNT = 10;
@@ -22,35 +22,20 @@ function hashCode(secrets: ServerSecrets, code: string): string {
 export async function issueRecoveryCodes(db: Db, secrets: ServerSecrets, userId: string): Promise<string[]> {
   const codes = Array.from({ length: COUNT }, oneCode);
   const now = new Date().toISOString();
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
-    await trx
-      .insertInto('recovery_codes')
-      .values(codes.map((c) => ({ id: newId(), user_id: userId, code_hash: hashCode(secrets, c), used_at: null, created_at: now })))
-      .execute();
-  });
+  await replaceRecoveryCodes(
+    db,
+    userId,
+    codes.map((c) => ({ id: newId(), user_id: userId, code_hash: hashCode(secrets, c), used_at: null, created_at: now })),
+  );
   return codes;
 }
 
 /** Spends a code: true once, false after (or for a wrong code). */
 export async function spendRecoveryCode(db: Db, secrets: ServerSecrets, userId: string, code: string): Promise<boolean> {
   if (normalize(code).length !== 10) return false;
-  const res = await db
-    .updateTable('recovery_codes')
-    .set({ used_at: new Date().toISOString() })
-    .where('user_id', '=', userId)
-    .where('code_hash', '=', hashCode(secrets, code))
-    .where('used_at', 'is', null)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  return spendRecoveryCodeHash(db, userId, hashCode(secrets, code), new Date().toISOString());
 }
 
 export async function recoveryCodesRemaining(db: Db, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('recovery_codes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('user_id', '=', userId)
-    .where('used_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return countUnusedRecoveryCodes(db, userId);
 }

@@ -6,7 +6,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
-import { findUserById } from './users.repo.js';
+import { deleteExpiredSessions, deleteSession, findSession, findUserById, saveSession, touchSession } from './users.repo.js';
 
 export const SESSION_COOKIE = 'placard.sid';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -50,19 +50,15 @@ export class SqliteSessionStore {
 
   async get(key: string, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<SessionData | undefined> {
     const id = sha256Hex(key);
-    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await findSession(this.db, id);
     if (!row) return undefined;
     const now = Date.now();
     if (Date.parse(row.expires_at) <= now || Date.parse(row.last_seen_at) + this.idleMs <= now) {
-      await this.db.deleteFrom('sessions').where('id', '=', id).execute();
+      await deleteSession(this.db, id);
       return undefined;
     }
     if (now - Date.parse(row.last_seen_at) > this.touchEveryMs) {
-      await this.db
-        .updateTable('sessions')
-        .set({ last_seen_at: new Date(now).toISOString() })
-        .where('id', '=', id)
-        .execute();
+      await touchSession(this.db, id, new Date(now).toISOString());
     }
     ctx.state.sessionRowId = id;
     return JSON.parse(row.data) as SessionData;
@@ -71,31 +67,24 @@ export class SqliteSessionStore {
   async set(key: string, data: SessionData & Record<string, unknown>, _maxAge: unknown, { ctx }: { ctx: Context }): Promise<void> {
     const id = sha256Hex(key);
     const now = new Date();
-    await this.db
-      .insertInto('sessions')
-      .values({
-        id,
-        user_id: data.userId ?? null,
-        data: JSON.stringify(data),
-        created_at: now.toISOString(),
-        last_seen_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + this.maxMs).toISOString(),
-      })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(data), user_id: data.userId ?? null, last_seen_at: now.toISOString() }))
-      .execute();
+    await saveSession(this.db, {
+      id,
+      user_id: data.userId ?? null,
+      data: JSON.stringify(data),
+      created_at: now.toISOString(),
+      last_seen_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + this.maxMs).toISOString(),
+    });
     ctx.state.sessionRowId = id;
   }
 
   async destroy(key: string): Promise<void> {
-    await this.db.deleteFrom('sessions').where('id', '=', sha256Hex(key)).execute();
+    await deleteSession(this.db, sha256Hex(key));
   }
 
   async prune(): Promise<void> {
     const now = Date.now();
-    await this.db
-      .deleteFrom('sessions')
-      .where((eb) => eb.or([eb('expires_at', '<=', new Date(now).toISOString()), eb('last_seen_at', '<=', new Date(now - this.idleMs).toISOString())]))
-      .execute();
+    await deleteExpiredSessions(this.db, new Date(now).toISOString(), new Date(now - this.idleMs).toISOString());
   }
 }
 

@@ -2,7 +2,7 @@ import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import type { Db } from '../../platform/db/database.js';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
-import type { UserRow } from './users.repo.js';
+import { advanceTotpStep, type UserRow } from './users.repo.js';
 
 const SEAL = 'totp';
 export const TOTP_ISSUER = 'Placard';
@@ -43,11 +43,5 @@ export async function consumeTotp(db: Db, secrets: ServerSecrets, user: UserRow,
   if (!user.totp_enabled || !user.totp_secret_sealed) return false;
   const step = await checkTotp(secrets, user.totp_secret_sealed, code, user.totp_last_step);
   if (step === null) return false;
-  const res = await db
-    .updateTable('users')
-    .set({ totp_last_step: step })
-    .where('id', '=', user.id)
-    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  return advanceTotpStep(db, user.id, step);
 }

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
-import type { UsersTable } from '../../platform/db/schema.js';
+import type { RecoveryCodesTable, SessionsTable, UsersTable } from '../../platform/db/schema.js';
 import { ROLES, type Role } from '../../platform/http/auth.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 
@@ -169,4 +169,101 @@ export function deleteDisabledUser(db: Db, id: string): Promise<'deleted' | 'not
     await trx.deleteFrom('users').where('id', '=', user.id).execute();
     return 'deleted';
   });
+}
+
+// ---------------------------------------------------------------- the directory
+
+/** Users who can sign in, by display name (then id) after `cursor`: `limit + 1` rows, for toPage. */
+export function directoryRows(db: Db, query: { limit: number; cursor?: string; q?: string; roles?: readonly Role[] }) {
+  let q = db
+    .selectFrom('users')
+    .select(['id', 'display_name', 'role'])
+    .where('disabled_at', 'is', null)
+    .where(afterCursor('display_name', 'id', 'asc', query.cursor));
+  if (query.roles) q = q.where('role', 'in', [...query.roles]);
+  if (query.q) q = q.where((eb) => eb(eb.fn('instr', [eb.fn('lower', ['display_name']), eb.val(query.q!.toLowerCase())]), '>', 0));
+  return q
+    .orderBy('display_name')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute();
+}
+
+/** One user's directory fields (any state). */
+export function directoryRow(db: Db, id: string) {
+  return db.selectFrom('users').select(['id', 'display_name', 'role', 'disabled_at']).where('id', '=', id).executeTakeFirst();
+}
+
+// ---------------------------------------------------------------- second factors
+
+/** Records `step` as the user's last accepted TOTP step unless one as new was taken; answers whether it was. */
+export async function advanceTotpStep(db: Db, userId: string, step: number): Promise<boolean> {
+  const res = await db
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Replaces the user's recovery codes with `rows`, in one transaction. */
+export async function replaceRecoveryCodes(db: Db, userId: string, rows: RecoveryCodesTable[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+    await trx.insertInto('recovery_codes').values(rows).execute();
+  });
+}
+
+/** Marks the user's unused code with this hash used at `at`; answers whether there was one. */
+export async function spendRecoveryCodeHash(db: Db, userId: string, codeHash: string, at: string): Promise<boolean> {
+  const res = await db
+    .updateTable('recovery_codes')
+    .set({ used_at: at })
+    .where('user_id', '=', userId)
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export async function countUnusedRecoveryCodes(db: Db, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('recovery_codes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+// ---------------------------------------------------------------- console sessions (sessions.ts's store)
+
+export function findSession(db: Db, id: string): Promise<SessionsTable | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function deleteSession(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id', '=', id).execute();
+}
+
+export async function touchSession(db: Db, id: string, at: string): Promise<void> {
+  await db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
+}
+
+/** Creates the session row, or replaces its data, user and last use (its creation and expiry stay). */
+export async function saveSession(db: Db, row: SessionsTable): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values(row)
+    .onConflict((oc) => oc.column('id').doUpdateSet({ data: row.data, user_id: row.user_id, last_seen_at: row.last_seen_at }))
+    .execute();
+}
+
+/** Deletes sessions past their expiry at `now` or last seen at `idleSince` or before. */
+export async function deleteExpiredSessions(db: Db, now: string, idleSince: string): Promise<void> {
+  await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleSince)]))
+    .execute();
 }

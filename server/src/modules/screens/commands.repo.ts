@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { deleteInBatches } from '../../platform/db/batch.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ScreenCommandsTable } from '../../platform/db/schema.js';
 import { nowIso, type ScreenDto } from './screens.repo.js';
@@ -35,6 +37,18 @@ export async function expireCommands(db: Db, now = Date.now()): Promise<number> 
     .where('expires_at', '<=', nowIso(now))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
+}
+
+/** How many of a screen's commands are queued or delivered and not expired at `nowText` (the heartbeat's `pendingCommands`). */
+export async function countPendingCommands(db: Db, screenId: string, nowText: string): Promise<number> {
+  const row = await db
+    .selectFrom('screen_commands')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('screen_id', '=', screenId)
+    .where('state', 'in', ['queued', 'delivered'])
+    .where('expires_at', '>', nowText)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** The command `id` (throws when there is none). */
@@ -132,4 +146,25 @@ export async function recordOutcome(
     .where((eb) => eb.or([eb('state', '=', 'acknowledged'), eb.and([eb('state', 'in', ['queued', 'delivered']), eb('expires_at', '>', nowText)])]))
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Deletes screenshot commands completed before `before`, in batches; answers how many. */
+export function pruneScreenshotCommands(db: Db, before: string): Promise<number> {
+  return deleteInBatches(
+    db,
+    (limit) =>
+      sql`delete from screen_commands where id in (select id from screen_commands where screenshot_sha256 is not null and completed_at < ${before} limit ${limit})`,
+  );
+}
+
+/** The screenshot files (SHA-256 names) commands still name. */
+export async function screenshotsInUse(db: Db): Promise<Set<string | null>> {
+  return new Set(
+    (await db.selectFrom('screen_commands').select('screenshot_sha256').where('screenshot_sha256', 'is not', null).execute()).map((c) => c.screenshot_sha256),
+  );
+}
+
+/** Whether a command names the screenshot file `sha256`. */
+export async function screenshotNamed(db: Db, sha256: string): Promise<boolean> {
+  return (await db.selectFrom('screen_commands').select('id').where('screenshot_sha256', '=', sha256).executeTakeFirst()) !== undefined;
 }

@@ -3,7 +3,8 @@ import type { Db } from '../../platform/db/database.js';
 import { DEVICE_TOKEN_PREFIX, type DevicePrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
-import { newId, nowIso, type ScreenRow } from './screens.repo.js';
+import { credentialOwnerRow, findCredentialByPublicId, insertDeviceCredential, revokeDeviceCredentials, setCredentialLastUsed } from './device-auth.repo.js';
+import { findScreen, newId, nowIso, type ScreenRow } from './screens.repo.js';
 
 const CREDENTIAL_SHAPE = /^svc_device_([A-Za-z0-9_-]{8,64})\.([A-Za-z0-9_-]{20,256})$/;
 const TOUCH_EVERY_MS = 60_000;
@@ -28,20 +29,16 @@ export interface ResolvedDevice {
 export async function resolveDeviceCredential(db: Db, token: string): Promise<ResolvedDevice> {
   const m = CREDENTIAL_SHAPE.exec(token);
   if (!m) throw new ApiError('invalid_credential', 'Malformed device credential');
-  const cred = await db.selectFrom('device_credentials').selectAll().where('public_id', '=', m[1]!).executeTakeFirst();
+  const cred = await findCredentialByPublicId(db, m[1]!);
   if (!cred || !safeEqual(cred.secret_hash, sha256Hex(m[2]!))) throw new ApiError('invalid_credential', 'Unknown device credential');
   if (cred.revoked_at) throw new ApiError('credential_revoked', 'This device credential was revoked; pair the screen again');
-  const screen = await db.selectFrom('screens').selectAll().where('id', '=', cred.screen_id).executeTakeFirst();
+  const screen = await findScreen(db, cred.screen_id);
   if (!screen) throw new ApiError('invalid_credential', 'Unknown device credential');
   if (screen.revoked_at) throw new ApiError('credential_revoked', 'This screen was revoked; pair it again');
   if (screen.disabled_at) throw new ApiError('screen_disabled', 'This screen is disabled');
   const now = Date.now();
   if (!cred.last_used_at || now - Date.parse(cred.last_used_at) > TOUCH_EVERY_MS) {
-    await db
-      .updateTable('device_credentials')
-      .set({ last_used_at: nowIso(now) })
-      .where('id', '=', cred.id)
-      .execute();
+    await setCredentialLastUsed(db, cred.id, nowIso(now));
   }
   return { screen, credentialId: cred.id };
 }
@@ -72,21 +69,21 @@ export async function issueDeviceCredential(db: Db, screenId: string): Promise<s
   const secret = randomToken(32);
   const now = nowIso();
   await revokeDeviceCredentials(db, screenId, now);
-  await db
-    .insertInto('device_credentials')
-    .values({ id: newId(), screen_id: screenId, public_id: publicId, secret_hash: sha256Hex(secret), created_at: now, last_used_at: null, revoked_at: null })
-    .execute();
+  await insertDeviceCredential(db, {
+    id: newId(),
+    screen_id: screenId,
+    public_id: publicId,
+    secret_hash: sha256Hex(secret),
+    created_at: now,
+    last_used_at: null,
+    revoked_at: null,
+  });
   return `${DEVICE_TOKEN_PREFIX}${publicId}.${secret}`;
-}
-
-/** Revokes the screen's live credentials (at most one) at `at`. */
-export async function revokeDeviceCredentials(db: Db, screenId: string, at: string): Promise<void> {
-  await db.updateTable('device_credentials').set({ revoked_at: at }).where('screen_id', '=', screenId).where('revoked_at', 'is', null).execute();
 }
 
 /** The screen and row id of a credential this server just issued (`svc_device_<public-id>.<secret>`). */
 export async function credentialOwner(db: Db, credential: string): Promise<{ screenId: string; credentialId: string }> {
   const publicId = credential.slice(DEVICE_TOKEN_PREFIX.length).split('.')[0]!;
-  const row = await db.selectFrom('device_credentials').select(['id', 'screen_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
+  const row = await credentialOwnerRow(db, publicId);
   return { screenId: row.screen_id, credentialId: row.id };
 }

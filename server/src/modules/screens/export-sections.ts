@@ -2,9 +2,13 @@ import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { invalidAt, parseSection, plan, registerExportSection, stableJson, TimeZoneName, type ExportSection } from '../system/index.js';
+import { allGroups, findGroup, upsertGroup } from './groups.repo.js';
 import { Span } from './groups.service.js';
+import { allLocations, findLocation, upsertLocation } from './locations.repo.js';
 import { PolicyDocument } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
+import { existingScreenIds } from './screens.repo.js';
+import { groupMemberIds, locationScreenIds } from './targets.repo.js';
 import { uuidParam } from '../../platform/http/route.js';
 import { storableJson } from '../../platform/db/json.js';
 
@@ -65,9 +69,9 @@ type Group = z.output<typeof Group>;
 async function checkSpans(db: Db, groups: Group[]): Promise<void> {
   for (const [gi, g] of groups.entries()) {
     if (!g.span) continue;
-    const members = new Set((await db.selectFrom('screen_group_members').select('screen_id').where('group_id', '=', g.id).execute()).map((r) => r.screen_id));
+    const members = new Set(await groupMemberIds(db, g.id));
     const cellIds = g.span.cells.map((c) => c.screenId.toLowerCase());
-    const known = new Set(cellIds.length ? (await db.selectFrom('screens').select('id').where('id', 'in', cellIds).execute()).map((r) => r.id) : []);
+    const known = await existingScreenIds(db, cellIds);
     const positions = new Set<string>();
     const screens = new Set<string>();
     for (const [ci, c] of g.span.cells.entries()) {
@@ -98,7 +102,7 @@ const locationsSection: ExportSection = {
   version: 1,
   order: 10,
   async exportData(db) {
-    const rows = await db.selectFrom('locations').selectAll().orderBy('name').orderBy('id').execute();
+    const rows = await allLocations(db);
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -118,16 +122,12 @@ const locationsSection: ExportSection = {
     const now = new Date().toISOString();
     const affected: string[] = [];
     for (const l of Locations.parse(data)) {
-      const before = await trx.selectFrom('locations').select('time_zone').where('id', '=', l.id).executeTakeFirst();
+      const before = await findLocation(trx, l.id);
       const values = { name: l.name, address: l.address, time_zone: l.timeZone, latitude: l.latitude, longitude: l.longitude, notes: l.notes, updated_at: now };
-      await trx
-        .insertInto('locations')
-        .values({ id: l.id, ...values, created_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet(values))
-        .execute();
+      await upsertLocation(trx, l.id, values, now);
       // As PATCH /locations/{id}: a new time zone re-times every screen there.
       if (before && before.time_zone !== l.timeZone) {
-        affected.push(...(await trx.selectFrom('screens').select('id').where('location_id', '=', l.id).execute()).map((r) => r.id));
+        affected.push(...(await locationScreenIds(trx, l.id)));
       }
     }
     return { screenIds: affected };
@@ -141,7 +141,7 @@ const groupsSection: ExportSection = {
   version: 1,
   order: 20,
   async exportData(db) {
-    const rows = await db.selectFrom('screen_groups').selectAll().orderBy('name').orderBy('id').execute();
+    const rows = await allGroups(db);
     return rows.map((r) => ({ id: r.id, name: r.name, description: r.description, policy: parseJson(r.policy), span: parseJson(r.span) }));
   },
   async preview(db, data) {
@@ -154,7 +154,7 @@ const groupsSection: ExportSection = {
     const now = new Date().toISOString();
     const affected: string[] = [];
     for (const g of Groups.parse(data)) {
-      const before = await trx.selectFrom('screen_groups').select(['name', 'policy', 'span']).where('id', '=', g.id).executeTakeFirst();
+      const before = await findGroup(trx, g.id);
       const values = {
         name: g.name,
         description: g.description,
@@ -162,11 +162,7 @@ const groupsSection: ExportSection = {
         span: g.span ? storableJson(g.span, 'span') : null,
         updated_at: now,
       };
-      await trx
-        .insertInto('screen_groups')
-        .values({ id: g.id, ...values, created_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet(values))
-        .execute();
+      await upsertGroup(trx, g.id, values, now);
       if (!before) continue; // a new group has no members yet
       // As the group routes: a policy, a span, or the name (it orders policy precedence) of a
       // group with a policy changes what its members play.
@@ -176,7 +172,7 @@ const groupsSection: ExportSection = {
       const spanChanged = stableJson(oldSpan) !== stableJson(g.span);
       const renamed = before.name !== g.name && (oldPolicy !== null || g.policy !== null);
       if (!policyChanged && !spanChanged && !renamed) continue;
-      affected.push(...(await trx.selectFrom('screen_group_members').select('screen_id').where('group_id', '=', g.id).execute()).map((r) => r.screen_id));
+      affected.push(...(await groupMemberIds(trx, g.id)));
       if (spanChanged) affected.push(...(oldSpan?.cells ?? []).map((c) => c.screenId), ...(g.span?.cells ?? []).map((c) => c.screenId));
     }
     return { screenIds: affected };

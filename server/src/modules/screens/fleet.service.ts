@@ -20,7 +20,7 @@ import {
   type ScreenRow,
   updateScreen,
 } from './screens.repo.js';
-import { groupMemberIds, screenTimeZone } from './targets.js';
+import { groupMemberIds, screenTimeZone } from './targets.repo.js';
 
 /** The fleet views: reliability, power assist, policies by screen or group, fleet health. */
 

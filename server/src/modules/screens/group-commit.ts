@@ -1,6 +1,7 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
+import { openJobSavepoint, releaseJobSavepoint, rollbackToJobSavepoint } from './heartbeat.repo.js';
 
 type Job<T> = { run: (trx: Transaction<Database>) => Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
 
@@ -47,17 +48,17 @@ class GroupCommit {
       const outcomes = await this.db.transaction().execute(async (trx) => {
         const out: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         for (const job of batch) {
-          await sql`savepoint group_commit_job`.execute(trx);
+          await openJobSavepoint(trx);
           try {
             const value = await job.run(trx);
-            await sql`release group_commit_job`.execute(trx);
+            await releaseJobSavepoint(trx);
             out.push({ ok: true, value });
           } catch (error) {
             // Undo this job's writes only. If that fails, the transaction is gone (SQLite rolls
             // back on some errors by itself): the batch fails, with this job's error.
             try {
-              await sql`rollback to group_commit_job`.execute(trx);
-              await sql`release group_commit_job`.execute(trx);
+              await rollbackToJobSavepoint(trx);
+              await releaseJobSavepoint(trx);
             } catch {
               throw error;
             }

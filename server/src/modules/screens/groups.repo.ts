@@ -6,6 +6,18 @@ export function findGroup(db: Db, id: string): Promise<ScreenGroupsTable | undef
   return db.selectFrom('screen_groups').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The groups of one screen with their policies (JSON text or null), by name (then id). */
+export function groupPoliciesOfScreen(db: Db, screenId: string): Promise<Pick<ScreenGroupsTable, 'id' | 'name' | 'policy'>[]> {
+  return db
+    .selectFrom('screen_group_members')
+    .innerJoin('screen_groups', 'screen_groups.id', 'screen_group_members.group_id')
+    .select(['screen_groups.id', 'screen_groups.name', 'screen_groups.policy'])
+    .where('screen_group_members.screen_id', '=', screenId)
+    .orderBy('screen_groups.name')
+    .orderBy('screen_groups.id')
+    .execute();
+}
+
 /** Groups by name (then id) after `cursor`, names containing `q` (case-insensitive): `limit + 1` rows, for toPage. */
 export function listGroups(db: Db, filter: { q?: string; cursor?: string; limit: number }): Promise<ScreenGroupsTable[]> {
   let q = db
@@ -97,4 +109,18 @@ export async function joinGroups(db: Db, screenId: string, groupIds: readonly st
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
+}
+
+/** Every group, by name (then id). */
+export function allGroups(db: Db): Promise<ScreenGroupsTable[]> {
+  return db.selectFrom('screen_groups').selectAll().orderBy('name').orderBy('id').execute();
+}
+
+/** Creates the group `id` with `values`, or updates it to them (the settings import). */
+export async function upsertGroup(db: Db, id: string, values: Omit<ScreenGroupsTable, 'id' | 'created_at'>, createdAt: string): Promise<void> {
+  await db
+    .insertInto('screen_groups')
+    .values({ id, ...values, created_at: createdAt })
+    .onConflict((oc) => oc.column('id').doUpdateSet(values))
+    .execute();
 }

@@ -10,7 +10,7 @@ import { addGroupMembers, deleteGroupRow, findGroup, insertGroup, membersOfGroup
 import { effectivePolicy } from './policies.js';
 import { bumpManifestRevision } from './revision.js';
 import { deriveStatus, existingScreenIds, newId, nowIso, SCREEN_STATUSES, screensByName } from './screens.repo.js';
-import { groupMemberIds } from './targets.js';
+import { groupMemberIds } from './targets.repo.js';
 import { forgetTarget, refuseIfUsed } from './usage.js';
 
 export const GroupDto = z

@@ -1,12 +1,13 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
+import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
+import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
 import { effectivePolicy } from './policies.js';
-import { asFamily, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, type ScreenRow, UNUSABLE } from './screens.repo.js';
+import { asFamily, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, type ScreenRow, UNUSABLE, updateScreen } from './screens.repo.js';
 
 /** Limits of spec section 8. */
 export const MAX_BUCKETS = 120;
@@ -252,7 +253,7 @@ export async function ingestHeartbeat(
   const side = (n: unknown) => (typeof n === 'number' && n >= 16 && n <= 16384 ? Math.round(n) : null);
   const w = side(display?.width);
   const h = side(display?.height);
-  // The same normalisation as the stored side (SQL below) and the manifest's (content/screen-context.ts).
+  // The same normalisation as the stored side (screenBeforeHeartbeat) and the manifest's (content/screen-context.ts).
   const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
 
   const nowText = nowIso(now);
@@ -260,18 +261,7 @@ export async function ingestHeartbeat(
   const interval = policy.values.heartbeatIntervalSec;
 
   const result = await groupCommit(db, async (trx) => {
-    const before = await trx
-      .selectFrom('screens')
-      .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
-      .select(
-        sql<
-          string | null
-        >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
-          then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
-          from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
-      )
-      .where('id', '=', screen.id)
-      .executeTakeFirst();
+    const before = await screenBeforeHeartbeat(trx, screen.id);
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
     // The manifest picks media for the reported display size: a new size is a new revision,
     // which the reply carries, so the player fetches the manifest made for it.
@@ -293,15 +283,12 @@ export async function ingestHeartbeat(
         };
       });
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there.
-      await trx
-        .insertInto('noise_buckets')
-        .values(rows)
-        .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
-        .execute();
+      await insertNoiseBuckets(trx, rows);
     }
-    await trx
-      .updateTable('screens')
-      .set({
+    await recordHeartbeatOnScreen(
+      trx,
+      screen.id,
+      {
         player_family: family,
         player_architecture: architecture,
         player_version: version,
@@ -312,26 +299,19 @@ export async function ingestHeartbeat(
         last_address: address,
         known_status: 'online',
         expected_interval_sec: interval,
-        ...(displayChanged ? { manifest_revision: sql<number>`manifest_revision + 1` } : {}),
-      })
-      .where('id', '=', screen.id)
-      .execute();
+      },
+      displayChanged,
+    );
     const history: { kind: string; detail: Record<string, unknown> }[] = [{ kind: 'heartbeat', detail: { playerVersion: version, buckets: buckets.length } }];
     if (before.player_version !== version && version !== null) history.push({ kind: 'version', detail: { from: before.player_version, to: version } });
     if (before.player_family !== family) history.push({ kind: 'family', detail: { from: before.player_family, to: family } });
     if (before.known_status !== 'online') history.push({ kind: 'status', detail: { from: before.known_status, to: 'online' } });
-    await trx
-      .insertInto('screen_history')
-      .values(history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })))
-      .execute();
-    const pending = await trx
-      .selectFrom('screen_commands')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('screen_id', '=', screen.id)
-      .where('state', 'in', ['queued', 'delivered'])
-      .where('expires_at', '>', nowText)
-      .executeTakeFirstOrThrow();
-    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands: Number(pending.n) };
+    await insertHistoryRows(
+      trx,
+      history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })),
+    );
+    const pendingCommands = await countPendingCommands(trx, screen.id, nowText);
+    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
@@ -357,17 +337,9 @@ export async function recordLiveness(
 ): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
   const nowText = nowIso(now);
   const result = await groupCommit(db, async (trx) => {
-    const before = await trx
-      .selectFrom('screens')
-      .select(['known_status', 'manifest_revision', 'expected_interval_sec'])
-      .where('id', '=', screen.id)
-      .executeTakeFirst();
+    const before = await screenBeforeLiveness(trx, screen.id);
     if (!before) return null;
-    await trx
-      .updateTable('screens')
-      .set({ last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' })
-      .where('id', '=', screen.id)
-      .execute();
+    await updateScreen(trx, screen.id, { last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' });
     const rows = [{ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'liveness', detail: '{}' }];
     if (before.known_status !== 'online')
       rows.push({
@@ -378,7 +350,7 @@ export async function recordLiveness(
         kind: 'status',
         detail: JSON.stringify({ from: before.known_status, to: 'online' }),
       });
-    await trx.insertInto('screen_history').values(rows).execute();
+    await insertHistoryRows(trx, rows);
     return { manifestRevision: before.manifest_revision, heartbeatIntervalSec: before.expected_interval_sec };
   });
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');

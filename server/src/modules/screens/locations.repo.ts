@@ -66,3 +66,17 @@ export async function updateLocation(db: Db, id: string, set: Partial<LocationsT
 export async function deleteLocationRow(db: Db, id: string): Promise<void> {
   await db.deleteFrom('locations').where('id', '=', id).execute();
 }
+
+/** Every location, by name (then id). */
+export function allLocations(db: Db): Promise<LocationsTable[]> {
+  return db.selectFrom('locations').selectAll().orderBy('name').orderBy('id').execute();
+}
+
+/** Creates the location `id` with `values`, or updates it to them (the settings import). */
+export async function upsertLocation(db: Db, id: string, values: Omit<LocationsTable, 'id' | 'created_at'>, createdAt: string): Promise<void> {
+  await db
+    .insertInto('locations')
+    .values({ id, ...values, created_at: createdAt })
+    .onConflict((oc) => oc.column('id').doUpdateSet(values))
+    .execute();
+}

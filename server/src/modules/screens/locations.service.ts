@@ -4,7 +4,7 @@ import { ApiError, notFound } from '../../platform/http/errors.js';
 import { deleteLocationRow, findLocation, updateLocation } from './locations.repo.js';
 import { bumpManifestRevision } from './revision.js';
 import { nowIso } from './screens.repo.js';
-import { locationScreenIds } from './targets.js';
+import { locationScreenIds } from './targets.repo.js';
 import { forgetTarget, refuseIfUsed } from './usage.js';
 
 export interface LocationChanges {

@@ -79,3 +79,9 @@ export async function decidePending(
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
 }
+
+/** Deletes pending and rejected sessions that expired before `before`; answers how many. */
+export async function deleteFinishedPairings(db: Db, before: string): Promise<number> {
+  const r = await db.deleteFrom('pairing_sessions').where('expires_at', '<', before).where('status', 'in', ['pending', 'rejected']).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

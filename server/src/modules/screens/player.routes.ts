@@ -5,7 +5,7 @@ import { screenOf } from './device-auth.js';
 import { HeartbeatBody, HeartbeatReply, ingestHeartbeat, recordLiveness } from './heartbeat.js';
 import { effectivePolicy } from './policies.js';
 import { nowIso } from './screens.repo.js';
-import { screenTimeZone } from './targets.js';
+import { screenTimeZone } from './targets.repo.js';
 
 const TAGS = ['Player'];
 

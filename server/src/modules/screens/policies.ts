@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
-import { DEFAULT_HEARTBEAT_INTERVAL_SEC } from './screens.repo.js';
+import { groupPoliciesOfScreen } from './groups.repo.js';
+import { DEFAULT_HEARTBEAT_INTERVAL_SEC, screenPolicyRow } from './screens.repo.js';
 
 const HHMM = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour');
 
@@ -65,15 +66,8 @@ export function parsePolicy(text: string | null): PolicyDocument | null {
  * own policy.
  */
 export async function effectivePolicy(db: Db, screenId: string): Promise<EffectivePolicy> {
-  const screen = await db.selectFrom('screens').select(['id', 'name', 'policy']).where('id', '=', screenId).executeTakeFirst();
-  const groups = await db
-    .selectFrom('screen_group_members')
-    .innerJoin('screen_groups', 'screen_groups.id', 'screen_group_members.group_id')
-    .select(['screen_groups.id', 'screen_groups.name', 'screen_groups.policy'])
-    .where('screen_group_members.screen_id', '=', screenId)
-    .orderBy('screen_groups.name')
-    .orderBy('screen_groups.id')
-    .execute();
+  const screen = await screenPolicyRow(db, screenId);
+  const groups = await groupPoliciesOfScreen(db, screenId);
   const values = { ...POLICY_DEFAULTS } as Record<string, unknown>;
   const sources = {} as Record<string, PolicySource>;
   for (const k of Object.keys(POLICY_DEFAULTS)) sources[k] = { type: 'default', id: null, name: null };

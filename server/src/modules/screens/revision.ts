@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
+import { allScreenIds, incrementManifestRevisions } from './screens.repo.js';
 
 export interface RevisionDeps {
   db: Db;
@@ -17,27 +17,12 @@ export interface RevisionDeps {
 export async function bumpManifestRevision(deps: RevisionDeps, screenIds: string[]): Promise<void> {
   const ids = [...new Set(screenIds)];
   if (ids.length === 0) return;
-  const rows: { id: string; manifest_revision: number }[] = [];
-  // Chunks keep the statement under SQLite's parameter limit for big fleets.
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const updated = await deps.db
-      .updateTable('screens')
-      .set({ manifest_revision: sql`manifest_revision + 1` })
-      .where('id', 'in', chunk)
-      .returning(['id', 'manifest_revision'])
-      .execute();
-    rows.push(...updated);
-  }
+  const rows = await incrementManifestRevisions(deps.db, ids);
   if (!deps.realtime) return;
   for (const r of rows) deps.realtime.send(r.id, { type: 'manifest.changed', revision: r.manifest_revision });
 }
 
 /** Every screen's revision (e.g. after a change that affects the whole fleet: idle slide, settings). */
 export async function bumpAllManifestRevisions(deps: RevisionDeps): Promise<void> {
-  const rows = await deps.db.selectFrom('screens').select('id').execute();
-  await bumpManifestRevision(
-    deps,
-    rows.map((r) => r.id),
-  );
+  await bumpManifestRevision(deps, await allScreenIds(deps.db));
 }

@@ -1,16 +1,16 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { sql } from 'kysely';
 import type { AppDeps } from '../../platform/app-deps.js';
-import { deleteInBatches } from '../../platform/db/batch.js';
 import { registerStatusContributor, type StatusContributor } from '../system/index.js';
 import { getSettings, type Settings } from '../system/index.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
-import { expireCommands } from './commands.repo.js';
+import { expireCommands, pruneScreenshotCommands, screenshotNamed, screenshotsInUse } from './commands.repo.js';
 import { screenshotDir } from './commands.service.js';
 import { resolveDeviceCredential } from './device-auth.js';
 import { runPowerAssist } from './fleet.service.js';
-import { deriveStatus, newId, nowIso } from './screens.repo.js';
+import { pruneContactHistory, pruneEventHistory, pruneNoiseBuckets, recordStatusChange, screensForStatusSweep } from './heartbeat.repo.js';
+import { deleteFinishedPairings } from './pairing.repo.js';
+import { deriveStatus, nowIso, screensForFleetStatus } from './screens.repo.js';
 
 /** Player history other than contacts (status changes, pairing, commands...) is kept a year. */
 export const EVENT_RETENTION_MS = 365 * 24 * 3600_000;
@@ -20,18 +20,12 @@ const SCREENSHOT_GRACE_MS = 3600_000;
 
 /** Records status transitions (online -> stale -> offline) that happen without a request. */
 export async function sweepStatuses(db: AppDeps['db'], now = Date.now()): Promise<number> {
-  const rows = await db.selectFrom('screens').select(['id', 'known_status', 'last_seen_ms', 'expected_interval_sec']).execute();
+  const rows = await screensForStatusSweep(db);
   let changed = 0;
   for (const r of rows) {
     const status = deriveStatus(r, now);
     if (status === r.known_status) continue;
-    await db.transaction().execute(async (trx) => {
-      await trx.updateTable('screens').set({ known_status: status }).where('id', '=', r.id).where('known_status', '=', r.known_status).execute();
-      await trx
-        .insertInto('screen_history')
-        .values({ id: newId(), screen_id: r.id, at: nowIso(now), at_ms: now, kind: 'status', detail: JSON.stringify({ from: r.known_status, to: status }) })
-        .execute();
-    });
+    await recordStatusChange(db, r.id, r.known_status, status, now);
     changed++;
   }
   return changed;
@@ -48,32 +42,16 @@ export async function pruneHistory(db: AppDeps['db'], now = Date.now(), retentio
   const days = (retention ?? (await getSettings(db)).retention).heartbeatDays;
   const contacts = now - days * DAY_MS;
   const events = now - EVENT_RETENTION_MS;
-  const a = await deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from screen_history where id in (select id from screen_history where kind in ('heartbeat', 'liveness') and at_ms < ${contacts} limit ${limit})`,
-  );
-  const b = await deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from screen_history where id in (select id from screen_history where kind not in ('heartbeat', 'liveness') and at_ms < ${events} limit ${limit})`,
-  );
-  const c = await db
-    .deleteFrom('pairing_sessions')
-    .where('expires_at', '<', nowIso(now - 24 * 3600_000))
-    .where('status', 'in', ['pending', 'rejected'])
-    .executeTakeFirst();
-  return a + b + Number(c.numDeletedRows);
+  const a = await pruneContactHistory(db, contacts);
+  const b = await pruneEventHistory(db, events);
+  const c = await deleteFinishedPairings(db, nowIso(now - 24 * 3600_000));
+  return a + b + c;
 }
 
 /** Deletes noise meter buckets older than `noiseHistoryDays`. */
 export async function pruneNoise(db: AppDeps['db'], now: number, noiseHistoryDays: number): Promise<number> {
   const cutoff = now - noiseHistoryDays * DAY_MS;
-  return deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${cutoff} limit ${limit})`,
-  );
+  return pruneNoiseBuckets(db, cutoff);
 }
 
 /**
@@ -88,11 +66,7 @@ export async function pruneScreenshots(
   screenshotDays: number,
 ): Promise<{ rows: number; files: number; bytes: number }> {
   const cutoff = nowIso(now - screenshotDays * DAY_MS);
-  const rows = await deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from screen_commands where id in (select id from screen_commands where screenshot_sha256 is not null and completed_at < ${cutoff} limit ${limit})`,
-  );
+  const rows = await pruneScreenshotCommands(db, cutoff);
   const out = { rows, files: 0, bytes: 0 };
   const dir = screenshotDir(dataDir);
   let names: string[];
@@ -101,16 +75,14 @@ export async function pruneScreenshots(
   } catch {
     return out;
   }
-  const kept = new Set(
-    (await db.selectFrom('screen_commands').select('screenshot_sha256').where('screenshot_sha256', 'is not', null).execute()).map((c) => c.screenshot_sha256),
-  );
+  const kept = await screenshotsInUse(db);
   for (const name of names) {
     if (kept.has(name)) continue;
     const file = path.join(dir, name);
     const st = await fs.stat(file).catch(() => null);
     if (!st?.isFile() || now - st.mtimeMs < SCREENSHOT_GRACE_MS) continue;
     // Re-check: a result may have named this file meanwhile.
-    if (/^[0-9a-f]{64}$/.test(name) && (await db.selectFrom('screen_commands').select('id').where('screenshot_sha256', '=', name).executeTakeFirst())) continue;
+    if (/^[0-9a-f]{64}$/.test(name) && (await screenshotNamed(db, name))) continue;
     await fs.rm(file, { force: true });
     out.files++;
     out.bytes += st.size;
@@ -135,7 +107,7 @@ export async function applyRetention(deps: Pick<AppDeps, 'db' | 'config'>, now =
 
 /** The fleet at a glance (the `fleet` section of `GET /system/status`). */
 export async function fleetStatus(db: AppDeps['db'], now = Date.now()) {
-  const rows = await db.selectFrom('screens').select(['last_seen_ms', 'expected_interval_sec', 'disabled_at', 'revoked_at']).execute();
+  const rows = await screensForFleetStatus(db);
   const out = { screens: 0, online: 0, stale: 0, offline: 0, neverSeen: 0, disabled: 0, revoked: 0 };
   for (const r of rows) {
     if (r.revoked_at) {

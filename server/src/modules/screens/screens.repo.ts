@@ -187,6 +187,11 @@ export function findScreen(db: Db, id: string): Promise<ScreenRow | undefined> {
   return db.selectFrom('screens').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** A screen's own policy (JSON text or null), with its id and name. */
+export function screenPolicyRow(db: Db, id: string): Promise<Pick<ScreenRow, 'id' | 'name' | 'policy'> | undefined> {
+  return db.selectFrom('screens').select(['id', 'name', 'policy']).where('id', '=', id).executeTakeFirst();
+}
+
 /** Group ids of many screens at once. */
 export async function groupIdsOf(db: Db, screenIds: readonly string[]): Promise<Map<string, string[]>> {
   const map = new Map<string, string[]>(screenIds.map((id) => [id, []]));
@@ -342,6 +347,33 @@ export function screenHistoryPage(db: Db, screenId: string, filter: { beforeId?:
     .orderBy('id', 'desc')
     .limit(filter.limit + 1)
     .execute();
+}
+
+/** Adds one to the manifest revision of each screen of `ids` (unknown ids are skipped); answers the new revisions. */
+export async function incrementManifestRevisions(db: Db, ids: readonly string[]): Promise<{ id: string; manifest_revision: number }[]> {
+  const rows: { id: string; manifest_revision: number }[] = [];
+  // Chunks keep the statement under SQLite's parameter limit for big fleets.
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const updated = await db
+      .updateTable('screens')
+      .set({ manifest_revision: sql`manifest_revision + 1` })
+      .where('id', 'in', chunk)
+      .returning(['id', 'manifest_revision'])
+      .execute();
+    rows.push(...updated);
+  }
+  return rows;
+}
+
+/** Every screen's id. */
+export async function allScreenIds(db: Db): Promise<string[]> {
+  return (await db.selectFrom('screens').select('id').execute()).map((r) => r.id);
+}
+
+/** What the fleet's status counts read of every screen. */
+export function screensForFleetStatus(db: Db) {
+  return db.selectFrom('screens').select(['last_seen_ms', 'expected_interval_sec', 'disabled_at', 'revoked_at']).execute();
 }
 
 /** Screens with a power-assist schedule that may take commands (neither disabled nor revoked). */

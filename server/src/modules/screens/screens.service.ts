@@ -4,7 +4,7 @@ import { storableJson } from '../../platform/db/json.js';
 import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { cachedSettings } from '../system/index.js';
 import { lastScreenshots } from './commands.repo.js';
-import { revokeDeviceCredentials } from './device-auth.js';
+import { revokeDeviceCredentials } from './device-auth.repo.js';
 import { locationExists, locationTimeZones } from './locations.repo.js';
 import { nowShowingOf } from './now-showing.js';
 import { bumpManifestRevision } from './revision.js';

@@ -6,6 +6,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { storableJson } from '../../platform/db/json.js';
 import { exportSectionList, registerExportSection, type ExportSection, type ImportPlan } from './hooks.js';
 import { DEFAULT_SETTINGS, invalidateSettings, LOCAL_SETTINGS, mergeSettings, readSettings, Settings } from './settings.js';
+import { storeSettings } from './settings.repo.js';
 
 export const EXPORT_FORMAT = 'placard-settings-export';
 export const EXPORT_FORMAT_VERSION = 1;
@@ -93,11 +94,7 @@ const settingsSection: ExportSection = {
     const next = importedSettings(current.settings, data);
     const stored = storableJson(next, 'The settings section');
     const now = new Date().toISOString();
-    await trx
-      .insertInto('settings')
-      .values({ id: 1, data: stored, revision: current.revision + 1, updated_at: now, updated_by: null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data: stored, revision: current.revision + 1, updated_at: now, updated_by: null }))
-      .execute();
+    await storeSettings(trx, { data: stored, revision: current.revision + 1, updated_at: now, updated_by: null });
     invalidateSettings();
   },
 };

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type Koa from 'koa';
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { openedDatabaseOf } from '../../platform/db/database.js';
@@ -8,6 +7,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { ServerSecrets } from '../../platform/security/secrets.js';
 import { v7 as uuidv7 } from 'uuid';
 import { createBackup } from './backup-create.js';
+import { optimize, pageBytes, vacuum } from './database.repo.js';
 import { configuredPassphrase } from './backup-crypto.js';
 import { BACKUP_NAME, BackupError, backupsDir, MIN_PASSPHRASE_LENGTH, type BackupKind } from './backup-format.js';
 import { listBackups } from './backup-store.js';
@@ -249,17 +249,13 @@ const vacuumAction: MaintenanceAction = {
   exclusive: true,
   async run({ deps, progress }) {
     const live = openedDatabaseOf(deps.db);
-    const pageBytes = async () => {
-      const r = await sql<{ n: number }>`select page_count * page_size as n from pragma_page_count(), pragma_page_size()`.execute(deps.db);
-      return Number(r.rows[0]?.n ?? 0);
-    };
-    const before = await pageBytes();
+    const before = await pageBytes(deps.db);
     progress(0.1, 'vacuuming');
-    await sql`vacuum`.execute(deps.db);
+    await vacuum(deps.db);
     progress(0.8, 'checkpointing');
     if (live) live.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    await sql`pragma optimize`.execute(deps.db);
-    const after = await pageBytes();
+    await optimize(deps.db);
+    const after = await pageBytes(deps.db);
     return { sizeBeforeBytes: before, sizeAfterBytes: after, reclaimedBytes: Math.max(0, before - after) };
   },
 };

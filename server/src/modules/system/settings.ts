@@ -5,6 +5,7 @@ import { boxTimeZone, isIanaZone } from './time-zone.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ScopeKey } from '../../platform/app-scope.js';
+import { countAllUsers, settingsRow, storeSettings, storeSettingsByServer } from './settings.repo.js';
 
 /** IANA time zone names this runtime knows (validated with Intl, like the schedule engine). */
 export const TimeZoneName = z
@@ -224,7 +225,7 @@ export interface StoredSettings {
 
 /** The whole settings object with its revision. */
 export async function readSettings(db: Db): Promise<StoredSettings> {
-  const row = await db.selectFrom('settings').select(['data', 'revision', 'updated_at']).where('id', '=', 1).executeTakeFirst();
+  const row = await settingsRow(db);
   return { settings: fromStored(row?.data), revision: row?.revision ?? 0, updatedAt: row?.updated_at ?? null };
 }
 
@@ -297,11 +298,7 @@ async function writeSettings(db: Db, patch: SettingsPatch, options: { expectedRe
     const data = storableJson(next, 'The settings');
     const now = new Date().toISOString();
     const revision = current.revision + 1;
-    await trx
-      .insertInto('settings')
-      .values({ id: 1, data, revision, updated_at: now, updated_by: options.userId ?? null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data, revision, updated_at: now, updated_by: options.userId ?? null }))
-      .execute();
+    await storeSettings(trx, { data, revision, updated_at: now, updated_by: options.userId ?? null });
     return { settings: next, revision, updatedAt: now };
   });
 }
@@ -315,11 +312,7 @@ export async function setMirroringReceiver(db: Db, receiver: MirroringReceiver |
       const data = storableJson(next, 'The settings');
       const now = new Date().toISOString();
       const revision = current.revision + 1;
-      await trx
-        .insertInto('settings')
-        .values({ id: 1, data, revision, updated_at: now, updated_by: userId })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ data, revision, updated_at: now, updated_by: userId }))
-        .execute();
+      await storeSettings(trx, { data, revision, updated_at: now, updated_by: userId });
       return { settings: next, revision, updatedAt: now };
     });
   } finally {
@@ -341,7 +334,7 @@ export function effectivePublicUrl(configUrl: string | null, settings: Settings,
  */
 export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()): Promise<{ zone: string; stored: 'kept' | 'detected' | 'legacy' }> {
   const result = await db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('settings').select(['data', 'revision']).where('id', '=', 1).executeTakeFirst();
+    const row = await settingsRow(trx);
     let data: Record<string, unknown> = {};
     try {
       data = row ? (JSON.parse(row.data) as Record<string, unknown>) : {};
@@ -349,19 +342,11 @@ export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()
       data = {};
     }
     if (typeof data.timeZone === 'string' && isIanaZone(data.timeZone)) return { zone: data.timeZone, stored: 'kept' as const };
-    const users = await trx
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirst();
-    const legacy = Number(users?.n ?? 0) > 0;
+    const legacy = (await countAllUsers(trx)) > 0;
     const next = { ...data, timeZone: legacy ? 'UTC' : zone };
     const now = new Date().toISOString();
     const revision = (row?.revision ?? 0) + 1;
-    await trx
-      .insertInto('settings')
-      .values({ id: 1, data: JSON.stringify(next), revision, updated_at: now, updated_by: null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data: JSON.stringify(next), revision, updated_at: now }))
-      .execute();
+    await storeSettingsByServer(trx, JSON.stringify(next), revision, now);
     return { zone: next.timeZone, stored: legacy ? ('legacy' as const) : ('detected' as const) };
   });
   invalidateSettings(db);

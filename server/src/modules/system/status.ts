@@ -1,7 +1,6 @@
 import { statfs, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import sharp from 'sharp';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
@@ -9,6 +8,7 @@ import { ensureInstanceId } from '../../platform/db/meta.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
 import { listFiles } from './backup-create.js';
 import { knownSchemaVersion } from './backup-format.js';
+import { schemaVersion, sqliteVersion } from './database.repo.js';
 import { listBackups } from './backup-store.js';
 import { registerStatusContributor, statusContributorList, type StatusContributor } from './hooks.js';
 import { databaseFileOf, listRuns } from './maintenance.js';
@@ -114,12 +114,9 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const { db, config } = deps;
   const settings = await getSettings(db);
   const dbFile = databaseFileOf(deps);
-  const [sqliteVersion, schemaRow, instanceId, dbSize, walSize, fsStats, tools, backups] = await Promise.all([
-    sql<{ v: string }>`select sqlite_version() as v`.execute(db).then((r) => r.rows[0]?.v ?? 'unknown'),
-    db
-      .selectFrom('schema_migrations')
-      .select((eb) => eb.fn.max('version').as('v'))
-      .executeTakeFirst(),
+  const [sqlite, schema, instanceId, dbSize, walSize, fsStats, tools, backups] = await Promise.all([
+    sqliteVersion(db),
+    schemaVersion(db),
     ensureInstanceId(db),
     fileSize(dbFile),
     fileSize(`${dbFile}-wal`),
@@ -161,8 +158,8 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
       systemMemoryTotalBytes: os.totalmem(),
     },
     database: {
-      sqliteVersion,
-      schemaVersion: Number(schemaRow?.v ?? 0),
+      sqliteVersion: sqlite,
+      schemaVersion: schema,
       schemaVersionKnown: knownSchemaVersion(),
       sizeBytes: dbSize,
       walBytes: walSize,

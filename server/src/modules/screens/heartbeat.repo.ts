@@ -1,0 +1,117 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import { deleteInBatches } from '../../platform/db/batch.js';
+import type { NoiseBucketsTable, ScreenHistoryTable } from '../../platform/db/schema.js';
+import { newId, nowIso, type ScreenRow } from './screens.repo.js';
+
+/**
+ * The player's contacts: heartbeats and liveness pings (with their group commit's savepoints),
+ * noise buckets, the player history they write, and the retention that prunes them. These
+ * run on the heartbeat's hot path: one statement each, no await beyond the query's own.
+ */
+
+/** The savepoint each group commit job runs in (group-commit.ts). */
+export function openJobSavepoint(trx: Db) {
+  return sql`savepoint group_commit_job`.execute(trx);
+}
+
+export function releaseJobSavepoint(trx: Db) {
+  return sql`release group_commit_job`.execute(trx);
+}
+
+export function rollbackToJobSavepoint(trx: Db) {
+  return sql`rollback to group_commit_job`.execute(trx);
+}
+
+/**
+ * What a heartbeat compares with: the screen's player fields, status and revision, and the
+ * display size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null.
+ */
+export function screenBeforeHeartbeat(trx: Db, screenId: string) {
+  return trx
+    .selectFrom('screens')
+    .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+    .select(
+      sql<
+        string | null
+      >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+          then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
+          from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
+    )
+    .where('id', '=', screenId)
+    .executeTakeFirst();
+}
+
+/** Stores noise buckets; a bucket already there (same screen and start) is left as it is. */
+export function insertNoiseBuckets(trx: Db, rows: NoiseBucketsTable[]) {
+  return trx
+    .insertInto('noise_buckets')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
+    .execute();
+}
+
+/** Writes what a heartbeat reports on the screen's row; `bumpRevision` adds one to its manifest revision. */
+export function recordHeartbeatOnScreen(trx: Db, screenId: string, set: Partial<ScreenRow>, bumpRevision: boolean) {
+  return trx
+    .updateTable('screens')
+    .set({ ...set, ...(bumpRevision ? { manifest_revision: sql<number>`manifest_revision + 1` } : {}) })
+    .where('id', '=', screenId)
+    .execute();
+}
+
+/** What a liveness ping compares with and answers. */
+export function screenBeforeLiveness(trx: Db, screenId: string) {
+  return trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screenId).executeTakeFirst();
+}
+
+/** Lines of player history, in one statement. */
+export function insertHistoryRows(trx: Db, rows: ScreenHistoryTable[]) {
+  return trx.insertInto('screen_history').values(rows).execute();
+}
+
+/** Every screen's last contact and the status last recorded for it (the status sweep). */
+export function screensForStatusSweep(db: Db) {
+  return db.selectFrom('screens').select(['id', 'known_status', 'last_seen_ms', 'expected_interval_sec']).execute();
+}
+
+/**
+ * Records a status transition that happened without a request: the screen's known status
+ * (only if it still reads `from`) and a `status` line of history, in one transaction.
+ */
+export async function recordStatusChange(db: Db, screenId: string, from: string, to: ScreenRow['known_status'], atMs: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('screens').set({ known_status: to }).where('id', '=', screenId).where('known_status', '=', from).execute();
+    await trx
+      .insertInto('screen_history')
+      .values({ id: newId(), screen_id: screenId, at: nowIso(atMs), at_ms: atMs, kind: 'status', detail: JSON.stringify({ from, to }) })
+      .execute();
+  });
+}
+
+/** Deletes contacts (heartbeats, liveness pings) received before `beforeMs`, in batches; answers how many. */
+export function pruneContactHistory(db: Db, beforeMs: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    (limit) =>
+      sql`delete from screen_history where id in (select id from screen_history where kind in ('heartbeat', 'liveness') and at_ms < ${beforeMs} limit ${limit})`,
+  );
+}
+
+/** Deletes the other player history (status changes, pairing, commands...) before `beforeMs`, in batches; answers how many. */
+export function pruneEventHistory(db: Db, beforeMs: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    (limit) =>
+      sql`delete from screen_history where id in (select id from screen_history where kind not in ('heartbeat', 'liveness') and at_ms < ${beforeMs} limit ${limit})`,
+  );
+}
+
+/** Deletes noise buckets that started before `beforeMs`, in batches; answers how many. */
+export function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    (limit) =>
+      sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${beforeMs} limit ${limit})`,
+  );
+}
