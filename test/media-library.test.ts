@@ -3,7 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { addAssetChangeHook, addAssetUsageFinder, type AssetChangeEvent } from '../server/src/modules/media/hooks.js';
-import { getAsset, listVariants } from '../server/src/modules/media/repo.js';
+import { getAsset, listVariants } from '../server/src/modules/media/media.repo.js';
 import { MediaService, mediaServiceOf } from '../server/src/modules/media/service.js';
 import { realStoreIo } from '../server/src/platform/media/store.js';
 import { JobQueue } from '../server/src/platform/jobs/queue.js';

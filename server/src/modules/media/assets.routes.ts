@@ -21,7 +21,7 @@ import {
   listVariants,
   restoreAssets,
   updateAsset,
-} from './repo.js';
+} from './media.repo.js';
 
 const TAGS = ['Assets'];
 const idParams = z.object({ id: uuidParam });

@@ -18,7 +18,7 @@ import {
   setWebsite,
   tagAssets,
   type WebsiteSettings,
-} from './repo.js';
+} from './media.repo.js';
 import { PROCESS_JOB, type MediaService } from './service.js';
 import { WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 

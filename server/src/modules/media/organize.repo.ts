@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { ContentCollectionsTable, ContentFoldersTable, ContentTagsTable } from '../../platform/db/schema.js';
 import { invalidReference, unknownIdsIn } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
-import { ensureTags, nowIso, tagAssets, unknownAssets, type DbOrTrx } from './repo.js';
+import { ensureTags, nowIso, tagAssets, unknownAssets, type DbOrTrx } from './media.repo.js';
 
 /** Folders, collections and tags of the library, and moving assets among them. */
 

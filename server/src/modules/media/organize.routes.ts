@@ -22,7 +22,7 @@ import {
   tagViews,
   updateFolder,
 } from './organize.repo.js';
-import { Asset, assetViewsOf, newId, nowIso } from './repo.js';
+import { Asset, assetViewsOf, newId, nowIso } from './media.repo.js';
 
 const TAGS = ['Content organisation'];
 

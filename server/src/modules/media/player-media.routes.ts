@@ -4,7 +4,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, uuidParam } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { screenMayDownload } from './hooks.js';
-import { findVariant, getAsset } from './repo.js';
+import { findVariant, getAsset } from './media.repo.js';
 
 const params = z.object({ assetId: uuidParam, variantId: uuidParam });
 

@@ -7,7 +7,7 @@ import { processAudio, processPdf, processVideo, MediaRejected } from '../../pla
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import { fireAssetChange } from './hooks.js';
-import { getAsset, insertMediaFile, listVariants, newId, nowIso } from './repo.js';
+import { getAsset, insertMediaFile, listVariants, newId, nowIso } from './media.repo.js';
 
 /**
  * Processing: an asset's original is probed and rendered into its variants (sharp for

@@ -15,7 +15,7 @@ import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { renderAndRecord } from './processing.js';
-import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, newId, nowIso, orphanedFiles, tagAssets } from './repo.js';
+import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, newId, nowIso, orphanedFiles, tagAssets } from './media.repo.js';
 import { deleteUpload, expiredUploadIds, uploadExists } from './uploads.repo.js';
 import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 

@@ -1,5 +1,5 @@
 import type { UploadsTable } from '../../platform/db/schema.js';
-import type { DbOrTrx } from './repo.js';
+import type { DbOrTrx } from './media.repo.js';
 
 /** The rows of partial uploads (tus): what was announced, the bytes received, when it expires. */
 

@@ -15,7 +15,7 @@ import {
   httpDate,
 } from '../../platform/http/tus.js';
 import { uploadLimits } from './limits.js';
-import { Asset, assetView } from './repo.js';
+import { Asset, assetView } from './media.repo.js';
 import { checkOwner, completeUpload, createUpload, loadUpload, metadataFolder, patchTarget, terminateUpload, uploadForOffset } from './uploads.service.js';
 
 const TAGS = ['Uploads'];

@@ -9,7 +9,7 @@ import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
 import { uploadLimits } from './limits.js';
 import { checkFolderRef, folderExists } from './organize.repo.js';
-import { newId, nowIso } from './repo.js';
+import { newId, nowIso } from './media.repo.js';
 import type { MediaService } from './service.js';
 import { deleteUpload, findUpload, insertUpload, recordUploadOffset } from './uploads.repo.js';
 

@@ -6,7 +6,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import type { JobContext } from '../../platform/jobs/queue.js';
 import { fetchPolicy } from './limits.js';
-import { getAsset, listVariants, newId, nowIso, type WebsiteSettings } from './repo.js';
+import { getAsset, listVariants, newId, nowIso, type WebsiteSettings } from './media.repo.js';
 
 export const WEBSITE_THUMBNAIL_JOB = 'media.website-thumbnail';
 

@@ -3,7 +3,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { changeWebsite, createWebsiteAsset, diagnoseWebsite } from './assets.service.js';
 import { checkFolderRef } from './organize.repo.js';
-import { Asset, assetView, mustGetAsset, type WebsiteSettings } from './repo.js';
+import { Asset, assetView, mustGetAsset, type WebsiteSettings } from './media.repo.js';
 import { normaliseWebsiteUrl } from './website-thumbnail.js';
 
 const TAGS = ['Assets'];
