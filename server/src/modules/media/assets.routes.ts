@@ -9,19 +9,8 @@ import { sendFile } from '../../platform/http/send-file.js';
 import { deleteAsset, retryAsset } from './assets.service.js';
 import { fireAssetChange } from './hooks.js';
 import { checkFolderRef } from './organize.repo.js';
-import {
-  Asset,
-  ASSET_KINDS,
-  ASSET_STATES,
-  archiveAssets,
-  assetPage,
-  assetView,
-  assetViewsOf,
-  mustGetAsset,
-  listVariants,
-  restoreAssets,
-  updateAsset,
-} from './media.repo.js';
+import { archiveAssets, assetPage, assetView, assetViewsOf, mustGetAsset, listVariants, restoreAssets, updateAsset } from './media.repo.js';
+import { Asset, ASSET_KINDS, ASSET_STATES } from './media.schemas.js';
 
 const TAGS = ['Assets'];
 const idParams = z.object({ id: uuidParam });

@@ -1,3 +1,4 @@
+import { newId, nowIso } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
 import type { AssetsTable } from '../../platform/db/schema.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
@@ -6,19 +7,8 @@ import { frameBlockers, OutboundError, safeFetch } from '../../platform/http/out
 import { JobQueue } from '../../platform/jobs/queue.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
 import { fetchPolicy } from './limits.js';
-import {
-  deleteAssetRow,
-  ensureTags,
-  insertAsset,
-  insertJob,
-  listVariants,
-  newId,
-  nowIso,
-  processAgain,
-  setWebsite,
-  tagAssets,
-  type WebsiteSettings,
-} from './media.repo.js';
+import { deleteAssetRow, ensureTags, insertAsset, insertJob, listVariants, processAgain, setWebsite, tagAssets } from './media.repo.js';
+import type { WebsiteSettings } from './media.schemas.js';
 import { PROCESS_JOB, type MediaService } from './service.js';
 import { WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 

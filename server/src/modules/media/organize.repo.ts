@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { nowIso } from '../../platform/db/ids.js';
 import type { ContentCollectionsTable, ContentFoldersTable, ContentTagsTable } from '../../platform/db/schema.js';
 import { invalidReference, unknownIdsIn } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
-import { ensureTags, nowIso, tagAssets, unknownAssets, type DbOrTrx } from './media.repo.js';
+import { ensureTags, tagAssets, unknownAssets, type DbOrTrx } from './media.repo.js';
 
 /** Folders, collections and tags of the library, and moving assets among them. */
 

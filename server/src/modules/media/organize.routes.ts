@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { newId, nowIso } from '../../platform/db/ids.js';
 import type { ContentCollectionsTable, ContentFoldersTable, ContentTagsTable } from '../../platform/db/schema.js';
 import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { pageOf, pageQuery } from '../../platform/http/pagination.js';
@@ -22,7 +23,8 @@ import {
   tagViews,
   updateFolder,
 } from './organize.repo.js';
-import { Asset, assetViewsOf, newId, nowIso } from './media.repo.js';
+import { assetViewsOf } from './media.repo.js';
+import { Asset } from './media.schemas.js';
 
 const TAGS = ['Content organisation'];
 

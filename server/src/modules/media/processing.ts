@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { newId, nowIso } from '../../platform/db/ids.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
 import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import { fireAssetChange } from './hooks.js';
-import { getAsset, insertMediaFile, listVariants, newId, nowIso } from './media.repo.js';
+import { getAsset, insertMediaFile, listVariants } from './media.repo.js';
 
 /**
  * Processing: an asset's original is probed and rendered into its variants (sharp for

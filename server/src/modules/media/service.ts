@@ -5,6 +5,7 @@ import type { Transaction } from 'kysely';
 import type Koa from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
+import { newId, nowIso } from '../../platform/db/ids.js';
 import type { AssetKind, Database } from '../../platform/db/schema.js';
 import { ApiError, isDiskFull } from '../../platform/http/errors.js';
 import { type PartIo, realPartIo, tusResumableOnEveryAnswer } from '../../platform/http/tus.js';
@@ -15,7 +16,7 @@ import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { renderAndRecord } from './processing.js';
-import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, newId, nowIso, orphanedFiles, tagAssets } from './media.repo.js';
+import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, orphanedFiles, tagAssets } from './media.repo.js';
 import { deleteUpload, expiredUploadIds, uploadExists } from './uploads.repo.js';
 import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 

@@ -14,7 +14,7 @@ import {
   type RestoreParticipant,
   type StatusContributor,
 } from '../system/index.js';
-import { ASSET_KINDS, ASSET_STATES } from './media.repo.js';
+import { ASSET_KINDS, ASSET_STATES } from './media.schemas.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
 import { uuidParam } from '../../platform/http/route.js';
 

@@ -15,7 +15,8 @@ import {
   httpDate,
 } from '../../platform/http/tus.js';
 import { uploadLimits } from './limits.js';
-import { Asset, assetView } from './media.repo.js';
+import { assetView } from './media.repo.js';
+import { Asset } from './media.schemas.js';
 import { checkOwner, completeUpload, createUpload, loadUpload, metadataFolder, patchTarget, terminateUpload, uploadForOffset } from './uploads.service.js';
 
 const TAGS = ['Uploads'];

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
+import { newId, nowIso } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
 import type { UploadsTable } from '../../platform/db/schema.js';
 import { roleAtLeast, type Principal, type SessionPrincipal } from '../../platform/http/auth.js';
@@ -9,7 +10,6 @@ import { avKindOf } from '../../platform/media/av.js';
 import { describeUnsupported, sniffFile } from '../../platform/media/sniff.js';
 import { uploadLimits } from './limits.js';
 import { checkFolderRef, folderExists } from './organize.repo.js';
-import { newId, nowIso } from './media.repo.js';
 import type { MediaService } from './service.js';
 import { deleteUpload, findUpload, insertUpload, recordUploadOffset } from './uploads.repo.js';
 

@@ -3,10 +3,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { OutboundError, safeFetch, type OutboundPolicy } from '../../platform/http/outbound.js';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { newId, nowIso } from '../../platform/db/ids.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import type { JobContext } from '../../platform/jobs/queue.js';
 import { fetchPolicy } from './limits.js';
-import { getAsset, listVariants, newId, nowIso, type WebsiteSettings } from './media.repo.js';
+import { getAsset, listVariants } from './media.repo.js';
+import type { WebsiteSettings } from './media.schemas.js';
 
 export const WEBSITE_THUMBNAIL_JOB = 'media.website-thumbnail';
 

@@ -3,7 +3,8 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
 import { changeWebsite, createWebsiteAsset, diagnoseWebsite } from './assets.service.js';
 import { checkFolderRef } from './organize.repo.js';
-import { Asset, assetView, mustGetAsset, type WebsiteSettings } from './media.repo.js';
+import { assetView, mustGetAsset } from './media.repo.js';
+import { Asset, type WebsiteSettings } from './media.schemas.js';
 import { normaliseWebsiteUrl } from './website-thumbnail.js';
 
 const TAGS = ['Assets'];
