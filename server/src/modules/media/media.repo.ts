@@ -260,6 +260,113 @@ export async function findVariant(db: DbOrTrx, assetId: string, variantId: strin
   return db.selectFrom('asset_variants').selectAll().where('id', '=', variantId).where('asset_id', '=', assetId).executeTakeFirst();
 }
 
+/** An asset's state, and the one it had before it was archived; undefined when it is gone. */
+export async function assetStateOf(db: DbOrTrx, id: string): Promise<Pick<AssetsTable, 'state' | 'state_before_archive'> | undefined> {
+  return db.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', id).executeTakeFirst();
+}
+
+/** How far processing is (0 to 1), shown while the asset is processing. */
+export async function setAssetProgress(db: DbOrTrx, id: string, progress: number): Promise<void> {
+  await db.updateTable('assets').set({ progress }).where('id', '=', id).execute();
+}
+
+/** What processing found out about an asset, as its row stores it (`metadata`: JSON). */
+export interface ProcessedFacts {
+  width: number | null;
+  height: number | null;
+  durationMs: number | null;
+  pageCount: number | null;
+  metadata: string;
+}
+
+/** Processing succeeded: the asset is ready (an archived one will be, when restored) with what was found out. */
+export async function recordAssetReady(db: DbOrTrx, id: string, archived: boolean, facts: ProcessedFacts, now: string): Promise<void> {
+  await db
+    .updateTable('assets')
+    .set({
+      ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
+      width: facts.width,
+      height: facts.height,
+      duration_ms: facts.durationMs,
+      page_count: facts.pageCount,
+      metadata: facts.metadata,
+      failure_reason: null,
+      progress: null,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Processing failed for good: the asset is failed (an archived one will be, when restored), saying why. */
+export async function recordAssetFailure(db: DbOrTrx, id: string, archived: boolean, reason: string): Promise<void> {
+  await db
+    .updateTable('assets')
+    .set({
+      ...(archived ? { state_before_archive: 'failed' as const } : { state: 'failed' as const }),
+      failure_reason: reason,
+      progress: null,
+      updated_at: nowIso(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The asset changed beyond its own columns (its variants). */
+export async function touchAsset(db: DbOrTrx, id: string, now: string): Promise<void> {
+  await db.updateTable('assets').set({ updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A website asset's settings and metadata (both JSON), as the thumbnail job compares and extends them. */
+export async function websiteAndMetadata(db: DbOrTrx, id: string): Promise<Pick<AssetsTable, 'website' | 'metadata'> | undefined> {
+  return db.selectFrom('assets').select(['website', 'metadata']).where('id', '=', id).executeTakeFirst();
+}
+
+export async function setAssetMetadata(db: DbOrTrx, id: string, metadata: string, now: string): Promise<void> {
+  await db.updateTable('assets').set({ metadata, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A rendered file recorded as a variant of an asset. */
+export interface VariantFile {
+  purpose: AssetVariantsTable['purpose'];
+  contentType: string;
+  width: number | null;
+  height: number | null;
+  page: number | null;
+  size: number;
+  sha256: string;
+}
+
+/** Records `file` as a new variant (a new id) of the asset. */
+export async function insertVariant(db: DbOrTrx, assetId: string, file: VariantFile, now: string): Promise<void> {
+  await db
+    .insertInto('asset_variants')
+    .values({
+      id: newId(),
+      asset_id: assetId,
+      purpose: file.purpose,
+      content_type: file.contentType,
+      width: file.width,
+      height: file.height,
+      page: file.page,
+      size_bytes: file.size,
+      sha256: file.sha256,
+      created_at: now,
+    })
+    .execute();
+}
+
+export async function deleteVariants(db: DbOrTrx, ids: readonly string[]): Promise<void> {
+  await db.deleteFrom('asset_variants').where('id', 'in', ids).execute();
+}
+
+/** The asset's variants (those of one purpose, when given). */
+export async function deleteVariantsOf(db: DbOrTrx, assetId: string, purpose?: AssetVariantsTable['purpose']): Promise<void> {
+  let q = db.deleteFrom('asset_variants').where('asset_id', '=', assetId);
+  if (purpose) q = q.where('purpose', '=', purpose);
+  await q.execute();
+}
+
 /** Tag ids for names, creating the missing tags (case-insensitive match). */
 export async function ensureTags(trx: DbOrTrx, names: readonly string[]): Promise<string[]> {
   const ids: string[] = [];

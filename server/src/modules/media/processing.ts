@@ -1,14 +1,25 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import type { AppDeps } from '../../platform/app-deps.js';
-import { newId, nowIso } from '../../platform/db/ids.js';
+import { nowIso } from '../../platform/db/ids.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
 import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import { fireAssetChange } from './hooks.js';
-import { getAsset, insertMediaFile, listVariants } from './media.repo.js';
+import {
+  assetStateOf,
+  deleteVariants,
+  deleteVariantsOf,
+  getAsset,
+  insertMediaFile,
+  insertVariant,
+  listVariants,
+  recordAssetReady,
+  setAssetProgress,
+  touchAsset,
+} from './media.repo.js';
 
 /**
  * Processing: an asset's original is probed and rendered into its variants (sharp for
@@ -55,12 +66,7 @@ export async function renderAndRecord(media: ProcessingHost, assetId: string, jo
   try {
     const progress = async (fraction: number) => {
       job.progress(fraction);
-      if (mode === 'process')
-        await db
-          .updateTable('assets')
-          .set({ progress: Math.round(fraction * 1000) / 1000 })
-          .where('id', '=', assetId)
-          .execute();
+      if (mode === 'process') await setAssetProgress(db, assetId, Math.round(fraction * 1000) / 1000);
     };
     let result: ProcessResult;
     try {
@@ -104,7 +110,7 @@ export async function renderAndRecord(media: ProcessingHost, assetId: string, jo
       async () => {
         for (const h of hashed) await media.store.adopt(h.f.file, { sha256: h.sha256, size: h.size });
         return db.transaction().execute(async (trx) => {
-          const row = await trx.selectFrom('assets').select(['state', 'state_before_archive']).where('id', '=', assetId).executeTakeFirst();
+          const row = await assetStateOf(trx, assetId);
           if (!row) return false;
           const archived = row.state === 'archived';
           if ((archived ? row.state_before_archive : row.state) !== expected) return false;
@@ -128,60 +134,21 @@ export async function renderAndRecord(media: ProcessingHost, assetId: string, jo
             });
             const gone = old.filter((v) => !kept.has(v.id)).map((v) => v.id);
             if (gone.length === 0 && fresh.length === 0) return false;
-            if (gone.length) await trx.deleteFrom('asset_variants').where('id', 'in', gone).execute();
-            for (const s of fresh) {
-              await trx
-                .insertInto('asset_variants')
-                .values({
-                  id: newId(),
-                  asset_id: assetId,
-                  purpose: s.purpose,
-                  content_type: s.contentType,
-                  width: s.width,
-                  height: s.height,
-                  page: s.page,
-                  size_bytes: s.size,
-                  sha256: s.sha256,
-                  created_at: now,
-                })
-                .execute();
-            }
-            await trx.updateTable('assets').set({ updated_at: now }).where('id', '=', assetId).execute();
+            if (gone.length) await deleteVariants(trx, gone);
+            for (const s of fresh) await insertVariant(trx, assetId, s, now);
+            await touchAsset(trx, assetId, now);
             return true;
           }
-          await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).execute();
-          for (const s of stored) {
-            await trx
-              .insertInto('asset_variants')
-              .values({
-                id: newId(),
-                asset_id: assetId,
-                purpose: s.purpose,
-                content_type: s.contentType,
-                width: s.width,
-                height: s.height,
-                page: s.page,
-                size_bytes: s.size,
-                sha256: s.sha256,
-                created_at: now,
-              })
-              .execute();
-          }
-          await trx
-            .updateTable('assets')
-            .set({
-              ...(archived ? { state_before_archive: 'ready' as const } : { state: 'ready' as const }),
-              width: result.width,
-              height: result.height,
-              duration_ms: result.durationMs,
-              page_count: result.pageCount,
-              metadata: JSON.stringify(result.metadata),
-              failure_reason: null,
-              progress: null,
-              updated_at: now,
-            })
-            .where('id', '=', assetId)
-            .execute();
+          await deleteVariantsOf(trx, assetId);
+          for (const s of stored) await insertVariant(trx, assetId, s, now);
+          const facts = {
+            width: result.width,
+            height: result.height,
+            durationMs: result.durationMs,
+            pageCount: result.pageCount,
+            metadata: JSON.stringify(result.metadata),
+          };
+          await recordAssetReady(trx, assetId, archived, facts, now);
           return true;
         });
       },

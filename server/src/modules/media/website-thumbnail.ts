@@ -3,11 +3,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { OutboundError, safeFetch, type OutboundPolicy } from '../../platform/http/outbound.js';
 import type { AppDeps } from '../../platform/app-deps.js';
-import { newId, nowIso } from '../../platform/db/ids.js';
+import { nowIso } from '../../platform/db/ids.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import type { JobContext } from '../../platform/jobs/queue.js';
 import { fetchPolicy } from './limits.js';
-import { getAsset, listVariants } from './media.repo.js';
+import { deleteVariantsOf, getAsset, insertMediaFile, insertVariant, listVariants, setAssetMetadata, websiteAndMetadata } from './media.repo.js';
 import type { WebsiteSettings } from './media.schemas.js';
 
 export const WEBSITE_THUMBNAIL_JOB = 'media.website-thumbnail';
@@ -214,45 +214,22 @@ export async function runWebsiteThumbnail(media: WebsiteThumbnailHost, assetId: 
     await media.store.locks.withAll([hashed.sha256], async () => {
       await media.store.adopt(file, hashed);
       await db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('assets').select(['website', 'metadata']).where('id', '=', assetId).executeTakeFirst();
+        const row = await websiteAndMetadata(trx, assetId);
         // Deleted, or its address changed meanwhile (that change queued its own job).
         if (!row || row.website !== asset.website) return;
         const now = nowIso();
-        await trx
-          .insertInto('media_files')
-          .values({ sha256: hashed.sha256, size_bytes: hashed.size, content_type: 'image/webp', created_at: now })
-          .onConflict((oc) => oc.doNothing())
-          .execute();
-        await trx.deleteFrom('asset_variants').where('asset_id', '=', assetId).where('purpose', '=', 'thumbnail').execute();
-        await trx
-          .insertInto('asset_variants')
-          .values({
-            id: newId(),
-            asset_id: assetId,
-            purpose: 'thumbnail',
-            content_type: 'image/webp',
-            width: W,
-            height: H,
-            page: null,
-            size_bytes: hashed.size,
-            sha256: hashed.sha256,
-            created_at: now,
-          })
-          .execute();
+        await insertMediaFile(trx, { sha256: hashed.sha256, size_bytes: hashed.size, content_type: 'image/webp', created_at: now });
+        await deleteVariantsOf(trx, assetId, 'thumbnail');
+        const thumbnail = { purpose: 'thumbnail' as const, contentType: 'image/webp', width: W, height: H, page: null, ...hashed };
+        await insertVariant(trx, assetId, thumbnail, now);
         let metadata: Record<string, unknown> = {};
         try {
           metadata = JSON.parse(row.metadata) as Record<string, unknown>;
         } catch {
           metadata = {};
         }
-        await trx
-          .updateTable('assets')
-          .set({
-            metadata: JSON.stringify({ ...metadata, pageTitle: made.title, thumbnailSource: made.source, thumbnailError: made.error, thumbnailAt: now }),
-            updated_at: now,
-          })
-          .where('id', '=', assetId)
-          .execute();
+        const facts = { pageTitle: made.title, thumbnailSource: made.source, thumbnailError: made.error, thumbnailAt: now };
+        await setAssetMetadata(trx, assetId, JSON.stringify({ ...metadata, ...facts }), now);
       });
     });
     await media.removeOrphans(
