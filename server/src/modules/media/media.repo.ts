@@ -405,17 +405,6 @@ export async function tagAssets(trx: DbOrTrx, assetIds: readonly string[], tagId
   }
 }
 
-/** Media file hashes no asset or variant points at any more (for deletion from disk). */
-export async function orphanedFiles(db: Db, candidates: readonly string[]): Promise<string[]> {
-  const orphans: string[] = [];
-  for (const sha of new Set(candidates)) {
-    const asset = await db.selectFrom('assets').select('id').where('sha256', '=', sha).executeTakeFirst();
-    const variant = asset ? undefined : await db.selectFrom('asset_variants').select('id').where('sha256', '=', sha).executeTakeFirst();
-    if (!asset && !variant) orphans.push(sha);
-  }
-  return orphans;
-}
-
 /**
  * 400 for asset ids of a body list that name no asset (`details.missing` lists them; an
  * issue per position names the field). An unknown id inside a body is invalid input.

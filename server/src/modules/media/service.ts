@@ -16,7 +16,8 @@ import { getSettings } from '../system/index.js';
 import { fireAssetChange } from './hooks.js';
 import { uploadLimits } from './limits.js';
 import { renderAndRecord } from './processing.js';
-import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, orphanedFiles, tagAssets } from './media.repo.js';
+import { activeJobPayloads, deleteMediaFile, mediaFileExists, mediaFileHashes, orphanedFiles, websitesWithoutThumbnail } from './maintenance.repo.js';
+import { ensureTags, getAsset, insertAsset, insertJob, insertMediaFile, recordAssetFailure, tagAssets } from './media.repo.js';
 import { deleteUpload, expiredUploadIds, uploadExists } from './uploads.repo.js';
 import { runWebsiteThumbnail, WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
 
@@ -98,7 +99,7 @@ export class MediaService {
       const release = await this.store.locks.acquire(sha);
       try {
         if ((await orphanedFiles(db, [sha])).length === 0) continue;
-        await db.deleteFrom('media_files').where('sha256', '=', sha).execute();
+        await deleteMediaFile(db, sha);
         await this.store.remove(sha);
       } finally {
         release();
@@ -202,17 +203,7 @@ export class MediaService {
     const db = this.deps.db;
     const row = await getAsset(db, assetId);
     if (!row) return;
-    const archived = row.state === 'archived';
-    await db
-      .updateTable('assets')
-      .set({
-        ...(archived ? { state_before_archive: 'failed' as const } : { state: 'failed' as const }),
-        failure_reason: reason.slice(0, 1000),
-        progress: null,
-        updated_at: nowIso(),
-      })
-      .where('id', '=', assetId)
-      .execute();
+    await recordAssetFailure(db, assetId, row.state === 'archived', reason.slice(0, 1000));
     await fireAssetChange(this.deps, { change: 'failed', assetIds: [assetId] });
   }
 
@@ -223,7 +214,7 @@ export class MediaService {
   async sweepStore(minAgeMs = 3_600_000): Promise<number> {
     const root = this.store.root;
     if (!existsSync(root)) return 0;
-    const known = new Set((await this.deps.db.selectFrom('media_files').select('sha256').execute()).map((r) => r.sha256));
+    const known = new Set(await mediaFileHashes(this.deps.db));
     let removed = 0;
     for (const a of await fs.readdir(root)) {
       if (!/^[0-9a-f]{2}$/.test(a)) continue;
@@ -237,7 +228,7 @@ export class MediaService {
           // Re-check holding the hash: an upload or a job may be adopting it or have committed its row.
           const release = await this.store.locks.acquire(name);
           try {
-            if (await this.deps.db.selectFrom('media_files').select('sha256').where('sha256', '=', name).executeTakeFirst()) continue;
+            if (await mediaFileExists(this.deps.db, name)) continue;
             const again = await fs.stat(file).catch(() => null);
             if (!again || Date.now() - again.mtimeMs < minAgeMs) continue;
             await fs.rm(file, { force: true });
@@ -318,36 +309,18 @@ export function registerMediaJobs(jobs: JobQueue, media: MediaService): void {
 
 /** Website assets made before they got thumbnails: one job each (once: every run leaves a thumbnail). */
 async function backfillWebsiteThumbnails(deps: AppDeps, jobs: JobQueue): Promise<void> {
-  const rows = await deps.db
-    .selectFrom('assets')
-    .select('id')
-    .where('kind', '=', 'website')
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('asset_variants')
-            .select('asset_variants.id')
-            .whereRef('asset_variants.asset_id', '=', 'assets.id')
-            .where('asset_variants.purpose', '=', 'thumbnail'),
-        ),
-      ),
-    )
-    .limit(1000)
-    .execute();
-  if (rows.length === 0) return;
+  const ids = await websitesWithoutThumbnail(deps.db, 1000);
+  if (ids.length === 0) return;
   const pending = new Set(
-    (await deps.db.selectFrom('jobs').select('payload').where('kind', '=', WEBSITE_THUMBNAIL_JOB).where('state', 'in', ['queued', 'running']).execute()).map(
-      (j) => {
-        try {
-          return (JSON.parse(j.payload) as { assetId?: string }).assetId ?? '';
-        } catch {
-          return '';
-        }
-      },
-    ),
+    (await activeJobPayloads(deps.db, WEBSITE_THUMBNAIL_JOB)).map((payload) => {
+      try {
+        return (JSON.parse(payload) as { assetId?: string }).assetId ?? '';
+      } catch {
+        return '';
+      }
+    }),
   );
-  for (const r of rows) if (!pending.has(r.id)) await jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: r.id }, { maxAttempts: 2 });
+  for (const id of ids) if (!pending.has(id)) await jobs.enqueue(WEBSITE_THUMBNAIL_JOB, { assetId: id }, { maxAttempts: 2 });
 }
 
 /** Wires the media library into an app: context, job handler, periodic tasks, the queue. */

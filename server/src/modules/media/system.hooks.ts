@@ -1,7 +1,6 @@
 import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ApiError } from '../../platform/http/errors.js';
@@ -14,6 +13,19 @@ import {
   type RestoreParticipant,
   type StatusContributor,
 } from '../system/index.js';
+import {
+  activeJobAssetIds,
+  deleteMediaFile,
+  fileReferenced,
+  insertJobs,
+  jobStates,
+  mediaCounts,
+  readyAssetsOfKinds,
+  type ReprocessCandidate,
+  referencedHashes,
+  reprocessCandidatesByIds,
+  unreferencedMediaFiles,
+} from './maintenance.repo.js';
 import { ASSET_KINDS, ASSET_STATES } from './media.schemas.js';
 import { mediaServiceOf, REPROCESS_JOB, type MediaService } from './service.js';
 import { uuidParam } from '../../platform/http/route.js';
@@ -43,26 +55,7 @@ const zeroes = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys
 
 /** Asset counts by state and kind, logical bytes of originals and variants, physical bytes of the store. */
 export async function mediaStatus(db: AppDeps['db']) {
-  const [groups, variants, files, uploads] = await Promise.all([
-    db
-      .selectFrom('assets')
-      .select((eb) => ['kind', 'state', eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')])
-      .groupBy(['kind', 'state'])
-      .execute(),
-    // Variants that are the original itself (a browser plays it as is) are not counted twice.
-    sql<{ n: number; bytes: number | null }>`
-      select count(*) as n, sum(v.size_bytes) as bytes
-      from asset_variants v join assets a on a.id = v.asset_id
-      where v.sha256 <> coalesce(a.sha256, '')`.execute(db),
-    db
-      .selectFrom('media_files')
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('size_bytes').as('bytes')])
-      .executeTakeFirst(),
-    db
-      .selectFrom('uploads')
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number | null>('offset_bytes').as('bytes')])
-      .executeTakeFirst(),
-  ]);
+  const { groups, variants: v, files, uploads } = await mediaCounts(db);
   const byState = zeroes(ASSET_STATES);
   const byKind = zeroes(ASSET_KINDS);
   let total = 0;
@@ -74,7 +67,6 @@ export async function mediaStatus(db: AppDeps['db']) {
     byKind[g.kind] = (byKind[g.kind] ?? 0) + n;
     originalBytes += Number(g.bytes ?? 0);
   }
-  const v = variants.rows[0];
   return {
     assets: total,
     byState,
@@ -158,15 +150,8 @@ export async function pruneMedia(
   const { db } = deps;
   const progress = options.progress ?? (() => {});
   const dryRun = options.dryRun;
-  const referenced = async (sha: string) =>
-    Boolean(
-      (await db.selectFrom('assets').select('id').where('sha256', '=', sha).executeTakeFirst()) ??
-        (await db.selectFrom('asset_variants').select('id').where('sha256', '=', sha).executeTakeFirst()),
-    );
   progress(0.02, 'reading references');
-  const refs = new Set<string>();
-  for (const r of await db.selectFrom('assets').select('sha256').where('sha256', 'is not', null).execute()) refs.add(r.sha256!);
-  for (const r of await db.selectFrom('asset_variants').select('sha256').execute()) refs.add(r.sha256);
+  const refs = await referencedHashes(db);
 
   const result: PruneResult = {
     dryRun,
@@ -206,13 +191,13 @@ export async function pruneMedia(
         // Re-check holding the hash: an upload or a job may be adopting it, or have committed a row meanwhile.
         const release = await media.store.locks.acquire(f.name);
         try {
-          if (await referenced(f.name)) continue;
+          if (await fileReferenced(db, f.name)) continue;
           const again = await fs.stat(file).catch(() => null);
           if (!again || now - again.mtimeMs < PRUNE_MIN_AGE_MS) continue;
           result.orphanFiles++;
           result.orphanBytes += st.size;
           if (dryRun) continue;
-          await db.deleteFrom('media_files').where('sha256', '=', f.name).execute();
+          await deleteMediaFile(db, f.name);
           await fs.rm(file, { force: true });
         } finally {
           release();
@@ -223,17 +208,12 @@ export async function pruneMedia(
 
   progress(0.82, 'checking rows');
   // Rows of files no asset or variant references whose file is gone.
-  const rows = await db
-    .selectFrom('media_files')
-    .select(['sha256', 'created_at'])
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('assets').select('id').whereRef('assets.sha256', '=', 'media_files.sha256'))))
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('asset_variants').select('id').whereRef('asset_variants.sha256', '=', 'media_files.sha256'))))
-    .execute();
+  const rows = await unreferencedMediaFiles(db);
   for (const r of rows) {
     // A row whose file is on disk was judged above, by the file's age.
     if (seen.has(r.sha256) || now - Date.parse(r.created_at) < PRUNE_MIN_AGE_MS) continue;
     result.orphanRows++;
-    if (!dryRun && !(await referenced(r.sha256))) await db.deleteFrom('media_files').where('sha256', '=', r.sha256).execute();
+    if (!dryRun && !(await fileReferenced(db, r.sha256))) await deleteMediaFile(db, r.sha256);
   }
 
   progress(0.88, 'job leftovers');
@@ -308,19 +288,12 @@ const reprocessThumbnailsAction: MaintenanceAction = {
     const { db } = deps;
     const kinds = o.kinds ?? [...PROCESSABLE_KINDS];
     progress(0.01, 'selecting assets');
-    type Row = { id: string; kind: string; state: string; state_before_archive: string | null; sha256: string | null };
-    const base = () => db.selectFrom('assets').select(['id', 'kind', 'state', 'state_before_archive', 'sha256']);
-    let rows: Row[];
+    let rows: ReprocessCandidate[];
     if (o.assetIds) {
       rows = [];
-      for (const part of chunks([...new Set(o.assetIds)], 500)) rows.push(...(await base().where('id', 'in', part).execute()));
+      for (const part of chunks([...new Set(o.assetIds)], 500)) rows.push(...(await reprocessCandidatesByIds(db, part)));
     } else {
-      rows = await base()
-        .where('sha256', 'is not', null)
-        .where('kind', 'in', kinds)
-        .where((eb) => eb.or([eb('state', '=', 'ready'), eb.and([eb('state', '=', 'archived'), eb('state_before_archive', '=', 'ready')])]))
-        .orderBy('id')
-        .execute();
+      rows = await readyAssetsOfKinds(db, kinds);
     }
     const skipped: { assetId: string; reason: string }[] = [];
     const skip = (assetId: string, reason: string) => skipped.push({ assetId, reason });
@@ -343,24 +316,13 @@ const reprocessThumbnailsAction: MaintenanceAction = {
       return true;
     });
     // An asset whose reprocess is already queued or running is not queued twice.
-    const pending = new Set(
-      (
-        await db
-          .selectFrom('jobs')
-          .select(sql<string>`json_extract(payload, '$.assetId')`.as('assetId'))
-          .where('kind', '=', REPROCESS_JOB)
-          .where('state', 'in', ['queued', 'running'])
-          .execute()
-      ).map((r) => r.assetId),
-    );
+    const pending = new Set(await activeJobAssetIds(db, REPROCESS_JOB));
     const toQueue = eligible.filter((r) => !pending.has(r.id));
     const jobIds: string[] = [];
     progress(0.05, `queueing ${toQueue.length} jobs`);
     for (const part of chunks(toQueue, 500)) {
       const jobRows = part.map((r) => JobQueue.row(REPROCESS_JOB, { assetId: r.id }, { maxAttempts: 2 }));
-      await db.transaction().execute(async (trx) => {
-        for (const row of jobRows) await trx.insertInto('jobs').values(row).execute();
-      });
+      await insertJobs(db, jobRows);
       jobIds.push(...jobRows.map((r) => r.id));
     }
     media.jobs.kick();
@@ -372,7 +334,7 @@ const reprocessThumbnailsAction: MaintenanceAction = {
       let succeeded = 0;
       failures.length = 0;
       for (const part of chunks(jobIds, 500)) {
-        const states = await db.selectFrom('jobs').select(['id', 'state', 'payload', 'last_error']).where('id', 'in', part).execute();
+        const states = await jobStates(db, part);
         finished += part.length - states.length; // pruned meanwhile: finished long ago
         for (const s of states) {
           if (s.state === 'done') {
