@@ -19,6 +19,16 @@ import { fireAssetChange } from '../media/index.js';
 import type { MediaService } from '../media/index.js';
 import { newScreenRow, screenshotDir } from '../screens/index.js';
 import { nowIso as now } from '../../platform/db/ids.js';
+import {
+  insertAssignment,
+  insertGroup,
+  insertLocation,
+  insertPlaylist,
+  insertPublishedLayout,
+  insertSchedule,
+  insertScreenInGroup,
+  wipeVenue,
+} from './demo.repo.js';
 import { ensureDemoSources, type DemoSource } from './sample-media.js';
 
 /** `meta` keys: when the demo was first seeded, when it was last reset. */
@@ -89,56 +99,51 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
 
   await deps.db.transaction().execute(async (trx) => {
     const db = trx as unknown as Db;
-    await trx
-      .insertInto('locations')
-      .values({
-        id: locationId,
-        name: DEMO.location.name,
-        address: DEMO.location.address,
-        time_zone: DEMO.location.timeZone,
-        latitude: null,
-        longitude: null,
-        notes: 'Demo data: reset it from the console banner.',
-        created_at: t,
-        updated_at: t,
-      })
-      .execute();
-    await trx
-      .insertInto('screen_groups')
-      .values({ id: groupId, name: DEMO.group, description: 'Every screen of the demo café', policy: null, span: null, created_at: t, updated_at: t })
-      .execute();
+    await insertLocation(db, {
+      id: locationId,
+      name: DEMO.location.name,
+      address: DEMO.location.address,
+      time_zone: DEMO.location.timeZone,
+      latitude: null,
+      longitude: null,
+      notes: 'Demo data: reset it from the console banner.',
+      created_at: t,
+      updated_at: t,
+    });
+    await insertGroup(db, {
+      id: groupId,
+      name: DEMO.group,
+      description: 'Every screen of the demo café',
+      policy: null,
+      span: null,
+      created_at: t,
+      updated_at: t,
+    });
     for (const s of DEMO.screens) {
       const id = screenIds.get(s.key)!;
       // No player yet: the screen stays "pending" until a /play page is paired onto it
       // (approve the pairing with this screenId to adopt it).
-      await trx
-        .insertInto('screens')
-        .values(
-          newScreenRow(
-            {
-              id,
-              name: s.name,
-              location_id: locationId,
-              orientation: s.orientation,
-              tags: JSON.stringify(['demo']),
-              notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.',
-            },
-            t,
-          ),
-        )
-        .execute();
-      await trx.insertInto('screen_group_members').values({ group_id: groupId, screen_id: id, added_at: t }).execute();
+      const screen = newScreenRow(
+        {
+          id,
+          name: s.name,
+          location_id: locationId,
+          orientation: s.orientation,
+          tags: JSON.stringify(['demo']),
+          notes: 'Demo screen: pair a player and approve it onto this screen to see the demo content.',
+        },
+        t,
+      );
+      await insertScreenInGroup(db, screen, groupId, t);
     }
 
     const playlist = async (id: string, name: string, description: string, items: NewItem[]) => {
-      await trx
-        .insertInto('playlists')
-        .values({ id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t })
-        .execute();
-      await trx
-        .insertInto('playlist_items')
-        .values(items.map((item, i) => newItemRow(id, item, i)))
-        .execute();
+      const row = { id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t };
+      await insertPlaylist(
+        db,
+        row,
+        items.map((item, i) => newItemRow(id, item, i)),
+      );
     };
     const fade = { type: 'fade' as const, durationMs: 600 };
     await playlist(loopId, DEMO.playlists.loop, 'Welcome slide, the lunch specials (weekdays 11:00-15:00 only) and a short clip', [
@@ -165,29 +170,23 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
     );
     await assertRefs(db, content);
     const revisionId = uuidv7();
-    await trx
-      .insertInto('layouts')
-      .values({
-        id: layoutId,
-        name: DEMO.layout,
-        description: 'Main zone with the café loop, side zone with the opening hours',
-        revision: 2,
-        draft: JSON.stringify(content),
-        published_revision_id: null,
-        published_at: null,
-        preview_sha256: null,
-        preview_content_type: null,
-        preview_updated_at: null,
-        created_by: null,
-        created_at: t,
-        updated_at: t,
-      })
-      .execute();
-    await trx
-      .insertInto('layout_revisions')
-      .values({ id: revisionId, layout_id: layoutId, number: 1, content: JSON.stringify(content), note: 'Demo data', created_by: null, created_at: t })
-      .execute();
-    await trx.updateTable('layouts').set({ published_revision_id: revisionId, published_at: t }).where('id', '=', layoutId).execute();
+    const layout = {
+      id: layoutId,
+      name: DEMO.layout,
+      description: 'Main zone with the café loop, side zone with the opening hours',
+      revision: 2,
+      draft: JSON.stringify(content),
+      published_revision_id: null,
+      published_at: null,
+      preview_sha256: null,
+      preview_content_type: null,
+      preview_updated_at: null,
+      created_by: null,
+      created_at: t,
+      updated_at: t,
+    };
+    const revision = { id: revisionId, layout_id: layoutId, number: 1, content: JSON.stringify(content), note: 'Demo data', created_by: null, created_at: t };
+    await insertPublishedLayout(db, layout, revision, t);
 
     // Weekday lunch on every screen of the location, in each screen's own time zone.
     const { row, targets } = await prepareSchedule(db, {
@@ -201,21 +200,12 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       priority: 10,
       enabled: true,
     });
-    await trx
-      .insertInto('schedules')
-      .values({ id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t })
-      .execute();
+    await insertSchedule(db, { id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t });
     await writeTargets(db, scheduleId, targets);
 
     // Something always plays: the group's default playlist, and the portrait board its own.
-    await trx
-      .insertInto('playlist_assignments')
-      .values({ target_type: 'group', target_id: groupId, playlist_id: loopId, updated_by: null, updated_at: t })
-      .execute();
-    await trx
-      .insertInto('playlist_assignments')
-      .values({ target_type: 'screen', target_id: screenIds.get('menu')!, playlist_id: menuId, updated_by: null, updated_at: t })
-      .execute();
+    await insertAssignment(db, { target_type: 'group', target_id: groupId, playlist_id: loopId, updated_by: null, updated_at: t });
+    await insertAssignment(db, { target_type: 'screen', target_id: screenIds.get('menu')!, playlist_id: menuId, updated_by: null, updated_at: t });
   });
 
   const refs: DepRef[] = [
@@ -228,45 +218,15 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
 }
 
 /**
- * Removes the venue content in one transaction: schedules, assignments, layouts,
- * playlists, assets, library folders/collections/tags, screens (credentials, commands,
- * history with them), pairing sessions, groups, locations. Users, sessions, tokens and
- * settings stay. After the commit: media files nothing references any more are removed
- * (the media module's rule), layout previews and screenshots are deleted, and sockets of
+ * Removes the venue content in one transaction (demo.repo.ts's wipeVenue: schedules,
+ * assignments, layouts, playlists, assets, library folders/collections/tags, screens,
+ * pairing sessions, groups, locations; users, sessions, tokens and settings stay). After
+ * the commit: media files nothing references any more are removed (the media module's rule), layout previews and screenshots are deleted, and sockets of
  * removed screens are closed as revoked (their players pair again).
  */
 export async function wipeDemo(deps: AppDeps, media: MediaService): Promise<void> {
   const db = deps.db;
-  const removed = await db.transaction().execute(async (trx) => {
-    const assets = await trx.selectFrom('assets').select(['id', 'sha256']).execute();
-    const variants = await trx.selectFrom('asset_variants').select('sha256').execute();
-    const layouts = await trx.selectFrom('layouts').select('id').execute();
-    const screens = await trx.selectFrom('screens').select('id').execute();
-    const screenshots = await trx.selectFrom('screen_commands').select('screenshot_sha256').where('screenshot_sha256', 'is not', null).execute();
-
-    await trx.deleteFrom('schedules').execute(); // targets cascade
-    await trx.deleteFrom('playlist_assignments').execute();
-    await trx.deleteFrom('layouts').execute(); // revisions cascade
-    await trx.deleteFrom('playlist_items').execute(); // nested items restrict playlist deletes
-    await trx.deleteFrom('playlists').execute();
-    await trx.deleteFrom('assets').execute(); // variants, tags, collection links cascade
-    await trx.updateTable('content_folders').set({ parent_id: null }).execute();
-    await trx.deleteFrom('content_folders').execute();
-    await trx.deleteFrom('content_collections').execute();
-    await trx.deleteFrom('content_tags').execute();
-    await trx.deleteFrom('pairing_sessions').execute();
-    await trx.deleteFrom('screens').execute(); // credentials, commands, history, members cascade
-    await trx.deleteFrom('manifest_deps').execute();
-    await trx.deleteFrom('screen_groups').execute();
-    await trx.deleteFrom('locations').execute();
-    return {
-      assetIds: assets.map((a) => a.id),
-      shas: [...assets.map((a) => a.sha256), ...variants.map((v) => v.sha256)],
-      layoutIds: layouts.map((l) => l.id),
-      screenIds: screens.map((s) => s.id),
-      screenshots: [...new Set(screenshots.map((s) => s.screenshot_sha256!))],
-    };
-  });
+  const removed = await wipeVenue(db);
   await media.removeOrphans(removed.shas);
   for (const id of removed.layoutIds) await rm(path.join(deps.config.dataDir, 'layout-previews', `${id}.png`), { force: true });
   for (const sha of removed.screenshots) if (/^[0-9a-f]{64}$/.test(sha)) await rm(path.join(screenshotDir(deps.config.dataDir), sha), { force: true });
