@@ -4,7 +4,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { nowIso } from '../../platform/db/ids.js';
 import type { AssetsTable, AssetVariantsTable } from '../../platform/db/schema.js';
 import { PermanentJobError, type JobContext } from '../../platform/jobs/queue.js';
-import { processAudio, processPdf, processVideo, MediaRejected } from '../../platform/media/av.js';
+import { type AvResult, MediaRejected, processAudio, processPdf, processVideo } from '../../platform/media/av.js';
 import { ImageRejected, probeImage, renderImage, type RenderedFile } from '../../platform/media/image.js';
 import { hashFile, type MediaStore } from '../../platform/media/store.js';
 import { fireAssetChange } from './hooks.js';
@@ -34,17 +34,8 @@ export interface ProcessingHost {
   removeOrphans(candidates: readonly (string | null)[]): Promise<void>;
 }
 
-/** What processing found out about an asset, plus its rendered variants. */
-export interface ProcessResult {
-  files: RenderedFile[];
-  /** Variants that are the original file itself (a browser already plays it). */
-  originalAs?: { purpose: 'player'; contentType: string; width: number | null; height: number | null }[];
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-  pageCount: number | null;
-  metadata: Record<string, unknown>;
-}
+/** What processing found out about an asset, plus its rendered variants (the same shape for every kind). */
+export type ProcessResult = AvResult;
 
 /**
  * The `media.process` job (`process`: a processing asset becomes ready with its variants)
