@@ -71,9 +71,10 @@ t.test('tus-js-client: an upload interrupted mid-way resumes and yields the iden
   t.ok(uploadUrl, 'the upload was created');
   const id = uploadUrl!.split('/').pop()!;
 
-  // The server kept what arrived before the interruption.
+  // The server kept what arrived before the interruption (it records the offset once it has
+  // read and fsynced what came: on a loaded machine that can take seconds, so wait up to 15 s).
   let head: Response | null = null;
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 300; i++) {
     head = await app.fetch(`/api/v1/uploads/${id}`, { method: 'HEAD', headers: { ...headers, ...TUS } });
     if (Number(head.headers.get('upload-offset')) > 0) break;
     await new Promise((r) => setTimeout(r, 50));
