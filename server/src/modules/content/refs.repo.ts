@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import type { AssetVariantsTable } from '../../platform/db/schema.js';
 
 export interface AssetInfo {
   id: string;
@@ -38,17 +39,7 @@ export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<M
   const unique = [...new Set(assetIds)];
   if (unique.length === 0) return out;
   for (let i = 0; i < unique.length; i += 500) {
-    const rows = await sql<{
-      id: string;
-      asset_id: string;
-      purpose: VariantInfo['purpose'];
-      content_type: string;
-      width: number | null;
-      height: number | null;
-      page: number | null;
-      size_bytes: number;
-      sha256: string;
-    }>`
+    const rows = await sql<Omit<AssetVariantsTable, 'created_at'>>`
       select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(
       db,
     );
