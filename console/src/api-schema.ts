@@ -3981,6 +3981,12 @@ export interface components {
                 url: string;
                 sha256: string;
                 sizeBytes: number;
+                /** @description image cells whose address is cached media: show media[variantId] instead of fetching the address */
+                images: {
+                    url: string;
+                    assetId: string;
+                    variantId: string;
+                }[];
             }[];
             overlays: unknown[];
             warnings: ({
@@ -19130,6 +19136,27 @@ export interface operations {
                                 id: string;
                                 name: string | null;
                             }[];
+                            /** @description The current output of the whole source and of each view screens use (GET .../outputs has every version) */
+                            outputs: {
+                                id: string;
+                                viewKey: string | null;
+                                revision: number;
+                                sizeBytes: number;
+                                rowCount: number;
+                                generatedAt: string;
+                            }[];
+                            /** @description Images in rows: fetched and kept as assets so screens show them offline */
+                            images: {
+                                pending: number;
+                                ready: number;
+                                failed: number;
+                                /** @description The latest image problems */
+                                failures: {
+                                    url: string;
+                                    error: string;
+                                    attempts: number;
+                                }[];
+                            };
                         };
                     };
                 };

@@ -97,6 +97,9 @@ export const ManifestDto = z
           url: z.string().describe('downloads with the device credential: {sourceId, viewKey, revision, generatedAt, columns, rows}'),
           sha256: z.string(),
           sizeBytes: z.number(),
+          images: z
+            .array(z.object({ url: z.string(), assetId: z.string(), variantId: z.string() }))
+            .describe('image cells whose address is cached media: show media[variantId] instead of fetching the address'),
         }),
       )
       .describe('the data outputs to cache, next to media'),

@@ -74,6 +74,8 @@ export interface ManifestData {
   url: string;
   sha256: string;
   sizeBytes: number;
+  /** The rows' image addresses that are cached media (their variants are in `media`). */
+  images: { url: string; assetId: string; variantId: string }[];
 }
 
 /** Answers a data source's output for (source, view); the data-sources module's `outputFor`. */
@@ -215,7 +217,11 @@ class Builder {
   }
 
   /** A data zone's output (listed in `data`), or null with a warning when it has none yet. */
-  private async dataZone(sourceId: string, view: View | null): Promise<{ sourceId: string; viewKey: string | null; outputId: string } | null> {
+  private async dataZone(
+    sourceId: string,
+    view: View | null,
+    box: { width: number; height: number },
+  ): Promise<{ sourceId: string; viewKey: string | null; outputId: string } | null> {
     const { key } = viewKeyOf(view);
     this.dep('data-source', sourceId);
     this.dep('data-output', `${sourceId}/${key}`);
@@ -227,7 +233,22 @@ class Builder {
       return null;
     }
     const { outputId, viewKey } = answer.output;
-    this.data.set(outputId, { ...answer.output });
+    // Images in rows play from the cache like any media: their player variant for the zone's box.
+    const images: ManifestData['images'] = [];
+    await this.loader.ensureAssets(answer.images.map((i) => i.assetId));
+    for (const image of answer.images) {
+      if (this.loader.problem(image.assetId)) continue;
+      const variant = pickVariant(
+        (this.loader.variants.get(image.assetId) ?? []).filter((v) => v.purpose === 'player'),
+        box,
+      );
+      if (!variant) continue;
+      this.addMedia(variant);
+      images.push({ url: image.url, assetId: image.assetId, variantId: variant.id });
+    }
+    const known = this.data.get(outputId);
+    if (known) for (const i of images) if (!known.images.some((k) => k.url === i.url)) known.images.push(i);
+    if (!known) this.data.set(outputId, { ...answer.output, images });
     return { sourceId, viewKey, outputId };
   }
 
@@ -257,7 +278,7 @@ class Builder {
       const box = { width: z.width, height: z.height };
       let playlist: ManifestPlaylist | null = null;
       let data: Awaited<ReturnType<Builder['dataZone']>> = null;
-      if (z.content?.type === 'data') data = await this.dataZone(z.content.sourceId, z.content.view);
+      if (z.content?.type === 'data') data = await this.dataZone(z.content.sourceId, z.content.view, box);
       else if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
       else if (z.content?.type === 'asset') {
         await this.loader.ensureAssets([z.content.assetId]);

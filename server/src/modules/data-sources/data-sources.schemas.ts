@@ -158,6 +158,26 @@ export const DiagnosticsDto = z.object({
   stale: z.boolean(),
   staleReason: z.string().nullable(),
   usedBy: z.array(z.object({ type: z.string(), id: z.string(), name: z.string().nullable() })),
+  outputs: z
+    .array(
+      z.object({
+        id: z.string(),
+        viewKey: z.string().nullable(),
+        revision: z.number().int(),
+        sizeBytes: z.number().int(),
+        rowCount: z.number().int(),
+        generatedAt: z.string(),
+      }),
+    )
+    .describe('The current output of the whole source and of each view screens use (GET .../outputs has every version)'),
+  images: z
+    .object({
+      pending: z.number().int(),
+      ready: z.number().int(),
+      failed: z.number().int(),
+      failures: z.array(z.object({ url: z.string(), error: z.string(), attempts: z.number().int() })).describe('The latest image problems'),
+    })
+    .describe('Images in rows: fetched and kept as assets so screens show them offline'),
 });
 
 export const GrantDto = z.object({

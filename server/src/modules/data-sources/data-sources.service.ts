@@ -34,6 +34,8 @@ import {
 } from './data-sources.repo.js';
 import type { CreateBody, DataSourceDto, PatchBody } from './data-sources.schemas.js';
 import { fireDataChange, findDataSourceUsages } from './hooks.js';
+import { failedImages, imageCounts } from './images.repo.js';
+import { currentOutputs } from './outputs.repo.js';
 import { checkRows, projectRows } from './manual-rows.js';
 import { type ProviderDefinition, providerById, providerIds } from './providers/index.js';
 import type { Column, Row } from './providers/types.js';
@@ -410,11 +412,14 @@ export async function diagnostics(env: Env, id: string) {
   const row = await getSourceRow(db, id);
   await requireLevel(db, env.caller, id, 'viewer', row.name);
   const provider = providerById(row.provider);
-  const [state, meta, attempts, usedBy] = await Promise.all([
+  const [state, meta, attempts, usedBy, outputs, imageStates, imageFailures] = await Promise.all([
     fetchStateOf(db, id),
     snapshotMetasOf(db, [id]).then((m) => m.get(id)),
     attemptsOf(db, id),
     findDataSourceUsages(env.deps, [id]),
+    currentOutputs(db, id),
+    imageCounts(db, id),
+    failedImages(db, id),
   ]);
   const { stale, reason } = staleness(row, state, meta);
   const confirmed = state?.last_success_at ?? meta?.fetchedAt ?? null;
@@ -440,6 +445,20 @@ export async function diagnostics(env: Env, id: string) {
     stale,
     staleReason: reason,
     usedBy: usedBy.map((u) => ({ type: u.type, id: u.id, name: u.name })),
+    outputs: [...outputs.values()].map((o) => ({
+      id: o.id,
+      viewKey: o.view_key || null,
+      revision: o.revision,
+      sizeBytes: o.size_bytes,
+      rowCount: o.row_count,
+      generatedAt: o.generated_at,
+    })),
+    images: {
+      pending: imageStates.pending ?? 0,
+      ready: imageStates.ready ?? 0,
+      failed: imageStates.failed ?? 0,
+      failures: imageFailures.map((f) => ({ url: f.url, error: f.error ?? '', attempts: f.attempts })),
+    },
   };
 }
 

@@ -4,7 +4,9 @@ import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { probeRoutes } from './probe.routes.js';
 import { viewRoutes } from './views.routes.js';
+import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
 import { addDataChangeHook } from './hooks.js';
+import { fetchDeletedImagesAgain, imageAssetUsages } from './images.service.js';
 import { outputRoutes } from './outputs.routes.js';
 import { onDataChange, outputsTick } from './outputs.service.js';
 import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
@@ -20,6 +22,8 @@ export const dataSourcesModule: PlacardModule = {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
     // Outputs follow the data before anything else hears of a change.
     addDataChangeHook(deps, onDataChange);
+    addAssetUsageFinder(deps, imageAssetUsages);
+    addAssetChangeHook(deps, (deps, event) => (event.change === 'deleted' ? fetchDeletedImagesAgain(deps, event.assetIds) : undefined));
     deps.periodic.every('data-sources.outputs', 60_000, () => outputsTick(deps));
   },
 };

@@ -3,7 +3,8 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { requireLevel } from './access.js';
-import { findSourceRow, getSourceRow, snapshotMetasOf, snapshotOf } from './data-sources.repo.js';
+import { findSourceRow, getSourceRow, parseJson, snapshotMetasOf, snapshotOf } from './data-sources.repo.js';
+import { dropSourceImages, dropUnusedImages, imageAssets, kickImageFetch, noteImages } from './images.service.js';
 import type { Env } from './data-sources.service.js';
 import { type DataChange, findDataSourceUsages, fireOutputChange, screenMayDownloadData } from './hooks.js';
 import { buildOutput, viewKeyOf, WHOLE_SOURCE } from './outputs.js';
@@ -45,6 +46,12 @@ export interface OutputRef {
   sizeBytes: number;
 }
 
+/** What a manifest build gets: the output, and the assets its rows' images became (the ones ready so far). */
+export interface OutputForManifest {
+  output: OutputRef;
+  images: { url: string; assetId: string }[];
+}
+
 export const outputUrl = (outputId: string) => `/api/v1/player/data-outputs/${outputId}`;
 
 /** A key's last use is written at most this often (a manifest build per screen per hour asks). */
@@ -64,7 +71,7 @@ const refOf = (row: OutputRow): OutputRef => ({
   sizeBytes: row.size_bytes,
 });
 
-export type OutputAnswer = { ok: true; output: OutputRef } | { ok: false; reason: 'no_source' | 'no_data' | 'invalid_view'; message: string };
+export type OutputAnswer = ({ ok: true } & OutputForManifest) | { ok: false; reason: 'no_source' | 'no_data' | 'invalid_view'; message: string };
 
 /** The current output of (source, view) for a manifest, built when needed. */
 export async function outputFor(deps: AppDeps, sourceId: string, view: View | null, now = new Date()): Promise<OutputAnswer> {
@@ -76,7 +83,11 @@ export async function outputFor(deps: AppDeps, sourceId: string, view: View | nu
     await touchOutputKey(db, sourceId, key, json, nowIso(now.getTime()));
   }
   const built = await buildKey(deps, sourceId, key, view, now, false);
-  if (built.ok) return { ok: true, output: refOf(built.row) };
+  if (built.ok) {
+    const urls = parseJson<string[]>(built.row.image_urls, []);
+    const assets = await imageAssets(deps, sourceId, urls);
+    return { ok: true, output: refOf(built.row), images: urls.filter((u) => assets.has(u)).map((url) => ({ url, assetId: assets.get(url)! })) };
+  }
   return built.reason === 'invalid_view'
     ? { ok: false, reason: 'invalid_view', message: `The view does not fit the source's columns: ${built.message}` }
     : { ok: false, reason: built.reason, message: built.reason === 'no_data' ? 'The data source has no data yet' : 'The data source no longer exists' };
@@ -102,6 +113,7 @@ async function buildKey(deps: AppDeps, sourceId: string, key: string, view: View
     if (!source || !snapshot) return { ok: false, reason: 'no_source', message: 'gone' };
     const built = buildOutput(snapshot, view, { timeZone: source.time_zone, now });
     if (!built.ok) return { ok: false, reason: 'invalid_view', message: built.errors.map((e) => e.message).join('; ') };
+    await noteImages(deps, sourceId, built.imageUrls);
     if (current && !force && current.data_sha256 === built.dataSha256) {
       await extendOutput(db, current.id, built.expiresAt);
       return { ok: true, row: { ...current, expires_at: built.expiresAt }, changed: false };
@@ -117,6 +129,7 @@ async function buildKey(deps: AppDeps, sourceId: string, key: string, view: View
       row_count: built.rowCount,
       generated_at: nowIso(now.getTime()),
       expires_at: built.expiresAt,
+      image_urls: JSON.stringify(built.imageUrls),
     };
     const stored = await db.transaction().execute(async (trx) => {
       // The key may have gone (the source deleted, the key dropped) while this was building.
@@ -202,15 +215,18 @@ export async function forceRebuild(env: Env, id: string) {
 export async function onDataChange(deps: AppDeps, change: DataChange): Promise<void> {
   if (change.change === 'deleted') {
     await fireOutputChange(deps, { sourceId: change.sourceId, viewKeys: [], deleted: true });
+    await dropSourceImages(deps, change.sourceId);
     return;
   }
   const changed = await rebuildOutputs(deps, change.sourceId);
   if (changed.length) await fireOutputChange(deps, { sourceId: change.sourceId, viewKeys: changed, deleted: false });
 }
 
-/** The periodic tick's work: date-dependent views past midnight, unused keys. */
+/** The periodic tick's work: date-dependent views past midnight, unused keys, images due or no longer used. */
 export async function outputsTick(deps: AppDeps): Promise<void> {
   for (const c of await rebuildExpiredOutputs(deps)) await fireOutputChange(deps, { ...c, deleted: false });
+  await dropUnusedImages(deps);
+  await kickImageFetch(deps);
 }
 
 /** The bytes of an output a screen may download (its current manifest uses the source), else undefined. */

@@ -40,6 +40,23 @@ const relativeValue = (v: unknown): boolean =>
 /** Whether the view's rows depend on the date (a filter with 'today', 'thisWeek', next N days...). */
 export const dependsOnDate = (view: View | null): boolean => Boolean(view?.filter?.some((f) => relativeValue(f.value)));
 
+/** Image addresses taken per output (the first ones in row order); more stay plain addresses. */
+export const MAX_IMAGES_PER_OUTPUT = 300;
+
+/** The distinct http(s) addresses of the rows' image cells, in order, at most MAX_IMAGES_PER_OUTPUT. */
+export function imageUrlsOf(columns: readonly Column[], rows: readonly Row[]): string[] {
+  const names = columns.filter((c) => c.type === 'image').map((c) => c.name);
+  if (names.length === 0) return [];
+  const out = new Set<string>();
+  for (const row of rows)
+    for (const name of names) {
+      const v = row[name];
+      if (typeof v === 'string' && /^https?:\/\//i.test(v) && v.length <= 2048) out.add(v);
+      if (out.size >= MAX_IMAGES_PER_OUTPUT) return [...out];
+    }
+  return [...out];
+}
+
 export interface BuiltOutput {
   bytes: Buffer;
   sha256: string;
@@ -48,6 +65,8 @@ export interface BuiltOutput {
   rowCount: number;
   /** When a date-dependent view must be built again: the next midnight in the zone; null otherwise. */
   expiresAt: string | null;
+  /** The http(s) addresses in its image cells (fetched and kept as assets). */
+  imageUrls: string[];
 }
 
 export type BuildResult = ({ ok: true } & BuiltOutput) | { ok: false; errors: ViewError[] };
@@ -85,6 +104,7 @@ export function buildOutput(data: OutputInput, view: View | null, options: { tim
     dataSha256,
     rowCount: rows.length,
     expiresAt: dependsOnDate(view) ? nextMidnight(options.timeZone, options.now) : null,
+    imageUrls: imageUrlsOf(columns, rows),
   };
 }
 

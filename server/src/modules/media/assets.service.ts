@@ -7,7 +7,8 @@ import { frameBlockers, OutboundError, safeFetch } from '../../platform/http/out
 import { JobQueue } from '../../platform/jobs/queue.js';
 import { fireAssetChange, findAssetUsages } from './hooks.js';
 import { fetchPolicy } from './limits.js';
-import { deleteAssetRow, ensureTags, insertAsset, insertJob, listVariants, processAgain, setWebsite, tagAssets } from './media.repo.js';
+import { deleteAssetRow, ensureTags, getAsset, insertAsset, insertJob, listVariants, processAgain, setWebsite, tagAssets } from './media.repo.js';
+import { insertFolder, rootFolderNamed } from './organize.repo.js';
 import type { WebsiteSettings } from './media.schemas.js';
 import { PROCESS_JOB, type MediaService } from './service.js';
 import { WEBSITE_THUMBNAIL_JOB } from './website-thumbnail.js';
@@ -167,5 +168,26 @@ export async function diagnoseWebsite(media: MediaService, asset: AssetsTable): 
       headers: { xFrameOptions: null, contentSecurityPolicy: null, contentType: null },
       error: { code: err.code, message: err.message },
     };
+  }
+}
+
+/**
+ * A root folder by name, made when absent (the folder data-source images go to): answers its
+ * id. Two calls at once may both make one; the oldest is answered from then on.
+ */
+export async function folderNamed(media: MediaService, name: string): Promise<string> {
+  const db = media.deps.db;
+  const found = await rootFolderNamed(db, name);
+  if (found) return found;
+  const now = nowIso();
+  await insertFolder(db, { id: newId(), name, parent_id: null, created_at: now, updated_at: now });
+  return (await rootFolderNamed(db, name))!;
+}
+
+/** Deletes assets whatever uses them (what the server made for itself, e.g. a data source's images, when it no longer needs them). */
+export async function deleteOwnAssets(media: MediaService, assetIds: readonly string[]): Promise<void> {
+  for (const id of assetIds) {
+    const asset = await getAsset(media.deps.db, id);
+    if (asset) await deleteAsset(media, asset, { force: true, role: 'owner' });
   }
 }

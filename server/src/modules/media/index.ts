@@ -22,4 +22,5 @@ export const mediaModule: PlacardModule = {
 export { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, fireAssetChange, type Usage } from './hooks.js';
 export { mediaServiceOf, type MediaService } from './service.js';
 export { fetchPolicy } from './limits.js';
+export { deleteOwnAssets, folderNamed } from './assets.service.js';
 export { ASSET_KINDS } from './media.schemas.js';

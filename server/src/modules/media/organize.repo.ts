@@ -112,6 +112,19 @@ export async function folderPage(db: DbOrTrx, query: PageRequest & { parentId?: 
 }
 
 /** A taken name (case-insensitive, per parent) is refused by the unique index: 409 (platform/db/constraints.ts). */
+/** The oldest top-level folder with this name. */
+export async function rootFolderNamed(db: DbOrTrx, name: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('content_folders')
+    .select('id')
+    .where('parent_id', 'is', null)
+    .where('name', '=', name)
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
 export async function insertFolder(db: DbOrTrx, row: ContentFoldersTable): Promise<void> {
   await db.insertInto('content_folders').values(row).execute();
 }

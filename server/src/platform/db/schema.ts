@@ -55,6 +55,7 @@ import type {
   DataOutputBlobsTable,
   DataOutputKeysTable,
   DataSourceOutputsTable,
+  DataSourceImagesTable,
 } from './schema/data-sources.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -110,4 +111,5 @@ export interface Database {
   data_output_blobs: DataOutputBlobsTable;
   data_output_keys: DataOutputKeysTable;
   data_source_outputs: DataSourceOutputsTable;
+  data_source_images: DataSourceImagesTable;
 }

@@ -11,6 +11,7 @@ import { m0250_password_links } from './0250_password_links.js';
 import { m0260_json_repair } from './0260_json_repair.js';
 import { m0300_data_sources } from './0300_data_sources.js';
 import { m0310_data_source_outputs } from './0310_data_source_outputs.js';
+import { m0320_data_source_images } from './0320_data_source_images.js';
 
 export type { Migration } from './migration.js';
 
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0260_json_repair,
   m0300_data_sources,
   m0310_data_source_outputs,
+  m0320_data_source_images,
 ];

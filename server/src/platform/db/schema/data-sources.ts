@@ -121,4 +121,20 @@ export interface DataSourceOutputsTable {
   generated_at: string;
   /** Views with relative dates ('today', next N days): rebuilt after this (the next local midnight). */
   expires_at: string | null;
+  /** JSON list of the image addresses its rows use (their assets go in the manifest's media). */
+  image_urls: string;
+}
+
+/** An image address a source's rows use, fetched once and kept as an asset. */
+export interface DataSourceImagesTable {
+  source_id: string;
+  url: string;
+  state: 'pending' | 'ready' | 'failed';
+  asset_id: string | null;
+  error: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  /** The last output build whose rows used it (unused for a week: dropped with its asset). */
+  last_seen_at: string;
+  created_at: string;
 }
