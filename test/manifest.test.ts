@@ -1,9 +1,7 @@
 import t, { type Test } from 'tap';
-import { WebSocket } from 'ws';
 import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
 import { signedInApp } from './helpers/auth.js';
-import type { TestApp } from './helpers/harness.js';
-import { pairScreen } from './helpers/screens.js';
+import { openSocket, pairScreen } from './helpers/screens.js';
 
 const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
 const GROUP = '0190f5a2-7b3c-7def-8abc-0000000000b1';
@@ -40,35 +38,6 @@ async function setup(t: Test) {
     return res.body.data as { id: string; name: string; revision: number };
   };
   return { app, owner, screen, call, manifest, playable };
-}
-
-/** Opens the player socket with the device credential; collects messages. */
-async function openSocket(t: Test, app: TestApp, credential: string) {
-  const ws = new WebSocket(`${app.url.replace(/^http/, 'ws')}/api/v1/player/socket`, ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
-  const messages: any[] = [];
-  const arrived = new Map<any, number>();
-  const waiters: { match: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-  ws.on('message', (data) => {
-    const m = JSON.parse(String(data));
-    messages.push(m);
-    arrived.set(m, Date.now());
-    for (const w of [...waiters]) if (w.match(m)) waiters.splice(waiters.indexOf(w), 1), w.resolve(m);
-  });
-  await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
-  t.teardown(() => ws.close());
-  /** The first matching message, which must arrive within `ms` of `since` (taken before the request that causes it). */
-  const next = (match: (m: any) => boolean, since: number, ms = 1000) =>
-    new Promise<any>((resolve, reject) => {
-      const late = (m: any) => reject(new Error(`the message came ${arrived.get(m)! - since} ms after the request, more than ${ms} ms`));
-      const found = messages.find(match);
-      if (found) return arrived.get(found)! - since <= ms ? resolve(found) : late(found);
-      const timer = setTimeout(
-        () => reject(new Error(`no matching message within ${ms} ms of the request; got ${JSON.stringify(messages)}`)),
-        Math.max(0, since + ms - Date.now()),
-      );
-      waiters.push({ match, resolve: (m) => (clearTimeout(timer), arrived.get(m)! - since <= ms ? resolve(m) : late(m)) });
-    });
-  return { ws, messages, next };
 }
 
 t.test('the manifest resolves schedules, assignments and idle in the screen’s zone; ETag and 304', async (t) => {

@@ -2095,6 +2095,317 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/provider-catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The data-source providers: what each needs, its refresh bounds and its config as JSON Schema */
+        get: operations["getProviderCatalog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/content-definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The kinds of content an editor can place (asset kinds, data-bound content), each with the JSON Schema of what placing it takes */
+        get: operations["getContentDefinitions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List data sources by name
+         * @description Every source, with its state; `myAccess` says what the caller may do with each.
+         */
+        get: operations["getDataSources"];
+        put?: never;
+        /**
+         * Create a data source
+         * @description The config is validated by the provider’s schema (provider-catalog): 400 with the issues. Secrets are sealed at rest and answered as `{"set": true}`. A remote source is fetched by the refresh within seconds; a table takes its `rows` here. The caller owns the source.
+         */
+        post: operations["postDataSources"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A data source */
+        get: operations["getDataSourcesById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a data source that nothing uses
+         * @description Needs owner access to the source (its maker, a grant, or an admin). Answers 409 naming what still uses it (`details.usedBy`).
+         */
+        delete: operations["deleteDataSourcesById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a data source (name, config, refresh interval, time zone; a table’s rows)
+         * @description Needs editor access to the source (a grant may give it to a viewer, or take it from an editor). `config` replaces the config; `{"set": true}` at a secret keeps the stored one, unless the address moved to another site. A changed config is fetched again soon. Send `If-Match: <revision>` to refuse the change (412) when someone else changed the source meanwhile.
+         */
+        patch: operations["patchDataSourcesById"];
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a data source
+         * @description Copies the config (secrets stay sealed: the copy fetches with them, nobody sees them), the current data and a table’s rows. Needs editor access to the source; the caller owns the copy.
+         */
+        post: operations["postDataSourcesByIdDuplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How a data source fetches: the last attempts, the next run, the data’s age, whether it is stale and why */
+        get: operations["getDataSourcesByIdDiagnostics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{provider}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an unsaved config end to end: the first rows and the warnings; nothing is stored
+         * @description The config is validated as for a create (400 with the issues). With `sourceId`, `{"set": true}` at a secret uses that source’s stored secret (editing it). A document that cannot be fetched or read answers 200 with `error`.
+         */
+        post: operations["postDataSourcesByProviderPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{provider}/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch a sample with an unsaved config: the fields found, their types and example values */
+        post: operations["postDataSourcesByProviderInspect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch a sample of a saved source now: the fields found, their types and example values; nothing is stored */
+        get: operations["getDataSourcesByIdInspect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/views/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The rows a view (filter, sort, limit, fields) gives now, from the source’s current data
+         * @description Relative dates (today, tomorrow, {next: {days: N}}, ...) are read in the source’s time zone. Every mistake in the view (an unknown field, an operator the column’s type does not take, a value of the wrong kind) is listed in one 400.
+         */
+        post: operations["postDataSourcesByIdViewsPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The documents players download for this source: versions, sizes, and who uses them */
+        get: operations["getDataSourcesByIdOutputs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/outputs/rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build the outputs again now (the whole source and every view in use), a new version each
+         * @description Screens using an output are told (`manifest.changed`). Answers the outputs as GET does.
+         */
+        post: operations["postDataSourcesByIdOutputsRebuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/data-outputs/{outputId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a data output the screen’s manifest lists (`data[].url`); ETag = its sha256, 304; HEAD for size
+         * @description The JSON document `{sourceId, viewKey, revision, generatedAt, columns, rows}`. 404 for an output of a source the screen’s current manifest does not use.
+         */
+        get: operations["getPlayerDataOutputsByOutputId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who has a grant on a data source, and what each role has without one
+         * @description Needs editor access to the source. Owners and admins have every source; others have their role’s default (`defaults`) unless a grant says otherwise.
+         */
+        get: operations["getDataSourcesByIdAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/access/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear one user’s grant on a data source
+         * @description Needs owner access to the source. `level` viewer narrows an editor to reading it; editor or owner widens a viewer; null clears the grant. Owners and admins of the server have every source: a grant for them is 409.
+         */
+        put: operations["putDataSourcesByIdAccessByUserId"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/user-directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The people the caller may grant access to this source: id, display name and role only
+         * @description Needs owner access to the source. Lists active users whose role a grant affects (publishers, editors, viewers).
+         */
+        get: operations["getDataSourcesByIdUserDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/playlists": {
         parameters: {
             query?: never;
@@ -2489,260 +2800,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/provider-catalog": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The data-source providers: what each needs, its refresh bounds and its config as JSON Schema */
-        get: operations["getProviderCatalog"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/content-definitions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The kinds of content an editor can place (asset kinds, data-bound content), each with the JSON Schema of what placing it takes */
-        get: operations["getContentDefinitions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List data sources by name
-         * @description Every source, with its state; `myAccess` says what the caller may do with each.
-         */
-        get: operations["getDataSources"];
-        put?: never;
-        /**
-         * Create a data source
-         * @description The config is validated by the provider’s schema (provider-catalog): 400 with the issues. Secrets are sealed at rest and answered as `{"set": true}`. A remote source is fetched by the refresh within seconds; a table takes its `rows` here. The caller owns the source.
-         */
-        post: operations["postDataSources"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A data source */
-        get: operations["getDataSourcesById"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a data source that nothing uses
-         * @description Needs owner access to the source (its maker, a grant, or an admin). Answers 409 naming what still uses it (`details.usedBy`).
-         */
-        delete: operations["deleteDataSourcesById"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a data source (name, config, refresh interval, time zone; a table’s rows)
-         * @description Needs editor access to the source (a grant may give it to a viewer, or take it from an editor). `config` replaces the config; `{"set": true}` at a secret keeps the stored one, unless the address moved to another site. A changed config is fetched again soon. Send `If-Match: <revision>` to refuse the change (412) when someone else changed the source meanwhile.
-         */
-        patch: operations["patchDataSourcesById"];
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/duplicate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Copy a data source
-         * @description Copies the config (secrets stay sealed: the copy fetches with them, nobody sees them), the current data and a table’s rows. Needs editor access to the source; the caller owns the copy.
-         */
-        post: operations["postDataSourcesByIdDuplicate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/diagnostics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** How a data source fetches: the last attempts, the next run, the data’s age, whether it is stale and why */
-        get: operations["getDataSourcesByIdDiagnostics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{provider}/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run an unsaved config end to end: the first rows and the warnings; nothing is stored
-         * @description The config is validated as for a create (400 with the issues). With `sourceId`, `{"set": true}` at a secret uses that source’s stored secret (editing it). A document that cannot be fetched or read answers 200 with `error`.
-         */
-        post: operations["postDataSourcesByProviderPreview"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{provider}/inspect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Fetch a sample with an unsaved config: the fields found, their types and example values */
-        post: operations["postDataSourcesByProviderInspect"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/inspect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Fetch a sample of a saved source now: the fields found, their types and example values; nothing is stored */
-        get: operations["getDataSourcesByIdInspect"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/views/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The rows a view (filter, sort, limit, fields) gives now, from the source’s current data
-         * @description Relative dates (today, tomorrow, {next: {days: N}}, ...) are read in the source’s time zone. Every mistake in the view (an unknown field, an operator the column’s type does not take, a value of the wrong kind) is listed in one 400.
-         */
-        post: operations["postDataSourcesByIdViewsPreview"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/access": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Who has a grant on a data source, and what each role has without one
-         * @description Needs editor access to the source. Owners and admins have every source; others have their role’s default (`defaults`) unless a grant says otherwise.
-         */
-        get: operations["getDataSourcesByIdAccess"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/access/{userId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set or clear one user’s grant on a data source
-         * @description Needs owner access to the source. `level` viewer narrows an editor to reading it; editor or owner widens a viewer; null clears the grant. Owners and admins of the server have every source: a grant for them is 409.
-         */
-        put: operations["putDataSourcesByIdAccessByUserId"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data-sources/{id}/user-directory": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The people the caller may grant access to this source: id, display name and role only
-         * @description Needs owner access to the source. Lists active users whose role a grant affects (publishers, editors, viewers).
-         */
-        get: operations["getDataSourcesByIdUserDirectory"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/demo": {
         parameters: {
             query?: never;
@@ -2929,6 +2986,52 @@ export interface components {
             type: "widget";
             /** Format: uuid */
             widgetId: string;
+        } | {
+            /** @constant */
+            type: "data";
+            /** Format: uuid */
+            sourceId: string;
+            /**
+             * @description Which rows and fields; null: the whole source
+             * @default null
+             */
+            view: {
+                /** @description Conditions that must all hold */
+                filter?: {
+                    field: string;
+                    /** @enum {string} */
+                    op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                    value?: (string | number | boolean | null | ({
+                        next: {
+                            days: number;
+                        };
+                    } | {
+                        last: {
+                            days: number;
+                        };
+                    })) | (string | number | boolean | null | ({
+                        next: {
+                            days: number;
+                        };
+                    } | {
+                        last: {
+                            days: number;
+                        };
+                    }))[];
+                }[];
+                sort?: {
+                    field: string;
+                    /**
+                     * @default asc
+                     * @enum {string}
+                     */
+                    direction: "asc" | "desc";
+                }[];
+                /** @description Rows kept at most, after filter and sort */
+                limit?: number;
+                /** @description The columns to answer, in this order (default: all) */
+                fields?: string[];
+            } | null;
         };
         LayoutContentInput: {
             /** @default 1920 */
@@ -3444,6 +3547,61 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
+        DataSource: {
+            id: string;
+            name: string;
+            provider: string;
+            /** @description The provider’s config; secrets are answered as {"set": true} */
+            config: {
+                [key: string]: unknown;
+            };
+            columns: components["schemas"]["DataColumn"][];
+            rowCount: number;
+            /** @description null: the provider does not refresh (a table) */
+            refreshIntervalSec: number | null;
+            timeZone: string;
+            state: {
+                lastFetchAt: string | null;
+                lastSuccessAt: string | null;
+                nextFetchAt: string | null;
+                stale: boolean;
+                error: string | null;
+            };
+            /** @description The current data: its revision changes only when the data does */
+            snapshot: {
+                revision: number;
+                sha256: string;
+                fetchedAt: string;
+            } | null;
+            /** @description Changes when people change the source (If-Match) */
+            revision: number;
+            /**
+             * @description What the caller may do with it: viewer reads, editor changes, owner deletes and manages access
+             * @enum {string}
+             */
+            myAccess: "viewer" | "editor" | "owner";
+            createdBy: string | null;
+            updatedBy: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        DataColumn: {
+            name: string;
+            /** @enum {string} */
+            type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
+        };
+        DataFetchAttempt: {
+            at: string;
+            url: string;
+            /** @enum {string} */
+            outcome: "data" | "unchanged" | "failed";
+            /** @description HTTP status; null when no answer came */
+            status: number | null;
+            bytes: number;
+            latencyMs: number;
+            error: string | null;
+            errorCode: string | null;
+        };
         PlaylistSummary: {
             id: string;
             name: string;
@@ -3587,6 +3745,47 @@ export interface components {
                     /** @constant */
                     type: "widget";
                     widgetId: string;
+                } | {
+                    /** @constant */
+                    type: "data";
+                    sourceId: string;
+                    view: {
+                        /** @description Conditions that must all hold */
+                        filter?: {
+                            field: string;
+                            /** @enum {string} */
+                            op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                            value?: (string | number | boolean | null | ({
+                                next: {
+                                    days: number;
+                                };
+                            } | {
+                                last: {
+                                    days: number;
+                                };
+                            })) | (string | number | boolean | null | ({
+                                next: {
+                                    days: number;
+                                };
+                            } | {
+                                last: {
+                                    days: number;
+                                };
+                            }))[];
+                        }[];
+                        sort?: {
+                            field: string;
+                            /**
+                             * @default asc
+                             * @enum {string}
+                             */
+                            direction: "asc" | "desc";
+                        }[];
+                        /** @description Rows kept at most, after filter and sort */
+                        limit?: number;
+                        /** @description The columns to answer, in this order (default: all) */
+                        fields?: string[];
+                    } | null;
                 }) | null;
             }[];
         };
@@ -3749,6 +3948,13 @@ export interface components {
                                 muted: boolean;
                             }[];
                         } | null;
+                        /** @description a data zone: the output whose rows it shows; null for other zones, or while the source has no data */
+                        data: {
+                            sourceId: string;
+                            viewKey: string | null;
+                            /** @description the `data[]` entry to show */
+                            outputId: string;
+                        } | null;
                     }[];
                 };
             }[];
@@ -3763,6 +3969,19 @@ export interface components {
                 width: number | null;
                 height: number | null;
             }[];
+            /** @description the data outputs to cache, next to media */
+            data: {
+                outputId: string;
+                sourceId: string;
+                /** @description null: the whole source */
+                viewKey: string | null;
+                /** @description the data revision it was built from */
+                revision: number;
+                /** @description downloads with the device credential: {sourceId, viewKey, revision, generatedAt, columns, rows} */
+                url: string;
+                sha256: string;
+                sizeBytes: number;
+            }[];
             overlays: unknown[];
             warnings: ({
                 code: string;
@@ -3770,61 +3989,6 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-        };
-        DataSource: {
-            id: string;
-            name: string;
-            provider: string;
-            /** @description The provider’s config; secrets are answered as {"set": true} */
-            config: {
-                [key: string]: unknown;
-            };
-            columns: components["schemas"]["DataColumn"][];
-            rowCount: number;
-            /** @description null: the provider does not refresh (a table) */
-            refreshIntervalSec: number | null;
-            timeZone: string;
-            state: {
-                lastFetchAt: string | null;
-                lastSuccessAt: string | null;
-                nextFetchAt: string | null;
-                stale: boolean;
-                error: string | null;
-            };
-            /** @description The current data: its revision changes only when the data does */
-            snapshot: {
-                revision: number;
-                sha256: string;
-                fetchedAt: string;
-            } | null;
-            /** @description Changes when people change the source (If-Match) */
-            revision: number;
-            /**
-             * @description What the caller may do with it: viewer reads, editor changes, owner deletes and manages access
-             * @enum {string}
-             */
-            myAccess: "viewer" | "editor" | "owner";
-            createdBy: string | null;
-            updatedBy: string | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        DataColumn: {
-            name: string;
-            /** @enum {string} */
-            type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
-        };
-        DataFetchAttempt: {
-            at: string;
-            url: string;
-            /** @enum {string} */
-            outcome: "data" | "unchanged" | "failed";
-            /** @description HTTP status; null when no answer came */
-            status: number | null;
-            bytes: number;
-            latencyMs: number;
-            error: string | null;
-            errorCode: string | null;
         };
         DemoStatus: {
             /** @description PLACARD_DEMO is on */
@@ -18128,6 +18292,2190 @@ export interface operations {
             };
         };
     };
+    getProviderCatalog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            providers: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                /** @description What it needs, in words */
+                                needs: string[];
+                                /** @description Bounds of refreshIntervalSec; null: it does not refresh */
+                                refresh: {
+                                    minSec: number;
+                                    defaultSec: number;
+                                    maxSec: number;
+                                } | null;
+                                /** @description It fetches a document over the network (preview and inspect do too) */
+                                fetches: boolean;
+                                /** @description A JSON Schema (draft 2020-12) */
+                                configSchema: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Config paths kept secret (`*`: every key of a map): sealed at rest, answered as {"set": true} */
+                                secretPaths: string[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getContentDefinitions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kinds of content */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            definitions: {
+                                /** @description asset:<kind> or data:<kind> */
+                                id: string;
+                                /** @enum {string} */
+                                category: "asset" | "data" | "widget";
+                                name: string;
+                                description: string;
+                                /** @description What placing it takes (a playlist item or zone content) */
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSources: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                q?: string;
+                provider?: "manual-table" | "rss" | "json" | "csv" | "ical";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Data sources */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["DataSource"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {string} */
+                    provider: "manual-table" | "rss" | "json" | "csv" | "ical";
+                    /**
+                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
+                     * @default {}
+                     */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Within the provider’s refresh bounds; default its default */
+                    refreshIntervalSec?: number;
+                    /** @description IANA zone of the data (calendars, relative dates); default the server’s */
+                    timeZone?: string;
+                    /** @description A table’s rows (manual-table only), replacing the ones it has */
+                    rows?: {
+                        [key: string]: string | number | boolean | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The source */
+            201: {
+                headers: {
+                    /** @description The source’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataSource"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The source */
+            200: {
+                headers: {
+                    /** @description The source’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataSource"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteDataSourcesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller does not own this source; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: in use; details.usedBy lists the users ({type, id, name}) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchDataSourcesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    refreshIntervalSec?: number;
+                    timeZone?: string;
+                    /** @description A table’s rows (manual-table only), replacing the ones it has */
+                    rows?: {
+                        [key: string]: string | number | boolean | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The source */
+            200: {
+                headers: {
+                    /** @description The source’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataSource"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this source is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: the source’s provider is no longer offered */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdDuplicate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The copy */
+            201: {
+                headers: {
+                    /** @description The source’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataSource"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdDiagnostics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Diagnostics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            sourceId: string;
+                            provider: string;
+                            refreshIntervalSec: number | null;
+                            /** @description The last fetches, newest first */
+                            attempts: components["schemas"]["DataFetchAttempt"][];
+                            consecutiveFailures: number;
+                            lastSuccessAt: string | null;
+                            nextRunAt: string | null;
+                            snapshot: {
+                                revision: number;
+                                sha256: string;
+                                /** @description When this data first arrived */
+                                fetchedAt: string;
+                                /** @description Seconds since the data was last confirmed current */
+                                ageSec: number;
+                                rowCount: number;
+                                sizeBytes: number;
+                                warnings: string[];
+                            } | null;
+                            stale: boolean;
+                            staleReason: string | null;
+                            usedBy: {
+                                type: string;
+                                id: string;
+                                name: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByProviderPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A provider id: manual-table, rss, json, csv, ical */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
+                     * @default {}
+                     */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: uuid
+                     * @description Keep the stored secrets of this source where the config sends {"set": true} (editing a source)
+                     */
+                    sourceId?: string;
+                    timeZone?: string;
+                    /**
+                     * @description Rows answered (the first ones)
+                     * @default 20
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description What the config gives now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            columns: components["schemas"]["DataColumn"][];
+                            rows: {
+                                [key: string]: string | number | boolean | null;
+                            }[];
+                            /** @description Rows the config gives in all (rows holds the first ones) */
+                            rowCount: number;
+                            warnings: string[];
+                            attempt: components["schemas"]["DataFetchAttempt"] | null;
+                            /** @description Why the fetch or the parse failed; null when it worked */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no provider of that id (the message and details.providers list them); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByProviderInspect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A provider id: manual-table, rss, json, csv, ical */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
+                     * @default {}
+                     */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: uuid
+                     * @description Keep the stored secrets of this source where the config sends {"set": true} (editing a source)
+                     */
+                    sourceId?: string;
+                    timeZone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The fields */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            fields: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
+                                /** @description Up to three different values */
+                                examples: (string | number | boolean | null)[];
+                                /** @description Rows where it is empty */
+                                emptyCount: number;
+                            }[];
+                            rowCount: number;
+                            warnings: string[];
+                            attempt: components["schemas"]["DataFetchAttempt"] | null;
+                            /** @description Why the fetch or the parse failed; null when it worked */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no provider of that id (the message and details.providers list them); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdInspect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fields */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            fields: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
+                                /** @description Up to three different values */
+                                examples: (string | number | boolean | null)[];
+                                /** @description Rows where it is empty */
+                                emptyCount: number;
+                            }[];
+                            rowCount: number;
+                            warnings: string[];
+                            attempt: components["schemas"]["DataFetchAttempt"] | null;
+                            /** @description Why the fetch or the parse failed; null when it worked */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdViewsPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Conditions that must all hold */
+                    filter?: {
+                        field: string;
+                        /** @enum {string} */
+                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                        value?: (string | number | boolean | null | ({
+                            next: {
+                                days: number;
+                            };
+                        } | {
+                            last: {
+                                days: number;
+                            };
+                        })) | (string | number | boolean | null | ({
+                            next: {
+                                days: number;
+                            };
+                        } | {
+                            last: {
+                                days: number;
+                            };
+                        }))[];
+                    }[];
+                    sort?: {
+                        field: string;
+                        /**
+                         * @default asc
+                         * @enum {string}
+                         */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description Rows kept at most, after filter and sort */
+                    limit?: number;
+                    /** @description The columns to answer, in this order (default: all) */
+                    fields?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The view’s rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The selected columns, in order */
+                            columns: components["schemas"]["DataColumn"][];
+                            /** @description The rows the view gives now */
+                            rows: {
+                                [key: string]: string | number | boolean | null;
+                            }[];
+                            /** @description The data revision they come from; null before the first data */
+                            revision: number | null;
+                            /** @description When that data was fetched or saved */
+                            fetchedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdOutputs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Outputs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description What screens use: the whole source and the views placed on screens */
+                            keys: {
+                                /** @description null: the whole source */
+                                viewKey: string | null;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                                createdAt: string;
+                                /** @description The last manifest build that asked for it; unused for 7 days, it is dropped */
+                                lastUsedAt: string;
+                            }[];
+                            /** @description Every kept version, newest first per view */
+                            outputs: {
+                                id: string;
+                                viewKey: string | null;
+                                /** @description The data revision it was built from */
+                                revision: number;
+                                sha256: string;
+                                sizeBytes: number;
+                                rowCount: number;
+                                generatedAt: string;
+                                /** @description A view with relative dates is built again after this (the next midnight) */
+                                expiresAt: string | null;
+                                /** @description The version manifests list now; older ones stay for players on the previous manifest */
+                                current: boolean;
+                                /** @description Where a screen downloads it (device credential) */
+                                url: string;
+                            }[];
+                            /** @description Where the source is used */
+                            usedBy: {
+                                type: string;
+                                id: string;
+                                name: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdOutputsRebuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Outputs after the rebuild */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description What screens use: the whole source and the views placed on screens */
+                            keys: {
+                                /** @description null: the whole source */
+                                viewKey: string | null;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                                createdAt: string;
+                                /** @description The last manifest build that asked for it; unused for 7 days, it is dropped */
+                                lastUsedAt: string;
+                            }[];
+                            /** @description Every kept version, newest first per view */
+                            outputs: {
+                                id: string;
+                                viewKey: string | null;
+                                /** @description The data revision it was built from */
+                                revision: number;
+                                sha256: string;
+                                sizeBytes: number;
+                                rowCount: number;
+                                generatedAt: string;
+                                /** @description A view with relative dates is built again after this (the next midnight) */
+                                expiresAt: string | null;
+                                /** @description The version manifests list now; older ones stay for players on the previous manifest */
+                                current: boolean;
+                                /** @description Where a screen downloads it (device credential) */
+                                url: string;
+                            }[];
+                            /** @description Where the source is used */
+                            usedBy: {
+                                type: string;
+                                id: string;
+                                name: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not edit this source; also csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerDataOutputsByOutputId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                outputId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    /** @description The sha256, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdAccess: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: {
+                                userId: string;
+                                displayName: string;
+                                role: string;
+                                /** @enum {string} */
+                                level: "viewer" | "editor" | "owner";
+                                grantedBy: string | null;
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                            /** @enum {string} */
+                            myAccess: "viewer" | "editor" | "owner";
+                            /** @description The level of each role without a grant */
+                            defaults: {
+                                /** @enum {string} */
+                                owner: "viewer" | "editor" | "owner";
+                                /** @enum {string} */
+                                admin: "viewer" | "editor" | "owner";
+                                /** @enum {string} */
+                                publisher: "viewer" | "editor" | "owner";
+                                /** @enum {string} */
+                                editor: "viewer" | "editor" | "owner";
+                                /** @enum {string} */
+                                viewer: "viewer" | "editor" | "owner";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this source is below editor */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    putDataSourcesByIdAccessByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The grant to set; null clears it (the role’s default applies again) */
+                    level: ("viewer" | "editor" | "owner") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The user’s grant and level now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            userId: string;
+                            displayName: string;
+                            role: string;
+                            /** @description The grant on this source; null: none (the role’s default applies) */
+                            grant: ("viewer" | "editor" | "owner") | null;
+                            /**
+                             * @description What the user may do with the source now
+                             * @enum {string}
+                             */
+                            level: "viewer" | "editor" | "owner";
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller does not own this source; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: the user is an owner or admin of the server (every source is theirs) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdUserDirectory: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description Part of the display name */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description People */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: {
+                                id: string;
+                                displayName: string;
+                                role: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller does not own this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
     getPlaylists: {
         parameters: {
             query?: {
@@ -21535,1805 +23883,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getProviderCatalog: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The providers */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            providers: {
-                                id: string;
-                                name: string;
-                                description: string;
-                                /** @description What it needs, in words */
-                                needs: string[];
-                                /** @description Bounds of refreshIntervalSec; null: it does not refresh */
-                                refresh: {
-                                    minSec: number;
-                                    defaultSec: number;
-                                    maxSec: number;
-                                } | null;
-                                /** @description It fetches a document over the network (preview and inspect do too) */
-                                fetches: boolean;
-                                /** @description A JSON Schema (draft 2020-12) */
-                                configSchema: {
-                                    [key: string]: unknown;
-                                };
-                                /** @description Config paths kept secret (`*`: every key of a map): sealed at rest, answered as {"set": true} */
-                                secretPaths: string[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getContentDefinitions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The kinds of content */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            definitions: {
-                                /** @description asset:<kind> or data:<kind> */
-                                id: string;
-                                /** @enum {string} */
-                                category: "asset" | "data" | "widget";
-                                name: string;
-                                description: string;
-                                /** @description What placing it takes (a playlist item or zone content) */
-                                schema: {
-                                    [key: string]: unknown;
-                                };
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSources: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                q?: string;
-                provider?: "manual-table" | "rss" | "json" | "csv" | "ical";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Data sources */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            items: components["schemas"]["DataSource"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postDataSources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                    /** @enum {string} */
-                    provider: "manual-table" | "rss" | "json" | "csv" | "ical";
-                    /**
-                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
-                     * @default {}
-                     */
-                    config?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Within the provider’s refresh bounds; default its default */
-                    refreshIntervalSec?: number;
-                    /** @description IANA zone of the data (calendars, relative dates); default the server’s */
-                    timeZone?: string;
-                    /** @description A table’s rows (manual-table only), replacing the ones it has */
-                    rows?: {
-                        [key: string]: string | number | boolean | null;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description The source */
-            201: {
-                headers: {
-                    /** @description The source’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["DataSource"];
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSourcesById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The source */
-            200: {
-                headers: {
-                    /** @description The source’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["DataSource"];
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    deleteDataSourcesById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller does not own this source; also csrf_failed */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description conflict: in use; details.usedBy lists the users ({type, id, name}) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    patchDataSourcesById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
-                "if-match"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name?: string;
-                    /** @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret */
-                    config?: {
-                        [key: string]: unknown;
-                    };
-                    refreshIntervalSec?: number;
-                    timeZone?: string;
-                    /** @description A table’s rows (manual-table only), replacing the ones it has */
-                    rows?: {
-                        [key: string]: string | number | boolean | null;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description The source */
-            200: {
-                headers: {
-                    /** @description The source’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["DataSource"];
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller’s access to this source is below editor; also csrf_failed */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description conflict: the source’s provider is no longer offered */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error412"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postDataSourcesByIdDuplicate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The copy */
-            201: {
-                headers: {
-                    /** @description The source’s revision; send it back in If-Match */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["DataSource"];
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSourcesByIdDiagnostics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Diagnostics */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            sourceId: string;
-                            provider: string;
-                            refreshIntervalSec: number | null;
-                            /** @description The last fetches, newest first */
-                            attempts: components["schemas"]["DataFetchAttempt"][];
-                            consecutiveFailures: number;
-                            lastSuccessAt: string | null;
-                            nextRunAt: string | null;
-                            snapshot: {
-                                revision: number;
-                                sha256: string;
-                                /** @description When this data first arrived */
-                                fetchedAt: string;
-                                /** @description Seconds since the data was last confirmed current */
-                                ageSec: number;
-                                rowCount: number;
-                                sizeBytes: number;
-                                warnings: string[];
-                            } | null;
-                            stale: boolean;
-                            staleReason: string | null;
-                            usedBy: {
-                                type: string;
-                                id: string;
-                                name: string | null;
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller may not read this source */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postDataSourcesByProviderPreview: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A provider id: manual-table, rss, json, csv, ical */
-                provider: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
-                     * @default {}
-                     */
-                    config?: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * Format: uuid
-                     * @description Keep the stored secrets of this source where the config sends {"set": true} (editing a source)
-                     */
-                    sourceId?: string;
-                    timeZone?: string;
-                    /**
-                     * @description Rows answered (the first ones)
-                     * @default 20
-                     */
-                    limit?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description What the config gives now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            columns: components["schemas"]["DataColumn"][];
-                            rows: {
-                                [key: string]: string | number | boolean | null;
-                            }[];
-                            /** @description Rows the config gives in all (rows holds the first ones) */
-                            rowCount: number;
-                            warnings: string[];
-                            attempt: components["schemas"]["DataFetchAttempt"] | null;
-                            /** @description Why the fetch or the parse failed; null when it worked */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: no provider of that id (the message and details.providers list them); also not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postDataSourcesByProviderInspect: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A provider id: manual-table, rss, json, csv, ical */
-                provider: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description The provider’s config (provider-catalog gives its JSON Schema); send {"set": true} to keep a stored secret
-                     * @default {}
-                     */
-                    config?: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * Format: uuid
-                     * @description Keep the stored secrets of this source where the config sends {"set": true} (editing a source)
-                     */
-                    sourceId?: string;
-                    timeZone?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The fields */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            fields: {
-                                name: string;
-                                /** @enum {string} */
-                                type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
-                                /** @description Up to three different values */
-                                examples: (string | number | boolean | null)[];
-                                /** @description Rows where it is empty */
-                                emptyCount: number;
-                            }[];
-                            rowCount: number;
-                            warnings: string[];
-                            attempt: components["schemas"]["DataFetchAttempt"] | null;
-                            /** @description Why the fetch or the parse failed; null when it worked */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description csrf_failed, forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: no provider of that id (the message and details.providers list them); also not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSourcesByIdInspect: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The fields */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            fields: {
-                                name: string;
-                                /** @enum {string} */
-                                type: "text" | "number" | "boolean" | "date" | "datetime" | "url" | "image" | "richtext";
-                                /** @description Up to three different values */
-                                examples: (string | number | boolean | null)[];
-                                /** @description Rows where it is empty */
-                                emptyCount: number;
-                            }[];
-                            rowCount: number;
-                            warnings: string[];
-                            attempt: components["schemas"]["DataFetchAttempt"] | null;
-                            /** @description Why the fetch or the parse failed; null when it worked */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller may not read this source */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    postDataSourcesByIdViewsPreview: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Conditions that must all hold */
-                    filter?: {
-                        field: string;
-                        /** @enum {string} */
-                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
-                        value?: (string | number | boolean | null | ({
-                            next: {
-                                days: number;
-                            };
-                        } | {
-                            last: {
-                                days: number;
-                            };
-                        })) | (string | number | boolean | null | ({
-                            next: {
-                                days: number;
-                            };
-                        } | {
-                            last: {
-                                days: number;
-                            };
-                        }))[];
-                    }[];
-                    sort?: {
-                        field: string;
-                        /**
-                         * @default asc
-                         * @enum {string}
-                         */
-                        direction?: "asc" | "desc";
-                    }[];
-                    /** @description Rows kept at most, after filter and sort */
-                    limit?: number;
-                    /** @description The columns to answer, in this order (default: all) */
-                    fields?: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description The view’s rows */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            /** @description The selected columns, in order */
-                            columns: components["schemas"]["DataColumn"][];
-                            /** @description The rows the view gives now */
-                            rows: {
-                                [key: string]: string | number | boolean | null;
-                            }[];
-                            /** @description The data revision they come from; null before the first data */
-                            revision: number | null;
-                            /** @description When that data was fetched or saved */
-                            fetchedAt: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller may not read this source; also csrf_failed */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSourcesByIdAccess: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The grants */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            items: {
-                                userId: string;
-                                displayName: string;
-                                role: string;
-                                /** @enum {string} */
-                                level: "viewer" | "editor" | "owner";
-                                grantedBy: string | null;
-                                updatedAt: string;
-                            }[];
-                            nextCursor: string | null;
-                            /** @enum {string} */
-                            myAccess: "viewer" | "editor" | "owner";
-                            /** @description The level of each role without a grant */
-                            defaults: {
-                                /** @enum {string} */
-                                owner: "viewer" | "editor" | "owner";
-                                /** @enum {string} */
-                                admin: "viewer" | "editor" | "owner";
-                                /** @enum {string} */
-                                publisher: "viewer" | "editor" | "owner";
-                                /** @enum {string} */
-                                editor: "viewer" | "editor" | "owner";
-                                /** @enum {string} */
-                                viewer: "viewer" | "editor" | "owner";
-                            };
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller’s access to this source is below editor */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    putDataSourcesByIdAccessByUserId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-                userId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The grant to set; null clears it (the role’s default applies again) */
-                    level: ("viewer" | "editor" | "owner") | null;
-                };
-            };
-        };
-        responses: {
-            /** @description The user’s grant and level now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            userId: string;
-                            displayName: string;
-                            role: string;
-                            /** @description The grant on this source; null: none (the role’s default applies) */
-                            grant: ("viewer" | "editor" | "owner") | null;
-                            /**
-                             * @description What the user may do with the source now
-                             * @enum {string}
-                             */
-                            level: "viewer" | "editor" | "owner";
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller does not own this source; also csrf_failed */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description conflict: the user is an owner or admin of the server (every source is theirs) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description payload_too_large: the body is over the route’s limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description unsupported_media_type: a body of a type the route does not take */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
-            503: {
-                headers: {
-                    /** @description seconds */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error507"];
-                };
-            };
-        };
-    };
-    getDataSourcesByIdUserDirectory: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                /** @description Part of the display name */
-                q?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description People */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            items: {
-                                id: string;
-                                displayName: string;
-                                role: string;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description forbidden: the caller does not own this source */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

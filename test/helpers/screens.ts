@@ -1,3 +1,5 @@
+import type { Test } from 'tap';
+import { WebSocket } from 'ws';
 import type { SignedIn } from './auth.js';
 import type { TestApp } from './harness.js';
 
@@ -41,4 +43,33 @@ export async function pairScreen(
   if (enrolled.status !== 201) throw new Error(`enroll: ${enrolled.status} ${JSON.stringify(enrolled.body)}`);
   const { screenId, credential } = enrolled.body.data;
   return { screenId, credential, headers: { authorization: `Bearer ${credential}` } };
+}
+
+/** Opens the player socket with the device credential; collects messages. */
+export async function openSocket(t: Test, app: TestApp, credential: string) {
+  const ws = new WebSocket(`${app.url.replace(/^http/, 'ws')}/api/v1/player/socket`, ['placard.v1'], { headers: { authorization: `Bearer ${credential}` } });
+  const messages: any[] = [];
+  const arrived = new Map<any, number>();
+  const waiters: { match: (m: any) => boolean; resolve: (m: any) => void }[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    messages.push(m);
+    arrived.set(m, Date.now());
+    for (const w of [...waiters]) if (w.match(m)) waiters.splice(waiters.indexOf(w), 1), w.resolve(m);
+  });
+  await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
+  t.teardown(() => ws.close());
+  /** The first matching message, which must arrive within `ms` of `since` (taken before the request that causes it). */
+  const next = (match: (m: any) => boolean, since: number, ms = 1000) =>
+    new Promise<any>((resolve, reject) => {
+      const late = (m: any) => reject(new Error(`the message came ${arrived.get(m)! - since} ms after the request, more than ${ms} ms`));
+      const found = messages.find(match);
+      if (found) return arrived.get(found)! - since <= ms ? resolve(found) : late(found);
+      const timer = setTimeout(
+        () => reject(new Error(`no matching message within ${ms} ms of the request; got ${JSON.stringify(messages)}`)),
+        Math.max(0, since + ms - Date.now()),
+      );
+      waiters.push({ match, resolve: (m) => (clearTimeout(timer), arrived.get(m)! - since <= ms ? resolve(m) : late(m)) });
+    });
+  return { ws, messages, next };
 }

@@ -22,7 +22,7 @@ export const MODULES: readonly PlacardModule[] = [
   mediaModule,
   screensModule,
   schedulesModule,
-  contentModule,
   dataSourcesModule,
+  contentModule,
   demoModule,
 ];

@@ -25,6 +25,7 @@ import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { addScheduleChangeHook } from '../schedules/index.js';
+import { addDataSourceUsageFinder, addOutputChangeHook, addPlayerDataGuard, type DataSourceUsage } from '../data-sources/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -32,6 +33,13 @@ export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<
   for (const r of await playlistsWithAssets(db, assetIds)) out.push({ assetId: r.asset_id!, type: 'playlist', id: r.id, name: r.name });
   for (const assetId of assetIds)
     for (const l of await layoutsReferencing(db, 'assetId', assetId)) out.push({ assetId, type: 'layout', id: l.id, name: l.name ?? '' });
+  return out;
+}
+
+export async function dataSourceUsages(db: Db, sourceIds: readonly string[]): Promise<DataSourceUsage[]> {
+  const out: DataSourceUsage[] = [];
+  for (const sourceId of sourceIds)
+    for (const l of await layoutsReferencing(db, 'sourceId', sourceId)) out.push({ sourceId, type: 'layout', id: l.id, name: l.name ?? '' });
   return out;
 }
 
@@ -63,6 +71,22 @@ export function installContentHooks(deps: AppDeps): void {
     await bumpManifestRevision(deps, ids);
   });
   addScheduleChangeHook(deps, (deps, scheduleId, screenIds) => contentChanged(deps, [{ kind: 'schedule', id: scheduleId }], screenIds));
+  // Data: a layout zone showing a source keeps it from being deleted; a screen downloads the
+  // outputs of the sources its manifest shows; a changed output bumps exactly the screens using it.
+  addDataSourceUsageFinder(deps, dataSourceUsages);
+  addPlayerDataGuard(deps, async (deps, screenId, sourceId) => {
+    const screen = await screenContext(deps.db, screenId);
+    if (!screen) return false;
+    return (await currentManifest(deps, screen)).dataSourceIds.has(sourceId);
+  });
+  addOutputChangeHook(deps, (deps, change) =>
+    contentChanged(
+      deps,
+      change.deleted
+        ? [{ kind: 'data-source', id: change.sourceId }]
+        : change.viewKeys.map((key) => ({ kind: 'data-output', id: `${change.sourceId}/${key}` })),
+    ),
+  );
   addAssetChangeHook(deps, async (deps, event) => {
     const refs: DepRef[] = event.assetIds.map((id) => ({ kind: 'asset', id }));
     refs.push({ kind: 'tag-rule', id: '*' });

@@ -7,6 +7,7 @@ import { afterCursor } from '../../platform/http/pagination.js';
 import { notYet, now, parseJson } from './common.js';
 import { assetInfos } from './refs.repo.js';
 import { uuidParam } from '../../platform/http/route.js';
+import { existingSourceIds, type View, viewProblems, viewSchema } from '../data-sources/index.js';
 
 export const MAX_ZONES = 32;
 const Color = z
@@ -19,6 +20,13 @@ export const ZoneContentSchema = z
     z.object({ type: z.literal('playlist'), playlistId: uuidParam }),
     z.object({ type: z.literal('asset'), assetId: uuidParam, durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null) }),
     z.object({ type: z.literal('widget'), widgetId: z.uuid() }),
+    z
+      .object({
+        type: z.literal('data'),
+        sourceId: uuidParam,
+        view: viewSchema.nullable().default(null).describe('Which rows and fields; null: the whole source'),
+      })
+      .describe('The rows of a data source (or of a view of it): the player shows them as a table, and downloads them for offline'),
   ])
   .meta({ id: 'ZoneContent' });
 
@@ -66,6 +74,7 @@ export interface Zone {
     | { type: 'playlist'; playlistId: string }
     | { type: 'asset'; assetId: string; durationMs: number | null }
     | { type: 'widget'; widgetId: string }
+    | { type: 'data'; sourceId: string; view: View | null }
     | null;
 }
 export interface LayoutContent {
@@ -91,6 +100,7 @@ const ZoneDto = z.object({
       z.object({ type: z.literal('playlist'), playlistId: z.string() }),
       z.object({ type: z.literal('asset'), assetId: z.string(), durationMs: z.number().nullable() }),
       z.object({ type: z.literal('widget'), widgetId: z.string() }),
+      z.object({ type: z.literal('data'), sourceId: z.string(), view: viewSchema.nullable() }),
     ])
     .nullable(),
 });
@@ -169,17 +179,19 @@ export function normalizeContent(input: LayoutContentInput): LayoutContent {
 }
 
 /** What a layout's content points at. */
-export function contentRefs(content: LayoutContent): { playlistIds: string[]; assetIds: string[]; widgetIds: string[] } {
+export function contentRefs(content: LayoutContent): { playlistIds: string[]; assetIds: string[]; widgetIds: string[]; sourceIds: string[] } {
   const playlistIds: string[] = [];
   const assetIds: string[] = [];
   const widgetIds: string[] = [];
+  const sourceIds: string[] = [];
   if (content.background.assetId) assetIds.push(content.background.assetId);
   for (const z of content.zones) {
     if (z.content?.type === 'playlist') playlistIds.push(z.content.playlistId);
     if (z.content?.type === 'asset') assetIds.push(z.content.assetId);
     if (z.content?.type === 'widget') widgetIds.push(z.content.widgetId);
+    if (z.content?.type === 'data') sourceIds.push(z.content.sourceId);
   }
-  return { playlistIds: [...new Set(playlistIds)], assetIds: [...new Set(assetIds)], widgetIds };
+  return { playlistIds: [...new Set(playlistIds)], assetIds: [...new Set(assetIds)], widgetIds, sourceIds: [...new Set(sourceIds)] };
 }
 
 /** The references that do not exist (or are archived), as readable strings. */
@@ -196,6 +208,8 @@ export async function missingRefs(db: Db, content: LayoutContent): Promise<strin
     if (!a) missing.push(`asset ${id}`);
     else if (a.state === 'archived') missing.push(`asset "${a.name}" (archived)`);
   }
+  const sources = await existingSourceIds(db, refs.sourceIds);
+  for (const id of refs.sourceIds) if (!sources.has(id)) missing.push(`data source ${id}`);
   return missing;
 }
 
@@ -212,6 +226,7 @@ export async function assertRefs(db: Db, content: LayoutContent): Promise<void> 
       refs.playlistIds.length ? (await db.selectFrom('playlists').select('id').where('id', 'in', refs.playlistIds).execute()).map((r) => r.id) : [],
     );
     const usableAssets = new Set([...(await assetInfos(db, refs.assetIds))].filter(([, a]) => a.state !== 'archived').map(([id]) => id));
+    const sources = await existingSourceIds(db, refs.sourceIds);
     const issues: Reference[] = [];
     if (content.background.assetId && !usableAssets.has(content.background.assetId))
       issues.push({ path: ['background', 'assetId'], message: 'no such asset, or archived' });
@@ -220,9 +235,21 @@ export async function assertRefs(db: Db, content: LayoutContent): Promise<void> 
         issues.push({ path: ['zones', i, 'content', 'playlistId'], message: 'no such playlist' });
       if (z.content?.type === 'asset' && !usableAssets.has(z.content.assetId))
         issues.push({ path: ['zones', i, 'content', 'assetId'], message: 'no such asset, or archived' });
+      if (z.content?.type === 'data' && !sources.has(z.content.sourceId))
+        issues.push({ path: ['zones', i, 'content', 'sourceId'], message: 'no such data source' });
     }
     throw invalidReference(`The layout refers to what does not exist: ${missing.join(', ')}`, issues, { missing });
   }
+  // A view that does not fit its source's columns (an unknown field, a wrong operator) is refused where it is.
+  const viewIssues: Reference[] = [];
+  for (const [i, z] of content.zones.entries()) {
+    if (z.content?.type !== 'data' || !z.content.view) continue;
+    for (const message of await viewProblems(db, z.content.sourceId, z.content.view)) viewIssues.push({ path: ['zones', i, 'content', 'view'], message });
+  }
+  if (viewIssues.length)
+    throw new ApiError('validation_failed', `A zone's view does not fit its data source: ${viewIssues[0]!.message}`, {
+      details: { issues: viewIssues.map((r) => ({ location: 'body', path: r.path, message: r.message, code: 'invalid' })) },
+    });
 }
 
 export async function getLayoutRow(db: Db, id: string): Promise<LayoutRow> {

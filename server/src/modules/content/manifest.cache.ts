@@ -12,6 +12,8 @@ export interface CachedManifest {
   gzip?: Buffer;
   /** Asset ids the manifest lets the screen download. */
   assetIds: Set<string>;
+  /** Data sources whose outputs the manifest lists (the screen may download them). */
+  dataSourceIds: Set<string>;
 }
 
 const CACHE = new ScopeKey('content.manifests', () => new Map<string, CachedManifest>());

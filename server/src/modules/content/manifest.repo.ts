@@ -1,10 +1,11 @@
 /**
  * The manifest_deps table: what each screen's last manifest build used (playlists, layouts,
- * assets, schedules, tag rules, assignments), so a change bumps exactly the screens it alters.
+ * assets, schedules, tag rules, assignments, data sources and their outputs), so a change bumps exactly the screens it alters.
  */
 import type { Db } from '../../platform/db/database.js';
 
-export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment';
+/** 'data-source': a source's id (deleted: every screen showing it); 'data-output': `<sourceId>/<viewKey>` (that output changed). */
+export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment' | 'data-source' | 'data-output';
 export interface DepRef {
   kind: DepKind;
   id: string;

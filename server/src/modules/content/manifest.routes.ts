@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute } from '../../platform/http/route.js';
+import { etagMatches } from '../../platform/http/send-file.js';
 import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
 
@@ -38,6 +39,10 @@ const Zone = z.object({
   fit: z.string(),
   muted: z.boolean(),
   playlist: Playlist.nullable(),
+  data: z
+    .object({ sourceId: z.string(), viewKey: z.string().nullable(), outputId: z.string().describe('the `data[]` entry to show') })
+    .nullable()
+    .describe('a data zone: the output whose rows it shows; null for other zones, or while the source has no data'),
 });
 const Layout = z.object({
   id: z.string(),
@@ -82,17 +87,23 @@ export const ManifestDto = z
         height: z.number().nullable(),
       }),
     ),
+    data: z
+      .array(
+        z.object({
+          outputId: z.string(),
+          sourceId: z.string(),
+          viewKey: z.string().nullable().describe('null: the whole source'),
+          revision: z.number().describe('the data revision it was built from'),
+          url: z.string().describe('downloads with the device credential: {sourceId, viewKey, revision, generatedAt, columns, rows}'),
+          sha256: z.string(),
+          sizeBytes: z.number(),
+        }),
+      )
+      .describe('the data outputs to cache, next to media'),
     overlays: z.array(z.unknown()),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
   })
   .meta({ id: 'PlayerManifest' });
-
-/** If-None-Match: a list of tags (weak or strong) or `*`. */
-export function etagMatches(header: string, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
-}
 
 export const manifestRoutes = [
   defineRoute({

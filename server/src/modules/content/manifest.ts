@@ -20,6 +20,7 @@ import type { Daypart, FlatItem } from './plan.js';
 import { effectiveDuration } from './refs.js';
 import type { VariantInfo } from './refs.repo.js';
 import { resolveSubject, type Warning } from './resolve.js';
+import { type OutputAnswer, outputFor, type View, viewKeyOf } from '../data-sources/index.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
 const HOUR_MS = 3_600_000;
@@ -64,6 +65,20 @@ export interface ManifestMedia {
   height: number | null;
 }
 
+/** A data output the screen downloads (DESIGN.md section 12): a source's rows, or a view's. */
+export interface ManifestData {
+  outputId: string;
+  sourceId: string;
+  viewKey: string | null;
+  revision: number;
+  url: string;
+  sha256: string;
+  sizeBytes: number;
+}
+
+/** Answers a data source's output for (source, view); the data-sources module's `outputFor`. */
+export type OutputResolver = (sourceId: string, view: View | null) => Promise<OutputAnswer>;
+
 export interface Manifest {
   screenId: string;
   revision: number;
@@ -80,6 +95,7 @@ export interface Manifest {
     layout?: unknown;
   }[];
   media: ManifestMedia[];
+  data: ManifestData[];
   overlays: unknown[];
   warnings: Warning[];
 }
@@ -96,6 +112,7 @@ function pickVariant(list: readonly VariantInfo[], box: { width: number; height:
 class Builder {
   readonly warnings: Warning[] = [];
   readonly media = new Map<string, ManifestMedia>();
+  readonly data = new Map<string, ManifestData>();
   private readonly warned = new Set<string>();
 
   constructor(
@@ -103,6 +120,7 @@ class Builder {
     private readonly zone: string,
     private readonly from: number,
     private readonly to: number,
+    private readonly outputs: OutputResolver | null,
   ) {}
 
   get deps() {
@@ -196,6 +214,23 @@ class Builder {
       : { validFrom: null, validUntil: null, dayparts: [] };
   }
 
+  /** A data zone's output (listed in `data`), or null with a warning when it has none yet. */
+  private async dataZone(sourceId: string, view: View | null): Promise<{ sourceId: string; viewKey: string | null; outputId: string } | null> {
+    const { key } = viewKeyOf(view);
+    this.dep('data-source', sourceId);
+    this.dep('data-output', `${sourceId}/${key}`);
+    const answer: OutputAnswer = this.outputs
+      ? await this.outputs(sourceId, view)
+      : { ok: false, reason: 'no_data', message: 'Data outputs are not built here' };
+    if (!answer.ok) {
+      this.warn(`data:${sourceId}/${key}`, { code: 'data_unavailable', message: answer.message, sourceId });
+      return null;
+    }
+    const { outputId, viewKey } = answer.output;
+    this.data.set(outputId, { ...answer.output });
+    return { sourceId, viewKey, outputId };
+  }
+
   async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
     const { items, problems } = await this.loader.flatten(id, this.zone, this.from, this.to);
     for (const p of problems) this.warn(`problem:${p}`, { code: 'playlist_problem', message: p, playlistId: id });
@@ -221,7 +256,9 @@ class Builder {
     for (const z of [...content.zones].sort((a, b) => a.zIndex - b.zIndex)) {
       const box = { width: z.width, height: z.height };
       let playlist: ManifestPlaylist | null = null;
-      if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
+      let data: Awaited<ReturnType<Builder['dataZone']>> = null;
+      if (z.content?.type === 'data') data = await this.dataZone(z.content.sourceId, z.content.view);
+      else if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
       else if (z.content?.type === 'asset') {
         await this.loader.ensureAssets([z.content.assetId]);
         const item = this.assetItem(
@@ -246,7 +283,7 @@ class Builder {
           widgetId: z.content.widgetId,
         });
       }
-      zones.push({ id: z.id, name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, fit: z.fit, muted: z.muted, playlist });
+      zones.push({ id: z.id, name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, fit: z.fit, muted: z.muted, playlist, data });
     }
     let backgroundMedia: { assetId: string; variantId: string } | null = null;
     if (content.background.assetId) {
@@ -288,12 +325,12 @@ export interface BuiltManifest {
 }
 
 /** Builds a screen's manifest for the 48 hours from the start of the hour of `nowMs`. */
-export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.now()): Promise<BuiltManifest> {
+export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.now(), outputs: OutputResolver | null = null): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
   const loader = new ContentLoader(db);
   const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader });
-  const b = new Builder(loader, resolution.timeZone, from, to);
+  const b = new Builder(loader, resolution.timeZone, from, to, outputs);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
   const playlists = new Map<string, ManifestPlaylist>();
@@ -326,6 +363,7 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
     timeZone: resolution.timeZone,
     timeline,
     media: [...b.media.values()].sort((x, y) => x.assetId.localeCompare(y.assetId) || x.variantId.localeCompare(y.variantId)),
+    data: [...b.data.values()].sort((x, y) => x.sourceId.localeCompare(y.sourceId) || (x.viewKey ?? '').localeCompare(y.viewKey ?? '')),
     overlays: [],
     warnings: b.warnings,
   };
@@ -355,7 +393,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
     const before = contentChangeCount(deps);
-    built = await buildManifest(deps.db, screen, nowMs);
+    built = await buildManifest(deps.db, screen, nowMs, (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)));
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;
   }
@@ -380,6 +418,7 @@ function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: str
     etag,
     body: JSON.stringify({ data: built.manifest }),
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
+    dataSourceIds: new Set(built.manifest.data.map((d) => d.sourceId)),
   };
   return entry;
 }

@@ -273,7 +273,7 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
 }
 
 /** Layouts whose draft or published revision has a zone showing `field` = `id`. */
-export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId', id: string): Promise<Usage[]> {
+export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId' | 'sourceId', id: string): Promise<Usage[]> {
   const path = `$.content.${field}`;
   const rows = await sql<{ id: string; name: string }>`
     select distinct l.id, l.name from layouts l

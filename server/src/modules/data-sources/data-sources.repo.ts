@@ -27,6 +27,19 @@ export async function findSourceRow(db: Db, id: string): Promise<SourceRow | und
   return db.selectFrom('data_sources').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+export async function existingSources(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set(
+    (
+      await db
+        .selectFrom('data_sources')
+        .select('id')
+        .where('id', 'in', [...ids])
+        .execute()
+    ).map((r) => r.id),
+  );
+}
+
 /** A source's edit revision (undefined: it is gone). */
 export async function sourceRevision(db: Db, id: string): Promise<number | undefined> {
   return (await db.selectFrom('data_sources').select('revision').where('id', '=', id).executeTakeFirst())?.revision;

@@ -13,7 +13,9 @@ import {
   copyManualRows,
   copySnapshot,
   deleteSource,
+  existingSources,
   fetchStateOf,
+  findSourceRow,
   fetchStatesOf,
   getSourceRow,
   insertSource,
@@ -36,6 +38,7 @@ import { checkRows, projectRows } from './manual-rows.js';
 import { type ProviderDefinition, providerById, providerIds } from './providers/index.js';
 import type { Column, Row } from './providers/types.js';
 import { effectiveInterval } from './refresh.js';
+import { checkView, type View } from './views.js';
 import { keepSecrets, maskSecrets, openSecrets, SecretUnreadableError, sealSecrets } from './secrets.js';
 
 /** What a request gives the service: the app, the server's key (sealing) and who asks. */
@@ -443,6 +446,19 @@ export async function diagnostics(env: Env, id: string) {
 /** The current data of a source (rows + columns + revision), what an output is built from; null before its first data. */
 export async function currentData(db: Db, sourceId: string) {
   return snapshotOf(db, sourceId);
+}
+
+/** Which of the ids are data sources (layouts check what their zones name). */
+export async function existingSourceIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  return existingSources(db, ids);
+}
+
+/** The mistakes of a view against the source's columns (empty: it fits); for content that places a view. */
+export async function viewProblems(db: Db, sourceId: string, view: View): Promise<string[]> {
+  const row = await findSourceRow(db, sourceId);
+  if (!row) return [];
+  const columns = (await snapshotMetasOf(db, [sourceId])).get(sourceId)?.columns ?? parseJson<Column[]>(row.columns, []);
+  return checkView(columns, view, { timeZone: row.time_zone, now: new Date() }).map((e) => `${e.path.join('.')}: ${e.message}`);
 }
 
 export type { AccessLevel };

@@ -3,7 +3,7 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 
 /**
- * The seams other modules (widgets, outputs) code against, per app (deps.scope): each add
+ * The seams other modules (content, widgets) code against, per app (deps.scope): each add
  * returns a function that removes the entry.
  */
 
@@ -56,12 +56,62 @@ export async function fireDataChange(deps: AppDeps, change: DataChange): Promise
   }
 }
 
+/**
+ * Outputs whose current version changed (rebuilt with other rows), or every output of a
+ * deleted source (`viewKeys` empty then): the manifests of the screens using them change.
+ */
+export interface OutputChange {
+  sourceId: string;
+  /** The view keys whose version changed ('' is the whole source). */
+  viewKeys: string[];
+  deleted: boolean;
+}
+
+export type OutputChangeHook = (deps: AppDeps, change: OutputChange) => Promise<void> | void;
+
+export function addOutputChangeHook(deps: AppDeps, hook: OutputChangeHook): () => void {
+  return add(hooksOf(deps).outputHooks, hook);
+}
+
+export async function fireOutputChange(deps: AppDeps, change: OutputChange): Promise<void> {
+  for (const hook of hooksOf(deps).outputHooks) {
+    try {
+      await hook(deps, change);
+    } catch (err) {
+      deps.logger.error({ err, sourceId: change.sourceId }, 'output change hook failed');
+    }
+  }
+}
+
+/**
+ * Decides whether a screen may download a source's output (`GET /player/data-outputs/{id}`):
+ * the content module answers whether the screen's current manifest uses the source. With
+ * none registered, no screen may (outputs are only for manifests that list them).
+ */
+export type PlayerDataGuard = (deps: AppDeps, screenId: string, sourceId: string) => Promise<boolean>;
+
+export function addPlayerDataGuard(deps: AppDeps, guard: PlayerDataGuard): () => void {
+  return add(hooksOf(deps).playerGuards, guard);
+}
+
+export async function screenMayDownloadData(deps: AppDeps, screenId: string, sourceId: string): Promise<boolean> {
+  for (const guard of hooksOf(deps).playerGuards) if (await guard(deps, screenId, sourceId)) return true;
+  return false;
+}
+
 interface Hooks {
   usageFinders: Set<DataSourceUsageFinder>;
   changeHooks: Set<DataChangeHook>;
+  outputHooks: Set<OutputChangeHook>;
+  playerGuards: Set<PlayerDataGuard>;
 }
 
-const HOOKS = new ScopeKey<Hooks>('data-sources.hooks', () => ({ usageFinders: new Set(), changeHooks: new Set() }));
+const HOOKS = new ScopeKey<Hooks>('data-sources.hooks', () => ({
+  usageFinders: new Set(),
+  changeHooks: new Set(),
+  outputHooks: new Set(),
+  playerGuards: new Set(),
+}));
 const hooksOf = (deps: AppDeps) => deps.scope.get(HOOKS);
 
 function add<T>(set: Set<T>, entry: T): () => void {

@@ -4,6 +4,9 @@ import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { probeRoutes } from './probe.routes.js';
 import { viewRoutes } from './views.routes.js';
+import { addDataChangeHook } from './hooks.js';
+import { outputRoutes } from './outputs.routes.js';
+import { onDataChange, outputsTick } from './outputs.service.js';
 import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
 
 /**
@@ -12,13 +15,27 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...accessRoutes],
+  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
+    // Outputs follow the data before anything else hears of a change.
+    addDataChangeHook(deps, onDataChange);
+    deps.periodic.every('data-sources.outputs', 60_000, () => outputsTick(deps));
   },
 };
 
-// What other modules may use (widgets, outputs), and nothing else:
-export { currentData } from './data-sources.service.js';
-export { addDataChangeHook, addDataSourceUsageFinder, type DataChange, type DataSourceUsage } from './hooks.js';
+// What other modules may use (content, widgets), and nothing else:
+export { currentData, existingSourceIds, viewProblems } from './data-sources.service.js';
+export {
+  addDataChangeHook,
+  addDataSourceUsageFinder,
+  addOutputChangeHook,
+  addPlayerDataGuard,
+  type DataChange,
+  type DataSourceUsage,
+  type OutputChange,
+} from './hooks.js';
+export { outputFor, type OutputAnswer, type OutputRef } from './outputs.service.js';
+export { viewKeyOf } from './outputs.js';
+export { viewSchema, type View } from './views.js';
 export type { Snapshot } from './data-sources.repo.js';

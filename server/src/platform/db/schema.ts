@@ -52,6 +52,9 @@ import type {
   DataSourceAttemptsTable,
   DataSourceGrantsTable,
   DataSourceRowsTable,
+  DataOutputBlobsTable,
+  DataOutputKeysTable,
+  DataSourceOutputsTable,
 } from './schema/data-sources.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -104,4 +107,7 @@ export interface Database {
   data_source_attempts: DataSourceAttemptsTable;
   data_source_grants: DataSourceGrantsTable;
   data_source_rows: DataSourceRowsTable;
+  data_output_blobs: DataOutputBlobsTable;
+  data_output_keys: DataOutputKeysTable;
+  data_source_outputs: DataSourceOutputsTable;
 }

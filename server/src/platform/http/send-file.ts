@@ -75,7 +75,9 @@ export function ifRangeFresh(header: string, etag: string, lastModified: string)
   return v === lastModified;
 }
 
-function etagMatches(header: string, etag: string): boolean {
+/** If-None-Match: a list of tags (weak or strong) or `*`. */
+export function etagMatches(header: string, etag: string): boolean {
+  if (!header) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }

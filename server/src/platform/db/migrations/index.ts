@@ -10,6 +10,7 @@ import { m0220_schedule_revision } from './0220_schedule_revision.js';
 import { m0250_password_links } from './0250_password_links.js';
 import { m0260_json_repair } from './0260_json_repair.js';
 import { m0300_data_sources } from './0300_data_sources.js';
+import { m0310_data_source_outputs } from './0310_data_source_outputs.js';
 
 export type { Migration } from './migration.js';
 
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0250_password_links,
   m0260_json_repair,
   m0300_data_sources,
+  m0310_data_source_outputs,
 ];

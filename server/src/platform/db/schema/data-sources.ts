@@ -85,3 +85,40 @@ export interface DataSourceRowsTable {
   created_at: string;
   updated_at: string;
 }
+
+/** An output document's bytes, content-addressed (issue 17 outputs). */
+export interface DataOutputBlobsTable {
+  sha256: string;
+  bytes: Buffer;
+  size_bytes: number;
+  created_at: string;
+}
+
+/** A (source, view) pair screens use; view_key '' is the whole source, `view` its JSON (null then). */
+export interface DataOutputKeysTable {
+  source_id: string;
+  view_key: string;
+  view: string | null;
+  created_at: string;
+  /** The last manifest build that asked for it (keys nobody asks for are dropped). */
+  last_used_at: string;
+}
+
+/** One built version of an output; the newest per (source, view) is current. */
+export interface DataSourceOutputsTable {
+  /** UUIDv7: sorts by build time. */
+  id: string;
+  source_id: string;
+  view_key: string;
+  /** The snapshot revision it was built from. */
+  revision: number;
+  /** sha256 of the document's bytes (the blob). */
+  sha256: string;
+  /** sha256 of its columns and rows alone: a rebuild that gives the same data keeps the version. */
+  data_sha256: string;
+  size_bytes: number;
+  row_count: number;
+  generated_at: string;
+  /** Views with relative dates ('today', next N days): rebuilt after this (the next local midnight). */
+  expires_at: string | null;
+}
