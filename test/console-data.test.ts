@@ -94,6 +94,16 @@ t.test('data page: add an RSS source by its form, preview, health, a failing fee
     .getByText(/^3 rows of 3/)
     .waitFor();
 
+  // Outputs: none until a screen uses it; Rebuild now builds the whole source's document.
+  const outputs = page.getByTestId('outputs');
+  await outputs.getByText(/^None yet/).waitFor();
+  await outputs.getByRole('button', { name: 'Rebuild now' }).click();
+  const whole = outputs.locator('tr[data-output="whole"]');
+  await whole.waitFor();
+  t.match(await whole.innerText(), /^The whole source\s+3\s+\d+(\.\d)? (bytes|kB)/, 'the whole source’s output: its rows and size');
+  const built = (await app.json(`/api/v1/data-sources/${id}/outputs`, { headers: owner.headers })).body.data;
+  t.match(built.outputs, [{ viewKey: null, rowCount: 3, current: true }], 'built on the server');
+
   // The feed fails: the problem in words, stale, the last rows stay.
   feed.routes.set('/news.xml', gone);
   await refreshNow(app, id);

@@ -80,7 +80,7 @@ export function AccessPanel({ source }: { source: DataSource }) {
         </ul>
       )}
       {a && a.items.length === 0 && <p class="muted">No grants: everyone has their role’s default.</p>}
-      {owner && directory.data && people.length === 0 && <p class="muted">Everyone a grant can change has one.</p>}
+      {owner && directory.data && people.length === 0 && <p class="muted">Everyone who can be given access has a grant.</p>}
       {owner && people.length > 0 && (
         <form
           aria-label="Grant access"

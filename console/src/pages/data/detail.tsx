@@ -7,6 +7,7 @@ import { AccessPanel } from './access';
 import { DiagnosticsPanel } from './diagnostics';
 import { HealthBadge, loadCatalog } from './list';
 import { can, type DataSource, type Diagnostics, type Inspect, type Provider } from './model';
+import { OutputsPanel } from './outputs';
 import { RowsGrid } from './rows-grid';
 import { bodyOf, draftOf, ProbeResults, SettingsFields, useProbe } from './settings';
 import { FieldsTable, Warnings } from './table';
@@ -103,6 +104,7 @@ export function DataSourcePage({ id }: { id: string }) {
       <CheckNow source={s} />
       {s.provider === 'manual-table' && canEdit && <RowsGrid source={s} onSaved={(next) => source.setData(next)} />}
       <ViewEditor source={s} />
+      <OutputsPanel source={s} />
       {provider && (
         <SettingsEditor
           key={`${s.id}:${saves}`}

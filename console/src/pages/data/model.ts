@@ -21,6 +21,7 @@ export type ViewFilter = NonNullable<View['filter']>[number];
 export type Access = DataOf<'getDataSourcesByIdAccess'>;
 export type Grant = Access['items'][number];
 export type AccessLevel = Access['myAccess'];
+export type Outputs = DataOf<'getDataSourcesByIdOutputs'>;
 export type DirectoryEntry = DataOf<'getDataSourcesByIdUserDirectory'>['items'][number];
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;
