@@ -3,7 +3,7 @@ import { checkA11y } from './helpers/a11y.js';
 import { signIn } from './helpers/auth.js';
 import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { addDataSourceUsageFinder } from '../server/src/modules/data-sources/index.js';
-import { diagnosticsOf, fakeFeed, type Handler, refreshNow } from './helpers/data-sources.js';
+import { createSource, diagnosticsOf, fakeFeed, type Handler, jsonDoc, refreshNow } from './helpers/data-sources.js';
 import { startApp } from './helpers/harness.js';
 
 /**
@@ -216,6 +216,30 @@ t.test('data page: add an RSS source by its form, preview, health, a failing fee
     { name: 'price', type: 'number' },
   ]);
   t.same(rows.rows, [{ drink: 'Espresso', price: 2.5 }], 'the row reached the server, the price a number');
+
+  // Secrets: a JSON source with a key header and a token, renamed in its settings; the stored secrets stay (sent back as {"set": true}).
+  feed.routes.set('/menu.json', jsonDoc({ items: [{ dish: 'Soup', price: 4 }] }));
+  const made = await createSource(app, owner, {
+    name: 'Menu API',
+    provider: 'json',
+    config: { url: `${feed.url}/menu.json`, rowsPath: '$.items[*]', headers: { 'X-Api-Key': 's3cret' }, auth: { type: 'bearer', token: 'tok-1' } },
+  });
+  await page.goto(`${app.url}/data/${made.body.data.id}`);
+  await page.getByTestId('settings').locator('summary').first().click();
+  const settings = page.getByRole('form', { name: 'Settings of the data source' });
+  const keyValue = settings.getByLabel('Header 1 value');
+  t.equal(await keyValue.getAttribute('type'), 'password', 'a header value is a secret field');
+  t.equal(await keyValue.inputValue(), '', 'the stored secret is not shown');
+  t.equal(await keyValue.getAttribute('placeholder'), 'Kept secret: type to replace it');
+  t.equal(await settings.getByLabel('Sign-in', { exact: true }).inputValue(), '1', 'the token kind is chosen');
+  await settings.getByLabel('Name', { exact: true }).fill('Menu API (bar)');
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  await settings.getByText('Saved.').waitFor();
+  const renamed = (await app.json(`/api/v1/data-sources/${made.body.data.id}`, { headers: owner.headers })).body.data;
+  t.match(renamed, { name: 'Menu API (bar)', config: { headers: { 'X-Api-Key': { set: true } }, auth: { type: 'bearer', token: { set: true } } } });
+  await refreshNow(app, made.body.data.id);
+  const sent = feed.requests.filter((r) => r.path === '/menu.json').pop()!;
+  t.match(sent.headers, { 'x-api-key': 's3cret', authorization: 'Bearer tok-1' }, 'the kept secrets are still the ones sent');
 
   // A viewer reads: no add, no settings to change, no delete, no access panel.
   const viewerContext = await browser.newContext({ viewport: PHONE, timezoneId: 'UTC' });
