@@ -15,6 +15,7 @@ import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
+import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
 import { SetPasswordPage } from './pages/password';
@@ -167,6 +168,9 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/schedules" component={SchedulesPage} />
           <Route path="/layouts" component={LayoutsPage} />
           <Route path="/layouts/:id" component={LayoutDetailPage} />
+          <Route path="/data" component={DataSourcesPage} />
+          <Route path="/data/new" component={atLeast(user, 'editor') ? NewDataSourcePage : NotFoundPage} />
+          <Route path="/data/:id" component={DataSourcePage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route path="/settings" component={atLeast(user, 'admin') ? SettingsPage : NotFoundPage} />
@@ -198,6 +202,7 @@ function Nav() {
     { href: '/playlists', label: 'Playlists', show: true },
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
+    { href: '/data', label: 'Data', show: true },
   ];
   // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
   const closeMenu = (e: Event) => {

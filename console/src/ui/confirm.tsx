@@ -109,6 +109,7 @@ const USAGE_WORD: Record<string, string> = {
   'screen-assignment': 'Default playlist of screen',
   'group-assignment': 'Default playlist of group',
   screen: 'Screen',
+  widget: 'Widget',
 };
 
 /** A list of what uses something, each a link to where it can be changed. */
