@@ -1,10 +1,11 @@
 /**
  * What the media cache must do for a manifest: fetch what is listed and missing, keep
- * what is listed and present, evict what the manifest no longer lists. Cache keys are
- * absolute URLs without query strings' volatile parts, so the page and the service
- * worker agree on them.
+ * what is listed and present, evict what the manifest no longer lists. The manifest's
+ * data outputs (`data[]`) are cached the same way, in the same cache, next to its media.
+ * Cache keys are absolute URLs without query strings' volatile parts, so the page and the
+ * service worker agree on them.
  */
-import type { MediaEntry } from './manifest.js';
+import type { CacheEntry } from './manifest.js';
 
 export const MEDIA_CACHE = 'placard-media-v1';
 export const SHELL_CACHE = 'placard-shell-v1';
@@ -20,22 +21,25 @@ export function cacheKey(url: string, base: string): string {
   return u.toString();
 }
 
-/** Whether a request path is a player media download (what the service worker serves cache-first). */
+/**
+ * Whether a request path is a player download the cache holds (what the service worker
+ * serves cache-first): a media variant or a data output.
+ */
 export function isMediaPath(pathname: string): boolean {
-  return /^\/api\/v1\/player\/assets\/[^/]+\/variants\/[^/]+$/.test(pathname);
+  return /^\/api\/v1\/player\/(assets\/[^/]+\/variants\/[^/]+|data-outputs\/[^/]+)$/.test(pathname);
 }
 
-export interface CachePlan {
-  fetch: MediaEntry[];
-  keep: MediaEntry[];
+export interface CachePlan<T extends CacheEntry = CacheEntry> {
+  fetch: T[];
+  keep: T[];
   evict: string[];
 }
 
-export function planCache(media: readonly MediaEntry[], cachedKeys: readonly string[], base: string): CachePlan {
+export function planCache<T extends CacheEntry>(media: readonly T[], cachedKeys: readonly string[], base: string): CachePlan<T> {
   const cached = new Set(cachedKeys);
-  const wanted = new Map<string, MediaEntry>();
+  const wanted = new Map<string, T>();
   for (const m of media) wanted.set(cacheKey(m.url, base), m);
-  const plan: CachePlan = { fetch: [], keep: [], evict: [] };
+  const plan: CachePlan<T> = { fetch: [], keep: [], evict: [] };
   for (const [key, entry] of wanted) (cached.has(key) ? plan.keep : plan.fetch).push(entry);
   for (const key of cached) if (!wanted.has(key)) plan.evict.push(key);
   // Small files first: more of the playlist becomes playable sooner.
@@ -44,7 +48,7 @@ export function planCache(media: readonly MediaEntry[], cachedKeys: readonly str
 }
 
 /** Whether a downloaded body matches its manifest entry (size always, sha256 when given and computed). */
-export function verifyDownload(entry: MediaEntry, sizeBytes: number, sha256Hex: string | null): { ok: true } | { ok: false; reason: string } {
+export function verifyDownload(entry: CacheEntry, sizeBytes: number, sha256Hex: string | null): { ok: true } | { ok: false; reason: string } {
   if (entry.sizeBytes !== null && entry.sizeBytes !== sizeBytes)
     return { ok: false, reason: `size ${sizeBytes} differs from the manifest's ${entry.sizeBytes}` };
   if (entry.sha256 && sha256Hex !== null && entry.sha256 !== sha256Hex.toLowerCase()) return { ok: false, reason: 'sha256 differs from the manifest' };

@@ -6,11 +6,13 @@
  * video playing, page loaded), so the screen is never blank between items. Only media
  * that is fully cached and verified plays.
  */
+import { DataZone } from './data-zone.js';
 import { fitCanvas, zoneRect } from './geometry.js';
 import type { NowPlaying } from './identity.js';
 import { mediaForItem, type Content, type Layout, type MediaEntry, type PlayerManifest, type Playlist, type PlaylistItem, type Segment } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
 import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentKey, segmentToShow } from './schedule.js';
+import { drawScreenshot } from './screenshot.js';
 
 export const FADE_MS = 700;
 const RETRY_MS = 2_000;
@@ -37,7 +39,7 @@ function playlistSignature(p: Playlist | null): string {
 function contentSignature(c: Content): string {
   if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
   if (c.type === 'layout')
-    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist)]))}`;
+    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey]]))}`;
   return 'idle';
 }
 
@@ -283,6 +285,7 @@ function delay(ms: number): Promise<void> {
 class ContentView {
   readonly root: HTMLDivElement;
   readonly zones: ZonePlayer[] = [];
+  readonly dataZones: DataZone[] = [];
   private canvas: HTMLDivElement | null = null;
   private layout: Layout | null = null;
 
@@ -318,10 +321,12 @@ class ContentView {
       }
       for (const z of [...content.layout.zones].sort((a, b) => a.zIndex - b.zIndex)) {
         const rect = zoneRect(z, content.layout);
-        const zp = new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({
-          width: rect.width * this.scale(),
-          height: rect.height * this.scale(),
-        }));
+        const zp = z.data
+          ? new DataZone({ ...z, data: z.data }, manifest, ctx, rect)
+          : new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({
+              width: rect.width * this.scale(),
+              height: rect.height * this.scale(),
+            }));
         Object.assign(zp.root.style, {
           left: `${rect.x}px`,
           top: `${rect.y}px`,
@@ -331,7 +336,8 @@ class ContentView {
         });
         if (z.background) zp.root.style.background = z.background;
         zp.root.dataset.zoneId = z.id;
-        this.zones.push(zp);
+        if (zp instanceof DataZone) this.dataZones.push(zp);
+        else this.zones.push(zp);
         canvas.append(zp.root);
       }
       this.canvas = canvas;
@@ -367,11 +373,11 @@ class ContentView {
   }
 
   start(): void {
-    for (const z of this.zones) z.start();
+    for (const z of [...this.zones, ...this.dataZones]) z.start();
   }
 
   stop(): void {
-    for (const z of this.zones) z.stop();
+    for (const z of [...this.zones, ...this.dataZones]) z.stop();
     if (this.idleTimer) clearInterval(this.idleTimer);
   }
 }
@@ -400,6 +406,8 @@ export class PlaybackEngine {
   apply(manifest: PlayerManifest): void {
     this.manifest = manifest;
     this.refresh();
+    // Content that stays on: its data zones move to the new outputs (each once it is cached).
+    for (const z of this.view?.dataZones ?? []) z.update(manifest);
   }
 
   /** Re-evaluates what should be on now (after a manifest change, a boundary, or new media). */
@@ -466,30 +474,8 @@ export class PlaybackEngine {
     this.manifest = null;
   }
 
-  /** Draws what is visible (images and videos; pages in frames cannot be drawn) into a JPEG data URL. */
+  /** Draws what is visible into a JPEG data URL (screenshot.ts). */
   screenshot(maxWidth = 1280): string | null {
-    const width = innerWidth;
-    const height = innerHeight;
-    const scale = Math.min(1, maxWidth / width);
-    const canvas = document.createElement('canvas');
-    canvas.width = Math.round(width * scale);
-    canvas.height = Math.round(height * scale);
-    const g = canvas.getContext('2d');
-    if (!g) return null;
-    g.fillStyle = '#000';
-    g.fillRect(0, 0, canvas.width, canvas.height);
-    for (const media of this.stage.querySelectorAll<HTMLImageElement | HTMLVideoElement>('.pl-layer.pl-visible .pl-media')) {
-      const r = media.getBoundingClientRect();
-      const nw = media instanceof HTMLVideoElement ? media.videoWidth : media.naturalWidth;
-      const nh = media instanceof HTMLVideoElement ? media.videoHeight : media.naturalHeight;
-      if (!nw || !nh) continue;
-      const fit = fitCanvas({ width: nw, height: nh }, { width: r.width, height: r.height });
-      try {
-        g.drawImage(media, (r.left + fit.offsetX) * scale, (r.top + fit.offsetY) * scale, nw * fit.scale * scale, nh * fit.scale * scale);
-      } catch {
-        // A frame that cannot be drawn is left black.
-      }
-    }
-    return canvas.toDataURL('image/jpeg', 0.8);
+    return drawScreenshot(this.stage, maxWidth);
   }
 }

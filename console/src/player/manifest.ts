@@ -14,7 +14,16 @@ export interface DayPart {
   end: number;
 }
 
-export interface MediaEntry {
+/** What the cache needs of anything it downloads (a media variant, a data output). */
+export interface CacheEntry {
+  url: string;
+  sizeBytes: number | null;
+  sha256: string | null;
+  /** The type stored when the server's answer names none. */
+  contentType?: string;
+}
+
+export interface MediaEntry extends CacheEntry {
   assetId: string;
   variantId: string;
   url: string;
@@ -23,6 +32,15 @@ export interface MediaEntry {
   sha256: string | null;
   width: number | null;
   height: number | null;
+}
+
+/** A data output (DESIGN.md section 12): the JSON document of a source's rows, or of a view of them. */
+export interface DataEntry extends CacheEntry {
+  outputId: string;
+  sourceId: string;
+  viewKey: string | null;
+  revision: number | null;
+  contentType: 'application/json';
 }
 
 export interface PlaylistItem {
@@ -66,6 +84,8 @@ export interface Zone {
   zIndex: number;
   background: string | null;
   playlist: Playlist | null;
+  /** A data zone: the output (`data[]`) whose rows it shows; null for other zones. */
+  data: { sourceId: string; viewKey: string | null; outputId: string } | null;
 }
 
 export interface Layout {
@@ -99,6 +119,8 @@ export interface PlayerManifest {
   timeZone: string;
   timeline: Segment[];
   media: MediaEntry[];
+  /** The data outputs the layouts' data zones show, cached like media. */
+  data: DataEntry[];
   overlays: unknown[];
   problems: string[];
 }
@@ -261,6 +283,7 @@ function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[])
       zIndex: num(o.zIndex) ?? num(o.z) ?? 0,
       background: str(o.background) ?? str(o.backgroundColor),
       playlist,
+      data: readZoneData(o.data),
     });
   });
   return {
@@ -296,6 +319,39 @@ function readMedia(raw: unknown, problems: string[]): MediaEntry | null {
   };
 }
 
+function readZoneData(raw: unknown): Zone['data'] {
+  const o = obj(raw);
+  const sourceId = str(o?.sourceId);
+  const outputId = str(o?.outputId);
+  return sourceId && outputId ? { sourceId, viewKey: str(o?.viewKey), outputId } : null;
+}
+
+function readData(raw: unknown, problems: string[]): DataEntry | null {
+  const o = obj(raw);
+  const outputId = str(o?.outputId);
+  const url = str(o?.url);
+  if (!o || !outputId || !url) {
+    problems.push('a data entry has no outputId or url');
+    return null;
+  }
+  const sha = str(o.sha256);
+  return {
+    outputId,
+    sourceId: str(o.sourceId) ?? '',
+    viewKey: str(o.viewKey),
+    revision: num(o.revision),
+    url,
+    sizeBytes: num(o.sizeBytes),
+    sha256: sha && /^[0-9a-f]{64}$/i.test(sha) ? sha.toLowerCase() : null,
+    contentType: 'application/json',
+  };
+}
+
+/** Everything a manifest asks the cache to hold: its media and its data outputs. */
+export function cacheEntries(manifest: Pick<PlayerManifest, 'media' | 'data'>): CacheEntry[] {
+  return [...manifest.media, ...manifest.data];
+}
+
 /** Reads a manifest as served (the `data` of GET /player/manifest). Throws only when it is not an object. */
 export function readManifest(raw: unknown): PlayerManifest {
   const o = obj(raw);
@@ -304,6 +360,7 @@ export function readManifest(raw: unknown): PlayerManifest {
   const media = (Array.isArray(o.media) ? o.media : [])
     .map((m: unknown) => readMedia(m, problems))
     .filter((m: MediaEntry | null): m is MediaEntry => m !== null);
+  const data = (Array.isArray(o.data) ? o.data : []).map((d: unknown) => readData(d, problems)).filter((d: DataEntry | null): d is DataEntry => d !== null);
   const timeline: Segment[] = [];
   (Array.isArray(o.timeline) ? o.timeline : []).forEach((s: unknown, i: number) => {
     const seg = obj(s);
@@ -344,6 +401,7 @@ export function readManifest(raw: unknown): PlayerManifest {
     timeZone: validTimeZone(str(o.timeZone)) ?? 'UTC',
     timeline,
     media,
+    data,
     overlays: Array.isArray(o.overlays) ? o.overlays : [],
     problems,
   };

@@ -1,20 +1,20 @@
 /**
- * The page side of the media cache: downloads every variant the manifest lists into Cache
- * Storage (verified by size and sha256 before it is stored), evicts what the manifest no
- * longer lists, and hands playback blob URLs. The service worker (sw.ts) serves the same
+ * The page side of the media cache: downloads every variant and data output the manifest
+ * lists into Cache Storage (verified by size and sha256 before it is stored), evicts what
+ * the manifest no longer lists, and hands playback blob URLs (data zones read the bodies). The service worker (sw.ts) serves the same
  * cache first to any request for a variant URL, so media keeps loading with the server
  * gone. Without Cache Storage (an insecure http origin without the kiosk's
  * secure-origin flag), media is kept in memory for the life of the page instead.
  */
 import { cacheKey, MEDIA_CACHE, planCache, toHex, verifyDownload, VERIFY_MAX_BYTES } from './cache-plan.js';
 import type { CacheStatus } from './identity.js';
-import type { MediaEntry } from './manifest.js';
+import type { CacheEntry } from './manifest.js';
 import type { PlayerApi } from './protocol.js';
 
 export interface SyncProgress {
   done: number;
   total: number;
-  current: MediaEntry | null;
+  current: CacheEntry | null;
 }
 
 export class MediaCache {
@@ -34,11 +34,11 @@ export class MediaCache {
     this.persistent = typeof caches !== 'undefined' && typeof isSecureContext === 'boolean' && isSecureContext;
   }
 
-  key(entry: MediaEntry): string {
+  key(entry: CacheEntry): string {
     return cacheKey(entry.url, this.base);
   }
 
-  isReady(entry: MediaEntry): boolean {
+  isReady(entry: CacheEntry): boolean {
     return this.ready.has(this.key(entry));
   }
 
@@ -64,8 +64,8 @@ export class MediaCache {
     }
   }
 
-  /** Brings the cache in line with `media`; one sync at a time (a second call waits for the first, then runs). */
-  async sync(media: readonly MediaEntry[], onProgress?: (p: SyncProgress) => void): Promise<CacheStatus> {
+  /** Brings the cache in line with `media` (cacheEntries(manifest)); one sync at a time (a second call waits for the first, then runs). */
+  async sync(media: readonly CacheEntry[], onProgress?: (p: SyncProgress) => void): Promise<CacheStatus> {
     // Never download again what an earlier run left in the cache.
     await this.load();
     while (this.syncing) await this.syncing.catch(() => undefined);
@@ -77,7 +77,7 @@ export class MediaCache {
     }
   }
 
-  private async doSync(media: readonly MediaEntry[], onProgress?: (p: SyncProgress) => void): Promise<CacheStatus> {
+  private async doSync(media: readonly CacheEntry[], onProgress?: (p: SyncProgress) => void): Promise<CacheStatus> {
     const plan = planCache(media, [...this.ready], this.base);
     this.lastWanted = plan.keep.length + plan.fetch.length;
     let done = 0;
@@ -98,7 +98,7 @@ export class MediaCache {
   }
 
   /** Drops what the manifest no longer lists (run after the new manifest is on screen). */
-  async evictExcept(media: readonly MediaEntry[]): Promise<number> {
+  async evictExcept(media: readonly CacheEntry[]): Promise<number> {
     const plan = planCache(media, [...this.ready], this.base);
     const cache = this.persistent ? await caches.open(MEDIA_CACHE) : null;
     for (const key of plan.evict) {
@@ -115,10 +115,10 @@ export class MediaCache {
     return plan.evict.length;
   }
 
-  private async download(entry: MediaEntry): Promise<void> {
+  private async download(entry: CacheEntry): Promise<void> {
     const key = this.key(entry);
     const res = await this.api.media(entry.url);
-    const type = res.headers.get('content-type') ?? entry.contentType;
+    const type = res.headers.get('content-type') ?? entry.contentType ?? 'application/octet-stream';
     const declared = Number(res.headers.get('content-length') ?? entry.sizeBytes ?? 0);
     if (declared > VERIFY_MAX_BYTES && this.persistent) {
       // Too large to hash in memory: stream it into the cache and check its size.
@@ -154,21 +154,26 @@ export class MediaCache {
     this.ready.add(key);
   }
 
-  /** A blob URL for playing a cached entry (made once, reused), or null when it is not cached. */
-  async objectUrl(entry: MediaEntry): Promise<string | null> {
+  /** A cached entry's verified body, or null when it is not cached. */
+  async blob(entry: CacheEntry): Promise<Blob | null> {
     const key = this.key(entry);
-    const known = this.urls.get(key);
-    if (known) return known;
     let blob: Blob | null = this.memory.get(key) ?? null;
     if (!blob && this.persistent) {
       const res = await (await caches.open(MEDIA_CACHE)).match(key);
       if (res) blob = await res.blob();
     }
-    if (!blob) {
-      this.ready.delete(key);
-      return null;
-    }
-    const url = URL.createObjectURL(blob.type ? blob : new Blob([blob], { type: entry.contentType }));
+    if (!blob) this.ready.delete(key);
+    return blob;
+  }
+
+  /** A blob URL for playing a cached entry (made once, reused), or null when it is not cached. */
+  async objectUrl(entry: CacheEntry): Promise<string | null> {
+    const key = this.key(entry);
+    const known = this.urls.get(key);
+    if (known) return known;
+    const blob = await this.blob(entry);
+    if (!blob) return null;
+    const url = URL.createObjectURL(blob.type || !entry.contentType ? blob : new Blob([blob], { type: entry.contentType }));
     this.urls.set(key, url);
     return url;
   }

@@ -7,7 +7,7 @@ import { Backoff } from './backoff.js';
 import { commandAction, commandExpired, failed, SeenCommands, succeeded } from './commands.js';
 import type { PlaybackEngine } from './engine.js';
 import { buildHeartbeat, heartbeatIntervalMs, type playerFamilyFromSearch } from './identity.js';
-import { readManifest, type PlayerManifest } from './manifest.js';
+import { cacheEntries, readManifest, type PlayerManifest } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
 import type { NoiseControl } from './noise-control.js';
 import { type PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
@@ -261,8 +261,9 @@ export class PlayerRuntime {
     }
     const target = manifest ?? engine.current;
     if (!target) return;
-    // Media first, then the switch: the new content plays from complete, verified files.
-    await cache.sync(target.media).catch((err) => log(`Media cache: ${(err as Error).message}`));
+    // Media and data first, then the switch: the new content plays from complete, verified
+    // files, and a data zone keeps its table until the new document is cached.
+    await cache.sync(cacheEntries(target)).catch((err) => log(`Media cache: ${(err as Error).message}`));
     if (!this.running) return;
     // The server answered: an earlier failure is no longer news for the heartbeat.
     if (this.lastError?.startsWith('Manifest download failed')) this.lastError = null;
@@ -274,7 +275,7 @@ export class PlayerRuntime {
     } else {
       engine.refresh();
     }
-    await cache.evictExcept(target.media).catch(() => undefined);
+    await cache.evictExcept(cacheEntries(target)).catch(() => undefined);
   }
 
   /** The server's window moves: fetch again by `refreshAfter` (spread by up to a minute). */
