@@ -134,6 +134,12 @@ t.test('a feed change reaches the screen using it as manifest.changed within a s
   t.not(whole1.sha256, whole0.sha256, 'the whole source’s output is new');
   t.equal(whole1.revision, whole0.revision + 1);
   t.equal(view1.outputId, view0.outputId, 'the view gave the same rows: its version stays');
+  const kept = await app.deps.db
+    .selectFrom('data_source_outputs')
+    .select(['revision', 'checked_revision'])
+    .where('id', '=', view1.outputId)
+    .executeTakeFirstOrThrow();
+  t.same(kept, { revision: view0.revision, checked_revision: whole1.revision }, 'checked against the new data once, not rebuilt on every manifest build');
   const doc = JSON.parse(Buffer.from(await (await fetch(`${app.url}${whole1.url}`, { headers: screen.headers })).arrayBuffer()).toString());
   t.same(
     doc.rows.find((r: any) => r.name === 'Soup'),

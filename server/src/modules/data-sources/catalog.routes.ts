@@ -61,7 +61,7 @@ const DefinitionEntry = z.object({
   category: z.enum(['asset', 'data', 'widget']),
   name: z.string(),
   description: z.string(),
-  schema: JsonSchema.describe('What placing it takes (a playlist item or zone content)'),
+  schema: JsonSchema.describe('What placing it takes (a playlist item or a layout zone’s content)'),
 });
 
 const Placement = {
@@ -87,7 +87,7 @@ export function contentDefinitions() {
     id: 'data:data-source',
     category: 'data' as const,
     name: 'Data',
-    description: `Rows of a data source (${PROVIDERS.map((p) => p.name).join(', ')}), their columns typed ${COLUMN_TYPES.join(', ')}; widgets show them`,
+    description: `Rows of a data source (${PROVIDERS.map((p) => p.name).join(', ')}), their columns typed ${COLUMN_TYPES.join(', ')}: a layout zone {type: 'data', sourceId, view} shows them as a table, offline too`,
     schema: configJsonSchema(Placement.data),
   };
   return [...assets, data];

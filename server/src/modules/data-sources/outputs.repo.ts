@@ -97,8 +97,8 @@ export async function insertOutput(db: Db, row: OutputRow, bytes: Buffer): Promi
 }
 
 /** A rebuild that gave the same data: the current version stays, valid until the new expiry. */
-export async function extendOutput(db: Db, id: string, expiresAt: string | null): Promise<void> {
-  await db.updateTable('data_source_outputs').set({ expires_at: expiresAt }).where('id', '=', id).execute();
+export async function extendOutput(db: Db, id: string, checkedRevision: number, expiresAt: string | null): Promise<void> {
+  await db.updateTable('data_source_outputs').set({ checked_revision: checkedRevision, expires_at: expiresAt }).where('id', '=', id).execute();
 }
 
 /** Drops keys no manifest asked for since `before` (their versions go with them), then orphaned blobs. */

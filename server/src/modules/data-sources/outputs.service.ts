@@ -107,7 +107,10 @@ async function buildKey(deps: AppDeps, sourceId: string, key: string, view: View
     const meta = (await snapshotMetasOf(db, [sourceId])).get(sourceId);
     if (!meta) return { ok: false, reason: 'no_data', message: 'no data yet' };
     const current = (await currentOutputs(db, sourceId, [key])).get(key);
-    const fresh = current && current.revision === meta.revision && (!current.expires_at || Date.parse(current.expires_at) > now.getTime());
+    const fresh =
+      current &&
+      Math.max(current.revision, current.checked_revision) === meta.revision &&
+      (!current.expires_at || Date.parse(current.expires_at) > now.getTime());
     if (current && fresh && !force) return { ok: true, row: current, changed: false };
     const [source, snapshot] = await Promise.all([findSourceRow(db, sourceId), snapshotOf(db, sourceId)]);
     if (!source || !snapshot) return { ok: false, reason: 'no_source', message: 'gone' };
@@ -115,8 +118,8 @@ async function buildKey(deps: AppDeps, sourceId: string, key: string, view: View
     if (!built.ok) return { ok: false, reason: 'invalid_view', message: built.errors.map((e) => e.message).join('; ') };
     await noteImages(deps, sourceId, built.imageUrls);
     if (current && !force && current.data_sha256 === built.dataSha256) {
-      await extendOutput(db, current.id, built.expiresAt);
-      return { ok: true, row: { ...current, expires_at: built.expiresAt }, changed: false };
+      await extendOutput(db, current.id, snapshot.revision, built.expiresAt);
+      return { ok: true, row: { ...current, checked_revision: snapshot.revision, expires_at: built.expiresAt }, changed: false };
     }
     const row: OutputRow = {
       id: newId(),
@@ -130,6 +133,7 @@ async function buildKey(deps: AppDeps, sourceId: string, key: string, view: View
       generated_at: nowIso(now.getTime()),
       expires_at: built.expiresAt,
       image_urls: JSON.stringify(built.imageUrls),
+      checked_revision: snapshot.revision,
     };
     const stored = await db.transaction().execute(async (trx) => {
       // The key may have gone (the source deleted, the key dropped) while this was building.

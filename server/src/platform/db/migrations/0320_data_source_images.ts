@@ -28,5 +28,7 @@ export const m0320_data_source_images: Migration = {
     await sql`create index data_source_images_due on data_source_images(next_attempt_at) where state = 'pending'`.execute(db);
     await sql`create index data_source_images_asset on data_source_images(asset_id) where asset_id is not null`.execute(db);
     await sql`alter table data_source_outputs add column image_urls text not null default '[]'`.execute(db);
+    // The last data revision a version was checked against (a rebuild giving the same rows keeps the version).
+    await sql`alter table data_source_outputs add column checked_revision integer not null default 0`.execute(db);
   },
 };

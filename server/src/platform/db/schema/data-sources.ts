@@ -123,6 +123,8 @@ export interface DataSourceOutputsTable {
   expires_at: string | null;
   /** JSON list of the image addresses its rows use (their assets go in the manifest's media). */
   image_urls: string;
+  /** The last data revision it was found to match (a later revision whose rows the view gives the same keeps it). */
+  checked_revision: number;
 }
 
 /** An image address a source's rows use, fetched once and kept as an asset. */
