@@ -7,6 +7,7 @@ import { colourAt, DESKTOP, dominant, launchBrowser, pairPlayPage, PHONE, signed
 import { settledAsset, uploadAsset } from './helpers/media.js';
 import { samplePng } from './helpers/sample-media.js';
 import { checkA11y } from './helpers/a11y.js';
+import { createSource, fakeFeed, jsonDoc, refreshNow } from './helpers/data-sources.js';
 import type { Page } from 'playwright-core';
 
 /** Publish asks first (screens showing the layout change): confirm it. */
@@ -234,3 +235,147 @@ t.test('layouts: a zone shows one picture, another a playlist; "Schedule it" fro
   await snap(player, 'player-layout-from-console', false);
   t.same(errors, [], 'no uncaught errors in the page');
 });
+
+t.test(
+  'layouts: a zone shows a data source through a view (issue 17): chosen, previewed, saved, read back, published; a view that does not fit is refused in place',
+  async (t) => {
+    const browser = await launchBrowser(t);
+    if (!browser) return;
+    const app = await startApp(t, { config: { fetchAllowLoopback: true } });
+    const feed = await fakeFeed(t, {
+      '/menu.json': jsonDoc({
+        items: [
+          { dish: 'Soup', price: 4 },
+          { dish: 'Stew', price: 9 },
+          { dish: 'Salad', price: 6 },
+        ],
+      }),
+    });
+    const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
+    const owner = await signedInContext(app, context, app.url);
+    const made = await createSource(app, owner, { name: 'Menu API', provider: 'json', config: { url: `${feed.url}/menu.json`, rowsPath: '$.items[*]' } });
+    t.equal(made.status, 201);
+    const sourceId = made.body.data.id as string;
+    await refreshNow(app, sourceId);
+    const layout = await app.json('/api/v1/layouts', {
+      method: 'POST',
+      headers: owner.headers,
+      json: { name: 'Menu wall', width: 1920, height: 1080, zones: [{ name: 'Prices', x: 0, y: 0, width: 1920, height: 1080 }] },
+    });
+    t.equal(layout.status, 201);
+    const id = layout.body.data.id as string;
+    const draftOf = async () => (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    t.teardown(async () => {
+      if (!t.passing()) await snap(page, 'failure-console-layouts-data').catch(() => {});
+    });
+
+    await page.goto(`${app.url}/layouts/${id}`);
+    await page.getByRole('heading', { name: 'Menu wall' }).waitFor();
+    t.equal(await page.getByTestId('zone-view').count(), 0, 'no view editor while the zone plays nothing');
+    await page.getByLabel('Plays').selectOption({ label: 'Menu API' });
+    const zone = page.locator('.zone[data-zone="Prices"]');
+    t.match(await zone.locator('.zone-label').innerText(), /Prices · Menu API \(data\)/, 'the canvas names the source in the zone');
+    t.same(await zone.locator('.zone-data th').allInnerTexts(), ['dish', 'price'], 'and draws the heads of its columns');
+    t.equal(await page.getByLabel('Fit').count(), 0, 'no fit for a table');
+
+    // A view: price above 5, dearest first, only the dish; the preview follows it.
+    const views = page.getByTestId('zone-view');
+    await views.getByRole('heading', { name: 'Rows the zone “Prices” shows' }).waitFor();
+    await views
+      .getByTestId('view-summary')
+      .getByText(/^3 rows of 3/)
+      .waitFor();
+    await views.getByRole('button', { name: 'Add a condition' }).click();
+    const cond = views.getByRole('group', { name: 'Condition 1' });
+    await cond.getByLabel('Field').selectOption('price');
+    await cond.getByLabel('Operator').selectOption({ label: '>' });
+    await cond.getByLabel('Value').fill('5');
+    await views
+      .getByTestId('view-summary')
+      .getByText(/^2 rows of 3/)
+      .waitFor();
+    await views.getByRole('button', { name: 'Sort by…' }).click();
+    await views.getByRole('group', { name: 'Sort 1' }).getByLabel('Sort field').selectOption('price');
+    await views.getByRole('group', { name: 'Sort 1' }).getByLabel('Direction').selectOption('desc');
+    await views.getByRole('checkbox', { name: 'price', exact: true }).uncheck();
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid="view-rows"] th').length === 1, undefined, { timeout: 5000 });
+    t.match(await views.getByTestId('view-rows').innerText(), /^dish\s+Stew\s+Salad\s*$/, 'the preview: two dishes, dearest first, one field');
+    t.same(await zone.locator('.zone-data th').allInnerTexts(), ['dish'], 'the canvas draws the fields the view keeps');
+    t.match(await zone.locator('.zone-label').innerText(), /Menu API \(data, a view\)/);
+    const view = { filter: [{ field: 'price', op: 'gt', value: 5 }], sort: [{ field: 'price', direction: 'desc' }], fields: ['dish'] };
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText('Draft saved.').waitFor();
+    t.same((await draftOf()).draft.zones[0].content, { type: 'data', sourceId, view }, 'the zone content reached the server');
+    t.equal(await views.getByTestId('view-rows').count(), 1, 'saving keeps the editor and its preview as they are');
+    await snap(page, 'layout-data-zone-1280-light');
+    await checkA11y(page, t, 'layout editor with a data zone');
+
+    // Read back: a reload shows the saved view in the controls, and nothing counts as changed.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Menu wall' }).waitFor();
+    await views
+      .getByTestId('view-summary')
+      .getByText(/^2 rows of 3/)
+      .waitFor();
+    t.same(JSON.parse((await views.getByTestId('view-json').textContent()) ?? ''), view, 'the editor reads the saved view back');
+    t.equal(await cond.getByLabel('Value').inputValue(), '5');
+    t.equal(await page.locator('hgroup .badge').count(), 0, 'reading it back is not a change');
+    await publish(page);
+    t.same((await draftOf()).published.zones[0].content, { type: 'data', sourceId, view }, 'GET /layouts/{id}: the published zone has it');
+
+    // A view that does not fit: a text among the prices. The save is refused; the server's words stand in place.
+    await cond.getByLabel('Operator').selectOption({ label: 'is one of' });
+    await cond.getByLabel('Value').fill('4, cheap');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const refused = page.getByTestId('zone-view-error');
+    await refused.waitFor();
+    const bad = { ...view, filter: [{ field: 'price', op: 'in', value: [4, 'cheap'] }] };
+    const direct = await app.json(`/api/v1/layouts/${id}/draft`, {
+      method: 'PUT',
+      headers: { ...owner.headers, 'If-Match': String((await draftOf()).revision) },
+      json: { ...(await draftOf()).draft, zones: [{ ...(await draftOf()).draft.zones[0], content: { type: 'data', sourceId, view: bad } }] },
+    });
+    t.equal(direct.status, 400, 'the server refuses that view');
+    const words = direct.body.error.details.issues[0].message as string;
+    t.match(words, /^filter\.0\.value: /);
+    t.match(await refused.innerText(), words, `the server's words next to the view: "${words}"`);
+    t.equal(await cond.locator('.field-error').innerText(), words.replace(/^filter\.0\.value: /, ''), 'and under the condition it is about');
+    t.match(await page.locator('.zone-list').innerText(), /view does not fit/, 'the zone list marks the zone');
+    t.same((await draftOf()).draft.zones[0].content, { type: 'data', sourceId, view }, 'the draft on the server is unchanged');
+    await snap(page, 'layout-data-zone-refused-1280-light');
+    await cond.getByLabel('Value').fill('4, 9');
+    await refused.waitFor({ state: 'detached' });
+    t.pass('changing the view takes the refusal away');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText('Draft saved.').waitFor();
+    t.match((await draftOf()).draft.zones[0].content.view.filter, [{ op: 'in', value: [4, 9] }], 'the fixed view is saved');
+
+    // Version 2 published with the fixed view; restoring version 1 puts its view back into the editor.
+    await publish(page);
+    await page.locator('ul.command-list li', { hasText: 'version 1' }).getByRole('button', { name: 'Restore as draft' }).click();
+    await page.getByText(/is the draft again/).waitFor();
+    await views
+      .getByTestId('view-summary')
+      .getByText(/^2 rows of 3/)
+      .waitFor();
+    t.same(JSON.parse((await views.getByTestId('view-json').textContent()) ?? ''), view, 'the restored view is in the editor');
+    t.equal(await cond.getByLabel('Operator').inputValue(), 'gt');
+
+    // Another source in the zone starts from all its rows (a view names its own source's fields).
+    await page.getByLabel('Plays').selectOption({ label: 'Nothing' });
+    t.equal(await page.getByTestId('zone-view').count(), 0, 'nothing played: no view editor');
+    await page.setViewportSize(PHONE);
+    await page.getByLabel('Plays').selectOption({ label: 'Menu API' });
+    await views
+      .getByTestId('view-summary')
+      .getByText(/^3 rows of 3/)
+      .waitFor();
+    await snap(page, 'layout-data-zone-390');
+    const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+    t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
+    t.same(errors, [], 'no uncaught errors in the page');
+  },
+);

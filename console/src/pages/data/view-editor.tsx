@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api';
 import { ErrorNote } from '../../ui';
-import type { ColumnType, DataColumn, DataSource, View, ViewFilter, ViewPreview } from './model';
+import type { DataColumn, DataSource, View, ViewPreview } from './model';
 import { DataTable } from './table';
+import { type FilterRow, KIND, type Kind, type Op, RELATIVE, type SortRow, stateOf, viewOf } from './view-state';
 import { when } from './words';
 
 /**
@@ -10,20 +11,24 @@ import { when } from './words';
  * N days), sort keys, a limit and the fields kept, with the rows they give now from the
  * source's current data (POST /data-sources/{id}/views/preview). The server's verdict on
  * each mistake shows under its control. docs/data-sources-providers.md, "Views".
+ * The Data page tries views here; a layout's data zone keeps one (`initial`, `onChange`,
+ * and the layout save's verdict as `problems`).
  */
 
-type Op = ViewFilter['op'];
-type Kind = 'text' | 'number' | 'boolean' | 'time';
-const KIND: Record<ColumnType, Kind> = {
-  text: 'text',
-  richtext: 'text',
-  url: 'text',
-  image: 'text',
-  number: 'number',
-  boolean: 'boolean',
-  date: 'time',
-  datetime: 'time',
-};
+export interface ViewEditorProps {
+  source: DataSource;
+  /** A saved view to start from (read back into the controls). */
+  initial?: View | null;
+  /** Told every view the controls make (not the first one). */
+  onChange?: (view: View) => void;
+  /** Issues found elsewhere (the layout's save), at their paths in the view. */
+  problems?: { path: (string | number)[]; message: string }[];
+  title?: string;
+  intro?: string;
+  /** The heading's level: 2 on the Data page, 3 inside the layout editor's zone form. */
+  level?: 2 | 3;
+}
+
 const OPERATORS: Record<Kind, Op[]> = {
   text: ['eq', 'ne', 'contains', 'startsWith', 'in', 'isEmpty', 'isNotEmpty'],
   number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'isEmpty', 'isNotEmpty'],
@@ -47,79 +52,39 @@ const OP_WORDS: Record<Kind, Partial<Record<Op, string>>> = {
     isNotEmpty: 'is not empty',
   },
 };
-const RELATIVE: [string, string][] = [
-  ['today', 'today'],
-  ['tomorrow', 'tomorrow'],
-  ['yesterday', 'yesterday'],
-  ['thisWeek', 'this week'],
-  ['startOfWeek', 'the start of this week'],
-  ['endOfWeek', 'the end of this week'],
-  ['next', 'the next … days'],
-  ['last', 'the last … days'],
-  ['date', 'a date'],
-];
-
-interface FilterRow {
-  field: string;
-  op: Op;
-  value: string;
-  value2: string;
-  /** Dates: a relative value, or 'date' for the typed one. */
-  rel: string;
-  days: string;
-}
-interface SortRow {
-  field: string;
-  direction: 'asc' | 'desc';
-}
-
-const list = (v: string) =>
-  v
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
-const num = (v: string): number | string => (v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
-
-function filterOf(r: FilterRow, type: ColumnType | undefined): ViewFilter {
-  const kind = type ? KIND[type] : 'text';
-  if (r.op === 'isEmpty' || r.op === 'isNotEmpty') return { field: r.field, op: r.op };
-  if (kind === 'boolean') return { field: r.field, op: r.op, value: r.value === 'true' };
-  if (kind === 'number') {
-    if (r.op === 'in') return { field: r.field, op: r.op, value: list(r.value).map(num) };
-    if (r.op === 'between') return { field: r.field, op: r.op, value: [num(r.value), num(r.value2)] };
-    return { field: r.field, op: r.op, value: num(r.value) };
-  }
-  if (kind === 'time') {
-    const days = { days: Math.max(0, Math.round(Number(r.days) || 0)) };
-    const rel = r.rel === 'next' ? { next: days } : r.rel === 'last' ? { last: days } : r.rel === 'date' ? r.value : r.rel;
-    if (r.op === 'in') return { field: r.field, op: r.op, value: r.rel === 'date' ? list(r.value) : [rel] };
-    if (r.op === 'between') return { field: r.field, op: r.op, value: r.rel === 'date' ? [r.value, r.value2] : rel };
-    return { field: r.field, op: r.op, value: rel };
-  }
-  return { field: r.field, op: r.op, value: r.op === 'in' ? list(r.value) : r.value };
-}
-
-export function ViewEditor({ source }: { source: DataSource }) {
+export function ViewEditor({
+  source,
+  initial,
+  onChange,
+  problems = [],
+  title = 'Data and views',
+  intro = 'A view picks rows and fields for a widget. Try one here: the table below follows it. Nothing is saved; a widget keeps its own view.',
+  level = 2,
+}: ViewEditorProps) {
   const columns = source.columns;
   const typeOf = (field: string) => columns.find((c) => c.name === field)?.type;
-  const [filters, setFilters] = useState<FilterRow[]>([]);
-  const [sorts, setSorts] = useState<SortRow[]>([]);
-  const [limit, setLimit] = useState('');
-  const [hidden, setHidden] = useState<string[]>([]);
+  const [start] = useState(() => stateOf(initial, columns));
+  const [filters, setFilters] = useState<FilterRow[]>(start.filters);
+  const [sorts, setSorts] = useState<SortRow[]>(start.sorts);
+  const [limit, setLimit] = useState(start.limit);
+  const [hidden, setHidden] = useState<string[]>(start.hidden);
   const [result, setResult] = useState<ViewPreview | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const seq = useRef(0);
 
-  const fields = columns.map((c) => c.name).filter((n) => !hidden.includes(n));
-  const view: View = {
-    ...(filters.length ? { filter: filters.map((f) => filterOf(f, typeOf(f.field))) } : {}),
-    ...(sorts.length ? { sort: sorts } : {}),
-    ...(limit.trim() ? { limit: Number(limit) } : {}),
-    ...(hidden.length ? { fields } : {}),
-  };
+  const view: View = viewOf({ filters, sorts, limit, hidden }, columns);
   const shown = 100;
+  const viewJson = JSON.stringify(view);
   const key = JSON.stringify([view, source.snapshot?.revision, source.revision]);
+  // The first view is the one it started from: only later ones are news.
+  const told = useRef(viewJson);
+  useEffect(() => {
+    if (viewJson === told.current) return;
+    told.current = viewJson;
+    onChange?.(view);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [viewJson]);
   useEffect(() => {
     const mine = ++seq.current;
     const t = setTimeout(async () => {
@@ -139,15 +104,17 @@ export function ViewEditor({ source }: { source: DataSource }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
 
-  const issue = (...path: (string | number)[]) => (error instanceof ApiError ? error.messageAt(path) : undefined);
+  const issue = (...path: (string | number)[]) =>
+    (error instanceof ApiError ? error.messageAt(path) : undefined) ??
+    problems.find((p) => p.path.length === path.length && path.every((x, n) => String(p.path[n]) === String(x)))?.message;
   const setFilter = (i: number, patch: Partial<FilterRow>) => setFilters((fs) => fs.map((f, j) => (j === i ? { ...f, ...patch } : f)));
   const first = columns[0]?.name ?? '';
   const capped = !view.limit && result?.rows.length === shown;
 
   return (
     <section aria-labelledby="view-h" data-testid="view-editor">
-      <h2 id="view-h">Data and views</h2>
-      <p class="muted">A view picks rows and fields for a widget. Try one here: the table below follows it. Nothing is saved; a widget keeps its own view.</p>
+      {level === 2 ? <h2 id="view-h">{title}</h2> : <h3 id="view-h">{title}</h3>}
+      <p class="muted">{intro}</p>
       <fieldset class="view-part">
         <legend>Rows where</legend>
         {filters.map((f, i) => {
