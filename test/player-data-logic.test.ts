@@ -3,7 +3,7 @@
  * manifest's `data[]` and zone outputs, caching them with the media (cache plan, service
  * worker paths, verification), reading an output document, formatting cells (numbers,
  * booleans, dates and date-times in the manifest's time zone, links, rich text), sizing the
- * type to the zone and paging rows that do not fit.
+ * type to the zone, paging rows that do not fit, and finding the cached picture of an image cell.
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
@@ -11,8 +11,10 @@ import { cacheKey, isMediaPath, planCache, verifyDownload } from '../console/src
 import {
   CellFormatter,
   cellAlign,
+  cellImage,
   columnWidthsEm,
   estimateEm,
+  imageIndex,
   MAX_COLUMN_EM,
   outputFor,
   PAGE_MS,
@@ -21,6 +23,8 @@ import {
   plainText,
   readDataDocument,
   tableFontPx,
+  THUMB_EM,
+  thumbWidthEm,
 } from '../console/src/player/data-table.js';
 import { cacheEntries, readManifest } from '../console/src/player/manifest.js';
 
@@ -80,6 +84,7 @@ t.test('manifest: data outputs are read with the zones that show them; bad entri
     sizeBytes: 120,
     sha256: sha(OUT1),
     contentType: 'application/json',
+    images: [],
   });
   t.equal(m.problems.filter((p) => p.includes('data entry')).length, 3, 'each bad entry is reported');
   const seg = m.timeline[0]!;
@@ -283,4 +288,65 @@ t.test('paging: what fits is one page; more pages take the page line’s room; p
   t.same(pageSlice(rows, plan, 3), [24], 'the last page holds the rest');
   t.same(pageSlice(rows, plan, 4), pageSlice(rows, plan, 0), 'and wraps');
   t.equal(PAGE_MS, 8_000, 'a page stays about eight seconds');
+});
+
+t.test('image cells: an address the output lists as media shows that cached variant; any other cell shows its text', async (t) => {
+  const photo = 'https://cdn.example.com/menu/tea.png';
+  const media = (variantId: string, contentType: string, width: number | null, height: number | null) => ({
+    assetId: `a-${variantId}`,
+    variantId,
+    url: `/api/v1/player/assets/a-${variantId}/variants/${variantId}`,
+    contentType,
+    sizeBytes: 10,
+    sha256: sha(variantId),
+    width,
+    height,
+  });
+  const m = readManifest({
+    media: [media('v1', 'image/webp', 400, 200), media('v2', 'image/webp', null, null), media('v3', 'video/mp4', 640, 360)],
+    data: [
+      {
+        outputId: OUT1,
+        sourceId: SRC,
+        url: `/api/v1/player/data-outputs/${OUT1}`,
+        images: [
+          { url: photo, assetId: 'a-v1', variantId: 'v1' },
+          { url: 'https://cdn.example.com/cake.png', assetId: 'a-v2', variantId: 'v2' },
+          { url: 'https://cdn.example.com/soon.png', assetId: 'a-v9', variantId: 'v9' },
+          { url: 'https://cdn.example.com/clip.png', assetId: 'a-v3', variantId: 'v3' },
+          { url: 'https://cdn.example.com/odd.png', assetId: 'a-v1', variantId: 'v2' },
+          { url: 'https://cdn.example.com/no-variant.png', assetId: 'a-v1' },
+          { assetId: 'a-v1', variantId: 'v1' },
+          'nonsense',
+        ],
+      },
+      { outputId: OUT2, sourceId: SRC, url: `/api/v1/player/data-outputs/${OUT2}`, images: 'nonsense' },
+    ],
+  });
+  t.equal(m.data[0]!.images.length, 5, 'entries without an address, asset or variant are left out');
+  t.same(m.data[1]!.images, [], 'images that are not a list read as none');
+
+  const index = imageIndex(m, m.data[0]!);
+  t.same([...index.keys()], [photo, 'https://cdn.example.com/cake.png'], 'only addresses whose variant is image media in the manifest');
+  t.equal(cellImage(index, photo, 'image')?.variantId, 'v1', 'an image cell with a listed address: its variant');
+  t.equal(cellImage(index, photo, 'url'), null, 'the same address in a url column stays text');
+  t.equal(cellImage(index, photo, 'text'), null, 'and in a text column');
+  t.equal(cellImage(index, `${photo}?x`, 'image'), null, 'another address stays text');
+  t.equal(cellImage(index, photo.toUpperCase(), 'image'), null, 'addresses match exactly, as the document holds them');
+  t.equal(cellImage(index, 'https://cdn.example.com/soon.png', 'image'), null, 'a variant not in media yet: text');
+  t.equal(cellImage(index, 'https://cdn.example.com/clip.png', 'image'), null, 'a variant that is not an image: text');
+  t.equal(cellImage(index, null, 'image'), null);
+  t.equal(cellImage(index, 12, 'image'), null);
+  t.equal(imageIndex(m, m.data[1]!).size, 0, 'an output without images: every cell is text');
+
+  // Thumbnails are as high as a row and as wide as their aspect says.
+  t.equal(THUMB_EM, 1.3, 'the row’s line height (player.css .pl-data)');
+  t.equal(thumbWidthEm({ width: 400, height: 200 }), 2.6);
+  t.equal(thumbWidthEm({ width: null, height: null }), (1.3 * 4) / 3, 'an unknown size: 4:3');
+  t.equal(thumbWidthEm({ width: 10_000, height: 10 }), MAX_COLUMN_EM, 'a banner is capped like a long text');
+  // An image column is as wide as its pictures, not as its long addresses (text cells still count).
+  const cells = [[photo], ['short'], ['https://cdn.example.com/cake.png']];
+  const fixed = (r: number) => (r === 0 ? 2.6 : r === 2 ? 1.7 : null);
+  t.same(columnWidthsEm(['photo'], cells, estimateEm, 500, fixed), [Math.max(2.6, estimateEm('short', false), estimateEm('photo', true)) + 0.9]);
+  t.ok(columnWidthsEm(['photo'], cells)[0]! > 15, 'without pictures the addresses decide');
 });

@@ -3,8 +3,9 @@
  * on port 0: a JSON data source on a local fake feed, a layout whose zone shows it, scheduled
  * on the paired /play page. The table shows the feed's rows (read from the DOM), formatted
  * in the manifest's time zone; a feed change reaches the table without a reload and without
- * an empty moment; a long list pages; a narrow zone beside a view of the source; then the
- * server stops and a reload still shows the rows, from the cache. Screenshots:
+ * an empty moment; a long list pages; a narrow zone beside a view of the source; image cells
+ * whose pictures the server keeps as media show them from the player's cache; then the
+ * server stops and a reload still shows the rows and pictures, from the cache. Screenshots:
  * test/artifacts/player-data-*.png.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import sharp from 'sharp';
 import type { Page } from 'playwright-core';
 import { signedInApp } from './helpers/auth.js';
 import { ARTIFACTS, launchBrowser, pairPlayPage, snap, waitUntil } from './helpers/browser.js';
+import { kickImageFetch } from '../server/src/modules/data-sources/images.service.js';
 import { createSource, fakeFeed, jsonDoc, refreshNow } from './helpers/data-sources.js';
 
 const VIEWPORT = { width: 1920, height: 1080 };
@@ -82,6 +84,39 @@ async function tableOf(page: Page, zoneId: string): Promise<{ head: string[]; ro
       rows: [...table.querySelectorAll('tbody tr')].map((tr: any) => [...tr.querySelectorAll('td')].map((td: any) => td.textContent ?? '')),
       page: wrap.querySelector('.pl-data-page')?.hidden ? '' : (wrap.querySelector('.pl-data-page')?.textContent ?? ''),
       outputId: wrap.dataset.outputId ?? '',
+    };
+  }, zoneId);
+}
+
+/** A zone's image cells that show a picture, and the height of each of its rows (canvas pixels on screen). */
+async function picturesOf(page: Page, zoneId: string) {
+  return page.evaluate((id) => {
+    const g = globalThis as any;
+    const zone = g.document.querySelector(`.pl-content.pl-visible [data-zone-id="${id}"]`);
+    const rows = [...(zone?.querySelectorAll('.pl-data tbody tr') ?? [])];
+    return {
+      rowHeights: rows.map((tr: any) => tr.getBoundingClientRect().height as number),
+      pictures: rows.flatMap((tr: any, row: number) =>
+        [...tr.querySelectorAll('td')].flatMap((td: any, column: number) => {
+          const img = td.querySelector('img');
+          if (!img) return [];
+          const style = g.getComputedStyle(td);
+          const room = td.getBoundingClientRect().height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom) - parseFloat(style.borderBottomWidth);
+          return [
+            {
+              row,
+              column,
+              src: img.src as string,
+              complete: img.complete as boolean,
+              naturalWidth: img.naturalWidth as number,
+              height: img.getBoundingClientRect().height as number,
+              room,
+              text: td.textContent as string,
+              title: td.title as string,
+            },
+          ];
+        }),
+      ),
     };
   }, zoneId);
 }
@@ -338,6 +373,97 @@ t.test('browser player: data zones show a source’s rows, follow changes, page,
     t.ok(region.channels[0]!.max > 180, `the narrow zone's text is drawn (brightest ${region.channels[0]!.max})`);
   });
 
+  await t.test('image cells: pictures the server keeps as media are shown from the cache, the others stay text', async (t) => {
+    // The cheap dishes get photos on the feed (one of them missing there); the narrow zone shows the column.
+    const png = async (r: number, g: number, b: number) =>
+      sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g, b } } })
+        .png()
+        .toBuffer();
+    const slug = (name: string) => name.toLowerCase().replace(/\W+/g, '-');
+    const cheapNames = ['Espresso', 'Flat white', 'Chai latte', 'Green tea', 'Hot chocolate', 'Croissant'];
+    const colours: Record<string, [number, number, number]> = {
+      Espresso: [120, 72, 40],
+      'Flat white': [230, 210, 180],
+      'Green tea': [90, 170, 80],
+      'Hot chocolate': [90, 50, 30],
+      Croissant: [230, 170, 60],
+    };
+    for (const [name, [r, g, b]] of Object.entries(colours)) {
+      const body = await png(r, g, b);
+      feed.routes.set(`/photos/${slug(name)}.png`, (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(body));
+    }
+    doc = { items: doc.items.map((d) => (cheapNames.includes(d.name) ? { ...d, photo: `${feed.url}/photos/${slug(d.name)}.png` } : d)) };
+    const layout = (await call('GET', `/api/v1/layouts/${layoutId}`)).body.data;
+    const zones = layout.draft.zones.map((z: any) => ({ name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, content: z.content }));
+    zones[1].content = { ...zones[1].content, view: { ...zones[1].content.view, fields: ['name', 'photo', 'price'] } };
+    const next = await call('PUT', `/api/v1/layouts/${layoutId}/draft`, { width: 1920, height: 1080, zones }, { 'if-match': String(layout.revision) });
+    t.equal(next.status, 200, JSON.stringify(next.body));
+    t.equal((await call('POST', `/api/v1/layouts/${layoutId}/publish`, {})).status, 200);
+    cheapZone = next.body.data.draft.zones[1].id;
+    await refreshNow(app, sourceId);
+
+    // The server fetches the photos and keeps them as media: the manifest lists them with the zone's output.
+    let lastSeen = '';
+    t.teardown(() => {
+      if (!t.passing()) t.comment(lastSeen);
+    });
+    const credential: string = await page.evaluate(() => JSON.parse((globalThis as any).localStorage.getItem('placard.player.identity')).credential);
+    await kickImageFetch(app.deps);
+    const manifest = await until(
+      t,
+      'the manifest lists the photos',
+      async () => {
+        const got = await app.json('/api/v1/player/manifest', { headers: { authorization: `Bearer ${credential}` } });
+        const m = got.body.data;
+        const zone = m.timeline.flatMap((seg: any) => seg.layout?.zones ?? []).find((z: any) => z.id === cheapZone);
+        const output = m.data.find((d: any) => d.outputId === zone?.data?.outputId);
+        lastSeen = JSON.stringify({ status: got.status, zones: m.timeline.map((s: any) => s.layout?.zones.map((z: any) => [z.id, z.data])), data: m.data });
+        return output?.images.length === 5 ? { m, output } : null;
+      },
+      30_000,
+    );
+    const variants = new Set(manifest.output.images.map((i: any) => i.variantId));
+    t.equal(manifest.m.media.filter((x: any) => variants.has(x.variantId)).length, 5, 'their variants are in media');
+
+    // The player redraws the same output with the pictures, from its cache.
+    const shown = await until(
+      t,
+      'five pictures drawn in the narrow zone',
+      async () => {
+        const p = await picturesOf(page, cheapZone);
+        return p.pictures.length === 5 && p.pictures.every((x) => x.complete && x.naturalWidth > 0) ? p : null;
+      },
+      20_000,
+    );
+    const table = (await tableOf(page, cheapZone))!;
+    t.same(table.head, ['name', 'photo', 'price']);
+    t.same(
+      shown.pictures.map((x) => table.rows[x.row]![0]),
+      ['Flat white', 'Espresso', 'Green tea', 'Hot chocolate', 'Croissant'],
+      'a picture for each dish with a photo the server could have (cheapest first)',
+    );
+    t.ok(
+      shown.pictures.every((x) => x.column === 1 && x.src.startsWith('blob:') && x.text === ''),
+      'in the photo column, from the media cache (blob URLs), instead of the address',
+    );
+    t.ok(
+      shown.pictures.every((x) => x.title.endsWith(`/photos/${slug(table.rows[x.row]![0]!)}.png`)),
+      'the address stays in the cell’s title',
+    );
+    const chai = table.rows.find((r) => r[0] === 'Chai latte');
+    t.equal(chai?.[1], `${feed.url.replace('http://', '')}/photos/chai-latte.png`, 'a photo the feed does not have stays its address');
+    const heights = shown.rowHeights;
+    t.ok(Math.max(...heights) - Math.min(...heights) < 0.5, `rows with and without a picture are as high (${heights.map((h) => h.toFixed(1)).join(', ')})`);
+    t.ok(
+      shown.pictures.every((x) => x.height > 0 && x.height <= x.room + 0.5),
+      'each picture fits its row’s line',
+    );
+    const fetched = feed.requests.filter((r) => r.path.startsWith('/photos/')).map((r) => r.path);
+    t.equal(fetched.filter((p) => p === '/photos/espresso.png').length, 1, 'the server fetched each photo once; the player never asked the feed');
+    await page.waitForTimeout(600);
+    await snap(page, 'player-data-images', false);
+  });
+
   await t.test('the server stops: a reload still shows the rows, from the cache', async (t) => {
     const before = await until(t, 'the narrow table', () => tableOf(page, cheapZone));
     await app.server.close(500);
@@ -348,6 +474,14 @@ t.test('browser player: data zones show a source’s rows, follow changes, page,
     });
     t.equal(after.outputId, before.outputId, 'the same output');
     t.same(after.rows, before.rows, 'the same rows, from the cache');
+    const pictures = await until(t, 'the pictures again, offline', async () => {
+      const p = await picturesOf(page, cheapZone);
+      return p.pictures.length === 5 && p.pictures.every((x) => x.complete && x.naturalWidth > 0) ? p : null;
+    });
+    t.ok(
+      pictures.pictures.every((x) => x.src.startsWith('blob:')),
+      'drawn from the cache with the server gone',
+    );
     const state = await page.evaluate(() => (globalThis as any).placardPlayer.state);
     t.equal(state, 'running');
     await page.waitForTimeout(1_600); // the content's fade in

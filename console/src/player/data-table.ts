@@ -3,10 +3,10 @@
  * (`{sourceId, viewKey, revision, generatedAt, columns, rows}`), formatting its cells for a
  * screen (numbers in the page's locale, booleans as a check mark, dates and date-times in
  * the manifest's time zone, rich text as plain text), sizing the type to the zone, and
- * paging rows that do not fit. No DOM here: data-zone.ts draws what this decides.
+ * paging rows that do not fit, finding the cached picture of an image cell. No DOM here: data-zone.ts draws what this decides.
  */
 
-import type { DataEntry, PlayerManifest, Zone } from './manifest.js';
+import type { DataEntry, MediaEntry, PlayerManifest, Zone } from './manifest.js';
 
 export const COLUMN_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'url', 'image', 'richtext'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
@@ -32,6 +32,35 @@ export function outputFor(manifest: Pick<PlayerManifest, 'data'>, data: NonNulla
   return (
     manifest.data.find((d) => d.outputId === data.outputId) ?? manifest.data.find((d) => d.sourceId === data.sourceId && d.viewKey === data.viewKey) ?? null
   );
+}
+
+/**
+ * The pictures an output's image cells can show: each address the manifest's `data[].images`
+ * lists whose variant is in `media` (and is an image), by address. A cell whose address is
+ * not here shows its text.
+ */
+export function imageIndex(manifest: Pick<PlayerManifest, 'media'>, entry: Pick<DataEntry, 'images'>): Map<string, MediaEntry> {
+  const index = new Map<string, MediaEntry>();
+  for (const image of entry.images) {
+    if (index.has(image.url)) continue;
+    const media = manifest.media.find((m) => m.variantId === image.variantId && m.assetId === image.assetId);
+    if (media?.contentType.startsWith('image/')) index.set(image.url, media);
+  }
+  return index;
+}
+
+/** The picture a cell shows instead of its text: only an image column's value, by its exact address; else null. */
+export function cellImage(index: ReadonlyMap<string, MediaEntry>, value: unknown, type: ColumnType): MediaEntry | null {
+  return type === 'image' && typeof value === 'string' ? (index.get(value) ?? null) : null;
+}
+
+/** A row's line height in em (player.css: .pl-data line-height): a picture in a cell is this high, so rows keep their height. */
+export const THUMB_EM = 1.3;
+
+/** How wide a picture is at the row's height, in em (4:3 when its size is unknown), at most MAX_COLUMN_EM. */
+export function thumbWidthEm(media: Pick<MediaEntry, 'width' | 'height'>): number {
+  const aspect = media.width && media.height && media.width > 0 && media.height > 0 ? media.width / media.height : 4 / 3;
+  return Math.min(MAX_COLUMN_EM, THUMB_EM * aspect);
 }
 
 /** A page of a long list stays this long before the next one comes on. */
@@ -203,13 +232,25 @@ export const estimateEm: Measure = (text, header) => [...text].length * (header 
 
 /**
  * Each column's width in em at a font size of 1: its widest cell or header (rows sampled up
- * to `sample`), capped at MAX_COLUMN_EM. The table gives each column its share.
+ * to `sample`), capped at MAX_COLUMN_EM. A cell `fixedEm` gives a width for (a picture) takes
+ * that width instead of its text's. The table gives each column its share.
  */
-export function columnWidthsEm(headers: readonly string[], cells: readonly (readonly string[])[], measure: Measure = estimateEm, sample = 500): number[] {
+export function columnWidthsEm(
+  headers: readonly string[],
+  cells: readonly (readonly string[])[],
+  measure: Measure = estimateEm,
+  sample = 500,
+  fixedEm?: (row: number, column: number) => number | null,
+): number[] {
   return headers.map((header, i) => {
     let widest = measure('00', false);
     const seen = new Set<string>();
-    for (const row of cells.slice(0, sample)) {
+    for (const [r, row] of cells.slice(0, sample).entries()) {
+      const fixed = fixedEm?.(r, i) ?? null;
+      if (fixed !== null) {
+        widest = Math.max(widest, fixed);
+        continue;
+      }
       const text = row[i] ?? '';
       if (seen.has(text)) continue;
       seen.add(text);

@@ -41,6 +41,15 @@ export interface DataEntry extends CacheEntry {
   viewKey: string | null;
   revision: number | null;
   contentType: 'application/json';
+  /** The addresses in its image cells that the server keeps as media: the variant (listed in `media`) to show instead. */
+  images: DataImage[];
+}
+
+/** An image cell's address and the media variant the player shows for it. */
+export interface DataImage {
+  url: string;
+  assetId: string;
+  variantId: string;
 }
 
 export interface PlaylistItem {
@@ -344,7 +353,21 @@ function readData(raw: unknown, problems: string[]): DataEntry | null {
     sizeBytes: num(o.sizeBytes),
     sha256: sha && /^[0-9a-f]{64}$/i.test(sha) ? sha.toLowerCase() : null,
     contentType: 'application/json',
+    images: readDataImages(o.images),
   };
+}
+
+/** An output's images: entries without an address, asset or variant are left out (their cells stay text). */
+function readDataImages(raw: unknown): DataImage[] {
+  const out: DataImage[] = [];
+  for (const item of Array.isArray(raw) ? raw : []) {
+    const o = obj(item);
+    const url = str(o?.url);
+    const assetId = str(o?.assetId);
+    const variantId = str(o?.variantId);
+    if (url && assetId && variantId) out.push({ url, assetId, variantId });
+  }
+  return out;
 }
 
 /** Everything a manifest asks the cache to hold: its media and its data outputs. */

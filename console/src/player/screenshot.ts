@@ -1,8 +1,8 @@
 /**
  * The screenshot command's picture: what is visible on the stage drawn into a JPEG data URL.
  * Images and video frames are drawn where they show; data zones' tables are drawn as text in
- * their cells (backgrounds, lines and the layout's images are not); pages in frames cannot be
- * drawn and stay black.
+ * their cells, with the pictures of their image cells (backgrounds, lines and the layout's
+ * images are not); pages in frames cannot be drawn and stay black.
  */
 import { fitCanvas } from './geometry.js';
 
@@ -17,7 +17,8 @@ export function drawScreenshot(stage: HTMLElement, maxWidth = 1280): string | nu
   if (!g) return null;
   g.fillStyle = '#000';
   g.fillRect(0, 0, canvas.width, canvas.height);
-  for (const media of stage.querySelectorAll<HTMLImageElement | HTMLVideoElement>('.pl-layer.pl-visible .pl-media')) {
+  const pictures = stage.querySelectorAll<HTMLImageElement | HTMLVideoElement>('.pl-layer.pl-visible .pl-media, .pl-content.pl-visible .pl-data-img');
+  for (const media of pictures) {
     const r = media.getBoundingClientRect();
     const nw = media instanceof HTMLVideoElement ? media.videoWidth : media.naturalWidth;
     const nh = media instanceof HTMLVideoElement ? media.videoHeight : media.naturalHeight;
