@@ -184,7 +184,7 @@ export interface FieldIssue {
 /** Why a pattern may not be used, or null: it must compile and not be catastrophic (safe-regex2's star-height check). */
 export function patternProblem(pattern: string): string | null {
   try {
-    new RegExp(pattern, 'u');
+    new RegExp(`^(?:${pattern})$`, 'u');
   } catch (err) {
     return `does not compile: ${(err as Error).message}`;
   }

@@ -71,3 +71,9 @@ export async function listForms(db: Db, query: { limit: number; cursor?: string;
 export async function hasPublishedForm(db: Db, sourceId: string): Promise<boolean> {
   return ((await findForm(db, sourceId))?.published_version ?? 0) > 0;
 }
+
+/** Which of the ids are users (a workflow's named approvers). */
+export async function existingUserIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await db.selectFrom('users').select('id').where('id', 'in', ids).execute()).map((u) => u.id));
+}

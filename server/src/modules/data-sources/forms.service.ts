@@ -6,7 +6,17 @@ import { type AccessLevel, levelsOf, requireLevel } from './access.js';
 import { deleteSource, getSourceRow, manualRowsOf, parseJson, replaceManualRows, type SourceRow, updateSource } from './data-sources.repo.js';
 import { createSource, type Env, rebuildManualSnapshot } from './data-sources.service.js';
 import { cellOf, columnsOf, type Field, fieldsFromColumns, FieldSchema, rowValues, type Value, validateValues } from './fields.js';
-import { findForm, findFormVersion, type FormRow, formVersionsOf, insertForm, insertFormVersion, listForms, updateForm } from './forms.repo.js';
+import {
+  existingUserIds,
+  findForm,
+  findFormVersion,
+  type FormRow,
+  formVersionsOf,
+  insertForm,
+  insertFormVersion,
+  listForms,
+  updateForm,
+} from './forms.repo.js';
 import type { CreateFormBody, FormDto, MigrateBody, PatchFormBody } from './forms.schemas.js';
 import { fireDataChange } from './hooks.js';
 import type { Column, Row } from './providers/types.js';
@@ -180,7 +190,7 @@ export async function patchDraft(env: Env, id: string, fields: Field[], expect: 
 async function checkedWorkflow(db: Db, wf: Workflow): Promise<Workflow> {
   const ids = [...new Set(wf.transitions.flatMap((t) => (t.who.userIds ?? []).map((u) => u.toLowerCase())))];
   if (ids.length) {
-    const found = new Set((await db.selectFrom('users').select('id').where('id', 'in', ids).execute()).map((u) => u.id));
+    const found = await existingUserIds(db, ids);
     const issues = wf.transitions.flatMap((t, i) =>
       (t.who.userIds ?? []).flatMap((u, j) =>
         found.has(u.toLowerCase()) ? [] : [{ location: 'body', path: ['transitions', i, 'who', 'userIds', j], message: 'no such user', code: 'custom' }],
