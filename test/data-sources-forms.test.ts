@@ -161,6 +161,18 @@ t.test('create, list, draft with If-Match, publish numbering, columns follow the
   const after = await app.json(`/api/v1/data-sources/${id}`, { headers: owner.headers });
   t.same(after.body.data.columns.at(-1), { name: 'spicy', type: 'text' });
 
+  // A copy of the table keeps its form; deleting a table takes its form with it.
+  const copy = await app.json(`/api/v1/data-sources/${id}/duplicate`, { method: 'POST', headers: owner.headers, json: {} });
+  t.equal(copy.status, 201);
+  const copied = await app.json(formUrl(copy.body.data.id), { headers: owner.headers });
+  t.equal(copied.body.data.publishedVersion, 2);
+  t.equal(copied.body.data.revision, 1);
+  t.same(copied.body.data.published.fields, published.body.data.published.fields);
+  t.equal(copied.body.data.description, 'Lunch');
+  t.equal((await app.json(`/api/v1/data-sources/${copy.body.data.id}`, { method: 'DELETE', headers: owner.headers })).status, 204);
+  t.equal((await app.json(formUrl(copy.body.data.id), { headers: owner.headers })).status, 404);
+  t.equal((await app.json(formUrl(id, '?version=2'), { headers: owner.headers })).status, 200, 'the original keeps its versions');
+
   // The columns follow the form: changing them by hand is refused.
   const byHand = await app.json(`/api/v1/data-sources/${id}`, {
     method: 'PATCH',

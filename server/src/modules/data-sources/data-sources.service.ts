@@ -34,7 +34,7 @@ import {
 } from './data-sources.repo.js';
 import type { CreateBody, DataSourceDto, PatchBody } from './data-sources.schemas.js';
 import { fireDataChange, findDataSourceUsages } from './hooks.js';
-import { hasPublishedForm } from './forms.repo.js';
+import { copyForm, hasPublishedForm } from './forms.repo.js';
 import { failedImages, imageCounts } from './images.repo.js';
 import { currentOutputs } from './outputs.repo.js';
 import { checkRows, projectRows } from './manual-rows.js';
@@ -373,6 +373,7 @@ export async function duplicateSource(env: Env, id: string, name: string | undef
     await setGrant(trx, copyId, caller.userId, 'owner', caller.userId);
     await copySnapshot(trx, id, copyId);
     await copyManualRows(trx, id, copyId);
+    await copyForm(trx, id, copyId, caller.userId, at);
     const provider = providerById(row.provider);
     if (provider?.fetch) {
       const state = await fetchStateOf(trx, id);

@@ -77,3 +77,16 @@ export async function existingUserIds(db: Db, ids: readonly string[]): Promise<S
   if (ids.length === 0) return new Set();
   return new Set((await db.selectFrom('users').select('id').where('id', 'in', ids).execute()).map((u) => u.id));
 }
+
+/** A duplicated table keeps its form: draft, workflow and published versions (the copy's revision starts at 1). */
+export async function copyForm(db: Db, fromId: string, toId: string, userId: string, at: string): Promise<void> {
+  const form = await findForm(db, fromId);
+  if (!form) return;
+  await insertForm(db, { ...form, source_id: toId, revision: 1, created_by: userId, updated_by: userId, created_at: at, updated_at: at });
+  const versions = await db.selectFrom('data_source_form_versions').selectAll().where('source_id', '=', fromId).execute();
+  if (versions.length)
+    await db
+      .insertInto('data_source_form_versions')
+      .values(versions.map((v) => ({ ...v, source_id: toId })))
+      .execute();
+}
