@@ -191,6 +191,15 @@ t.test('publish with rows that would break: 409 listing them, then migrate', asy
     { dish: 'Stew', price: 9, vegan: false },
     { dish: 'Pie', price: 12.5 },
   ];
+  const unfit = await app.json(`/api/v1/data-sources/${id}`, { method: 'PATCH', headers: owner.headers, json: { rows: [{ price: 4.555 }] } });
+  t.equal(unfit.status, 400, 'rows written by hand must fit the published form');
+  t.same(
+    unfit.body.error.details.issues.map((i: any) => i.path),
+    [
+      ['rows', 0, 'dish'],
+      ['rows', 0, 'price'],
+    ],
+  );
   t.equal((await app.json(`/api/v1/data-sources/${id}`, { method: 'PATCH', headers: owner.headers, json: { rows } })).status, 200);
   const draft = [
     MENU[0],

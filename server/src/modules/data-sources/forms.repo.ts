@@ -90,3 +90,14 @@ export async function copyForm(db: Db, fromId: string, toId: string, userId: str
       .values(versions.map((v) => ({ ...v, source_id: toId })))
       .execute();
 }
+
+/** The fields (JSON) of a table's newest published form version, or null without one. */
+export async function publishedFieldsJson(db: Db, sourceId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('data_source_forms as f')
+    .innerJoin('data_source_form_versions as v', (j) => j.onRef('v.source_id', '=', 'f.source_id').onRef('v.version', '=', 'f.published_version'))
+    .select('v.fields')
+    .where('f.source_id', '=', sourceId)
+    .executeTakeFirst();
+  return row?.fields ?? null;
+}
