@@ -2406,6 +2406,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List forms by their table’s name
+         * @description The forms of manual tables (a table made with POST /data-sources gets its form the first time it is opened).
+         */
+        get: operations["getForms"];
+        put?: never;
+        /**
+         * Create a form and its table in one step
+         * @description Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table.
+         */
+        post: operations["postForms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A table’s form: draft, newest published version, workflow */
+        get: operations["getDataSourcesByIdForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a form’s name (the table’s) and description
+         * @description Needs editor access to the table. Send `If-Match: <revision>` to refuse the change (412) when someone changed the form meanwhile.
+         */
+        patch: operations["patchDataSourcesByIdForm"];
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/form/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Replace the draft’s fields
+         * @description Needs editor access. The fields are checked whole (types, unique keys, bounds, patterns, currencies, defaults): 400 naming each problem. Published versions do not change. If-Match: 412 when stale.
+         */
+        patch: operations["patchDataSourcesByIdFormDraft"];
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/form/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish the draft as the next version; the table’s columns follow it
+         * @description Needs owner access. The draft becomes version N+1 (never changed after). The table’s columns become the published fields shown on screens. When rows of the table would not fit, 409 lists them (`details.rows`: row index and fields) unless `migrate` says, per field, what those rows get.
+         */
+        post: operations["postDataSourcesByIdFormPublish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/form/workflow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the form’s workflow definition
+         * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Stored only: records and their transitions come later.
+         */
+        put: operations["putDataSourcesByIdFormWorkflow"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/playlists": {
         parameters: {
             query?: never;
@@ -2918,6 +3023,379 @@ export interface components {
             logLevel?: "error" | "warn" | "info" | "debug";
             dailyRestartAt?: string | null;
             offlinePlaybackHours?: number;
+        };
+        FormTextField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+                /** @description A JavaScript regular expression the whole value must match (anchored); catastrophic patterns are refused */
+                pattern?: string;
+            };
+        };
+        FormLongTextField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "longText";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+            };
+        };
+        FormNumberField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "number";
+            /** @default  */
+            unit: string;
+            /**
+             * @description Digits after the decimal point a value may have
+             * @default 0
+             */
+            precision: number;
+            /** @default null */
+            default: number | null;
+            /** @default {} */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        FormMoneyField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "money";
+            currency: string;
+            /** @default 2 */
+            precision: number;
+            /** @default null */
+            default: number | null;
+            /** @default {} */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        FormBooleanField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "boolean";
+            /** @default null */
+            default: boolean | null;
+        };
+        FormChoiceField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "choice";
+            options: string[];
+            /** @default null */
+            default: string | null;
+        };
+        FormMultiChoiceField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "multiChoice";
+            options: string[];
+            /** @default null */
+            default: string[] | null;
+            /**
+             * @description How many options may be chosen
+             * @default {}
+             */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        /** @description YYYY-MM-DD */
+        FormDateField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "date";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        /** @description HH:MM or HH:MM:SS (24 h) */
+        FormTimeField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "time";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        /** @description ISO 8601 with Z or an offset */
+        FormDatetimeField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "datetime";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        FormUrlField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "url";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+            };
+        };
+        /** @description An http(s) address of an image (fetched and kept as media like any image cell) */
+        FormImageField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image";
+            /** @default null */
+            default: string | null;
+        };
+        /** @description #RRGGBB */
+        FormColourField: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "colour";
+            /** @default null */
+            default: string | null;
+        };
+        FormWorkflow: {
+            /** @description The states; "published" is the one screens show */
+            states: string[];
+            /**
+             * @description The state a new record starts in
+             * @default draft
+             */
+            initial: string;
+            transitions: components["schemas"]["FormTransition"][];
+        };
+        FormTransition: {
+            name: string;
+            label?: string;
+            /** @description The state or states it leaves */
+            from: string | string[];
+            to: string;
+            /** @description Who may take it: anyone who matches one of the lists */
+            who: {
+                /** @description Server roles that may take it */
+                roles?: ("owner" | "admin" | "publisher" | "editor" | "viewer")[];
+                /** @description Access levels on the source that may take it */
+                grants?: ("viewer" | "editor" | "owner")[];
+                /** @description Named users (approvers) who may take it */
+                userIds?: string[];
+            };
+            /** @default false */
+            commentRequired: boolean;
+            /**
+             * @description How many distinct people must take it before the record moves (1: the first one moves it)
+             * @default 1
+             */
+            approvals: number;
         };
         Transition: {
             /** @enum {string} */
@@ -3602,6 +4080,40 @@ export interface components {
             error: string | null;
             errorCode: string | null;
         };
+        Form: {
+            /** @description The manual table whose form this is */
+            sourceId: string;
+            /** @description The table’s name */
+            name: string;
+            description: string;
+            /** @description What editors change; publish makes it the next version */
+            draft: {
+                fields: (components["schemas"]["FormTextFieldOutput"] | components["schemas"]["FormLongTextFieldOutput"] | components["schemas"]["FormNumberFieldOutput"] | components["schemas"]["FormMoneyFieldOutput"] | components["schemas"]["FormBooleanFieldOutput"] | components["schemas"]["FormChoiceFieldOutput"] | components["schemas"]["FormMultiChoiceFieldOutput"] | components["schemas"]["FormDateFieldOutput"] | components["schemas"]["FormTimeFieldOutput"] | components["schemas"]["FormDatetimeFieldOutput"] | components["schemas"]["FormUrlFieldOutput"] | components["schemas"]["FormImageFieldOutput"] | components["schemas"]["FormColourFieldOutput"])[];
+            };
+            /** @description The newest published version (or the one asked with ?version=); null before the first publish */
+            published: components["schemas"]["FormVersion"] | null;
+            /** @description The newest published version; 0 before the first publish */
+            publishedVersion: number;
+            /** @description The workflow records will follow (not executed yet) */
+            workflow: components["schemas"]["FormWorkflowOutput"];
+            /** @description Changes with every change to the form (If-Match) */
+            revision: number;
+            /**
+             * @description viewer reads, editor changes the draft and settings, owner publishes and sets the workflow
+             * @enum {string}
+             */
+            myAccess: "viewer" | "editor" | "owner";
+            createdBy: string | null;
+            updatedBy: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        FormVersion: {
+            version: number;
+            fields: (components["schemas"]["FormTextFieldOutput"] | components["schemas"]["FormLongTextFieldOutput"] | components["schemas"]["FormNumberFieldOutput"] | components["schemas"]["FormMoneyFieldOutput"] | components["schemas"]["FormBooleanFieldOutput"] | components["schemas"]["FormChoiceFieldOutput"] | components["schemas"]["FormMultiChoiceFieldOutput"] | components["schemas"]["FormDateFieldOutput"] | components["schemas"]["FormTimeFieldOutput"] | components["schemas"]["FormDatetimeFieldOutput"] | components["schemas"]["FormUrlFieldOutput"] | components["schemas"]["FormImageFieldOutput"] | components["schemas"]["FormColourFieldOutput"])[];
+            publishedBy: string | null;
+            publishedAt: string;
+        };
         PlaylistSummary: {
             id: string;
             name: string;
@@ -4045,6 +4557,379 @@ export interface components {
                 };
             } | null;
             resetsAllowedFor: ("owner" | "admin")[];
+        };
+        FormTextFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+                /** @description A JavaScript regular expression the whole value must match (anchored); catastrophic patterns are refused */
+                pattern?: string;
+            };
+        };
+        FormLongTextFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "longText";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+            };
+        };
+        FormNumberFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "number";
+            /** @default  */
+            unit: string;
+            /**
+             * @description Digits after the decimal point a value may have
+             * @default 0
+             */
+            precision: number;
+            /** @default null */
+            default: number | null;
+            /** @default {} */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        FormMoneyFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "money";
+            currency: string;
+            /** @default 2 */
+            precision: number;
+            /** @default null */
+            default: number | null;
+            /** @default {} */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        FormBooleanFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "boolean";
+            /** @default null */
+            default: boolean | null;
+        };
+        FormChoiceFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "choice";
+            options: string[];
+            /** @default null */
+            default: string | null;
+        };
+        FormMultiChoiceFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "multiChoice";
+            options: string[];
+            /** @default null */
+            default: string[] | null;
+            /**
+             * @description How many options may be chosen
+             * @default {}
+             */
+            validation: {
+                min?: number;
+                max?: number;
+            };
+        };
+        /** @description YYYY-MM-DD */
+        FormDateFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "date";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        /** @description HH:MM or HH:MM:SS (24 h) */
+        FormTimeFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "time";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        /** @description ISO 8601 with Z or an offset */
+        FormDatetimeFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "datetime";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                min?: string;
+                max?: string;
+            };
+        };
+        FormUrlFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "url";
+            /** @default null */
+            default: string | null;
+            /** @default {} */
+            validation: {
+                minLength?: number;
+                maxLength?: number;
+            };
+        };
+        /** @description An http(s) address of an image (fetched and kept as media like any image cell) */
+        FormImageFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image";
+            /** @default null */
+            default: string | null;
+        };
+        /** @description #RRGGBB */
+        FormColourFieldOutput: {
+            /** @description Stable and unique within the form: the column’s name on screens and the key of record values */
+            key: string;
+            label: string;
+            /** @default  */
+            help: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description false: kept with records, never a column of the table, so never on screens
+             * @default true
+             */
+            showOnScreens: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "colour";
+            /** @default null */
+            default: string | null;
+        };
+        FormTransitionOutput: {
+            name: string;
+            label?: string;
+            /** @description The state or states it leaves */
+            from: string | string[];
+            to: string;
+            /** @description Who may take it: anyone who matches one of the lists */
+            who: {
+                /** @description Server roles that may take it */
+                roles?: ("owner" | "admin" | "publisher" | "editor" | "viewer")[];
+                /** @description Access levels on the source that may take it */
+                grants?: ("viewer" | "editor" | "owner")[];
+                /** @description Named users (approvers) who may take it */
+                userIds?: string[];
+            };
+            /** @default false */
+            commentRequired: boolean;
+            /**
+             * @description How many distinct people must take it before the record moves (1: the first one moves it)
+             * @default 1
+             */
+            approvals: number;
+        };
+        FormWorkflowOutput: {
+            /** @description The states; "published" is the one screens show */
+            states: string[];
+            /**
+             * @description The state a new record starts in
+             * @default draft
+             */
+            initial: string;
+            transitions: components["schemas"]["FormTransitionOutput"][];
         };
     };
     responses: never;
@@ -18404,7 +19289,7 @@ export interface operations {
                                 category: "asset" | "data" | "widget";
                                 name: string;
                                 description: string;
-                                /** @description What placing it takes (a playlist item or zone content) */
+                                /** @description What placing it takes (a playlist item or a layout zone’s content) */
                                 schema: {
                                     [key: string]: unknown;
                                 };
@@ -20470,6 +21355,846 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getForms: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forms */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["Form"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postForms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The table’s (and form’s) name */
+                    name: string;
+                    /** @default  */
+                    description?: string;
+                    /** @description The form’s fields, in order */
+                    fields: (components["schemas"]["FormTextField"] | components["schemas"]["FormLongTextField"] | components["schemas"]["FormNumberField"] | components["schemas"]["FormMoneyField"] | components["schemas"]["FormBooleanField"] | components["schemas"]["FormChoiceField"] | components["schemas"]["FormMultiChoiceField"] | components["schemas"]["FormDateField"] | components["schemas"]["FormTimeField"] | components["schemas"]["FormDatetimeField"] | components["schemas"]["FormUrlField"] | components["schemas"]["FormImageField"] | components["schemas"]["FormColourField"])[];
+                    /** @description Default: draft -> submitted -> approved -> published, with rejected and archived */
+                    workflow?: components["schemas"]["FormWorkflow"];
+                    /**
+                     * @description Publish the fields as version 1 at once (the table’s columns); false keeps them as the draft
+                     * @default true
+                     */
+                    publish?: boolean;
+                    timeZone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The form */
+            201: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdForm: {
+        parameters: {
+            query?: {
+                /** @description A published version to answer in `published` */
+                version?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or it is not a table (only a manual-table source has a form); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchDataSourcesByIdForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Renames the table */
+                    name?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or it is not a table (only a manual-table source has a form); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: changed meanwhile by someone else (a race without If-Match) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchDataSourcesByIdFormDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The form’s fields, in order */
+                    fields: (components["schemas"]["FormTextField"] | components["schemas"]["FormLongTextField"] | components["schemas"]["FormNumberField"] | components["schemas"]["FormMoneyField"] | components["schemas"]["FormBooleanField"] | components["schemas"]["FormChoiceField"] | components["schemas"]["FormMultiChoiceField"] | components["schemas"]["FormDateField"] | components["schemas"]["FormTimeField"] | components["schemas"]["FormDatetimeField"] | components["schemas"]["FormUrlField"] | components["schemas"]["FormImageField"] | components["schemas"]["FormColourField"])[];
+                };
+            };
+        };
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or it is not a table (only a manual-table source has a form); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: changed meanwhile by someone else (a race without If-Match) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdFormPublish: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Per field key: what a row whose value breaks the new field gets: "clear" empties it, {default} puts that value
+                     * @default {}
+                     */
+                    migrate?: {
+                        [key: string]: "clear" | {
+                            default: string | number | boolean | string[];
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller does not own this table; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or it is not a table (only a manual-table source has a form); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: rows would break (details.rows, details.fields), or the draft is already published */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    putDataSourcesByIdFormWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormWorkflow"];
+            };
+        };
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description The form’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller does not own this table; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or it is not a table (only a manual-table source has a form); also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: changed meanwhile by someone else (a race without If-Match) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

@@ -34,6 +34,8 @@ import {
 } from './data-sources.repo.js';
 import type { CreateBody, DataSourceDto, PatchBody } from './data-sources.schemas.js';
 import { fireDataChange, findDataSourceUsages } from './hooks.js';
+import { copyForm, hasPublishedForm } from './forms.repo.js';
+import { checkRowsAgainstForm } from './forms.rows.js';
 import { failedImages, imageCounts } from './images.repo.js';
 import { currentOutputs } from './outputs.repo.js';
 import { checkRows, projectRows } from './manual-rows.js';
@@ -161,7 +163,7 @@ function checkManualRows(provider: AnyProvider, columns: readonly Column[], rows
 export const manualColumns = (config: Config): Column[] => (Array.isArray(config.columns) ? (config.columns as Column[]) : []);
 
 /** Rebuilds a table's snapshot from its rows and columns; answers the revision when the data changed. */
-async function rebuildManualSnapshot(db: Db, sourceId: string, columns: readonly Column[]): Promise<number | null> {
+export async function rebuildManualSnapshot(db: Db, sourceId: string, columns: readonly Column[]): Promise<number | null> {
   const rows = projectRows(columns, await manualRowsOf(db, sourceId));
   const written = await writeSnapshot(db, sourceId, { columns: [...columns], rows, warnings: [] }, nowIso());
   return written.changed ? written.revision : null;
@@ -304,6 +306,9 @@ export async function patchSource(env: Env, id: string, body: PatchBody, expect:
         refetch = true;
       }
       if (!provider.fetch) {
+        if (JSON.stringify(manualColumns(config)) !== row.columns && (await hasPublishedForm(trx, id))) {
+          throw new ApiError('conflict', `The columns of "${row.name}" follow its published form: change the form's draft and publish it`);
+        }
         columns = manualColumns(config);
         set.columns = JSON.stringify(columns);
       }
@@ -320,6 +325,7 @@ export async function patchSource(env: Env, id: string, body: PatchBody, expect:
       if (intervalChanged) set.refresh_interval_sec = interval;
     }
     checkManualRows(provider, columns, body.rows);
+    if (body.rows !== undefined && !provider.fetch) await checkRowsAgainstForm(trx, id, body.rows);
     if (Object.keys(set).length === 0 && body.rows === undefined) return;
     const at = nowIso();
     await updateSource(trx, id, row.revision, { ...set, updated_by: caller.userId, updated_at: at });
@@ -369,6 +375,7 @@ export async function duplicateSource(env: Env, id: string, name: string | undef
     await setGrant(trx, copyId, caller.userId, 'owner', caller.userId);
     await copySnapshot(trx, id, copyId);
     await copyManualRows(trx, id, copyId);
+    await copyForm(trx, id, copyId, caller.userId, at);
     const provider = providerById(row.provider);
     if (provider?.fetch) {
       const state = await fetchStateOf(trx, id);

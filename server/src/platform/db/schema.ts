@@ -56,6 +56,8 @@ import type {
   DataOutputKeysTable,
   DataSourceOutputsTable,
   DataSourceImagesTable,
+  DataSourceFormsTable,
+  DataSourceFormVersionsTable,
 } from './schema/data-sources.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -112,4 +114,6 @@ export interface Database {
   data_output_keys: DataOutputKeysTable;
   data_source_outputs: DataSourceOutputsTable;
   data_source_images: DataSourceImagesTable;
+  data_source_forms: DataSourceFormsTable;
+  data_source_form_versions: DataSourceFormVersionsTable;
 }

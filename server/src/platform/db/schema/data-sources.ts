@@ -140,3 +140,30 @@ export interface DataSourceImagesTable {
   last_seen_at: string;
   created_at: string;
 }
+
+/** A manual table's form (issue 18): its draft fields and workflow; published versions are separate rows. */
+export interface DataSourceFormsTable {
+  source_id: string;
+  description: string;
+  /** JSON list of fields (fields.ts). */
+  draft: string;
+  /** JSON workflow definition (workflow-def.ts). */
+  workflow: string;
+  /** The newest published version; 0 before the first publish. */
+  published_version: number;
+  /** Bumped on every change to the form (If-Match). */
+  revision: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A published version of a form: never changed after it is written. */
+export interface DataSourceFormVersionsTable {
+  source_id: string;
+  version: number;
+  fields: string;
+  published_by: string | null;
+  published_at: string;
+}
