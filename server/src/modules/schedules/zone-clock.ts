@@ -5,6 +5,9 @@
  * few times a year, so the offsets of each month are found once (luxon's, sampled every
  * 6 hours, each change found to the millisecond by bisection), kept, and read by lookup.
  * Assumes a zone never changes its offset twice within 6 hours (none has since 1970).
+ * Each zone also remembers the two months it last read, checked by a range test before the
+ * (zone, month) memo, whose key string cost more than the lookup itself: a 10,000-row CSV
+ * datetime column asks about 40,000 times (docs/data-sources.md "Output build").
  */
 import { Info, type Zone } from 'luxon';
 
@@ -19,30 +22,46 @@ interface Step {
   offset: number;
 }
 
-const zones = new Map<string, Zone>();
-const months = new Map<string, Step[]>();
+/** One month of a zone: its steps, from `start` (inclusive) to `end` (exclusive). */
+interface Month {
+  start: number;
+  end: number;
+  steps: Step[];
+}
 
-function zoneOf(name: string): Zone {
-  let z = zones.get(name);
-  if (!z) {
-    z = Info.normalizeZone(name);
+interface ZoneState {
+  name: string;
+  zone: Zone;
+  /** The month last read and the one before it (lookups cluster: a day either side, then the time). */
+  last: Month | null;
+  previous: Month | null;
+}
+
+const zones = new Map<string, ZoneState>();
+const months = new Map<string, Month>();
+
+function zoneOf(name: string): ZoneState {
+  let state = zones.get(name);
+  if (!state) {
+    let z = Info.normalizeZone(name);
     // Zones are checked where they are entered; one that is not a zone (NaN offsets) reads as UTC.
     if (!z.isValid) z = Info.normalizeZone('UTC');
     if (zones.size >= 1000) zones.clear();
-    zones.set(name, z);
+    state = { name, zone: z, last: null, previous: null };
+    zones.set(name, state);
   }
-  return z;
+  return state;
 }
 
-function monthSteps(name: string, zone: Zone, instant: number): Step[] {
+function monthOf(name: string, zone: Zone, instant: number): Month {
   const d = new Date(instant);
   const key = `${name}|${d.getUTCFullYear()}|${d.getUTCMonth()}`;
-  let steps = months.get(key);
-  if (steps) return steps;
+  const known = months.get(key);
+  if (known) return known;
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
   const off = (t: number) => zone.offset(t) * 60_000;
-  steps = [{ at: start, offset: off(start) }];
+  const steps: Step[] = [{ at: start, offset: off(start) }];
   let a = start;
   let oa = steps[0]!.offset;
   for (let b = Math.min(start + SAMPLE_MS, end - 1); a < end - 1; b = Math.min(b + SAMPLE_MS, end - 1)) {
@@ -61,19 +80,30 @@ function monthSteps(name: string, zone: Zone, instant: number): Step[] {
     a = b;
     oa = ob;
   }
+  const month = { start, end, steps };
   if (months.size >= 20_000) months.clear();
-  months.set(key, steps);
-  return steps;
+  months.set(key, month);
+  return month;
+}
+
+function offsetIn(state: ZoneState, instant: number): number {
+  if (state.zone.isUniversal) return state.zone.offset(instant) * 60_000;
+  let month = state.last;
+  if (!month || !(instant >= month.start && instant < month.end)) {
+    month = state.previous;
+    if (!month || !(instant >= month.start && instant < month.end)) month = monthOf(state.name, state.zone, instant);
+    state.previous = state.last;
+    state.last = month;
+  }
+  const steps = month.steps;
+  let i = steps.length - 1;
+  while (i > 0 && steps[i]!.at > instant) i--;
+  return steps[i]!.offset;
 }
 
 /** How far ahead of UTC `zone` is at `instant` (ms). */
 export function offsetAt(zone: string, instant: number): number {
-  const z = zoneOf(zone);
-  if (z.isUniversal) return z.offset(instant) * 60_000;
-  const steps = monthSteps(zone, z, instant);
-  let i = steps.length - 1;
-  while (i > 0 && steps[i]!.at > instant) i--;
-  return steps[i]!.offset;
+  return offsetIn(zoneOf(zone), instant);
 }
 
 /** The wall clock of `instant` in `zone`, as a "floating" UTC timestamp (what rrule works in). */
@@ -87,12 +117,15 @@ export function wallClock(instant: number, zone: string): number {
  * forward) moves forward by the gap, as RFC 5545 reads it: with the offset before the gap.
  */
 export function instantOf(floating: number, zone: string): number {
-  const before = offsetAt(zone, floating - DAY_MS);
-  const after = offsetAt(zone, floating + DAY_MS);
+  const state = zoneOf(zone);
+  const before = offsetIn(state, floating - DAY_MS);
+  const after = offsetIn(state, floating + DAY_MS);
+  // The same offset on both sides (all but the days around a change): that offset, if it holds at the time.
+  if (before === after) return floating - before;
   let best = Number.NaN;
-  for (const o of before === after ? [before] : [before, after]) {
+  for (const o of [before, after]) {
     const u = floating - o;
-    if (offsetAt(zone, u) === o && !(u >= best)) best = u;
+    if (offsetIn(state, u) === o && !(u >= best)) best = u;
   }
   return Number.isNaN(best) ? floating - before : best;
 }

@@ -87,6 +87,30 @@ export function feedDateToIso(raw: string | null | undefined, zone = 'UTC'): str
   return dt ? dt.toUTC().toISO() : null;
 }
 
+/*
+ * The conversions below run once per distinct value of a CSV datetime column (10,000 in the
+ * benchmark, docs/data-sources.md "Output build"): they allocate no Date and no ISO string of
+ * V8's, the calendar fields come from arithmetic on the day number (the proleptic Gregorian
+ * calendar Date uses; Howard Hinnant's civil_from_days), the same fields Date gives.
+ */
+
+const DAY_MS = 86_400_000;
+/** The Date range whose ISO form has a 4-digit year (0000-01-01 to 9999-12-31). */
+const FOUR_DIGIT_YEARS = [-62_167_219_200_000, 253_402_300_800_000] as const;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+
+/** Day number (days since 1970-01-01) -> its year, month (1-12) and day, as Date's UTC getters give them. */
+function civilOf(days: number): { year: number; month: number; day: number } {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day: doy - Math.floor((153 * mp + 2) / 5) + 1 };
+}
+
 /**
  * Wall-clock fields -> the instant they name in `zone` (schedules' zone clock: offsets found
  * once a month, not an Intl call per value). A time in a spring-forward gap moves forward by
@@ -96,20 +120,32 @@ export function wallToInstant(f: { year: number; month: number; day: number; hou
   const [hour, minute, second] = [f.hour ?? 0, f.minute ?? 0, f.second ?? 0];
   if (hour > 23 || minute > 59 || second > 59) return null;
   const floating = Date.UTC(f.year, f.month - 1, f.day, hour, minute, second);
-  const d = new Date(floating);
-  if (d.getUTCFullYear() !== f.year || d.getUTCMonth() !== f.month - 1 || d.getUTCDate() !== f.day) return null;
+  // The fields name the day they land on (not 30 February, not a two-digit year Date.UTC reads as 19xx).
+  if (!Number.isFinite(floating)) return null;
+  const c = civilOf(Math.floor(floating / DAY_MS));
+  if (c.year !== f.year || c.month !== f.month || c.day !== f.day) return null;
   return instantOf(floating, zone);
 }
 
 /** An instant as ISO 8601 with `zone`'s offset at that instant, to the second ("2024-04-11T18:00:00+02:00"). */
 export function isoWithOffset(instant: number, zone: string): string {
   const offset = offsetAt(zone, instant);
-  const wall = new Date(instant + offset).toISOString().slice(0, 19);
+  const wall = isoSeconds(instant + offset);
   if (offset === 0 && /^(Etc\/)?(UTC|UCT|GMT|Zulu|Universal)$/i.test(zone)) return `${wall}Z`;
   const minutes = Math.round(Math.abs(offset) / 60_000);
   const hh = String(Math.floor(minutes / 60)).padStart(2, '0');
   const mm = String(minutes % 60).padStart(2, '0');
   return `${wall}${offset < 0 ? '-' : '+'}${hh}:${mm}`;
+}
+
+/** `new Date(ms).toISOString().slice(0, 19)` ("2024-04-11T16:00:00"), without the Date. */
+export function isoSeconds(ms: number): string {
+  const t = Math.trunc(ms);
+  if (!(t >= FOUR_DIGIT_YEARS[0] && t < FOUR_DIGIT_YEARS[1])) return new Date(ms).toISOString().slice(0, 19);
+  const days = Math.floor(t / DAY_MS);
+  const s = Math.floor((t - days * DAY_MS) / 1000);
+  const c = civilOf(days);
+  return `${String(c.year).padStart(4, '0')}-${TWO_DIGITS[c.month]}-${TWO_DIGITS[c.day]}T${TWO_DIGITS[Math.floor(s / 3600)]}:${TWO_DIGITS[Math.floor(s / 60) % 60]}:${TWO_DIGITS[s % 60]}`;
 }
 
 /** A real calendar date as YYYY-MM-DD, or null (30 February). */
