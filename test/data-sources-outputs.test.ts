@@ -210,6 +210,13 @@ t.test('outputs: listed with sizes and users; rebuild makes new versions and tel
   t.equal((await app.json(`/api/v1/data-sources/${source.id}/outputs`, { headers: viewer.headers })).status, 200);
   t.equal((await call('GET', '/api/v1/data-sources/0190f5a2-7b3c-7def-8abc-000000000999/outputs')).status, 404);
 
+  const diag = (await call('GET', `/api/v1/data-sources/${source.id}/diagnostics`)).body.data;
+  t.same(
+    diag.screens.map((x: any) => x.id),
+    [screen.screenId],
+    'diagnostics name the screen showing it (not the other)',
+  );
+  t.equal(diag.outputs.length, 2, 'and its current outputs');
   const del = await call('DELETE', `/api/v1/data-sources/${source.id}`, undefined, { 'if-match': String(source.revision) });
   t.equal(del.status, 409);
   t.match(del.body.error.message, /Menu board/);

@@ -20021,6 +20021,11 @@ export interface operations {
                                 id: string;
                                 name: string | null;
                             }[];
+                            /** @description The screens whose current manifest shows this source */
+                            screens: {
+                                id: string;
+                                name: string;
+                            }[];
                             /** @description The current output of the whole source and of each view screens use (GET .../outputs has every version) */
                             outputs: {
                                 id: string;

@@ -15,7 +15,7 @@ import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './screen-context.js';
 import { screensWithoutLocation } from './screen-context.repo.js';
 import { deleteAssignment } from './assignments.repo.js';
-import { deleteManifestDeps } from './manifest.repo.js';
+import { deleteManifestDeps, screensDependingOnSource } from './manifest.repo.js';
 import { currentManifest } from './manifest.js';
 import { layoutsReferencing, playlistsWithAssets } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
@@ -25,7 +25,7 @@ import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { addScheduleChangeHook } from '../schedules/index.js';
-import { addDataSourceUsageFinder, addOutputChangeHook, addPlayerDataGuard, type DataSourceUsage } from '../data-sources/index.js';
+import { addDataSourceScreenFinder, addDataSourceUsageFinder, addOutputChangeHook, addPlayerDataGuard, type DataSourceUsage } from '../data-sources/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -74,6 +74,7 @@ export function installContentHooks(deps: AppDeps): void {
   // Data: a layout zone showing a source keeps it from being deleted; a screen downloads the
   // outputs of the sources its manifest shows; a changed output bumps exactly the screens using it.
   addDataSourceUsageFinder(deps, dataSourceUsages);
+  addDataSourceScreenFinder(deps, screensDependingOnSource);
   addPlayerDataGuard(deps, async (deps, screenId, sourceId) => {
     const screen = await screenContext(deps.db, screenId);
     if (!screen) return false;

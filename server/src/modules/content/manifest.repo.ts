@@ -23,6 +23,19 @@ export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promi
   return rows.map((r) => r.screen_id);
 }
 
+/** The screens whose last manifest showed a data source, by name. */
+export async function screensDependingOnSource(db: Db, sourceId: string): Promise<{ id: string; name: string }[]> {
+  return db
+    .selectFrom('manifest_deps as d')
+    .innerJoin('screens as s', 's.id', 'd.screen_id')
+    .select(['s.id', 's.name'])
+    .where('d.kind', '=', 'data-source')
+    .where('d.ref_id', '=', sourceId)
+    .distinct()
+    .orderBy('s.name')
+    .execute();
+}
+
 /** Replaces what the screen's manifest depends on (one transaction). */
 export async function replaceManifestDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
   await db.transaction().execute(async (trx) => {

@@ -158,6 +158,7 @@ export const DiagnosticsDto = z.object({
   stale: z.boolean(),
   staleReason: z.string().nullable(),
   usedBy: z.array(z.object({ type: z.string(), id: z.string(), name: z.string().nullable() })),
+  screens: z.array(z.object({ id: z.string(), name: z.string() })).describe('The screens whose current manifest shows this source'),
   outputs: z
     .array(
       z.object({

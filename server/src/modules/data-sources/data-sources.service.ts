@@ -33,7 +33,7 @@ import {
   type SourceRow,
 } from './data-sources.repo.js';
 import type { CreateBody, DataSourceDto, PatchBody } from './data-sources.schemas.js';
-import { fireDataChange, findDataSourceUsages } from './hooks.js';
+import { fireDataChange, findDataSourceUsages, screensShowing } from './hooks.js';
 import { copyForm, hasPublishedForm } from './forms.repo.js';
 import { checkRowsAgainstForm } from './forms.rows.js';
 import { failedImages, imageCounts } from './images.repo.js';
@@ -419,7 +419,7 @@ export async function diagnostics(env: Env, id: string) {
   const row = await getSourceRow(db, id);
   await requireLevel(db, env.caller, id, 'viewer', row.name);
   const provider = providerById(row.provider);
-  const [state, meta, attempts, usedBy, outputs, imageStates, imageFailures] = await Promise.all([
+  const [state, meta, attempts, usedBy, outputs, imageStates, imageFailures, screens] = await Promise.all([
     fetchStateOf(db, id),
     snapshotMetasOf(db, [id]).then((m) => m.get(id)),
     attemptsOf(db, id),
@@ -427,6 +427,7 @@ export async function diagnostics(env: Env, id: string) {
     currentOutputs(db, id),
     imageCounts(db, id),
     failedImages(db, id),
+    screensShowing(env.deps, id),
   ]);
   const { stale, reason } = staleness(row, state, meta);
   const confirmed = state?.last_success_at ?? meta?.fetchedAt ?? null;
@@ -452,6 +453,7 @@ export async function diagnostics(env: Env, id: string) {
     stale,
     staleReason: reason,
     usedBy: usedBy.map((u) => ({ type: u.type, id: u.id, name: u.name })),
+    screens,
     outputs: [...outputs.values()].map((o) => ({
       id: o.id,
       viewKey: o.view_key || null,

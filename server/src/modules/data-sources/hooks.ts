@@ -99,11 +99,24 @@ export async function screenMayDownloadData(deps: AppDeps, screenId: string, sou
   return false;
 }
 
+/** The screens whose current manifest shows a source (the content module answers; diagnostics list them). */
+export type DataSourceScreenFinder = (db: Db, sourceId: string) => Promise<{ id: string; name: string }[]>;
+
+export function addDataSourceScreenFinder(deps: AppDeps, finder: DataSourceScreenFinder): () => void {
+  return add(hooksOf(deps).screenFinders, finder);
+}
+
+export async function screensShowing(deps: AppDeps, sourceId: string): Promise<{ id: string; name: string }[]> {
+  const all = await Promise.all([...hooksOf(deps).screenFinders].map((f) => f(deps.db, sourceId)));
+  return all.flat();
+}
+
 interface Hooks {
   usageFinders: Set<DataSourceUsageFinder>;
   changeHooks: Set<DataChangeHook>;
   outputHooks: Set<OutputChangeHook>;
   playerGuards: Set<PlayerDataGuard>;
+  screenFinders: Set<DataSourceScreenFinder>;
 }
 
 const HOOKS = new ScopeKey<Hooks>('data-sources.hooks', () => ({
@@ -111,6 +124,7 @@ const HOOKS = new ScopeKey<Hooks>('data-sources.hooks', () => ({
   changeHooks: new Set(),
   outputHooks: new Set(),
   playerGuards: new Set(),
+  screenFinders: new Set(),
 }));
 const hooksOf = (deps: AppDeps) => deps.scope.get(HOOKS);
 

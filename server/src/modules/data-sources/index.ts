@@ -33,6 +33,7 @@ export const dataSourcesModule: PlacardModule = {
 export { currentData, existingSourceIds, viewProblems } from './data-sources.service.js';
 export {
   addDataChangeHook,
+  addDataSourceScreenFinder,
   addDataSourceUsageFinder,
   addOutputChangeHook,
   addPlayerDataGuard,
