@@ -5,6 +5,7 @@ import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/
 import { addDataSourceUsageFinder } from '../server/src/modules/data-sources/index.js';
 import { createSource, diagnosticsOf, fakeFeed, type Handler, jsonDoc, refreshNow } from './helpers/data-sources.js';
 import { startApp } from './helpers/harness.js';
+import { pairScreen } from './helpers/screens.js';
 
 /**
  * The console's Data page (issue 17) in Chromium against a local fake feed: an RSS source
@@ -104,6 +105,27 @@ t.test('data page: add an RSS source by its form, preview, health, a failing fee
   const built = (await app.json(`/api/v1/data-sources/${id}/outputs`, { headers: owner.headers })).body.data;
   t.match(built.outputs, [{ viewKey: null, rowCount: 3, current: true }], 'built on the server');
 
+  // A screen shows it (a layout zone, scheduled): the panel names the screen.
+  const api = (path: string, method: string, json?: unknown, extra: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...extra }, ...(json === undefined ? {} : { json }) });
+  const layout = (await api('/api/v1/layouts', 'POST', { name: 'News board' })).body.data;
+  await api(
+    `/api/v1/layouts/${layout.id}/draft`,
+    'PUT',
+    { zones: [{ name: 'News', x: 0, y: 0, width: 800, height: 600, content: { type: 'data', sourceId: id } }] },
+    { 'if-match': String(layout.revision) },
+  );
+  await api(`/api/v1/layouts/${layout.id}/publish`, 'POST', {});
+  const lobby = await pairScreen(app, owner, { name: 'Foyer screen' });
+  await api('/api/v1/schedules', 'POST', {
+    name: 'News',
+    content: { layoutId: layout.id },
+    targets: { screenIds: [lobby.screenId] },
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+  });
+  t.equal((await app.json('/api/v1/player/manifest', { headers: lobby.headers })).body.data.data.length, 1, 'the screen’s manifest lists the output');
+  await page.getByTestId('showing-screens').getByText('Foyer screen').waitFor({ timeout: 15_000 });
+
   // The feed fails: the problem in words, stale, the last rows stay.
   feed.routes.set('/news.xml', gone);
   await refreshNow(app, id);
@@ -176,7 +198,7 @@ t.test('data page: add an RSS source by its form, preview, health, a failing fee
   t.ok(width <= PHONE.width, `no sideways scrolling of the page at phone width (${width}px)`);
   await page.setViewportSize(DESKTOP);
 
-  // Delete while a widget uses it (a usage finder as the widgets module registers one): asked first naming it, then refused naming it.
+  // Delete while a widget (a usage finder as the widgets module registers one) and the layout use it: asked first naming them, then refused naming them.
   const stopFinding = addDataSourceUsageFinder(app.deps, async (_db, ids) =>
     ids.includes(id) ? [{ sourceId: id, type: 'widget', id: '01900000-0000-7000-8000-000000000001', name: 'Lobby ticker' }] : [],
   );
@@ -184,11 +206,13 @@ t.test('data page: add an RSS source by its form, preview, health, a failing fee
   await page.getByTestId('diagnostics').getByText('Widget Lobby ticker').waitFor();
   await page.getByRole('button', { name: 'Delete', exact: true }).click();
   const ask = page.getByRole('dialog', { name: 'Delete the data source “Venue news”?' });
-  t.match(await ask.innerText(), /It is used by:\s*Widget Lobby ticker/, 'the confirmation names what uses it');
+  t.match(await ask.innerText(), /It is used by:[\s\S]*Widget Lobby ticker/, 'the confirmation names what uses it');
+  t.match(await ask.innerText(), /It is used by:[\s\S]*News board/, 'the layout showing it too');
   await ask.getByRole('button', { name: 'Delete data source' }).click();
   const refusal = page.locator('[role=alert][data-code="conflict"]');
   await refusal.waitFor();
-  t.match(await refusal.innerText(), /Used by:\s*Widget Lobby ticker/, 'the refusal says in words what still uses it');
+  t.match(await refusal.innerText(), /Used by:[\s\S]*Widget Lobby ticker/, 'the refusal says in words what still uses it');
+  t.match(await refusal.innerText(), /Used by:[\s\S]*News board/);
   t.equal((await app.json(`/api/v1/data-sources/${id}`, { headers: owner.headers })).status, 200, 'and the source is still there');
   stopFinding();
 

@@ -66,6 +66,17 @@ export function DiagnosticsPanel({ source, diagnostics }: { source: DataSource; 
       </dl>
       {snap && <Warnings warnings={snap.warnings} />}
       {d.usedBy.length > 0 ? <UsageList usages={d.usedBy} label="Used by:" /> : <p class="muted">Nothing uses it yet.</p>}
+      {d.screens.length > 0 && (
+        <p data-testid="showing-screens">
+          Showing now on {d.screens.length === 1 ? 'screen' : `${d.screens.length} screens`}:{' '}
+          {d.screens.map((sc, i) => (
+            <span key={sc.id}>
+              {i > 0 && ', '}
+              <a href={`/screens/${sc.id}`}>{sc.name}</a>
+            </span>
+          ))}
+        </p>
+      )}
       {d.attempts.length > 0 && (
         <details data-testid="attempts">
           <summary>The last {d.attempts.length} fetches</summary>
