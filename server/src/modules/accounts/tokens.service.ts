@@ -41,6 +41,7 @@ export async function createIntegrationToken(
     created_at: new Date().toISOString(),
     last_used_at: null,
     revoked_at: null,
+    data_source_ids: '[]',
   };
   await insertToken(db, row);
   return { row, token: `${INTEGRATION_TOKEN_PREFIX}${publicId}.${secret}` };

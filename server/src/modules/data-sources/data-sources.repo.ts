@@ -339,9 +339,18 @@ export async function replaceManualRows(db: Db, sourceId: string, rows: readonly
     await db
       .insertInto('data_source_rows')
       .values(
-        rows
-          .slice(i, i + 500)
-          .map((values, j) => ({ id: newId(), source_id: sourceId, position: i + j, values: JSON.stringify(values), created_at: at, updated_at: at })),
+        rows.slice(i, i + 500).map((values, j) => ({
+          id: newId(),
+          source_id: sourceId,
+          position: i + j,
+          values: JSON.stringify(values),
+          state: 'published',
+          revision: 1,
+          live: 1,
+          state_changed_at: at,
+          created_at: at,
+          updated_at: at,
+        })),
       )
       .execute();
   }

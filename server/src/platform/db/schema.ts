@@ -58,6 +58,10 @@ import type {
   DataSourceImagesTable,
   DataSourceFormsTable,
   DataSourceFormVersionsTable,
+  DataSourceRecordEventsTable,
+  DataSourceRecordApprovalsTable,
+  DataSourceRecordAttachmentsTable,
+  IdempotencyKeysTable,
 } from './schema/data-sources.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -116,4 +120,8 @@ export interface Database {
   data_source_images: DataSourceImagesTable;
   data_source_forms: DataSourceFormsTable;
   data_source_form_versions: DataSourceFormVersionsTable;
+  data_source_record_events: DataSourceRecordEventsTable;
+  data_source_record_approvals: DataSourceRecordApprovalsTable;
+  data_source_record_attachments: DataSourceRecordAttachmentsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

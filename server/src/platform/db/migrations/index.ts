@@ -13,6 +13,7 @@ import { m0300_data_sources } from './0300_data_sources.js';
 import { m0310_data_source_outputs } from './0310_data_source_outputs.js';
 import { m0320_data_source_images } from './0320_data_source_images.js';
 import { m0330_data_source_forms } from './0330_data_source_forms.js';
+import { m0340_data_source_records } from './0340_data_source_records.js';
 
 export type { Migration } from './migration.js';
 
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0310_data_source_outputs,
   m0320_data_source_images,
   m0330_data_source_forms,
+  m0340_data_source_records,
 ];

@@ -74,6 +74,8 @@ export interface IntegrationTokensTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** JSON array of the manual tables (data source ids) a manual_table_rows:write token may write. */
+  data_source_ids: string;
 }
 
 /** One-time set-password links (migration 0250): only the token's SHA-256 is stored. */

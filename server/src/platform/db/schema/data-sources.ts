@@ -77,6 +77,7 @@ export interface DataSourceGrantsTable {
 }
 
 /** A manual table's rows, in order; `values` is a JSON object of cells. */
+/** A manual table's row = its record (migration 0340 added the workflow columns). */
 export interface DataSourceRowsTable {
   id: string;
   source_id: string;
@@ -84,6 +85,70 @@ export interface DataSourceRowsTable {
   values: string;
   created_at: string;
   updated_at: string;
+  /** Workflow state; 'published' records inside their window are live. */
+  state: string;
+  revision: number;
+  form_version: number | null;
+  publish_at: string | null;
+  unpublish_at: string | null;
+  /** 1 when the outputs show it (published, inside its window). */
+  live: number;
+  state_changed_at: string | null;
+  created_by: string | null;
+  updated_by: string | null;
+  created_by_token: string | null;
+  updated_by_token: string | null;
+}
+
+/** A record's audit trail (and its comments): kept after the record is deleted. */
+export interface DataSourceRecordEventsTable {
+  id: string;
+  source_id: string;
+  record_id: string;
+  /** 1, 2, ... per record. */
+  seq: number;
+  /** created, updated, deleted, transition, approval, comment, attachment_added, attachment_removed, scheduled */
+  kind: string;
+  user_id: string | null;
+  token_id: string | null;
+  /** JSON: what changed ({changes: {key: {from, to}}}, {transition, from, to, comment}, {body, mentions}, ...). */
+  data: string;
+  at: string;
+}
+
+export interface DataSourceRecordApprovalsTable {
+  record_id: string;
+  transition: string;
+  user_id: string;
+  comment: string | null;
+  at: string;
+}
+
+export interface DataSourceRecordAttachmentsTable {
+  id: string;
+  source_id: string;
+  record_id: string;
+  file_name: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  storage_key: string;
+  created_by: string | null;
+  created_by_token: string | null;
+  created_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  /** 'user:<id>' or 'token:<id>' */
+  principal: string;
+  key: string;
+  method: string;
+  path: string;
+  request_sha256: string;
+  /** null while the first request is still running. */
+  status: number | null;
+  body: string | null;
+  created_at: string;
 }
 
 /** An output document's bytes, content-addressed (issue 17 outputs). */
