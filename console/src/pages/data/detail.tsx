@@ -7,6 +7,7 @@ import { AccessPanel } from './access';
 import { DiagnosticsPanel } from './diagnostics';
 import { HealthBadge, loadCatalog } from './list';
 import { can, type DataSource, type Diagnostics, type Inspect, type Provider } from './model';
+import { FormBuilder } from './form-builder';
 import { OutputsPanel } from './outputs';
 import { RowsGrid } from './rows-grid';
 import { bodyOf, draftOf, ProbeResults, SettingsFields, useProbe } from './settings';
@@ -102,6 +103,7 @@ export function DataSourcePage({ id }: { id: string }) {
       {diagnostics.data && <DiagnosticsPanel source={s} diagnostics={diagnostics.data} />}
       <ErrorNote error={diagnostics.error} />
       <CheckNow source={s} />
+      {s.provider === 'manual-table' && <FormBuilder sourceId={s.id} onPublished={() => void source.reload()} />}
       {s.provider === 'manual-table' && canEdit && <RowsGrid source={s} onSaved={(next) => source.setData(next)} />}
       <ViewEditor source={s} />
       <OutputsPanel source={s} />

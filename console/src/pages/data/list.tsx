@@ -1,5 +1,9 @@
-import { api, atLeast, type Page } from '../../api';
-import { ErrorNote, useLoad, useSession, useTitle } from '../../ui';
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ApiError, api, atLeast, type Page } from '../../api';
+import { ErrorNote, useAction, useLoad, useSession, useTitle } from '../../ui';
+import { Field } from '../../ui/fields';
+import type { FormDto } from './form-model';
 import type { DataSource, Provider } from './model';
 import { healthOf, when } from './words';
 
@@ -39,11 +43,12 @@ export function DataSourcesPage() {
         <p>News feeds, spreadsheets, calendars, JSON documents and tables kept here: the rows widgets show on screens.</p>
       </hgroup>
       {atLeast(user, 'editor') && (
-        <p>
+        <div class="row">
           <a href="/data/new" role="button">
             Add a data source
           </a>
-        </p>
+          <NewForm />
+        </div>
       )}
       <ErrorNote error={list.error} />
       <div class="table-wrap">
@@ -84,5 +89,45 @@ export function DataSourcesPage() {
         </table>
       </div>
     </>
+  );
+}
+
+/** "New form": a table and its form in one step (POST /forms), built on its page before it is published. */
+function NewForm() {
+  const { route } = useLocation();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    const form = await api.post<FormDto>('forms', { name, fields: [], publish: false });
+    route(`/data/${form.sourceId}`);
+  });
+  if (!open)
+    return (
+      <button type="button" class="secondary" onClick={() => setOpen(true)}>
+        New form
+      </button>
+    );
+  return (
+    <form
+      class="new-form"
+      aria-label="New form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void create.run();
+      }}
+    >
+      <Field label="Name of the form (and its table)" error={create.error instanceof ApiError ? create.error.fieldMessage('name') : undefined}>
+        {(p) => <input {...p} required value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+      </Field>
+      <ErrorNote error={create.error} />
+      <div class="row">
+        <button type="submit" aria-busy={create.busy} disabled={create.busy}>
+          Create the form
+        </button>
+        <button type="button" class="secondary outline" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }
