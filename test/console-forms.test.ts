@@ -1,7 +1,9 @@
 import t from 'tap';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import type { Role } from '../server/src/platform/http/auth.js';
 import { checkA11y } from './helpers/a11y.js';
-import { DESKTOP, launchBrowser, PHONE, signedInContext, snap } from './helpers/browser.js';
+import { signIn } from './helpers/auth.js';
+import { DESKTOP, launchBrowser, pairPlayPage, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { startApp } from './helpers/harness.js';
 
 /**
@@ -149,8 +151,8 @@ t.test('form builder: add, reorder (drag and keyboard), preview checks as you ty
     ],
     'the columns follow the form',
   );
-  await page.getByTestId('rows-grid').getByRole('columnheader', { name: 'spicy' }).waitFor();
-  t.pass('and the page’s rows grid shows them');
+  await page.getByTestId('records-list').getByRole('columnheader', { name: 'Dish' }).waitFor();
+  t.equal(await page.getByTestId('rows-grid').count(), 0, 'published: the rows grid gives way to the records');
   await builder.getByText('Published: version 1.').waitFor();
 
   // Rows the new version would break: listed; "empty" a required field still breaks; a value mends them.
@@ -213,5 +215,153 @@ t.test('form builder: add, reorder (drag and keyboard), preview checks as you ty
   t.ok(await readOnly.getByRole('group', { name: 'Settings of Price' }).getByLabel('Currency').isDisabled(), 'settings read only');
   await checkA11y(viewerPage, t, 'the form as a viewer at phone width');
   await viewerContext.close();
+  t.same(errors, [], 'no page errors');
+});
+
+/** A browser context signed in as a new user of `role` (the session cookie copied in). */
+async function contextAs(app: Awaited<ReturnType<typeof startApp>>, browser: Browser, role: Role, viewport = DESKTOP) {
+  const who = await signIn(app, { role });
+  const context = await browser.newContext({ viewport, timezoneId: 'UTC' });
+  const url = new URL(app.url);
+  await context.addCookies(
+    who.headers.cookie.split('; ').map((pair) => {
+      const i = pair.indexOf('=');
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
+    }),
+  );
+  return { who, context, page: await context.newPage() };
+}
+
+t.test('records: an editor adds a special and submits it, a publisher approves and publishes it from the inbox, a /play page shows it', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const api = (path: string, method = 'GET', json?: unknown, extra: Record<string, string> = {}) =>
+    app.json(path, { method, headers: { ...owner.headers, ...extra }, ...(json === undefined ? {} : { json }) });
+  const made = await api('/api/v1/forms', 'POST', {
+    name: 'Specials',
+    fields: [
+      { key: 'dish', label: 'Dish', type: 'text', required: true },
+      { key: 'price', label: 'Price', type: 'money', currency: 'EUR', validation: { min: 0 } },
+      { key: 'chef', label: 'Chef’s note', type: 'longText', showOnScreens: false },
+    ],
+  });
+  t.equal(made.status, 201, JSON.stringify(made.body));
+  const id: string = made.body.data.sourceId;
+
+  // A /play page showing the table through a layout's data zone.
+  const layout = (await api('/api/v1/layouts', 'POST', { name: 'Specials board' })).body.data;
+  const zones = [{ name: 'Specials', x: 0, y: 0, width: 1920, height: 1080, content: { type: 'data', sourceId: id } }];
+  t.equal((await api(`/api/v1/layouts/${layout.id}/draft`, 'PUT', { width: 1920, height: 1080, zones }, { 'if-match': String(layout.revision) })).status, 200);
+  t.equal((await api(`/api/v1/layouts/${layout.id}/publish`, 'POST', {})).status, 200);
+  const playContext = await browser.newContext({ viewport: { width: 1280, height: 720 }, timezoneId: 'UTC' });
+  const player = await playContext.newPage();
+  await player.goto(`${app.url}/play`);
+  const screenId = await pairPlayPage(app, owner, player, 'Counter');
+  const sched = await api('/api/v1/schedules', 'POST', {
+    name: 'Specials all day',
+    content: { layoutId: layout.id },
+    targets: { screenIds: [screenId] },
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+  });
+  t.equal(sched.status, 201, JSON.stringify(sched.body));
+
+  // The editor adds a special through the entry form.
+  const editor = await contextAs(app, browser, 'editor');
+  const errors: string[] = [];
+  editor.page.on('pageerror', (e) => errors.push(e.message));
+  t.teardown(async () => {
+    if (!t.passing()) await snap(editor.page, 'failure-console-records').catch(() => {});
+  });
+  await editor.page.goto(`${app.url}/data/${id}`);
+  const records = editor.page.getByTestId('records');
+  await records.getByText('No records yet.').waitFor();
+  await records.getByRole('button', { name: 'New record' }).click();
+  const entry = records.getByRole('form', { name: 'New record' });
+  await entry.getByLabel(/^Price/).fill('-2');
+  t.equal(await entry.locator('[data-field="price"] .field-error').innerText(), 'Price must be at least 0', 'checked as typed');
+  await entry.getByLabel(/^Price/).fill('14.5');
+  await entry.getByRole('button', { name: 'Add the record' }).click();
+  t.equal(await entry.locator('[data-field="dish"] .field-error').innerText(), 'Dish is required', 'a submit shows what is missing');
+  t.equal((await api(`/api/v1/data-sources/${id}/records`)).body.data.items.length, 0, 'and sends nothing');
+  await entry.getByLabel(/^Dish/).fill('Truffle pasta');
+  await entry.getByLabel(/^Chef’s note/).fill('Only while the truffles last');
+  await entry.getByRole('button', { name: 'Add the record' }).click();
+  const record = records.getByTestId('record');
+  await record.and(editor.page.locator('[data-state="draft"]')).waitFor();
+  const [stored] = (await api(`/api/v1/data-sources/${id}/records`)).body.data.items;
+  t.match(stored, { state: 'draft', live: false, values: { dish: 'Truffle pasta', price: 14.5, chef: 'Only while the truffles last' } }, 'stored as a draft');
+  t.equal(await records.locator(`tr[data-record="${stored.id}"] [data-testid="record-state"]`).innerText(), 'Draft', 'listed with its state');
+  t.equal(await record.getByRole('button', { name: 'Approve' }).count(), 0, 'an editor is offered no approval');
+  await record.getByRole('group', { name: 'Workflow of Truffle pasta' }).getByRole('button', { name: 'Submit' }).click();
+  await record.and(editor.page.locator('[data-state="submitted"]')).waitFor();
+  t.match(await record.getByTestId('record-history').innerText(), /added it \(draft\)[\s\S]*submit: draft → submitted/, 'the history says who did what');
+  await snap(editor.page, 'records-editor-1280');
+  await checkA11y(editor.page, t, 'a table’s records with one open');
+  // State filter: the submitted one is under "Submitted", not under "Published".
+  await records.getByLabel('State').selectOption('published');
+  await records.getByText('No records match.').waitFor();
+  await records.getByLabel('State').selectOption('submitted');
+  await records.locator(`tr[data-record="${stored.id}"]`).waitFor();
+  t.pass('filtered by state');
+
+  // The publisher: the nav counts it; the inbox approves (a reject needs a comment), then publishes.
+  const publisher = await contextAs(app, browser, 'publisher');
+  publisher.page.on('pageerror', (e) => errors.push(e.message));
+  await publisher.page.goto(`${app.url}/data`);
+  await publisher.page.getByTestId('nav-count').waitFor();
+  t.equal(await publisher.page.getByTestId('nav-count').textContent(), '1 waiting', 'the nav counts what waits');
+  await publisher.page.getByRole('link', { name: /^Approvals/ }).click();
+  await publisher.page.getByRole('heading', { name: 'Approvals' }).waitFor();
+  const item = publisher.page.getByRole('article', { name: 'Truffle pasta in Specials' });
+  await item.waitFor();
+  t.match(await item.innerText(), /Dish\s+Truffle pasta[\s\S]*Price\s+14\.50 EUR/, 'its values with the form’s labels');
+  await item.getByRole('button', { name: 'Reject' }).click();
+  t.equal(await item.locator('.field-error').innerText(), 'Reject needs a comment saying why.', 'a reject asks for its comment');
+  t.equal((await api(`/api/v1/data-sources/${id}/records/${stored.id}`)).body.data.state, 'submitted', 'nothing sent');
+  await snap(publisher.page, 'approvals-1280');
+  await checkA11y(publisher.page, t, 'the approvals inbox');
+  await item.getByLabel(/^Comment/).fill('Lovely, approved');
+  await item.getByRole('button', { name: 'Approve' }).click();
+  await item.locator('.badge', { hasText: 'Approved' }).waitFor();
+  await item.getByRole('button', { name: 'Publish' }).click();
+  await publisher.page.getByText('Nothing waits on you.').waitFor();
+  const done = (await api(`/api/v1/data-sources/${id}/records/${stored.id}`)).body.data;
+  t.match(done, { state: 'published', live: true }, 'published and live');
+  t.match(
+    done.history.map((e: { kind: string; data: { transition?: string; comment?: string } }) => [e.kind, e.data.transition ?? null, e.data.comment ?? null]),
+    [
+      ['created', null, null],
+      ['transition', 'submit', null],
+      ['transition', 'approve', 'Lovely, approved'],
+      ['transition', 'publish', null],
+    ],
+    'the audit trail',
+  );
+  await publisher.page.setViewportSize(PHONE);
+  await snap(publisher.page, 'approvals-390');
+
+  // The /play page shows it (the hidden chef's note never reaches screens).
+  await player.getByText('Truffle pasta').waitFor({ timeout: 20_000 });
+  t.pass('the /play page shows the published special');
+  t.equal(await player.getByText('Only while the truffles last').count(), 0, 'a field not on screens stays off them');
+  await snap(player, 'records-play');
+
+  // The editor's page follows: published, on screens; its history names the publisher.
+  await editor.page.reload();
+  await records.locator(`tr[data-record="${stored.id}"]`).getByRole('button', { name: 'Truffle pasta' }).click();
+  await record.and(editor.page.locator('[data-state="published"]')).waitFor();
+  t.match(await record.getByTestId('record-history').innerText(), /Test publisher approve: submitted → approved\s+Lovely, approved/);
+
+  // A viewer reads: no New record, values read only, no workflow buttons.
+  const viewer = await contextAs(app, browser, 'viewer', PHONE);
+  await viewer.page.goto(`${app.url}/data/${id}?record=${stored.id}`);
+  await viewer.page.getByTestId('record').waitFor();
+  t.equal(await viewer.page.getByRole('button', { name: 'New record' }).count(), 0, 'no New record');
+  t.ok(await viewer.page.getByTestId('record').getByLabel(/^Dish/).isDisabled(), 'values read only');
+  t.equal(await viewer.page.getByTestId('record').getByRole('button', { name: 'Save the record' }).count(), 0, 'no save');
+  const width = await viewer.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+  t.ok(width <= PHONE.width, `no sideways scrolling at phone width (${width}px)`);
   t.same(errors, [], 'no page errors');
 });

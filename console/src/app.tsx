@@ -15,7 +15,9 @@ import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
+import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
+import { approvalsCount } from './pages/data/records-model';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
 import { SetPasswordPage } from './pages/password';
@@ -171,6 +173,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/data" component={DataSourcesPage} />
           <Route path="/data/new" component={atLeast(user, 'editor') ? NewDataSourcePage : NotFoundPage} />
           <Route path="/data/:id" component={DataSourcePage} />
+          <Route path="/approvals" component={ApprovalsPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
           <Route path="/settings" component={atLeast(user, 'admin') ? SettingsPage : NotFoundPage} />
@@ -189,11 +192,18 @@ interface NavItem {
   href: string;
   label: string;
   show: boolean;
+  /** A count beside the label (what waits on the user). */
+  badge?: string;
 }
 
 function Nav() {
   const { user, signOut } = useSession();
   const { path } = useLocation();
+  // What waits on the user, asked again on each page change (one small request).
+  const [waiting, setWaiting] = useState('');
+  useEffect(() => {
+    approvalsCount().then(setWaiting, () => setWaiting(''));
+  }, [path]);
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
     { href: '/screens', label: 'Screens', show: true },
@@ -203,6 +213,7 @@ function Nav() {
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/data', label: 'Data', show: true },
+    { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
   ];
   // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
   const closeMenu = (e: Event) => {
@@ -251,6 +262,12 @@ function Nav() {
               <li key={i.href}>
                 <a href={i.href} aria-current={current(i.href) ? 'page' : undefined}>
                   {i.label}
+                  {i.badge && (
+                    <span class="badge warn nav-count" data-testid="nav-count">
+                      {i.badge}
+                      <span class="visually-hidden"> waiting</span>
+                    </span>
+                  )}
                 </a>
               </li>
             ))}

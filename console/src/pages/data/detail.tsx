@@ -8,6 +8,8 @@ import { DiagnosticsPanel } from './diagnostics';
 import { HealthBadge, loadCatalog } from './list';
 import { can, type DataSource, type Diagnostics, type Inspect, type Provider } from './model';
 import { FormBuilder } from './form-builder';
+import type { FormDto } from './form-model';
+import { RecordsPanel } from './records';
 import { OutputsPanel } from './outputs';
 import { RowsGrid } from './rows-grid';
 import { bodyOf, draftOf, ProbeResults, SettingsFields, useProbe } from './settings';
@@ -25,6 +27,12 @@ export function DataSourcePage({ id }: { id: string }) {
   const source = useLoad(() => api.get<DataSource>(`data-sources/${id}`), [id]);
   const diagnostics = useLoad(() => api.get<Diagnostics>(`data-sources/${id}/diagnostics`), [id]);
   const providers = useLoad(loadCatalog);
+  // A table's form: once published, the table's rows are records (issue 18).
+  const form = useLoad(
+    () => (source.data?.provider === 'manual-table' ? api.get<FormDto>(`data-sources/${id}/form`) : Promise.resolve(null)),
+    [id, source.data?.provider],
+  );
+  const { query } = useLocation();
   useTitle(source.data?.name ?? 'Data source');
   useEffect(() => {
     const t = setInterval(() => {
@@ -103,8 +111,20 @@ export function DataSourcePage({ id }: { id: string }) {
       {diagnostics.data && <DiagnosticsPanel source={s} diagnostics={diagnostics.data} />}
       <ErrorNote error={diagnostics.error} />
       <CheckNow source={s} />
-      {s.provider === 'manual-table' && <FormBuilder sourceId={s.id} onPublished={() => void source.reload()} />}
-      {s.provider === 'manual-table' && canEdit && <RowsGrid source={s} onSaved={(next) => source.setData(next)} />}
+      {s.provider === 'manual-table' && (
+        <FormBuilder
+          sourceId={s.id}
+          onPublished={() => {
+            void source.reload();
+            void form.reload();
+          }}
+        />
+      )}
+      {form.data && form.data.publishedVersion > 0 ? (
+        <RecordsPanel form={form.data} initialRecord={query.record} onChanged={() => void source.reload()} />
+      ) : (
+        s.provider === 'manual-table' && canEdit && <RowsGrid source={s} onSaved={(next) => source.setData(next)} />
+      )}
       <ViewEditor source={s} />
       <OutputsPanel source={s} />
       {provider && (

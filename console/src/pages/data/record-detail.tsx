@@ -1,0 +1,141 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError } from '../../api';
+import { ErrorNote, formatTime, Notice, useAction, useLoad } from '../../ui';
+import { type FormDto, problemsOf, type Values } from './form-model';
+import { RecordForm } from './record-form';
+import { type DataRecord, movesOf, type RecordDetail, type RecordEvent, stateTone, titleOf, valueText, words } from './records-model';
+import { TransitionActions } from './transitions';
+
+/**
+ * One record (issue 18): its values in the entry form (editors save with If-Match; a 412
+ * offers a reload), the workflow transitions the caller may take from its state, pending
+ * approvals, and its history (the audit trail, comments included), newest last.
+ */
+export function RecordPanel({ form, recordId, onChanged, onClose }: { form: FormDto; recordId: string; onChanged: () => void; onClose: () => void }) {
+  const fields = form.published?.fields ?? [];
+  const detail = useLoad(() => api.get<RecordDetail>(`data-sources/${form.sourceId}/records/${recordId}`), [form.sourceId, recordId]);
+  const r = detail.data;
+  const [values, setValues] = useState<Values>({});
+  const [said, setSaid] = useState<string | null>(null);
+  useEffect(() => {
+    if (r) setValues(r.values as Values);
+  }, [r]);
+  const save = useAction(async () => {
+    if (Object.keys(problemsOf(fields, values)).length > 0) throw new Error('Some values do not fit the form: see the fields.');
+    await api.patch<DataRecord>(`data-sources/${form.sourceId}/records/${recordId}`, { values }, { headers: { 'if-match': `"${r!.revision}"` } });
+    await detail.reload();
+    setSaid('Saved.');
+    onChanged();
+  });
+  if (detail.error && !r) return <ErrorNote error={detail.error} />;
+  if (!r) return <p aria-busy="true">Loading the record…</p>;
+  const title = titleOf(fields, r.values);
+  const canEdit = form.myAccess !== 'viewer';
+  const stale = save.error instanceof ApiError && save.error.status === 412;
+  const moves = movesOf(
+    form.workflow,
+    r.transitions.filter((t) => t.mayTake),
+  );
+  return (
+    <article class="record-panel" aria-labelledby="record-h" data-testid="record" data-state={r.state}>
+      <header class="row">
+        <h3 id="record-h">
+          {title} <span class={`badge ${stateTone(r.state, r.live)}`}>{words(r.state)}</span>
+          {r.live && <span class="badge ok">on screens</span>}
+        </h3>
+        <button type="button" class="secondary outline small" onClick={onClose}>
+          Close
+        </button>
+      </header>
+      {(r.pendingApprovals ?? []).map((p) => (
+        <p key={p.transition} class="muted">
+          {words(p.transition)}: {p.userIds.length} of {p.needed} approvals so far.
+        </p>
+      ))}
+      <form
+        aria-label={`Values of ${title}`}
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save.run();
+        }}
+      >
+        <RecordForm fields={fields} values={values} onChange={setValues} error={save.error} disabled={!canEdit} />
+        {stale ? (
+          <div class="error-note" role="alert" data-code="version_conflict">
+            <p>Someone changed this record meanwhile. Reload it to see their change (yours here are dropped), then apply yours again.</p>
+            <button type="button" class="secondary" onClick={() => void detail.reload().then(() => save.setError(null))}>
+              Reload the record
+            </button>
+          </div>
+        ) : (
+          <ErrorNote error={save.error} />
+        )}
+        {said && !save.error && <Notice>{said}</Notice>}
+        {canEdit && (
+          <button type="submit" aria-busy={save.busy} disabled={save.busy}>
+            Save the record
+          </button>
+        )}
+      </form>
+      <TransitionActions
+        record={r}
+        moves={moves}
+        label={`Workflow of ${title}`}
+        onDone={(next, move) => {
+          setSaid(`${words(move.name)}: now ${words(next.state).toLowerCase()}.`);
+          void detail.reload();
+          onChanged();
+        }}
+      />
+      <History events={r.history} form={form} />
+    </article>
+  );
+}
+
+/** The audit trail in words, oldest first. */
+function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
+  const fields = form.published?.fields ?? [];
+  const labelOf = (key: string) => fields.find((f) => f.key === key)?.label ?? key;
+  const what = (e: RecordEvent): string => {
+    const d = e.data as Record<string, unknown>;
+    switch (e.kind) {
+      case 'created':
+        return `added it (${words(String(d.state ?? '')).toLowerCase()})`;
+      case 'updated': {
+        const changes = Object.entries((d.changes ?? {}) as Record<string, { from: unknown; to: unknown }>).map(
+          ([k, c]) => `${labelOf(k)}: ${valueText(undefined, c.from)} → ${valueText(undefined, c.to)}`,
+        );
+        return `changed ${changes.join('; ') || 'it'}`;
+      }
+      case 'transition':
+        return `${words(String(d.transition)).toLowerCase()}: ${words(String(d.from)).toLowerCase()} → ${words(String(d.to)).toLowerCase()}`;
+      case 'approval':
+        return `approved toward ${String(d.transition)} (${String(d.count)} of ${String(d.needed)})`;
+      case 'comment':
+        return 'commented';
+      case 'scheduled':
+        return d.live ? 'went on screens (its window opened)' : 'left the screens (its window)';
+      case 'deleted':
+        return 'deleted it';
+      default:
+        return e.kind.replace(/_/g, ' ');
+    }
+  };
+  return (
+    <section aria-label="History" data-testid="record-history">
+      <h4>History</h4>
+      <ol class="record-history">
+        {events.map((e) => {
+          const comment = (e.data as { comment?: unknown; text?: unknown }).comment ?? (e.kind === 'comment' ? (e.data as { text?: unknown }).text : undefined);
+          return (
+            <li key={e.id} data-kind={e.kind}>
+              <time dateTime={e.at}>{formatTime(e.at)}</time> · <strong>{e.userName ?? (e.tokenId ? 'an integration token' : 'Placard')}</strong> {what(e)}
+              {typeof comment === 'string' && comment && <blockquote>{comment}</blockquote>}
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
