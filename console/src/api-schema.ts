@@ -2421,7 +2421,7 @@ export interface paths {
         put?: never;
         /**
          * Create a form and its table in one step
-         * @description Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table.
+         * @description Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table. Send `Idempotency-Key` to make a retry safe: the same key and body answer the first reply again instead of making a second table.
          */
         post: operations["postForms"];
         delete?: never;
@@ -4113,6 +4113,15 @@ export interface components {
             fields: (components["schemas"]["FormTextFieldOutput"] | components["schemas"]["FormLongTextFieldOutput"] | components["schemas"]["FormNumberFieldOutput"] | components["schemas"]["FormMoneyFieldOutput"] | components["schemas"]["FormBooleanFieldOutput"] | components["schemas"]["FormChoiceFieldOutput"] | components["schemas"]["FormMultiChoiceFieldOutput"] | components["schemas"]["FormDateFieldOutput"] | components["schemas"]["FormTimeFieldOutput"] | components["schemas"]["FormDatetimeFieldOutput"] | components["schemas"]["FormUrlFieldOutput"] | components["schemas"]["FormImageFieldOutput"] | components["schemas"]["FormColourFieldOutput"])[];
             publishedBy: string | null;
             publishedAt: string;
+        };
+        /** @description An error answer of status 422: idempotency_key_reused. */
+        Error422: {
+            error: {
+                /** @enum {string} */
+                code: "idempotency_key_reused";
+                message: string;
+                details?: unknown;
+            };
         };
         PlaylistSummary: {
             id: string;
@@ -21472,7 +21481,10 @@ export interface operations {
     postForms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: 1-255 visible ASCII characters (a quoted string as the draft writes it, or bare). A retry with the same key and request answers the first reply again (with `Idempotency-Replayed: true`); kept 24 hours */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -21502,6 +21514,8 @@ export interface operations {
                 headers: {
                     /** @description The form’s revision; send it back in If-Match */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (the request did not run again) */
+                    "Idempotency-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21510,7 +21524,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: Idempotency-Key is not 1-255 visible ASCII characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21537,6 +21551,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
+            /** @description conflict: a request with this Idempotency-Key is still being processed; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             /** @description payload_too_large: the body is over the route’s limit */
             413: {
                 headers: {
@@ -21553,6 +21576,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description idempotency_key_reused: this Idempotency-Key was used for a different request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
