@@ -3667,6 +3667,8 @@ export interface components {
             createdBy: string | null;
             lastUsedAt: string | null;
             revokedAt: string | null;
+            /** @description The manual tables (data source ids) a manual_table_rows:write token may write records of; set when the token is made */
+            dataSourceIds: string[];
         };
         /** @description An error answer of status 416: range_not_satisfiable. */
         Error416: {
@@ -9624,6 +9626,8 @@ export interface operations {
                 "application/json": {
                     name: string;
                     capabilities: ("manual_table_rows:write" | "fleet_health:read")[];
+                    /** @description With manual_table_rows:write: the manual tables the token may write records of (each an existing manual-table source). A token’s grants are set here; to change them, make a new token and revoke the old one */
+                    dataSourceIds?: string[];
                 };
             };
         };
@@ -9643,6 +9647,8 @@ export interface operations {
                             createdBy: string | null;
                             lastUsedAt: string | null;
                             revokedAt: string | null;
+                            /** @description The manual tables (data source ids) a manual_table_rows:write token may write records of; set when the token is made */
+                            dataSourceIds: string[];
                             token: string;
                         };
                     };

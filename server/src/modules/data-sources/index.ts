@@ -5,7 +5,9 @@ import { dataSourceRoutes } from './data-sources.routes.js';
 import { formRoutes } from './forms.routes.js';
 import { probeRoutes } from './probe.routes.js';
 import { viewRoutes } from './views.routes.js';
+import { setTokenTableResolver } from '../accounts/index.js';
 import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
+import { providersOf } from './data-sources.repo.js';
 import { addDataChangeHook } from './hooks.js';
 import { fetchDeletedImagesAgain, imageAssetUsages } from './images.service.js';
 import { outputRoutes } from './outputs.routes.js';
@@ -26,6 +28,11 @@ export const dataSourcesModule: PlacardModule = {
     addAssetUsageFinder(deps, imageAssetUsages);
     addAssetChangeHook(deps, (deps, event) => (event.change === 'deleted' ? fetchDeletedImagesAgain(deps, event.assetIds) : undefined));
     deps.periodic.every('data-sources.outputs', 60_000, () => outputsTick(deps));
+    // Integration tokens may be granted manual tables (issue 18): accounts asks which ids are ones.
+    setTokenTableResolver(deps, async (db, ids) => {
+      const providers = await providersOf(db, ids);
+      return new Map([...providers].map(([id, provider]) => [id, { manualTable: provider === 'manual-table' }]));
+    });
   },
 };
 
