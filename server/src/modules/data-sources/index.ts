@@ -4,6 +4,7 @@ import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { formRoutes } from './forms.routes.js';
 import { probeRoutes } from './probe.routes.js';
+import { recordFileRoutes } from './records-attachments.routes.js';
 import { viewRoutes } from './views.routes.js';
 import { setTokenTableResolver } from '../accounts/index.js';
 import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
@@ -20,7 +21,7 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes],
+  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes, ...recordFileRoutes],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
     // Outputs follow the data before anything else hears of a change.
