@@ -44,6 +44,7 @@ const authenticators: Authenticators = {
     kind: 'integration',
     tokenId: 't',
     capabilities: token === 'svci_fleet.x' ? ['fleet_health:read'] : ['manual_table_rows:write'],
+    dataSourceIds: [],
   }),
 };
 

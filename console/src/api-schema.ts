@@ -2421,7 +2421,7 @@ export interface paths {
         put?: never;
         /**
          * Create a form and its table in one step
-         * @description Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table.
+         * @description Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table. Send `Idempotency-Key` to make a retry safe: the same key and body answer the first reply again instead of making a second table.
          */
         post: operations["postForms"];
         delete?: never;
@@ -2504,6 +2504,86 @@ export interface paths {
          * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Stored only: records and their transitions come later.
          */
         put: operations["putDataSourcesByIdFormWorkflow"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Comment on a record, mentioning people
+         * @description Anyone with viewer access to the source may comment (reviewers are often viewers). `mentions` are user ids; each must be an active user with access to the source (400 naming `mentions.N`). The comment joins the record’s audit trail (kind `comment`); the record and its revision do not change.
+         */
+        post: operations["postDataSourcesByIdRecordsByRecordIdComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach a file to a record (a PNG, JPEG, WebP or GIF image, or a PDF; at most 25 MiB)
+         * @description Needs editor access to the source. One file per request: `multipart/form-data` with the file in the field `file`, or the bytes as the body (any of the listed types; the file name from `Content-Disposition: attachment; filename=...` or `?name=`). The body is streamed to disk, never held in memory; the type is decided from the bytes, never from the declared type or the name (SVG is refused: it can carry script). At most 20 attachments per record. Integration tokens cannot attach files.
+         */
+        post: operations["postDataSourcesByIdRecordsByRecordIdAttachments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an attachment from a record (the file goes too)
+         * @description Needs editor access to the source. The record’s audit trail gets an `attachment_removed` entry.
+         */
+        delete: operations["deleteDataSourcesByIdRecordsByRecordIdAttachmentsByAttachmentId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}/attachments/{attachmentId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attachment’s bytes: its sniffed type, ETag (sha256), 304, Range; images inline, PDFs as a download
+         * @description Needs viewer access to the source. Sent with `X-Content-Type-Options: nosniff`, a `Content-Security-Policy` starting `default-src 'none'` (with sandbox), and a `Content-Disposition` whose file name is made safe (RFC 6266, `filename*` per RFC 5987 when it is not ASCII).
+         */
+        get: operations["getDataSourcesByIdRecordsByRecordIdAttachmentsByAttachmentIdContent"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -3667,6 +3747,8 @@ export interface components {
             createdBy: string | null;
             lastUsedAt: string | null;
             revokedAt: string | null;
+            /** @description The manual tables (data source ids) a manual_table_rows:write token may write records of; set when the token is made */
+            dataSourceIds: string[];
         };
         /** @description An error answer of status 416: range_not_satisfiable. */
         Error416: {
@@ -4113,6 +4195,38 @@ export interface components {
             fields: (components["schemas"]["FormTextFieldOutput"] | components["schemas"]["FormLongTextFieldOutput"] | components["schemas"]["FormNumberFieldOutput"] | components["schemas"]["FormMoneyFieldOutput"] | components["schemas"]["FormBooleanFieldOutput"] | components["schemas"]["FormChoiceFieldOutput"] | components["schemas"]["FormMultiChoiceFieldOutput"] | components["schemas"]["FormDateFieldOutput"] | components["schemas"]["FormTimeFieldOutput"] | components["schemas"]["FormDatetimeFieldOutput"] | components["schemas"]["FormUrlFieldOutput"] | components["schemas"]["FormImageFieldOutput"] | components["schemas"]["FormColourFieldOutput"])[];
             publishedBy: string | null;
             publishedAt: string;
+        };
+        /** @description An error answer of status 422: idempotency_key_reused. */
+        Error422: {
+            error: {
+                /** @enum {string} */
+                code: "idempotency_key_reused";
+                message: string;
+                details?: unknown;
+            };
+        };
+        RecordComment: {
+            id: string;
+            recordId: string;
+            body: string;
+            mentions: string[];
+            /** @description The user who wrote it */
+            by: string;
+            at: string;
+        };
+        RecordAttachment: {
+            id: string;
+            recordId: string;
+            fileName: string;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/gif" | "application/pdf";
+            sizeBytes: number;
+            sha256: string;
+            /** @description The user who attached it (null once that user is deleted) */
+            createdBy: string | null;
+            createdAt: string;
+            /** @description GET it for the bytes (viewer access to the source) */
+            url: string;
         };
         PlaylistSummary: {
             id: string;
@@ -9615,6 +9729,8 @@ export interface operations {
                 "application/json": {
                     name: string;
                     capabilities: ("manual_table_rows:write" | "fleet_health:read")[];
+                    /** @description With manual_table_rows:write: the manual tables the token may write records of (each an existing manual-table source). A token’s grants are set here; to change them, make a new token and revoke the old one */
+                    dataSourceIds?: string[];
                 };
             };
         };
@@ -9634,6 +9750,8 @@ export interface operations {
                             createdBy: string | null;
                             lastUsedAt: string | null;
                             revokedAt: string | null;
+                            /** @description The manual tables (data source ids) a manual_table_rows:write token may write records of; set when the token is made */
+                            dataSourceIds: string[];
                             token: string;
                         };
                     };
@@ -21472,7 +21590,10 @@ export interface operations {
     postForms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: 1-255 visible ASCII characters (a quoted string as the draft writes it, or bare). A retry with the same key and request answers the first reply again (with `Idempotency-Replayed: true`); kept 24 hours */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -21502,6 +21623,8 @@ export interface operations {
                 headers: {
                     /** @description The form’s revision; send it back in If-Match */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (the request did not run again) */
+                    "Idempotency-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21510,7 +21633,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: Idempotency-Key is not 1-255 visible ASCII characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21537,6 +21660,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
+            /** @description conflict: a request with this Idempotency-Key is still being processed; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             /** @description payload_too_large: the body is over the route’s limit */
             413: {
                 headers: {
@@ -21553,6 +21685,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description idempotency_key_reused: this Idempotency-Key was used for a different request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
@@ -22200,6 +22341,434 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdRecordsByRecordIdComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                    /** @description Users to notify: each must have access to the source */
+                    mentions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The comment */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RecordComment"];
+                    };
+                };
+            };
+            /** @description validation_failed: the body is empty or too long, or a mention names no active user with access (details.issues: mentions.N); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdRecordsByRecordIdAttachments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": unknown;
+                "image/png": unknown;
+                "image/jpeg": unknown;
+                "image/webp": unknown;
+                "image/gif": unknown;
+                "application/pdf": unknown;
+                "application/octet-stream": unknown;
+            };
+        };
+        responses: {
+            /** @description The attachment */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RecordAttachment"];
+                    };
+                };
+            };
+            /** @description validation_failed: an empty file, no file in the field `file`, a malformed multipart body, or one that ended early */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this source is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: the record already has 20 attachments */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the file is over 25 MiB; nothing was kept */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: the bytes are not a PNG, JPEG, WebP, GIF or PDF (or the body’s type is not one listed); nothing was kept; also unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the disk filled up; nothing was kept; also insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteDataSourcesByIdRecordsByRecordIdAttachmentsByAttachmentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                recordId: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this source is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, record in it, or attachment of that record; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdRecordsByRecordIdAttachmentsByAttachmentIdContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                recordId: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": unknown;
+                    "application/pdf": unknown;
+                };
+            };
+            /** @description Part of it */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": unknown;
+                    "application/pdf": unknown;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this source */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such source, record in it, or attachment of that record; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description range_not_satisfiable: Content-Range gives the length */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error416"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

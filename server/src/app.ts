@@ -2,6 +2,7 @@ import Koa, { type Context } from 'koa';
 import { defaultAuthenticators } from './authenticators.js';
 import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
 import { baseHeaders, errorEnvelope, logLateErrors, requestContext } from './platform/http/middleware.js';
+import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
 import { buildRouter } from './platform/http/router.js';
 import { ServerSecrets } from './platform/security/secrets.js';
 import { Throttle } from './platform/security/throttle.js';
@@ -46,7 +47,11 @@ export function buildApp(deps: AppDeps): Koa {
   // Every module wires itself in, in MODULES order: its middleware (sessions, the tus header)
   // runs before the router, its periodic tasks, job kinds and hooks.
   for (const m of MODULES) m.install?.({ app, deps, realtime, secrets });
-  deps.periodic.every('auth-throttle.prune', 60 * 60_000, () => throttle.prune());
+  // Hourly: sign-in throttle counters and Idempotency-Keys past their 24 hours.
+  deps.periodic.every('auth-throttle.prune', 60 * 60_000, async () => {
+    await throttle.prune();
+    await pruneIdempotencyKeys(deps.db);
+  });
   app.use(
     buildRouter(routes, {
       jsonLimitBytes: deps.config.jsonLimitBytes,

@@ -17,3 +17,4 @@ export const accountsModule: PlacardModule = {
 
 export { throttled } from './accounts.context.js';
 export { directoryEntry, userDirectory, type DirectoryEntry } from './directory.js';
+export { setTokenTableResolver, tokenMayWriteTable, type TableResolver } from './tokens.grants.js';

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { CAPABILITIES, type Capability, type SessionPrincipal } from '../../platform/http/auth.js';
-import { notFound } from '../../platform/http/errors.js';
+import { invalidField, notFound } from '../../platform/http/errors.js';
 import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, ok, uuidParam } from '../../platform/http/route.js';
+import { checkGrantedTables, grantedTables } from './tokens.grants.js';
 import { listTokens, type TokenRow } from './tokens.repo.js';
 import { createIntegrationToken, revokeIntegrationToken } from './tokens.service.js';
 
@@ -15,6 +16,9 @@ const Token = z
     createdBy: z.string().nullable(),
     lastUsedAt: z.string().nullable(),
     revokedAt: z.string().nullable(),
+    dataSourceIds: z
+      .array(z.string())
+      .describe('The manual tables (data source ids) a manual_table_rows:write token may write records of; set when the token is made'),
   })
   .meta({ id: 'IntegrationToken' });
 
@@ -26,6 +30,7 @@ const toToken = (r: TokenRow) => ({
   createdBy: r.created_by,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
+  dataSourceIds: grantedTables(r.data_source_ids),
 });
 
 const TAGS = ['Integration tokens'];
@@ -61,13 +66,26 @@ export const tokenRoutes = [
         .array(z.enum(CAPABILITIES))
         .min(1)
         .refine((c) => new Set(c).size === c.length, 'no duplicates'),
+      dataSourceIds: z
+        .array(uuidParam)
+        .max(500)
+        .refine((ids) => new Set(ids).size === ids.length, 'no duplicates')
+        .default([])
+        .describe(
+          'With manual_table_rows:write: the manual tables the token may write records of (each an existing manual-table source). A token’s grants are set here; to change them, make a new token and revoke the old one',
+        ),
     }),
     responses: { 201: { description: 'The token with its secret', data: Token.extend({ token: z.string() }) } },
     handler: async (ctx, { body, auth }) => {
+      if (body.dataSourceIds.length > 0 && !body.capabilities.includes('manual_table_rows:write')) {
+        throw invalidField('dataSourceIds', 'dataSourceIds: tables are granted only to a token with manual_table_rows:write');
+      }
+      await checkGrantedTables(ctx.deps, body.dataSourceIds);
       const { row, token } = await createIntegrationToken(ctx.deps.db, {
         name: body.name,
         capabilities: body.capabilities,
         createdBy: (auth as SessionPrincipal).userId,
+        dataSourceIds: body.dataSourceIds,
       });
       return created({ ...toToken(row), token });
     },

@@ -4,6 +4,7 @@ import { storableJson } from '../../platform/db/json.js';
 import { type Capability, INTEGRATION_TOKEN_PREFIX, type IntegrationPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
+import { grantedTables } from './tokens.grants.js';
 import { findTokenById, findTokenByPublicId, insertToken, setTokenLastUsed, setTokenRevoked, type TokenRow } from './tokens.repo.js';
 import { newId } from './users.repo.js';
 
@@ -20,14 +21,19 @@ export function integrationAuthenticator(db: Db) {
     if (row.revoked_at) throw new ApiError('credential_revoked', 'This integration token was revoked');
     const now = Date.now();
     if (!row.last_used_at || now - Date.parse(row.last_used_at) > TOUCH_EVERY_MS) await setTokenLastUsed(db, row.id, new Date(now).toISOString());
-    return { kind: 'integration', tokenId: row.id, capabilities: JSON.parse(row.capabilities) as Capability[] };
+    return {
+      kind: 'integration',
+      tokenId: row.id,
+      capabilities: JSON.parse(row.capabilities) as Capability[],
+      dataSourceIds: grantedTables(row.data_source_ids),
+    };
   };
 }
 
 /** Makes a token; answers its row and the token itself (shown once: only the secret's hash is kept). */
 export async function createIntegrationToken(
   db: Db,
-  input: { name: string; capabilities: readonly Capability[]; createdBy: string },
+  input: { name: string; capabilities: readonly Capability[]; createdBy: string; dataSourceIds?: readonly string[] },
 ): Promise<{ row: TokenRow; token: string }> {
   const publicId = randomToken(12);
   const secret = randomToken(32);
@@ -41,7 +47,7 @@ export async function createIntegrationToken(
     created_at: new Date().toISOString(),
     last_used_at: null,
     revoked_at: null,
-    data_source_ids: '[]',
+    data_source_ids: storableJson(input.dataSourceIds ?? [], 'dataSourceIds'),
   };
   await insertToken(db, row);
   return { row, token: `${INTEGRATION_TOKEN_PREFIX}${publicId}.${secret}` };

@@ -27,6 +27,17 @@ export async function findSourceRow(db: Db, id: string): Promise<SourceRow | und
   return db.selectFrom('data_sources').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The provider of each of `ids` that names a source (absent ids name nothing). */
+export async function providersOf(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('data_sources')
+    .select(['id', 'provider'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.provider]));
+}
+
 export async function existingSources(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set(

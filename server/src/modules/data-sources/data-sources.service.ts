@@ -39,6 +39,8 @@ import { checkRowsAgainstForm } from './forms.rows.js';
 import { failedImages, imageCounts } from './images.repo.js';
 import { currentOutputs } from './outputs.repo.js';
 import { checkRows, projectRows } from './manual-rows.js';
+import { deleteRecordFiles } from './records-attachments.files.js';
+import { recordIdsWithAttachments } from './records-attachments.repo.js';
 import { type ProviderDefinition, providerById, providerIds } from './providers/index.js';
 import type { Column, Row } from './providers/types.js';
 import { effectiveInterval } from './refresh.js';
@@ -282,6 +284,7 @@ export async function createSource(env: Env, body: CreateBody): Promise<string> 
 export async function patchSource(env: Env, id: string, body: PatchBody, expect: (revision: number) => void): Promise<void> {
   const { deps, secrets, caller } = env;
   let dataRevision: number | null = null;
+  let replacedWithFiles: string[] = [];
   await deps.db.transaction().execute(async (trx) => {
     const row = await getSourceRow(trx, id);
     expect(row.revision);
@@ -347,10 +350,13 @@ export async function patchSource(env: Env, id: string, body: PatchBody, expect:
       if (!state?.consecutive_failures) await upsertFetchState(trx, id, { next_fetch_at: nowIso(Math.max(Date.now(), from + interval * 1000)) });
     }
     if (!provider.fetch) {
+      // Replaced rows (records) lose their attachments: the rows by cascade, the files after the commit.
+      if (body.rows !== undefined) replacedWithFiles = await recordIdsWithAttachments(trx, id);
       if (body.rows !== undefined) await replaceManualRows(trx, id, body.rows);
       dataRevision = await rebuildManualSnapshot(trx, id, columns);
     }
   });
+  if (replacedWithFiles.length) await deleteRecordFiles(deps, id, replacedWithFiles);
   if (dataRevision !== null) await fireDataChange(deps, { sourceId: id, change: 'data', revision: dataRevision });
 }
 
@@ -409,6 +415,7 @@ export async function removeSource(env: Env, id: string, expect: (revision: numb
     }
     await deleteSource(trx, id);
   });
+  await deleteRecordFiles(deps, id); // the records' attachment rows went by cascade
   await fireDataChange(deps, { sourceId: id, change: 'deleted', revision: null });
 }
 

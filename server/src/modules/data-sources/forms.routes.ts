@@ -38,8 +38,9 @@ export const formRoutes = [
     tags: FORM_TAGS,
     summary: 'Create a form and its table in one step',
     description:
-      'Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table.',
+      'Makes a manual-table source named `name` and its form. With `publish` (the default) the fields are published as version 1 and become the table’s columns. The caller owns the table. Send `Idempotency-Key` to make a retry safe: the same key and body answer the first reply again instead of making a second table.',
     body: CreateFormBody,
+    idempotent: true,
     responses: { 201: { description: 'The form', data: FormDto, ...etag } },
     handler: async (ctx, { body, auth }) => {
       const env = envOf(ctx, auth);

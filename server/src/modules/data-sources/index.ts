@@ -4,8 +4,11 @@ import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { formRoutes } from './forms.routes.js';
 import { probeRoutes } from './probe.routes.js';
+import { recordFileRoutes } from './records-attachments.routes.js';
 import { viewRoutes } from './views.routes.js';
+import { setTokenTableResolver } from '../accounts/index.js';
 import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
+import { providersOf } from './data-sources.repo.js';
 import { addDataChangeHook } from './hooks.js';
 import { fetchDeletedImagesAgain, imageAssetUsages } from './images.service.js';
 import { outputRoutes } from './outputs.routes.js';
@@ -18,7 +21,7 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes],
+  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes, ...recordFileRoutes],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
     // Outputs follow the data before anything else hears of a change.
@@ -26,6 +29,11 @@ export const dataSourcesModule: PlacardModule = {
     addAssetUsageFinder(deps, imageAssetUsages);
     addAssetChangeHook(deps, (deps, event) => (event.change === 'deleted' ? fetchDeletedImagesAgain(deps, event.assetIds) : undefined));
     deps.periodic.every('data-sources.outputs', 60_000, () => outputsTick(deps));
+    // Integration tokens may be granted manual tables (issue 18): accounts asks which ids are ones.
+    setTokenTableResolver(deps, async (db, ids) => {
+      const providers = await providersOf(db, ids);
+      return new Map([...providers].map(([id, provider]) => [id, { manualTable: provider === 'manual-table' }]));
+    });
   },
 };
 

@@ -28,7 +28,8 @@ export function isAuthKind(value: unknown): value is AuthKind {
 
 export type SessionPrincipal = { kind: 'session'; userId: string; role: Role; sessionId: string };
 export type DevicePrincipal = { kind: 'device'; screenId: string; credentialId: string };
-export type IntegrationPrincipal = { kind: 'integration'; tokenId: string; capabilities: readonly Capability[] };
+/** `dataSourceIds`: the manual tables a `manual_table_rows:write` token was granted (read when it authenticates). */
+export type IntegrationPrincipal = { kind: 'integration'; tokenId: string; capabilities: readonly Capability[]; dataSourceIds: readonly string[] };
 export type Principal = { kind: 'anonymous' } | SessionPrincipal | DevicePrincipal | IntegrationPrincipal;
 
 /**

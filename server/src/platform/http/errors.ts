@@ -19,6 +19,10 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, description: 'The path exists but not for this method; see the Allow header.' },
   conflict: { status: 409, description: 'The request conflicts with the current state (in use, already exists, ...).' },
   version_conflict: { status: 412, description: 'If-Match named a revision that is no longer current (409 where no If-Match was involved).' },
+  idempotency_key_reused: {
+    status: 422,
+    description: 'The Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request.',
+  },
   upgrade_required: { status: 426, description: 'This route is a WebSocket: send the request as an Upgrade.' },
   payload_too_large: { status: 413, description: 'The body is larger than this route accepts.' },
   unsupported_media_type: { status: 415, description: 'The body’s Content-Type is not one this route accepts.' },

@@ -36,6 +36,8 @@ const list = (codes: readonly string[]) => codes.join(', ');
  * - 403: `csrf_failed` for session routes with an unsafe method, `forbidden` for a minRole
  *   above viewer and for integration tokens (capability), `screen_disabled` for device routes;
  * - 400 `validation_failed` and 412 `version_conflict`: the route takes If-Match (`ifMatch`);
+ * - 400 `validation_failed`, 409 `conflict` and 422 `idempotency_key_reused`: the route takes
+ *   Idempotency-Key (`idempotent`); its success statuses list the `Idempotency-Replayed` header;
  * - 404 `not_found`: the route has path parameters (an id that is not a UUID, an unknown one);
  * - 413 `payload_too_large`: a JSON body (over the route's limit);
  * - 415 `unsupported_media_type`: a JSON body or a raw body of given types;
@@ -70,6 +72,15 @@ export function platformResponses(route: Route): Record<number, DeclaredResponse
     const malformed = 'validation_failed: If-Match is not a revision';
     out[400] = out[400] ? { ...out[400], description: `${out[400].description}; ${malformed}` } : { description: malformed, codes: ['validation_failed'] };
     out[412] = { description: 'version_conflict: If-Match names a revision that is no longer current (details.currentRevision)', codes: ['version_conflict'] };
+  }
+  if (route.idempotent) {
+    const badKey = 'validation_failed: Idempotency-Key is not 1-255 visible ASCII characters';
+    out[400] = out[400] ? { ...out[400], description: `${out[400].description}; ${badKey}` } : { description: badKey, codes: ['validation_failed'] };
+    out[409] = { description: 'conflict: a request with this Idempotency-Key is still being processed; retry shortly', codes: ['conflict'] };
+    out[422] = {
+      description: 'idempotency_key_reused: this Idempotency-Key was used for a different request (method, path or body)',
+      codes: ['idempotency_key_reused'],
+    };
   }
   if (route.params) out[404] = { description: 'not_found: a path id that is not a UUID, or names nothing', codes: ['not_found'] };
   if (route.body && !route.rawBody) out[413] = { description: 'payload_too_large: the body is over the route’s limit', codes: ['payload_too_large'] };
@@ -107,6 +118,12 @@ export function namedCodes(status: number, description: string): ErrorCode[] {
   return named.length ? named : possible;
 }
 
+const REPLAYED_HEADER = {
+  'Idempotency-Replayed': {
+    description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key (the request did not run again)',
+  },
+};
+
 const cache = new WeakMap<Route, Readonly<Record<number, DeclaredResponse>>>();
 
 /**
@@ -130,6 +147,11 @@ export function responsesOf(route: Route): Readonly<Record<number, DeclaredRespo
     };
   }
   for (const [key, spec] of Object.entries(platform)) if (!(Number(key) in out)) out[Number(key)] = spec;
+  if (route.idempotent) {
+    for (const [key, spec] of Object.entries(out)) {
+      if (Number(key) < 300) out[Number(key)] = { ...spec, headers: { ...spec.headers, ...REPLAYED_HEADER } };
+    }
+  }
   merged = Object.freeze(out);
   cache.set(route, merged);
   return merged;

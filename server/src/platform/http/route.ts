@@ -79,6 +79,13 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
    * malformed one and 412 `version_conflict` for a stale one.
    */
   ifMatch?: true;
+  /**
+   * The route takes `Idempotency-Key` (POST and PATCH routes that create or change something
+   * a retry must not do twice; platform/http/idempotency.ts): a retry with the same key and
+   * request answers the first reply again. The handler must answer with a Reply (not write
+   * ctx itself). The platform declares the statuses this adds (400, 409, 422).
+   */
+  idempotent?: true;
   /** What the handler answers; the platform's statuses are added (see ResponseSpec). */
   responses: Record<number, ResponseSpec>;
   handler: (ctx: Context, input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | void> | Reply | void;

@@ -4,6 +4,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { authenticate, isAuthKind, type Authenticators } from './auth.js';
 import { ApiError, knownFailure, type ErrorCode } from './errors.js';
+import { claimIdempotencyKey, idempotencyKeyOf, principalKeyOf } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
 import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
@@ -170,9 +171,40 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
         throw new ApiError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 40)} is not accepted here: send the bytes uncompressed`);
       }
     }
-    const reply = await route.handler(ctx, { params, query, body, auth } as never);
-    if (reply) applyReply(ctx, route, reply, options.validateResponses);
-    else if (options.validateResponses) checkWritten(ctx, route);
+    const key = route.idempotent ? idempotencyKeyOf(ctx) : null;
+    const principal = key === null ? null : principalKeyOf(auth);
+    if (key === null || principal === null) {
+      const reply = await route.handler(ctx, { params, query, body, auth } as never);
+      if (reply) applyReply(ctx, route, reply, options.validateResponses);
+      else if (options.validateResponses) checkWritten(ctx, route);
+      return;
+    }
+    // Idempotency-Key (idempotency.ts): the body as sent, so the same bytes are the same request.
+    const sent = typeof ctx.request.body === 'string' ? ctx.request.body : '';
+    const claim = await claimIdempotencyKey(ctx.deps.db, { principal, key, method: ctx.method, path: ctx.path, body: sent });
+    if (claim.kind === 'replay') {
+      applyReply(ctx, route, claim.reply, options.validateResponses);
+      return;
+    }
+    let reply: Reply | void;
+    try {
+      reply = await route.handler(ctx, { params, query, body, auth } as never);
+      if (reply) applyReply(ctx, route, reply, options.validateResponses);
+      else if (options.validateResponses) checkWritten(ctx, route);
+    } catch (err) {
+      // Errors are not kept: the key is free again, and a retry runs the request.
+      await claim.release().catch((e: unknown) => ctx.deps.logger.warn({ err: e }, 'could not release an Idempotency-Key'));
+      throw err;
+    }
+    try {
+      // A handler that wrote the answer itself has nothing to keep: the key is freed.
+      if (reply) await claim.finish(reply);
+      else await claim.release();
+    } catch (err) {
+      // The change is made; answer it. A retry with this key may run again (logged).
+      ctx.deps.logger.warn({ err }, 'could not keep the reply of an Idempotency-Key');
+      await claim.release().catch(() => undefined);
+    }
   };
   if (!options.validateResponses) return pipeline;
   // Tests: every answer, errors included, must be one the route declares (responses.ts).
@@ -221,6 +253,9 @@ export function checkRoutes(routes: readonly Route[]): void {
     if (kinds.length === 0) throw new Error(`route without an auth kind: ${key}`);
     for (const k of kinds) if (!isAuthKind(k)) throw new Error(`${key}: unknown auth kind ${JSON.stringify(k)}`);
     if (kinds.includes('public') && kinds.length > 1) throw new Error(`a public route takes no other auth kind: ${key}`);
+    if (r.idempotent && ((r.method !== 'POST' && r.method !== 'PATCH') || kinds.includes('public'))) {
+      throw new Error(`${key}: Idempotency-Key is for POST and PATCH routes with a caller`);
+    }
     for (const m of r.path.matchAll(/\{([^}]+)\}/g)) {
       const shape = (r.params as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
       if (!shape || !(m[1]! in shape)) throw new Error(`${key}: path parameter {${m[1]}} has no schema`);

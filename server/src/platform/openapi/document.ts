@@ -60,6 +60,13 @@ const IfMatchHeader = z.object({
     .meta({ description: 'The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict`' }),
 });
 
+const IdempotencyKeyHeader = z.object({
+  'idempotency-key': z.string().optional().meta({
+    description:
+      'Makes a retry safe: 1-255 visible ASCII characters (a quoted string as the draft writes it, or bare). A retry with the same key and request answers the first reply again (with `Idempotency-Replayed: true`); kept 24 hours',
+  }),
+});
+
 const headerObjects = (headers: Record<string, { description: string }>) =>
   Object.fromEntries(Object.entries(headers).map(([h, d]) => [h, { description: d.description, schema: { type: 'string' as const } }]));
 
@@ -97,11 +104,12 @@ function operation(route: Route): ZodOpenApiOperationObject {
     ...(route.minRole ? { 'x-placard-min-role': route.minRole } : {}),
     ...(route.extension ? { 'x-placard-extension': true } : {}),
   };
-  if (route.params || route.query || route.ifMatch) {
+  if (route.params || route.query || route.ifMatch || route.idempotent) {
+    const header = route.ifMatch && route.idempotent ? IfMatchHeader.extend(IdempotencyKeyHeader.shape) : route.ifMatch ? IfMatchHeader : IdempotencyKeyHeader;
     op.requestParams = {
       ...(route.params ? { path: route.params as never } : {}),
       ...(route.query ? { query: route.query as never } : {}),
-      ...(route.ifMatch ? { header: IfMatchHeader as never } : {}),
+      ...(route.ifMatch || route.idempotent ? { header: header as never } : {}),
     };
   }
   if (route.body) {
