@@ -353,6 +353,11 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
   await records.locator(`tr[data-record="${stored.id}"]`).getByRole('button', { name: 'Truffle pasta' }).click();
   await record.and(editor.page.locator('[data-state="published"]')).waitFor();
   t.match(await record.getByTestId('record-history').innerText(), /Test publisher approve: submitted → approved\s+Lovely, approved/);
+  // A comment goes into the history.
+  await record.getByRole('form', { name: 'Add a comment' }).getByLabel('Add a comment').fill('Plated with parmesan');
+  await record.getByRole('button', { name: 'Comment', exact: true }).click();
+  await record.getByTestId('record-history').getByText('Plated with parmesan').waitFor();
+  t.match(await record.getByTestId('record-history').innerText(), /Test editor commented\s+Plated with parmesan/, 'the comment is in the history');
 
   // A viewer reads: no New record, values read only, no workflow buttons.
   const viewer = await contextAs(app, browser, 'viewer', PHONE);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad } from '../../ui';
+import { Field as FieldBox } from '../../ui/fields';
 import { type FormDto, problemsOf, type Values } from './form-model';
 import { RecordForm } from './record-form';
 import { type DataRecord, movesOf, type RecordDetail, type RecordEvent, stateTone, titleOf, valueText, words } from './records-model';
@@ -89,6 +90,13 @@ export function RecordPanel({ form, recordId, onChanged, onClose }: { form: Form
         }}
       />
       <History events={r.history} form={form} />
+      <CommentBox
+        path={`data-sources/${form.sourceId}/records/${recordId}/comments`}
+        onAdded={() => {
+          void detail.reload();
+          onChanged();
+        }}
+      />
     </article>
   );
 }
@@ -127,7 +135,7 @@ function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
       <h4>History</h4>
       <ol class="record-history">
         {events.map((e) => {
-          const comment = (e.data as { comment?: unknown; text?: unknown }).comment ?? (e.kind === 'comment' ? (e.data as { text?: unknown }).text : undefined);
+          const comment = e.kind === 'comment' ? (e.data as { body?: unknown }).body : (e.data as { comment?: unknown }).comment;
           return (
             <li key={e.id} data-kind={e.kind}>
               <time dateTime={e.at}>{formatTime(e.at)}</time> · <strong>{e.userName ?? (e.tokenId ? 'an integration token' : 'Placard')}</strong> {what(e)}
@@ -137,5 +145,32 @@ function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
         })}
       </ol>
     </section>
+  );
+}
+
+/** A comment on the record (anyone who may read the table): it goes into the history. */
+function CommentBox({ path, onAdded }: { path: string; onAdded: () => void }) {
+  const [body, setBody] = useState('');
+  const add = useAction(async () => {
+    await api.post(path, { body });
+    setBody('');
+    onAdded();
+  });
+  return (
+    <form
+      aria-label="Add a comment"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void add.run();
+      }}
+    >
+      <FieldBox label="Add a comment" error={add.error instanceof ApiError ? add.error.fieldMessage('body') : undefined}>
+        {(p) => <textarea {...p} rows={2} required value={body} onInput={(e) => setBody(e.currentTarget.value)} />}
+      </FieldBox>
+      <ErrorNote error={add.error instanceof ApiError && add.error.fieldMessage('body') ? null : add.error} />
+      <button type="submit" class="secondary" aria-busy={add.busy} disabled={add.busy}>
+        Comment
+      </button>
+    </form>
   );
 }
