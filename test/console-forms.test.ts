@@ -294,9 +294,25 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
   t.match(stored, { state: 'draft', live: false, values: { dish: 'Truffle pasta', price: 14.5, chef: 'Only while the truffles last' } }, 'stored as a draft');
   t.equal(await records.locator(`tr[data-record="${stored.id}"] [data-testid="record-state"]`).innerText(), 'Draft', 'listed with its state');
   t.equal(await record.getByRole('button', { name: 'Approve' }).count(), 0, 'an editor is offered no approval');
+  // Edited before it is submitted: a bad value is said as typed, the good one saved (If-Match).
+  const values = record.getByRole('form', { name: 'Values of Truffle pasta' });
+  await values.getByLabel(/^Price/).fill('15.123');
+  t.equal(await values.locator('[data-field="price"] .field-error').innerText(), 'Price may have at most 2 digits after the decimal point');
+  await values.getByLabel(/^Price/).fill('15');
+  await values.getByRole('button', { name: 'Save the record' }).click();
+  await values.getByText('Saved.').waitFor();
+  t.match(
+    (await api(`/api/v1/data-sources/${id}/records/${stored.id}`)).body.data,
+    { values: { price: 15 }, revision: stored.revision + 1 },
+    'the change reached the server',
+  );
   await record.getByRole('group', { name: 'Workflow of Truffle pasta' }).getByRole('button', { name: 'Submit' }).click();
   await record.and(editor.page.locator('[data-state="submitted"]')).waitFor();
-  t.match(await record.getByTestId('record-history').innerText(), /added it \(draft\)[\s\S]*submit: draft → submitted/, 'the history says who did what');
+  t.match(
+    await record.getByTestId('record-history').innerText(),
+    /added it \(draft\)[\s\S]*changed Price: 14\.5 → 15[\s\S]*submit: draft → submitted/,
+    'the history says who did what',
+  );
   await snap(editor.page, 'records-editor-1280');
   await checkA11y(editor.page, t, 'a table’s records with one open');
   // State filter: the submitted one is under "Submitted", not under "Published".
@@ -316,7 +332,7 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
   await publisher.page.getByRole('heading', { name: 'Approvals' }).waitFor();
   const item = publisher.page.getByRole('article', { name: 'Truffle pasta in Specials' });
   await item.waitFor();
-  t.match(await item.innerText(), /Dish\s+Truffle pasta[\s\S]*Price\s+14\.50 EUR/, 'its values with the form’s labels');
+  t.match(await item.innerText(), /Dish\s+Truffle pasta[\s\S]*Price\s+15\.00 EUR/, 'its values with the form’s labels');
   await item.getByRole('button', { name: 'Reject' }).click();
   t.equal(await item.locator('.field-error').innerText(), 'Reject needs a comment saying why.', 'a reject asks for its comment');
   t.equal((await api(`/api/v1/data-sources/${id}/records/${stored.id}`)).body.data.state, 'submitted', 'nothing sent');
@@ -333,6 +349,7 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
     done.history.map((e: { kind: string; data: { transition?: string; comment?: string } }) => [e.kind, e.data.transition ?? null, e.data.comment ?? null]),
     [
       ['created', null, null],
+      ['updated', null, null],
       ['transition', 'submit', null],
       ['transition', 'approve', 'Lovely, approved'],
       ['transition', 'publish', null],
