@@ -4,6 +4,8 @@ import { catalogRoutes } from './catalog.routes.js';
 import { dataSourceRoutes } from './data-sources.routes.js';
 import { formRoutes } from './forms.routes.js';
 import { probeRoutes } from './probe.routes.js';
+import { recordRoutes } from './records.routes.js';
+import { RECORDS_SCHEDULE_TICK_MS, scheduleTick } from './records-inbox.js';
 import { viewRoutes } from './views.routes.js';
 import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
 import { addDataChangeHook } from './hooks.js';
@@ -18,7 +20,7 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes],
+  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes, ...recordRoutes],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
     // Outputs follow the data before anything else hears of a change.
@@ -26,6 +28,8 @@ export const dataSourcesModule: PlacardModule = {
     addAssetUsageFinder(deps, imageAssetUsages);
     addAssetChangeHook(deps, (deps, event) => (event.change === 'deleted' ? fetchDeletedImagesAgain(deps, event.assetIds) : undefined));
     deps.periodic.every('data-sources.outputs', 60_000, () => outputsTick(deps));
+    // Records' publishing windows (publishAt / unpublishAt): the first tick comes right after start.
+    deps.periodic.every('data-sources.records-schedule', RECORDS_SCHEDULE_TICK_MS, () => scheduleTick(deps));
   },
 };
 
