@@ -209,6 +209,7 @@ export async function recordDetail(deps: AppDeps, who: Who, sourceId: string, re
 
 export async function createRecord(deps: AppDeps, who: Who, sourceId: string, body: CreateRecordBody): Promise<RecordDto> {
   let dataRevision: number | null = null;
+  let dto: RecordDto | undefined;
   const id = newId();
   await deps.db.transaction().execute(async (trx) => {
     const source = await tableRow(trx, sourceId);
@@ -249,9 +250,10 @@ export async function createRecord(deps: AppDeps, who: Who, sourceId: string, bo
     });
     await appendEvent(trx, sourceId, id, 'created', who.actor, { values, state, publishAt, unpublishAt }, at);
     if (live) dataRevision = await rebuildLive(trx, sourceId);
+    dto = await dtoOf(trx, sourceId, id);
   });
   await fired(deps, sourceId, dataRevision);
-  return dtoOf(deps.db, sourceId, id);
+  return dto!;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -287,6 +289,7 @@ export async function patchRecord(
   expect: (revision: number) => void,
 ): Promise<RecordDto> {
   let dataRevision: number | null = null;
+  let dto: RecordDto | undefined;
   let id = recordId;
   await deps.db.transaction().execute(async (trx) => {
     const source = await tableRow(trx, sourceId);
@@ -324,7 +327,10 @@ export async function patchRecord(
       const position = await moveTo(trx, record, body.position);
       if (position !== record.position) data.position = { from: record.position, to: (set.position = position) };
     }
-    if (Object.keys(data).length === 0) return;
+    if (Object.keys(data).length === 0) {
+      dto = await dtoOf(trx, sourceId, id);
+      return;
+    }
     const at = nowIso();
     const state = set.state ?? record.state;
     const live = isLive(state, publishAt, unpublishAt) ? 1 : 0;
@@ -340,9 +346,10 @@ export async function patchRecord(
     if (!done) throw new ApiError('version_conflict', 'The record was changed meanwhile; reload it and apply your change again', { status: 409 });
     await appendEvent(trx, sourceId, record.id, 'updated', who.actor, data, at);
     if (live === 1 || record.live === 1) dataRevision = await rebuildLive(trx, sourceId);
+    dto = await dtoOf(trx, sourceId, id);
   });
   await fired(deps, sourceId, dataRevision);
-  return dtoOf(deps.db, sourceId, id);
+  return dto!;
 }
 
 export async function deleteRecord(deps: AppDeps, who: Who, sourceId: string, recordId: string, expect: (revision: number) => void): Promise<void> {
@@ -376,6 +383,7 @@ export async function takeTransition(
   expect: (revision: number) => void,
 ): Promise<RecordDto> {
   let dataRevision: number | null = null;
+  let dto: RecordDto | undefined;
   let id = recordId;
   await deps.db.transaction().execute(async (trx) => {
     const source = await tableRow(trx, sourceId);
@@ -421,7 +429,7 @@ export async function takeTransition(
           { transition: body.transition, comment, count: decision.count, needed: decision.needed },
           at,
         );
-        return;
+        break;
       }
       case 'move': {
         const live = isLive(decision.to, record.publish_at, record.unpublish_at) ? 1 : 0;
@@ -445,9 +453,10 @@ export async function takeTransition(
         if (live === 1 || record.live === 1) dataRevision = await rebuildLive(trx, sourceId);
       }
     }
+    dto = await dtoOf(trx, sourceId, id);
   });
   await fired(deps, sourceId, dataRevision);
-  return dtoOf(deps.db, sourceId, id);
+  return dto!;
 }
 
 const changedMeanwhile = () => new ApiError('conflict', 'The record was changed meanwhile (another transition won); reload it');
