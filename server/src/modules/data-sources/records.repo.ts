@@ -158,6 +158,23 @@ export async function updateRecord(db: Db, id: string, revision: number, set: Pa
   return Number(res.numUpdatedRows) === 1;
 }
 
+/** Moves a record to `to` (clamped to the table), the records between shift by one. */
+export async function moveRecord(db: Db, record: RecordRow, to: number): Promise<number> {
+  const count = await recordCount(db, record.source_id);
+  const target = Math.min(to, count - 1);
+  if (target === record.position) return target;
+  const down = target < record.position;
+  await db
+    .updateTable('data_source_rows')
+    .set((eb) => ({ position: eb('position', down ? '+' : '-', 1) }))
+    .where('source_id', '=', record.source_id)
+    .where('id', '<>', record.id)
+    .where('position', down ? '>=' : '>', down ? target : record.position)
+    .where('position', down ? '<' : '<=', down ? record.position : target)
+    .execute();
+  return target;
+}
+
 export async function deleteRecordRow(db: Db, id: string): Promise<void> {
   await db.deleteFrom('data_source_rows').where('id', '=', id).execute();
 }

@@ -22,6 +22,7 @@ import {
   findRecord,
   insertRecord,
   listRecords,
+  moveRecord,
   openPosition,
   RECORD_SORTS,
   type RecordRow,
@@ -258,23 +259,6 @@ export async function createRecord(deps: AppDeps, who: Who, sourceId: string, bo
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-/** Moves a record to `to` (clamped to the table), the records between shift by one. */
-async function moveTo(db: Db, record: RecordRow, to: number): Promise<number> {
-  const count = await recordCount(db, record.source_id);
-  const target = Math.min(to, count - 1);
-  if (target === record.position) return target;
-  const down = target < record.position;
-  await db
-    .updateTable('data_source_rows')
-    .set((eb) => ({ position: eb('position', down ? '+' : '-', 1) }))
-    .where('source_id', '=', record.source_id)
-    .where('id', '<>', record.id)
-    .where('position', down ? '>=' : '>', down ? target : record.position)
-    .where('position', down ? '<' : '<=', down ? record.position : target)
-    .execute();
-  return target;
-}
-
 /**
  * Changes values (merged, checked against the published form; the record moves to that
  * version), the window and the position. An edit of values may send the record back to the
@@ -324,7 +308,7 @@ export async function patchRecord(
     if (publishAt !== record.publish_at) data.publishAt = { from: record.publish_at, to: (set.publish_at = publishAt) };
     if (unpublishAt !== record.unpublish_at) data.unpublishAt = { from: record.unpublish_at, to: (set.unpublish_at = unpublishAt) };
     if (body.position !== undefined && body.position !== record.position) {
-      const position = await moveTo(trx, record, body.position);
+      const position = await moveRecord(trx, record, body.position);
       if (position !== record.position) data.position = { from: record.position, to: (set.position = position) };
     }
     if (Object.keys(data).length === 0) {
