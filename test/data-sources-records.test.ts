@@ -92,6 +92,7 @@ t.test('list: filters, text search, sort and cursor paging', async (t) => {
   t.same(dishesOf(await list('sort=createdAt&direction=desc')).length, 5);
   t.same(dishesOf(await list('q=SAL')), ['Salad'], 'search is case-insensitive over the values');
   t.same(dishesOf(await list('q=about%20curry')), ['Curry'], 'hidden fields are searched too');
+  t.same(dishesOf(await list('q=dish')), [], 'keys are not searched, only values');
   t.same(dishesOf(await list(`createdBy=${editor.user.id}`)), ['Pie', 'Curry']);
   t.same(dishesOf(await list('state=draft&live=false')).length, 5);
   t.same(dishesOf(await list('live=true')), []);

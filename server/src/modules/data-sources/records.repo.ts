@@ -97,7 +97,11 @@ export async function listRecords(db: Db, sourceId: string, query: RecordQuery) 
   if (query.live !== undefined) q = q.where('live', '=', query.live ? 1 : 0);
   if (query.createdBy !== undefined) q = q.where('created_by', '=', query.createdBy.toLowerCase());
   if (query.updatedSince !== undefined) q = q.where('updated_at', '>=', query.updatedSince);
-  if (query.q) q = q.where(sql<boolean>`instr(lower("values"), ${query.q.toLowerCase()}) > 0`);
+  // In the values, not the keys: each value as text (a multi-choice list as its JSON).
+  if (query.q)
+    q = q.where(
+      sql<boolean>`exists (select 1 from json_each(data_source_rows."values") j where instr(lower(cast(j.value as text)), ${query.q.toLowerCase()}) > 0)`,
+    );
   if (query.cursor) {
     const pos = decodeCursor(query.cursor);
     const op = sql.raw(query.direction === 'asc' ? '>' : '<');
