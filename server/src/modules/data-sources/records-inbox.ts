@@ -1,10 +1,10 @@
 import type { AppDeps } from '../../platform/app-deps.js';
 import { nowIso } from '../../platform/db/ids.js';
-import { levelsOf } from './access.js';
+import { type Caller, levelsOf } from './access.js';
 import { parseJson } from './data-sources.repo.js';
 import { fireDataChange } from './hooks.js';
 import { allWorkflows, appendEvent, approvalsOf, updateRecord, type Waiting, waitingRecords, windowFlips } from './records.repo.js';
-import { recordDto, rebuildLive, type Who } from './records.service.js';
+import { recordDto, rebuildLive } from './records.service.js';
 import { DEFAULT_WORKFLOW, type Workflow } from './workflow-def.js';
 import { isLive, type Taker, waitingOn } from './workflow-run.js';
 
@@ -21,26 +21,26 @@ export const RECORDS_SCHEDULE_TICK_MS = 2_000;
  * transition that waits on them (workflow-run.ts waitingOn) and that they have not approved
  * yet, oldest state change first.
  */
-export async function approvalsInbox(deps: AppDeps, who: Who & { caller: NonNullable<Who['caller']> }, page: { limit: number; cursor?: string }) {
+export async function approvalsInbox(deps: AppDeps, caller: Caller, page: { limit: number; cursor?: string }) {
   const db = deps.db;
   const forms = await allWorkflows(db);
   const levels = await levelsOf(
     db,
-    who.caller,
+    caller,
     forms.map((f) => f.source_id),
   );
   const byId = new Map<string, { name: string; workflow: Workflow; taker: Taker }>();
   const waiting: Waiting[] = [];
   for (const f of forms) {
     const workflow = parseJson<Workflow>(f.workflow, DEFAULT_WORKFLOW);
-    const taker: Taker = { userId: who.caller.userId, role: who.caller.role, level: levels.get(f.source_id) ?? null };
+    const taker: Taker = { userId: caller.userId, role: caller.role, level: levels.get(f.source_id) ?? null };
     byId.set(f.source_id, { name: f.name, workflow, taker });
     for (const state of workflow.states) {
       const ts = waitingOn(workflow, state, taker);
       if (ts.length) waiting.push({ sourceId: f.source_id, state, transitions: ts.map((t) => t.name) });
     }
   }
-  const found = await waitingRecords(db, who.caller.userId, waiting, page);
+  const found = await waitingRecords(db, caller.userId, waiting, page);
   const approvals = await approvalsOf(
     db,
     found.items.map((r) => r.id),
@@ -48,7 +48,7 @@ export async function approvalsInbox(deps: AppDeps, who: Who & { caller: NonNull
   return {
     items: found.items.map((r) => {
       const { name, workflow, taker } = byId.get(r.source_id)!;
-      const mine = new Set(approvals.filter((a) => a.record_id === r.id && a.user_id === who.caller.userId).map((a) => a.transition));
+      const mine = new Set(approvals.filter((a) => a.record_id === r.id && a.user_id === caller.userId).map((a) => a.transition));
       return {
         sourceId: r.source_id,
         sourceName: name,

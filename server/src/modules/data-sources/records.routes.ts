@@ -161,9 +161,6 @@ export const recordRoutes = [
       'Records in a state with a transition the caller may take and has not approved yet, leading neither to the initial state nor to "archived" (records in the initial state wait on nobody). Oldest state change first.',
     query: pageQuery,
     responses: { 200: { description: 'What waits on the caller', data: pageOf(ApprovalItemDto) } },
-    handler: async (ctx, { query, auth }) => {
-      const w = who(auth);
-      return ok(await approvalsInbox(ctx.deps, { ...w, caller: w.caller! }, query));
-    },
+    handler: async (ctx, { query, auth }) => ok(await approvalsInbox(ctx.deps, callerOf(auth), query)),
   }),
 ];
