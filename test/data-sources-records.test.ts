@@ -228,3 +228,22 @@ t.test('rows written whole to a table with a published form: owners only; they b
   const plainId = plain.body.data.id;
   t.equal((await app.json(`/api/v1/data-sources/${plainId}`, { method: 'PATCH', headers: editor.headers, json: { rows: [{ a: 'x' }] } })).status, 200);
 });
+
+t.test('a form publish checks every record, drafts too, and migrates them in place (audited)', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const id = await makeTable(app, owner);
+  const draft = (await add(app, owner, id, { values: { dish: 'Caviar', price: 90, tags: ['new'] } })).body.data;
+  t.equal(draft.state, 'draft');
+  const fields = FIELDS.map((f) => (f.key === 'price' ? { ...f, validation: { min: 0, max: 50 } } : f));
+  t.equal((await app.json(`/api/v1/data-sources/${id}/form/draft`, { method: 'PATCH', headers: owner.headers, json: { fields } })).status, 200);
+  const refused = await app.json(`/api/v1/data-sources/${id}/form/publish`, { method: 'POST', headers: owner.headers, json: {} });
+  t.equal(refused.status, 409, 'a draft record that would break counts');
+  t.same(refused.body.error.details.fields, ['price']);
+  const done = await app.json(`/api/v1/data-sources/${id}/form/publish`, { method: 'POST', headers: owner.headers, json: { migrate: { price: 'clear' } } });
+  t.equal(done.status, 200);
+  const after = (await app.json(recordsUrl(id, `/${draft.id}`), { headers: owner.headers })).body.data;
+  t.match(after, { id: draft.id, state: 'draft', formVersion: 2, revision: 2 });
+  t.same(after.values, { dish: 'Caviar', price: null, vegan: false, tags: ['new'], note: null }, 'the multi-choice stays a list');
+  t.same(after.history.at(-1).data, { changes: { price: { from: 90, to: null } }, migratedTo: 2 });
+});
