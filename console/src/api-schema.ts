@@ -2501,9 +2501,98 @@ export interface paths {
         get?: never;
         /**
          * Set the form’s workflow definition
-         * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Stored only: records and their transitions come later.
+         * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on.
          */
         put: operations["putDataSourcesByIdFormWorkflow"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A table’s records, filtered, sorted and paged
+         * @description Viewer access to the table. Filters: `state`, `live`, `q` (text in the values), `createdBy`, `updatedSince`. `sort`: position (the table’s order, default), updatedAt, createdAt or a field key of the published form; `direction` asc or desc.
+         */
+        get: operations["getDataSourcesByIdRecords"];
+        put?: never;
+        /**
+         * Add a record; it starts in the workflow’s initial state
+         * @description Editor access to the table. `values` are checked against the published form (400 naming each field at values.<key>; fields left out get their default). `publishAt` / `unpublishAt` bound when a published record is live. `position` places it (default: last).
+         */
+        post: operations["postDataSourcesByIdRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A record, its audit trail (comments included) and the transitions from its state */
+        get: operations["getDataSourcesByIdRecordsByRecordId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a record (its audit trail is kept)
+         * @description Editor access. If-Match optional: 412 when stale.
+         */
+        delete: operations["deleteDataSourcesByIdRecordsByRecordId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a record’s values, window or position
+         * @description Editor access. `values` are merged into the current ones and checked against the published form; the record moves to that form version. An edit of a published (or approved) record sends it back to the initial state unless the editor may publish it alone (docs: "Workflow"). If-Match: 412 when stale.
+         */
+        patch: operations["patchDataSourcesByIdRecordsByRecordId"];
+        trace?: never;
+    };
+    "/api/v1/data-sources/{id}/records/{recordId}/transitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take one workflow transition
+         * @description 409 when the transition does not leave the record’s state (`details.allowed` names those that do) or the caller already approved it; 403 when the caller is not among its `who`; 400 when it needs a comment and none came. A transition that needs N people records each approval (`pendingApprovals`) and moves the record at the Nth. If-Match optional.
+         */
+        post: operations["postDataSourcesByIdRecordsByRecordIdTransitions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Records waiting on the caller, across tables, oldest first
+         * @description Records in a state with a transition the caller may take and has not approved yet, leading neither to the initial state nor to "archived" (records in the initial state wait on nobody). Oldest state change first.
+         */
+        get: operations["getApprovals"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -4176,7 +4265,7 @@ export interface components {
             published: components["schemas"]["FormVersion"] | null;
             /** @description The newest published version; 0 before the first publish */
             publishedVersion: number;
-            /** @description The workflow records will follow (not executed yet) */
+            /** @description The workflow records follow (docs: "Workflow") */
             workflow: components["schemas"]["FormWorkflowOutput"];
             /** @description Changes with every change to the form (If-Match) */
             revision: number;
@@ -4204,6 +4293,106 @@ export interface components {
                 message: string;
                 details?: unknown;
             };
+        };
+        DataRecord: {
+            id: string;
+            sourceId: string;
+            /** @description Every field of the form the record was written with, hidden ones too */
+            values: {
+                [key: string]: unknown;
+            };
+            /** @description Its workflow state */
+            state: string;
+            /** @description Goes up with every change (values, state, approvals); send it back in If-Match */
+            revision: number;
+            /** @description The published form version it was last written with (null: rows written before forms) */
+            formVersion: number | null;
+            publishAt: string | null;
+            unpublishAt: string | null;
+            /** @description The outputs (screens) show it: published and inside its window */
+            live: boolean;
+            position: number;
+            createdBy: string | null;
+            updatedBy: string | null;
+            createdByToken: string | null;
+            createdAt: string;
+            updatedAt: string;
+            stateChangedAt: string | null;
+            /** @description Approvals given toward transitions that need several people */
+            pendingApprovals?: {
+                transition: string;
+                /** @description Who approved so far */
+                userIds: string[];
+                /** @description How many distinct people the transition needs */
+                needed: number;
+            }[];
+        };
+        DataRecordDetail: {
+            id: string;
+            sourceId: string;
+            /** @description Every field of the form the record was written with, hidden ones too */
+            values: {
+                [key: string]: unknown;
+            };
+            /** @description Its workflow state */
+            state: string;
+            /** @description Goes up with every change (values, state, approvals); send it back in If-Match */
+            revision: number;
+            /** @description The published form version it was last written with (null: rows written before forms) */
+            formVersion: number | null;
+            publishAt: string | null;
+            unpublishAt: string | null;
+            /** @description The outputs (screens) show it: published and inside its window */
+            live: boolean;
+            position: number;
+            createdBy: string | null;
+            updatedBy: string | null;
+            createdByToken: string | null;
+            createdAt: string;
+            updatedAt: string;
+            stateChangedAt: string | null;
+            /** @description Approvals given toward transitions that need several people */
+            pendingApprovals?: {
+                transition: string;
+                /** @description Who approved so far */
+                userIds: string[];
+                /** @description How many distinct people the transition needs */
+                needed: number;
+            }[];
+            /** @description The audit trail, oldest first (comments are its events of kind "comment"); at most 1000 */
+            history: components["schemas"]["DataRecordEvent"][];
+            /** @description Those that leave its state */
+            transitions: {
+                name: string;
+                label: string | null;
+                to: string;
+                mayTake: boolean;
+            }[];
+        };
+        DataRecordEvent: {
+            id: string;
+            seq: number;
+            /** @description created, updated, deleted, transition, approval, comment, attachment_added, attachment_removed, scheduled */
+            kind: string;
+            userId: string | null;
+            userName: string | null;
+            tokenId: string | null;
+            data: {
+                [key: string]: unknown;
+            };
+            at: string;
+        };
+        DataRecordApproval: {
+            sourceId: string;
+            sourceName: string;
+            record: components["schemas"]["DataRecord"];
+            transitions: {
+                name: string;
+                label: string | null;
+                to: string;
+                commentRequired: boolean;
+                approvals: number;
+            }[];
         };
         RecordComment: {
             id: string;
@@ -22341,6 +22530,785 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdRecords: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                state?: string;
+                /** @description Only records the screens show (true) or the others */
+                live?: "true" | "false";
+                /** @description Text search over the values */
+                q?: string;
+                createdBy?: string;
+                /** @description Changed at or after this time */
+                updatedSince?: string;
+                /** @description position (the table’s order), updatedAt, createdAt, or a field key */
+                sort?: string;
+                direction?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Records */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["DataRecord"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this table */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Per field key, its value (multi-choice: a list of options) */
+                    values: {
+                        [key: string]: string | number | boolean | string[] | null;
+                    };
+                    /** @description Published records are live from then (null: at once) */
+                    publishAt?: string | null;
+                    /** @description ... until then (null: no end); after publishAt */
+                    unpublishAt?: string | null;
+                    /** @description Its place in the table (0: first); default: last */
+                    position?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The record */
+            201: {
+                headers: {
+                    /** @description The record’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataRecord"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: the table’s form has no published version yet (publish the form first) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getDataSourcesByIdRecordsByRecordId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    /** @description The record’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataRecordDetail"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not read this table */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteDataSourcesByIdRecordsByRecordId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchDataSourcesByIdRecordsByRecordId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Merged into the current values */
+                    values?: {
+                        [key: string]: string | number | boolean | string[] | null;
+                    };
+                    /** @description Published records are live from then (null: at once) */
+                    publishAt?: string | null;
+                    /** @description ... until then (null: no end); after publishAt */
+                    unpublishAt?: string | null;
+                    /** @description Its place in the table (0: first); default: last */
+                    position?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    /** @description The record’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataRecord"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: no published form (values need one); version_conflict: changed meanwhile (a race without If-Match) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postDataSourcesByIdRecordsByRecordIdTransitions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    transition: string;
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The record after it */
+            200: {
+                headers: {
+                    /** @description The record’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataRecord"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden: the caller may not take this transition; also csrf_failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such table (or it is not a manual table), or no such record in it; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: not allowed from the current state, already approved by the caller, or another transition won a race */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getApprovals: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What waits on the caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["DataRecordApproval"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

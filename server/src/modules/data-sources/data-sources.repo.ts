@@ -337,9 +337,24 @@ export async function clearGrant(db: Db, sourceId: string, userId: string): Prom
 
 // ---- manual-table rows ----
 
+/**
+ * The live rows of a table (records the outputs show: published, inside their window), in
+ * order. A multi-choice value (a list) becomes its options joined with ", ", as a cell.
+ */
 export async function manualRowsOf(db: Db, sourceId: string): Promise<Row[]> {
-  const rows = await db.selectFrom('data_source_rows').select('values').where('source_id', '=', sourceId).orderBy('position').orderBy('id').execute();
-  return rows.map((r) => parseJson<Row>(r.values, {}));
+  const rows = await db
+    .selectFrom('data_source_rows')
+    .select('values')
+    .where('source_id', '=', sourceId)
+    .where('live', '=', 1)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => {
+    const row = parseJson<Record<string, unknown>>(r.values, {});
+    for (const [k, v] of Object.entries(row)) if (Array.isArray(v)) row[k] = v.join(', ');
+    return row as Row;
+  });
 }
 
 /** Replaces a table's rows with `rows`, in order. */
@@ -367,6 +382,19 @@ export async function replaceManualRows(db: Db, sourceId: string, rows: readonly
   }
 }
 
+/** A duplicate's rows: the live records of the original (their values as stored), published and live in the copy. */
 export async function copyManualRows(db: Db, from: string, to: string): Promise<void> {
-  await replaceManualRows(db, to, await manualRowsOf(db, from));
+  const rows = await db
+    .selectFrom('data_source_rows')
+    .select('values')
+    .where('source_id', '=', from)
+    .where('live', '=', 1)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  await replaceManualRows(
+    db,
+    to,
+    rows.map((r) => parseJson<Row>(r.values, {})),
+  );
 }

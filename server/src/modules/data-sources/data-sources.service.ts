@@ -328,7 +328,7 @@ export async function patchSource(env: Env, id: string, body: PatchBody, expect:
       if (intervalChanged) set.refresh_interval_sec = interval;
     }
     checkManualRows(provider, columns, body.rows);
-    if (body.rows !== undefined && !provider.fetch) await checkRowsAgainstForm(trx, id, body.rows);
+    if (body.rows !== undefined && !provider.fetch) await checkRowsAgainstForm(trx, id, body.rows, () => requireLevel(trx, caller, id, 'owner', row.name));
     if (Object.keys(set).length === 0 && body.rows === undefined) return;
     const at = nowIso();
     await updateSource(trx, id, row.revision, { ...set, updated_by: caller.userId, updated_at: at });

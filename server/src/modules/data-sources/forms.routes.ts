@@ -145,7 +145,7 @@ export const formRoutes = [
     tags: FORM_TAGS,
     summary: 'Set the form’s workflow definition',
     description:
-      'Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Stored only: records and their transitions come later.',
+      'Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on.',
     params: IdParams,
     body: WorkflowSchema,
     ifMatch: true,

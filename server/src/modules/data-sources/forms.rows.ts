@@ -5,10 +5,15 @@ import { FieldSchema, rowValues, validateValues } from './fields.js';
 import { publishedFieldsJson } from './forms.repo.js';
 import type { Row } from './providers/types.js';
 
-/** Rows written to a table whose columns follow a published form must also fit its fields (required, bounds, options). */
-export async function checkRowsAgainstForm(db: Db, sourceId: string, rows: readonly Row[]): Promise<void> {
+/**
+ * Rows written to a table whose columns follow a published form must also fit its fields
+ * (required, bounds, options). Such a write replaces the table's records with published, live
+ * ones, past the workflow: only the table's owners may (`requireOwner`, checked first).
+ */
+export async function checkRowsAgainstForm(db: Db, sourceId: string, rows: readonly Row[], requireOwner: () => Promise<unknown>): Promise<void> {
   const json = await publishedFieldsJson(db, sourceId);
   if (json === null) return;
+  await requireOwner();
   const visible = parseJson<unknown[]>(json, [])
     .map((f) => FieldSchema.parse(f))
     .filter((f) => f.showOnScreens);

@@ -23,7 +23,7 @@ export const FormDto = z
     draft: z.object({ fields: z.array(FieldSchema) }).describe('What editors change; publish makes it the next version'),
     published: FormVersionDto.nullable().describe('The newest published version (or the one asked with ?version=); null before the first publish'),
     publishedVersion: z.number().int().describe('The newest published version; 0 before the first publish'),
-    workflow: WorkflowSchema.describe('The workflow records will follow (not executed yet)'),
+    workflow: WorkflowSchema.describe('The workflow records follow (docs: "Workflow")'),
     revision: z.number().int().describe('Changes with every change to the form (If-Match)'),
     myAccess: AccessLevelSchema.describe('viewer reads, editor changes the draft and settings, owner publishes and sets the workflow'),
     createdBy: z.string().nullable(),

@@ -3,9 +3,9 @@ import { nowIso } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { type AccessLevel, levelsOf, requireLevel } from './access.js';
-import { deleteSource, getSourceRow, manualRowsOf, parseJson, replaceManualRows, type SourceRow, updateSource } from './data-sources.repo.js';
+import { deleteSource, getSourceRow, parseJson, type SourceRow, updateSource } from './data-sources.repo.js';
 import { createSource, type Env, rebuildManualSnapshot } from './data-sources.service.js';
-import { cellOf, columnsOf, type Field, fieldsFromColumns, FieldSchema, rowValues, type Value, validateValues } from './fields.js';
+import { columnsOf, type Field, fieldsFromColumns, FieldSchema, rowValues, type Value, validateValues } from './fields.js';
 import {
   existingUserIds,
   findForm,
@@ -19,6 +19,7 @@ import {
 } from './forms.repo.js';
 import type { CreateFormBody, FormDto, MigrateBody, PatchFormBody } from './forms.schemas.js';
 import { fireDataChange } from './hooks.js';
+import { allRecordsOf, appendEvent, updateRecord } from './records.repo.js';
 import type { Column, Row } from './providers/types.js';
 import { DEFAULT_WORKFLOW, type Workflow } from './workflow-def.js';
 
@@ -212,6 +213,34 @@ export async function putWorkflow(env: Env, id: string, wf: Workflow, expect: (r
   });
 }
 
+/** Writes the records a publish migrated (values changed), each with an 'updated' entry in its trail. */
+async function saveMigrated(
+  db: Db,
+  sourceId: string,
+  records: readonly { id: string; values: string; revision: number }[],
+  rows: readonly Row[],
+  how: { version: number; userId: string; at: string },
+): Promise<void> {
+  for (const [i, record] of records.entries()) {
+    const before = parseJson<Row>(record.values, {});
+    const after = rows[i]!;
+    const changes = Object.fromEntries(
+      Object.keys(after)
+        .filter((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null))
+        .map((k) => [k, { from: before[k] ?? null, to: after[k] ?? null }]),
+    );
+    if (Object.keys(changes).length === 0) continue;
+    await updateRecord(db, record.id, record.revision, {
+      values: storableJson(after, 'values'),
+      form_version: how.version,
+      updated_by: how.userId,
+      updated_at: how.at,
+    });
+    const actor = { userId: how.userId, tokenId: null };
+    await appendEvent(db, sourceId, record.id, 'updated', actor, { changes, migratedTo: how.version }, how.at);
+  }
+}
+
 interface Broken {
   row: number;
   fields: { key: string; message: string }[];
@@ -224,7 +253,6 @@ interface Broken {
  */
 export function migrateRows(fields: readonly Field[], rows: readonly Row[], migrate: MigrateBody): { rows: Row[]; broken: Broken[]; changed: boolean } {
   const visible = fields.filter((f) => f.showOnScreens);
-  const byKey = new Map(visible.map((f) => [f.key, f]));
   const broken: Broken[] = [];
   let changed = false;
   const out = rows.map((row, i) => {
@@ -232,11 +260,11 @@ export function migrateRows(fields: readonly Field[], rows: readonly Row[], migr
     const next: Row = { ...row };
     for (const issue of validateValues(visible, values)) {
       const key = String(issue.path[0]);
-      const field = byKey.get(key)!;
       const how = migrate[key];
       if (how !== undefined) {
         const value: Value = how === 'clear' ? null : (how.default as Value);
-        next[key] = cellOf(field, value);
+        // Records keep values as the form gives them (a multi-choice stays a list; cells are made for the snapshot).
+        (next as Record<string, Value>)[key] = value;
         values[key] = value;
         changed = true;
       }
@@ -273,7 +301,13 @@ export async function publishForm(env: Env, id: string, migrate: MigrateBody, ex
       }));
     });
     if (issues.length) throw new ApiError('validation_failed', `Invalid migrate: ${issues[0]!.path.join('.')} ${issues[0]!.message}`, { details: { issues } });
-    const result = migrateRows(fields, await manualRowsOf(trx, id), migrate);
+    // Every record, whatever its state: a draft or a submitted one must fit the new form too.
+    const records = await allRecordsOf(trx, id);
+    const result = migrateRows(
+      fields,
+      records.map((r) => parseJson<Row>(r.values, {})),
+      migrate,
+    );
     if (result.broken.length) {
       const keysBroken = [...new Set(result.broken.flatMap((b) => b.fields.map((f) => f.key)))];
       throw new ApiError(
@@ -282,9 +316,9 @@ export async function publishForm(env: Env, id: string, migrate: MigrateBody, ex
         { details: { rowCount: result.broken.length, fields: keysBroken, rows: result.broken.slice(0, MAX_LISTED_ROWS) } },
       );
     }
-    if (result.changed) await replaceManualRows(trx, id, result.rows);
     version = form.published_version + 1;
     const at = nowIso();
+    if (result.changed) await saveMigrated(trx, id, records, result.rows, { version, userId: caller.userId, at });
     await insertFormVersion(trx, { source_id: id, version, fields: storableJson(fields, 'fields'), published_by: caller.userId, published_at: at });
     await saveForm(trx, form, env, { published_version: version });
     const columns = columnsOf(fields);

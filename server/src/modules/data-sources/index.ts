@@ -5,6 +5,8 @@ import { dataSourceRoutes } from './data-sources.routes.js';
 import { formRoutes } from './forms.routes.js';
 import { probeRoutes } from './probe.routes.js';
 import { recordFileRoutes } from './records-attachments.routes.js';
+import { recordRoutes } from './records.routes.js';
+import { RECORDS_SCHEDULE_TICK_MS, scheduleTick } from './records-inbox.js';
 import { viewRoutes } from './views.routes.js';
 import { setTokenTableResolver } from '../accounts/index.js';
 import { addAssetChangeHook, addAssetUsageFinder } from '../media/index.js';
@@ -21,7 +23,17 @@ import { REFRESH_TICK_MS, refreshDue } from './refresh.js';
  */
 export const dataSourcesModule: PlacardModule = {
   name: 'data-sources',
-  routes: [...catalogRoutes, ...dataSourceRoutes, ...probeRoutes, ...viewRoutes, ...outputRoutes, ...accessRoutes, ...formRoutes, ...recordFileRoutes],
+  routes: [
+    ...catalogRoutes,
+    ...dataSourceRoutes,
+    ...probeRoutes,
+    ...viewRoutes,
+    ...outputRoutes,
+    ...accessRoutes,
+    ...formRoutes,
+    ...recordRoutes,
+    ...recordFileRoutes,
+  ],
   install({ deps, secrets }) {
     deps.periodic.every('data-sources.refresh', REFRESH_TICK_MS, () => refreshDue(deps, secrets).then(() => undefined));
     // Outputs follow the data before anything else hears of a change.
@@ -34,6 +46,8 @@ export const dataSourcesModule: PlacardModule = {
       const providers = await providersOf(db, ids);
       return new Map([...providers].map(([id, provider]) => [id, { manualTable: provider === 'manual-table' }]));
     });
+    // Records' publishing windows (publishAt / unpublishAt): the first tick comes right after start.
+    deps.periodic.every('data-sources.records-schedule', RECORDS_SCHEDULE_TICK_MS, () => scheduleTick(deps));
   },
 };
 
