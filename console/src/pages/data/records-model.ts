@@ -1,4 +1,5 @@
 import { api, type Page } from '../../api';
+import type { components } from '../../api-schema';
 import type { Field, FormDto, Value } from './form-model';
 
 /**
@@ -6,44 +7,12 @@ import type { Field, FormDto, Value } from './form-model';
  * server's shapes, and words for states and values.
  */
 
-export interface PendingApproval {
-  transition: string;
-  userIds: string[];
-  needed: number;
-}
-export interface DataRecord {
-  id: string;
-  sourceId: string;
-  values: Record<string, unknown>;
-  state: string;
-  revision: number;
-  formVersion: number | null;
-  publishAt: string | null;
-  unpublishAt: string | null;
-  live: boolean;
-  position: number;
-  createdBy: string | null;
-  updatedBy: string | null;
-  createdByToken: string | null;
-  createdAt: string;
-  updatedAt: string;
-  stateChangedAt: string | null;
-  pendingApprovals?: PendingApproval[];
-}
-export interface RecordEvent {
-  id: string;
-  seq: number;
-  kind: string;
-  userId: string | null;
-  userName: string | null;
-  tokenId: string | null;
-  data: Record<string, unknown>;
-  at: string;
-}
-export interface RecordDetail extends DataRecord {
-  history: RecordEvent[];
-  transitions: { name: string; label: string | null; to: string; mayTake: boolean }[];
-}
+type Schemas = components['schemas'];
+export type DataRecord = Schemas['DataRecord'];
+export type RecordEvent = Schemas['DataRecordEvent'];
+export type RecordDetail = Schemas['DataRecordDetail'];
+export type ApprovalItem = Schemas['DataRecordApproval'];
+
 /** A transition as the buttons need it. */
 export interface Move {
   name: string;
@@ -51,13 +20,6 @@ export interface Move {
   to: string;
   commentRequired: boolean;
 }
-export interface ApprovalItem {
-  sourceId: string;
-  sourceName: string;
-  record: DataRecord;
-  transitions: (Move & { approvals: number })[];
-}
-
 export type Workflow = FormDto['workflow'];
 
 /** A state's badge tone: published and live are good news, rejected bad, waiting ones a warning. */
