@@ -338,6 +338,11 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
   t.equal((await api(`/api/v1/data-sources/${id}/records/${stored.id}`)).body.data.state, 'submitted', 'nothing sent');
   await snap(publisher.page, 'approvals-1280');
   await checkA11y(publisher.page, t, 'the approvals inbox');
+  await publisher.page.setViewportSize(PHONE);
+  await snap(publisher.page, 'approvals-390');
+  const inboxWidth = await publisher.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+  t.ok(inboxWidth <= PHONE.width, `the inbox fits a phone (${inboxWidth}px)`);
+  await publisher.page.setViewportSize(DESKTOP);
   await item.getByLabel(/^Comment/).fill('Lovely, approved');
   await item.getByRole('button', { name: 'Approve' }).click();
   await item.locator('.badge', { hasText: 'Approved' }).waitFor();
@@ -356,8 +361,6 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
     ],
     'the audit trail',
   );
-  await publisher.page.setViewportSize(PHONE);
-  await snap(publisher.page, 'approvals-390');
 
   // The /play page shows it (the hidden chef's note never reaches screens).
   await player.getByText('Truffle pasta').waitFor({ timeout: 20_000 });
