@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_RECORD } from '../server/src/modules/data-sources/records-attachments.schemas.js';
@@ -38,11 +37,7 @@ const png = (colour = '#ff0000') =>
     .png()
     .toBuffer();
 
-/**
- * A table with `n` records, and their ids. Until the records routes land, the records are
- * the table's rows (written with PATCH rows) and their ids are read from the SQLite file:
- * swap this for GET .../records when it exists.
- */
+/** A table with `n` published-form records (made through the records routes), and their ids. */
 async function tableWithRecords(app: TestApp, who: SignedIn, name: string, n: number): Promise<{ sourceId: string; recordIds: string[] }> {
   const form = await app.json('/api/v1/forms', {
     method: 'POST',
@@ -51,16 +46,17 @@ async function tableWithRecords(app: TestApp, who: SignedIn, name: string, n: nu
   });
   if (form.status !== 201) throw new Error(`form: ${form.status} ${JSON.stringify(form.body)}`);
   const sourceId = form.body.data.sourceId as string;
-  const rows = Array.from({ length: n }, (_, i) => ({ dish: `Dish ${i + 1}` }));
-  const patched = await app.json(`/api/v1/data-sources/${sourceId}`, { method: 'PATCH', headers: who.headers, json: { rows } });
-  if (patched.status !== 200) throw new Error(`rows: ${patched.status} ${JSON.stringify(patched.body)}`);
-  const db = new Database(path.join(app.dataDir, 'placard.db'), { readonly: true, fileMustExist: true });
-  try {
-    const ids = db.prepare('select id from data_source_rows where source_id = ? order by position').all(sourceId) as { id: string }[];
-    return { sourceId, recordIds: ids.map((r) => r.id) };
-  } finally {
-    db.close();
+  const recordIds: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await app.json(`/api/v1/data-sources/${sourceId}/records`, {
+      method: 'POST',
+      headers: who.headers,
+      json: { values: { dish: `Dish ${i + 1}` } },
+    });
+    if (res.status !== 201) throw new Error(`record: ${res.status} ${JSON.stringify(res.body)}`);
+    recordIds.push(res.body.data.id);
   }
+  return { sourceId, recordIds };
 }
 
 const recordUrl = (sourceId: string, recordId: string, tail = '') => `/api/v1/data-sources/${sourceId}/records/${recordId}${tail}`;
@@ -130,10 +126,11 @@ t.test('comments: anyone who may read comments; mentions must be active users; t
   t.same(byViewer.body.data.mentions, []);
 
   t.same(
-    (await eventsOf(app, recordId)).map((e) => [e.kind, e.seq, e.userId, e.data]),
+    (await eventsOf(app, recordId)).map((e) => [e.kind, e.seq, e.userId, e.kind === 'created' ? null : e.data]),
     [
-      ['comment', 1, editor.user.id, { body: 'Price looks wrong', mentions: [owner.user.id, viewer.user.id] }],
-      ['comment', 2, viewer.user.id, { body: 'Agreed', mentions: [] }],
+      ['created', 1, owner.user.id, null],
+      ['comment', 2, editor.user.id, { body: 'Price looks wrong', mentions: [owner.user.id, viewer.user.id] }],
+      ['comment', 3, viewer.user.id, { body: 'Agreed', mentions: [] }],
     ],
     'stored as numbered comment entries of the audit trail',
   );
@@ -157,7 +154,7 @@ t.test('comments: anyone who may read comments; mentions must be active users; t
     ],
     'each mention without access is named',
   );
-  t.equal((await eventsOf(app, recordId)).length, 2, 'nothing was stored for the refused comment');
+  t.equal((await eventsOf(app, recordId)).length, 3, 'nothing was stored for the refused comment');
 
   for (const [body, label] of [
     [{ body: '' }, 'empty'],
@@ -224,7 +221,7 @@ t.test('attachments: a PNG and a PDF are kept and served with safe headers; 304;
   t.equal(c.body.data.fileName, 'etcpasswdX-Evil: 1.png', 'separators and control characters are dropped from the name');
 
   t.same(
-    (await eventsOf(app, recordId)).map((e) => [e.kind, e.data.attachmentId, e.data.sha256]),
+    (await eventsOf(app, recordId)).filter((e) => e.kind !== 'created').map((e) => [e.kind, e.data.attachmentId, e.data.sha256]),
     [
       ['attachment_added', a.body.data.id, sha256(image)],
       ['attachment_added', b.body.data.id, sha256(pdf)],
@@ -366,10 +363,17 @@ t.test('attachments: the bytes decide the type; size and count limits; nothing r
   );
 });
 
-t.test('deleting the table, or replacing its rows, removes the attachment files', async (t) => {
+t.test('deleting a record, the table, or replacing its rows, removes the attachment files', async (t) => {
   const { app, owner, sourceId, recordIds } = await setup(t);
   const image = await png();
   for (const id of recordIds) t.equal((await attach(app, owner, recordUrl(sourceId, id, '/attachments'), image, { 'content-type': 'image/png' })).status, 201);
+  // A record deleted: its folder goes, the others' stay.
+  const extra = await app.json(`/api/v1/data-sources/${sourceId}/records`, { method: 'POST', headers: owner.headers, json: { values: { dish: 'Extra' } } });
+  const extraId: string = extra.body.data.id;
+  t.equal((await attach(app, owner, recordUrl(sourceId, extraId, '/attachments'), image, { 'content-type': 'image/png' })).status, 201);
+  t.equal((await app.fetch(recordUrl(sourceId, extraId), { method: 'DELETE', headers: owner.headers })).status, 204);
+  t.notOk(existsSync(path.join(attachmentsDir(app), sourceId, extraId)), 'the deleted record’s folder is gone');
+  t.equal(filesUnder(path.join(attachmentsDir(app), sourceId)).length, recordIds.length, 'the other records’ files stay');
   const other = await tableWithRecords(app, owner, 'Rooms', 1);
   t.equal((await attach(app, owner, recordUrl(other.sourceId, other.recordIds[0]!, '/attachments'), image, { 'content-type': 'image/png' })).status, 201);
   t.equal(filesUnder(attachmentsDir(app)).length, 3);

@@ -22672,7 +22672,10 @@ export interface operations {
     postDataSourcesByIdRecords: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: 1-255 visible ASCII characters (a quoted string as the draft writes it, or bare). A retry with the same key and request answers the first reply again (with `Idempotency-Replayed: true`); kept 24 hours */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -22700,6 +22703,8 @@ export interface operations {
                 headers: {
                     /** @description The record’s revision; send it back in If-Match */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (the request did not run again) */
+                    "Idempotency-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22708,7 +22713,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            /** @description validation_failed (details.issues names each problem) or malformed_json; validation_failed: Idempotency-Key is not 1-255 visible ASCII characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22717,7 +22722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required, credential_revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22726,7 +22731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            /** @description forbidden: the caller’s access to this table is below editor, or the integration token was not granted it; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22744,7 +22749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description conflict: the table’s form has no published version yet (publish the form first) */
+            /** @description conflict: the table’s form has no published version yet (publish the form first); also conflict: a request with this Idempotency-Key is still being processed; retry shortly */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22769,6 +22774,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description idempotency_key_reused: this Idempotency-Key was used for a different request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
@@ -23035,7 +23049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required, credential_revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23044,7 +23058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description forbidden: the caller’s access to this table is below editor; also csrf_failed */
+            /** @description forbidden: the caller’s access to this table is below editor, or the integration token was not granted it; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23173,7 +23187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required, credential_revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23182,7 +23196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description forbidden: the caller may not take this transition; also csrf_failed */
+            /** @description forbidden: the caller may not take this transition (a token takes what an editor of the table may), or the token was not granted the table; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;

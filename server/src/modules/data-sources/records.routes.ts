@@ -1,8 +1,10 @@
 import type { Context } from 'koa';
 import type { Principal } from '../../platform/http/auth.js';
+import { ApiError } from '../../platform/http/errors.js';
 import { pageOf, pageQuery } from '../../platform/http/pagination.js';
 import { checkRevision, etagOf } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok } from '../../platform/http/route.js';
+import { tokenMayWriteTable } from '../accounts/index.js';
 import { callerOf } from './access.js';
 import { IdParams } from './data-sources.schemas.js';
 import { approvalsInbox } from './records-inbox.js';
@@ -17,11 +19,26 @@ import {
   RecordParams,
   TransitionBody,
 } from './records.schemas.js';
-import { createRecord, deleteRecord, listRecordDtos, patchRecord, recordDetail, takeTransition, whoOf } from './records.service.js';
+import { createRecord, deleteRecord, listRecordDtos, patchRecord, recordDetail, takeTransition, type Who, whoOf } from './records.service.js';
 
 const etag = { headers: { ETag: { description: 'The record’s revision; send it back in If-Match' } } };
 const notFound = { description: 'not_found: no such table (or it is not a manual table), or no such record in it' };
 const who = (auth: Principal) => whoOf(callerOf(auth));
+
+/**
+ * Writers: a console user, or an integration token with manual_table_rows:write that was
+ * granted this table (docs/data-sources.md "Integration tokens"); such a token writes as an
+ * editor of the table would, so its records enter the workflow like anyone's.
+ */
+async function writer(ctx: Context, auth: Principal, sourceId: string): Promise<Who> {
+  if (auth.kind !== 'integration') return who(auth);
+  if (!(await tokenMayWriteTable(ctx.deps.db, auth, sourceId))) {
+    throw new ApiError('forbidden', `This integration token was not granted the table ${sourceId}: a token writes only the tables named in its dataSourceIds`);
+  }
+  return { caller: null, actor: { userId: null, tokenId: auth.tokenId } };
+}
+const tokenAuth = ['session', 'integration:manual_table_rows:write'] as const;
+const tokenForbidden = 'forbidden: the caller’s access to this table is below editor, or the integration token was not granted it';
 const expect = (ctx: Context) => (revision: number) => checkRevision(ctx, revision);
 const base = '/api/v1/data-sources/{id}/records';
 
@@ -47,8 +64,9 @@ export const recordRoutes = [
   defineRoute({
     method: 'POST',
     path: base,
-    auth: 'session',
+    auth: [...tokenAuth],
     minRole: 'viewer',
+    idempotent: true,
     tags: RECORD_TAGS,
     summary: 'Add a record; it starts in the workflow’s initial state',
     description:
@@ -57,12 +75,12 @@ export const recordRoutes = [
     body: CreateRecordBody,
     responses: {
       201: { description: 'The record', data: RecordDto, ...etag },
-      403: { description: 'forbidden: the caller’s access to this table is below editor' },
+      403: { description: tokenForbidden },
       404: notFound,
       409: { description: 'conflict: the table’s form has no published version yet (publish the form first)' },
     },
     handler: async (ctx, { params, body, auth }) => {
-      const dto = await createRecord(ctx.deps, who(auth), params.id, body);
+      const dto = await createRecord(ctx.deps, await writer(ctx, auth, params.id), params.id, body);
       return created(dto, etagOf(dto.revision));
     },
   }),
@@ -87,7 +105,7 @@ export const recordRoutes = [
   defineRoute({
     method: 'PATCH',
     path: `${base}/{recordId}`,
-    auth: 'session',
+    auth: [...tokenAuth],
     minRole: 'viewer',
     tags: RECORD_TAGS,
     summary: 'Change a record’s values, window or position',
@@ -98,12 +116,12 @@ export const recordRoutes = [
     ifMatch: true,
     responses: {
       200: { description: 'The record', data: RecordDto, ...etag },
-      403: { description: 'forbidden: the caller’s access to this table is below editor' },
+      403: { description: tokenForbidden },
       404: notFound,
       409: { description: 'conflict: no published form (values need one); version_conflict: changed meanwhile (a race without If-Match)' },
     },
     handler: async (ctx, { params, body, auth }) => {
-      const dto = await patchRecord(ctx.deps, who(auth), params.id, params.recordId, body, expect(ctx));
+      const dto = await patchRecord(ctx.deps, await writer(ctx, auth, params.id), params.id, params.recordId, body, expect(ctx));
       return ok(dto, etagOf(dto.revision));
     },
   }),
@@ -130,7 +148,7 @@ export const recordRoutes = [
   defineRoute({
     method: 'POST',
     path: `${base}/{recordId}/transitions`,
-    auth: 'session',
+    auth: [...tokenAuth],
     minRole: 'viewer',
     tags: RECORD_TAGS,
     summary: 'Take one workflow transition',
@@ -141,12 +159,15 @@ export const recordRoutes = [
     ifMatch: true,
     responses: {
       200: { description: 'The record after it', data: RecordDto, ...etag },
-      403: { description: 'forbidden: the caller may not take this transition' },
+      403: {
+        description:
+          'forbidden: the caller may not take this transition (a token takes what an editor of the table may), or the token was not granted the table',
+      },
       404: notFound,
       409: { description: 'conflict: not allowed from the current state, already approved by the caller, or another transition won a race' },
     },
     handler: async (ctx, { params, body, auth }) => {
-      const dto = await takeTransition(ctx.deps, who(auth), params.id, params.recordId, body, expect(ctx));
+      const dto = await takeTransition(ctx.deps, await writer(ctx, auth, params.id), params.id, params.recordId, body, expect(ctx));
       return ok(dto, etagOf(dto.revision));
     },
   }),

@@ -32,6 +32,7 @@ import {
 import type { CreateRecordBody, ListRecordsQuery, PatchRecordBody, RecordDto, TransitionBody } from './records.schemas.js';
 import { DEFAULT_WORKFLOW, type Workflow } from './workflow-def.js';
 import { decide, isLive, mayTake, stateAfterEdit, type Taker, transitionsFrom } from './workflow-run.js';
+import { deleteRecordFiles } from './records-attachments.files.js';
 
 /**
  * Records of manual tables (issue 18, docs/data-sources.md "Records" and "Workflow"): create,
@@ -60,9 +61,9 @@ async function tableRow(db: Db, id: string): Promise<SourceRow> {
   return source;
 }
 
-/** The caller's level (null for a token), 403 below `needed`. */
-async function accessOf(db: Db, who: Who, source: SourceRow, needed: AccessLevel): Promise<AccessLevel | null> {
-  return who.caller ? requireLevel(db, who.caller, source.id, needed, source.name) : null;
+/** The caller's level, 403 below `needed`; a token (its grant checked by its route) writes as an editor. */
+async function accessOf(db: Db, who: Who, source: SourceRow, needed: AccessLevel): Promise<AccessLevel> {
+  return who.caller ? requireLevel(db, who.caller, source.id, needed, source.name) : 'editor';
 }
 
 const takerOf = (who: Who, level: AccessLevel | null): Taker => ({ userId: who.caller?.userId ?? null, role: who.caller?.role ?? null, level });
@@ -348,6 +349,7 @@ export async function deleteRecord(deps: AppDeps, who: Who, sourceId: string, re
     await appendEvent(trx, sourceId, record.id, 'deleted', who.actor, { values: parseJson(record.values, {}), state: record.state });
     if (record.live === 1) dataRevision = await rebuildLive(trx, sourceId);
   });
+  await deleteRecordFiles(deps, sourceId, [recordId.toLowerCase()]); // its attachment rows went by cascade
   await fired(deps, sourceId, dataRevision);
 }
 
