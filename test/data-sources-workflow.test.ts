@@ -296,3 +296,38 @@ t.test('publishAt / unpublishAt: the scheduler opens and closes the window', asy
   t.match(closed, { state: 'published', live: false });
   t.match(closed.history.at(-1), { kind: 'scheduled', data: { live: false } });
 });
+
+t.test('a new workflow that drops a state records are in is refused, naming the states and counts', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const id = await makeTable(app, owner);
+  const a = await add(app, owner, id, 'Soup');
+  await add(app, owner, id, 'Pie');
+  t.equal((await take(app, owner, id, a, 'submit')).status, 200);
+  const approverOnly = { roles: ['owner'] };
+  // Two states, no 'submitted': the submitted record would be stranded.
+  const simple = {
+    states: ['draft', 'published'],
+    initial: 'draft',
+    transitions: [
+      { name: 'publish', from: 'draft', to: 'published', who: approverOnly },
+      { name: 'unpublish', from: 'published', to: 'draft', who: approverOnly },
+    ],
+  };
+  const url = `/api/v1/data-sources/${id}/form/workflow`;
+  let res = await app.json(url, { method: 'PUT', headers: owner.headers, json: simple });
+  t.equal(res.status, 409);
+  t.equal(res.body.error.code, 'conflict');
+  t.same(res.body.error.details.states, { submitted: 1 });
+  t.match(res.body.error.message, /submitted: 1/);
+  const form = await app.json(`/api/v1/data-sources/${id}/form`, { headers: owner.headers });
+  t.ok(form.body.data.workflow.states.includes('submitted'), 'the old definition stays');
+  // Once the record is back in draft, the same definition is taken.
+  t.equal((await take(app, owner, id, a, 'reject', 'not today')).status, 200);
+  t.equal((await take(app, owner, id, a, 'revise')).status, 200);
+  res = await app.json(url, { method: 'PUT', headers: owner.headers, json: simple });
+  t.equal(res.status, 200);
+  t.same(res.body.data.workflow.states, ['draft', 'published']);
+  t.equal((await take(app, owner, id, a, 'publish')).status, 200, 'records follow the new definition');
+  t.same(await onScreens(app, owner, id), ['Soup']);
+});

@@ -2501,7 +2501,7 @@ export interface paths {
         get?: never;
         /**
          * Set the form’s workflow definition
-         * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on.
+         * @description Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on; a definition that drops a state records are in is 409.
          */
         put: operations["putDataSourcesByIdFormWorkflow"];
         post?: never;
@@ -22496,7 +22496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description version_conflict: changed meanwhile by someone else (a race without If-Match) */
+            /** @description conflict: records are in states the new definition drops (`details.states`: state -> count); version_conflict: changed meanwhile by someone else (a race without If-Match) */
             409: {
                 headers: {
                     [name: string]: unknown;

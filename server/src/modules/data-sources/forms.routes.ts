@@ -145,7 +145,7 @@ export const formRoutes = [
     tags: FORM_TAGS,
     summary: 'Set the form’s workflow definition',
     description:
-      'Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on.',
+      'Needs owner access. Checked whole: known and reachable states, a "published" state reachable from the initial one, unique transition names, approvals of at least 1, someone named in each `who`, existing users. Records follow it from then on; a definition that drops a state records are in is 409.',
     params: IdParams,
     body: WorkflowSchema,
     ifMatch: true,
@@ -153,7 +153,10 @@ export const formRoutes = [
       200: { description: 'The form', data: FormDto, ...etag },
       403: forbidden('the caller does not own this table'),
       404: notTable,
-      409: { description: 'version_conflict: changed meanwhile by someone else (a race without If-Match)' },
+      409: {
+        description:
+          'conflict: records are in states the new definition drops (`details.states`: state -> count); version_conflict: changed meanwhile by someone else (a race without If-Match)',
+      },
     },
     handler: async (ctx, { params, body, auth }) => {
       const env = envOf(ctx, auth);

@@ -17,6 +17,7 @@ import {
   listForms,
   updateForm,
 } from './forms.repo.js';
+import { stateCounts } from './records.repo.js';
 import type { CreateFormBody, FormDto, MigrateBody, PatchFormBody } from './forms.schemas.js';
 import { fireDataChange } from './hooks.js';
 import { allRecordsOf, appendEvent, updateRecord } from './records.repo.js';
@@ -209,6 +210,16 @@ async function checkedWorkflow(db: Db, wf: Workflow): Promise<Workflow> {
 export async function putWorkflow(env: Env, id: string, wf: Workflow, expect: (revision: number) => void): Promise<void> {
   await env.deps.db.transaction().execute(async (trx) => {
     const { form } = await forChange(env, trx, id, 'owner', expect);
+    // Records in a state the new definition drops would be stranded (no transition leaves it).
+    const states = new Set(wf.states);
+    const stranded = [...(await stateCounts(trx, id))].filter(([state]) => !states.has(state));
+    if (stranded.length) {
+      throw new ApiError(
+        'conflict',
+        `Records are in states this workflow drops (${stranded.map(([s, n]) => `${s}: ${n}`).join(', ')}); keep those states, or move the records out of them first`,
+        { details: { states: Object.fromEntries(stranded) } },
+      );
+    }
     await saveForm(trx, form, env, { workflow: storableJson(await checkedWorkflow(trx, wf), 'workflow') });
   });
 }

@@ -189,6 +189,17 @@ export async function allRecordsOf(db: Db, sourceId: string): Promise<Pick<Recor
 }
 
 /** A record's audit trail (comments too), oldest first, with the names of the people. */
+/** How many records of the table are in each state. */
+export async function stateCounts(db: Db, sourceId: string): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('data_source_rows')
+    .select(['state', db.fn.countAll<number>().as('n')])
+    .where('source_id', '=', sourceId)
+    .groupBy('state')
+    .execute();
+  return new Map(rows.map((r) => [r.state, Number(r.n)]));
+}
+
 export async function eventsOf(db: Db, recordId: string, limit = 1000) {
   return db
     .selectFrom('data_source_record_events as e')
