@@ -229,6 +229,11 @@ t.test('attachments: a PNG and a PDF are kept and served with safe headers; 304;
     ],
   );
 
+  // The record's detail lists them, oldest first, for anyone who may read it; another record lists none.
+  const detail = await app.json(recordUrl(sourceId, recordId), { headers: viewer.headers });
+  t.same(detail.body.data.attachments, [a.body.data, b.body.data, c.body.data], 'GET one record carries its attachments');
+  t.same((await app.json(recordUrl(sourceId, recordIds[1]!), { headers: viewer.headers })).body.data.attachments, [], 'another record has none');
+
   // Content: a viewer reads it, with the sniffed type and safe headers.
   const got = await app.fetch(a.body.data.url, { headers: viewer.headers });
   t.equal(got.status, 200);
@@ -286,6 +291,11 @@ t.test('attachments: a PNG and a PDF are kept and served with safe headers; 304;
   const last = (await eventsOf(app, recordId)).at(-1)!;
   t.same([last.kind, last.userId, last.data], ['attachment_removed', editor.user.id, { attachmentId: a.body.data.id, fileName: 'special.png' }]);
   t.equal(filesUnder(attachmentsDir(app)).length, 2, 'the other two stay');
+  t.same(
+    (await app.json(recordUrl(sourceId, recordId), { headers: viewer.headers })).body.data.attachments.map((x: { id: string }) => x.id),
+    [b.body.data.id, c.body.data.id],
+    'the detail no longer lists the removed one',
+  );
 });
 
 t.test('attachments: the bytes decide the type; size and count limits; nothing refused stays on disk', async (t) => {

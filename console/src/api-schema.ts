@@ -4368,6 +4368,8 @@ export interface components {
                 to: string;
                 mayTake: boolean;
             }[];
+            /** @description Its attached files, oldest first (GET each one’s url for the bytes) */
+            attachments: components["schemas"]["RecordAttachment"][];
         };
         DataRecordEvent: {
             id: string;
@@ -4381,6 +4383,20 @@ export interface components {
                 [key: string]: unknown;
             };
             at: string;
+        };
+        RecordAttachment: {
+            id: string;
+            recordId: string;
+            fileName: string;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/gif" | "application/pdf";
+            sizeBytes: number;
+            sha256: string;
+            /** @description The user who attached it (null once that user is deleted) */
+            createdBy: string | null;
+            createdAt: string;
+            /** @description GET it for the bytes (viewer access to the source) */
+            url: string;
         };
         DataRecordApproval: {
             sourceId: string;
@@ -4402,20 +4418,6 @@ export interface components {
             /** @description The user who wrote it */
             by: string;
             at: string;
-        };
-        RecordAttachment: {
-            id: string;
-            recordId: string;
-            fileName: string;
-            /** @enum {string} */
-            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/gif" | "application/pdf";
-            sizeBytes: number;
-            sha256: string;
-            /** @description The user who attached it (null once that user is deleted) */
-            createdBy: string | null;
-            createdAt: string;
-            /** @description GET it for the bytes (viewer access to the source) */
-            url: string;
         };
         PlaylistSummary: {
             id: string;

@@ -1,32 +1,76 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad } from '../../ui';
+import { confirmAction, showToast } from '../../ui/confirm';
 import { Field as FieldBox } from '../../ui/fields';
 import { type FormDto, problemsOf, type Values } from './form-model';
 import { RecordForm } from './record-form';
 import { type DataRecord, movesOf, type RecordDetail, type RecordEvent, stateTone, titleOf, valueText, words } from './records-model';
 import { TransitionActions } from './transitions';
+import { Attachments } from './record-attachments';
+import { isWindowError, type WindowDraft, WindowFields, windowBody, windowOf } from './record-window';
 
 /**
  * One record (issue 18): its values in the entry form (editors save with If-Match; a 412
  * offers a reload), the workflow transitions the caller may take from its state, pending
- * approvals, and its history (the audit trail, comments included), newest last.
+ * approvals, its publishing window, its attachments, and its history (the audit trail,
+ * comments included), newest last. Editors delete it (confirmed, If-Match).
  */
-export function RecordPanel({ form, recordId, onChanged, onClose }: { form: FormDto; recordId: string; onChanged: () => void; onClose: () => void }) {
+export function RecordPanel({
+  form,
+  recordId,
+  onChanged,
+  onClose,
+  onDeleted,
+}: {
+  form: FormDto;
+  recordId: string;
+  onChanged: () => void;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
   const fields = form.published?.fields ?? [];
   const detail = useLoad(() => api.get<RecordDetail>(`data-sources/${form.sourceId}/records/${recordId}`), [form.sourceId, recordId]);
   const r = detail.data;
   const [values, setValues] = useState<Values>({});
+  const [span, setSpan] = useState<WindowDraft>(() => windowOf());
   const [said, setSaid] = useState<string | null>(null);
   useEffect(() => {
-    if (r) setValues(r.values as Values);
+    if (!r) return;
+    setValues(r.values as Values);
+    setSpan(windowOf(r));
   }, [r]);
   const save = useAction(async () => {
     if (Object.keys(problemsOf(fields, values)).length > 0) throw new Error('Some values do not fit the form: see the fields.');
-    await api.patch<DataRecord>(`data-sources/${form.sourceId}/records/${recordId}`, { values }, { headers: { 'if-match': `"${r!.revision}"` } });
+    await api.patch<DataRecord>(
+      `data-sources/${form.sourceId}/records/${recordId}`,
+      { values, ...windowBody(span, windowOf(r!)) },
+      { headers: { 'if-match': `"${r!.revision}"` } },
+    );
     await detail.reload();
     setSaid('Saved.');
     onChanged();
+  });
+  const remove = useAction(async () => {
+    const name = titleOf(fields, r!.values);
+    const yes = await confirmAction({
+      title: `Delete the record “${name}”?`,
+      body: <p>It leaves the table (and the screens, if they show it) with its attachments; its history is kept. This cannot be undone.</p>,
+      confirmLabel: 'Delete the record',
+      danger: true,
+    });
+    if (!yes) return;
+    try {
+      await api.del(`data-sources/${form.sourceId}/records/${recordId}`, { headers: { 'if-match': `"${r!.revision}"` } });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 412)) throw err;
+      await detail.reload();
+      throw new Error(
+        'Someone changed this record meanwhile, so it was not deleted. It is reloaded: look at their change, then delete it again if you still mean to.',
+      );
+    }
+    showToast(`Deleted “${name}”.`);
+    onDeleted();
   });
   if (detail.error && !r) return <ErrorNote error={detail.error} />;
   if (!r) return <p aria-busy="true">Loading the record…</p>;
@@ -62,6 +106,7 @@ export function RecordPanel({ form, recordId, onChanged, onClose }: { form: Form
         }}
       >
         <RecordForm fields={fields} values={values} onChange={setValues} error={save.error} disabled={!canEdit} />
+        <WindowFields value={span} onChange={setSpan} error={save.error} disabled={!canEdit} />
         {stale ? (
           <div class="error-note" role="alert" data-code="version_conflict">
             <p>Someone changed this record meanwhile. Reload it to see their change (yours here are dropped), then apply yours again.</p>
@@ -70,7 +115,7 @@ export function RecordPanel({ form, recordId, onChanged, onClose }: { form: Form
             </button>
           </div>
         ) : (
-          <ErrorNote error={save.error} />
+          <ErrorNote error={isWindowError(save.error) ? null : save.error} />
         )}
         {said && !save.error && <Notice>{said}</Notice>}
         {canEdit && (
@@ -89,6 +134,15 @@ export function RecordPanel({ form, recordId, onChanged, onClose }: { form: Form
           onChanged();
         }}
       />
+      <Attachments
+        path={`data-sources/${form.sourceId}/records/${recordId}/attachments`}
+        items={r.attachments}
+        canEdit={canEdit}
+        onChanged={() => {
+          void detail.reload();
+          onChanged();
+        }}
+      />
       <History events={r.history} form={form} />
       <CommentBox
         path={`data-sources/${form.sourceId}/records/${recordId}/comments`}
@@ -97,9 +151,19 @@ export function RecordPanel({ form, recordId, onChanged, onClose }: { form: Form
           onChanged();
         }}
       />
+      {canEdit && (
+        <div class="record-delete">
+          <ErrorNote error={remove.error} />
+          <button type="button" class="secondary outline" aria-busy={remove.busy} disabled={remove.busy} onClick={() => void remove.run()}>
+            Delete the record
+          </button>
+        </div>
+      )}
     </article>
   );
 }
+
+const when = (v: unknown) => (typeof v === 'string' ? formatTime(v) : 'no bound');
 
 /** The audit trail in words, oldest first. */
 function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
@@ -114,6 +178,8 @@ function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
         const changes = Object.entries((d.changes ?? {}) as Record<string, { from: unknown; to: unknown }>).map(
           ([k, c]) => `${labelOf(k)}: ${valueText(undefined, c.from)} → ${valueText(undefined, c.to)}`,
         );
+        if (d.publishAt) changes.push(`shown from: ${when((d.publishAt as { to: unknown }).to)}`);
+        if (d.unpublishAt) changes.push(`shown until: ${when((d.unpublishAt as { to: unknown }).to)}`);
         return `changed ${changes.join('; ') || 'it'}`;
       }
       case 'transition':
@@ -126,6 +192,10 @@ function History({ events, form }: { events: RecordEvent[]; form: FormDto }) {
         return d.live ? 'went on screens (its window opened)' : 'left the screens (its window)';
       case 'deleted':
         return 'deleted it';
+      case 'attachment_added':
+        return `attached ${String(d.fileName ?? 'a file')}`;
+      case 'attachment_removed':
+        return `removed the attachment ${String(d.fileName ?? '')}`.trim();
       default:
         return e.kind.replace(/_/g, ' ');
     }

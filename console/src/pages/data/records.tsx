@@ -8,6 +8,7 @@ import { RecordForm } from './record-form';
 import { RecordPanel } from './record-detail';
 import { type DataRecord, stateTone, titleOf, valueText, words } from './records-model';
 import { ScrollBox } from './table';
+import { isWindowError, type WindowDraft, WindowFields, windowBody, windowHint } from './record-window';
 
 /**
  * A table's records (issue 18), for tables with a published form: the list with state badges,
@@ -87,7 +88,12 @@ export function RecordsPanel({ form, initialRecord, onChanged }: { form: FormDto
                   <span class={`badge ${stateTone(r.state, r.live)}`} data-testid="record-state">
                     {words(r.state)}
                   </span>
-                  {r.state === 'published' && !r.live && <small class="muted"> not shown now</small>}
+                  {r.state === 'published' && !r.live && (
+                    <small class="muted" data-testid="record-window">
+                      {' '}
+                      {windowHint(r) ?? 'not shown now'}
+                    </small>
+                  )}
                 </td>
                 <td>{formatTime(r.updatedAt)}</td>
               </tr>
@@ -119,7 +125,19 @@ export function RecordsPanel({ form, initialRecord, onChanged }: { form: FormDto
           }}
         />
       )}
-      {open && <RecordPanel key={open} form={form} recordId={open} onChanged={changed} onClose={() => setOpen(null)} />}
+      {open && (
+        <RecordPanel
+          key={open}
+          form={form}
+          recordId={open}
+          onChanged={changed}
+          onClose={() => setOpen(null)}
+          onDeleted={() => {
+            setOpen(null);
+            changed();
+          }}
+        />
+      )}
     </section>
   );
 }
@@ -128,10 +146,11 @@ function NewRecord({ form, onClose, onMade }: { form: FormDto; onClose: () => vo
   const fields = form.published?.fields ?? [];
   const [values, setValues] = useState<Values>(() => initialValues(fields));
   const [tried, setTried] = useState(false);
+  const [span, setSpan] = useState<WindowDraft>({ publishAt: '', unpublishAt: '' });
   const create = useAction(async () => {
     setTried(true);
     if (Object.keys(problemsOf(fields, values)).length > 0) return;
-    onMade(await api.post<DataRecord>(`data-sources/${form.sourceId}/records`, { values }));
+    onMade(await api.post<DataRecord>(`data-sources/${form.sourceId}/records`, { values, ...windowBody(span) }));
   });
   return (
     <form
@@ -146,7 +165,8 @@ function NewRecord({ form, onClose, onMade }: { form: FormDto; onClose: () => vo
       <h3>New record</h3>
       <p class="muted">It starts as {words(form.workflow.initial).toLowerCase()}; screens show it once it is published.</p>
       <RecordForm fields={fields} values={values} onChange={setValues} error={create.error} showAll={tried} />
-      <ErrorNote error={create.error} />
+      <WindowFields value={span} onChange={setSpan} error={create.error} />
+      <ErrorNote error={isWindowError(create.error) ? null : create.error} />
       <div class="row">
         <button type="submit" aria-busy={create.busy} disabled={create.busy}>
           Add the record

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/http/pagination.js';
 import { uuidParam } from '../../platform/http/route.js';
+import { AttachmentDto } from './records-attachments.schemas.js';
 
 export const RECORD_TAGS = ['Records'];
 
@@ -58,6 +59,7 @@ export const RecordDetailDto = RecordDto.extend({
   transitions: z
     .array(z.object({ name: z.string(), label: z.string().nullable(), to: z.string(), mayTake: z.boolean() }))
     .describe('Those that leave its state'),
+  attachments: z.array(AttachmentDto).describe('Its attached files, oldest first (GET each one’s url for the bytes)'),
 }).meta({ id: 'DataRecordDetail' });
 
 export const ListRecordsQuery = pageQuery.extend({

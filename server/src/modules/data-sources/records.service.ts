@@ -33,6 +33,7 @@ import type { CreateRecordBody, ListRecordsQuery, PatchRecordBody, RecordDto, Tr
 import { DEFAULT_WORKFLOW, type Workflow } from './workflow-def.js';
 import { decide, isLive, mayTake, stateAfterEdit, type Taker, transitionsFrom } from './workflow-run.js';
 import { deleteRecordFiles } from './records-attachments.files.js';
+import { attachmentsOf } from './records-attachments.service.js';
 
 /**
  * Records of manual tables (issue 18, docs/data-sources.md "Records" and "Workflow"): create,
@@ -189,7 +190,12 @@ export async function recordDetail(deps: AppDeps, who: Who, sourceId: string, re
   const source = await tableRow(db, sourceId);
   const level = await accessOf(db, who, source, 'viewer');
   const row = await findRecord(db, sourceId, recordId);
-  const [form, approvals, events] = await Promise.all([formState(db, sourceId), approvalsOf(db, [row.id]), eventsOf(db, row.id)]);
+  const [form, approvals, events, files] = await Promise.all([
+    formState(db, sourceId),
+    approvalsOf(db, [row.id]),
+    eventsOf(db, row.id),
+    attachmentsOf(db, sourceId, [row.id]),
+  ]);
   const taker = takerOf(who, level);
   return {
     ...recordDto(row, approvals, form.workflow),
@@ -204,6 +210,7 @@ export async function recordDetail(deps: AppDeps, who: Who, sourceId: string, re
       at: e.at,
     })),
     transitions: transitionsFrom(form.workflow, row.state).map((t) => ({ name: t.name, label: t.label ?? null, to: t.to, mayTake: mayTake(t, taker) })),
+    attachments: files.get(row.id) ?? [],
   };
 }
 
