@@ -458,6 +458,31 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
     }
   });
 
+  await t.test('POST /api/v1/data-sources/{id}/records/{recordId}/attachments: archives are neither images nor PDFs', async (t) => {
+    const form = await call(server, owner, 'POST', '/api/v1/forms', { json: { name: 'Specials', fields: [{ key: 'dish', label: 'Dish', type: 'text' }] } });
+    t.equal(form.status, 201);
+    const sourceId: string = form.body.data.sourceId;
+    const record = await call(server, owner, 'POST', `/api/v1/data-sources/${sourceId}/records`, { json: { values: { dish: 'Soup' } } });
+    t.equal(record.status, 201);
+    const p = `/api/v1/data-sources/${sourceId}/records/${record.body.data.id}/attachments`;
+    for (const h of hostile) {
+      const res = await call(server, owner, 'POST', `${p}?name=menu.pdf`, {
+        body: h.bytes,
+        headers: { 'content-type': 'application/pdf', ...(h.encoding ? { 'content-encoding': h.encoding } : {}) },
+      });
+      // Sniffed from the bytes: no archive is an image or a PDF (415); empty is 400, over 25 MiB 413.
+      expectDocumented(
+        t,
+        'POST',
+        '/api/v1/data-sources/{id}/records/{recordId}/attachments',
+        res,
+        h.bytes.length === 0 ? [400] : h.bytes.length > 25 * 1024 * 1024 ? [413] : [415],
+      );
+    }
+    const detail = await call(server, owner, 'GET', `/api/v1/data-sources/${sourceId}/records/${record.body.data.id}`);
+    t.same(detail.body.data.attachments, [], 'no attachment was kept');
+  });
+
   await t.test('every route that takes a raw body was fed', async (t) => {
     const raw = ROUTES.filter((r) => r.rawBody).map((r) => `${r.method} ${r.path}`);
     for (const r of raw) t.ok(checked.has(r), `${r} is covered by this test`);
