@@ -62,6 +62,8 @@ t.test('console: first run, sign-in with every factor, account security, users',
 
   // Recovery codes, shown once.
   await page.getByRole('button', { name: 'Make recovery codes' }).click();
+  // allInnerTexts does not wait: wait for the codes to be drawn (a loaded CI machine read none).
+  await page.getByTestId('recovery-codes').locator('code').first().waitFor();
   const codes = await page.getByTestId('recovery-codes').locator('code').allInnerTexts();
   t.equal(codes.length, 10, 'ten recovery codes are shown');
   await snap(page, 'account-codes-1280-light');

@@ -332,6 +332,8 @@ t.test('records: an editor adds a special and submits it, a publisher approves a
   await publisher.page.getByRole('heading', { name: 'Approvals' }).waitFor();
   const item = publisher.page.getByRole('article', { name: 'Truffle pasta in Specials' });
   await item.waitFor();
+  // The item shows the raw keys until the table's form has loaded: wait for its formatted price.
+  await item.getByText('15.00 EUR').waitFor();
   t.match(await item.innerText(), /Dish\s+Truffle pasta[\s\S]*Price\s+15\.00 EUR/, 'its values with the form’s labels');
   await item.getByRole('button', { name: 'Reject' }).click();
   t.equal(await item.locator('.field-error').innerText(), 'Reject needs a comment saying why.', 'a reject asks for its comment');
