@@ -35,3 +35,30 @@ t.test('periodic tasks run on their interval, never overlap, survive errors, sto
   t.equal(runs, after + 1, 'runNow runs it at once');
   await t.rejects(tasks.runNow('nope'));
 });
+
+t.test('stop waits for tracked background work and tells loops to end', async (t) => {
+  const tasks = new PeriodicTasks(createLogger('silent'));
+  let release!: () => void;
+  let finished = false;
+  const work = tasks.track(
+    new Promise<void>((resolve) => {
+      release = resolve;
+    }).then(() => {
+      finished = true;
+    }),
+  );
+  t.equal(tasks.isStopping, false);
+  const stopped = tasks.stop().then(() => 'stopped');
+  t.equal(tasks.isStopping, true, 'a loop asking now learns it should end');
+  const early = await Promise.race([stopped, new Promise((r) => setTimeout(() => r('waiting'), 50))]);
+  t.equal(early, 'waiting', 'stop() has not resolved while the work runs');
+  release();
+  t.equal(await stopped, 'stopped');
+  t.ok(finished, 'the work ended before stop() resolved');
+  await work;
+  // A failed piece of work does not make stop() fail.
+  const other = new PeriodicTasks(createLogger('silent'));
+  other.track(Promise.reject(new Error('boom'))).catch(() => {});
+  await other.stop();
+  t.pass('stop resolves after a failed background promise');
+});

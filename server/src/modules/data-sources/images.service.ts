@@ -74,7 +74,8 @@ export function kickImageFetch(deps: AppDeps): Promise<number> {
     } while (state.again);
     return total;
   };
-  state.running = run()
+  state.running = deps.periodic
+    .track(run())
     .catch((err: unknown) => {
       deps.logger.error({ err }, 'data-source image fetch failed');
       return 0;
@@ -89,6 +90,7 @@ export function kickImageFetch(deps: AppDeps): Promise<number> {
 async function fetchDueImages(deps: AppDeps): Promise<number> {
   let tried = 0;
   for (;;) {
+    if (deps.periodic.isStopping) return tried;
     const due = await dueImages(deps.db, nowIso(), 20);
     if (due.length === 0) return tried;
     const readySources = new Set<string>();

@@ -17,7 +17,9 @@ interface Task {
 export class PeriodicTasks {
   private readonly tasks = new Map<string, Task>();
   private readonly stopHooks: (() => Promise<void> | void)[] = [];
+  private readonly background = new Set<Promise<unknown>>();
   private started = false;
+  private stopping = false;
 
   constructor(private readonly logger: Logger) {}
 
@@ -46,10 +48,30 @@ export class PeriodicTasks {
     this.stopHooks.push(hook);
   }
 
+  /**
+   * Work started outside a tick that must end before the app's database closes (a fetch a
+   * change kicked off): stop() waits for it. Long loops check `isStopping` to quit early.
+   */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.background.add(work);
+    void work.then(
+      () => this.background.delete(work),
+      () => this.background.delete(work),
+    );
+    return work;
+  }
+
+  /** True once stop() was called: background loops end at their next step. */
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
   async stop(): Promise<void> {
     this.started = false;
+    this.stopping = true;
     for (const task of this.tasks.values()) clearInterval(task.timer);
     await Promise.all([...this.tasks.values()].map((t) => t.running));
+    await Promise.allSettled([...this.background]);
     await Promise.allSettled(this.stopHooks.map((h) => h()));
   }
 
