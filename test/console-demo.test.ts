@@ -1,25 +1,11 @@
 import t from 'tap';
 import { checkA11y } from './helpers/a11y.js';
-import type { BrowserContext } from 'playwright-core';
 import { signIn } from './helpers/auth.js';
-import { DESKTOP, launchBrowser, snap } from './helpers/browser.js';
+import { DESKTOP, launchBrowser, signedInContext, snap } from './helpers/browser.js';
 import { demoSeeded } from './helpers/demo.js';
-import { startApp, type TestApp } from './helpers/harness.js';
+import { startApp } from './helpers/harness.js';
 
 const BANNER = 'Demo mode: sample data, reset any time.';
-
-/** A browser context carrying the session cookie of a user of `role`. */
-async function contextAs(app: TestApp, context: BrowserContext, role: 'owner' | 'admin' | 'editor') {
-  const who = await signIn(app, { role });
-  const host = new URL(app.url).hostname;
-  await context.addCookies(
-    who.headers.cookie.split('; ').map((pair) => {
-      const i = pair.indexOf('=');
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: host, path: '/' };
-    }),
-  );
-  return who;
-}
 
 t.test('console: the demo banner on every page, and an admin resets the demo data', async (t) => {
   const browser = await launchBrowser(t);
@@ -41,7 +27,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
 
   // An editor sees the banner but may not reset.
   const editorContext = await browser.newContext({ viewport: DESKTOP });
-  await contextAs(app, editorContext, 'editor');
+  await signedInContext(app, editorContext, app.url, 'editor');
   const editorPage = await editorContext.newPage();
   await editorPage.goto(`${app.url}/playlists`);
   await editorPage.getByText(BANNER).waitFor();
@@ -52,7 +38,7 @@ t.test('console: the demo banner on every page, and an admin resets the demo dat
   const counter = (screens.body.data.items as any[]).find((s) => s.name === 'Counter');
   t.equal((await app.json(`/api/v1/screens/${counter.id}`, { method: 'PATCH', headers: owner.headers, json: { name: 'Renamed till' } })).status, 200);
   const context = await browser.newContext({ viewport: DESKTOP });
-  await contextAs(app, context, 'admin');
+  await signedInContext(app, context, app.url, 'admin');
   const page = await context.newPage();
   page.on('pageerror', (e) => errors.push(e.message));
   t.teardown(async () => {
@@ -104,7 +90,7 @@ t.test('console: no banner when demo mode is off', async (t) => {
   if (!browser) return;
   const app = await startApp(t);
   const context = await browser.newContext({ viewport: DESKTOP });
-  await contextAs(app, context, 'owner');
+  await signedInContext(app, context, app.url, 'owner');
   const page = await context.newPage();
   const demoAnswers: number[] = [];
   page.on('response', (r) => {

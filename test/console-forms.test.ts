@@ -1,9 +1,8 @@
 import t from 'tap';
-import type { Browser, Page } from 'playwright-core';
-import type { Role } from '../server/src/platform/http/auth.js';
+import type { Page } from 'playwright-core';
 import { checkA11y } from './helpers/a11y.js';
 import { signIn } from './helpers/auth.js';
-import { DESKTOP, launchBrowser, pairPlayPage, PHONE, signedInContext, snap } from './helpers/browser.js';
+import { contextAs, DESKTOP, launchBrowser, pairPlayPage, PHONE, signedInContext, snap } from './helpers/browser.js';
 import { startApp } from './helpers/harness.js';
 
 /**
@@ -217,20 +216,6 @@ t.test('form builder: add, reorder (drag and keyboard), preview checks as you ty
   await viewerContext.close();
   t.same(errors, [], 'no page errors');
 });
-
-/** A browser context signed in as a new user of `role` (the session cookie copied in). */
-async function contextAs(app: Awaited<ReturnType<typeof startApp>>, browser: Browser, role: Role, viewport = DESKTOP) {
-  const who = await signIn(app, { role });
-  const context = await browser.newContext({ viewport, timezoneId: 'UTC' });
-  const url = new URL(app.url);
-  await context.addCookies(
-    who.headers.cookie.split('; ').map((pair) => {
-      const i = pair.indexOf('=');
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
-    }),
-  );
-  return { who, context, page: await context.newPage() };
-}
 
 t.test('records: an editor adds a special and submits it, a publisher approves and publishes it from the inbox, a /play page shows it', async (t) => {
   const browser = await launchBrowser(t);

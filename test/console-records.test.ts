@@ -1,10 +1,8 @@
 import t from 'tap';
 import sharp from 'sharp';
-import type { Browser } from 'playwright-core';
-import type { Role } from '../server/src/platform/http/auth.js';
 import { checkA11y } from './helpers/a11y.js';
 import { signIn } from './helpers/auth.js';
-import { DESKTOP, launchBrowser, snap } from './helpers/browser.js';
+import { contextAs, launchBrowser, snap } from './helpers/browser.js';
 import { startApp } from './helpers/harness.js';
 
 /**
@@ -15,22 +13,6 @@ import { startApp } from './helpers/harness.js';
  * refused in words; one removed); deleting a record (confirmed, If-Match, back to the list).
  * A viewer sees the attachments but no upload, remove or delete.
  */
-
-type App = Awaited<ReturnType<typeof startApp>>;
-
-/** A browser context signed in as a new user of `role` (the session cookie copied in). */
-async function contextAs(app: App, browser: Browser, role: Role) {
-  const who = await signIn(app, { role });
-  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
-  const url = new URL(app.url);
-  await context.addCookies(
-    who.headers.cookie.split('; ').map((pair) => {
-      const i = pair.indexOf('=');
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/' };
-    }),
-  );
-  return { who, context, page: await context.newPage() };
-}
 
 /** "YYYY-MM-DDTHH:MM" in UTC (the browser contexts run in UTC). */
 const localInput = (ms: number) => new Date(ms).toISOString().slice(0, 16);

@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { signIn } from './auth.js';
 import { totpNow } from './totp.js';
 import type { TestApp } from './harness.js';
+import type { Role } from '../../server/src/platform/http/auth.js';
 
 export const CHROMIUM = process.env.PLACARD_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -108,7 +109,7 @@ export async function addVirtualAuthenticator(context: BrowserContext, page: Pag
 }
 
 /** A browser context signed in as `role` through the real API (cookie copied in). */
-export async function signedInContext(app: TestApp, context: BrowserContext, base: string, role: 'owner' | 'editor' | 'viewer' = 'owner') {
+export async function signedInContext(app: TestApp, context: BrowserContext, base: string, role: Role = 'owner') {
   const who = await signIn(app, { role });
   const url = new URL(base);
   await context.addCookies(
@@ -118,6 +119,13 @@ export async function signedInContext(app: TestApp, context: BrowserContext, bas
     }),
   );
   return who;
+}
+
+/** A new browser context (UTC) signed in as a new user of `role`, with a page. */
+export async function contextAs(app: TestApp, browser: Browser, role: Role, viewport = DESKTOP) {
+  const context = await browser.newContext({ viewport, timezoneId: 'UTC' });
+  const who = await signedInContext(app, context, app.url, role);
+  return { who, context, page: await context.newPage() };
 }
 
 /** The text of the first visible alert inside `scope`: the error shown where the user acted. */
