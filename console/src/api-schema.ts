@@ -24242,7 +24242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: the caller may not read the data source the widget is bound to; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24412,7 +24412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: the caller may not read the data source the widget is bound to; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24951,7 +24951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: the caller may not read the data source the widget is bound to; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25124,7 +25124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: the caller may not read the data source the widget is bound to; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;

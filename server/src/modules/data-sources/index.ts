@@ -53,6 +53,7 @@ export const dataSourcesModule: PlacardModule = {
 
 // What other modules may use (content, widgets), and nothing else:
 export { currentData, existingSourceIds, viewProblems } from './data-sources.service.js';
+export { requireSourceReader } from './access.js';
 export {
   addContentDefinitions,
   type ContentDefinition,

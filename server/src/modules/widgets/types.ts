@@ -192,9 +192,8 @@ const jsonSchema = (schema: z.ZodType): Record<string, unknown> => {
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...out };
 };
 
-/** Settings of a type as JSON Schema (GET /widget-types, content-definitions). Computed once. */
-let TYPE_LIST: ReturnType<typeof computeTypeList> | undefined;
-function computeTypeList() {
+/** Settings of a type as JSON Schema (GET /widget-types, content-definitions). */
+export function widgetTypeList() {
   return WIDGET_TYPES.map((type) => ({
     type,
     ...TYPE_INFO[type],
@@ -202,10 +201,6 @@ function computeTypeList() {
     template: type === 'custom' ? CUSTOM_EXAMPLE : null,
   }));
 }
-export const widgetTypeList = () => {
-  TYPE_LIST ??= computeTypeList();
-  return TYPE_LIST;
-};
 
 const Placement = z.object({
   widgetId: z.uuid().describe('A widget of this type'),

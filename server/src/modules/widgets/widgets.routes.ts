@@ -30,6 +30,7 @@ async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
 }
 const withEtag = { headers: { ETag: { description: 'The widget’s revision; send it back in If-Match' } } };
 const userOf = (auth: unknown) => (auth as SessionPrincipal).userId ?? null;
+const noAccess = { description: 'forbidden: the caller may not read the data source the widget is bound to' };
 const invalidBody = {
   description:
     'validation_failed: a field is wrong (details.issues name it), the binding names an unknown source (code invalid_reference) or a view that does not fit it, or the template does not compile (details.errors: [{message, line, column}]); nothing is stored',
@@ -68,8 +69,8 @@ export const widgetRoutes = [
     tags: TAGS,
     summary: 'Create a widget (compiled at once; a template error is 400 with its line and column, nothing stored)',
     body: WidgetBody,
-    responses: { 201: { description: 'The widget, with its first bundle', data: WidgetDto, ...withEtag }, 400: invalidBody },
-    handler: async (ctx, { body, auth }) => reply(ctx, await createWidget(ctx.deps, body, userOf(auth)), 201),
+    responses: { 201: { description: 'The widget, with its first bundle', data: WidgetDto, ...withEtag }, 400: invalidBody, 403: noAccess },
+    handler: async (ctx, { body, auth }) => reply(ctx, await createWidget(ctx.deps, body, auth), 201),
   }),
   defineRoute({
     method: 'POST',
@@ -80,9 +81,9 @@ export const widgetRoutes = [
     summary: 'Compile an unsaved widget with its live data (the bound view’s rows, or none): the bundle document and the template’s errors',
     description: 'Answers 200 whether the template compiles or not: `errors` lists what failed (with line and column), `html` is then empty.',
     body: WidgetBody,
-    responses: { 200: { description: 'The bundle document and errors', data: CompilePreviewDto }, 400: invalidBody },
-    handler: async (ctx, { body }) => {
-      const valid = await validateWidget(ctx.deps.db, body);
+    responses: { 200: { description: 'The bundle document and errors', data: CompilePreviewDto }, 400: invalidBody, 403: noAccess },
+    handler: async (ctx, { body, auth }) => {
+      const valid = await validateWidget(ctx.deps.db, body, auth);
       const compiled = await compileUnsaved(ctx.deps, valid);
       return ok(compiled.ok ? { html: compiled.html, errors: [] } : { html: '', errors: compiled.errors });
     },
@@ -120,9 +121,9 @@ export const widgetRoutes = [
     params: IdParams,
     body: WidgetPatch,
     ifMatch: true,
-    responses: { 200: { description: 'The widget', data: WidgetDto, ...withEtag }, 400: invalidBody },
+    responses: { 200: { description: 'The widget', data: WidgetDto, ...withEtag }, 400: invalidBody, 403: noAccess },
     handler: async (ctx, { params, body, auth }) => {
-      await patchWidget(ctx.deps, params.id, body, revisionCheck(ctx), userOf(auth));
+      await patchWidget(ctx.deps, params.id, body, revisionCheck(ctx), auth);
       return reply(ctx, params.id);
     },
   }),
@@ -150,8 +151,8 @@ export const widgetRoutes = [
     tags: TAGS,
     summary: 'Copy a widget (settings, template, binding) as "<name> (copy)"',
     params: IdParams,
-    responses: { 201: { description: 'The copy', data: WidgetDto, ...withEtag } },
-    handler: async (ctx, { params, auth }) => reply(ctx, await duplicateWidget(ctx.deps, params.id, userOf(auth)), 201),
+    responses: { 201: { description: 'The copy', data: WidgetDto, ...withEtag }, 403: noAccess },
+    handler: async (ctx, { params, auth }) => reply(ctx, await duplicateWidget(ctx.deps, params.id, auth), 201),
   }),
   defineRoute({
     method: 'GET',

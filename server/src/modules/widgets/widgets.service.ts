@@ -5,9 +5,10 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { ApiError, conflict, invalidReference, notFound } from '../../platform/http/errors.js';
+import type { Principal } from '../../platform/http/auth.js';
 import type { RevisionCheck } from '../../platform/http/revision.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
-import { existingSourceIds, outputDocument, outputFor, type View, viewKeyOf, viewProblems } from '../data-sources/index.js';
+import { existingSourceIds, outputDocument, outputFor, requireSourceReader, type View, viewKeyOf, viewProblems } from '../data-sources/index.js';
 import { compileWidget, type TemplateError, type WidgetData } from './compiler.js';
 import { findWidgetUsages, fireWidgetBundleChange } from './hooks.js';
 import {
@@ -91,8 +92,12 @@ function issues(list: { path: (string | number)[]; message: string; code: string
   return new ApiError('validation_failed', message, { details: { ...details, issues: list.map((i) => ({ location: 'body', ...i })) } });
 }
 
-/** Checks type, settings (the type's schema), template and binding; answers them normalised, or throws 400 naming the field. */
-export async function validateWidget(db: Db, input: Omit<WidgetInput, 'name'>): Promise<Valid> {
+/**
+ * Checks type, settings (the type's schema), template and binding; answers them normalised,
+ * or throws 400 naming the field. With `auth`, a binding needs read access to the source
+ * (403): the widget shows its rows.
+ */
+export async function validateWidget(db: Db, input: Omit<WidgetInput, 'name'>, auth?: Principal): Promise<Valid> {
   if (!isWidgetType(input.type)) throw issues([{ path: ['type'], message: 'not a widget type', code: 'invalid_value' }], `Unknown widget type "${input.type}"`);
   const type = input.type;
   const parsed = SETTINGS[type].safeParse(input.settings ?? {});
@@ -338,8 +343,11 @@ export function dtoOf(row: WidgetRow, bundle: BundleRow | undefined) {
 }
 
 /** Validates and compiles (400 with the template's errors, nothing stored), stores, builds the bundle. */
-export async function createWidget(deps: AppDeps, input: WidgetInput, userId: string | null): Promise<string> {
-  const valid = await validateWidget(deps.db, input);
+const userIdOf = (auth: Principal) => (auth.kind === 'session' ? auth.userId : null);
+
+export async function createWidget(deps: AppDeps, input: WidgetInput, auth: Principal): Promise<string> {
+  const userId = userIdOf(auth);
+  const valid = await validateWidget(deps.db, input, auth);
   const compiled = await compileUnsaved(deps, valid);
   if (!compiled.ok) throw templateErrors(compiled.errors);
   const id = newId();
@@ -368,18 +376,23 @@ export async function patchWidget(
   id: string,
   patch: { name?: string; settings?: Record<string, unknown>; template?: string | null; binding?: z.output<typeof BindingSchema> | null },
   check: RevisionCheck,
-  userId: string | null,
+  auth: Principal,
 ): Promise<void> {
+  const userId = userIdOf(auth);
   const row = await findWidget(deps.db, id);
   if (!row) throw notFound('Widget');
   check(row.revision);
   const old = bindingOf(row);
-  const valid = await validateWidget(deps.db, {
-    type: row.type,
-    settings: patch.settings ?? settingsOf(row),
-    template: patch.template !== undefined ? patch.template : row.template,
-    binding: patch.binding !== undefined ? patch.binding : old ? { sourceId: old.sourceId, view: old.view } : null,
-  });
+  const valid = await validateWidget(
+    deps.db,
+    {
+      type: row.type,
+      settings: patch.settings ?? settingsOf(row),
+      template: patch.template !== undefined ? patch.template : row.template,
+      binding: patch.binding !== undefined ? patch.binding : old ? { sourceId: old.sourceId, view: old.view } : null,
+    },
+    patch.binding !== undefined ? auth : undefined,
+  );
   const contentChanged = patch.settings !== undefined || patch.template !== undefined || patch.binding !== undefined;
   if (contentChanged) {
     const compiled = await compileUnsaved(deps, valid);
@@ -404,7 +417,7 @@ export async function patchWidget(
   if (updated) await rebuildAndTell(deps, [id]);
 }
 
-export async function duplicateWidget(deps: AppDeps, id: string, userId: string | null): Promise<string> {
+export async function duplicateWidget(deps: AppDeps, id: string, auth: Principal): Promise<string> {
   const row = await findWidget(deps.db, id);
   if (!row) throw notFound('Widget');
   const binding = bindingOf(row);
@@ -417,7 +430,7 @@ export async function duplicateWidget(deps: AppDeps, id: string, userId: string 
       template: row.template,
       binding: binding ? { sourceId: binding.sourceId, view: binding.view } : null,
     },
-    userId,
+    auth,
   );
 }
 
