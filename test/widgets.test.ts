@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { addPlayerWidgetGuard, addWidgetBundleChangeHook, widgetBundleFor } from '../server/src/modules/widgets/index.js';
+import { kickImageFetch } from '../server/src/modules/data-sources/images.service.js';
 import { signedInApp } from './helpers/auth.js';
-import { createSource } from './helpers/data-sources.js';
+import { waitUntil } from './helpers/browser.js';
+import { samplePng } from './helpers/sample-media.js';
+import { createSource, fakeFeed, refreshNow } from './helpers/data-sources.js';
 import { pairScreen } from './helpers/screens.js';
 
 const UNKNOWN = '0190f5a2-7b3c-7def-8abc-0123456789ab';
@@ -359,3 +364,55 @@ t.test(
     t.equal(Buffer.compare(Buffer.from(await again.arrayBuffer()), png), 0, 'the cached picture');
   },
 );
+
+t.test('row images the server keeps as media become placard-media:<assetId>; the others are dropped, no remote URL left', async (t) => {
+  const { app, owner, call } = await signedInApp(t, { config: { fetchAllowLoopback: true } });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-widget-images-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const png = readFileSync(await samplePng(dir, 'tea.png', { r: 20, g: 160, b: 60 }));
+  const feed = await fakeFeed(t, { '/tea.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png) });
+  const items = [
+    { name: 'Tea', photo: `${feed.url}/tea.png` },
+    { name: 'Cake', photo: `${feed.url}/gone.png` },
+  ];
+  feed.routes.set('/menu.json', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items })));
+  const made = await createSource(app, owner, {
+    name: 'Menu',
+    provider: 'json',
+    config: {
+      url: `${feed.url}/menu.json`,
+      rowsPath: '$.items[*]',
+      columns: [
+        { name: 'name', path: '$.name' },
+        { name: 'photo', path: '$.photo', type: 'image' },
+      ],
+    },
+  });
+  const sourceId = made.body.data.id as string;
+  await refreshNow(app, sourceId);
+  const heard: string[][] = [];
+  addWidgetBundleChangeHook(app.deps, (_d, c) => {
+    heard.push(c.widgetIds);
+  });
+  const w = (
+    await call('POST', '/api/v1/widgets', {
+      name: 'Photos',
+      type: 'carousel',
+      settings: { imageColumn: 'photo', captionColumn: 'name' },
+      binding: { sourceId },
+    })
+  ).body.data;
+  await kickImageFetch(app.deps);
+  const ref = await waitUntil('the bundle shows the image as media', async () => {
+    const a = await widgetBundleFor(app.deps, w.id);
+    return a.ok && a.bundle.images.length ? a.bundle : undefined;
+  });
+  const assetId = ref.images[0]!.assetId;
+  t.ok(heard.flat().filter((id) => id === w.id).length >= 2, 'the image becoming ready rebuilt the bundle and told the hook');
+  const screen = await pairScreen(app, owner);
+  addPlayerWidgetGuard(app.deps, async () => true);
+  const html = await (await app.fetch(ref.url, { headers: screen.headers })).text();
+  t.match(html, `<img src="placard-media:${assetId}"`, 'the kept image');
+  t.notMatch(html, /127\.0\.0\.1|https?:\/\//, 'no remote URL in the bundle');
+  t.equal(html.split('<figure').length, 2, 'the row whose image is not kept shows no slide');
+});

@@ -119,6 +119,7 @@ export async function validateWidget(db: Db, input: Omit<WidgetInput, 'name'>, a
     const known = await existingSourceIds(db, [binding.sourceId]);
     if (!known.has(binding.sourceId))
       throw invalidReference('The widget is bound to a data source that does not exist', { path: ['binding', 'sourceId'], message: 'no such data source' });
+    if (auth) await requireSourceReader(db, auth, binding.sourceId);
     if (binding.view) {
       const problems = await viewProblems(db, binding.sourceId, binding.view);
       if (problems.length)
