@@ -206,7 +206,7 @@ export function sanitizeWidgetHtml(html: string): string {
   return sanitizeHtml(html, SANITIZE);
 }
 
-// ---- what the built-in types add to the template's data ----
+// ---- what the built-in types add to the template's data (prepare: exported for the benchmark) ----
 
 type Format = { type?: 'text' | 'number' | 'money'; decimals?: number; currency?: string; grouping?: boolean; symbolBefore?: boolean };
 
@@ -252,7 +252,7 @@ export function formatCell(v: unknown, format: Format | undefined): string {
   return text;
 }
 
-async function prepare(type: WidgetType, settings: Record<string, unknown>, data: WidgetData | null): Promise<Record<string, unknown>> {
+export async function prepare(type: WidgetType, settings: Record<string, unknown>, data: WidgetData | null): Promise<Record<string, unknown>> {
   if (type === 'qr') {
     const s = settings as z.output<(typeof SETTINGS)['qr']>;
     return { qrSvg: await QRCode.toString(s.value, { type: 'svg', margin: 1, color: { dark: s.dark, light: s.light } }) };
