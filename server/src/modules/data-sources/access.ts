@@ -2,7 +2,7 @@ import type { Principal, Role } from '../../platform/http/auth.js';
 import type { Db } from '../../platform/db/database.js';
 import type { DataSourceAccessLevel } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/http/errors.js';
-import { grantsOfUser } from './data-sources.repo.js';
+import { findSourceRow, grantsOfUser } from './data-sources.repo.js';
 
 /**
  * Access to one source (docs/data-sources.md, "Access"): owners and admins of the server
@@ -65,4 +65,10 @@ export async function requireLevel(db: Db, caller: Caller, sourceId: string, nee
     throw new ApiError('forbidden', `You may not ${VERBS[needed]} data source "${name}" (your access: ${level}; this needs ${needed})`);
   }
   return level;
+}
+
+/** 403 unless the caller may read the source (widgets bound to it show its rows); nothing for an unknown source. */
+export async function requireSourceReader(db: Db, auth: Principal, sourceId: string): Promise<void> {
+  const row = await findSourceRow(db, sourceId);
+  if (row) await requireLevel(db, callerOf(auth), sourceId, 'viewer', row.name);
 }

@@ -53,7 +53,10 @@ export const dataSourcesModule: PlacardModule = {
 
 // What other modules may use (content, widgets), and nothing else:
 export { currentData, existingSourceIds, viewProblems } from './data-sources.service.js';
+export { requireSourceReader } from './access.js';
 export {
+  addContentDefinitions,
+  type ContentDefinition,
   addDataChangeHook,
   addDataSourceScreenFinder,
   addDataSourceUsageFinder,
@@ -63,7 +66,7 @@ export {
   type DataSourceUsage,
   type OutputChange,
 } from './hooks.js';
-export { outputFor, type OutputAnswer, type OutputRef } from './outputs.service.js';
+export { outputDocument, outputFor, type OutputAnswer, type OutputRef } from './outputs.service.js';
 export { viewKeyOf } from './outputs.js';
 export { viewSchema, type View } from './views.js';
 export type { Snapshot } from './data-sources.repo.js';
