@@ -298,7 +298,7 @@ t.test('a widget in use cannot be deleted (409 naming the playlist and the layou
 });
 
 t.test('the preview and the planned now-showing treat a playlist of widgets as playable; a widget without data is left out with a warning', async (t) => {
-  const { app, owner, call, feed, elsewhere, office, manifest } = await setup(t);
+  const { app, owner, call, feed, other, elsewhere, office, manifest } = await setup(t);
   const preview = await call('POST', '/api/v1/schedules/preview', {
     screenId: office.screenId,
     from: new Date().toISOString(),
@@ -313,6 +313,15 @@ t.test('the preview and the planned now-showing treat a playlist of widgets as p
   );
   const screen = (await call('GET', `/api/v1/screens/${office.screenId}`)).body.data;
   t.match(screen.nowShowing, { planned: true, playlistId: elsewhere.id, playlistName: 'Elsewhere' });
+  // A player showing the widget item and reporting the widget's id as its current asset: named.
+  const beat = await app.json('/api/v1/player/heartbeat', {
+    method: 'POST',
+    headers: office.headers,
+    json: { currentPlaylistId: elsewhere.id, currentAssetId: other.id },
+  });
+  t.equal(beat.status, 200, JSON.stringify(beat.body));
+  const reported = (await call('GET', `/api/v1/screens/${office.screenId}`)).body.data;
+  t.match(reported.nowShowing, { planned: false, assetId: other.id, assetName: 'Other text', playlistName: 'Elsewhere' });
 
   // A widget bound to a feed never fetched has no data: its item is left out, named in warnings.
   const made = await createSource(app, owner, { name: 'Later', provider: 'json', config: { url: `${feed.url}/later.json` } });
