@@ -56,8 +56,12 @@ t.test('draft, publish, revisions, restore, duplicate', async (t) => {
     ...draft2,
     zones: [{ x: 0, y: 0, width: 10, height: 10, content: { type: 'widget', widgetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' } }],
   });
-  t.equal(widget.status, 400);
-  t.match(widget.body.error.message, /Widgets/);
+  t.equal(widget.status, 400, 'a zone naming no widget');
+  t.match(widget.body.error.message, /widget 0190f5a2/);
+  t.same(
+    widget.body.error.details.issues.map((i: any) => [i.code, i.path]),
+    [['invalid_reference', ['zones', 0, 'content', 'widgetId']]],
+  );
 
   const pub1 = await call('POST', `/api/v1/layouts/${id}/publish`, { note: 'first' });
   t.equal(pub1.status, 200);

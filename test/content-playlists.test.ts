@@ -131,8 +131,11 @@ t.test('items: add at a position, patch, reorder, bulk, delete; bad input', asyn
   const two = await call('POST', `/api/v1/playlists/${root.id}/items`, { playlistId: kids[0]!.id, assetId: kids[1]!.id });
   t.equal(two.status, 400);
   const widget = await call('POST', `/api/v1/playlists/${root.id}/items`, { widgetId: kids[0]!.id });
-  t.equal(widget.status, 400);
-  t.match(widget.body.error.message, /Widgets are not available/);
+  t.equal(widget.status, 400, 'a widgetId that names no widget (here a playlist’s id)');
+  t.same(
+    widget.body.error.details.issues.map((i: any) => [i.code, i.path]),
+    [['invalid_reference', ['widgetId']]],
+  );
   const missingAsset = await call('POST', `/api/v1/playlists/${root.id}/items`, { assetId: '0190f5a2-7b3c-7def-8abc-0123456789ab' });
   t.equal(missingAsset.status, 400);
 });

@@ -6,7 +6,10 @@
  * - a schedule created, changed or deleted bumps the screens it reached or reaches;
  * - a screen downloads only variants of assets its current manifest uses;
  * - an asset that becomes ready, fails, is archived, restored, replaced, retagged or
- *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists).
+ *   deleted bumps the manifests of the screens that used it (and of tag-rule playlists);
+ * - (widgets module) deleting a widget a playlist or layout uses answers 409 naming them; a
+ *   screen downloads only bundles of widgets its current manifest lists; a widget's new
+ *   bundle (edited, rebuilt with new data, deleted) bumps exactly the screens using it.
  */
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
@@ -17,7 +20,7 @@ import { screensWithoutLocation } from './screen-context.repo.js';
 import { deleteAssignment } from './assignments.repo.js';
 import { deleteManifestDeps, screensDependingOnSource } from './manifest.repo.js';
 import { currentManifest } from './manifest.js';
-import { layoutsReferencing, playlistsWithAssets } from './playlists.repo.js';
+import { layoutsReferencing, playlistsWithAssets, playlistsWithWidgets } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
 import { nowShowingDescriber } from './describe-now-showing.js';
 import { onSettingsChanged } from '../system/index.js';
@@ -26,6 +29,7 @@ import { bumpManifestRevision } from '../screens/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { addScheduleChangeHook } from '../schedules/index.js';
 import { addDataSourceScreenFinder, addDataSourceUsageFinder, addOutputChangeHook, addPlayerDataGuard, type DataSourceUsage } from '../data-sources/index.js';
+import { addPlayerWidgetGuard, addWidgetBundleChangeHook, addWidgetUsageFinder } from '../widgets/index.js';
 
 export async function assetUsages(db: Db, assetIds: readonly string[]): Promise<Usage[]> {
   if (assetIds.length === 0) return [];
@@ -40,6 +44,16 @@ export async function dataSourceUsages(db: Db, sourceIds: readonly string[]): Pr
   const out: DataSourceUsage[] = [];
   for (const sourceId of sourceIds)
     for (const l of await layoutsReferencing(db, 'sourceId', sourceId)) out.push({ sourceId, type: 'layout', id: l.id, name: l.name ?? '' });
+  return out;
+}
+
+/** The playlists (items) and layouts (draft or published zones) that show any of the widgets. */
+export async function widgetUsages(db: Db, widgetIds: readonly string[]): Promise<{ widgetId: string; type: string; id: string; name: string | null }[]> {
+  if (widgetIds.length === 0) return [];
+  const out: { widgetId: string; type: string; id: string; name: string | null }[] = [];
+  for (const r of await playlistsWithWidgets(db, widgetIds)) out.push({ widgetId: r.widget_id!, type: 'playlist', id: r.id, name: r.name });
+  for (const widgetId of widgetIds)
+    for (const l of await layoutsReferencing(db, 'widgetId', widgetId)) out.push({ widgetId, type: 'layout', id: l.id, name: l.name ?? '' });
   return out;
 }
 
@@ -86,6 +100,20 @@ export function installContentHooks(deps: AppDeps): void {
       change.deleted
         ? [{ kind: 'data-source', id: change.sourceId }]
         : change.viewKeys.map((key) => ({ kind: 'data-output', id: `${change.sourceId}/${key}` })),
+    ),
+  );
+  // Widgets: a playlist item or a layout zone keeps a widget from being deleted; a screen
+  // downloads the bundles its manifest lists; a new bundle bumps exactly the screens using the widget.
+  addWidgetUsageFinder(deps, widgetUsages);
+  addPlayerWidgetGuard(deps, async (deps, screenId, widgetId) => {
+    const screen = await screenContext(deps.db, screenId);
+    if (!screen) return false;
+    return (await currentManifest(deps, screen)).widgetIds.has(widgetId);
+  });
+  addWidgetBundleChangeHook(deps, (deps, change) =>
+    contentChanged(
+      deps,
+      change.widgetIds.map((id) => ({ kind: 'widget', id })),
     ),
   );
   addAssetChangeHook(deps, async (deps, event) => {

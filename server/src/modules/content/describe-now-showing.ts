@@ -11,6 +11,7 @@ import { defaultTimeZone, type ScreenContext } from './screen-context.js';
 import { schedulesNamingScreens } from '../schedules/index.js';
 import { assignmentsOf } from './assignments.repo.js';
 import { namesOf } from './names.repo.js';
+import { widgetInfos } from './refs.repo.js';
 import { groupIdsByScreen, screenZoneRows } from './screen-context.repo.js';
 import { resolveSubject } from './resolve.js';
 
@@ -142,6 +143,9 @@ async function describeNowShowing(
     namesOf(db, 'layouts', ids.layouts),
     namesOf(db, 'schedules', ids.schedules),
   ]);
+  // A player showing a widget item may report the widget's id as its current asset: name it.
+  const unnamed = [...ids.assets].filter((id) => !assets.has(id));
+  for (const [id, w] of await widgetInfos(db, unnamed)) assets.set(id, w.name);
   const out = new Map<string, NowShowing | null>();
   for (const [screenId, f] of found) {
     out.set(

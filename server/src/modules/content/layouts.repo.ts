@@ -4,10 +4,11 @@ import type { Db } from '../../platform/db/database.js';
 import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schema.js';
 import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
 import { afterCursor } from '../../platform/http/pagination.js';
-import { notYet, now, parseJson } from './common.js';
+import { now, parseJson } from './common.js';
 import { assetInfos } from './refs.repo.js';
 import { uuidParam } from '../../platform/http/route.js';
 import { existingSourceIds, type View, viewProblems, viewSchema } from '../data-sources/index.js';
+import { existingWidgetIds } from '../widgets/index.js';
 
 export const MAX_ZONES = 32;
 const Color = z
@@ -19,7 +20,7 @@ export const ZoneContentSchema = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('playlist'), playlistId: uuidParam }),
     z.object({ type: z.literal('asset'), assetId: uuidParam, durationMs: z.number().int().min(500).max(86_400_000).nullable().default(null) }),
-    z.object({ type: z.literal('widget'), widgetId: z.uuid() }),
+    z.object({ type: z.literal('widget'), widgetId: uuidParam }).describe('A widget (its current bundle, sized to the zone)'),
     z
       .object({
         type: z.literal('data'),
@@ -191,7 +192,7 @@ export function contentRefs(content: LayoutContent): { playlistIds: string[]; as
     if (z.content?.type === 'widget') widgetIds.push(z.content.widgetId);
     if (z.content?.type === 'data') sourceIds.push(z.content.sourceId);
   }
-  return { playlistIds: [...new Set(playlistIds)], assetIds: [...new Set(assetIds)], widgetIds, sourceIds: [...new Set(sourceIds)] };
+  return { playlistIds: [...new Set(playlistIds)], assetIds: [...new Set(assetIds)], widgetIds: [...new Set(widgetIds)], sourceIds: [...new Set(sourceIds)] };
 }
 
 /** The references that do not exist (or are archived), as readable strings. */
@@ -210,15 +211,16 @@ export async function missingRefs(db: Db, content: LayoutContent): Promise<strin
   }
   const sources = await existingSourceIds(db, refs.sourceIds);
   for (const id of refs.sourceIds) if (!sources.has(id)) missing.push(`data source ${id}`);
+  const widgets = await existingWidgetIds(db, refs.widgetIds);
+  for (const id of refs.widgetIds) if (!widgets.has(id)) missing.push(`widget ${id}`);
   return missing;
 }
 
 /**
  * 400 when the content names something that does not exist (or is archived), an issue per
- * field (`background.assetId`, `zones.2.content.playlistId`); widgets are not yet available.
+ * field (`background.assetId`, `zones.2.content.playlistId`, `zones.1.content.widgetId`).
  */
 export async function assertRefs(db: Db, content: LayoutContent): Promise<void> {
-  if (contentRefs(content).widgetIds.length) throw notYet('widgets', 'zones.content.widgetId');
   const missing = await missingRefs(db, content);
   if (missing.length) {
     const refs = contentRefs(content);
@@ -227,6 +229,7 @@ export async function assertRefs(db: Db, content: LayoutContent): Promise<void> 
     );
     const usableAssets = new Set([...(await assetInfos(db, refs.assetIds))].filter(([, a]) => a.state !== 'archived').map(([id]) => id));
     const sources = await existingSourceIds(db, refs.sourceIds);
+    const widgets = await existingWidgetIds(db, refs.widgetIds);
     const issues: Reference[] = [];
     if (content.background.assetId && !usableAssets.has(content.background.assetId))
       issues.push({ path: ['background', 'assetId'], message: 'no such asset, or archived' });
@@ -237,6 +240,8 @@ export async function assertRefs(db: Db, content: LayoutContent): Promise<void> 
         issues.push({ path: ['zones', i, 'content', 'assetId'], message: 'no such asset, or archived' });
       if (z.content?.type === 'data' && !sources.has(z.content.sourceId))
         issues.push({ path: ['zones', i, 'content', 'sourceId'], message: 'no such data source' });
+      if (z.content?.type === 'widget' && !widgets.has(z.content.widgetId))
+        issues.push({ path: ['zones', i, 'content', 'widgetId'], message: 'no such widget' });
     }
     throw invalidReference(`The layout refers to what does not exist: ${missing.join(', ')}`, issues, { missing });
   }

@@ -14,6 +14,8 @@ export interface CachedManifest {
   assetIds: Set<string>;
   /** Data sources whose outputs the manifest lists (the screen may download them). */
   dataSourceIds: Set<string>;
+  /** Widgets whose bundles the manifest lists (the screen may download them). */
+  widgetIds: Set<string>;
 }
 
 const CACHE = new ScopeKey('content.manifests', () => new Map<string, CachedManifest>());

@@ -1,11 +1,14 @@
 /**
  * The manifest_deps table: what each screen's last manifest build used (playlists, layouts,
- * assets, schedules, tag rules, assignments, data sources and their outputs), so a change bumps exactly the screens it alters.
+ * assets, schedules, tag rules, assignments, data sources and their outputs, widgets), so a change bumps exactly the screens it alters.
  */
 import type { Db } from '../../platform/db/database.js';
 
-/** 'data-source': a source's id (deleted: every screen showing it); 'data-output': `<sourceId>/<viewKey>` (that output changed). */
-export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment' | 'data-source' | 'data-output';
+/**
+ * 'data-source': a source's id (deleted: every screen showing it); 'data-output': `<sourceId>/<viewKey>` (that output changed);
+ * 'widget': a widget's id (its current bundle changed: edited, rebuilt with new data, deleted).
+ */
+export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment' | 'data-source' | 'data-output' | 'widget';
 export interface DepRef {
   kind: DepKind;
   id: string;

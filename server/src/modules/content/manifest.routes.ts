@@ -11,7 +11,7 @@ const Window = z.object({ startsAt: z.string(), endsAt: z.string() });
 const Item = z.object({
   id: z.string(),
   playlistId: z.string().describe('the playlist holding the item (the nested one for nested playlists)'),
-  kind: z.string().describe('image, video, audio, pdf, website'),
+  kind: z.string().describe('image, video, audio, pdf, website, widget'),
   assetId: z.string().nullable(),
   variantId: z.string().nullable().describe('the media[] entry to play'),
   posterVariantId: z.string().nullable(),
@@ -26,6 +26,8 @@ const Item = z.object({
   windows: z.array(Window).nullable().describe('when it may play within the horizon, all rules (nested too) applied; null: always'),
   fit: z.enum(['contain', 'cover', 'fill']),
   muted: z.boolean(),
+  widgetId: z.string().nullable().describe('widget items: the widget (null for assets)'),
+  bundleId: z.string().nullable().describe('widget items: the `widgets[]` bundle to show (null for assets)'),
 });
 const Playlist = z.object({ id: z.string(), name: z.string(), items: z.array(Item) });
 const Zone = z.object({
@@ -43,6 +45,10 @@ const Zone = z.object({
     .object({ sourceId: z.string(), viewKey: z.string().nullable(), outputId: z.string().describe('the `data[]` entry to show') })
     .nullable()
     .describe('a data zone: the output whose rows it shows; null for other zones, or while the source has no data'),
+  widget: z
+    .object({ widgetId: z.string(), bundleId: z.string().describe('the `widgets[]` entry to show') })
+    .nullable()
+    .describe('a widget zone: the bundle it shows; null for other zones, or while the widget has no bundle (warned)'),
 });
 const Layout = z.object({
   id: z.string(),
@@ -103,6 +109,21 @@ export const ManifestDto = z
         }),
       )
       .describe('the data outputs to cache, next to media'),
+    widgets: z
+      .array(
+        z.object({
+          widgetId: z.string(),
+          bundleId: z.string(),
+          revision: z.number().describe('the widget revision the bundle was built from'),
+          url: z.string().describe('downloads with the device credential: one self-contained text/html document'),
+          sha256: z.string(),
+          sizeBytes: z.number(),
+          images: z
+            .array(z.object({ assetId: z.string(), variantId: z.string() }))
+            .describe('put media[variantId] (as a data: URL) where the bundle says `placard-media:<assetId>`'),
+        }),
+      )
+      .describe('the widget bundles to cache, next to media (sorted by widgetId)'),
     overlays: z.array(z.unknown()),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
   })
@@ -116,7 +137,7 @@ export const manifestRoutes = [
     tags: ['Player'],
     summary: 'Everything the screen plays in the next 48 hours, and the media to cache',
     description:
-      'The resolved timeline in the screen’s time zone (layouts, zones, playlists flattened to playable items with durations), every media variant to cache (URL of the player variant route, size, sha256, content type) and warnings for content left out. Send If-None-Match with the ETag: 304 while nothing changed. `manifest.changed` on the socket says when to fetch again.',
+      'The resolved timeline in the screen’s time zone (layouts, zones, playlists flattened to playable items with durations), every media variant, data output and widget bundle to cache (URL of the player variant route, size, sha256, content type) and warnings for content left out. Send If-None-Match with the ETag: 304 while nothing changed. `manifest.changed` on the socket says when to fetch again.',
     responses: {
       200: { description: 'The manifest', data: ManifestDto, headers: { ETag: { description: 'changes when the manifest does' } } },
       304: { description: 'Not modified: the If-None-Match ETag is current' },

@@ -1,8 +1,8 @@
 /**
  * The player manifest (DESIGN.md sections 6.3 and 11; shape in docs/content.md): for one
  * screen, the resolved timeline of the next 48 hours in its time zone, each segment with
- * its layout or playlist flattened to playable items, every media variant to cache, and
- * warnings for what was left out. Built on demand, cached per (screen, manifest
+ * its layout or playlist flattened to playable items, every media variant, data output and
+ * widget bundle to cache, and warnings for what was left out. Built on demand, cached per (screen, manifest
  * revision, hour), and recorded in `manifest_deps` so a change bumps exactly the screens
  * it alters.
  */
@@ -17,10 +17,11 @@ import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { ContentLoader } from './playable.js';
 import type { Daypart, FlatItem } from './plan.js';
-import { effectiveDuration } from './refs.js';
+import { effectiveDuration, widgetDuration } from './refs.js';
 import type { VariantInfo } from './refs.repo.js';
 import { resolveSubject, type Warning } from './resolve.js';
 import { type OutputAnswer, outputFor, type View, viewKeyOf } from '../data-sources/index.js';
+import { type WidgetBundleAnswer, type WidgetBundleRef, widgetBundleFor } from '../widgets/index.js';
 
 export const HORIZON_MS = 48 * 3_600_000;
 const HOUR_MS = 3_600_000;
@@ -45,6 +46,9 @@ export interface ManifestItem {
   windows: { startsAt: string; endsAt: string }[] | null;
   fit: 'contain' | 'cover' | 'fill';
   muted: boolean;
+  /** Widget items: the widget and the `widgets[]` bundle to show (null for assets). */
+  widgetId: string | null;
+  bundleId: string | null;
 }
 
 export interface ManifestPlaylist {
@@ -81,6 +85,21 @@ export interface ManifestData {
 /** Answers a data source's output for (source, view); the data-sources module's `outputFor`. */
 export type OutputResolver = (sourceId: string, view: View | null) => Promise<OutputAnswer>;
 
+/** A widget bundle the screen downloads (w-contract "Manifest additions"): one self-contained HTML document. */
+export interface ManifestWidget {
+  widgetId: string;
+  bundleId: string;
+  revision: number;
+  url: string;
+  sha256: string;
+  sizeBytes: number;
+  /** The media the bundle names as `placard-media:<assetId>`, each with the variant (in `media`) to put there. */
+  images: { assetId: string; variantId: string }[];
+}
+
+/** Answers a widget's current bundle (built when missing); the widgets module's `widgetBundleFor`. */
+export type WidgetResolver = (widgetId: string) => Promise<WidgetBundleAnswer>;
+
 export interface Manifest {
   screenId: string;
   revision: number;
@@ -98,6 +117,7 @@ export interface Manifest {
   }[];
   media: ManifestMedia[];
   data: ManifestData[];
+  widgets: ManifestWidget[];
   overlays: unknown[];
   warnings: Warning[];
 }
@@ -116,6 +136,9 @@ class Builder {
   readonly media = new Map<string, ManifestMedia>();
   readonly data = new Map<string, ManifestData>();
   private readonly warned = new Set<string>();
+  /** Each widget's answer (asked once per build) and the largest box it is shown in. */
+  private readonly bundles = new Map<string, WidgetBundleAnswer>();
+  private readonly widgetBoxes = new Map<string, { width: number; height: number }>();
 
   constructor(
     private readonly loader: ContentLoader,
@@ -123,6 +146,7 @@ class Builder {
     private readonly from: number,
     private readonly to: number,
     private readonly outputs: OutputResolver | null,
+    private readonly widgets: WidgetResolver | null = null,
   ) {}
 
   get deps() {
@@ -206,7 +230,91 @@ class Builder {
       windows: flat.windows ? flat.windows.map((w) => ({ startsAt: new Date(w.start).toISOString(), endsAt: new Date(w.end).toISOString() })) : null,
       fit,
       muted,
+      widgetId: null,
+      bundleId: null,
     };
+  }
+
+  /**
+   * A widget's current bundle for a place of `box`, or null with a `widget_unavailable`
+   * warning (deleted, failed to build, no data yet). Recorded as a dependency either way, so
+   * a new bundle (an edit, a data change) or the widget's deletion bumps the screen.
+   */
+  private async widgetBundle(widgetId: string, box: { width: number; height: number }): Promise<WidgetBundleRef | null> {
+    this.dep('widget', widgetId);
+    let answer = this.bundles.get(widgetId);
+    if (!answer) {
+      answer = this.widgets ? await this.widgets(widgetId) : { ok: false, reason: 'no_bundle', message: 'Widget bundles are not built here' };
+      this.bundles.set(widgetId, answer);
+    }
+    if (!answer.ok) {
+      this.warn(`widget:${widgetId}`, { code: 'widget_unavailable', message: answer.message, widgetId, reason: answer.reason });
+      return null;
+    }
+    const seen = this.widgetBoxes.get(widgetId);
+    this.widgetBoxes.set(widgetId, seen ? { width: Math.max(seen.width, box.width), height: Math.max(seen.height, box.height) } : { ...box });
+    return answer.bundle;
+  }
+
+  /** A playable item for a widget, or null (warned) when it has no bundle. */
+  private async widgetItem(
+    flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string },
+    rule: { validFrom: string | null; validUntil: string | null; dayparts: Daypart[] },
+    box: { width: number; height: number },
+    fit: ManifestItem['fit'],
+    muted: boolean,
+  ): Promise<ManifestItem | null> {
+    const bundle = await this.widgetBundle(flat.refId, box);
+    if (!bundle) return null;
+    return {
+      id: flat.id,
+      playlistId: flat.playlistId,
+      kind: 'widget',
+      assetId: null,
+      variantId: null,
+      posterVariantId: null,
+      pageVariantIds: [],
+      url: null,
+      name: bundle.name,
+      durationMs: widgetDuration(flat.durationMs, bundle),
+      transition: flat.transition,
+      validFrom: rule.validFrom,
+      validUntil: rule.validUntil,
+      dayparts: rule.dayparts,
+      windows: flat.windows ? flat.windows.map((w) => ({ startsAt: new Date(w.start).toISOString(), endsAt: new Date(w.end).toISOString() })) : null,
+      fit,
+      muted,
+      widgetId: bundle.widgetId,
+      bundleId: bundle.bundleId,
+    };
+  }
+
+  /**
+   * The `widgets` list: each bundle shown, with the media its images play from (their player
+   * variant for the largest box the widget is shown in, added to `media` like a data zone's
+   * images; an image that cannot play is left out and the player leaves its place empty).
+   */
+  async widgetList(): Promise<ManifestWidget[]> {
+    const out: ManifestWidget[] = [];
+    for (const [widgetId, answer] of this.bundles) {
+      if (!answer.ok) continue;
+      const { bundle } = answer;
+      const box = this.widgetBoxes.get(widgetId) ?? DEFAULT_BOX;
+      await this.loader.ensureAssets(bundle.images.map((i) => i.assetId));
+      const images: ManifestWidget['images'] = [];
+      for (const { assetId } of bundle.images) {
+        if (images.some((i) => i.assetId === assetId) || this.loader.problem(assetId)) continue;
+        const variant = pickVariant(
+          (this.loader.variants.get(assetId) ?? []).filter((v) => v.purpose === 'player' && v.contentType.startsWith('image/')),
+          box,
+        );
+        if (!variant) continue;
+        this.addMedia(variant);
+        images.push({ assetId, variantId: variant.id });
+      }
+      out.push({ widgetId, bundleId: bundle.bundleId, revision: bundle.revision, url: bundle.url, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes, images });
+    }
+    return out.sort((a, b) => a.widgetId.localeCompare(b.widgetId));
   }
 
   private itemRule(playlistId: string, itemId: string) {
@@ -258,11 +366,10 @@ class Builder {
     const out: ManifestItem[] = [];
     for (const flat of items) {
       const playlistId = flat.path.at(-1)!;
-      if (flat.kind === 'widget') {
-        this.warn(`widget:${flat.refId}`, { code: 'widget_unavailable', message: 'Widgets are not available yet; the item is left out', widgetId: flat.refId });
-        continue;
-      }
-      const item = this.assetItem({ ...flat, playlistId }, this.itemRule(playlistId, flat.id), box, fit, muted);
+      const item =
+        flat.kind === 'widget'
+          ? await this.widgetItem({ ...flat, playlistId }, this.itemRule(playlistId, flat.id), box, fit, muted)
+          : this.assetItem({ ...flat, playlistId }, this.itemRule(playlistId, flat.id), box, fit, muted);
       if (item) out.push(item);
     }
     return { id, name: this.loader.playlists.get(id)?.name ?? '', items: out };
@@ -278,6 +385,7 @@ class Builder {
       const box = { width: z.width, height: z.height };
       let playlist: ManifestPlaylist | null = null;
       let data: Awaited<ReturnType<Builder['dataZone']>> = null;
+      let widget: { widgetId: string; bundleId: string } | null = null;
       if (z.content?.type === 'data') data = await this.dataZone(z.content.sourceId, z.content.view, box);
       else if (z.content?.type === 'playlist') playlist = await this.playlist(z.content.playlistId, box, z.fit, z.muted);
       else if (z.content?.type === 'asset') {
@@ -298,13 +406,23 @@ class Builder {
         );
         playlist = { id: `${layoutId}:${z.id}`, name: z.name, items: item ? [item] : [] };
       } else if (z.content?.type === 'widget') {
-        this.warn(`widget:${z.content.widgetId}`, {
-          code: 'widget_unavailable',
-          message: 'Widgets are not available yet; the zone stays empty',
-          widgetId: z.content.widgetId,
-        });
+        const bundle = await this.widgetBundle(z.content.widgetId, box);
+        if (bundle) widget = { widgetId: bundle.widgetId, bundleId: bundle.bundleId };
       }
-      zones.push({ id: z.id, name: z.name, x: z.x, y: z.y, width: z.width, height: z.height, zIndex: z.zIndex, fit: z.fit, muted: z.muted, playlist, data });
+      zones.push({
+        id: z.id,
+        name: z.name,
+        x: z.x,
+        y: z.y,
+        width: z.width,
+        height: z.height,
+        zIndex: z.zIndex,
+        fit: z.fit,
+        muted: z.muted,
+        playlist,
+        data,
+        widget,
+      });
     }
     let backgroundMedia: { assetId: string; variantId: string } | null = null;
     if (content.background.assetId) {
@@ -346,12 +464,18 @@ export interface BuiltManifest {
 }
 
 /** Builds a screen's manifest for the 48 hours from the start of the hour of `nowMs`. */
-export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.now(), outputs: OutputResolver | null = null): Promise<BuiltManifest> {
+export async function buildManifest(
+  db: Db,
+  screen: ScreenContext,
+  nowMs = Date.now(),
+  outputs: OutputResolver | null = null,
+  widgets: WidgetResolver | null = null,
+): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
   const loader = new ContentLoader(db);
   const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader });
-  const b = new Builder(loader, resolution.timeZone, from, to, outputs);
+  const b = new Builder(loader, resolution.timeZone, from, to, outputs, widgets);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
   const playlists = new Map<string, ManifestPlaylist>();
@@ -375,6 +499,7 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
     }
     timeline.push(entry);
   }
+  const widgetList = await b.widgetList();
   const manifest: Manifest = {
     screenId: screen.id,
     revision: screen.manifestRevision,
@@ -385,6 +510,7 @@ export async function buildManifest(db: Db, screen: ScreenContext, nowMs = Date.
     timeline,
     media: [...b.media.values()].sort((x, y) => x.assetId.localeCompare(y.assetId) || x.variantId.localeCompare(y.variantId)),
     data: [...b.data.values()].sort((x, y) => x.sourceId.localeCompare(y.sourceId) || (x.viewKey ?? '').localeCompare(y.viewKey ?? '')),
+    widgets: widgetList,
     overlays: [],
     warnings: b.warnings,
   };
@@ -414,7 +540,13 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
     const before = contentChangeCount(deps);
-    built = await buildManifest(deps.db, screen, nowMs, (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)));
+    built = await buildManifest(
+      deps.db,
+      screen,
+      nowMs,
+      (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
+      (widgetId) => widgetBundleFor(deps, widgetId),
+    );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;
   }
@@ -440,6 +572,7 @@ function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: str
     body: JSON.stringify({ data: built.manifest }),
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
     dataSourceIds: new Set(built.manifest.data.map((d) => d.sourceId)),
+    widgetIds: new Set(built.manifest.widgets.map((w) => w.widgetId)),
   };
   return entry;
 }

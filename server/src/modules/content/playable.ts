@@ -1,6 +1,6 @@
 /**
  * What a playlist can actually play: its items (nested playlists and tag rules expanded)
- * whose assets exist, are ready and have something a player can show. One loader serves
+ * whose assets exist, are ready and have something a player can show, and whose widgets exist. One loader serves
  * a whole resolution and manifest build, so the precedence ("a schedule whose playlist
  * has nothing to play falls through") and the manifest's items follow the same rule, and
  * each playlist, asset and variant list is read once. Records what it read as manifest
@@ -12,6 +12,7 @@ import { parseJson } from './common.js';
 import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { itemsOf, planPlaylistRow, tagRuleAssets, tagRuleOf } from './playlists.repo.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
+import { existingWidgetIds } from '../widgets/index.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
@@ -27,6 +28,9 @@ export class ContentLoader {
   readonly deps = new Map<string, DepRef>();
   private readonly flattened = new Map<string, FlattenResult>();
   private readonly fetched = new Set<string>();
+  /** Widgets read so far, and which of them exist. */
+  private readonly widgetsFetched = new Set<string>();
+  private readonly widgetsFound = new Set<string>();
 
   constructor(readonly db: Db) {}
 
@@ -85,6 +89,24 @@ export class ContentLoader {
     }
   }
 
+  /** Reads which of the widgets exist (those not read yet). */
+  async ensureWidgets(ids: readonly string[]): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.widgetsFetched.has(id));
+    if (missing.length === 0) return;
+    for (const id of await existingWidgetIds(this.db, missing)) this.widgetsFound.add(id);
+    for (const id of missing) this.widgetsFetched.add(id);
+  }
+
+  /**
+   * Whether a widget exists (call after `ensureWidgets`), recorded as a dependency: its
+   * bundle changing or the widget going bumps the screen. Whether its bundle builds is the
+   * manifest's to find out (`widget_unavailable`); for precedence an existing widget plays.
+   */
+  widgetExists(widgetId: string): boolean {
+    this.dep('widget', widgetId);
+    return this.widgetsFound.has(widgetId);
+  }
+
   /**
    * Why an asset cannot play, as the warning the manifest gives, or null when it can:
    * it exists, is ready, and has a player variant (a PDF: page images; a website: its address).
@@ -115,6 +137,7 @@ export class ContentLoader {
       await this.load(id);
       result = flattenPlaylist(id, this.playlists, zone, from, to);
       await this.ensureAssets(result.items.filter((i) => i.kind === 'asset').map((i) => i.refId));
+      await this.ensureWidgets(result.items.filter((i) => i.kind === 'widget').map((i) => i.refId));
       this.flattened.set(key, result);
     }
     return result;
@@ -122,13 +145,13 @@ export class ContentLoader {
 
   /**
    * When within [from, to) the playlist has at least one item that can play (sorted,
-   * merged; empty: never). Widgets cannot play yet.
+   * merged; empty: never). A widget item can play when its widget exists.
    */
   async playableWindows(id: string, zone: string, from: number, to: number): Promise<Interval[]> {
     const { items } = await this.flatten(id, zone, from, to);
     const windows: Interval[] = [];
     for (const item of items) {
-      if (item.kind !== 'asset' || this.problem(item.refId)) continue;
+      if (item.kind === 'widget' ? !this.widgetExists(item.refId) : this.problem(item.refId)) continue;
       windows.push(...(item.windows ?? [{ start: from, end: to }]));
     }
     return mergeIntervals(windows);

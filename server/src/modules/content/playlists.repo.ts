@@ -8,7 +8,8 @@ import { storableJson } from '../../platform/db/json.js';
 import { now, parseJson, type Usage } from './common.js';
 import { MAX_NESTING, nestingDepth, wouldCycle, type Daypart } from './plan.js';
 import { assetsWithTags, effectiveDuration } from './refs.js';
-import { assetInfos, type AssetInfo } from './refs.repo.js';
+import { assetInfos, type AssetInfo, type WidgetInfo, widgetInfos } from './refs.repo.js';
+import { widgetDuration } from './refs.js';
 import { schedulesShowing } from '../schedules/index.js';
 import type { ItemDto, ItemPatch, NewItem, PlaylistDto, TagRule, TRANSITIONS } from './playlists.schemas.js';
 
@@ -52,6 +53,17 @@ export function playlistsWithAssets(db: Db, assetIds: readonly string[]) {
     .execute();
 }
 
+/** The playlists that hold any of the widgets as an item (one row per widget and playlist). */
+export function playlistsWithWidgets(db: Db, widgetIds: readonly string[]) {
+  return db
+    .selectFrom('playlist_items as i')
+    .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
+    .select(['i.widget_id', 'p.id', 'p.name'])
+    .where('i.widget_id', 'in', [...widgetIds])
+    .distinct()
+    .execute();
+}
+
 export function tagRuleOf(row: Pick<PlaylistRow, 'tag_rule'>): TagRule | null {
   return parseJson<TagRule | null>(row.tag_rule, null);
 }
@@ -60,8 +72,15 @@ export function itemType(row: ItemRow): 'asset' | 'widget' | 'playlist' {
   return row.asset_id ? 'asset' : row.widget_id ? 'widget' : 'playlist';
 }
 
-function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: Map<string, string>, nestedDurations: Map<string, number>): ItemDto {
+function toItemDto(
+  row: ItemRow,
+  assets: Map<string, AssetInfo>,
+  widgets: Map<string, WidgetInfo>,
+  playlistNames: Map<string, string>,
+  nestedDurations: Map<string, number>,
+): ItemDto {
   const asset = row.asset_id ? assets.get(row.asset_id) : undefined;
+  const widget = row.widget_id ? widgets.get(row.widget_id) : undefined;
   const type = itemType(row);
   const nested = row.child_playlist_id ? nestedDurations.get(row.child_playlist_id) : undefined;
   return {
@@ -71,12 +90,13 @@ function toItemDto(row: ItemRow, assets: Map<string, AssetInfo>, playlistNames: 
     assetId: row.asset_id,
     widgetId: row.widget_id,
     playlistId: row.child_playlist_id,
-    label: asset?.name ?? (row.child_playlist_id ? (playlistNames.get(row.child_playlist_id) ?? null) : null),
+    label: asset?.name ?? widget?.name ?? (row.child_playlist_id ? (playlistNames.get(row.child_playlist_id) ?? null) : null),
     assetKind: asset?.kind ?? null,
     assetState: row.asset_id ? (asset?.state ?? 'missing') : null,
     // A nested playlist plays its own items for their own durations (one pass).
     durationMs: type === 'playlist' ? null : row.duration_ms,
-    effectiveDurationMs: type === 'playlist' ? (nested ?? 0) : effectiveDuration(row.duration_ms, asset),
+    effectiveDurationMs:
+      type === 'playlist' ? (nested ?? 0) : type === 'widget' ? widgetDuration(row.duration_ms, widget) : effectiveDuration(row.duration_ms, asset),
     transition: { type: row.transition_type as (typeof TRANSITIONS)[number], durationMs: row.transition_ms },
     validFrom: row.valid_from,
     validUntil: row.valid_until,
@@ -124,9 +144,14 @@ async function durationOf(db: Db, id: string, seen: Set<string> = new Set()): Pr
     db,
     rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])),
   );
+  const widgets = await widgetInfos(
+    db,
+    rows.flatMap((r) => (r.widget_id ? [r.widget_id] : [])),
+  );
   let sum = await tagRuleDuration(db, row);
   for (const r of rows) {
     if (r.child_playlist_id) sum += await durationOf(db, r.child_playlist_id, new Set(seen));
+    else if (r.widget_id) sum += widgetDuration(r.duration_ms, widgets.get(r.widget_id));
     else sum += effectiveDuration(r.duration_ms, r.asset_id ? assets.get(r.asset_id) : undefined);
   }
   return sum;
@@ -137,6 +162,10 @@ export async function itemDtos(db: Db, rows: readonly ItemRow[]): Promise<ItemDt
     db,
     rows.flatMap((r) => (r.asset_id ? [r.asset_id] : [])),
   );
+  const widgets = await widgetInfos(
+    db,
+    rows.flatMap((r) => (r.widget_id ? [r.widget_id] : [])),
+  );
   const childIds = [...new Set(rows.flatMap((r) => (r.child_playlist_id ? [r.child_playlist_id] : [])))];
   const names = new Map<string, string>();
   const durations = new Map<string, number>();
@@ -144,7 +173,7 @@ export async function itemDtos(db: Db, rows: readonly ItemRow[]): Promise<ItemDt
     for (const p of await db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', childIds).execute()) names.set(p.id, p.name);
     for (const c of childIds) durations.set(c, await durationOf(db, c));
   }
-  return rows.map((r) => toItemDto(r, assets, names, durations));
+  return rows.map((r) => toItemDto(r, assets, widgets, names, durations));
 }
 
 export function toSummary(row: PlaylistRow, itemCount: number) {
@@ -273,7 +302,7 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
 }
 
 /** Layouts whose draft or published revision has a zone showing `field` = `id`. */
-export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId' | 'sourceId', id: string): Promise<Usage[]> {
+export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId' | 'sourceId' | 'widgetId', id: string): Promise<Usage[]> {
   const path = `$.content.${field}`;
   const rows = await sql<{ id: string; name: string }>`
     select distinct l.id, l.name from layouts l

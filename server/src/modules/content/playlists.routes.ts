@@ -121,7 +121,7 @@ export const playlistRoutes = [
     auth: 'session',
     minRole: 'editor',
     tags: TAGS,
-    summary: 'Add an item (an asset, a nested playlist; widgets later)',
+    summary: 'Add an item (an asset, a widget or a nested playlist)',
     description:
       'Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video or audio plays its own length, a website 30 s, anything else 10 s. An item nesting a playlist takes no `durationMs` (400): it plays the nested items for their own durations; its `transition` leads into the first of them.',
     params: IdParams,

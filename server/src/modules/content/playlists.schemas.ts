@@ -64,7 +64,7 @@ export const ItemDto = z
     assetId: z.string().nullable(),
     widgetId: z.string().nullable(),
     playlistId: z.string().nullable().describe('the nested playlist this item plays'),
-    label: z.string().nullable().describe('the asset’s or nested playlist’s name'),
+    label: z.string().nullable().describe('the asset’s, widget’s or nested playlist’s name'),
     assetKind: z.string().nullable(),
     assetState: z.string().nullable(),
     durationMs: z.number().nullable(),

@@ -9,7 +9,7 @@ import { newId } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ApiError, invalidReference, notFound } from '../../platform/http/errors.js';
 import { contentChanged } from './changes.js';
-import { inUse, notYet, now, type RevisionCheck } from './common.js';
+import { inUse, now, type RevisionCheck } from './common.js';
 import {
   assertNestable,
   assertNoNestedDuration,
@@ -34,17 +34,18 @@ import {
 } from './playlists.repo.js';
 import { MAX_ITEMS_PER_PLAYLIST, type ItemPatch, type NewItem, type TagRule } from './playlists.schemas.js';
 import { assetInfos } from './refs.repo.js';
+import { existingWidgetIds } from '../widgets/index.js';
 
 /** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {
   return invalidReference(message, { path: [field], message });
 }
 
-/** Checks what a new item points at: exactly one existing asset or playlist. */
+/** Checks what a new item points at: exactly one existing asset, widget or playlist. */
 async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = 'item'): Promise<void> {
   const refs = [item.assetId, item.widgetId, item.playlistId].filter((x) => x !== undefined);
   if (refs.length !== 1) throw badRef(field, 'An item shows exactly one of assetId, widgetId or playlistId');
-  if (item.widgetId) throw notYet('widgets', 'widgetId');
+  if (item.widgetId && !(await existingWidgetIds(db, [item.widgetId])).has(item.widgetId)) throw badRef('widgetId', `No widget ${item.widgetId}`);
   if (item.assetId) {
     const asset = (await assetInfos(db, [item.assetId])).get(item.assetId);
     if (!asset) throw badRef('assetId', `No asset ${item.assetId}`);

@@ -1,7 +1,8 @@
 /**
- * What content reads of the media module's tables (assets, their variants and tags), with
- * plain SQL so this module does not reach into that one's files. refs.ts has the rules
- * content applies to them.
+ * What content reads of the media module's tables (assets, their variants and tags) and of
+ * the widgets module's (a widget's name and default duration, for item lists and playlist
+ * lengths that need no bundle), with plain SQL so this module does not reach into those
+ * modules' files. refs.ts has the rules content applies to them.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
@@ -132,4 +133,30 @@ export async function readyAssetIdsTagged(db: Db, lowerTags: readonly string[]):
     .where(sql<string>`lower(content_tags.name)`, 'in', [...lowerTags])
     .execute();
   return tagged.map((r) => r.asset_id);
+}
+
+export interface WidgetInfo {
+  id: string;
+  name: string;
+  type: string;
+  /** The widget's own default play time in a playlist (settings.durationMs), null: the 10 s default. */
+  durationMs: number | null;
+}
+
+/** Name, type and default duration of the given widgets (ids that name no widget are left out). */
+export async function widgetInfos(db: Db, ids: readonly string[]): Promise<Map<string, WidgetInfo>> {
+  const out = new Map<string, WidgetInfo>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await sql<{ id: string; name: string; type: string; duration: unknown }>`
+      select id, name, type, json_extract(settings, '$.durationMs') as duration from widgets where id in (${sql.join(unique.slice(i, i + 500))})`.execute(db);
+    for (const r of rows.rows)
+      out.set(r.id, {
+        id: r.id,
+        name: r.name,
+        type: r.type,
+        durationMs: typeof r.duration === 'number' && Number.isInteger(r.duration) && r.duration > 0 ? r.duration : null,
+      });
+  }
+  return out;
 }

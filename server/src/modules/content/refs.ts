@@ -1,6 +1,6 @@
 /**
- * What content needs to know about things other modules own (assets now; widgets and
- * campaigns later). One place, so a change in the media module touches these two files
+ * What content needs to know about things other modules own (assets, widgets; campaigns
+ * later). One place, so a change in the media module touches these two files
  * here: the rules content applies (this one) and the queries (refs.repo.ts).
  */
 import { existsSync } from 'node:fs';
@@ -29,6 +29,14 @@ export function effectiveDuration(own: number | null, asset: Pick<AssetInfo, 'ki
   if (asset && (asset.kind === 'video' || asset.kind === 'audio') && asset.durationMs && asset.durationMs > 0) return asset.durationMs;
   if (asset?.kind === 'website') return WEBSITE_DEFAULT_DURATION_MS;
   return DEFAULT_ITEM_DURATION_MS;
+}
+
+/**
+ * A widget item's effective duration, the same way everywhere (the API, the playlist's length,
+ * the manifest): its own, else the widget's default (`durationMs`), else 10 s.
+ */
+export function widgetDuration(own: number | null, widget: { durationMs: number | null } | undefined): number {
+  return own ?? widget?.durationMs ?? DEFAULT_ITEM_DURATION_MS;
 }
 
 /** Ready assets carrying the rule's tags (any or all of them, case-insensitive). */
