@@ -442,7 +442,13 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
         headers: { 'content-type': 'image/png', ...(h.encoding ? { 'content-encoding': h.encoding } : {}) },
       });
       // Sniffed from the bytes: no archive is a PNG, JPEG or WebP (415); over 5 MiB 413; empty 400.
-      expectDocumented(t, 'PUT', '/api/v1/widgets/{id}/preview-image', res, h.encoding ? [415] : h.bytes.length > 5 * 1024 * 1024 ? [413] : h.bytes.length === 0 ? [400] : [415]);
+      expectDocumented(
+        t,
+        'PUT',
+        '/api/v1/widgets/{id}/preview-image',
+        res,
+        h.encoding ? [415] : h.bytes.length > 5 * 1024 * 1024 ? [413] : h.bytes.length === 0 ? [400] : [415],
+      );
     }
     const tarType = await call(server, owner, 'PUT', p, { body: hostile[2]!.bytes, headers: { 'content-type': 'application/x-tar' } });
     expectDocumented(t, 'PUT', '/api/v1/widgets/{id}/preview-image', tarType, [415]);
