@@ -2874,7 +2874,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add an item (an asset, a nested playlist; widgets later)
+         * Add an item (an asset, a widget or a nested playlist)
          * @description Nesting a playlist that contains this one (directly or through others) is 409. Without `durationMs` a video or audio plays its own length, a website 30 s, anything else 10 s. An item nesting a playlist takes no `durationMs` (400): it plays the nested items for their own durations; its `transition` leads into the first of them.
          */
         post: operations["postPlaylistsByIdItems"];
@@ -3184,7 +3184,7 @@ export interface paths {
         };
         /**
          * Everything the screen plays in the next 48 hours, and the media to cache
-         * @description The resolved timeline in the screen’s time zone (layouts, zones, playlists flattened to playable items with durations), every media variant to cache (URL of the player variant route, size, sha256, content type) and warnings for content left out. Send If-None-Match with the ETag: 304 while nothing changed. `manifest.changed` on the socket says when to fetch again.
+         * @description The resolved timeline in the screen’s time zone (layouts, zones, playlists flattened to playable items with durations), every media variant, data output and widget bundle to cache (URL of the player variant route, size, sha256, content type) and warnings for content left out. Send If-None-Match with the ETag: 304 while nothing changed. `manifest.changed` on the socket says when to fetch again.
          */
         get: operations["getPlayerManifest"];
         put?: never;
@@ -4608,7 +4608,7 @@ export interface components {
             widgetId: string | null;
             /** @description the nested playlist this item plays */
             playlistId: string | null;
-            /** @description the asset’s or nested playlist’s name */
+            /** @description the asset’s, widget’s or nested playlist’s name */
             label: string | null;
             assetKind: string | null;
             assetState: string | null;
@@ -4808,7 +4808,7 @@ export interface components {
                         id: string;
                         /** @description the playlist holding the item (the nested one for nested playlists) */
                         playlistId: string;
-                        /** @description image, video, audio, pdf, website */
+                        /** @description image, video, audio, pdf, website, widget */
                         kind: string;
                         assetId: string | null;
                         /** @description the media[] entry to play */
@@ -4840,6 +4840,10 @@ export interface components {
                         /** @enum {string} */
                         fit: "contain" | "cover" | "fill";
                         muted: boolean;
+                        /** @description widget items: the widget (null for assets) */
+                        widgetId: string | null;
+                        /** @description widget items: the `widgets[]` bundle to show (null for assets) */
+                        bundleId: string | null;
                     }[];
                 };
                 layout?: {
@@ -4872,7 +4876,7 @@ export interface components {
                                 id: string;
                                 /** @description the playlist holding the item (the nested one for nested playlists) */
                                 playlistId: string;
-                                /** @description image, video, audio, pdf, website */
+                                /** @description image, video, audio, pdf, website, widget */
                                 kind: string;
                                 assetId: string | null;
                                 /** @description the media[] entry to play */
@@ -4904,6 +4908,10 @@ export interface components {
                                 /** @enum {string} */
                                 fit: "contain" | "cover" | "fill";
                                 muted: boolean;
+                                /** @description widget items: the widget (null for assets) */
+                                widgetId: string | null;
+                                /** @description widget items: the `widgets[]` bundle to show (null for assets) */
+                                bundleId: string | null;
                             }[];
                         } | null;
                         /** @description a data zone: the output whose rows it shows; null for other zones, or while the source has no data */
@@ -4912,6 +4920,12 @@ export interface components {
                             viewKey: string | null;
                             /** @description the `data[]` entry to show */
                             outputId: string;
+                        } | null;
+                        /** @description a widget zone: the bundle it shows; null for other zones, or while the widget has no bundle (warned) */
+                        widget: {
+                            widgetId: string;
+                            /** @description the `widgets[]` entry to show */
+                            bundleId: string;
                         } | null;
                     }[];
                 };
@@ -4942,6 +4956,22 @@ export interface components {
                 /** @description image cells whose address is cached media: show media[variantId] instead of fetching the address */
                 images: {
                     url: string;
+                    assetId: string;
+                    variantId: string;
+                }[];
+            }[];
+            /** @description the widget bundles to cache, next to media (sorted by widgetId) */
+            widgets: {
+                widgetId: string;
+                bundleId: string;
+                /** @description the widget revision the bundle was built from */
+                revision: number;
+                /** @description downloads with the device credential: one self-contained text/html document */
+                url: string;
+                sha256: string;
+                sizeBytes: number;
+                /** @description put media[variantId] (as a data: URL) where the bundle says `placard-media:<assetId>` */
+                images: {
                     assetId: string;
                     variantId: string;
                 }[];
