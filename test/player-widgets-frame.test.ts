@@ -10,7 +10,8 @@
  * - a widget as a layout zone and as a playlist item;
  * - the same bundle in a new manifest keeps its frame (the same element, its counter running on);
  *   a new bundle is swapped in without a blank moment; a bundle whose bytes do not match its
- *   sha256 is never shown (the old frame stays).
+ *   sha256 is never shown (the old frame stays); a bundle without its meta policy is still held
+ *   by the frame's csp attribute (no request, no script).
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -197,6 +198,8 @@ t.test('browser player: widget frames (hand-made bundles): sandboxed, fed, kept,
   const { data } = await sharp(png).extract({ left: 40, top: 180, width: 20, height: 20 }).resize(1, 1).raw().toBuffer({ resolveWithObject: true });
   t.ok(data[0]! > 180 && data[1]! < 80 && data[2]! < 80, `the cached picture on screen (rgb ${[...data.subarray(0, 3)]})`);
   t.same(beacon, [], 'nothing reached the beacon: <img>, CSS url() and fetch blocked');
+  const np = await page.evaluate(() => (globalThis as any).placardPlayer.nowPlaying());
+  t.equal(np.assetId, W2, 'the heartbeat names the widget item’s widget as its current asset');
   const attrs = await page.evaluate(() =>
     [...(globalThis as any).document.querySelectorAll('iframe.pl-widget-frame')].map((f: any) => [f.getAttribute('sandbox'), f.getAttribute('csp')]),
   );
@@ -261,6 +264,19 @@ t.test('browser player: widget frames (hand-made bundles): sandboxed, fed, kept,
     t.equal(still?.label, 'Zone widget, new', 'the tampered bundle is not shown');
     const cache = await page.evaluate(() => (globalThis as any).placardPlayer.cache());
     t.ok(cache.failed >= 1, `counted as failed (${JSON.stringify(cache)})`);
+    // A bundle without its meta policy (a server bug): the frame's csp attribute alone keeps it off the
+    // network and runs no script (no hash named: script-src 'none').
+    bundles.set('b5', bundle('No meta', '#333333', `<img src="${BEACON}/no-meta">`).replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, ''));
+    zoneEntry = entry(W1, 'b5');
+    revision = 5;
+    await syncNow();
+    const bare = await until(t, 'the bundle without a meta policy on', async () => {
+      const s = await read(await zoneFrame());
+      return s?.label === 'No meta' ? s : null;
+    });
+    t.equal(bare.ran, '', 'its runtime did not run: the frame’s policy names no hash');
+    const csp = await page.locator('[data-zone-id="zw"] iframe').getAttribute('csp');
+    t.match(csp, /script-src 'none'$/, 'the csp attribute: no script');
     const blank = await page.evaluate(() => {
       const g = globalThis as any;
       g.__observer.disconnect();

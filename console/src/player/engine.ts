@@ -536,7 +536,8 @@ export class PlaybackEngine {
       playlistId: content?.type === 'playlist' ? content.playlist.id : (np?.playlistId ?? null),
       layoutId: content?.type === 'layout' ? content.layout.id : null,
       itemId: np?.item?.id ?? null,
-      assetId: np?.item?.assetId ?? null,
+      // A widget item: its widget's id stands for the asset (the server names it; docs/content.md).
+      assetId: np?.item?.assetId ?? np?.item?.widgetId ?? null,
       scheduleId: seg?.source.type === 'schedule' ? seg.source.id : null,
       campaignId: seg?.campaignId ?? null,
     };
