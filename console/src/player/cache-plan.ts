@@ -1,7 +1,8 @@
 /**
  * What the media cache must do for a manifest: fetch what is listed and missing, keep
  * what is listed and present, evict what the manifest no longer lists. The manifest's
- * data outputs (`data[]`) are cached the same way, in the same cache, next to its media.
+ * data outputs (`data[]`) and widget bundles (`widgets[]`) are cached the same way, in the
+ * same cache, next to its media.
  * Cache keys are absolute URLs without query strings' volatile parts, so the page and the
  * service worker agree on them.
  */
@@ -23,10 +24,10 @@ export function cacheKey(url: string, base: string): string {
 
 /**
  * Whether a request path is a player download the cache holds (what the service worker
- * serves cache-first): a media variant or a data output.
+ * serves cache-first): a media variant, a data output or a widget bundle (all immutable per id).
  */
 export function isMediaPath(pathname: string): boolean {
-  return /^\/api\/v1\/player\/(assets\/[^/]+\/variants\/[^/]+|data-outputs\/[^/]+)$/.test(pathname);
+  return /^\/api\/v1\/player\/(assets\/[^/]+\/variants\/[^/]+|data-outputs\/[^/]+|widget-bundles\/[^/]+)$/.test(pathname);
 }
 
 export interface CachePlan<T extends CacheEntry = CacheEntry> {

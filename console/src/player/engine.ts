@@ -13,6 +13,8 @@ import { mediaForItem, type Content, type Layout, type MediaEntry, type PlayerMa
 import type { MediaCache } from './media-cache.js';
 import { itemDurationMs, nextBoundary, PlaylistSequencer, segmentKey, segmentToShow } from './schedule.js';
 import { drawScreenshot } from './screenshot.js';
+import { frameDecision, widgetOf } from './widget-frame.js';
+import { frameLoaded, widgetFrame, WidgetZone } from './widget-view.js';
 
 export const FADE_MS = 700;
 const RETRY_MS = 2_000;
@@ -33,13 +35,16 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string): H
 }
 
 function playlistSignature(p: Playlist | null): string {
-  return p ? JSON.stringify(p.items.map((i) => [i.id, i.assetId, i.variantId, i.url, i.durationMs, i.validFrom, i.validUntil, i.dayParts, i.fit])) : '';
+  // A widget's bundle is not part of it: a new bundle replaces the frame, not the playlist.
+  return p
+    ? JSON.stringify(p.items.map((i) => [i.id, i.assetId, i.variantId, i.url, i.durationMs, i.validFrom, i.validUntil, i.dayParts, i.fit, i.widgetId]))
+    : '';
 }
 
 function contentSignature(c: Content): string {
   if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
   if (c.type === 'layout')
-    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey]]))}`;
+    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey], z.widget?.widgetId ?? null]))}`;
   return 'idle';
 }
 
@@ -54,7 +59,7 @@ class ZonePlayer {
 
   constructor(
     private readonly playlist: Playlist,
-    private readonly manifest: PlayerManifest,
+    private manifest: PlayerManifest,
     private readonly ctx: EngineContext,
     private readonly box: () => { width: number; height: number },
   ) {
@@ -86,6 +91,10 @@ class ZonePlayer {
 
   private ready = (item: PlaylistItem): boolean => {
     if (item.kind === 'website') return item.url !== null;
+    if (item.kind === 'widget') {
+      const entry = widgetOf(this.manifest, item);
+      return entry !== null && this.ctx.cache.isReady(entry);
+    }
     if (item.kind === 'pdf') {
       const pages = this.pages(item);
       return pages.length > 0 && pages.length === item.pageVariantIds.length && pages.every((p) => this.ctx.cache.isReady(p));
@@ -116,6 +125,9 @@ class ZonePlayer {
     }
     // The same single item again: leave it on (no flicker), restart a video.
     if (this.current && this.current.item.id === item.id && this.playlist.items.length === 1 && item.kind !== 'video') {
+      // A widget whose new bundle was not cached when the manifest came: its frame is replaced now.
+      if (item.kind === 'widget' && frameDecision(this.current.layer.dataset.bundleId ?? null, widgetOf(this.manifest, item)) === 'swap')
+        void this.swapWidget(this.current);
       this.schedule(itemDurationMs(item));
       return;
     }
@@ -141,6 +153,41 @@ class ZonePlayer {
       });
     }
     this.schedule(itemDurationMs(item));
+  }
+
+  /**
+   * A new manifest with the same playlist (its signature did not change): later items use its
+   * bundles; a widget on screen whose bundle changed is rebuilt hidden and cut in once loaded
+   * (the same bundle keeps its frame: a ticker or clock runs on).
+   */
+  update(manifest: PlayerManifest): void {
+    this.manifest = manifest;
+    const cur = this.current;
+    if (cur?.item.kind !== 'widget' || this.stopped) return;
+    const entry = widgetOf(manifest, cur.item);
+    if (frameDecision(cur.layer.dataset.bundleId ?? null, entry) !== 'swap' || !entry || !this.ctx.cache.isReady(entry)) return;
+    void this.swapWidget(cur);
+  }
+
+  private async swapWidget(cur: { item: PlaylistItem; layer: HTMLElement }): Promise<void> {
+    const gen = this.generation;
+    let layer: HTMLElement | null = null;
+    try {
+      layer = await this.build(cur.item);
+    } catch (err) {
+      this.ctx.log(`Widget ${cur.item.widgetId} could not be shown: ${(err as Error).message}`);
+    }
+    if (!layer) return;
+    if (this.stopped || gen !== this.generation || this.current !== cur) {
+      layer.remove();
+      return;
+    }
+    // A cut: the new frame on at once over the old, which leaves a frame later (never a blank moment).
+    this.current = { item: cur.item, layer };
+    Object.assign(layer.dataset, cur.layer.dataset, { bundleId: layer.dataset.bundleId });
+    layer.style.transitionDuration = '0ms';
+    layer.classList.add('pl-visible');
+    requestAnimationFrame(() => requestAnimationFrame(() => cur.layer.remove()));
   }
 
   private clear(): void {
@@ -218,6 +265,26 @@ class ZonePlayer {
       return layer;
     }
     if (item.kind === 'pdf') return this.buildPages(item, layer);
+    if (item.kind === 'widget') {
+      const entry = widgetOf(this.manifest, item);
+      if (!entry) return null;
+      this.root.append(layer);
+      // The frame's viewport: the zone in CSS pixels (a layout's canvas is scaled as a whole).
+      const size = this.root.clientWidth > 0 ? { width: this.root.clientWidth, height: this.root.clientHeight } : this.box();
+      const frame = await widgetFrame(entry, this.manifest, this.ctx, size).catch((err) => {
+        layer.remove();
+        throw err;
+      });
+      if (!frame) {
+        layer.remove();
+        return null;
+      }
+      layer.dataset.bundleId = entry.bundleId;
+      layer.dataset.widgetId = entry.widgetId;
+      layer.append(frame);
+      await frameLoaded(frame);
+      return layer;
+    }
     const entry = this.media(item);
     const src = entry ? await this.ctx.cache.objectUrl(entry) : null;
     if (!src) return null;
@@ -286,6 +353,7 @@ class ContentView {
   readonly root: HTMLDivElement;
   readonly zones: ZonePlayer[] = [];
   readonly dataZones: DataZone[] = [];
+  readonly widgetZones: WidgetZone[] = [];
   private canvas: HTMLDivElement | null = null;
   private layout: Layout | null = null;
 
@@ -323,10 +391,12 @@ class ContentView {
         const rect = zoneRect(z, content.layout);
         const zp = z.data
           ? new DataZone({ ...z, data: z.data }, manifest, ctx, rect)
-          : new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({
-              width: rect.width * this.scale(),
-              height: rect.height * this.scale(),
-            }));
+          : z.widget
+            ? new WidgetZone({ ...z, widget: z.widget }, manifest, ctx, rect)
+            : new ZonePlayer(z.playlist ?? { id: `${z.id}-empty`, name: null, items: [] }, manifest, ctx, () => ({
+                width: rect.width * this.scale(),
+                height: rect.height * this.scale(),
+              }));
         Object.assign(zp.root.style, {
           left: `${rect.x}px`,
           top: `${rect.y}px`,
@@ -337,6 +407,7 @@ class ContentView {
         if (z.background) zp.root.style.background = z.background;
         zp.root.dataset.zoneId = z.id;
         if (zp instanceof DataZone) this.dataZones.push(zp);
+        else if (zp instanceof WidgetZone) this.widgetZones.push(zp);
         else this.zones.push(zp);
         canvas.append(zp.root);
       }
@@ -373,11 +444,16 @@ class ContentView {
   }
 
   start(): void {
-    for (const z of [...this.zones, ...this.dataZones]) z.start();
+    for (const z of [...this.zones, ...this.dataZones, ...this.widgetZones]) z.start();
+  }
+
+  /** Content that stays on gets the new manifest: data zones move to new outputs, widgets to new bundles (each once cached). */
+  update(manifest: PlayerManifest): void {
+    for (const z of [...this.zones, ...this.dataZones, ...this.widgetZones]) z.update(manifest);
   }
 
   stop(): void {
-    for (const z of [...this.zones, ...this.dataZones]) z.stop();
+    for (const z of [...this.zones, ...this.dataZones, ...this.widgetZones]) z.stop();
     if (this.idleTimer) clearInterval(this.idleTimer);
   }
 }
@@ -406,8 +482,8 @@ export class PlaybackEngine {
   apply(manifest: PlayerManifest): void {
     this.manifest = manifest;
     this.refresh();
-    // Content that stays on: its data zones move to the new outputs (each once it is cached).
-    for (const z of this.view?.dataZones ?? []) z.update(manifest);
+    // Content that stays on: its data zones move to the new outputs, its widgets to new bundles (each once cached).
+    this.view?.update(manifest);
   }
 
   /** Re-evaluates what should be on now (after a manifest change, a boundary, or new media). */
@@ -460,7 +536,8 @@ export class PlaybackEngine {
       playlistId: content?.type === 'playlist' ? content.playlist.id : (np?.playlistId ?? null),
       layoutId: content?.type === 'layout' ? content.layout.id : null,
       itemId: np?.item?.id ?? null,
-      assetId: np?.item?.assetId ?? null,
+      // A widget item: its widget's id stands for the asset (the server names it; docs/content.md).
+      assetId: np?.item?.assetId ?? np?.item?.widgetId ?? null,
       scheduleId: seg?.source.type === 'schedule' ? seg.source.id : null,
       campaignId: seg?.campaignId ?? null,
     };

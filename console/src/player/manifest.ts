@@ -45,6 +45,19 @@ export interface DataEntry extends CacheEntry {
   images: DataImage[];
 }
 
+/**
+ * A widget's bundle (issue 19, docs/player.md "Widgets"): one self-contained HTML document,
+ * cached and verified like media. `images` names the variant (listed in `media`) each
+ * `placard-media:<assetId>` reference of the bundle is replaced with.
+ */
+export interface WidgetEntry extends CacheEntry {
+  widgetId: string;
+  bundleId: string;
+  revision: number | null;
+  contentType: string;
+  images: Array<{ assetId: string; variantId: string }>;
+}
+
 /** An image cell's address and the media variant the player shows for it. */
 export interface DataImage {
   url: string;
@@ -76,6 +89,9 @@ export interface PlaylistItem {
   /** PDFs: one image variant per page, in order. */
   pageVariantIds: string[];
   muted: boolean;
+  /** Widgets: the widget and the bundle the manifest named for it (the current one is looked up in `widgets` by widgetId). */
+  widgetId: string | null;
+  bundleId: string | null;
 }
 
 export interface Playlist {
@@ -95,6 +111,8 @@ export interface Zone {
   playlist: Playlist | null;
   /** A data zone: the output (`data[]`) whose rows it shows; null for other zones. */
   data: { sourceId: string; viewKey: string | null; outputId: string } | null;
+  /** A widget zone: the widget (its bundle in `widgets[]`) it shows; null for other zones. */
+  widget: { widgetId: string; bundleId: string | null } | null;
 }
 
 export interface Layout {
@@ -130,6 +148,8 @@ export interface PlayerManifest {
   media: MediaEntry[];
   /** The data outputs the layouts' data zones show, cached like media. */
   data: DataEntry[];
+  /** The widgets' bundles the playlists and zones show, cached like media. */
+  widgets: WidgetEntry[];
   overlays: unknown[];
   problems: string[];
 }
@@ -238,6 +258,8 @@ function readItem(rawItem: unknown, media: MediaEntry[], problems: string[], whe
     posterVariantId: str(raw.posterVariantId),
     pageVariantIds: Array.isArray(raw.pageVariantIds) ? raw.pageVariantIds.filter((v: unknown): v is string => typeof v === 'string') : [],
     muted: raw.muted !== false,
+    widgetId: str(raw.widgetId) ?? str(obj(raw.widget)?.widgetId) ?? str(obj(raw.widget)?.id),
+    bundleId: str(raw.bundleId) ?? str(obj(raw.widget)?.bundleId),
   };
 }
 
@@ -293,6 +315,7 @@ function readLayout(rawLayout: unknown, media: MediaEntry[], problems: string[])
       background: str(o.background) ?? str(o.backgroundColor),
       playlist,
       data: readZoneData(o.data),
+      widget: readZoneWidget(o.widget ?? (content?.type === 'widget' ? content : null)),
     });
   });
   return {
@@ -335,6 +358,40 @@ function readZoneData(raw: unknown): Zone['data'] {
   return sourceId && outputId ? { sourceId, viewKey: str(o?.viewKey), outputId } : null;
 }
 
+function readZoneWidget(raw: unknown): Zone['widget'] {
+  const o = obj(raw);
+  const widgetId = str(o?.widgetId);
+  return widgetId ? { widgetId, bundleId: str(o?.bundleId) } : null;
+}
+
+function readWidget(raw: unknown, problems: string[]): WidgetEntry | null {
+  const o = obj(raw);
+  const widgetId = str(o?.widgetId);
+  const bundleId = str(o?.bundleId);
+  const url = str(o?.url);
+  if (!o || !widgetId || !bundleId || !url) {
+    problems.push('a widget entry has no widgetId, bundleId or url');
+    return null;
+  }
+  const sha = str(o.sha256);
+  const images: WidgetEntry['images'] = [];
+  for (const item of Array.isArray(o.images) ? o.images : []) {
+    const assetId = str(obj(item)?.assetId);
+    const variantId = str(obj(item)?.variantId);
+    if (assetId && variantId) images.push({ assetId, variantId });
+  }
+  return {
+    widgetId,
+    bundleId,
+    revision: num(o.revision),
+    url,
+    sizeBytes: num(o.sizeBytes),
+    sha256: sha && /^[0-9a-f]{64}$/i.test(sha) ? sha.toLowerCase() : null,
+    contentType: str(o.contentType) ?? 'text/html; charset=utf-8',
+    images,
+  };
+}
+
 function readData(raw: unknown, problems: string[]): DataEntry | null {
   const o = obj(raw);
   const outputId = str(o?.outputId);
@@ -370,9 +427,9 @@ function readDataImages(raw: unknown): DataImage[] {
   return out;
 }
 
-/** Everything a manifest asks the cache to hold: its media and its data outputs. */
-export function cacheEntries(manifest: Pick<PlayerManifest, 'media' | 'data'>): CacheEntry[] {
-  return [...manifest.media, ...manifest.data];
+/** Everything a manifest asks the cache to hold: its media, its data outputs and its widgets' bundles. */
+export function cacheEntries(manifest: Pick<PlayerManifest, 'media' | 'data'> & { widgets?: readonly WidgetEntry[] }): CacheEntry[] {
+  return [...manifest.media, ...manifest.data, ...(manifest.widgets ?? [])];
 }
 
 /** Reads a manifest as served (the `data` of GET /player/manifest). Throws only when it is not an object. */
@@ -384,6 +441,9 @@ export function readManifest(raw: unknown): PlayerManifest {
     .map((m: unknown) => readMedia(m, problems))
     .filter((m: MediaEntry | null): m is MediaEntry => m !== null);
   const data = (Array.isArray(o.data) ? o.data : []).map((d: unknown) => readData(d, problems)).filter((d: DataEntry | null): d is DataEntry => d !== null);
+  const widgets = (Array.isArray(o.widgets) ? o.widgets : [])
+    .map((w: unknown) => readWidget(w, problems))
+    .filter((w: WidgetEntry | null): w is WidgetEntry => w !== null);
   const timeline: Segment[] = [];
   (Array.isArray(o.timeline) ? o.timeline : []).forEach((s: unknown, i: number) => {
     const seg = obj(s);
@@ -425,6 +485,7 @@ export function readManifest(raw: unknown): PlayerManifest {
     timeline,
     media,
     data,
+    widgets,
     overlays: Array.isArray(o.overlays) ? o.overlays : [],
     problems,
   };

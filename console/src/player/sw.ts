@@ -2,7 +2,8 @@
  * The player's service worker (scope `/play`). It makes the player start
  * and play with the server gone:
  * - media variants (`/api/v1/player/assets/{id}/variants/{id}`) and data outputs
- *   (`/api/v1/player/data-outputs/{id}`, immutable per id): cache first, from the cache
+ *   (`/api/v1/player/data-outputs/{id}`) and widget bundles
+ *   (`/api/v1/player/widget-bundles/{id}`), immutable per id: cache first, from the cache
  *   the page fills and verifies (media-cache.ts); network when not cached;
  * - the player page and its built files: network first, the cached copy when offline
  *   (hashed build files: cache first, they never change);
@@ -12,7 +13,7 @@
 // /play-sw.js, whose scope is /play. Keep these in step with cache-plan.ts.
 const MEDIA_CACHE = 'placard-media-v1';
 const SHELL_CACHE = 'placard-shell-v1';
-const isMediaPath = (pathname: string) => /^\/api\/v1\/player\/(assets\/[^/]+\/variants\/[^/]+|data-outputs\/[^/]+)$/.test(pathname);
+const isMediaPath = (pathname: string) => /^\/api\/v1\/player\/(assets\/[^/]+\/variants\/[^/]+|data-outputs\/[^/]+|widget-bundles\/[^/]+)$/.test(pathname);
 
 // The console's type library is DOM; the few worker types used here, declared locally.
 interface ExtendableEvent extends Event {

@@ -137,12 +137,14 @@ export function bundleDocument(type: WidgetType, settings: Record<string, unknow
   if (settings.fontSizePx) rules.push(`font-size:${settings.fontSizePx}px`);
   const own = type === 'custom' && typeof settings.css === 'string' ? cleanCss(settings.css) : '';
   const css = `${BASE_CSS}${rules.length ? `body{${rules.join(';')}}` : ''}${TYPE_CSS[type]}${own}`;
+  // The body's class names the type as pl-type-<type>: plain pl-<type> would match the runtime's
+  // own selectors (.pl-clock, .pl-ticker, .pl-table...) and the runtime would drive the body too.
   return (
     `<!doctype html><html lang="${lang}"><head><meta charset="utf-8">` +
     `<meta http-equiv="Content-Security-Policy" content="${BUNDLE_CSP}">` +
     `<script type="application/json" id="placard-context">{}</script>` +
     `<meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<style>${css}</style></head><body class="pl pl-${type}">${body}<script>${RUNTIME_JS}</script></body></html>`
+    `<style>${css}</style></head><body class="pl pl-type-${type}">${body}<script>${RUNTIME_JS}</script></body></html>`
   );
 }
 
