@@ -13,6 +13,7 @@ import {
   isSecret,
   type JsonSchema,
   labelOf,
+  namesField,
   type Path,
   typeOf,
   withKey,
@@ -37,6 +38,8 @@ export function SchemaForm({
   secretPaths,
   error,
   disabled = false,
+  root,
+  fieldChoices,
 }: {
   schema: JsonSchema;
   value: Config;
@@ -44,8 +47,10 @@ export function SchemaForm({
   secretPaths: string[];
   error?: unknown;
   disabled?: boolean;
+  root?: string;
+  fieldChoices?: string[];
 }) {
-  const ctx: Ctx = { secretPaths, error, disabled };
+  const ctx: Ctx = { secretPaths, error, disabled, root, fieldChoices };
   const props = Object.entries(schema.properties ?? {});
   const node = ([name, s]: [string, JsonSchema]) => (
     <Node
@@ -98,6 +103,7 @@ function Node(p: NodeProps) {
     );
   }
   if (type === 'integer' || type === 'number') return <NumberField {...p} integer={type === 'integer'} />;
+  if (type === 'string' && p.ctx.fieldChoices && namesField(p.path)) return <FieldChoice {...p} />;
   if (type === 'string') return <TextField {...p} />;
   if (type === 'array' && schema.items && typeOf(schema.items) === 'object') return <ListField {...p} />;
   if (type === 'object' && isObject(schema.additionalProperties) && !schema.properties) return <MapField {...p} />;
@@ -179,6 +185,27 @@ function EnumField({ schema, path, label, required, value, onChange, ctx }: Node
               {enumWord(o)}
             </option>
           ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** A column of the bound data source, by name (a name the source no longer has stays shown). */
+function FieldChoice({ schema, path, label, required, value, onChange, ctx }: NodeProps) {
+  const choices = ctx.fieldChoices ?? [];
+  const current = typeof value === 'string' ? value : '';
+  return (
+    <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
+      {(f) => (
+        <select {...f} disabled={ctx.disabled} required={required} value={current} onChange={(e) => onChange(e.currentTarget.value || undefined)}>
+          <option value="">{required ? 'Choose a field…' : '—'}</option>
+          {choices.map((c) => (
+            <option key={c} value={c}>
+              {c}
+            </option>
+          ))}
+          {current && !choices.includes(current) && <option value={current}>{current} (not in the data)</option>}
         </select>
       )}
     </Field>

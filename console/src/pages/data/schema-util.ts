@@ -29,6 +29,10 @@ export interface Ctx {
   secretPaths: string[];
   error: unknown;
   disabled: boolean;
+  /** Where the body holds the form's value, for the server's issues (default `config`; a widget's `settings`). */
+  root?: string;
+  /** A bound data source's column names: a property naming a field (`field`, `…Field`, `groupBy`) picks one of them. */
+  fieldChoices?: string[];
 }
 
 /** Labels for the catalog's property names (the rest are the name in words). */
@@ -81,8 +85,11 @@ export function isSecret(ctx: Ctx, path: Path): boolean {
 }
 
 export function errorAt(ctx: Ctx, path: Path): string | undefined {
-  return ctx.error instanceof ApiError ? ctx.error.messageAt(['config', ...path]) : undefined;
+  return ctx.error instanceof ApiError ? ctx.error.messageAt([ctx.root ?? 'config', ...path]) : undefined;
 }
+
+/** A string property that names a column of the bound data (widget settings: `field`, `titleField`, `groupBy`). */
+export const namesField = (path: Path) => /^(field|column|groupBy)$|(Field|Column)$/.test(String(path[path.length - 1]));
 
 /** `obj` with `key` set, or removed when `value` is undefined. */
 export function withKey(obj: Record<string, Json> | undefined, key: string, value: Json | undefined): Record<string, Json> {

@@ -1,0 +1,100 @@
+import { api, ApiError } from '../../api';
+import type { Config, Json } from '../data/model';
+import { cleanConfig, type JsonSchema } from '../data/schema-form';
+import type { View } from '../data/shared';
+
+/** The widget pages' shapes (the contract of issue 19: docs/widgets.md) and what they send. */
+
+export interface WidgetError {
+  message: string;
+  line: number | null;
+  column: number | null;
+}
+export interface Binding {
+  sourceId: string;
+  view: View | null;
+}
+export interface Widget {
+  id: string;
+  name: string;
+  type: string;
+  settings: Config;
+  template: string | null;
+  binding: Binding | null;
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+  bundle: { id: string; sha256: string; sizeBytes: number; builtAt: string } | null;
+  errors: WidgetError[];
+}
+export interface WidgetType {
+  type: string;
+  name: string;
+  description?: string;
+  /** The settings' JSON Schema (drawn with the Data pages' schema form). */
+  settingsSchema: JsonSchema;
+  /** Whether the type shows a data source's rows: needs one, may take one, or never. */
+  binding: 'required' | 'optional' | 'none';
+}
+export interface CompileResult {
+  html: string;
+  errors: WidgetError[];
+}
+
+/** What the editor holds until it is saved. */
+export interface Draft {
+  name: string;
+  type: string;
+  settings: Config;
+  template: string;
+  binding: Binding | null;
+}
+
+export const draftOf = (w: Widget): Draft => ({
+  name: w.name,
+  type: w.type,
+  settings: w.settings ?? {},
+  template: w.template ?? '',
+  binding: w.binding ? { sourceId: w.binding.sourceId, view: w.binding.view ?? null } : null,
+});
+
+/** The body of POST /widgets, PATCH /widgets/{id} and compile-preview. */
+export function bodyOf(d: Draft): Record<string, Json | Binding | null> {
+  return {
+    name: d.name.trim() || 'Untitled widget',
+    type: d.type,
+    settings: (cleanConfig(d.settings) as Config | undefined) ?? {},
+    template: d.type === 'custom' ? d.template : null,
+    binding: d.binding ? { sourceId: d.binding.sourceId, view: d.binding.view } : null,
+  };
+}
+
+/** Template errors of a 400 (details.errors), if that is what it was. */
+export function templateErrorsOf(err: unknown): WidgetError[] {
+  if (!(err instanceof ApiError)) return [];
+  const errors = (err.details as { errors?: WidgetError[] } | undefined)?.errors;
+  return Array.isArray(errors) ? errors : [];
+}
+
+/** The widget types (they do not change while the server runs). */
+let types: Promise<WidgetType[]> | null = null;
+export function loadTypes(): Promise<WidgetType[]> {
+  types ??= api.get<{ types: WidgetType[] } | WidgetType[]>('widget-types').then(
+    (t) => (Array.isArray(t) ? t : t.types),
+    (err) => {
+      types = null;
+      throw err;
+    },
+  );
+  return types;
+}
+
+/** The zone sizes the preview offers (a layout zone's size is typed as Custom). */
+export const SIZES = [
+  { label: '1920 × 1080 (full HD landscape)', w: 1920, h: 1080 },
+  { label: '1080 × 1920 (portrait)', w: 1080, h: 1920 },
+  { label: '800 × 450 (a zone)', w: 800, h: 450 },
+];
+
+/** "3 seconds ago"-free: the widget's kind in words. */
+export const typeName = (all: WidgetType[] | undefined, type: string) => all?.find((t) => t.type === type)?.name ?? type;
