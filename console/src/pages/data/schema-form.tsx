@@ -116,6 +116,24 @@ function TextField({ schema, path, label, required, value, onChange, ctx }: Node
   const kept = isKept(value);
   // A stored secret: clearing what was typed over it keeps the stored one again.
   const [stored] = useState(kept);
+  // Long text (a widget's text, its CSS) gets a box with room.
+  if (!secret && (schema.maxLength ?? 0) >= 10_000)
+    return (
+      <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
+        {(f) => (
+          <textarea
+            {...f}
+            rows={4}
+            spellcheck={false}
+            required={required}
+            maxLength={schema.maxLength}
+            disabled={ctx.disabled}
+            value={typeof value === 'string' ? value : ''}
+            onInput={(e) => onChange(e.currentTarget.value === '' ? undefined : e.currentTarget.value)}
+          />
+        )}
+      </Field>
+    );
   return (
     <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
       {(f) => (

@@ -88,8 +88,11 @@ export function errorAt(ctx: Ctx, path: Path): string | undefined {
   return ctx.error instanceof ApiError ? ctx.error.messageAt([ctx.root ?? 'config', ...path]) : undefined;
 }
 
-/** A string property that names a column of the bound data (widget settings: `field`, `titleField`, `groupBy`). */
-export const namesField = (path: Path) => /^(field|column|groupBy)$|(Field|Column)$/.test(String(path[path.length - 1]));
+/** A string property that names a column of the bound data (widget settings: `column`, `imageColumn`, `groupBy`, `fields.title`, `columns[i].name`). */
+export function namesField(path: Path): boolean {
+  const [last, parent, grand] = [path.at(-1), path.at(-2), path.at(-3)].map(String);
+  return /^(field|column|groupBy)$|(Field|Column)$/.test(last!) || parent === 'fields' || (grand === 'columns' && last === 'name');
+}
 
 /** `obj` with `key` set, or removed when `value` is undefined. */
 export function withKey(obj: Record<string, Json> | undefined, key: string, value: Json | undefined): Record<string, Json> {

@@ -18,7 +18,7 @@ export function BindingPicker({
   error,
 }: {
   binding: Binding | null;
-  need: 'required' | 'optional' | 'none';
+  need: 'optional' | 'none';
   sources: DataSource[] | undefined;
   onChange: (next: Binding | null) => void;
   disabled: boolean;
@@ -29,11 +29,7 @@ export function BindingPicker({
   return (
     <section class="widget-binding" aria-labelledby="binding-h">
       <h2 id="binding-h">Data</h2>
-      <Field
-        label="Data source"
-        error={error}
-        help={need === 'required' ? 'This kind of widget shows rows of a data source.' : 'Optional: rows of a data source the widget can show.'}
-      >
+      <Field label="Data source" error={error} help="The rows this widget shows (a table's rows, a feed's items, a calendar's events).">
         {(f) => (
           <select
             {...f}
@@ -45,7 +41,7 @@ export function BindingPicker({
               onChange(id ? { sourceId: id, view: id === binding?.sourceId ? binding.view : null } : null);
             }}
           >
-            <option value="">{need === 'required' ? 'Choose a data source…' : 'None'}</option>
+            <option value="">None</option>
             {(sources ?? []).map((s) => (
               <option key={s.id} value={s.id}>
                 {s.name}

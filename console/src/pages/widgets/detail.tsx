@@ -118,17 +118,17 @@ export function NewWidgetPage() {
       </>
     );
   const initial: Draft = {
-    name: type.name,
+    name: type.title,
     type: type.type,
     settings: defaultsOf(type.settingsSchema),
-    template: type.type === 'custom' ? STARTER : '',
+    template: type.template ?? (type.type === 'custom' ? STARTER : ''),
     binding: null,
   };
   return (
     <>
-      <Crumbs name={`New ${type.name}`} />
+      <Crumbs name={`New ${type.title.toLowerCase()}`} />
       <hgroup>
-        <h1>New {type.name.toLowerCase()}</h1>
+        <h1>New {type.title.toLowerCase()}</h1>
         <p>{type.description}</p>
       </hgroup>
       <WidgetEditor
@@ -163,7 +163,7 @@ function TypeChoice({ types, onChoose }: { types: WidgetType[]; onChoose: (type:
         {types.map((t) => (
           <li key={t.type}>
             <button type="button" class="secondary outline" data-type={t.type} onClick={() => onChoose(t.type)}>
-              <strong>{t.name}</strong>
+              <strong>{t.title}</strong>
               {t.description && <small>{t.description}</small>}
             </button>
           </li>

@@ -72,7 +72,7 @@ export function WidgetEditor({
   const templateErrors = preview.errors.length ? preview.errors : serverErrors;
   // A refusal of the settings (400 naming settings.<path>) shows under its field.
   const settingsError = saveError ?? preview.error;
-  const need = type?.binding ?? (draft.binding ? 'optional' : 'none');
+  const need = type?.usesData || draft.binding ? 'optional' : 'none';
   const bindingError = settingsError instanceof ApiError ? (settingsError.fieldMessage('binding') ?? undefined) : undefined;
   const fieldChoices = useMemo(() => {
     const s = draft.binding ? sources?.find((x) => x.id === draft.binding!.sourceId) : undefined;
@@ -116,8 +116,8 @@ export function WidgetEditor({
             <section aria-labelledby="template-h">
               <h2 id="template-h">Template</h2>
               <p class="muted">
-                Rows are in <code>rows</code> (each a row's fields by name), the settings in <code>settings</code>, the time in <code>now</code>. No scripts and
-                no addresses outside Placard: the server takes them out.
+                Rows are in <code>rows</code> (each a row’s fields by name), their fields in <code>columns</code>, the source’s name in <code>source</code>, the
+                settings in <code>settings</code>, the time in <code>now</code>. No scripts and no addresses outside Placard: the server takes them out.
               </p>
               <TemplateEditor value={draft.template} onChange={(template) => change((d) => ({ ...d, template }))} errors={templateErrors} disabled={!canEdit} />
             </section>

@@ -29,12 +29,14 @@ export interface Widget {
 }
 export interface WidgetType {
   type: string;
-  name: string;
-  description?: string;
+  title: string;
+  description: string;
+  /** Whether the type shows a data source's rows. */
+  usesData: boolean;
   /** The settings' JSON Schema (drawn with the Data pages' schema form). */
   settingsSchema: JsonSchema;
-  /** Whether the type shows a data source's rows: needs one, may take one, or never. */
-  binding: 'required' | 'optional' | 'none';
+  /** The template a new widget of the type starts with (custom), else null. */
+  template: string | null;
 }
 export interface CompileResult {
   html: string;
@@ -79,8 +81,8 @@ export function templateErrorsOf(err: unknown): WidgetError[] {
 /** The widget types (they do not change while the server runs). */
 let types: Promise<WidgetType[]> | null = null;
 export function loadTypes(): Promise<WidgetType[]> {
-  types ??= api.get<{ types: WidgetType[] } | WidgetType[]>('widget-types').then(
-    (t) => (Array.isArray(t) ? t : t.types),
+  types ??= api.get<{ types?: WidgetType[]; items?: WidgetType[] } | WidgetType[]>('widget-types').then(
+    (t) => (Array.isArray(t) ? t : (t.types ?? t.items ?? [])),
     (err) => {
       types = null;
       throw err;
@@ -96,5 +98,5 @@ export const SIZES = [
   { label: '800 × 450 (a zone)', w: 800, h: 450 },
 ];
 
-/** "3 seconds ago"-free: the widget's kind in words. */
-export const typeName = (all: WidgetType[] | undefined, type: string) => all?.find((t) => t.type === type)?.name ?? type;
+/** The widget's kind in words. */
+export const typeName = (all: WidgetType[] | undefined, type: string) => all?.find((t) => t.type === type)?.title ?? type;
