@@ -9,6 +9,7 @@ import { provisioningModule } from './provisioning/index.js';
 import { schedulesModule } from './schedules/index.js';
 import { screensModule } from './screens/index.js';
 import { systemModule } from './system/index.js';
+import { widgetsModule } from './widgets/index.js';
 
 /**
  * Every module, in install order: a module comes after the modules it uses (the
@@ -23,6 +24,7 @@ export const MODULES: readonly PlacardModule[] = [
   screensModule,
   schedulesModule,
   dataSourcesModule,
+  widgetsModule,
   contentModule,
   demoModule,
 ];

@@ -63,7 +63,7 @@ export {
   type DataSourceUsage,
   type OutputChange,
 } from './hooks.js';
-export { outputFor, type OutputAnswer, type OutputRef } from './outputs.service.js';
+export { outputDocument, outputFor, type OutputAnswer, type OutputRef } from './outputs.service.js';
 export { viewKeyOf } from './outputs.js';
 export { viewSchema, type View } from './views.js';
 export type { Snapshot } from './data-sources.repo.js';

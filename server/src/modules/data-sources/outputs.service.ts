@@ -240,3 +240,13 @@ export async function outputForScreen(deps: AppDeps, screenId: string, outputId:
   const bytes = await blobOf(deps.db, row.sha256);
   return bytes ? { row, bytes } : undefined;
 }
+
+/** An output's columns and rows, and its source's name (widgets compile from them), or undefined when gone. */
+export async function outputDocument(deps: AppDeps, outputId: string) {
+  const row = await outputById(deps.db, outputId);
+  if (!row) return undefined;
+  const [bytes, source] = await Promise.all([blobOf(deps.db, row.sha256), findSourceRow(deps.db, row.source_id)]);
+  if (!bytes || !source) return undefined;
+  const doc = JSON.parse(bytes.toString('utf8')) as { columns: { name: string; type: string }[]; rows: Record<string, unknown>[] };
+  return { columns: doc.columns, rows: doc.rows, sourceName: source.name };
+}

@@ -63,12 +63,14 @@ import type {
   DataSourceRecordAttachmentsTable,
   IdempotencyKeysTable,
 } from './schema/data-sources.js';
+import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
 export type * from './schema/screens.js';
 export type * from './schema/content.js';
 export type * from './schema/media.js';
 export type * from './schema/data-sources.js';
+export type * from './schema/widgets.js';
 
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
@@ -124,4 +126,8 @@ export interface Database {
   data_source_record_approvals: DataSourceRecordApprovalsTable;
   data_source_record_attachments: DataSourceRecordAttachmentsTable;
   idempotency_keys: IdempotencyKeysTable;
+  widgets: WidgetsTable;
+  widget_bundles: WidgetBundlesTable;
+  widget_bundle_blobs: WidgetBundleBlobsTable;
+  widget_preview_images: WidgetPreviewImagesTable;
 }

@@ -1,0 +1,34 @@
+import type { PlacardModule } from '../../platform/module.js';
+import { addDataChangeHook, addDataSourceUsageFinder, addOutputChangeHook } from '../data-sources/index.js';
+import { onSourceChange, widgetSourceUsages } from './widgets.service.js';
+import { widgetRoutes } from './widgets.routes.js';
+
+/**
+ * Widgets (issue 19, spec 4.5, docs/widgets.md): templates plus settings, optionally bound to
+ * a data-source view, compiled on the server into self-contained HTML bundles that players
+ * render offline. The contract other modules code against is below (content: manifests,
+ * playlists, layouts).
+ */
+export const widgetsModule: PlacardModule = {
+  name: 'widgets',
+  routes: [...widgetRoutes],
+  install({ deps }) {
+    // A source a widget shows cannot be deleted from under it (409 naming the widget).
+    addDataSourceUsageFinder(deps, widgetSourceUsages);
+    // Outputs are rebuilt first (data-sources' own hook); then the widgets showing them.
+    addOutputChangeHook(deps, (deps, change) => (change.deleted ? undefined : onSourceChange(deps, change.sourceId, change.viewKeys)));
+    addDataChangeHook(deps, (deps, change) => (change.change === 'data' ? onSourceChange(deps, change.sourceId, null) : undefined));
+  },
+};
+
+export {
+  addPlayerWidgetGuard,
+  addWidgetBundleChangeHook,
+  addWidgetUsageFinder,
+  type PlayerWidgetGuard,
+  type WidgetBundleChange,
+  type WidgetBundleChangeHook,
+  type WidgetUsage,
+  type WidgetUsageFinder,
+} from './hooks.js';
+export { existingWidgetIds, type WidgetBundleAnswer, type WidgetBundleRef, widgetBundleFor, widgetOfBundle } from './widgets.service.js';
