@@ -2680,6 +2680,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/widgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List widgets by name */
+        get: operations["getWidgets"];
+        put?: never;
+        /** Create a widget (compiled at once; a template error is 400 with its line and column, nothing stored) */
+        post: operations["postWidgets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widgets/compile-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compile an unsaved widget with its live data (the bound view’s rows, or none): the bundle document and the template’s errors
+         * @description Answers 200 whether the template compiles or not: `errors` lists what failed (with line and column), `html` is then empty.
+         */
+        post: operations["postWidgetsCompilePreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widget-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The widget types with their settings as JSON Schema */
+        get: operations["getWidgetTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A widget, its current bundle and the last build’s errors */
+        get: operations["getWidgetsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a widget nothing uses
+         * @description Answers 409 naming the playlists and layouts that still use it (`details.usedBy`).
+         */
+        delete: operations["deleteWidgetsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a widget (name, settings, template, binding); its bundle is built again
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored.
+         */
+        patch: operations["patchWidgetsById"];
+        trace?: never;
+    };
+    "/api/v1/widgets/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy a widget (settings, template, binding) as "<name> (copy)" */
+        post: operations["postWidgetsByIdDuplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/widget-bundles/{bundleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a widget bundle the screen’s manifest lists (`widgets[].url`); ETag = its sha256, 304
+         * @description The self-contained HTML document (docs/widgets.md "Bundle format"). 404 for a bundle of a widget the screen’s current manifest does not use.
+         */
+        get: operations["getPlayerWidgetBundlesByBundleId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/playlists": {
         parameters: {
             query?: never;
@@ -23753,6 +23870,1335 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error416"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getWidgets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                q?: string;
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Widgets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: {
+                                id: string;
+                                name: string;
+                                type: string;
+                                settings: {
+                                    [key: string]: unknown;
+                                };
+                                template: string | null;
+                                binding: {
+                                    sourceId: string;
+                                    view: {
+                                        /** @description Conditions that must all hold */
+                                        filter?: {
+                                            field: string;
+                                            /** @enum {string} */
+                                            op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                            value?: (string | number | boolean | null | ({
+                                                next: {
+                                                    days: number;
+                                                };
+                                            } | {
+                                                last: {
+                                                    days: number;
+                                                };
+                                            })) | (string | number | boolean | null | ({
+                                                next: {
+                                                    days: number;
+                                                };
+                                            } | {
+                                                last: {
+                                                    days: number;
+                                                };
+                                            }))[];
+                                        }[];
+                                        sort?: {
+                                            field: string;
+                                            /**
+                                             * @default asc
+                                             * @enum {string}
+                                             */
+                                            direction: "asc" | "desc";
+                                        }[];
+                                        /** @description Rows kept at most, after filter and sort */
+                                        limit?: number;
+                                        /** @description The columns to answer, in this order (default: all) */
+                                        fields?: string[];
+                                    } | null;
+                                } | null;
+                                revision: number;
+                                createdAt: string;
+                                updatedAt: string;
+                                /** @description The current bundle; null when none could be built */
+                                bundle: {
+                                    id: string;
+                                    sha256: string;
+                                    sizeBytes: number;
+                                    builtAt: string;
+                                } | null;
+                                /** @description Why the last build failed (data changed under the template); empty when it did not */
+                                errors: {
+                                    message: string;
+                                    line: number | null;
+                                    column: number | null;
+                                }[];
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postWidgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description A built-in type or `custom`
+                     * @enum {string}
+                     */
+                    type: "clock" | "text" | "ticker" | "qr" | "countdown" | "table" | "feed-list" | "agenda" | "carousel" | "custom";
+                    /**
+                     * @description The type’s settings (GET /widget-types lists their JSON Schemas)
+                     * @default {}
+                     */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The custom type’s Liquid HTML template; built-in types take none */
+                    template?: string | null;
+                    /** @description The data source (and view) the widget shows */
+                    binding?: {
+                        /**
+                         * Format: uuid
+                         * @description A data source
+                         */
+                        sourceId: string;
+                        /** @description Which rows and fields (a data-sources view); all rows when null */
+                        view?: {
+                            /** @description Conditions that must all hold */
+                            filter?: {
+                                field: string;
+                                /** @enum {string} */
+                                op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                value?: (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                })) | (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                }))[];
+                            }[];
+                            sort?: {
+                                field: string;
+                                /**
+                                 * @default asc
+                                 * @enum {string}
+                                 */
+                                direction?: "asc" | "desc";
+                            }[];
+                            /** @description Rows kept at most, after filter and sort */
+                            limit?: number;
+                            /** @description The columns to answer, in this order (default: all) */
+                            fields?: string[];
+                        } | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The widget, with its first bundle */
+            201: {
+                headers: {
+                    /** @description The widget’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            template: string | null;
+                            binding: {
+                                sourceId: string;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                            } | null;
+                            revision: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description The current bundle; null when none could be built */
+                            bundle: {
+                                id: string;
+                                sha256: string;
+                                sizeBytes: number;
+                                builtAt: string;
+                            } | null;
+                            /** @description Why the last build failed (data changed under the template); empty when it did not */
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (details.issues name it), the binding names an unknown source (code invalid_reference) or a view that does not fit it, or the template does not compile (details.errors: [{message, line, column}]); nothing is stored; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postWidgetsCompilePreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description A built-in type or `custom`
+                     * @enum {string}
+                     */
+                    type: "clock" | "text" | "ticker" | "qr" | "countdown" | "table" | "feed-list" | "agenda" | "carousel" | "custom";
+                    /**
+                     * @description The type’s settings (GET /widget-types lists their JSON Schemas)
+                     * @default {}
+                     */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The custom type’s Liquid HTML template; built-in types take none */
+                    template?: string | null;
+                    /** @description The data source (and view) the widget shows */
+                    binding?: {
+                        /**
+                         * Format: uuid
+                         * @description A data source
+                         */
+                        sourceId: string;
+                        /** @description Which rows and fields (a data-sources view); all rows when null */
+                        view?: {
+                            /** @description Conditions that must all hold */
+                            filter?: {
+                                field: string;
+                                /** @enum {string} */
+                                op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                value?: (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                })) | (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                }))[];
+                            }[];
+                            sort?: {
+                                field: string;
+                                /**
+                                 * @default asc
+                                 * @enum {string}
+                                 */
+                                direction?: "asc" | "desc";
+                            }[];
+                            /** @description Rows kept at most, after filter and sort */
+                            limit?: number;
+                            /** @description The columns to answer, in this order (default: all) */
+                            fields?: string[];
+                        } | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The bundle document and errors */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The full bundle document (empty when compiling failed) */
+                            html: string;
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (details.issues name it), the binding names an unknown source (code invalid_reference) or a view that does not fit it, or the template does not compile (details.errors: [{message, line, column}]); nothing is stored; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getWidgetTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The types */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            types: {
+                                type: string;
+                                title: string;
+                                description: string;
+                                usesData: boolean;
+                                /** @description JSON Schema of the settings */
+                                settingsSchema: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description A starting template (custom) */
+                                template: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getWidgetsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The widget */
+            200: {
+                headers: {
+                    /** @description The widget’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            template: string | null;
+                            binding: {
+                                sourceId: string;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                            } | null;
+                            revision: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description The current bundle; null when none could be built */
+                            bundle: {
+                                id: string;
+                                sha256: string;
+                                sizeBytes: number;
+                                builtAt: string;
+                            } | null;
+                            /** @description Why the last build failed (data changed under the template); empty when it did not */
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteWidgetsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: in use; details.usedBy lists the users ({type, id, name}) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    patchWidgetsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision the change is based on (as in the ETag: `"3"`, `3` or `W/"3"`); a stale one answers 412 `version_conflict` */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Replaces the settings */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    template?: string | null;
+                    binding?: {
+                        /**
+                         * Format: uuid
+                         * @description A data source
+                         */
+                        sourceId: string;
+                        /** @description Which rows and fields (a data-sources view); all rows when null */
+                        view?: {
+                            /** @description Conditions that must all hold */
+                            filter?: {
+                                field: string;
+                                /** @enum {string} */
+                                op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                value?: (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                })) | (string | number | boolean | null | ({
+                                    next: {
+                                        days: number;
+                                    };
+                                } | {
+                                    last: {
+                                        days: number;
+                                    };
+                                }))[];
+                            }[];
+                            sort?: {
+                                field: string;
+                                /**
+                                 * @default asc
+                                 * @enum {string}
+                                 */
+                                direction?: "asc" | "desc";
+                            }[];
+                            /** @description Rows kept at most, after filter and sort */
+                            limit?: number;
+                            /** @description The columns to answer, in this order (default: all) */
+                            fields?: string[];
+                        } | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The widget */
+            200: {
+                headers: {
+                    /** @description The widget’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            template: string | null;
+                            binding: {
+                                sourceId: string;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                            } | null;
+                            revision: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description The current bundle; null when none could be built */
+                            bundle: {
+                                id: string;
+                                sha256: string;
+                                sizeBytes: number;
+                                builtAt: string;
+                            } | null;
+                            /** @description Why the last build failed (data changed under the template); empty when it did not */
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (details.issues name it), the binding names an unknown source (code invalid_reference) or a view that does not fit it, or the template does not compile (details.errors: [{message, line, column}]); nothing is stored; also validation_failed (details.issues names each problem) or malformed_json; validation_failed: If-Match is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postWidgetsByIdDuplicate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The copy */
+            201: {
+                headers: {
+                    /** @description The widget’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            template: string | null;
+                            binding: {
+                                sourceId: string;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                            } | null;
+                            revision: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description The current bundle; null when none could be built */
+                            bundle: {
+                                id: string;
+                                sha256: string;
+                                sizeBytes: number;
+                                builtAt: string;
+                            } | null;
+                            /** @description Why the last build failed (data changed under the template); empty when it did not */
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerWidgetBundlesByBundleId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bundleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    /** @description The sha256, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

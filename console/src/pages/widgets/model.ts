@@ -1,47 +1,20 @@
 import { api, ApiError } from '../../api';
+import type { operations } from '../../api-schema';
 import type { Config, Json } from '../data/model';
 import { cleanConfig, type JsonSchema } from '../data/schema-form';
 import type { View } from '../data/shared';
 
 /** The widget pages' shapes (the contract of issue 19: docs/widgets.md) and what they send. */
 
-export interface WidgetError {
-  message: string;
-  line: number | null;
-  column: number | null;
-}
-export interface Binding {
-  sourceId: string;
-  view: View | null;
-}
-export interface Widget {
-  id: string;
-  name: string;
-  type: string;
-  settings: Config;
-  template: string | null;
-  binding: Binding | null;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  bundle: { id: string; sha256: string; sizeBytes: number; builtAt: string } | null;
-  errors: WidgetError[];
-}
-export interface WidgetType {
-  type: string;
-  title: string;
-  description: string;
-  /** Whether the type shows a data source's rows. */
-  usesData: boolean;
-  /** The settings' JSON Schema (drawn with the Data pages' schema form). */
-  settingsSchema: JsonSchema;
-  /** The template a new widget of the type starts with (custom), else null. */
-  template: string | null;
-}
-export interface CompileResult {
-  html: string;
-  errors: WidgetError[];
-}
+type DataOf<Op extends keyof operations> = operations[Op]['responses'] extends { 200: { content: { 'application/json': { data: infer D } } } } ? D : never;
+
+/** The server's own shapes (api-schema.ts, generated from the routes). */
+export type Widget = DataOf<'getWidgetsById'>;
+export type WidgetError = Widget['errors'][number];
+export type Binding = { sourceId: string; view: View | null };
+/** A widget type, its settings' JSON Schema as the schema form reads it. */
+export type WidgetType = Omit<DataOf<'getWidgetTypes'>['types'][number], 'settingsSchema'> & { settingsSchema: JsonSchema };
+export type CompileResult = DataOf<'postWidgetsCompilePreview'>;
 
 /** What the editor holds until it is saved. */
 export interface Draft {
@@ -55,7 +28,7 @@ export interface Draft {
 export const draftOf = (w: Widget): Draft => ({
   name: w.name,
   type: w.type,
-  settings: w.settings ?? {},
+  settings: (w.settings ?? {}) as Config,
   template: w.template ?? '',
   binding: w.binding ? { sourceId: w.binding.sourceId, view: w.binding.view ?? null } : null,
 });
@@ -81,8 +54,8 @@ export function templateErrorsOf(err: unknown): WidgetError[] {
 /** The widget types (they do not change while the server runs). */
 let types: Promise<WidgetType[]> | null = null;
 export function loadTypes(): Promise<WidgetType[]> {
-  types ??= api.get<{ types?: WidgetType[]; items?: WidgetType[] } | WidgetType[]>('widget-types').then(
-    (t) => (Array.isArray(t) ? t : (t.types ?? t.items ?? [])),
+  types ??= api.get<{ types: WidgetType[] }>('widget-types').then(
+    (t) => t.types,
     (err) => {
       types = null;
       throw err;
