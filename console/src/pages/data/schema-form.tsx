@@ -93,7 +93,12 @@ interface NodeProps {
 
 function Node(p: NodeProps) {
   const { schema } = p;
-  if (schema.oneOf ?? schema.anyOf) return <OneOfField {...p} />;
+  // `X or null` (a nullable setting): the control of X, empty meaning null.
+  const variants = schema.oneOf ?? schema.anyOf;
+  const plain = variants?.filter((v) => v.type !== 'null');
+  if (variants && plain?.length === 1 && variants.length === 2)
+    return <Node {...p} schema={{ ...plain[0]!, description: schema.description ?? plain[0]!.description, default: schema.default ?? plain[0]!.default }} />;
+  if (variants) return <OneOfField {...p} />;
   if (schema.enum) return <EnumField {...p} />;
   const type = typeOf(schema);
   if (type === 'boolean') {

@@ -50,6 +50,14 @@ export const LABELS: Record<string, string> = {
   auth: 'Sign-in',
   username: 'User name',
   path: 'Path (JSONPath)',
+  css: 'CSS',
+  fontSizePx: 'Font size (px)',
+  durationMs: 'Play time in a playlist (ms)',
+  lang: 'Language',
+  pageMs: 'Time per page (ms)',
+  intervalMs: 'Time per image (ms)',
+  speedPxPerSec: 'Speed (pixels per second)',
+  groupBy: 'Group by',
 };
 export const ENUM_WORDS: Record<string, string> = {
   auto: 'Detect',

@@ -3,7 +3,7 @@ import { api, ApiError } from '../../api';
 import { ErrorNote, Notice, useAction } from '../../ui';
 import { Field } from '../../ui/fields';
 import type { Config } from '../data/model';
-import { SchemaForm } from '../data/schema-form';
+import { type JsonSchema, SchemaForm } from '../data/schema-form';
 import type { DataSource } from '../data/shared';
 import { BindingPicker } from './binding';
 import { bodyOf, type Draft, templateErrorsOf, type Widget, type WidgetType } from './model';
@@ -74,12 +74,23 @@ export function WidgetEditor({
   const settingsError = saveError ?? preview.error;
   const need = type?.usesData || draft.binding ? 'optional' : 'none';
   const bindingError = settingsError instanceof ApiError ? (settingsError.fieldMessage('binding') ?? undefined) : undefined;
+  // The settings every type shares (colours, font, play time, language) fold away under the type's own.
+  const [own, look] = useMemo(() => splitSchema(type?.settingsSchema), [type]);
+  const schemaProps = {
+    value: draft.settings,
+    onChange: (settings: Config) => change((d) => ({ ...d, settings })),
+    secretPaths: [],
+    error: settingsError,
+    disabled: !canEdit,
+    root: 'settings',
+  };
   const fieldChoices = useMemo(() => {
     const s = draft.binding ? sources?.find((x) => x.id === draft.binding!.sourceId) : undefined;
     if (!s) return undefined;
     const kept = draft.binding?.view?.fields;
     return s.columns.map((c) => c.name).filter((n) => !kept || kept.includes(n));
   }, [draft.binding, sources]);
+  const settingsProps = { ...schemaProps, fieldChoices };
 
   return (
     <form
@@ -97,21 +108,14 @@ export function WidgetEditor({
               {(f) => <input {...f} required maxLength={200} value={draft.name} onInput={(e) => change((d) => ({ ...d, name: e.currentTarget.value }))} />}
             </Field>
           </fieldset>
-          {type && Object.keys(type.settingsSchema.properties ?? {}).length > 0 && (
-            <section aria-labelledby="settings-h">
-              <h2 id="settings-h">Settings</h2>
-              <SchemaForm
-                schema={type.settingsSchema}
-                value={draft.settings}
-                onChange={(settings: Config) => change((d) => ({ ...d, settings }))}
-                secretPaths={[]}
-                error={settingsError}
-                disabled={!canEdit}
-                root="settings"
-                fieldChoices={fieldChoices}
-              />
-            </section>
-          )}
+          <BindingPicker
+            binding={draft.binding}
+            need={need}
+            sources={sources}
+            onChange={(binding) => change((d) => ({ ...d, binding }))}
+            disabled={!canEdit}
+            error={bindingError}
+          />
           {draft.type === 'custom' && (
             <section aria-labelledby="template-h">
               <h2 id="template-h">Template</h2>
@@ -122,17 +126,19 @@ export function WidgetEditor({
               <TemplateEditor value={draft.template} onChange={(template) => change((d) => ({ ...d, template }))} errors={templateErrors} disabled={!canEdit} />
             </section>
           )}
-          <BindingPicker
-            binding={draft.binding}
-            need={need}
-            sources={sources}
-            onChange={(binding) => change((d) => ({ ...d, binding }))}
-            disabled={!canEdit}
-            error={bindingError}
-          />
+          {type && (
+            <section aria-labelledby="settings-h">
+              <h2 id="settings-h">Settings</h2>
+              {own.properties && Object.keys(own.properties).length > 0 && <SchemaForm {...settingsProps} schema={own} />}
+              <details class="look">
+                <summary>Look and play time</summary>
+                <SchemaForm {...settingsProps} schema={look} />
+              </details>
+            </section>
+          )}
         </div>
         <div class="widget-side">
-          <WidgetPreview html={preview.result ? preview.result.html : null} busy={preview.busy} error={preview.error} failed={preview.errors.length > 0} />
+          <WidgetPreview html={preview.html} busy={preview.busy} error={preview.error} failed={preview.errors.length > 0} />
           {canEdit && (
             <div class="save-bar">
               {saveError instanceof ApiError && saveError.code === 'version_conflict' ? (
@@ -158,4 +164,17 @@ export function WidgetEditor({
       </div>
     </form>
   );
+}
+
+/** Settings every type shares (docs/widgets.md): shown apart from the type's own. */
+const SHARED = new Set(['background', 'color', 'fontFamily', 'fontSizePx', 'durationMs', 'lang']);
+
+function splitSchema(schema: JsonSchema | undefined): [JsonSchema, JsonSchema] {
+  const entries = Object.entries(schema?.properties ?? {});
+  const part = (shared: boolean): JsonSchema => ({
+    ...schema,
+    properties: Object.fromEntries(entries.filter(([k]) => SHARED.has(k) === shared)),
+    required: schema?.required?.filter((k) => SHARED.has(k) === shared),
+  });
+  return [part(false), part(true)];
 }

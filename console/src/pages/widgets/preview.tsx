@@ -36,7 +36,10 @@ export function useCompilePreview(bodyJson: string) {
     return () => window.clearTimeout(timer);
   }, [bodyJson]);
   const errors: WidgetError[] = result?.errors ?? [];
-  return { result, errors, error, busy };
+  // While the draft does not compile, the last picture that did stays (the state says it is not updated).
+  const lastGood = useRef<string | null>(null);
+  if (result?.html) lastGood.current = result.html;
+  return { result, html: result?.html || lastGood.current, errors, error, busy };
 }
 
 /**
