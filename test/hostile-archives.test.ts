@@ -432,6 +432,22 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
     t.equal(after.body.data.hasCustomPreview, false, 'no preview was stored');
   });
 
+  await t.test('PUT /api/v1/widgets/{id}/preview-image: archives are not images', async (t) => {
+    const widget = await call(server, owner, 'POST', '/api/v1/widgets', { json: { name: 'W', type: 'text', settings: { text: 'Hi' } } });
+    t.equal(widget.status, 201, JSON.stringify(widget.body).slice(0, 200));
+    const p = `/api/v1/widgets/${widget.body.data.id}/preview-image`;
+    for (const h of hostile) {
+      const res = await call(server, owner, 'PUT', p, {
+        body: h.bytes,
+        headers: { 'content-type': 'image/png', ...(h.encoding ? { 'content-encoding': h.encoding } : {}) },
+      });
+      // Sniffed from the bytes: no archive is a PNG, JPEG or WebP (415); over 5 MiB 413; empty 400.
+      expectDocumented(t, 'PUT', '/api/v1/widgets/{id}/preview-image', res, h.encoding ? [415] : h.bytes.length > 5 * 1024 * 1024 ? [413] : h.bytes.length === 0 ? [400] : [415]);
+    }
+    const tarType = await call(server, owner, 'PUT', p, { body: hostile[2]!.bytes, headers: { 'content-type': 'application/x-tar' } });
+    expectDocumented(t, 'PUT', '/api/v1/widgets/{id}/preview-image', tarType, [415]);
+  });
+
   await t.test('PUT /api/v1/install/mirroring/receiver: an opaque binary, stored as a file and never unpacked', async (t) => {
     const p = '/api/v1/install/mirroring/receiver';
     const empty = await call(server, owner, 'PUT', p, { body: Buffer.alloc(0), headers: { 'content-type': 'application/octet-stream' } });

@@ -2777,6 +2777,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/widgets/{id}/preview-image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A PNG of the widget: the uploaded preview, else drawn by headless Chromium on the server, else a placeholder saying why not
+         * @description An uploaded preview is answered until the widget’s template, settings or binding change. Drawn previews are `width`×`height` (default 1280×720) and cached per bundle. `X-Preview-Source` says which: uploaded, chromium or placeholder.
+         */
+        get: operations["getWidgetsByIdPreviewImage"];
+        /**
+         * Replace the preview with an uploaded image (PNG, JPEG or WebP, at most 5 MiB)
+         * @description The body is the image itself; its type is sniffed from the bytes. It is stored as PNG and answered by GET until the widget’s template, settings or binding change.
+         */
+        put: operations["putWidgetsByIdPreviewImage"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/player/widget-bundles/{bundleId}": {
         parameters: {
             query?: never;
@@ -19709,7 +19733,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             definitions: {
-                                /** @description asset:<kind> or data:<kind> */
+                                /** @description asset:<kind>, data:<kind> or widget:<type> */
                                 id: string;
                                 /** @enum {string} */
                                 category: "asset" | "data" | "widget";
@@ -19717,6 +19741,10 @@ export interface operations {
                                 description: string;
                                 /** @description What placing it takes (a playlist item or a layout zone’s content) */
                                 schema: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description A widget type’s settings (widget:<type> entries) */
+                                settingsSchema?: {
                                     [key: string]: unknown;
                                 };
                             }[];
@@ -25112,6 +25140,270 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getWidgetsByIdPreviewImage: {
+        parameters: {
+            query?: {
+                width?: number;
+                height?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PNG */
+            200: {
+                headers: {
+                    /** @description uploaded, chromium or placeholder */
+                    "X-Preview-Source"?: string;
+                    /** @description Of the image */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    putWidgetsByIdPreviewImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": unknown;
+                "image/jpeg": unknown;
+                "image/webp": unknown;
+            };
+        };
+        responses: {
+            /** @description The widget */
+            200: {
+                headers: {
+                    /** @description The widget’s revision; send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            template: string | null;
+                            binding: {
+                                sourceId: string;
+                                view: {
+                                    /** @description Conditions that must all hold */
+                                    filter?: {
+                                        field: string;
+                                        /** @enum {string} */
+                                        op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "contains" | "startsWith" | "in" | "isEmpty" | "isNotEmpty" | "between";
+                                        value?: (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        })) | (string | number | boolean | null | ({
+                                            next: {
+                                                days: number;
+                                            };
+                                        } | {
+                                            last: {
+                                                days: number;
+                                            };
+                                        }))[];
+                                    }[];
+                                    sort?: {
+                                        field: string;
+                                        /**
+                                         * @default asc
+                                         * @enum {string}
+                                         */
+                                        direction: "asc" | "desc";
+                                    }[];
+                                    /** @description Rows kept at most, after filter and sort */
+                                    limit?: number;
+                                    /** @description The columns to answer, in this order (default: all) */
+                                    fields?: string[];
+                                } | null;
+                            } | null;
+                            revision: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description The current bundle; null when none could be built */
+                            bundle: {
+                                id: string;
+                                sha256: string;
+                                sizeBytes: number;
+                                builtAt: string;
+                            } | null;
+                            /** @description Why the last build failed (data changed under the template); empty when it did not */
+                            errors: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: the body is empty or not an image this server reads */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: over 5 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: not a PNG, JPEG or WebP (by its bytes or its Content-Type); also unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

@@ -26,6 +26,8 @@ const EnvSchema = z.object({
   PLACARD_FFPROBE: z.string().min(1).optional(),
   /** poppler's pdftoppm (pdfinfo is taken from the same directory); default: PATH. */
   PLACARD_PDFTOPPM: z.string().min(1).optional(),
+  /** Headless Chromium for widget preview images; default: chromium or chromium-browser on PATH. */
+  PLACARD_CHROMIUM: z.string().min(1).optional(),
   /** Largest JSON request body accepted, in bytes. */
   PLACARD_JSON_LIMIT_BYTES: z.coerce
     .number()
@@ -106,6 +108,8 @@ export interface Config {
   readonly ffprobePath: string | null;
   /** PLACARD_PDFTOPPM: poppler's pdftoppm, pdfinfo beside it; null: found on PATH. */
   readonly pdftoppmPath: string | null;
+  /** PLACARD_CHROMIUM: headless Chromium drawing widget previews; null: chromium/chromium-browser on PATH. */
+  readonly chromiumPath: string | null;
   readonly jsonLimitBytes: number;
   readonly shutdownTimeoutMs: number;
   readonly trustProxy: boolean;
@@ -171,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ffmpegPath: e.PLACARD_FFMPEG ?? null,
     ffprobePath: e.PLACARD_FFPROBE ?? null,
     pdftoppmPath: e.PLACARD_PDFTOPPM ?? null,
+    chromiumPath: e.PLACARD_CHROMIUM ?? null,
     jsonLimitBytes: e.PLACARD_JSON_LIMIT_BYTES,
     shutdownTimeoutMs: e.PLACARD_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.PLACARD_TRUST_PROXY,

@@ -3,6 +3,7 @@ import { defineRoute, ok } from '../../platform/http/route.js';
 import { ASSET_KINDS } from '../media/index.js';
 import { PROVIDERS } from './providers/index.js';
 import { COLUMN_TYPES } from './providers/types.js';
+import { moreContentDefinitions } from './hooks.js';
 import { viewSchema } from './views.js';
 
 /**
@@ -53,15 +54,16 @@ const ASSET_WORDS: Record<(typeof ASSET_KINDS)[number], [string, string]> = {
   audio: ['Audio', 'Sound, played for its length'],
   pdf: ['PDF', 'A document, its pages shown in turn'],
   website: ['Website', 'A web page, shown live'],
-  widget: ['Widget asset', 'A packaged widget'],
+  widget: ['Widget asset', 'A packaged widget (not listed: widgets are widget:<type> entries)'],
 };
 
 const DefinitionEntry = z.object({
-  id: z.string().describe('asset:<kind> or data:<kind>'),
+  id: z.string().describe('asset:<kind>, data:<kind> or widget:<type>'),
   category: z.enum(['asset', 'data', 'widget']),
   name: z.string(),
   description: z.string(),
   schema: JsonSchema.describe('What placing it takes (a playlist item or a layout zone’s content)'),
+  settingsSchema: JsonSchema.optional().describe('A widget type’s settings (widget:<type> entries)'),
 });
 
 const Placement = {
@@ -76,7 +78,8 @@ const Placement = {
 };
 
 export function contentDefinitions() {
-  const assets = ASSET_KINDS.map((kind) => ({
+  // Widgets are their own entries (widget:<type>, added by the widgets module), not an asset kind.
+  const assets = ASSET_KINDS.filter((kind) => kind !== 'widget').map((kind) => ({
     id: `asset:${kind}`,
     category: 'asset' as const,
     name: ASSET_WORDS[kind][0],
@@ -112,6 +115,6 @@ export const catalogRoutes = [
     tags: ['Data sources'],
     summary: 'The kinds of content an editor can place (asset kinds, data-bound content), each with the JSON Schema of what placing it takes',
     responses: { 200: { description: 'The kinds of content', data: z.object({ definitions: z.array(DefinitionEntry) }) } },
-    handler: () => ok({ definitions: contentDefinitions() }),
+    handler: (ctx) => ok({ definitions: [...contentDefinitions(), ...moreContentDefinitions(ctx.deps)] }),
   }),
 ];

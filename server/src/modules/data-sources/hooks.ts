@@ -111,7 +111,27 @@ export async function screensShowing(deps: AppDeps, sourceId: string): Promise<{
   return all.flat();
 }
 
+/** More kinds of content for GET /content-definitions (the widgets module lists its types). */
+export interface ContentDefinition {
+  id: string;
+  category: 'asset' | 'data' | 'widget';
+  name: string;
+  description: string;
+  schema: Record<string, unknown>;
+  settingsSchema?: Record<string, unknown>;
+}
+export type ContentDefinitionLister = () => ContentDefinition[];
+
+export function addContentDefinitions(deps: AppDeps, lister: ContentDefinitionLister): () => void {
+  return add(hooksOf(deps).definitionListers, lister);
+}
+
+export function moreContentDefinitions(deps: AppDeps): ContentDefinition[] {
+  return [...hooksOf(deps).definitionListers].flatMap((l) => l());
+}
+
 interface Hooks {
+  definitionListers: Set<ContentDefinitionLister>;
   usageFinders: Set<DataSourceUsageFinder>;
   changeHooks: Set<DataChangeHook>;
   outputHooks: Set<OutputChangeHook>;
@@ -120,6 +140,7 @@ interface Hooks {
 }
 
 const HOOKS = new ScopeKey<Hooks>('data-sources.hooks', () => ({
+  definitionListers: new Set(),
   usageFinders: new Set(),
   changeHooks: new Set(),
   outputHooks: new Set(),

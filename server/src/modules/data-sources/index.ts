@@ -54,6 +54,8 @@ export const dataSourcesModule: PlacardModule = {
 // What other modules may use (content, widgets), and nothing else:
 export { currentData, existingSourceIds, viewProblems } from './data-sources.service.js';
 export {
+  addContentDefinitions,
+  type ContentDefinition,
   addDataChangeHook,
   addDataSourceScreenFinder,
   addDataSourceUsageFinder,

@@ -79,7 +79,12 @@ export function parseErrors(template: string): TemplateError[] {
 }
 
 function errorsOf(err: unknown): TemplateError[] {
-  const list: unknown[] = (err as { errors?: unknown[] })?.errors?.length ? (err as { errors: unknown[] }).errors : [err];
+  // LiquidErrors nest (a loop inside a loop): the innermost ones say what happened.
+  const flat = (e: unknown, depth = 0): unknown[] => {
+    const inner = (e as { errors?: unknown[] })?.errors;
+    return inner?.length && depth < 10 ? inner.flatMap((i) => flat(i, depth + 1)) : [e];
+  };
+  const list = flat(err);
   return list.slice(0, 20).map((e) => {
     const any = e as { message?: string; token?: { getPosition?: () => [number, number] } };
     const pos = any.token?.getPosition?.();

@@ -1,5 +1,6 @@
 import type { PlacardModule } from '../../platform/module.js';
-import { addDataChangeHook, addDataSourceUsageFinder, addOutputChangeHook } from '../data-sources/index.js';
+import { addContentDefinitions, addDataChangeHook, addDataSourceUsageFinder, addOutputChangeHook } from '../data-sources/index.js';
+import { widgetDefinitions } from './types.js';
 import { onSourceChange, widgetSourceUsages } from './widgets.service.js';
 import { widgetRoutes } from './widgets.routes.js';
 
@@ -15,6 +16,8 @@ export const widgetsModule: PlacardModule = {
   install({ deps }) {
     // A source a widget shows cannot be deleted from under it (409 naming the widget).
     addDataSourceUsageFinder(deps, widgetSourceUsages);
+    // GET /content-definitions lists the widget types (widget:<type>) with their settings.
+    addContentDefinitions(deps, widgetDefinitions);
     // Outputs are rebuilt first (data-sources' own hook); then the widgets showing them.
     addOutputChangeHook(deps, (deps, change) => (change.deleted ? undefined : onSourceChange(deps, change.sourceId, change.viewKeys)));
     addDataChangeHook(deps, (deps, change) => (change.change === 'data' ? onSourceChange(deps, change.sourceId, null) : undefined));

@@ -186,12 +186,41 @@ export const BASE_CSS =
 /** The default template a new custom widget gets. */
 export const CUSTOM_EXAMPLE = '<div class="pl-fill">\n  <h1>{{ source }}</h1>\n  <ul>{% for row in rows %}<li>{{ row | json }}</li>{% endfor %}</ul>\n</div>';
 
-/** Settings of a type as JSON Schema (GET /widget-types, content-definitions). */
-export function widgetTypeList() {
+const jsonSchema = (schema: z.ZodType): Record<string, unknown> => {
+  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete out.$schema;
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...out };
+};
+
+/** Settings of a type as JSON Schema (GET /widget-types, content-definitions). Computed once. */
+let TYPE_LIST: ReturnType<typeof computeTypeList> | undefined;
+function computeTypeList() {
   return WIDGET_TYPES.map((type) => ({
     type,
     ...TYPE_INFO[type],
-    settingsSchema: z.toJSONSchema(SETTINGS[type], { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+    settingsSchema: jsonSchema(SETTINGS[type]),
     template: type === 'custom' ? CUSTOM_EXAMPLE : null,
+  }));
+}
+export const widgetTypeList = () => {
+  TYPE_LIST ??= computeTypeList();
+  return TYPE_LIST;
+};
+
+const Placement = z.object({
+  widgetId: z.uuid().describe('A widget of this type'),
+  durationMs: z.number().int().min(1000).max(86_400_000).optional().describe('How long it shows in a playlist; default the widget’s own, else 10 s'),
+});
+
+/** The widget:<type> entries of GET /content-definitions. */
+export function widgetDefinitions() {
+  const schema = jsonSchema(Placement);
+  return widgetTypeList().map((t) => ({
+    id: `widget:${t.type}`,
+    category: 'widget' as const,
+    name: t.title,
+    description: `${t.description}: a playlist item or a layout zone {type: 'widget', widgetId}`,
+    schema,
+    settingsSchema: t.settingsSchema,
   }));
 }

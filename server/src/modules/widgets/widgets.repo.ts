@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
-import type { WidgetBundlesTable, WidgetsTable } from '../../platform/db/schema.js';
+import type { WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from '../../platform/db/schema.js';
 
 /** Queries of widgets, widget_bundles, widget_bundle_blobs and widget_preview_images. */
 
@@ -121,4 +121,20 @@ export async function setWidgetErrors(db: Db, id: string, errorsJson: string): P
 /** The same bytes came out of newer inputs: the current version stays, noted as built from them. */
 export async function markBundleCurrent(db: Db, bundleId: string, inputSha256: string, revision: number): Promise<void> {
   await db.updateTable('widget_bundles').set({ input_sha256: inputSha256, revision }).where('id', '=', bundleId).execute();
+}
+
+export async function previewUpload(db: Db, widgetId: string) {
+  return db.selectFrom('widget_preview_images').selectAll().where('widget_id', '=', widgetId).executeTakeFirst();
+}
+
+export async function storePreviewUpload(db: Db, row: WidgetPreviewImagesTable): Promise<void> {
+  await db
+    .insertInto('widget_preview_images')
+    .values(row)
+    .onConflict((oc) => oc.column('widget_id').doUpdateSet(row))
+    .execute();
+}
+
+export async function deletePreviewUpload(db: Db, widgetId: string): Promise<void> {
+  await db.deleteFrom('widget_preview_images').where('widget_id', '=', widgetId).execute();
 }

@@ -7,12 +7,27 @@ import { etagOf, revisionCheck } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { etagMatches } from '../../platform/http/send-file.js';
 import { screenMayDownloadWidget } from './hooks.js';
+import { DEFAULT_PREVIEW, MAX_PREVIEW_UPLOAD_BYTES, previewEtag, previewPng, storeUploadedPreview } from './preview.js';
 import { bundleById, bundleBytes, currentBundles, listWidgetRows } from './widgets.repo.js';
 import { CompilePreviewDto, TAGS, WidgetBody, WidgetDto, WidgetPatch, WidgetTypeDto } from './widgets.schemas.js';
 import { compileUnsaved, createWidget, deleteWidget, dtoOf, duplicateWidget, patchWidget, validateWidget, widgetDto } from './widgets.service.js';
 import { widgetTypeList } from './types.js';
 
 const IdParams = z.object({ id: uuidParam });
+const PREVIEW_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
+
+async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
 const withEtag = { headers: { ETag: { description: 'The widget’s revision; send it back in If-Match' } } };
 const userOf = (auth: unknown) => (auth as SessionPrincipal).userId ?? null;
 const invalidBody = {
@@ -137,6 +152,61 @@ export const widgetRoutes = [
     params: IdParams,
     responses: { 201: { description: 'The copy', data: WidgetDto, ...withEtag } },
     handler: async (ctx, { params, auth }) => reply(ctx, await duplicateWidget(ctx.deps, params.id, userOf(auth)), 201),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/widgets/{id}/preview-image',
+    auth: 'session',
+    minRole: 'viewer',
+    tags: TAGS,
+    summary: 'A PNG of the widget: the uploaded preview, else drawn by headless Chromium on the server, else a placeholder saying why not',
+    description:
+      'An uploaded preview is answered until the widget’s template, settings or binding change. Drawn previews are `width`×`height` (default 1280×720) and cached per bundle. `X-Preview-Source` says which: uploaded, chromium or placeholder.',
+    params: IdParams,
+    query: z.object({
+      width: z.coerce.number().int().min(16).max(3840).default(DEFAULT_PREVIEW.width),
+      height: z.coerce.number().int().min(16).max(3840).default(DEFAULT_PREVIEW.height),
+    }),
+    responses: {
+      200: {
+        description: 'The PNG',
+        content: { 'image/png': {} },
+        headers: { 'X-Preview-Source': { description: 'uploaded, chromium or placeholder' }, ETag: { description: 'Of the image' } },
+      },
+    },
+    handler: async (ctx, { params, query }) => {
+      const { png, kind } = await previewPng(ctx.deps, params.id, query);
+      ctx.set('X-Preview-Source', kind);
+      ctx.set('ETag', previewEtag(png));
+      ctx.set('Cache-Control', 'private, no-cache');
+      ctx.type = 'image/png';
+      ctx.body = png;
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/v1/widgets/{id}/preview-image',
+    auth: 'session',
+    minRole: 'editor',
+    tags: TAGS,
+    summary: `Replace the preview with an uploaded image (PNG, JPEG or WebP, at most ${MAX_PREVIEW_UPLOAD_BYTES / 1024 / 1024} MiB)`,
+    description:
+      'The body is the image itself; its type is sniffed from the bytes. It is stored as PNG and answered by GET until the widget’s template, settings or binding change.',
+    params: IdParams,
+    rawBody: { contentTypes: PREVIEW_TYPES },
+    responses: {
+      200: { description: 'The widget', data: WidgetDto, ...withEtag },
+      400: { description: 'validation_failed: the body is empty or not an image this server reads' },
+      413: { description: 'payload_too_large: over 5 MiB' },
+      415: { description: 'unsupported_media_type: not a PNG, JPEG or WebP (by its bytes or its Content-Type)' },
+    },
+    handler: async (ctx, { params, auth }) => {
+      await widgetDto(ctx.deps.db, params.id);
+      if (!PREVIEW_TYPES.includes(ctx.request.type)) throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
+      const bytes = await readLimited(ctx, MAX_PREVIEW_UPLOAD_BYTES);
+      await storeUploadedPreview(ctx.deps, params.id, bytes, userOf(auth));
+      return reply(ctx, params.id);
+    },
   }),
   defineRoute({
     method: 'GET',
