@@ -67,6 +67,11 @@ t.test('widgets: a table bound to a manual table, a custom template with a mista
   await page.waitForFunction(() => (globalThis as any).document.querySelector('iframe[data-testid="widget-preview"]')?.getAttribute('width') === '1080');
   t.ok(true, 'another zone size redraws the preview at that size');
   t.equal((await api('widgets')).body.data.items.length, 0, 'the preview stores nothing');
+  // The preview settled at its new size (the button below it stops moving) before Save.
+  await page
+    .getByTestId('preview-state')
+    .getByText(/^1080 × 1920, shown at/)
+    .waitFor();
   await snap(page, 'widgets-table-1280');
   await checkA11y(page, t, 'a new table widget with its preview');
   await form.getByRole('button', { name: 'Create the widget' }).click();
