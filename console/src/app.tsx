@@ -17,6 +17,7 @@ import { SchedulesPage } from './pages/schedules';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
+import { NewWidgetPage, WidgetPage, WidgetsPage } from './pages/widgets';
 import { approvalsCount } from './pages/data/records-model';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
@@ -173,6 +174,9 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/data" component={DataSourcesPage} />
           <Route path="/data/new" component={atLeast(user, 'editor') ? NewDataSourcePage : NotFoundPage} />
           <Route path="/data/:id" component={DataSourcePage} />
+          <Route path="/widgets" component={WidgetsPage} />
+          <Route path="/widgets/new" component={atLeast(user, 'editor') ? NewWidgetPage : NotFoundPage} />
+          <Route path="/widgets/:id" component={WidgetPage} />
           <Route path="/approvals" component={ApprovalsPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
@@ -213,6 +217,7 @@ function Nav() {
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/data', label: 'Data', show: true },
+    { href: '/widgets', label: 'Widgets', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
   ];
   // The user menu is a <details>: close it once a choice is made (it would stay open over the page).

@@ -5,6 +5,7 @@ import { formatDuration, type Asset, type Daypart, type Playlist, type PlaylistI
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { confirmAction, showToast } from '../ui/confirm';
 import { PlaylistPlayer } from '../ui/preview';
+import { AddWidgetItem } from './widgets';
 
 /** Playlists: what plays, in order, for how long. */
 export function PlaylistsPage() {
@@ -199,6 +200,7 @@ export function PlaylistDetailPage({ id }: { id: string }) {
         </details>
       )}
       {canEdit && <AddItems playlistId={id} onAdded={playlist.reload} />}
+      {canEdit && <AddWidgetItem playlistId={id} onAdded={playlist.reload} />}
     </>
   );
 }

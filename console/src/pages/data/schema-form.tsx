@@ -13,6 +13,7 @@ import {
   isSecret,
   type JsonSchema,
   labelOf,
+  namesField,
   type Path,
   typeOf,
   withKey,
@@ -37,6 +38,8 @@ export function SchemaForm({
   secretPaths,
   error,
   disabled = false,
+  root,
+  fieldChoices,
 }: {
   schema: JsonSchema;
   value: Config;
@@ -44,8 +47,10 @@ export function SchemaForm({
   secretPaths: string[];
   error?: unknown;
   disabled?: boolean;
+  root?: string;
+  fieldChoices?: string[];
 }) {
-  const ctx: Ctx = { secretPaths, error, disabled };
+  const ctx: Ctx = { secretPaths, error, disabled, root, fieldChoices };
   const props = Object.entries(schema.properties ?? {});
   const node = ([name, s]: [string, JsonSchema]) => (
     <Node
@@ -88,7 +93,12 @@ interface NodeProps {
 
 function Node(p: NodeProps) {
   const { schema } = p;
-  if (schema.oneOf ?? schema.anyOf) return <OneOfField {...p} />;
+  // `X or null` (a nullable setting): the control of X, empty meaning null.
+  const variants = schema.oneOf ?? schema.anyOf;
+  const plain = variants?.filter((v) => v.type !== 'null');
+  if (variants && plain?.length === 1 && variants.length === 2)
+    return <Node {...p} schema={{ ...plain[0]!, description: schema.description ?? plain[0]!.description, default: schema.default ?? plain[0]!.default }} />;
+  if (variants) return <OneOfField {...p} />;
   if (schema.enum) return <EnumField {...p} />;
   const type = typeOf(schema);
   if (type === 'boolean') {
@@ -98,6 +108,7 @@ function Node(p: NodeProps) {
     );
   }
   if (type === 'integer' || type === 'number') return <NumberField {...p} integer={type === 'integer'} />;
+  if (type === 'string' && p.ctx.fieldChoices && namesField(p.path)) return <FieldChoice {...p} />;
   if (type === 'string') return <TextField {...p} />;
   if (type === 'array' && schema.items && typeOf(schema.items) === 'object') return <ListField {...p} />;
   if (type === 'object' && isObject(schema.additionalProperties) && !schema.properties) return <MapField {...p} />;
@@ -110,6 +121,24 @@ function TextField({ schema, path, label, required, value, onChange, ctx }: Node
   const kept = isKept(value);
   // A stored secret: clearing what was typed over it keeps the stored one again.
   const [stored] = useState(kept);
+  // Long text (a widget's text, its CSS) gets a box with room.
+  if (!secret && (schema.maxLength ?? 0) >= 10_000)
+    return (
+      <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
+        {(f) => (
+          <textarea
+            {...f}
+            rows={4}
+            spellcheck={false}
+            required={required}
+            maxLength={schema.maxLength}
+            disabled={ctx.disabled}
+            value={typeof value === 'string' ? value : ''}
+            onInput={(e) => onChange(e.currentTarget.value === '' ? undefined : e.currentTarget.value)}
+          />
+        )}
+      </Field>
+    );
   return (
     <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
       {(f) => (
@@ -179,6 +208,27 @@ function EnumField({ schema, path, label, required, value, onChange, ctx }: Node
               {enumWord(o)}
             </option>
           ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** A column of the bound data source, by name (a name the source no longer has stays shown). */
+function FieldChoice({ schema, path, label, required, value, onChange, ctx }: NodeProps) {
+  const choices = ctx.fieldChoices ?? [];
+  const current = typeof value === 'string' ? value : '';
+  return (
+    <Field label={label} help={schema.description} error={errorAt(ctx, path)}>
+      {(f) => (
+        <select {...f} disabled={ctx.disabled} required={required} value={current} onChange={(e) => onChange(e.currentTarget.value || undefined)}>
+          <option value="">{required ? 'Choose a field…' : '—'}</option>
+          {choices.map((c) => (
+            <option key={c} value={c}>
+              {c}
+            </option>
+          ))}
+          {current && !choices.includes(current) && <option value={current}>{current} (not in the data)</option>}
         </select>
       )}
     </Field>

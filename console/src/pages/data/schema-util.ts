@@ -29,6 +29,10 @@ export interface Ctx {
   secretPaths: string[];
   error: unknown;
   disabled: boolean;
+  /** Where the body holds the form's value, for the server's issues (default `config`; a widget's `settings`). */
+  root?: string;
+  /** A bound data source's column names: a property naming a field (`field`, `…Field`, `groupBy`) picks one of them. */
+  fieldChoices?: string[];
 }
 
 /** Labels for the catalog's property names (the rest are the name in words). */
@@ -46,6 +50,14 @@ export const LABELS: Record<string, string> = {
   auth: 'Sign-in',
   username: 'User name',
   path: 'Path (JSONPath)',
+  css: 'CSS',
+  fontSizePx: 'Font size (px)',
+  durationMs: 'Play time in a playlist (ms)',
+  lang: 'Language',
+  pageMs: 'Time per page (ms)',
+  intervalMs: 'Time per image (ms)',
+  speedPxPerSec: 'Speed (pixels per second)',
+  groupBy: 'Group by',
 };
 export const ENUM_WORDS: Record<string, string> = {
   auto: 'Detect',
@@ -81,7 +93,13 @@ export function isSecret(ctx: Ctx, path: Path): boolean {
 }
 
 export function errorAt(ctx: Ctx, path: Path): string | undefined {
-  return ctx.error instanceof ApiError ? ctx.error.messageAt(['config', ...path]) : undefined;
+  return ctx.error instanceof ApiError ? ctx.error.messageAt([ctx.root ?? 'config', ...path]) : undefined;
+}
+
+/** A string property that names a column of the bound data (widget settings: `column`, `imageColumn`, `groupBy`, `fields.title`, `columns[i].name`). */
+export function namesField(path: Path): boolean {
+  const [last, parent, grand] = [path.at(-1), path.at(-2), path.at(-3)].map(String);
+  return /^(field|column|groupBy)$|(Field|Column)$/.test(last!) || parent === 'fields' || (grand === 'columns' && last === 'name');
 }
 
 /** `obj` with `key` set, or removed when `value` is undefined. */

@@ -10,6 +10,7 @@ import { Canvas } from './canvas';
 import { DataZoneView, type Refusal } from './data-zone';
 import { type Content, type DataContent, isData, type Layout, type Revision, type Zone } from './model';
 import { ZoneForm } from './zone-form';
+import { useWidgets } from '../widgets';
 
 /** The zones whose view the server refused (400 at zones.<i>.content.view), with its words. */
 function refusalsOf(err: unknown, content: Content): Map<number, Refusal> {
@@ -41,6 +42,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
   const revisions = useLoad(() => api.get<Page<Revision>>(`layouts/${id}/revisions?limit=20`), [id]);
   // The sources this user may read (a data zone's choices); a viewer of none gets an empty list.
   const sources = useLoad(() => api.get<Page<DataSource>>('data-sources?limit=500'));
+  const widgets = useWidgets();
   const [refusals, setRefusals] = useState<Map<number, Refusal>>(new Map());
   const [draft, setDraft] = useState<Content | null>(null);
   const [selected, setSelected] = useState(0);
@@ -157,6 +159,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
     if (c?.type === 'playlist') return playlists.data?.items.find((p) => p.id === (c as { playlistId: string }).playlistId)?.name ?? 'playlist';
     if (c?.type === 'asset') return assets.data?.items.find((a) => a.id === (c as { assetId: string }).assetId)?.name ?? 'media';
     if (isData(c)) return `${sourceOf(z)?.name ?? 'a data source'} (${c.view ? 'data, a view' : 'data'})`;
+    if (c?.type === 'widget') return `${widgets.data?.find((w) => w.id === c.widgetId)?.name ?? 'a widget'} (widget)`;
     return c ? c.type : 'empty';
   };
 
@@ -279,6 +282,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
               playlists={playlists.data?.items ?? []}
               assets={assets.data?.items ?? []}
               sources={sources.data?.items}
+              widgets={widgets.data}
               edit={(fn) => edit((c) => fn(c.zones[selected]!, c))}
               onRemove={() =>
                 edit((c) => {

@@ -14,6 +14,7 @@ export function zoneValue(z: Zone): string {
   if (c?.type === 'playlist') return `playlist:${(c as { playlistId: string }).playlistId}`;
   if (c?.type === 'asset') return `asset:${(c as { assetId: string }).assetId}`;
   if (isData(c)) return `data:${c.sourceId}`;
+  if (c?.type === 'widget') return `widget:${String(c.widgetId)}`;
   return c ? 'keep' : '';
 }
 
@@ -24,6 +25,7 @@ export function contentFor(value: string, before: Zone['content']): Zone['conten
   if (kind === 'asset')
     return { type: 'asset', assetId: ref, durationMs: before?.type === 'asset' ? ((before as { durationMs: number | null }).durationMs ?? null) : null };
   // A view names its source's fields: another source starts from the whole of it.
+  if (kind === 'widget') return { type: 'widget', widgetId: ref };
   if (kind === 'data') return { type: 'data', sourceId: ref, view: isData(before) && before.sourceId === ref ? before.view : null };
   return { type: 'playlist', playlistId: ref };
 }
@@ -34,6 +36,7 @@ export function ZoneForm({
   playlists,
   assets,
   sources,
+  widgets,
   edit,
   onRemove,
 }: {
@@ -42,6 +45,8 @@ export function ZoneForm({
   playlists: PlaylistSummary[];
   assets: Asset[];
   sources: DataSource[] | undefined;
+  /** The widgets this user may read (issue 19). */
+  widgets?: { id: string; name: string }[];
   /** Changes the selected zone of the draft. */
   edit: (fn: (z: Zone, c: Content) => void) => void;
   onRemove: () => void;
@@ -101,6 +106,16 @@ export function ZoneForm({
             ))}
             {/* A source this user may not read (or gone) still shows what the zone holds. */}
             {isData(zone.content) && sources && !source && <option value={value}>a data source you cannot see</option>}
+          </optgroup>
+          <optgroup label="Widgets">
+            {(widgets ?? []).map((w) => (
+              <option key={w.id} value={`widget:${w.id}`}>
+                {w.name}
+              </option>
+            ))}
+            {zone.content?.type === 'widget' && widgets && !widgets.some((w) => value === `widget:${w.id}`) && (
+              <option value={value}>a widget since deleted</option>
+            )}
           </optgroup>
         </select>
       </label>
