@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startApp } from './helpers/harness.js';
+import { RUNTIME_SHA256 } from '../server/src/modules/widgets/runtime.js';
 import { CONSOLE_DIST, ensureConsoleBuilt } from './helpers/browser.js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +28,9 @@ t.test('the console and the player are served from the API port', async (t) => {
       t.equal(res.status, 200, p);
       t.match(res.headers.get('content-type'), /^text\/html/, p);
       t.equal(res.headers.get('cache-control'), 'no-cache', p);
-      t.match(res.headers.get('content-security-policy'), /script-src 'self'(;|$)/, p);
+      // Scripts from this origin, plus only the widgets' runtime by its hash (the editor's preview frame).
+      const scripts = /script-src ([^;]*)/.exec(res.headers.get('content-security-policy') ?? '')?.[1];
+      t.equal(scripts, `'self' 'sha256-${RUNTIME_SHA256}'`, p);
       t.equal(res.headers.get('x-frame-options'), 'DENY');
       t.match(await res.text(), /<div id="app">/, p);
     }

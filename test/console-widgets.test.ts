@@ -57,6 +57,19 @@ t.test('widgets: a table bound to a manual table, a custom template with a mista
   t.equal(await page.getByRole('link', { name: 'Widgets', exact: true }).getAttribute('aria-current'), 'page', 'Widgets in the navigation, marked current');
   await page.getByText('No widgets yet.').waitFor();
 
+  // A clock: the server draws it empty and the bundle's runtime fills in the time, so digits in
+  // the preview show the runtime runs there (the console's policy allows its hash).
+  await page.getByRole('button', { name: 'New widget' }).click();
+  await page.locator('button[data-type="clock"]').click();
+  await page
+    .frameLocator('iframe[data-testid="widget-preview"]')
+    .locator('.pl-clock')
+    .filter({ hasText: /\d{1,2}[:.]\d{2}/ })
+    .waitFor({ timeout: 15_000 });
+  t.pass('the clock ticks in the preview: the runtime runs under the console page’s policy');
+  await page.goto(`${app.url}/widgets`);
+  await page.getByText('No widgets yet.').waitFor();
+
   // A table widget: the type, then the data; the preview (a sandboxed frame) shows the rows.
   await page.getByRole('button', { name: 'New widget' }).click();
   await page.locator('button[data-type="table"]').click();

@@ -1,6 +1,6 @@
 import Koa, { type Context } from 'koa';
 import { defaultAuthenticators } from './authenticators.js';
-import { consoleStatic, defaultConsoleDir } from './platform/http/console.js';
+import { consoleScriptHashes, consoleStatic, defaultConsoleDir } from './platform/http/console.js';
 import { baseHeaders, errorEnvelope, logLateErrors, requestContext } from './platform/http/middleware.js';
 import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
 import { buildRouter } from './platform/http/router.js';
@@ -42,6 +42,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(
     consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes, {
       httpsRedirect: deps.config.httpsRedirect ? (ctx) => httpsUrlOf(deps, ctx) : undefined,
+      scriptHashes: () => consoleScriptHashes(deps),
     }),
   );
   // Every module wires itself in, in MODULES order: its middleware (sessions, the tus header)

@@ -2,6 +2,8 @@ import { createReadStream, existsSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
+import type { AppDeps } from '../app-deps.js';
+import { ScopeKey } from '../app-scope.js';
 import type { Route } from './route.js';
 
 /**
@@ -46,21 +48,37 @@ const REVALIDATE = 'no-cache';
  * blob: (QR codes, local previews); websites may be previewed in frames; no framing of
  * the console itself. The player page sets its own policy (it frames arbitrary sites).
  */
-const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  'frame-src http: https:',
-  "worker-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+function consoleCsp(scriptHashes: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    ["script-src 'self'", ...scriptHashes.map((h) => `'sha256-${h}'`)].join(' '),
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    'frame-src http: https:',
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+const SCRIPT_HASHES = new ScopeKey('console.script-hashes', () => new Set<string>());
+
+/**
+ * Lets one inline script (by its base64 sha256) run in the console page's documents: the
+ * widgets' runtime in the editor's sandboxed srcdoc preview, which inherits this policy.
+ */
+export function addConsoleScriptHash(deps: Pick<AppDeps, 'scope'>, sha256Base64: string): void {
+  deps.scope.get(SCRIPT_HASHES).add(sha256Base64);
+}
+
+export function consoleScriptHashes(deps: Pick<AppDeps, 'scope'>): string[] {
+  return [...deps.scope.get(SCRIPT_HASHES)].sort();
+}
 
 /** console/dist next to the package.json of this checkout or release (works from src and from dist/). */
 export function defaultConsoleDir(): string {
@@ -119,10 +137,19 @@ function notBuilt(ctx: Context, dir: string): void {
 export interface ConsoleStaticOptions {
   /** Where a console page asked for over plain HTTP goes instead (308), or null to serve it (PLACARD_HTTPS_REDIRECT). */
   httpsRedirect?: (ctx: Context) => string | null;
+  /** Inline scripts (base64 sha256) the console's policy lets run (addConsoleScriptHash). */
+  scriptHashes?: () => readonly string[];
 }
 
 export function consoleStatic(dir: string, routes: readonly Route[], options: ConsoleStaticOptions = {}): Middleware {
   const root = path.resolve(dir);
+  let csp = { key: '', value: consoleCsp([]) };
+  const policy = () => {
+    const hashes = options.scriptHashes?.() ?? [];
+    const key = hashes.join(' ');
+    if (key !== csp.key) csp = { key, value: consoleCsp(hashes) };
+    return csp.value;
+  };
   const isServerPath = routeMatcher(routes);
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
@@ -150,7 +177,7 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
       const page = path.join(root, name);
       const st = statFile(page);
       if (!st) return notBuilt(ctx, root);
-      send(ctx, page, st, REVALIDATE, name === 'index.html' ? { 'Content-Security-Policy': CONSOLE_CSP, 'X-Frame-Options': 'DENY' } : {});
+      send(ctx, page, st, REVALIDATE, name === 'index.html' ? { 'Content-Security-Policy': policy(), 'X-Frame-Options': 'DENY' } : {});
     };
 
     if (p.startsWith('/assets/')) {
