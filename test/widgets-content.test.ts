@@ -193,12 +193,23 @@ t.test('a bound widget’s images play from media: their variant for the zone is
 
 t.test('editing a widget, or its bound data, bumps only the screens using it (manifest.changed within a second)', async (t) => {
   const { app, call, source, hello, lobby, counter, office, manifest } = await setup(t);
-  const before = { lobby: await manifest(lobby), counter: await manifest(counter), office: await manifest(office) };
   const sockets = {
     lobby: await openSocket(t, app, lobby.credential),
     counter: await openSocket(t, app, counter.credential),
     office: await openSocket(t, app, office.credential),
   };
+  // The setup's own changes (and a bound widget's first rebuild once its source's output is
+  // built) tell the screens after their answers: take each screen's revision once they have
+  // stayed put for 700 ms, so a later message above it is this test's doing.
+  const read = async () => ({ lobby: await manifest(lobby), counter: await manifest(counter), office: await manifest(office) });
+  const revs = (m: Awaited<ReturnType<typeof read>>) => [m.lobby.revision, m.counter.revision, m.office.revision].join();
+  let before = await read();
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 700));
+    const again = await read();
+    if (revs(again) === revs(before)) break;
+    before = again;
+  }
   const changed = (name: keyof typeof sockets, after: number) => sockets[name].messages.filter((m) => m.type === 'manifest.changed' && m.revision > after);
 
   // The text widget is only in Lobby's playlist.
@@ -221,6 +232,14 @@ t.test('editing a widget, or its bound data, bumps only the screens using it (ma
   await new Promise((r) => setTimeout(r, 200));
   t.same(changed('counter', before.counter.revision), [], 'the screen showing another widget is not told');
   t.same(changed('office', before.office.revision), [], 'nor the screen showing neither');
+
+  // The source's diagnostics name the screens showing it through the table widget.
+  const diag = (await call('GET', `/api/v1/data-sources/${source.id}/diagnostics`)).body.data;
+  t.same(
+    diag.screens.map((x: any) => x.name),
+    ['Counter', 'Lobby'],
+    'diagnostics name the screens showing the source through a widget (not Office)',
+  );
 
   // The table's rows change: both screens showing the table widget are told, Office is not.
   const src = (await call('GET', `/api/v1/data-sources/${source.id}`)).body.data;

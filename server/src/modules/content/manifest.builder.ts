@@ -145,6 +145,8 @@ export class Builder {
       this.warn(`widget:${widgetId}`, { code: 'widget_unavailable', message: answer.message, widgetId, reason: answer.reason });
       return null;
     }
+    // The screen shows the bound source too (its diagnostics list the screen; it cannot be deleted while bound).
+    if (answer.bundle.sourceId) this.dep('data-source', answer.bundle.sourceId);
     const seen = this.widgetBoxes.get(widgetId);
     this.widgetBoxes.set(widgetId, seen ? { width: Math.max(seen.width, box.width), height: Math.max(seen.height, box.height) } : { ...box });
     return answer.bundle;

@@ -53,6 +53,8 @@ export const m0350_widgets: Migration = {
     await sql`create index widget_bundles_widget on widget_bundles(widget_id, id)`.execute(db);
     await sql`create index widget_bundles_sha on widget_bundles(sha256)`.execute(db);
     await sql`create index widget_bundles_source on widget_bundles(source_id) where source_id is not null`.execute(db);
+    // Which playlists show a widget (DELETE's 409, the manifest bump): without it, a scan of every item.
+    await sql`create index playlist_items_widget on playlist_items(widget_id) where widget_id is not null`.execute(db);
     await sql`
       create table widget_preview_images (
         widget_id text primary key references widgets(id) on delete cascade,
