@@ -134,7 +134,8 @@ export function bundleDocument(type: WidgetType, settings: Record<string, unknow
   if (settings.background) rules.push(`background:${settings.background}`);
   if (settings.color) rules.push(`color:${settings.color}`);
   if (settings.fontFamily) rules.push(`font-family:${settings.fontFamily}`);
-  if (settings.fontSizePx) rules.push(`font-size:${settings.fontSizePx}px`);
+  // --pl-size: the built-in types' CSS uses it over its automatic, zone-relative size.
+  if (settings.fontSizePx) rules.push(`font-size:${settings.fontSizePx}px;--pl-size:${settings.fontSizePx}px`);
   const own = type === 'custom' && typeof settings.css === 'string' ? cleanCss(settings.css) : '';
   const css = `${BASE_CSS}${rules.length ? `body{${rules.join(';')}}` : ''}${TYPE_CSS[type]}${own}`;
   // The body's class names the type as pl-type-<type>: plain pl-<type> would match the runtime's
@@ -296,5 +297,7 @@ function tableOf(s: z.output<(typeof SETTINGS)['table']>, data: WidgetData | nul
     }
   }
   if (page.length || pages.length === 0) pages.push(page);
-  return { headings, pages };
+  // The lines sharing the zone's height (the CSS's --pl-lines): the tallest page, the title, the heading row.
+  const lines = Math.max(1, ...pages.map((p) => p.length)) + (s.title ? 1.4 : 0) + (s.headings ? 1 : 0);
+  return { headings, pages, lines: Number(lines.toFixed(2)), cols: Math.max(2, cols.length) };
 }

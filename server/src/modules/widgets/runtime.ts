@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
  * the bundle's CSP. It reads `#placard-context` ({timeZone, width, height, locale}; defaults
  * when absent) and drives what the built-in types mark with classes and data attributes:
  * clocks tick, countdowns count, tickers scroll, carousels and long tables page, agenda
- * entries are grouped by day in the screen's zone, feed dates are formatted. No framework.
+ * entries are grouped by day in the screen's zone, feed dates are formatted, and `.pl-fit`
+ * blocks shrink their font until the content fits (unless fontSizePx set --pl-size). No framework.
  */
 export const RUNTIME_JS = `(function(){"use strict";
 var c={};try{c=JSON.parse(document.getElementById("placard-context").textContent||"{}")||{}}catch(e){}
@@ -24,7 +25,7 @@ if(s===0&&d.after==="hide"){el.style.visibility="hidden";return}
 if(s===0&&d.after==="text"){v.textContent=d.afterText;return}
 var dd=Math.floor(s/86400);v.textContent=(dd>0?dd+" ":"")+p(Math.floor(s%86400/3600))+":"+p(Math.floor(s%3600/60))+":"+p(s%60)}
 t();setInterval(t,1000)});
-all(".pl-ticker").forEach(function(el){var tr=el.querySelector(".pl-ticker-track"),sp=Number(el.dataset.speed)||80,x=0,last=0;
+all(".pl-ticker").forEach(function(el){var tr=el.querySelector(".pl-ticker-track"),sp=Number(el.dataset.speed)||80,x=-el.clientWidth,last=0;
 function step(ts){var w=tr.scrollWidth;if(last){x-=sp*(ts-last)/1000;if(-x>w)x=0}last=ts;tr.style.transform="translateX("+x+"px)";requestAnimationFrame(step)}
 requestAnimationFrame(step)});
 function cycle(items,ms,on,off){if(items.length<2)return;var i=0;items.forEach(function(e,k){(k?off:on)(e)});
@@ -37,6 +38,13 @@ all(".pl-agenda li[data-start]").reduce(function(prev,li){var s=new Date(li.data
 var k=dk.format(s);if(k!==prev){var h=document.createElement("li");h.className="pl-day";h.textContent=dayF.format(s);li.parentNode.insertBefore(h,li)}
 var e=new Date(li.dataset.end),w=li.querySelector(".pl-when");if(w)w.textContent=/T/.test(li.dataset.start)?hm.format(s)+(isNaN(e)?"":"–"+hm.format(e)):"";return k},"");
 var df=fmt({dateStyle:"medium"});all("time.pl-date").forEach(function(t){var d=new Date(t.getAttribute("datetime"));if(!isNaN(d))t.textContent=df.format(d)});
+var own=getComputedStyle(document.body).getPropertyValue("--pl-size").trim()!=="";
+function fit(el){el.style.fontSize="";var hi=parseFloat(getComputedStyle(el).fontSize),lo=Math.min(hi,Math.max(6,Math.min(innerWidth,innerHeight)*.04));
+function ok(){return el.scrollHeight<=el.clientHeight+1&&el.scrollWidth<=el.clientWidth+1}
+if(!own&&!ok()){for(var i=0;i<12;i++){var m=(lo+hi)/2;el.style.fontSize=m+"px";if(ok())lo=m;else hi=m}el.style.fontSize=lo+"px"}
+Array.prototype.forEach.call(el.querySelectorAll("li"),function(li){li.style.visibility=li.style.visibility="";li.style.visibility=li.offsetTop+li.offsetHeight>el.clientHeight+1?"hidden":""})}
+function fitAll(){all(".pl-fit").forEach(fit)}fitAll();addEventListener("resize",fitAll);
+all(".pl-fit img").forEach(function(i){i.addEventListener("load",fitAll)});
 })();`;
 
 export const RUNTIME_SHA256 = createHash('sha256').update(RUNTIME_JS).digest('base64');

@@ -151,37 +151,54 @@ export const TYPE_INFO: Record<WidgetType, { title: string; description: string;
 /** The Liquid template of each built-in type (custom brings its own). */
 export const TEMPLATES: Record<Exclude<WidgetType, 'custom'>, string> = {
   clock: `<div class="pl-fill pl-center"><div class="pl-clock" data-show="{{ settings.show }}" data-hour12="{{ settings.hour12 }}" data-seconds="{{ settings.seconds }}" data-date-style="{{ settings.dateStyle }}">&nbsp;</div></div>`,
-  text: `<div class="pl-fill pl-center pl-text" style="text-align:{{ settings.align }}">{{ settings.text | newline_to_br }}</div>`,
+  text: `<div class="pl-fill pl-center pl-text pl-fit" style="text-align:{{ settings.align }}">{{ settings.text | escape | newline_to_br | raw }}</div>`,
   ticker: `<div class="pl-fill pl-ticker" data-speed="{{ settings.speedPxPerSec }}"><div class="pl-ticker-track">{% if settings.text != "" %}<span>{{ settings.text }}</span>{% else %}{% for row in rows %}<span>{{ row[settings.column] }}</span>{% unless forloop.last %}<span class="pl-sep">{{ settings.separator }}</span>{% endunless %}{% endfor %}{% endif %}</div></div>`,
   qr: `<div class="pl-fill pl-center pl-qr"><div class="pl-qr-code">{{ qrSvg | raw }}</div>{% if settings.label != "" %}<div class="pl-qr-label">{{ settings.label }}</div>{% endif %}</div>`,
   countdown: `<div class="pl-fill pl-center pl-countdown" data-target="{{ settings.target }}" data-after="{{ settings.after }}" data-after-text="{{ settings.afterText }}">{% if settings.label != "" %}<div class="pl-countdown-label">{{ settings.label }}</div>{% endif %}<div class="pl-countdown-value">–</div></div>`,
-  table: `<div class="pl-fill pl-table" data-page-ms="{{ settings.pageMs }}">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<table>{% if settings.headings %}<thead><tr>{% for h in table.headings %}<th class="pl-{{ h.kind }}">{{ h.text }}</th>{% endfor %}</tr></thead>{% endif %}{% for page in table.pages %}<tbody class="pl-page">{% for line in page %}{% if line.group %}<tr class="pl-group"><th colspan="{{ table.headings.size }}">{{ line.group }}</th></tr>{% else %}<tr>{% for cell in line.cells %}<td class="pl-{{ cell.kind }}">{{ cell.text }}</td>{% endfor %}</tr>{% endif %}{% endfor %}</tbody>{% endfor %}</table></div>`,
-  'feed-list': `<div class="pl-fill pl-feed">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<ul>{% for row in rows limit: settings.limit %}<li>{% assign img = row[settings.fields.image] %}{% if img %}<img src="{{ img }}" alt="">{% endif %}<div><h2>{{ row[settings.fields.title] }}</h2>{% assign published = row[settings.fields.published] %}{% if published %}<time class="pl-date" datetime="{{ published }}">{{ published | slice: 0, 10 }}</time>{% endif %}<p>{{ row[settings.fields.summary] | strip_html | truncate: 300 }}</p></div></li>{% endfor %}</ul></div>`,
-  agenda: `<div class="pl-fill pl-agenda">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<ol>{% for row in rows limit: settings.limit %}<li data-start="{{ row[settings.fields.start] }}" data-end="{{ row[settings.fields.end] }}"><span class="pl-when"></span> <strong>{{ row[settings.fields.title] }}</strong>{% assign where = row[settings.fields.location] %}{% if where %} <span class="pl-where">{{ where }}</span>{% endif %}</li>{% endfor %}</ol></div>`,
+  table: `<div class="pl-fill pl-table" data-page-ms="{{ settings.pageMs }}" style="--pl-lines:{{ table.lines }};--pl-cols:{{ table.cols }}">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<table>{% if settings.headings %}<thead><tr>{% for h in table.headings %}<th class="pl-{{ h.kind }}">{{ h.text }}</th>{% endfor %}</tr></thead>{% endif %}{% for page in table.pages %}<tbody class="pl-page">{% for line in page %}{% if line.group %}<tr class="pl-group"><th colspan="{{ table.headings.size }}">{{ line.group }}</th></tr>{% else %}<tr>{% for cell in line.cells %}<td class="pl-{{ cell.kind }}">{{ cell.text }}</td>{% endfor %}</tr>{% endif %}{% endfor %}</tbody>{% endfor %}</table></div>`,
+  'feed-list': `<div class="pl-fill pl-feed pl-fit">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<ul>{% for row in rows limit: settings.limit %}<li>{% assign img = row[settings.fields.image] %}{% if img %}<img src="{{ img }}" alt="">{% endif %}<div><h2>{{ row[settings.fields.title] }}</h2>{% assign published = row[settings.fields.published] %}{% if published %}<time class="pl-date" datetime="{{ published }}">{{ published | slice: 0, 10 }}</time>{% endif %}<p>{{ row[settings.fields.summary] | strip_html | truncate: 300 }}</p></div></li>{% endfor %}</ul></div>`,
+  agenda: `<div class="pl-fill pl-agenda pl-fit">{% if settings.title != "" %}<h1>{{ settings.title }}</h1>{% endif %}<ol>{% for row in rows limit: settings.limit %}<li data-start="{{ row[settings.fields.start] }}" data-end="{{ row[settings.fields.end] }}"><span class="pl-when"></span> <strong>{{ row[settings.fields.title] }}</strong>{% assign where = row[settings.fields.location] %}{% if where %} <span class="pl-where">{{ where }}</span>{% endif %}</li>{% endfor %}</ol></div>`,
   carousel: `<div class="pl-fill pl-carousel" data-interval="{{ settings.intervalMs }}">{% for row in rows %}{% assign img = row[settings.imageColumn] %}{% if img %}<figure class="pl-slide"><img src="{{ img }}" alt="" style="object-fit:{{ settings.fit }}">{% if settings.captionColumn %}<figcaption>{{ row[settings.captionColumn] }}</figcaption>{% endif %}</figure>{% endif %}{% endfor %}</div>`,
 };
 
-/** The CSS of each type (after the base CSS, before a custom widget's own). */
+/**
+ * The CSS of each type (after the base CSS, before a custom widget's own). Sizes come from the
+ * zone: the bundle fills its viewport, which is the zone, so vh/vw/vmin are the zone's. Every
+ * built-in size reads `var(--pl-size, <automatic>)`: an explicit fontSizePx sets --pl-size on
+ * the body (bundleDocument) and wins everywhere; without it the automatic size applies, and
+ * the runtime shrinks text, feed-list and agenda (`.pl-fit`) until their content fits.
+ * The table: --pl-lines (the tallest page's rows and group headings, plus title and heading
+ * row) share the zone's height; the font is half a line, capped by 8vmin and by the width a
+ * column gets (--pl-cols), a line at most 2.6 times the font (docs/widgets.md "Sizing").
+ */
 export const TYPE_CSS: Record<WidgetType, string> = {
-  clock: '.pl-clock{font-size:12vmin;font-variant-numeric:tabular-nums}',
-  text: '.pl-text{white-space:normal;padding:2vmin;box-sizing:border-box}',
+  clock:
+    '.pl-clock{font-size:var(--pl-size,min(30vh,15vw));line-height:1.1;font-variant-numeric:tabular-nums;font-weight:600}.pl-clock[data-show=date],.pl-clock[data-show=datetime]{font-size:var(--pl-size,min(13vh,7vw));padding:0 3vw}',
+  text: '.pl-text{font-size:var(--pl-size,min(14vh,8vw));line-height:1.2;white-space:normal;padding:4vmin;box-sizing:border-box;overflow-wrap:anywhere}',
   ticker:
-    '.pl-ticker{display:flex;align-items:center;white-space:nowrap}.pl-ticker-track{display:inline-block;padding-left:100%;will-change:transform}.pl-sep{opacity:.6}',
-  qr: '.pl-qr{flex-direction:column}.pl-qr-code{width:80vmin;height:80vmin}.pl-qr-code svg{width:100%;height:100%}.pl-qr-label{margin-top:2vmin}',
-  countdown: '.pl-countdown{flex-direction:column}.pl-countdown-value{font-size:12vmin;font-variant-numeric:tabular-nums}',
+    '.pl-ticker{display:flex;align-items:center;white-space:nowrap;font-size:var(--pl-size,min(60vh,9vw));line-height:1.2}.pl-ticker-track{display:inline-block;padding-left:100%;will-change:transform}.pl-sep{opacity:.6}',
+  qr: '.pl-qr{flex-direction:column;font-size:var(--pl-size,min(7vh,5vw));line-height:1.2}.pl-qr-code{width:min(90vw,calc(90vh - 2.8em));height:min(90vw,calc(90vh - 2.8em))}.pl-qr-code:only-child{width:90vmin;height:90vmin}.pl-qr-code svg{width:100%;height:100%;display:block}.pl-qr-label{margin-top:.4em;padding:0 3vw}',
+  countdown:
+    '.pl-countdown{flex-direction:column;font-size:var(--pl-size,min(25vh,12vw));line-height:1.1}.pl-countdown-label{font-size:.4em;margin-bottom:.2em;padding:0 3vw}.pl-countdown-value{font-variant-numeric:tabular-nums;font-weight:600}',
   table:
-    '.pl-table{padding:2vmin;box-sizing:border-box}.pl-table table{width:100%;border-collapse:collapse}.pl-table td,.pl-table th{padding:.3em .5em;text-align:left}.pl-table .pl-number,.pl-table .pl-money{text-align:right;font-variant-numeric:tabular-nums}.pl-group th{padding-top:.8em;border-bottom:1px solid currentColor}',
+    '.pl-table{--pl-r0:calc((100vh - 4vmin) / var(--pl-lines,13));--pl-f:var(--pl-size,min(calc(var(--pl-r0) * .5),8vmin,calc(13vw / var(--pl-cols,2))));--pl-r:min(var(--pl-r0),calc(var(--pl-f) * 2.6));font-size:var(--pl-f);line-height:1.15;padding:2vmin;box-sizing:border-box}' +
+    '.pl-table h1{font-size:1.4em;height:calc(var(--pl-r) * 1.4);margin:0;display:flex;align-items:center;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}' +
+    '.pl-table table{width:100%;border-collapse:collapse}.pl-table td,.pl-table th{height:var(--pl-r);padding:0 .5em;box-sizing:border-box;text-align:left;vertical-align:middle}' +
+    '.pl-table thead th{font-size:.75em;font-weight:600;text-transform:uppercase;letter-spacing:.06em;opacity:.75;border-bottom:2px solid currentColor}' +
+    '.pl-table .pl-number,.pl-table .pl-money{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.pl-table .pl-money{font-weight:600}' +
+    '.pl-table tbody tr:nth-child(even):not(.pl-group) td{background:rgba(127,127,127,.09)}' +
+    '.pl-table .pl-group th{font-size:1.1em;font-weight:700;vertical-align:bottom;padding-bottom:.15em;border-bottom:1px solid currentColor}',
   'feed-list':
-    '.pl-feed{padding:2vmin;box-sizing:border-box}.pl-feed ul{list-style:none;margin:0;padding:0}.pl-feed li{display:flex;gap:1em;margin-bottom:1em}.pl-feed img{width:20%;object-fit:cover}.pl-feed h2{margin:0;font-size:1.1em}.pl-feed p{margin:.2em 0}',
+    '.pl-feed{font-size:var(--pl-size,min(4.5vh,3.2vw));line-height:1.2;padding:3vmin;box-sizing:border-box}.pl-feed h1{font-size:1.5em;margin:0 0 .4em}.pl-feed ul{list-style:none;margin:0;padding:0}.pl-feed li{display:flex;gap:.8em;margin-bottom:.9em}.pl-feed img{height:4.2em;width:5.6em;flex:none;object-fit:cover;border-radius:.2em}.pl-feed h2{margin:0;font-size:1.15em;line-height:1.15}.pl-feed .pl-date{font-size:.75em;opacity:.7}.pl-feed p{margin:.2em 0 0;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:3;overflow:hidden}',
   agenda:
-    '.pl-agenda{padding:2vmin;box-sizing:border-box}.pl-agenda ol{list-style:none;margin:0;padding:0}.pl-agenda .pl-day{font-weight:bold;margin-top:.8em}',
+    '.pl-agenda{font-size:var(--pl-size,min(5.5vh,4vw));line-height:1.25;padding:3vmin;box-sizing:border-box}.pl-agenda h1{font-size:1.5em;margin:0 0 .3em}.pl-agenda ol{list-style:none;margin:0;padding:0}.pl-agenda li{padding:.15em 0}.pl-agenda .pl-day{font-weight:700;font-size:1.1em;margin-top:.6em;border-bottom:1px solid currentColor}.pl-agenda .pl-day:first-child{margin-top:0}.pl-agenda .pl-when{display:inline-block;min-width:6.2em;font-variant-numeric:tabular-nums;opacity:.8}.pl-agenda .pl-where{opacity:.7}.pl-agenda .pl-where::before{content:"· "}',
   carousel:
-    '.pl-carousel{position:relative}.pl-slide{position:absolute;inset:0;margin:0;opacity:0;transition:opacity .8s}.pl-slide.pl-on{opacity:1}.pl-slide img{width:100%;height:100%}.pl-slide figcaption{position:absolute;bottom:0;left:0;right:0;padding:1em;background:rgba(0,0,0,.5);color:#fff}',
+    '.pl-carousel{position:relative}.pl-slide{position:absolute;inset:0;margin:0;opacity:0;transition:opacity .8s}.pl-slide.pl-on{opacity:1}.pl-slide img{width:100%;height:100%;display:block}.pl-slide figcaption{position:absolute;bottom:0;left:0;right:0;padding:.5em 1em;font-size:var(--pl-size,min(6vh,4vw));line-height:1.2;background:rgba(0,0,0,.55);color:#fff}',
   custom: '',
 };
 
 export const BASE_CSS =
-  'html,body{margin:0;width:100%;height:100%;overflow:hidden}body{font-family:system-ui,sans-serif}.pl-fill{width:100%;height:100%;overflow:hidden}.pl-center{display:flex;align-items:center;justify-content:center;text-align:center}';
+  'html,body{margin:0;width:100%;height:100%;overflow:hidden}body{font-family:system-ui,sans-serif}.pl-fill{width:100%;height:100%;overflow:hidden}.pl-center{display:flex;align-items:center;justify-content:center;text-align:center}.pl-fit{position:relative}';
 
 /** The default template a new custom widget gets. */
 export const CUSTOM_EXAMPLE = '<div class="pl-fill">\n  <h1>{{ source }}</h1>\n  <ul>{% for row in rows %}<li>{{ row | json }}</li>{% endfor %}</ul>\n</div>';
