@@ -7,7 +7,9 @@ import t from 'tap';
 import { addPlayerWidgetGuard, addWidgetBundleChangeHook, widgetBundleFor } from '../server/src/modules/widgets/index.js';
 import { kickImageFetch } from '../server/src/modules/data-sources/images.service.js';
 import { signedInApp } from './helpers/auth.js';
-import { waitUntil } from './helpers/browser.js';
+import { launchBrowser, waitUntil } from './helpers/browser.js';
+import { compileWidget } from '../server/src/modules/widgets/compiler.js';
+import { SETTINGS } from '../server/src/modules/widgets/types.js';
 import { samplePng } from './helpers/sample-media.js';
 import { createSource, fakeFeed, refreshNow } from './helpers/data-sources.js';
 import { pairScreen } from './helpers/screens.js';
@@ -415,4 +417,60 @@ t.test('row images the server keeps as media become placard-media:<assetId>; the
   t.match(html, `<img src="placard-media:${assetId}"`, 'the kept image');
   t.notMatch(html, /127\.0\.0\.1|https?:\/\//, 'no remote URL in the bundle');
   t.equal(html.split('<figure').length, 2, 'the row whose image is not kept shows no slide');
+});
+
+t.test('sizes come from the zone: a 12-row table fills a 1080x1920 zone with large type; fontSizePx wins; text fits', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const compile = async (type: 'table' | 'clock' | 'text', settings: Record<string, unknown>, rows: Record<string, unknown>[] = []) => {
+    const r = await compileWidget({
+      type,
+      settings: SETTINGS[type].parse(settings) as Record<string, unknown>,
+      template: null,
+      data: { columns: MENU, rows, sourceName: 'menu' },
+      now: new Date(),
+    });
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.html;
+  };
+  const measure = async (html: string, width: number, height: number, fn: string) => {
+    const page = await browser.newPage({ viewport: { width, height } });
+    try {
+      await page.setContent(html);
+      return (await page.evaluate(fn)) as Record<string, number>;
+    } finally {
+      await page.close();
+    }
+  };
+  const rows = Array.from({ length: 12 }, (_, i) => ({ Dish: `Dish ${i}`, Course: 'Mains', Price: 10 + i }));
+  const columns = [{ name: 'Dish' }, { name: 'Price', format: { type: 'money', currency: 'EUR' } }];
+  const table = await compile('table', { title: 'Menu', columns, rowsPerPage: 12 }, rows);
+  const tableFn = `(() => { const td = document.querySelector('tbody td'); const last = [...document.querySelectorAll('tbody tr')].pop();
+    return { font: parseFloat(getComputedStyle(td).fontSize), bottom: last.getBoundingClientRect().bottom,
+      money: getComputedStyle(document.querySelectorAll('tbody td')[1]).textAlign === 'right' ? 1 : 0 }; })()`;
+  const tall = await measure(table, 1080, 1920, tableFn);
+  t.ok(tall.font! >= 40, `row text is ${tall.font}px in a 1080x1920 zone (>= 40)`);
+  t.ok(tall.bottom! > 1920 * 0.75, `the rows reach down the zone (last row ends at ${tall.bottom}px)`);
+  t.equal(tall.money, 1, 'money is right-aligned');
+  const small = await measure(table, 640, 360, tableFn);
+  t.ok(small.font! < tall.font! && small.bottom! <= 360, `in a 640x360 zone the 12 rows still fit (${small.font}px, ends at ${small.bottom}px)`);
+  const few = await measure(await compile('table', { columns, rowsPerPage: 3 }, rows.slice(0, 3)), 1920, 1080, tableFn);
+  t.ok(few.font! <= 0.08 * 1080 + 0.5, `three rows in a big zone are capped (${few.font}px)`);
+  const explicit = await measure(await compile('table', { columns, fontSizePx: 30 }, rows), 1080, 1920, tableFn);
+  t.equal(explicit.font, 30, 'a table honours fontSizePx');
+
+  const clockFn = `({ font: parseFloat(getComputedStyle(document.querySelector('.pl-clock')).fontSize) })`;
+  t.equal((await measure(await compile('clock', { fontSizePx: 40 }), 1920, 1080, clockFn)).font, 40, 'the clock honours fontSizePx');
+  const autoClock = (await measure(await compile('clock', {}), 1920, 1080, clockFn)).font!;
+  t.ok(autoClock >= 200, `without it the clock fills the zone (${autoClock}px at 1920x1080)`);
+
+  const long = 'A notice that goes on and on. '.repeat(40);
+  const text = await measure(
+    await compile('text', { text: long }),
+    640,
+    360,
+    `(() => { const e = document.querySelector('.pl-text');
+    return { fits: e.scrollHeight <= e.clientHeight + 1 ? 1 : 0, font: parseFloat(getComputedStyle(e).fontSize) }; })()`,
+  );
+  t.equal(text.fits, 1, `long text is shrunk to fit its zone (${text.font}px)`);
 });
