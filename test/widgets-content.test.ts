@@ -198,11 +198,13 @@ t.test('editing a widget, or its bound data, bumps only the screens using it (ma
     counter: await openSocket(t, app, counter.credential),
     office: await openSocket(t, app, office.credential),
   };
-  // The setup's own changes (and a bound widget's first rebuild once its source's output is
-  // built) tell the screens after their answers: take each screen's revision once they have
-  // stayed put for 700 ms, so a later message above it is this test's doing.
+  // The setup's own work tells the screens after its answers: the row's photo is fetched and
+  // processed in the background, and the table widget is rebuilt with it (a new bundle, both
+  // its screens bumped). Take each screen's revision once the photo is in and the revisions
+  // have stayed put for 700 ms, so a later message above them is this test's doing.
   const read = async () => ({ lobby: await manifest(lobby), counter: await manifest(counter), office: await manifest(office) });
   const revs = (m: Awaited<ReturnType<typeof read>>) => [m.lobby.revision, m.counter.revision, m.office.revision].join();
+  await waitUntil('the table widget shows the photo', async () => (await manifest(counter)).widgets[0]?.images.length === 1);
   let before = await read();
   for (let i = 0; i < 10; i++) {
     await new Promise((r) => setTimeout(r, 700));
