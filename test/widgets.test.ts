@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { addPlayerWidgetGuard, addWidgetBundleChangeHook, widgetBundleFor } from '../server/src/modules/widgets/index.js';
+import { MAX_WAITING_DRAWINGS } from '../server/src/modules/widgets/preview.js';
 import { kickImageFetch } from '../server/src/modules/data-sources/images.service.js';
 import { signedInApp } from './helpers/auth.js';
 import { launchBrowser, waitUntil } from './helpers/browser.js';
@@ -364,6 +365,44 @@ t.test(
     t.same([...data.subarray(0, 3)], [255, 0, 0], 'drawn by the browser: the red background');
     const again = await app.fetch(`/api/v1/widgets/${w.id}/preview-image?width=400&height=300`, { headers: owner.headers });
     t.equal(Buffer.compare(Buffer.from(await again.arrayBuffer()), png), 0, 'the cached picture');
+
+    // Any viewer may ask at any size: past MAX_WAITING_DRAWINGS waiting, the placeholder answers.
+    const burst = await Promise.all(
+      Array.from({ length: MAX_WAITING_DRAWINGS + 3 }, (_, i) =>
+        app.fetch(`/api/v1/widgets/${w.id}/preview-image?width=${200 + i}&height=150`, { headers: owner.headers }),
+      ),
+    );
+    const sources = burst.map((r) => r.headers.get('x-preview-source'));
+    // 3 over the limit: all 3 get the placeholder unless a drawing ended before the last asked (then 2).
+    t.ok(
+      sources.filter((s) => s === 'placeholder').length >= 2 && sources.includes('chromium'),
+      `at most ${MAX_WAITING_DRAWINGS} drawings wait for the browser; the rest get the placeholder (${sources.join(', ')})`,
+    );
+    t.ok(burst.every((r) => r.status === 200));
+
+    // Edits make newer bundles; once a version is no longer kept, its drawings are pruned.
+    const dir = path.join(app.dataDir, 'widget-previews');
+    const firstSha: string = (await call('GET', `/api/v1/widgets/${w.id}`)).body.data.bundle.sha256;
+    t.ok(
+      readdirSync(dir).some((f) => f.startsWith(firstSha)),
+      'drawings of the first bundle are cached',
+    );
+    let revision = w.revision;
+    for (const text of ['One', 'Two', 'Three', 'Four']) {
+      const edited = await call(
+        'PATCH',
+        `/api/v1/widgets/${w.id}`,
+        { settings: { text, background: '#ff0000', color: '#ff0000' } },
+        { 'if-match': String(revision) },
+      );
+      t.equal(edited.status, 200);
+      revision = edited.body.data.revision;
+    }
+    await app.deps.periodic.runNow('widgets.preview-prune');
+    t.notOk(
+      readdirSync(dir).some((f) => f.startsWith(firstSha)),
+      'the first bundle is no longer kept: its drawings are gone',
+    );
   },
 );
 

@@ -1,6 +1,7 @@
 import { addConsoleScriptHash } from '../../platform/http/console.js';
 import type { PlacardModule } from '../../platform/module.js';
 import { addContentDefinitions, addDataChangeHook, addDataSourceUsageFinder, addOutputChangeHook } from '../data-sources/index.js';
+import { pruneDrawnPreviews } from './preview.js';
 import { RUNTIME_SHA256 } from './runtime.js';
 import { widgetDefinitions } from './types.js';
 import { onSourceChange, widgetSourceUsages } from './widgets.service.js';
@@ -18,6 +19,8 @@ export const widgetsModule: PlacardModule = {
   install({ deps }) {
     // The editor's preview frame inherits the console page's policy: let the runtime run there too.
     addConsoleScriptHash(deps, RUNTIME_SHA256);
+    // Drawn preview images of bundle versions no longer kept leave the data directory.
+    deps.periodic.every('widgets.preview-prune', 60 * 60_000, () => pruneDrawnPreviews(deps).then(() => undefined));
     // A source a widget shows cannot be deleted from under it (409 naming the widget).
     addDataSourceUsageFinder(deps, widgetSourceUsages);
     // GET /content-definitions lists the widget types (widget:<type>) with their settings.

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -9,7 +9,7 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import { nowIso } from '../../platform/db/ids.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
-import { bundleBytes, currentBundles, findWidget, previewUpload, storePreviewUpload } from './widgets.repo.js';
+import { bundleBytes, currentBundles, findWidget, keptBundleShas, previewUpload, storePreviewUpload } from './widgets.repo.js';
 import { widgetBundleFor } from './widgets.service.js';
 
 /**
@@ -26,7 +26,10 @@ export const CHROMIUM_TIMEOUT_MS = 20_000;
 export const DEFAULT_PREVIEW = { width: 1280, height: 720 };
 
 /** One Chromium at a time per app. */
-const QUEUE = new ScopeKey('widgets.chromium-queue', () => ({ tail: Promise.resolve() as Promise<unknown> }));
+const QUEUE = new ScopeKey('widgets.chromium-queue', () => ({ tail: Promise.resolve() as Promise<unknown>, waiting: 0 }));
+/** Drawings waiting for the browser beyond which a request gets the placeholder (any viewer may ask, at any size). */
+export const MAX_WAITING_DRAWINGS = 4;
+const cacheDirOf = (deps: AppDeps) => path.join(deps.config.dataDir, 'widget-previews');
 
 /** The Chromium to use: PLACARD_CHROMIUM when set (missing: none), else chromium or chromium-browser on PATH. */
 export function chromiumOf(deps: AppDeps): string | null {
@@ -57,14 +60,17 @@ export async function previewPng(
   if (!answer.ok) return { png: await placeholder(widget.name, widget.type, size, answer.message), kind: 'placeholder' };
   const chromium = chromiumOf(deps);
   if (!chromium) return { png: await placeholder(widget.name, widget.type, size, 'no browser on this server to draw a preview'), kind: 'placeholder' };
-  const cacheDir = path.join(deps.config.dataDir, 'widget-previews');
+  const cacheDir = cacheDirOf(deps);
   const file = path.join(cacheDir, `${answer.bundle.sha256}-${size.width}x${size.height}.png`);
   if (existsSync(file)) return { png: readFileSync(file), kind: 'chromium' };
   const bundle = (await currentBundles(deps.db, [widgetId])).get(widgetId);
   const html = bundle ? await bundleBytes(deps.db, bundle.sha256) : undefined;
   if (!html) return { png: await placeholder(widget.name, widget.type, size, 'the bundle is gone'), kind: 'placeholder' };
   const queue = deps.scope.get(QUEUE);
-  const run = queue.tail.then(() => screenshot(chromium, html, size));
+  if (queue.waiting >= MAX_WAITING_DRAWINGS)
+    return { png: await placeholder(widget.name, widget.type, size, 'the preview browser is busy; try again shortly'), kind: 'placeholder' };
+  queue.waiting++;
+  const run = queue.tail.then(() => screenshot(chromium, html, size)).finally(() => queue.waiting--);
   queue.tail = run.catch(() => undefined);
   try {
     const shot = await run;
@@ -168,3 +174,22 @@ export async function storeUploadedPreview(deps: AppDeps, widgetId: string, byte
 }
 
 export const previewEtag = (png: Buffer) => `"${createHash('sha256').update(png).digest('hex').slice(0, 32)}"`;
+
+/** Drawn previews of bundles no longer kept (an edit or a data change made newer ones) are deleted. */
+export async function pruneDrawnPreviews(deps: AppDeps): Promise<number> {
+  const dir = cacheDirOf(deps);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  const kept = await keptBundleShas(deps.db);
+  let removed = 0;
+  for (const name of names) {
+    if (kept.has(name.slice(0, 64))) continue;
+    await rm(path.join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}

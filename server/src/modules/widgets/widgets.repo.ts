@@ -93,6 +93,12 @@ export async function insertBundle(db: Db, row: BundleRow, bytes: Buffer): Promi
   await deleteUnreferencedBlobs(db);
 }
 
+/** The sha256 of every kept bundle version (drawn previews of others can go). */
+export async function keptBundleShas(db: Db): Promise<Set<string>> {
+  const rows = await db.selectFrom('widget_bundles').select('sha256').distinct().execute();
+  return new Set(rows.map((r) => r.sha256));
+}
+
 export async function deleteUnreferencedBlobs(db: Db): Promise<void> {
   await db
     .deleteFrom('widget_bundle_blobs')
