@@ -95,7 +95,8 @@ t.test('widgets: a table bound to a manual table, a custom template with a mista
     .waitFor();
   await snap(page, 'widgets-table-1280');
   await checkA11y(page, t, 'a new table widget with its preview');
-  // Pressed from the keyboard: a pointer click here was lost about one run in three (see the report).
+  // Pressed from the keyboard: a pointer click here is lost in some runs (no POST is sent; not
+  // yet understood, noted on issue 19), even with the preview column kept within the window.
   await form.getByRole('button', { name: 'Create the widget' }).focus();
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'Lunch board' }).waitFor();

@@ -64,8 +64,9 @@ export function WidgetPreview({ html, busy, error, failed }: { html: string | nu
     ro.observe(el);
     return () => ro.disconnect();
   }, []);
-  // Fit the width, and a tall (portrait) zone to about 70 % of the window's height.
-  const maxH = Math.max(240, window.innerHeight * 0.7);
+  // Fit the width, and a tall (portrait) zone to about 60 % of the window's height (the
+  // column keeps its heading, size choice and buttons within the window).
+  const maxH = Math.max(240, window.innerHeight * 0.6);
   const scale = Math.min(room / w, maxH / h, 1);
   const doc = html === null ? null : withContext(html, w, h);
   return (
