@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
+import { readBodyLimited } from '../../platform/http/receive-file.js';
 import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { etagOf, revisionCheck } from './common.js';
@@ -40,19 +41,6 @@ export const MAX_PREVIEW_BYTES = 10 * 1024 * 1024;
 async function reply(ctx: Context, id: string, status: 200 | 201 = 200) {
   const dto = await layoutDto(ctx.deps.db, id);
   return (status === 201 ? created : ok)(dto, etagOf(dto.revision));
-}
-
-async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 export const layoutRoutes = [
@@ -260,7 +248,7 @@ export const layoutRoutes = [
       const row = await getLayoutRow(ctx.deps.db, params.id);
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(ctx.request.type))
         throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
-      const bytes = await readLimited(ctx, MAX_PREVIEW_BYTES);
+      const bytes = await readBodyLimited(ctx, MAX_PREVIEW_BYTES);
       const updated = await storeUploadedPreview(ctx.deps, row, bytes);
       return ok(toLayoutSummary(updated, await publishedRevision(ctx.deps.db, updated)));
     },

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { DevicePrincipal, SessionPrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
+import { readBodyLimited } from '../../platform/http/receive-file.js';
 import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { etagOf, revisionCheck } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
@@ -16,18 +17,6 @@ import { widgetTypeList } from './types.js';
 const IdParams = z.object({ id: uuidParam });
 const PREVIEW_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
-async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 const withEtag = { headers: { ETag: { description: 'The widget’s revision; send it back in If-Match' } } };
 const userOf = (auth: unknown) => (auth as SessionPrincipal).userId ?? null;
 const noAccess = { description: 'forbidden: the caller may not read the data source the widget is bound to' };
@@ -204,7 +193,7 @@ export const widgetRoutes = [
     handler: async (ctx, { params, auth }) => {
       await widgetDto(ctx.deps.db, params.id);
       if (!PREVIEW_TYPES.includes(ctx.request.type)) throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
-      const bytes = await readLimited(ctx, MAX_PREVIEW_UPLOAD_BYTES);
+      const bytes = await readBodyLimited(ctx, MAX_PREVIEW_UPLOAD_BYTES);
       await storeUploadedPreview(ctx.deps, params.id, bytes, userOf(auth));
       return reply(ctx, params.id);
     },

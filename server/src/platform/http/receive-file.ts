@@ -148,3 +148,20 @@ async function receiveMultipart(ctx: Context, options: ReceiveOptions): Promise<
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A small raw body read into memory (an uploaded preview image): a Content-Length or a
+ * stream over `limit` bytes is 413 `payload_too_large` as soon as it shows.
+ */
+export async function readBodyLimited(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new ApiError('payload_too_large', `The image is larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
