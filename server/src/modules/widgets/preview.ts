@@ -9,6 +9,8 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import { nowIso } from '../../platform/db/ids.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
+import { normalizePreviewImage } from '../../platform/media/compose.js';
+import { sniffBufferType } from '../../platform/media/sniff.js';
 import { bundleBytes, currentBundles, findWidget, keptBundleShas, previewUpload, storePreviewUpload } from './widgets.repo.js';
 import { widgetBundleFor } from './widgets.service.js';
 
@@ -22,6 +24,8 @@ import { widgetBundleFor } from './widgets.service.js';
  */
 
 export const MAX_PREVIEW_UPLOAD_BYTES = 5 * 1024 * 1024;
+/** What an uploaded preview may be (by its Content-Type and by its bytes). */
+export const PREVIEW_UPLOAD_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 export const CHROMIUM_TIMEOUT_MS = 20_000;
 export const DEFAULT_PREVIEW = { width: 1280, height: 720 };
 
@@ -138,27 +142,16 @@ export async function placeholder(name: string, type: string, size: { width: num
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
 
-const sniff = (b: Buffer): 'png' | 'jpeg' | 'webp' | null =>
-  b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
-    ? 'png'
-    : b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff
-      ? 'jpeg'
-      : b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'
-        ? 'webp'
-        : null;
-
 /** Stores an uploaded preview (PNG, JPEG or WebP, sniffed; kept as PNG) for the widget's current content. */
 export async function storeUploadedPreview(deps: AppDeps, widgetId: string, bytes: Buffer, userId: string | null): Promise<void> {
   const widget = await findWidget(deps.db, widgetId);
   if (!widget) throw notFound('Widget');
   if (bytes.length === 0) throw new ApiError('validation_failed', 'The body is empty: send the image');
-  if (!sniff(bytes)) throw new ApiError('unsupported_media_type', 'The body is not a PNG, JPEG or WebP image');
-  let png: { data: Buffer; info: { width: number; height: number } };
+  if (!PREVIEW_UPLOAD_TYPES.includes((await sniffBufferType(bytes)) ?? ''))
+    throw new ApiError('unsupported_media_type', 'The body is not a PNG, JPEG or WebP image');
+  let png: Awaited<ReturnType<typeof normalizePreviewImage>>;
   try {
-    png = await sharp(bytes, { limitInputPixels: 50_000_000 })
-      .resize(4096, 4096, { fit: 'inside', withoutEnlargement: true })
-      .png()
-      .toBuffer({ resolveWithObject: true });
+    png = await normalizePreviewImage(bytes);
   } catch {
     throw new ApiError('validation_failed', 'The body is not an image this server can read');
   }
@@ -166,8 +159,8 @@ export async function storeUploadedPreview(deps: AppDeps, widgetId: string, byte
     widget_id: widgetId,
     content_revision: widget.content_revision,
     bytes: png.data,
-    width: png.info.width,
-    height: png.info.height,
+    width: png.width,
+    height: png.height,
     uploaded_at: nowIso(),
     uploaded_by: userId,
   });

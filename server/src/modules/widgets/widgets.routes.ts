@@ -8,14 +8,13 @@ import { etagOf, revisionCheck } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { etagMatches } from '../../platform/http/send-file.js';
 import { screenMayDownloadWidget } from './hooks.js';
-import { DEFAULT_PREVIEW, MAX_PREVIEW_UPLOAD_BYTES, previewEtag, previewPng, storeUploadedPreview } from './preview.js';
+import { DEFAULT_PREVIEW, MAX_PREVIEW_UPLOAD_BYTES, PREVIEW_UPLOAD_TYPES, previewEtag, previewPng, storeUploadedPreview } from './preview.js';
 import { bundleById, bundleBytes, currentBundles, listWidgetRows } from './widgets.repo.js';
 import { CompilePreviewDto, TAGS, WidgetBody, WidgetDto, WidgetPatch, WidgetTypeDto } from './widgets.schemas.js';
 import { compileUnsaved, createWidget, deleteWidget, dtoOf, duplicateWidget, patchWidget, validateWidget, widgetDto } from './widgets.service.js';
 import { widgetTypeList } from './types.js';
 
 const IdParams = z.object({ id: uuidParam });
-const PREVIEW_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
 const withEtag = { headers: { ETag: { description: 'The widget’s revision; send it back in If-Match' } } };
 const userOf = (auth: unknown) => (auth as SessionPrincipal).userId ?? null;
@@ -183,7 +182,7 @@ export const widgetRoutes = [
     description:
       'The body is the image itself; its type is sniffed from the bytes. It is stored as PNG and answered by GET until the widget’s template, settings or binding change.',
     params: IdParams,
-    rawBody: { contentTypes: PREVIEW_TYPES },
+    rawBody: { contentTypes: PREVIEW_UPLOAD_TYPES },
     responses: {
       200: { description: 'The widget', data: WidgetDto, ...withEtag },
       400: { description: 'validation_failed: the body is empty or not an image this server reads' },
@@ -192,7 +191,8 @@ export const widgetRoutes = [
     },
     handler: async (ctx, { params, auth }) => {
       await widgetDto(ctx.deps.db, params.id);
-      if (!PREVIEW_TYPES.includes(ctx.request.type)) throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
+      if (!PREVIEW_UPLOAD_TYPES.includes(ctx.request.type))
+        throw new ApiError('unsupported_media_type', 'Send the image as image/png, image/jpeg or image/webp');
       const bytes = await readBodyLimited(ctx, MAX_PREVIEW_UPLOAD_BYTES);
       await storeUploadedPreview(ctx.deps, params.id, bytes, userOf(auth));
       return reply(ctx, params.id);

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { fileTypeFromFile } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 
 export type SniffedKind = 'image' | 'video' | 'audio' | 'pdf';
 
@@ -122,4 +122,9 @@ export async function sniffFile(file: string): Promise<Sniffed | null> {
 export async function describeUnsupported(file: string): Promise<string> {
   const found = await fileTypeFromFile(file).catch(() => undefined);
   return found ? `${found.mime} files are not supported` : 'the file type is not recognised';
+}
+
+/** The MIME type file-type reads from bytes already in memory, or null (a small upload such as a preview image). */
+export async function sniffBufferType(bytes: Uint8Array): Promise<string | null> {
+  return (await fileTypeFromBuffer(bytes))?.mime ?? null;
 }
