@@ -23,3 +23,4 @@ export { contentChanged, type DepRef } from './changes.js';
 export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
 export { newItemRow } from './playlists.repo.js';
 export type { NewItem } from './playlists.schemas.js';
+export { layoutPublishable } from './layouts.publishable.js';

@@ -1,0 +1,83 @@
+/**
+ * The publication model shared by every content type (issue 20, docs/publishing.md): editing
+ * changes a draft; publishing makes an immutable, numbered, attributed publication; screens
+ * play publications only. Each type (playlist, layout, schedule, widget, campaign) answers
+ * the same `Publishable` contract from its own module; the publishing module
+ * (modules/publishing/) builds submissions, history, compare and rollback on it alone.
+ */
+import type { AppDeps } from './app-deps.js';
+import type { Db } from './db/database.js';
+
+/** Every type the workflow knows, in the order the API lists them. */
+export const PUBLISHABLE_TYPES = ['playlist', 'layout', 'schedule', 'widget', 'campaign'] as const;
+export type PublishableType = (typeof PUBLISHABLE_TYPES)[number];
+
+/** Why a publication was made. */
+export const PUBLICATION_SOURCES = ['edit', 'submission', 'rollback', 'campaign', 'migration'] as const;
+export type PublicationSource = (typeof PUBLICATION_SOURCES)[number];
+
+/** A publication as the API answers it (DESIGN.md section 12: `{id, number, publishedAt, publishedBy}`). */
+export interface PublicationSummary {
+  id: string;
+  /** 1, 2, 3... per content item. */
+  number: number;
+  publishedAt: string;
+  /** User id, or null (the system, a deleted user). */
+  publishedBy: string | null;
+  note: string;
+  source: PublicationSource;
+}
+
+/** Where a content item's draft stands. */
+export interface DraftState {
+  name: string;
+  /**
+   * The content's edit revision (its If-Match value): it goes up with every change of the
+   * draft, so a submission made at revision N is stale once it is not N any more.
+   */
+  revision: number;
+  /** The draft as a JSON snapshot: what publishing it now would publish. */
+  draft: unknown;
+  /** The publication screens play, or null (never published). */
+  published: PublicationSummary | null;
+  /** The draft differs from the publication screens play (true when never published). */
+  unpublishedChanges: boolean;
+}
+
+/**
+ * A snapshot reduced for comparing: top-level fields plus an ordered list of keyed items
+ * (a playlist's items, a layout's zones, a schedule's targets...). `compare` diffs two of
+ * these: fields changed, items added, removed, moved (by key) and changed (by field).
+ */
+export interface Comparable {
+  fields: Record<string, unknown>;
+  items: { key: string; label: string; fields: Record<string, unknown> }[];
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** One content type's side of the workflow. All methods throw ApiError (notFound, conflict) as routes would. */
+export interface Publishable {
+  type: PublishableType;
+  /** The item's draft, revision and publication; 404 (notFound) when it does not exist. */
+  state(db: Db, id: string): Promise<DraftState>;
+  /**
+   * Publishes `snapshot` (a draft or an older publication of this item) as the next
+   * publication, in the caller's transaction; 409 when it refers to what no longer exists.
+   * Does not tell screens: call `announce` after the transaction commits.
+   */
+  publish(trx: Db, id: string, snapshot: unknown, by: string | null, note: string, source: PublicationSource): Promise<PublicationSummary>;
+  /** Tells the screens that play the item (contentChanged); after the commit. */
+  announce(deps: AppDeps, id: string): Promise<void>;
+  /** Publications newest first. */
+  publications(db: Db, id: string, page: { cursor?: string | undefined; limit: number }): Promise<Page<PublicationSummary>>;
+  /** One publication of the item with its snapshot, or undefined. */
+  publication(db: Db, id: string, publicationId: string): Promise<{ summary: PublicationSummary; snapshot: unknown } | undefined>;
+  /** Replaces the draft with `snapshot` (bumps the revision); 409 when it refers to what no longer exists. */
+  restoreDraft(trx: Db, id: string, snapshot: unknown): Promise<void>;
+  /** The snapshot reduced for `compare`. */
+  comparable(snapshot: unknown): Comparable;
+}
