@@ -7,6 +7,10 @@
  */
 import type { AppDeps } from './app-deps.js';
 import type { Db } from './db/database.js';
+import { newId, nowIso } from './db/ids.js';
+import { storableJson } from './db/json.js';
+import type { ContentPublicationsTable } from './db/schema.js';
+import { afterCursor, toPage } from './http/pagination.js';
 
 /** Every type the workflow knows, in the order the API lists them. */
 export const PUBLISHABLE_TYPES = ['playlist', 'layout', 'schedule', 'widget', 'campaign'] as const;
@@ -80,4 +84,69 @@ export interface Publishable {
   restoreDraft(trx: Db, id: string, snapshot: unknown): Promise<void>;
   /** The snapshot reduced for `compare`. */
   comparable(snapshot: unknown): Comparable;
+}
+
+// The store of `content_publications` (every type but layouts, which keep layout_revisions).
+
+export function publicationSummary(r: Pick<ContentPublicationsTable, 'id' | 'number' | 'published_at' | 'published_by' | 'note' | 'source'>): PublicationSummary {
+  return { id: r.id, number: r.number, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note, source: r.source as PublicationSource };
+}
+
+/** Stores `snapshot` as the next publication of the item (in the caller's transaction); answers it and its row id. */
+export async function insertPublication(
+  trx: Db,
+  p: { type: PublishableType; contentId: string; snapshot: unknown; note: string; source: PublicationSource; by: string | null },
+): Promise<PublicationSummary> {
+  const last = await trx
+    .selectFrom('content_publications')
+    .select((eb) => eb.fn.max<number>('number').as('n'))
+    .where('content_type', '=', p.type)
+    .where('content_id', '=', p.contentId)
+    .executeTakeFirst();
+  const row: ContentPublicationsTable = {
+    id: newId(),
+    content_type: p.type,
+    content_id: p.contentId,
+    number: Number(last?.n ?? 0) + 1,
+    snapshot: storableJson(p.snapshot, 'The publication'),
+    note: p.note,
+    source: p.source,
+    published_by: p.by,
+    published_at: nowIso(),
+  };
+  await trx.insertInto('content_publications').values(row).execute();
+  return publicationSummary(row);
+}
+
+/** One page of an item's publications, newest first. */
+export async function listPublications(db: Db, type: PublishableType, contentId: string, page: { cursor?: string | undefined; limit: number }): Promise<Page<PublicationSummary>> {
+  const rows = await db
+    .selectFrom('content_publications')
+    .select(['id', 'number', 'published_at', 'published_by', 'note', 'source'])
+    .where('content_type', '=', type)
+    .where('content_id', '=', contentId)
+    .where(afterCursor('number', 'id', 'desc', page.cursor))
+    .orderBy('number', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+  const p = toPage(rows, page.limit, (r) => r.number);
+  return { items: p.items.map(publicationSummary), nextCursor: p.nextCursor };
+}
+
+/** One publication of the item with its snapshot (parsed), or undefined. */
+export async function getPublication(db: Db, type: PublishableType, contentId: string, publicationId: string): Promise<{ summary: PublicationSummary; snapshot: unknown } | undefined> {
+  const row = await db
+    .selectFrom('content_publications')
+    .selectAll()
+    .where('id', '=', publicationId)
+    .where('content_type', '=', type)
+    .where('content_id', '=', contentId)
+    .executeTakeFirst();
+  return row ? { summary: publicationSummary(row), snapshot: JSON.parse(row.snapshot) as unknown } : undefined;
+}
+
+/** Forgets an item's publications (the item was deleted). */
+export async function deletePublications(db: Db, type: PublishableType, contentId: string): Promise<void> {
+  await db.deleteFrom('content_publications').where('content_type', '=', type).where('content_id', '=', contentId).execute();
 }

@@ -26,7 +26,7 @@ import {
 } from './layouts.repo.js';
 
 function summaryOf(r: RevisionRow): PublicationSummary {
-  return { id: r.id, number: r.number, publishedAt: r.created_at, publishedBy: r.created_by, note: r.note, source: 'edit' };
+  return { id: r.id, number: r.number, publishedAt: r.created_at, publishedBy: r.created_by, note: r.note, source: (r.source as PublicationSummary['source']) ?? 'edit' };
 }
 
 async function refusingMissing(db: Db, content: LayoutContent, what: string): Promise<void> {
@@ -49,7 +49,7 @@ export const layoutPublishable: Publishable = {
     };
   },
 
-  async publish(trx, id, snapshot, by, note) {
+  async publish(trx, id, snapshot, by, note, source) {
     const row = await getLayoutRow(trx, id);
     const content = snapshot as LayoutContent;
     await refusingMissing(trx, content, 'This layout');
@@ -62,6 +62,7 @@ export const layoutPublishable: Publishable = {
       note,
       created_by: by,
       created_at: t,
+      source,
     };
     await insertRevision(trx, revision);
     await bumpLayout(trx, row, { published_revision_id: revision.id, published_at: t, updated_at: t });

@@ -358,6 +358,7 @@ export async function listLayoutRows(db: Db, query: LayoutListQuery): Promise<(L
       'r.note as r_note',
       'r.created_by as r_created_by',
       'r.created_at as r_created_at',
+      'r.source as r_source',
     ])
     .where(afterCursor('layouts.name', 'layouts.id', 'asc', query.cursor));
   const text = query.q;
@@ -367,10 +368,10 @@ export async function listLayoutRows(db: Db, query: LayoutListQuery): Promise<(L
     .orderBy('layouts.id')
     .limit(query.limit + 1)
     .execute();
-  return rows.map(({ r_id, r_number, r_content, r_layout_id, r_note, r_created_by, r_created_at, ...row }) => ({
+  return rows.map(({ r_id, r_number, r_content, r_layout_id, r_note, r_created_by, r_created_at, r_source, ...row }) => ({
     ...row,
     published: r_id
-      ? { id: r_id, number: r_number!, content: r_content!, layout_id: r_layout_id!, note: r_note!, created_by: r_created_by, created_at: r_created_at! }
+      ? { id: r_id, number: r_number!, content: r_content!, layout_id: r_layout_id!, note: r_note!, created_by: r_created_by, created_at: r_created_at!, source: r_source! }
       : undefined,
   }));
 }

@@ -33,6 +33,7 @@ import {
   type LayoutContentInput,
   type LayoutRow,
 } from './layouts.repo.js';
+import { layoutPublishable } from './layouts.publishable.js';
 import { thumbnailFor } from './thumbnails.js';
 
 /**
@@ -112,16 +113,12 @@ export async function replaceDraft(db: Db, id: string, input: LayoutContentInput
 
 /** Publishes the draft as a new revision; screens showing the layout get it. */
 export async function publishLayout(deps: AppDeps, id: string, note: string | undefined, publishedBy: string, check: RevisionCheck) {
-  const t = now();
   // The draft published is the one read in this transaction, after the If-Match check.
   await change(deps.db, id, check, async (trx, row) => {
     await assertRefs(trx, contentOf(row.draft));
-    const number = await nextRevisionNumber(trx, id);
-    const revisionId = newId();
-    await insertRevision(trx, { id: revisionId, layout_id: id, number, content: row.draft, note: note ?? '', created_by: publishedBy, created_at: t });
-    await bumpLayout(trx, row, { published_revision_id: revisionId, published_at: t, updated_at: t });
+    await layoutPublishable.publish(trx, id, contentOf(row.draft), publishedBy, note ?? '', 'edit');
   });
-  await layoutChanged(deps, id);
+  await layoutPublishable.announce(deps, id);
 }
 
 /** Copies a layout's draft into a new, unpublished layout; answers its id. */

@@ -63,6 +63,7 @@ import type {
   DataSourceRecordAttachmentsTable,
   IdempotencyKeysTable,
 } from './schema/data-sources.js';
+import type { ContentPublicationsTable } from './schema/publications.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -71,6 +72,7 @@ export type * from './schema/content.js';
 export type * from './schema/media.js';
 export type * from './schema/data-sources.js';
 export type * from './schema/widgets.js';
+export type * from './schema/publications.js';
 
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
@@ -127,6 +129,7 @@ export interface Database {
   data_source_record_attachments: DataSourceRecordAttachmentsTable;
   idempotency_keys: IdempotencyKeysTable;
   widgets: WidgetsTable;
+  content_publications: ContentPublicationsTable;
   widget_bundles: WidgetBundlesTable;
   widget_bundle_blobs: WidgetBundleBlobsTable;
   widget_preview_images: WidgetPreviewImagesTable;

@@ -15,6 +15,7 @@ import { m0320_data_source_images } from './0320_data_source_images.js';
 import { m0330_data_source_forms } from './0330_data_source_forms.js';
 import { m0340_data_source_records } from './0340_data_source_records.js';
 import { m0350_widgets } from './0350_widgets.js';
+import { m0360_publications } from './0360_publications.js';
 
 export type { Migration } from './migration.js';
 
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0330_data_source_forms,
   m0340_data_source_records,
   m0350_widgets,
+  m0360_publications,
 ];

@@ -59,6 +59,8 @@ export interface LayoutRevisionsTable {
   note: string;
   created_by: string | null;
   created_at: string;
+  /** Why it was published: 'edit' | 'submission' | 'rollback' | 'campaign' | 'migration'. */
+  source: string;
 }
 
 export interface SchedulesTable {
