@@ -88,7 +88,9 @@ export interface Publishable {
 
 // The store of `content_publications` (every type but layouts, which keep layout_revisions).
 
-export function publicationSummary(r: Pick<ContentPublicationsTable, 'id' | 'number' | 'published_at' | 'published_by' | 'note' | 'source'>): PublicationSummary {
+export function publicationSummary(
+  r: Pick<ContentPublicationsTable, 'id' | 'number' | 'published_at' | 'published_by' | 'note' | 'source'>,
+): PublicationSummary {
   return { id: r.id, number: r.number, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note, source: r.source as PublicationSource };
 }
 
@@ -119,7 +121,12 @@ export async function insertPublication(
 }
 
 /** One page of an item's publications, newest first. */
-export async function listPublications(db: Db, type: PublishableType, contentId: string, page: { cursor?: string | undefined; limit: number }): Promise<Page<PublicationSummary>> {
+export async function listPublications(
+  db: Db,
+  type: PublishableType,
+  contentId: string,
+  page: { cursor?: string | undefined; limit: number },
+): Promise<Page<PublicationSummary>> {
   const rows = await db
     .selectFrom('content_publications')
     .select(['id', 'number', 'published_at', 'published_by', 'note', 'source'])
@@ -135,7 +142,12 @@ export async function listPublications(db: Db, type: PublishableType, contentId:
 }
 
 /** One publication of the item with its snapshot (parsed), or undefined. */
-export async function getPublication(db: Db, type: PublishableType, contentId: string, publicationId: string): Promise<{ summary: PublicationSummary; snapshot: unknown } | undefined> {
+export async function getPublication(
+  db: Db,
+  type: PublishableType,
+  contentId: string,
+  publicationId: string,
+): Promise<{ summary: PublicationSummary; snapshot: unknown } | undefined> {
   const row = await db
     .selectFrom('content_publications')
     .selectAll()

@@ -26,7 +26,14 @@ import {
 } from './layouts.repo.js';
 
 function summaryOf(r: RevisionRow): PublicationSummary {
-  return { id: r.id, number: r.number, publishedAt: r.created_at, publishedBy: r.created_by, note: r.note, source: (r.source as PublicationSummary['source']) ?? 'edit' };
+  return {
+    id: r.id,
+    number: r.number,
+    publishedAt: r.created_at,
+    publishedBy: r.created_by,
+    note: r.note,
+    source: (r.source as PublicationSummary['source']) ?? 'edit',
+  };
 }
 
 async function refusingMissing(db: Db, content: LayoutContent, what: string): Promise<void> {

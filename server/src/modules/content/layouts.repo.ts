@@ -371,7 +371,16 @@ export async function listLayoutRows(db: Db, query: LayoutListQuery): Promise<(L
   return rows.map(({ r_id, r_number, r_content, r_layout_id, r_note, r_created_by, r_created_at, r_source, ...row }) => ({
     ...row,
     published: r_id
-      ? { id: r_id, number: r_number!, content: r_content!, layout_id: r_layout_id!, note: r_note!, created_by: r_created_by, created_at: r_created_at!, source: r_source! }
+      ? {
+          id: r_id,
+          number: r_number!,
+          content: r_content!,
+          layout_id: r_layout_id!,
+          note: r_note!,
+          created_by: r_created_by,
+          created_at: r_created_at!,
+          source: r_source!,
+        }
       : undefined,
   }));
 }

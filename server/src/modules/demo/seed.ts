@@ -185,7 +185,16 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       created_at: t,
       updated_at: t,
     };
-    const revision = { id: revisionId, layout_id: layoutId, number: 1, content: JSON.stringify(content), note: 'Demo data', created_by: null, created_at: t, source: 'edit' };
+    const revision = {
+      id: revisionId,
+      layout_id: layoutId,
+      number: 1,
+      content: JSON.stringify(content),
+      note: 'Demo data',
+      created_by: null,
+      created_at: t,
+      source: 'edit',
+    };
     await insertPublishedLayout(db, layout, revision, t);
 
     // Weekday lunch on every screen of the location, in each screen's own time zone.
