@@ -250,16 +250,22 @@ t.test('a change committed while the first manifest is built is not lost', async
   const p = (await call('POST', '/api/v1/playlists', { name: 'Before' })).body.data;
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id });
 
-  // Right after the build has read the playlist (the query of its items answers), an editor
-  // renames it and the change is announced, before the build has recorded what it used:
+  // Right after the build has read the playlist (the query of its publication answers: screens
+  // play publications, issue 20), an editor renames it and the change is announced, before the build has recorded what it used:
   // exactly the window of a first build, made deterministic on the app's one connection.
   let announced: Promise<void> | undefined;
   const plugin = {
     transformQuery: (args: any) => args.node,
     transformResult: async (args: any) => {
-      if (!announced && JSON.stringify(args.result.rows ?? []).includes(p.id) && 'position' in (args.result.rows?.[0] ?? {})) {
+      if (!announced && JSON.stringify(args.result.rows ?? []).includes(p.id) && 'snapshot' in (args.result.rows?.[0] ?? {})) {
         // the connection is held by this query: write on the raw handle (committed at once), announce without waiting
+        // (what screens play is the publication: the rename reaches its snapshot, as publishing it would)
         app.database.sqlite.prepare('update playlists set name = ?, revision = revision + 1 where id = ?').run('After', p.id);
+        app.database.sqlite
+          .prepare(
+            `update content_publications set snapshot = json_set(snapshot, '$.name', ?) where id = (select published_publication_id from playlists where id = ?)`,
+          )
+          .run('After', p.id);
         announced = contentChanged(app.deps, [{ kind: 'playlist', id: p.id }]);
       }
       return args.result;

@@ -2852,7 +2852,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a playlist that nothing uses
-         * @description Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`).
+         * @description Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`). While approvals are required, deleting a published playlist needs the publisher role (403 for an editor).
          */
         delete: operations["deletePlaylistsById"];
         options?: never;
@@ -4596,6 +4596,10 @@ export interface components {
             createdAt: string;
             updatedAt: string;
             items: components["schemas"]["PlaylistItem"][];
+            /** @description what screens play; null: never published, screens play nothing of it */
+            publication: components["schemas"]["PublicationRef"] | null;
+            /** @description the draft (this answer) differs from what screens play; always false while approvals are off */
+            unpublishedChanges: boolean;
             /** @description one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches */
             durationMs: number;
         };
@@ -4629,6 +4633,12 @@ export interface components {
             enabled: boolean;
             createdAt: string;
             updatedAt: string;
+        };
+        PublicationRef: {
+            id: string;
+            number: number;
+            publishedAt: string;
+            publishedBy: string | null;
         };
         LayoutSummary: {
             id: string;
@@ -25874,7 +25884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are on and the playlist is published; deleting it needs the publisher role or above; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -27160,7 +27170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are on and the layout is published; deleting it needs the publisher role or above; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -27547,6 +27557,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description conflict: approvals are required (submit it for approval instead), or the draft refers to what no longer exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
             /** @description version_conflict: If-Match named a stale revision; also version_conflict: If-Match names a revision that is no longer current (details.currentRevision) */

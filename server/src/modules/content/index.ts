@@ -24,3 +24,4 @@ export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.rep
 export { newItemRow } from './playlists.repo.js';
 export type { NewItem } from './playlists.schemas.js';
 export { layoutPublishable } from './layouts.publishable.js';
+export { playlistDraft, playlistPublishable, playlistSnapshot, type PlaylistSnapshot } from './playlists.publishable.js';

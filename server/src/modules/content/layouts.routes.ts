@@ -110,9 +110,14 @@ export const layoutRoutes = [
     description: 'Answers 409 naming the schedules that still use it (`details.usedBy`).',
     params: IdParams,
     ifMatch: true,
-    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use' }, ...stale },
-    handler: async (ctx, { params }) => {
-      await deleteLayout(ctx.deps, params.id, revisionCheck(ctx));
+    responses: {
+      204: { description: 'Deleted' },
+      403: { description: 'forbidden: approvals are on and the layout is published; deleting it needs the publisher role or above' },
+      409: { description: 'conflict: in use' },
+      ...stale,
+    },
+    handler: async (ctx, { params, auth }) => {
+      await deleteLayout(ctx.deps, params.id, revisionCheck(ctx), (auth as SessionPrincipal).role);
       return noContent();
     },
   }),
@@ -142,7 +147,11 @@ export const layoutRoutes = [
     params: IdParams,
     body: z.object({ note: z.string().max(500).optional() }),
     ifMatch: true,
-    responses: { 200: { description: 'The layout, now published', data: LayoutDto, ...etagHeader }, ...stale },
+    responses: {
+      200: { description: 'The layout, now published', data: LayoutDto, ...etagHeader },
+      409: { description: 'conflict: approvals are required (submit it for approval instead), or the draft refers to what no longer exists' },
+      ...stale,
+    },
     handler: async (ctx, { params, body, auth }) => {
       await publishLayout(ctx.deps, params.id, body.note, (auth as SessionPrincipal).userId, revisionCheck(ctx));
       return reply(ctx, params.id);

@@ -33,6 +33,8 @@ import {
 } from './layouts.repo.js';
 import { layoutPublishable } from './layouts.publishable.js';
 import { thumbnailFor } from './thumbnails.js';
+import { approvalsRequired, publisherNeededToDelete, submitInstead } from './approvals.js';
+import { roleAtLeast, type Role } from '../../platform/http/auth.js';
 
 /**
  * Runs a change of layout `id` in one transaction that reads the layout and checks
@@ -86,8 +88,10 @@ export async function describeLayout(deps: AppDeps, id: string, patch: { name?: 
 }
 
 /** Deletes a layout nothing schedules (409 naming the schedules otherwise), with its revisions and preview. */
-export async function deleteLayout(deps: AppDeps, id: string, check: RevisionCheck) {
+export async function deleteLayout(deps: AppDeps, id: string, check: RevisionCheck, role: Role) {
   await change(deps.db, id, check, async (trx, row) => {
+    // While approvals are on, only a publisher may take away what screens play.
+    if (row.published_revision_id && !roleAtLeast(role, 'publisher') && (await approvalsRequired(trx))) throw publisherNeededToDelete(`Layout "${row.name}"`);
     const schedules = await schedulesShowing(trx, 'layout', id);
     if (schedules.length)
       throw inUse(
@@ -113,6 +117,8 @@ export async function replaceDraft(db: Db, id: string, input: LayoutContentInput
 export async function publishLayout(deps: AppDeps, id: string, note: string | undefined, publishedBy: string, check: RevisionCheck) {
   // The draft published is the one read in this transaction, after the If-Match check.
   await change(deps.db, id, check, async (trx, row) => {
+    // With approvals required the way to screens is a submission a publisher approves (issue 20).
+    if (await approvalsRequired(trx)) throw submitInstead('layout', id);
     await assertRefs(trx, contentOf(row.draft));
     await layoutPublishable.publish(trx, id, contentOf(row.draft), publishedBy, note ?? '', 'edit');
   });

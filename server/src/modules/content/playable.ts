@@ -8,9 +8,9 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import type { DepRef } from './changes.js';
-import { parseJson } from './common.js';
-import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
-import { itemsOf, planPlaylistRow, tagRuleAssets, tagRuleOf } from './playlists.repo.js';
+import { flattenPlaylist, mergeIntervals, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
+import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
+import { publishedPlaylist } from './playlists.publishable.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
 import { existingWidgetIds } from '../widgets/index.js';
 
@@ -31,6 +31,8 @@ export class ContentLoader {
   /** Widgets read so far, and which of them exist. */
   private readonly widgetsFetched = new Set<string>();
   private readonly widgetsFound = new Set<string>();
+  /** Playlists loaded that were never published (they play nothing). */
+  readonly unpublished = new Set<string>();
 
   constructor(readonly db: Db) {}
 
@@ -45,19 +47,22 @@ export class ContentLoader {
       const id = queue.shift()!;
       if (this.playlists.has(id)) continue;
       this.dep('playlist', id);
-      const row = await planPlaylistRow(this.db, id);
-      if (!row) continue;
-      const items = await itemsOf(this.db, id);
-      const plan: PlanItem[] = items.map((r) => ({
+      // Screens play the playlist's publication (issue 20), not its draft rows; a playlist
+      // never published plays nothing (like an empty one).
+      const published = await publishedPlaylist(this.db, id);
+      if (published === undefined) continue;
+      if (published === null) this.unpublished.add(id);
+      const snapshot = published ?? { name: (await planPlaylistRow(this.db, id))?.name ?? '', tagRule: null, items: [] };
+      const plan: PlanItem[] = snapshot.items.map((r) => ({
         id: r.id,
-        kind: r.asset_id ? 'asset' : r.widget_id ? 'widget' : 'playlist',
-        refId: (r.asset_id ?? r.widget_id ?? r.child_playlist_id)!,
-        durationMs: r.duration_ms,
-        transition: { type: r.transition_type, durationMs: r.transition_ms },
-        rule: { validFrom: r.valid_from, validUntil: r.valid_until, dayparts: parseJson<Daypart[]>(r.dayparts, []) },
-        enabled: r.enabled === 1,
+        kind: r.assetId ? 'asset' : r.widgetId ? 'widget' : 'playlist',
+        refId: (r.assetId ?? r.widgetId ?? r.playlistId)!,
+        durationMs: r.durationMs,
+        transition: { type: r.transition.type, durationMs: r.transition.durationMs },
+        rule: { validFrom: r.validFrom, validUntil: r.validUntil, dayparts: r.dayparts ?? [] },
+        enabled: r.enabled,
       }));
-      const rule = tagRuleOf(row);
+      const rule = snapshot.tagRule;
       if (rule?.tags.length) {
         this.dep('tag-rule', '*');
         for (const a of await tagRuleAssets(this.db, rule)) {
@@ -72,7 +77,7 @@ export class ContentLoader {
           });
         }
       }
-      this.playlists.set(id, { id, name: row.name, items: plan });
+      this.playlists.set(id, { id, name: snapshot.name, items: plan });
       for (const p of plan) if (p.kind === 'playlist' && p.enabled) queue.push(p.refId);
     }
   }

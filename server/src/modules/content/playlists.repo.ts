@@ -189,7 +189,7 @@ export function toSummary(row: PlaylistRow, itemCount: number) {
   };
 }
 
-export async function playlistDto(db: Db, id: string): Promise<PlaylistDto> {
+export async function playlistDto(db: Db, id: string): Promise<Omit<PlaylistDto, 'publication' | 'unpublishedChanges'>> {
   const row = await getPlaylistRow(db, id);
   const items = await itemDtos(db, await itemsOf(db, id));
   const durationMs = items.filter((i) => i.enabled).reduce((s, i) => s + i.effectiveDurationMs, 0) + (await tagRuleDuration(db, row));

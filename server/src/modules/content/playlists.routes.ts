@@ -4,6 +4,7 @@ import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { pageOf, pageQuery, toPage } from '../../platform/http/pagination.js';
 import { created, defineRoute, noContent, ok, uuidParam } from '../../platform/http/route.js';
 import { etagOf, revisionCheck } from './common.js';
+import { publicationStateOf } from './playlists.publishable.js';
 import { itemDtos, listPlaylistRows, playlistDto, toSummary } from './playlists.repo.js';
 import { ItemDto, ItemFields, MAX_ITEMS_PER_PLAYLIST, NewItemSchema, PlaylistDto, PlaylistSummaryDto, TagRuleSchema } from './playlists.schemas.js';
 import {
@@ -28,9 +29,12 @@ const conflictResponses = {
 };
 
 async function reply(ctx: Context, id: string, status: 200 | 201 = 200) {
-  const dto = await playlistDto(ctx.deps.db, id);
+  const dto = { ...(await playlistDto(ctx.deps.db, id)), ...(await publicationStateOf(ctx.deps.db, id)) };
   return (status === 201 ? created : ok)(dto, etagOf(dto.revision));
 }
+
+/** The signed-in user (every playlist route is a session route). */
+const userOf = (auth: unknown) => (auth as SessionPrincipal).userId;
 
 export const playlistRoutes = [
   defineRoute({
@@ -90,8 +94,8 @@ export const playlistRoutes = [
     body: z.object({ name: z.string().trim().min(1).max(200).optional(), description: z.string().max(2000).optional() }),
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params, body }) => {
-      await describePlaylist(ctx.deps, params.id, body, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      await describePlaylist(ctx.deps, params.id, body, revisionCheck(ctx), userOf(auth));
       return reply(ctx, params.id);
     },
   }),
@@ -102,16 +106,18 @@ export const playlistRoutes = [
     minRole: 'editor',
     tags: TAGS,
     summary: 'Delete a playlist that nothing uses',
-    description: 'Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`).',
+    description:
+      'Answers 409 naming the playlists, layouts, schedules and assignments that still use it (`details.usedBy`). While approvals are required, deleting a published playlist needs the publisher role (403 for an editor).',
     params: IdParams,
     ifMatch: true,
     responses: {
       204: { description: 'Deleted' },
+      403: { description: 'forbidden: approvals are on and the playlist is published; deleting it needs the publisher role or above' },
       409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' },
       412: conflictResponses[412],
     },
-    handler: async (ctx, { params }) => {
-      await deletePlaylist(ctx.deps, params.id, revisionCheck(ctx));
+    handler: async (ctx, { params, auth }) => {
+      await deletePlaylist(ctx.deps, params.id, revisionCheck(ctx), (auth as SessionPrincipal).role);
       return noContent();
     },
   }),
@@ -128,8 +134,8 @@ export const playlistRoutes = [
     body: NewItemSchema,
     ifMatch: true,
     responses: { 201: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, ...conflictResponses },
-    handler: async (ctx, { params, body }) => {
-      const { row, position, revision } = await addItem(ctx.deps, params.id, body, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      const { row, position, revision } = await addItem(ctx.deps, params.id, body, revisionCheck(ctx), userOf(auth));
       const [dto] = await itemDtos(ctx.deps.db, [{ ...row }]);
       return created({ ...dto!, position }, etagOf(revision));
     },
@@ -146,8 +152,8 @@ export const playlistRoutes = [
     body: z.object({ itemIds: z.array(uuidParam).max(MAX_ITEMS_PER_PLAYLIST) }),
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params, body }) => {
-      await reorderItems(ctx.deps, params.id, body.itemIds, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      await reorderItems(ctx.deps, params.id, body.itemIds, revisionCheck(ctx), userOf(auth));
       return reply(ctx, params.id);
     },
   }),
@@ -174,8 +180,8 @@ export const playlistRoutes = [
       .refine((b) => (b.set === undefined) === (b.itemIds === undefined), { message: '`set` and `itemIds` go together', path: ['set'] }),
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params, body }) => {
-      await bulkEditItems(ctx.deps, params.id, body, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      await bulkEditItems(ctx.deps, params.id, body, revisionCheck(ctx), userOf(auth));
       return reply(ctx, params.id);
     },
   }),
@@ -192,8 +198,8 @@ export const playlistRoutes = [
     body: TagRuleSchema,
     ifMatch: true,
     responses: { 200: { description: 'The playlist', data: PlaylistDto, ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params, body }) => {
-      await setTagRule(ctx.deps, params.id, body, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      await setTagRule(ctx.deps, params.id, body, revisionCheck(ctx), userOf(auth));
       return reply(ctx, params.id);
     },
   }),
@@ -208,8 +214,8 @@ export const playlistRoutes = [
     body: ItemFields,
     ifMatch: true,
     responses: { 200: { description: 'The item; ETag is the playlist’s new revision', data: ItemDto, ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params, body }) => {
-      const { next, revision } = await patchItem(ctx.deps, params.id, params.itemId, body, revisionCheck(ctx));
+    handler: async (ctx, { params, body, auth }) => {
+      const { next, revision } = await patchItem(ctx.deps, params.id, params.itemId, body, revisionCheck(ctx), userOf(auth));
       const [dto] = await itemDtos(ctx.deps.db, [next]);
       return ok(dto, etagOf(revision));
     },
@@ -224,8 +230,8 @@ export const playlistRoutes = [
     params: ItemParams,
     ifMatch: true,
     responses: { 204: { description: 'Removed; ETag is the playlist’s new revision', ...ifMatchHeader }, 412: conflictResponses[412] },
-    handler: async (ctx, { params }) => {
-      const revision = await removeItem(ctx.deps, params.id, params.itemId, revisionCheck(ctx));
+    handler: async (ctx, { params, auth }) => {
+      const revision = await removeItem(ctx.deps, params.id, params.itemId, revisionCheck(ctx), userOf(auth));
       return noContent(etagOf(revision));
     },
   }),

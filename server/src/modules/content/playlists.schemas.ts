@@ -101,8 +101,15 @@ export const PlaylistSummaryDto = z
   })
   .meta({ id: 'PlaylistSummary' });
 
+/** What screens play (issue 20): the playlist's current publication, or null (never published: plays nothing). */
+export const PublicationRefDto = z
+  .object({ id: z.string(), number: z.number(), publishedAt: z.string(), publishedBy: z.string().nullable() })
+  .meta({ id: 'PublicationRef' });
+
 export const PlaylistDto = PlaylistSummaryDto.extend({
   items: z.array(ItemDto),
+  publication: PublicationRefDto.nullable().describe('what screens play; null: never published, screens play nothing of it'),
+  unpublishedChanges: z.boolean().describe('the draft (this answer) differs from what screens play; always false while approvals are off'),
   durationMs: z
     .number()
     .describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),

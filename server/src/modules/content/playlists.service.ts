@@ -35,6 +35,10 @@ import {
 import { MAX_ITEMS_PER_PLAYLIST, type ItemPatch, type NewItem, type TagRule } from './playlists.schemas.js';
 import { assetInfos } from './refs.repo.js';
 import { existingWidgetIds } from '../widgets/index.js';
+import { roleAtLeast, type Role } from '../../platform/http/auth.js';
+import { afterPlaylistWrite } from './playlists.publishable.js';
+import { approvalsRequired, publisherNeededToDelete } from './approvals.js';
+import { deletePublications } from '../../platform/publications.js';
 
 /** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {
@@ -65,11 +69,14 @@ async function checkNewItem(db: Db, playlistId: string, item: NewItem, field = '
  * the write (the connection is held for the whole transaction, and `touchPlaylist` only
  * bumps the revision it read). 412 or any error rolls everything back.
  */
-function change<T>(db: Db, id: string, check: RevisionCheck, fn: (trx: Db, row: PlaylistRow) => Promise<T>): Promise<T> {
+function change<T>(db: Db, id: string, check: RevisionCheck, by: string | null, fn: (trx: Db, row: PlaylistRow) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const row = await getPlaylistRow(trx, id);
     check(row.revision);
-    return fn(trx, row);
+    const result = await fn(trx, row);
+    // Approvals off: the change is published at once (issue 20); on: it stays in the draft.
+    await afterPlaylistWrite(trx, id, by);
+    return result;
   });
 }
 
@@ -103,12 +110,14 @@ export async function createPlaylist(db: Db, input: NewPlaylist, createdBy: stri
       created_by: createdBy,
       created_at: t,
       updated_at: t,
+      published_publication_id: null,
     });
     if (items.length)
       await insertItems(
         trx,
         items.map((item, i) => newItemRow(id, item, i)),
       );
+    await afterPlaylistWrite(trx, id, createdBy);
   });
   return id;
 }
@@ -119,8 +128,9 @@ export async function describePlaylist(
   id: string,
   patch: { name?: string | undefined; description?: string | undefined },
   check: RevisionCheck,
+  by: string | null,
 ) {
-  await change(deps.db, id, check, async (trx, row) => {
+  await change(deps.db, id, check, by, async (trx, row) => {
     const set: { name?: string; description?: string } = {};
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.description !== undefined) set.description = patch.description;
@@ -131,19 +141,25 @@ export async function describePlaylist(
 }
 
 /** Deletes a playlist nothing uses (409 naming the users otherwise). */
-export async function deletePlaylist(deps: AppDeps, id: string, check: RevisionCheck) {
-  await change(deps.db, id, check, async (trx, row) => {
+export async function deletePlaylist(deps: AppDeps, id: string, check: RevisionCheck, role: Role) {
+  await deps.db.transaction().execute(async (trx) => {
+    const row = await getPlaylistRow(trx, id);
+    check(row.revision);
+    // While approvals are on, only a publisher may take away what screens play.
+    if (row.published_publication_id && !roleAtLeast(role, 'publisher') && (await approvalsRequired(trx)))
+      throw publisherNeededToDelete(`Playlist "${row.name}"`);
     const users = await playlistUsage(trx, id);
     if (users.length) throw inUse(`Playlist "${row.name}"`, users);
     // What is left are assignments of screens or groups deleted since.
     await deletePlaylistRow(trx, id, row.revision);
+    await deletePublications(trx, 'playlist', id);
   });
   await changed(deps, id);
 }
 
 /** Adds an item at `item.position` (default: the end); answers it, its position and the playlist's new revision. */
-export async function addItem(deps: AppDeps, id: string, item: NewItem, check: RevisionCheck) {
-  const result = await change(deps.db, id, check, async (trx, playlist) => {
+export async function addItem(deps: AppDeps, id: string, item: NewItem, check: RevisionCheck, by: string | null) {
+  const result = await change(deps.db, id, check, by, async (trx, playlist) => {
     // Checked in the write's transaction: a concurrent nesting cannot close a cycle.
     await checkNewItem(trx, id, item);
     const existing = await itemsOf(trx, id);
@@ -161,8 +177,8 @@ export async function addItem(deps: AppDeps, id: string, item: NewItem, check: R
 }
 
 /** Puts the items in the order of `itemIds` (every item once). */
-export async function reorderItems(deps: AppDeps, id: string, itemIds: readonly string[], check: RevisionCheck) {
-  await change(deps.db, id, check, async (trx, playlist) => {
+export async function reorderItems(deps: AppDeps, id: string, itemIds: readonly string[], check: RevisionCheck, by: string | null) {
+  await change(deps.db, id, check, by, async (trx, playlist) => {
     const have = (await itemsOf(trx, id)).map((r) => r.id);
     const given = new Set(itemIds);
     const missing = have.filter((x) => !given.has(x));
@@ -190,8 +206,8 @@ export interface BulkItemEdit {
 }
 
 /** Many item changes in one transaction, every result checked before anything is written. */
-export async function bulkEditItems(deps: AppDeps, id: string, body: BulkItemEdit, check: RevisionCheck) {
-  await change(deps.db, id, check, async (trx, playlist) => {
+export async function bulkEditItems(deps: AppDeps, id: string, body: BulkItemEdit, check: RevisionCheck, by: string | null) {
+  await change(deps.db, id, check, by, async (trx, playlist) => {
     const rows = await itemsOf(trx, id);
     const byId = new Map(rows.map((r) => [r.id, r]));
     const named = [...(body.itemIds ?? []), ...(body.items ?? []).map((i) => i.id), ...(body.delete ?? [])];
@@ -230,9 +246,9 @@ export async function bulkEditItems(deps: AppDeps, id: string, body: BulkItemEdi
 }
 
 /** Sets the tag rule (an empty `tags` list turns it off). */
-export async function setTagRule(deps: AppDeps, id: string, rule: TagRule, check: RevisionCheck) {
+export async function setTagRule(deps: AppDeps, id: string, rule: TagRule, check: RevisionCheck, by: string | null) {
   const tags = [...new Set(rule.tags)];
-  await change(deps.db, id, check, async (trx, playlist) => {
+  await change(deps.db, id, check, by, async (trx, playlist) => {
     await updatePlaylist(trx, id, { tag_rule: tags.length ? storableJson({ ...rule, tags }, 'The tag rule') : null });
     await touchPlaylist(trx, id, playlist.revision);
   });
@@ -240,8 +256,8 @@ export async function setTagRule(deps: AppDeps, id: string, rule: TagRule, check
 }
 
 /** Changes one item; answers the item's row as it is now and the playlist's new revision. */
-export async function patchItem(deps: AppDeps, id: string, itemId: string, patch: ItemPatch, check: RevisionCheck) {
-  const result = await change(deps.db, id, check, async (trx, playlist) => {
+export async function patchItem(deps: AppDeps, id: string, itemId: string, patch: ItemPatch, check: RevisionCheck, by: string | null) {
+  const result = await change(deps.db, id, check, by, async (trx, playlist) => {
     const row = await getItemRow(trx, id, itemId);
     if (!row) throw notFound('Item');
     const set = itemChanges(patch);
@@ -256,8 +272,8 @@ export async function patchItem(deps: AppDeps, id: string, itemId: string, patch
 }
 
 /** Removes one item; answers the playlist's new revision. */
-export async function removeItem(deps: AppDeps, id: string, itemId: string, check: RevisionCheck): Promise<number> {
-  const revision = await change(deps.db, id, check, async (trx, playlist) => {
+export async function removeItem(deps: AppDeps, id: string, itemId: string, check: RevisionCheck, by: string | null): Promise<number> {
+  const revision = await change(deps.db, id, check, by, async (trx, playlist) => {
     const rows = await itemsOf(trx, id);
     if (!rows.some((r) => r.id === itemId)) throw notFound('Item');
     await deleteItems(trx, [itemId]);

@@ -102,6 +102,7 @@ export async function wipeVenue(db: Db): Promise<WipedVenue> {
     await trx.deleteFrom('layouts').execute(); // revisions cascade
     await trx.deleteFrom('playlist_items').execute(); // nested items restrict playlist deletes
     await trx.deleteFrom('playlists').execute();
+    await trx.deleteFrom('content_publications').where('content_type', '=', 'playlist').execute(); // the playlists' publications
     await trx.deleteFrom('assets').execute(); // variants, tags, collection links cascade
     await trx.updateTable('content_folders').set({ parent_id: null }).execute();
     await trx.deleteFrom('content_folders').execute();

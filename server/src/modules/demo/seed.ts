@@ -13,7 +13,7 @@ import { CLOSE_CODES } from '../../platform/realtime/hub.js';
 import { sniffFile } from '../../platform/media/sniff.js';
 import { contentChanged, type DepRef } from '../content/index.js';
 import { assertRefs, normalizeContent, LayoutContentSchema } from '../content/index.js';
-import { newItemRow, type NewItem } from '../content/index.js';
+import { newItemRow, playlistDraft, playlistPublishable, type NewItem } from '../content/index.js';
 import { prepare as prepareSchedule, writeTargets } from '../schedules/index.js';
 import { fireAssetChange } from '../media/index.js';
 import type { MediaService } from '../media/index.js';
@@ -138,12 +138,14 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
     }
 
     const playlist = async (id: string, name: string, description: string, items: NewItem[]) => {
-      const row = { id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t };
+      const row = { id, name, description, revision: 1, tag_rule: null, created_by: null, created_at: t, updated_at: t, published_publication_id: null };
       await insertPlaylist(
         db,
         row,
         items.map((item, i) => newItemRow(id, item, i)),
       );
+      // Screens play publications only (issue 20): the demo's playlists are published as seeded.
+      await playlistPublishable.publish(db, id, (await playlistDraft(db, id)).snapshot, null, 'Demo content', 'edit');
     };
     const fade = { type: 'fade' as const, durationMs: 600 };
     await playlist(loopId, DEMO.playlists.loop, 'Welcome slide, the lunch specials (weekdays 11:00-15:00 only) and a short clip', [

@@ -12,6 +12,8 @@ export interface PlaylistsTable {
   created_by: string | null;
   created_at: string;
   updated_at: string;
+  /** The content_publications row screens play (issue 20); null: never published, plays nothing. */
+  published_publication_id: string | null;
 }
 
 export interface PlaylistItemsTable {

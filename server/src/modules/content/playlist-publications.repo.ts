@@ -1,0 +1,74 @@
+/** The queries of playlists' publications (playlists.publishable.ts; issue 20). */
+import type { Db } from '../../platform/db/database.js';
+import type { ContentPublicationsTable } from '../../platform/db/schema.js';
+import type { ItemRow, PlaylistRow } from './playlists.repo.js';
+
+/** The publication a playlist row points at (screens play it), or undefined. */
+export function currentPublicationRow(db: Db, row: Pick<PlaylistRow, 'id' | 'published_publication_id'>): Promise<ContentPublicationsTable | undefined> {
+  if (!row.published_publication_id) return Promise.resolve(undefined);
+  return db
+    .selectFrom('content_publications')
+    .selectAll()
+    .where('id', '=', row.published_publication_id)
+    .where('content_type', '=', 'playlist')
+    .where('content_id', '=', row.id)
+    .executeTakeFirst();
+}
+
+/** A playlist's published snapshot text (null: never published), or undefined when there is no such playlist. */
+export function publishedSnapshotRow(db: Db, id: string): Promise<{ id: string; snapshot: string | null } | undefined> {
+  return db
+    .selectFrom('playlists as p')
+    .leftJoin('content_publications as c', (j) => j.onRef('c.id', '=', 'p.published_publication_id').on('c.content_type', '=', 'playlist'))
+    .select(['p.id', 'c.snapshot'])
+    .where('p.id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Points the playlist at the publication screens play. */
+export async function setPublishedPublication(db: Db, id: string, publicationId: string): Promise<void> {
+  await db.updateTable('playlists').set({ published_publication_id: publicationId }).where('id', '=', id).execute();
+}
+
+/** Which of the playlists exist. */
+export async function existingPlaylistIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set(
+    (
+      await db
+        .selectFrom('playlists')
+        .select('id')
+        .where('id', 'in', [...ids])
+        .execute()
+    ).map((r) => r.id),
+  );
+}
+
+/** Deletes every item of the playlist (a restore writes them all again). */
+export async function deleteAllItems(db: Db, playlistId: string): Promise<void> {
+  await db.deleteFrom('playlist_items').where('playlist_id', '=', playlistId).execute();
+}
+
+/** Writes restored items. */
+export async function insertItemRows(db: Db, rows: readonly ItemRow[]): Promise<void> {
+  if (rows.length)
+    await db
+      .insertInto('playlist_items')
+      .values([...rows])
+      .execute();
+}
+
+/** Sets the restored name, description and tag rule and bumps the revision while `revision` is current. */
+export async function restorePlaylistFields(
+  db: Db,
+  id: string,
+  revision: number,
+  set: Pick<PlaylistRow, 'name' | 'description' | 'tag_rule' | 'updated_at'>,
+): Promise<void> {
+  await db
+    .updateTable('playlists')
+    .set((eb) => ({ ...set, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('revision', '=', revision)
+    .execute();
+}
