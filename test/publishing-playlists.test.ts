@@ -286,3 +286,25 @@ t.test('migration 0365 publishes every existing playlist as it is (publication 1
   );
   t.same(old.tagRule, JSON.parse(rule));
 });
+
+t.test('approvals on: what a publication plays stays in use after the draft dropped it', async (t) => {
+  const { call, site, asEditor, approvalsOn } = await setup(t);
+  const a = await site(1);
+  const child = (await call('POST', '/api/v1/playlists', { name: 'Child', items: [{ assetId: a }] })).body.data;
+  const parent = (await call('POST', '/api/v1/playlists', { name: 'Parent' })).body.data;
+  const nested = await call('POST', `/api/v1/playlists/${parent.id}/items`, { playlistId: child.id });
+  t.equal(nested.status, 201);
+  await approvalsOn();
+  // The editor empties both drafts; the publications still play the asset and the child.
+  t.equal((await asEditor('DELETE', `/api/v1/playlists/${child.id}/items/${child.items[0].id}`)).status, 204);
+  t.equal((await asEditor('DELETE', `/api/v1/playlists/${parent.id}/items/${nested.body.data.id}`)).status, 204);
+  let res = await call('DELETE', `/api/v1/assets/${a}`);
+  t.equal(res.status, 409, 'the asset a screen may play cannot be deleted');
+  t.match(res.body.error.details.usedBy, [{ type: 'playlist', id: child.id }]);
+  res = await call('DELETE', `/api/v1/playlists/${child.id}`);
+  t.equal(res.status, 409, 'nor the playlist a published parent nests');
+  t.match(res.body.error.details.usedBy, [{ type: 'playlist', id: parent.id, name: 'Parent' }]);
+  const impact = await call('POST', '/api/v1/content/impact', { playlistIds: [child.id] });
+  t.equal(impact.status, 200);
+  t.match(impact.body.data.usedBy, [{ type: 'playlist', id: parent.id }], 'impact names the published parent');
+});

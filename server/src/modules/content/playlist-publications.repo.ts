@@ -1,7 +1,9 @@
 /** The queries of playlists' publications (playlists.publishable.ts; issue 20). */
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import type { ContentPublicationsTable } from '../../platform/db/schema.js';
-import type { ItemRow, PlaylistRow } from './playlists.repo.js';
+import type { ContentPublicationsTable, PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
+type PlaylistRow = PlaylistsTable;
+type ItemRow = PlaylistItemsTable;
 
 /** The publication a playlist row points at (screens play it), or undefined. */
 export function currentPublicationRow(db: Db, row: Pick<PlaylistRow, 'id' | 'published_publication_id'>): Promise<ContentPublicationsTable | undefined> {
@@ -71,4 +73,25 @@ export async function restorePlaylistFields(
     .where('id', '=', id)
     .where('revision', '=', revision)
     .execute();
+}
+
+/**
+ * The playlists whose current publication (what screens play) has an item showing one of
+ * `ids` as `field` (one row per ref and playlist): a delete guard counts these as well as the
+ * draft's items, so what a screen plays cannot go just because a draft dropped it.
+ */
+export async function publishedPlaylistsWith(
+  db: Db,
+  field: 'assetId' | 'widgetId' | 'playlistId',
+  ids: readonly string[],
+): Promise<{ ref: string; id: string; name: string }[]> {
+  if (ids.length === 0) return [];
+  const path = `$.${field}`;
+  const rows = await sql<{ ref: string; id: string; name: string }>`
+    select distinct json_extract(i.value, ${path}) as ref, p.id, p.name
+    from playlists p
+    join content_publications c on c.id = p.published_publication_id and c.content_type = 'playlist'
+    join json_each(c.snapshot, '$.items') i
+    where json_extract(i.value, ${path}) in (${sql.join([...ids])})`.execute(db);
+  return rows.rows;
 }

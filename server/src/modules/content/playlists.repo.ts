@@ -11,6 +11,7 @@ import { assetsWithTags, effectiveDuration } from './refs.js';
 import { assetInfos, type AssetInfo, type WidgetInfo, widgetInfos } from './refs.repo.js';
 import { widgetDuration } from './refs.js';
 import { schedulesShowing } from '../schedules/index.js';
+import { publishedPlaylistsWith } from './playlist-publications.repo.js';
 import type { ItemDto, ItemPatch, NewItem, PlaylistDto, TagRule, TRANSITIONS } from './playlists.schemas.js';
 
 export type PlaylistRow = PlaylistsTable;
@@ -42,26 +43,36 @@ export function enabledItemRefs(db: Db, playlistId: string) {
     .execute();
 }
 
-/** The playlists that hold any of the assets as an item (one row per asset and playlist). */
-export function playlistsWithAssets(db: Db, assetIds: readonly string[]) {
-  return db
+/** The playlists that hold any of the assets as an item, in the draft or in what screens play (one row per asset and playlist). */
+export async function playlistsWithAssets(db: Db, assetIds: readonly string[]) {
+  const draft = await db
     .selectFrom('playlist_items as i')
     .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
     .select(['i.asset_id', 'p.id', 'p.name'])
     .where('i.asset_id', 'in', [...assetIds])
     .distinct()
     .execute();
+  const published = (await publishedPlaylistsWith(db, 'assetId', assetIds)).map((r) => ({ asset_id: r.ref as string | null, id: r.id, name: r.name }));
+  return uniqueBy([...draft, ...published], (r) => `${r.asset_id}|${r.id}`);
 }
 
-/** The playlists that hold any of the widgets as an item (one row per widget and playlist). */
-export function playlistsWithWidgets(db: Db, widgetIds: readonly string[]) {
-  return db
+/** The playlists that hold any of the widgets as an item, in the draft or in what screens play (one row per widget and playlist). */
+export async function playlistsWithWidgets(db: Db, widgetIds: readonly string[]) {
+  const draft = await db
     .selectFrom('playlist_items as i')
     .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
     .select(['i.widget_id', 'p.id', 'p.name'])
     .where('i.widget_id', 'in', [...widgetIds])
     .distinct()
     .execute();
+  const published = (await publishedPlaylistsWith(db, 'widgetId', widgetIds)).map((r) => ({ widget_id: r.ref as string | null, id: r.id, name: r.name }));
+  return uniqueBy([...draft, ...published], (r) => `${r.widget_id}|${r.id}`);
+}
+
+function uniqueBy<T>(rows: readonly T[], key: (r: T) => string): T[] {
+  const seen = new Map<string, T>();
+  for (const r of rows) if (!seen.has(key(r))) seen.set(key(r), r);
+  return [...seen.values()];
 }
 
 export function tagRuleOf(row: Pick<PlaylistRow, 'tag_rule'>): TagRule | null {
@@ -257,13 +268,15 @@ export async function assertNestable(db: Db, parentId: string, childId: string):
 
 /** Everything that uses a playlist: parent playlists, layouts, schedules, assignments. */
 export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
-  const parents = await db
+  const draftParents = await db
     .selectFrom('playlist_items as i')
     .innerJoin('playlists as p', 'p.id', 'i.playlist_id')
     .select(['p.id', 'p.name'])
     .where('i.child_playlist_id', '=', id)
     .distinct()
     .execute();
+  // A parent whose publication nests it plays it too (even when the parent's draft dropped it).
+  const parents = uniqueBy([...draftParents, ...(await publishedPlaylistsWith(db, 'playlistId', [id]))], (p) => p.id).map((p) => ({ id: p.id, name: p.name }));
   const layouts = await layoutsReferencing(db, 'playlistId', id);
   const schedules = await schedulesShowing(db, 'playlist', id);
   // Assignments of screens or groups deleted since do not count (they no longer play).
