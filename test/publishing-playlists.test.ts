@@ -143,7 +143,7 @@ t.test('approvals on: an editor changes the draft only; publishing reaches the s
 });
 
 t.test('a playlist never published plays nothing; publish and restore refuse a snapshot whose asset is gone', async (t) => {
-  const { app, owner, call, screen, playing, site, approvalsOn } = await setup(t);
+  const { app, owner, call, screen, manifest, playing, site, approvalsOn } = await setup(t);
   const a = await site(1);
   const b = await site(2);
   await approvalsOn();
@@ -151,6 +151,11 @@ t.test('a playlist never published plays nothing; publish and restore refuse a s
   t.match(made, { publication: null, unpublishedChanges: true });
   await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: made.id });
   t.same(await playing(), [], 'nothing plays');
+  t.match(
+    (await manifest()).warnings,
+    [{ code: 'playlist_empty', playlistId: made.id, unpublished: true, message: /never published/ }],
+    'the manifest says why',
+  );
 
   // An admin force-deletes an asset the draft uses: publishing that draft is refused.
   t.equal((await call('DELETE', `/api/v1/assets/${b}?force=true`)).status, 204);

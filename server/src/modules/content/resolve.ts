@@ -159,9 +159,12 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
       if (playing.length === 0)
         warnings.push({
           code: 'playlist_empty',
-          message: `Schedule "${r.name}" shows a playlist that has nothing to play when it is scheduled; it is skipped and what is below it plays`,
+          message: loader.unpublished.has(r.playlist_id)
+            ? `Schedule "${r.name}" shows a playlist that was never published; it is skipped and what is below it plays`
+            : `Schedule "${r.name}" shows a playlist that has nothing to play when it is scheduled; it is skipped and what is below it plays`,
           scheduleId: r.id,
           playlistId: r.playlist_id,
+          ...(loader.unpublished.has(r.playlist_id) ? { unpublished: true } : {}),
         });
     }
     candidates.push({ row: r, input, raw, playing, reason: 'playlist_empty' });
@@ -189,10 +192,11 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
       if (reachable && windows.length === 0) {
         warnings.push({
           code: 'playlist_empty',
-          message: `The ${t.type === 'screen' ? 'screen’s own' : 'group’s'} playlist assignment has nothing to play; it is skipped`,
+          message: `The ${t.type === 'screen' ? 'screen’s own' : 'group’s'} playlist assignment has nothing to play${loader.unpublished.has(a.playlist_id) ? ' (its playlist was never published)' : ''}; it is skipped`,
           assignment: t.type,
           targetId: a.target_id,
           playlistId: a.playlist_id,
+          ...(loader.unpublished.has(a.playlist_id) ? { unpublished: true } : {}),
         });
       }
       if (whole) reachable = false; // what follows never plays
