@@ -50,8 +50,11 @@ function keptInOrder(a: readonly string[], b: readonly string[]): Set<string> {
     for (let j = m - 1; j >= 0; j--) len[i]![j] = a[i] === b[j] ? len[i + 1]![j + 1]! + 1 : Math.max(len[i + 1]![j]!, len[i]![j + 1]!);
   const kept = new Set<string>();
   for (let i = 0, j = 0; i < n && j < m; ) {
-    if (a[i] === b[j]) kept.add(a[i]!), i++, j++;
-    else if (len[i + 1]![j]! >= len[i]![j + 1]!) i++;
+    if (a[i] === b[j]) {
+      kept.add(a[i]!);
+      i++;
+      j++;
+    } else if (len[i + 1]![j]! >= len[i]![j + 1]!) i++;
     else j++;
   }
   return kept;
