@@ -14,7 +14,7 @@ export interface SettingsDoc {
   retention: { heartbeatDays: number; noiseHistoryDays: number; screenshotDays: number; auditDays: number; jobHistoryDays: number };
   uploads: { maxSizeBytes: number; abandonAfterHours: number };
   network: { allowPrivateFetchTargets: boolean };
-  approvals: { required: boolean };
+  approvals: { required: boolean; allowSelfApproval: boolean };
   provisioning: { mirroringReceiver: { fileName: string; sha256: string; sizeBytes: number; uploadedAt: string } | null };
   backups: { intervalHours: number; keep: number; includeMedia: boolean };
   revision: number;
@@ -487,15 +487,23 @@ function NetworkSection({ doc, save, stale }: SectionProps) {
 
 function ApprovalsSection({ doc, save, stale }: SectionProps) {
   const [required, setRequired] = useState(doc.approvals.required);
+  const [allowSelfApproval, setAllowSelfApproval] = useState(doc.approvals.allowSelfApproval);
   const { error, wrap } = useSectionError();
   return (
-    <SectionForm id="approvals" title="Approvals" stale={stale} onSave={wrap(() => save('approvals', { approvals: { required } }))}>
+    <SectionForm id="approvals" title="Approvals" stale={stale} onSave={wrap(() => save('approvals', { approvals: { required, allowSelfApproval } }))}>
       <CheckField
         label="Editors need a publisher’s approval before their changes reach screens"
-        help="Not in effect yet: this version has no approval step. Your choice is kept for when it has."
+        help="Changes wait as drafts until a publisher approves and publishes a submission."
         error={issueAt(error, ['approvals', 'required'])}
         checked={required}
         onChange={setRequired}
+      />
+      <CheckField
+        label="Publishers may approve their own submissions"
+        help="Off: every submission needs a second person to approve it."
+        error={issueAt(error, ['approvals', 'allowSelfApproval'])}
+        checked={allowSelfApproval}
+        onChange={setAllowSelfApproval}
       />
     </SectionForm>
   );

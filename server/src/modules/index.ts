@@ -5,6 +5,7 @@ import { dataSourcesModule } from './data-sources/index.js';
 import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
+import { publishingModule } from './publishing/index.js';
 import { provisioningModule } from './provisioning/index.js';
 import { schedulesModule } from './schedules/index.js';
 import { screensModule } from './screens/index.js';
@@ -26,5 +27,6 @@ export const MODULES: readonly PlacardModule[] = [
   dataSourcesModule,
   widgetsModule,
   contentModule,
+  publishingModule,
   demoModule,
 ];

@@ -84,6 +84,11 @@ const sections = {
   approvals: z.object({
     /** Editors submit content for approval; publishers approve and publish. */
     required: z.boolean(),
+    /**
+     * A publisher may approve their own submission (docs/publishing.md); off by default so
+     * that every change reaching screens was seen by two people.
+     */
+    allowSelfApproval: z.boolean(),
   }),
   provisioning: z.object({
     /**
@@ -150,7 +155,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   retention: { heartbeatDays: 30, noiseHistoryDays: 90, screenshotDays: 14, auditDays: 365, jobHistoryDays: 30 },
   uploads: { maxSizeBytes: 4 * GiB, abandonAfterHours: 24 },
   network: { allowPrivateFetchTargets: true },
-  approvals: { required: false },
+  approvals: { required: false, allowSelfApproval: false },
   provisioning: { mirroringReceiver: null },
   backups: { intervalHours: 24, keep: 7, includeMedia: true },
   locale: null,

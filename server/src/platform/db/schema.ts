@@ -64,6 +64,7 @@ import type {
   IdempotencyKeysTable,
 } from './schema/data-sources.js';
 import type { ContentPublicationsTable } from './schema/publications.js';
+import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -73,6 +74,7 @@ export type * from './schema/media.js';
 export type * from './schema/data-sources.js';
 export type * from './schema/widgets.js';
 export type * from './schema/publications.js';
+export type * from './schema/publishing.js';
 
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
@@ -133,4 +135,7 @@ export interface Database {
   widget_bundles: WidgetBundlesTable;
   widget_bundle_blobs: WidgetBundleBlobsTable;
   widget_preview_images: WidgetPreviewImagesTable;
+  content_submissions: ContentSubmissionsTable;
+  content_submission_events: ContentSubmissionEventsTable;
+  notifications: NotificationsTable;
 }

@@ -17,6 +17,7 @@ import { m0340_data_source_records } from './0340_data_source_records.js';
 import { m0350_widgets } from './0350_widgets.js';
 import { m0360_publications } from './0360_publications.js';
 import { m0365_playlist_publications } from './0365_playlist_publications.js';
+import { m0380_publishing } from './0380_publishing.js';
 
 export type { Migration } from './migration.js';
 
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0350_widgets,
   m0360_publications,
   m0365_playlist_publications,
+  m0380_publishing,
 ];
