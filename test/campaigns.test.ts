@@ -281,3 +281,35 @@ t.test('approvals on: no direct publish; an editor may not delete a released cam
   );
   t.equal((await call('DELETE', `/api/v1/campaigns/${id}`)).status, 204, 'a publisher may');
 });
+
+t.test('campaignPublishable: state, publish (a submission’s path), publications, restoreDraft', async (t) => {
+  const { campaignPublishable } = await import('../server/src/modules/campaigns/index.js');
+  const { app, owner, call, playlist } = await setup(t);
+  const p = await playlist('P');
+  const id = (await call('POST', '/api/v1/campaigns', { name: 'C', window: soon, show: { type: 'playlist', id: p } })).body.data.id;
+  const db = app.deps.db;
+  const state = await campaignPublishable.state(db, id);
+  t.match(state, { name: 'C', revision: 1, published: null, unpublishedChanges: true, draft: { show: { id: p } } });
+  const pub = await db.transaction().execute((trx) => campaignPublishable.publish(trx, id, state.draft, owner.user.id, 'approved', 'submission'));
+  t.match(pub, { number: 1, source: 'submission', publishedBy: owner.user.id });
+  t.match(await campaignPublishable.state(db, id), { published: { id: pub.id }, unpublishedChanges: false });
+  const page = await campaignPublishable.publications(db, id, { limit: 10 });
+  t.same(
+    page.items.map((i) => i.id),
+    [pub.id],
+  );
+  const one = await campaignPublishable.publication(db, id, pub.id);
+  t.match(one?.snapshot, { show: { id: p }, published: [{ type: 'playlist', id: p, publicationId: null }] });
+  await app.deps.db.deleteFrom('playlists').where('id', '=', p).execute();
+  await t.rejects(
+    db.transaction().execute((trx) => campaignPublishable.restoreDraft(trx, id, one!.snapshot)),
+    { code: 'conflict' },
+    'a release naming a deleted playlist is not restored',
+  );
+  await t.rejects(
+    db.transaction().execute((trx) => campaignPublishable.publish(trx, id, one!.snapshot, null, '', 'rollback')),
+    { code: 'conflict' },
+  );
+  t.equal((await campaignPublishable.publications(db, id, { limit: 10 })).items.length, 1, 'the refused one left nothing');
+  t.same(Object.keys(campaignPublishable.comparable(one!.snapshot).fields), ['name', 'description', 'window', 'show']);
+});
