@@ -28,7 +28,7 @@ t.test('schedule input is checked before anything is stored', async (t) => {
     endsAt: '2026-06-01T17:00:00Z',
   };
   const cases: [string, unknown, RegExp][] = [
-    ['campaign', { ...base, content: { campaignId: ID } }, /Campaigns are not available/],
+    ['unknown campaign', { ...base, content: { campaignId: ID } }, /No campaign/],
     ['two contents', { ...base, content: { playlistId: playlist.id, layoutId: ID } }, /exactly one/],
     ['unknown playlist', { ...base, content: { playlistId: ID } }, /No playlist/],
     ['no targets', { ...base, targets: {} }, /at least one/],

@@ -1,5 +1,6 @@
 import type { PlacardModule } from '../platform/module.js';
 import { accountsModule } from './accounts/index.js';
+import { campaignsModule } from './campaigns/index.js';
 import { contentModule } from './content/index.js';
 import { dataSourcesModule } from './data-sources/index.js';
 import { demoModule } from './demo/index.js';
@@ -27,6 +28,7 @@ export const MODULES: readonly PlacardModule[] = [
   dataSourcesModule,
   widgetsModule,
   contentModule,
+  campaignsModule,
   publishingModule,
   demoModule,
 ];

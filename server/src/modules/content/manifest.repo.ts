@@ -8,7 +8,7 @@ import type { Db } from '../../platform/db/database.js';
  * 'data-source': a source's id (deleted: every screen showing it); 'data-output': `<sourceId>/<viewKey>` (that output changed);
  * 'widget': a widget's id (its current bundle changed: edited, rebuilt with new data, deleted).
  */
-export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment' | 'data-source' | 'data-output' | 'widget';
+export type DepKind = 'playlist' | 'layout' | 'asset' | 'schedule' | 'tag-rule' | 'assignment' | 'data-source' | 'data-output' | 'widget' | 'campaign';
 export interface DepRef {
   kind: DepKind;
   id: string;

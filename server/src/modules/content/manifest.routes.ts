@@ -76,6 +76,10 @@ export const ManifestDto = z
         endsAt: z.string(),
         source: z.object({ type: z.string(), id: z.string().nullable() }),
         content: z.object({ type: z.string(), id: z.string() }).nullable(),
+        campaign: z
+          .object({ id: z.string(), name: z.string() })
+          .nullable()
+          .describe('the campaign this segment plays (its schedule shows it), else null; the player reports it back as the heartbeat’s currentCampaignId'),
         playlist: Playlist.optional(),
         layout: Layout.optional(),
       }),

@@ -91,6 +91,8 @@ export interface Manifest {
     endsAt: string;
     source: { type: string; id: string | null };
     content: { type: string; id: string } | null;
+    /** The campaign the segment's schedule shows (docs/campaigns.md), else null. */
+    campaign: { id: string; name: string } | null;
     playlist?: ManifestPlaylist;
     layout?: unknown;
   }[];

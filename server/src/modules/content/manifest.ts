@@ -15,7 +15,7 @@ import type { ScreenContext } from './screen-context.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { ContentLoader } from './playable.js';
-import { resolveSubject } from './resolve.js';
+import { campaignOfSegment, resolveSubject } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
@@ -65,6 +65,7 @@ export async function buildManifest(
       endsAt: seg.endsAt,
       source: seg.source,
       content: seg.content ? { type: seg.content.type, id: seg.content.id } : null,
+      campaign: campaignOfSegment(resolution, seg),
     };
     if (seg.content?.type === 'playlist') {
       if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX));

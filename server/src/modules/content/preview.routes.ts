@@ -10,6 +10,7 @@ const PreviewSegment = z.object({
     type: z.enum(['takeover', 'override', 'alert', 'schedule', 'assignment', 'group-assignment', 'idle']),
     id: z.string().nullable(),
     name: z.string().nullable(),
+    campaignId: z.string().nullable().describe('the campaign the schedule shows, else null'),
   }),
   content: z.object({ type: z.string(), id: z.string(), name: z.string().nullable() }).nullable(),
   reason: z.string(),

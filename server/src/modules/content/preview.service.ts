@@ -10,7 +10,7 @@ import { pacer } from '../../platform/pace.js';
 import { namesOf } from './names.repo.js';
 import { groupZone, screenContext } from './screen-context.js';
 import { groupExists } from './screen-context.repo.js';
-import { resolveSubject, type Skipped } from './resolve.js';
+import { campaignOfSegment, resolveSubject, type Skipped } from './resolve.js';
 
 export const MAX_PREVIEW_MS = 62 * 86_400_000;
 /**
@@ -108,7 +108,7 @@ export async function previewTimeline(db: Db, body: PreviewRequest) {
     timeline.push({
       startsAt: s.startsAt,
       endsAt: s.endsAt,
-      source: { type: s.source.type, id: s.source.id, name: s.sourceName },
+      source: { type: s.source.type, id: s.source.id, name: s.sourceName, campaignId: campaignOfSegment(resolution, s)?.id ?? null },
       content: s.content ? { type: s.content.type, id: s.content.id, name: contentName } : null,
       reason,
       outranked: s.outranked,

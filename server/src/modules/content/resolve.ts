@@ -28,6 +28,7 @@ import {
   type Segment,
 } from '../schedules/index.js';
 import { assignmentsOf } from './assignments.repo.js';
+import { releasedCampaigns } from './campaigns.repo.js';
 import type { DepRef } from './changes.js';
 import { publishedLayoutIds } from './layouts.repo.js';
 import type { ScreenContext } from './screen-context.js';
@@ -59,7 +60,13 @@ export interface ResolvedSegment extends Segment {
 export interface Resolution {
   timeZone: string;
   segments: ResolvedSegment[];
+  /**
+   * The schedules that reach the subject; a campaign's schedule as its released show
+   * (content_type, playlist_id/layout_id of the show; campaign_id kept).
+   */
   schedules: Map<string, SchedulesTable>;
+  /** The campaigns those schedules show, by id. */
+  campaigns: Map<string, { id: string; name: string }>;
   warnings: Warning[];
   deps: DepRef[];
   /** Where the segments stop short of the window (`maxSegments` reached), else null. */
@@ -103,9 +110,33 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
         ]
       : [{ type: 'group', id: subject.groupId }];
 
-  const rows = await enabledSchedulesTargeting(db, targets);
+  const targeting = await enabledSchedulesTargeting(db, targets);
+  for (const r of targeting) deps.push({ kind: 'schedule', id: r.id });
+  // A campaign plays the show of its published release (docs/campaigns.md); one never
+  // released, or whose show is gone, falls through.
+  const campaignIds = [...new Set(targeting.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
+  for (const id of campaignIds) deps.push({ kind: 'campaign', id });
+  const released = await releasedCampaigns(db, campaignIds);
+  const campaigns = new Map([...released.values()].map((c) => [c.id, { id: c.id, name: c.name }]));
+  const rows: SchedulesTable[] = [];
+  for (const r of targeting) {
+    if (r.content_type !== 'campaign') {
+      rows.push(r);
+      continue;
+    }
+    const show = r.campaign_id ? released.get(r.campaign_id)?.show : null;
+    if (!show) {
+      warnings.push({
+        code: 'campaign_unavailable',
+        message: `Schedule "${r.name}" shows a campaign that has no released show to play (never released, or its show was deleted); it is skipped`,
+        scheduleId: r.id,
+        campaignId: r.campaign_id,
+      });
+      continue;
+    }
+    rows.push({ ...r, content_type: show.type, playlist_id: show.type === 'playlist' ? show.id : null, layout_id: show.type === 'layout' ? show.id : null });
+  }
   const schedules = new Map(rows.map((r) => [r.id, r]));
-  for (const r of rows) deps.push({ kind: 'schedule', id: r.id });
 
   // Layouts that have never been published cannot play: their schedules fall through.
   const layoutIds = [...new Set(rows.flatMap((r) => (r.layout_id ? [r.layout_id] : [])))];
@@ -120,10 +151,6 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   for (const r of rows) {
     await pace();
     if (r.layout_id) deps.push({ kind: 'layout', id: r.layout_id });
-    if (r.content_type === 'campaign') {
-      warnings.push({ code: 'campaign_unavailable', message: `Schedule "${r.name}" shows a campaign; campaigns are not available yet`, scheduleId: r.id });
-      continue;
-    }
     const input = scheduleInput(r, zone);
     const expansion = expand(input, from, to);
     const raw = expansion.occurrences;
@@ -301,5 +328,12 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     resolved.push(seg);
     lastKey = k;
   }
-  return { timeZone: zone, segments: resolved, schedules, warnings, deps, truncatedAt };
+  return { timeZone: zone, segments: resolved, schedules, campaigns, warnings, deps, truncatedAt };
+}
+
+/** The campaign a segment plays (its schedule shows one), else null. */
+export function campaignOfSegment(resolution: Pick<Resolution, 'schedules' | 'campaigns'>, seg: Segment): { id: string; name: string } | null {
+  if (seg.source.type !== 'schedule' || !seg.source.id) return null;
+  const campaignId = resolution.schedules.get(seg.source.id)?.campaign_id;
+  return campaignId ? (resolution.campaigns.get(campaignId) ?? null) : null;
 }

@@ -1,13 +1,16 @@
 import { ApiError } from '../../platform/http/errors.js';
 import type { Publishable, PublishableType } from '../../platform/publications.js';
-import { layoutPublishable } from '../content/index.js';
+import { campaignPublishable } from '../campaigns/index.js';
+import { layoutPublishable, playlistPublishable } from '../content/index.js';
 
 /**
  * The content types the workflow serves (platform/publications.ts `Publishable`), one adapter
  * each, from the module that owns the type. A type without an adapter here is unknown.
  */
 export const PUBLISHABLES: Partial<Record<PublishableType, Publishable>> = {
+  playlist: playlistPublishable,
   layout: layoutPublishable,
+  campaign: campaignPublishable,
 };
 
 export const publishableTypes = (): string[] => Object.keys(PUBLISHABLES);

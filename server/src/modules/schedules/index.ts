@@ -32,3 +32,4 @@ export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type F
 export { defaultTimeZone, screensOf, type Targets } from './fleet-context.js';
 export { enabledSchedulesTargeting, schedulesNamingScreens, schedulesShowing, writeTargets, type ScheduleRow } from './schedules.repo.js';
 export { addScheduleChangeHook, prepare, scheduleInput, type ScheduleChangeHook, type ScheduleDraft } from './schedules.service.js';
+export { campaignScheduleScreens, deleteCampaignSchedules, replaceCampaignSchedules, type CampaignPlacement } from './campaign-schedules.js';

@@ -39,11 +39,16 @@ export async function writeTargets(db: Db, id: string, targets: Targets) {
   if (rows.length) await db.insertInto('schedule_targets').values(rows).execute();
 }
 
-/** The name of what a schedule shows (null for a campaign, or content deleted since). */
+/** The name of what a schedule shows (null for content deleted since). */
 export async function contentName(db: Db, row: ScheduleRow): Promise<string | null> {
   if (row.playlist_id) return (await db.selectFrom('playlists').select('name').where('id', '=', row.playlist_id).executeTakeFirst())?.name ?? null;
   if (row.layout_id) return (await db.selectFrom('layouts').select('name').where('id', '=', row.layout_id).executeTakeFirst())?.name ?? null;
+  if (row.campaign_id) return (await db.selectFrom('campaigns').select('name').where('id', '=', row.campaign_id).executeTakeFirst())?.name ?? null;
   return null;
+}
+
+export async function campaignExists(db: Db, id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('campaigns').select('id').where('id', '=', id).executeTakeFirst());
 }
 
 export async function playlistExists(db: Db, id: string): Promise<boolean> {
@@ -95,7 +100,7 @@ export async function listScheduleRows(db: Db, query: ScheduleListQuery): Promis
 
 export type NewScheduleRow = Omit<ScheduleRow, 'id' | 'revision' | 'created_by' | 'created_at' | 'updated_at'>;
 
-export async function insertSchedule(db: Db, id: string, row: NewScheduleRow, createdBy: string, at: string): Promise<void> {
+export async function insertSchedule(db: Db, id: string, row: NewScheduleRow, createdBy: string | null, at: string): Promise<void> {
   await db
     .insertInto('schedules')
     .values({ id, ...row, revision: 1, created_by: createdBy, created_at: at, updated_at: at })

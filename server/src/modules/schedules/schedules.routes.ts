@@ -146,9 +146,9 @@ export const scheduleRoutes = [
     auth: 'session',
     minRole: 'publisher',
     tags: TAGS,
-    summary: 'Schedule a playlist or layout on screens, groups or locations',
+    summary: 'Schedule a playlist, layout or campaign on screens, groups or locations',
     description:
-      'Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). Campaigns answer 400 until they exist.',
+      'Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). A campaign (`content.campaignId`) plays its released `show`; until it is released the schedule falls through.',
     body: z.object(ScheduleFields),
     responses: { 201: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader } },
     handler: async (ctx, { body, auth }) => {

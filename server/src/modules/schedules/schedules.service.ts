@@ -8,12 +8,13 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
-import { ApiError, invalidField as invalid, invalidReference, notYet } from '../../platform/http/errors.js';
+import { ApiError, invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { defaultTimeZone, missingTargets, screensOf, zonesOf, type Targets } from './fleet-context.js';
 import { checkSeries, inZone, isValidTimeZone, occurrences, parseRrule, type ScheduleInput } from './recurrence.js';
 import { RruleError } from './rrule-check.js';
 import {
+  campaignExists,
   contentName,
   deleteAtRevision,
   insertSchedule,
@@ -95,7 +96,8 @@ async function assertTargets(db: Db, targets: Targets): Promise<void> {
 
 /** Checks references, resolves the zone and instants, normalises the RRULE: the row's fields. */
 export async function prepare(db: Db, input: ScheduleDraft) {
-  if (input.content.campaignId) throw notYet('campaigns', 'content.campaignId');
+  if (input.content.campaignId && !(await campaignExists(db, input.content.campaignId)))
+    throw invalidReference(`No campaign ${input.content.campaignId}`, { path: ['content', 'campaignId'], message: 'no such campaign' });
   if (input.timeZone && !isValidTimeZone(input.timeZone)) throw invalid('timeZone', `${input.timeZone} is not an IANA time zone`);
   if (input.content.playlistId && !(await playlistExists(db, input.content.playlistId)))
     throw invalidReference(`No playlist ${input.content.playlistId}`, { path: ['content', 'playlistId'], message: 'no such playlist' });
@@ -141,10 +143,10 @@ export async function prepare(db: Db, input: ScheduleDraft) {
     targets,
     row: {
       name: input.name,
-      content_type: (input.content.playlistId ? 'playlist' : 'layout') as 'playlist' | 'layout',
+      content_type: (input.content.playlistId ? 'playlist' : input.content.campaignId ? 'campaign' : 'layout') as 'playlist' | 'layout' | 'campaign',
       playlist_id: input.content.playlistId ?? null,
       layout_id: input.content.layoutId ?? null,
-      campaign_id: null,
+      campaign_id: input.content.campaignId ?? null,
       starts_at: startsAt,
       ends_at: endsAt,
       rrule,
@@ -254,7 +256,7 @@ export async function updateSchedule(deps: AppDeps, row: ScheduleRow, patch: Sch
   const before = await targetsOf(db, row.id);
   const merged: ScheduleDraft = {
     name: patch.name ?? row.name,
-    content: patch.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined },
+    content: patch.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined, campaignId: row.campaign_id ?? undefined },
     targets: patch.targets ?? before,
     // Times the body leaves alone keep their wall-clock meaning if the zone changes.
     startsAt: patch.startsAt ?? { stored: row.starts_at, zone: row.time_zone },

@@ -63,7 +63,7 @@ import type {
   DataSourceRecordAttachmentsTable,
   IdempotencyKeysTable,
 } from './schema/data-sources.js';
-import type { ContentPublicationsTable } from './schema/publications.js';
+import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
@@ -132,6 +132,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   widgets: WidgetsTable;
   content_publications: ContentPublicationsTable;
+  campaigns: CampaignsTable;
+  campaign_releases: CampaignReleasesTable;
   widget_bundles: WidgetBundlesTable;
   widget_bundle_blobs: WidgetBundleBlobsTable;
   widget_preview_images: WidgetPreviewImagesTable;

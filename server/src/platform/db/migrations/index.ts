@@ -18,6 +18,7 @@ import { m0350_widgets } from './0350_widgets.js';
 import { m0360_publications } from './0360_publications.js';
 import { m0365_playlist_publications } from './0365_playlist_publications.js';
 import { m0380_publishing } from './0380_publishing.js';
+import { m0390_campaigns } from './0390_campaigns.js';
 
 export type { Migration } from './migration.js';
 
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0360_publications,
   m0365_playlist_publications,
   m0380_publishing,
+  m0390_campaigns,
 ];

@@ -84,6 +84,8 @@ export interface SchedulesTable {
   created_by: string | null;
   created_at: string;
   updated_at: string;
+  /** 1: made by a campaign release (replaced by the next one); migration 0390. */
+  campaign_owned?: number;
 }
 
 export interface ScheduleTargetsTable {

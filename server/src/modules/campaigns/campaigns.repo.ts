@@ -1,0 +1,185 @@
+/** The campaigns and campaign_releases tables (migration 0390): plain functions taking `db` or a transaction. */
+import type { Db } from '../../platform/db/database.js';
+import type { CampaignReleasesTable, CampaignsTable } from '../../platform/db/schema.js';
+import { notFound } from '../../platform/http/errors.js';
+import { afterCursor } from '../../platform/http/pagination.js';
+
+export type CampaignRow = CampaignsTable;
+export type ReleaseRow = CampaignReleasesTable;
+
+export type ContentType = 'playlist' | 'layout' | 'widget';
+export interface ContentRef {
+  type: ContentType;
+  id: string;
+}
+export interface Placement {
+  name?: string | undefined;
+  targets: { screenIds?: string[] | undefined; groupIds?: string[] | undefined; locationIds?: string[] | undefined };
+  priority: number;
+  rrule?: string | null | undefined;
+  timeZone?: string | null | undefined;
+}
+/** What the editor edits; a release's snapshot is this plus `published`. */
+export interface CampaignDraft {
+  name: string;
+  description: string;
+  window: { startsAt: string; endsAt: string } | null;
+  show: { type: 'playlist' | 'layout'; id: string } | null;
+  content: ContentRef[];
+  placements: Placement[];
+}
+export interface ReleasedItem {
+  type: ContentType;
+  id: string;
+  /** Null for a type whose adapter is not wired yet (it plays as it is). */
+  publicationId: string | null;
+  number: number | null;
+}
+export type ReleaseSnapshot = CampaignDraft & { published: ReleasedItem[] };
+
+export function draftOf(row: Pick<CampaignRow, 'draft'>): CampaignDraft {
+  return JSON.parse(row.draft) as CampaignDraft;
+}
+
+/** The draft part of a release snapshot (what restore gives back, what unpublishedChanges compares). */
+export function draftOfSnapshot(s: ReleaseSnapshot): CampaignDraft {
+  return { name: s.name, description: s.description, window: s.window, show: s.show, content: s.content, placements: s.placements };
+}
+
+export async function findCampaignRow(db: Db, id: string): Promise<CampaignRow | undefined> {
+  return db.selectFrom('campaigns').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function getCampaignRow(db: Db, id: string): Promise<CampaignRow> {
+  const row = await findCampaignRow(db, id);
+  if (!row) throw notFound('Campaign');
+  return row;
+}
+
+export async function listCampaignRows(db: Db, cursor: string | undefined, limit: number): Promise<CampaignRow[]> {
+  return db
+    .selectFrom('campaigns')
+    .selectAll()
+    .where(afterCursor('name', 'id', 'asc', cursor))
+    .orderBy('name')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+}
+
+export async function getReleaseRow(db: Db, campaignId: string, releaseId: string): Promise<ReleaseRow | undefined> {
+  return db.selectFrom('campaign_releases').selectAll().where('id', '=', releaseId).where('campaign_id', '=', campaignId).executeTakeFirst();
+}
+
+export async function listReleaseRows(db: Db, campaignId: string, cursor: string | undefined, limit: number): Promise<ReleaseRow[]> {
+  return db
+    .selectFrom('campaign_releases')
+    .selectAll()
+    .where('campaign_id', '=', campaignId)
+    .where(afterCursor('number', 'id', 'desc', cursor))
+    .orderBy('number', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+export async function nextReleaseNumber(db: Db, campaignId: string): Promise<number> {
+  const r = await db
+    .selectFrom('campaign_releases')
+    .select((eb) => eb.fn.max<number>('number').as('n'))
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0) + 1;
+}
+
+const TABLES = { playlist: 'playlists', layout: 'layouts', widget: 'widgets' } as const;
+
+/** The refs that do not exist, as "type id". */
+export async function missingContent(db: Db, refs: readonly ContentRef[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const r of refs) {
+    const found = await db.selectFrom(TABLES[r.type]).select('id').where('id', '=', r.id).executeTakeFirst();
+    if (!found) missing.push(`${r.type} ${r.id}`);
+  }
+  return missing;
+}
+
+/** Whether a screen, group or location exists. */
+export async function rowExists(db: Db, table: 'screens' | 'screen_groups' | 'locations', id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
+}
+
+export async function insertCampaign(db: Db, row: CampaignRow): Promise<void> {
+  await db.insertInto('campaigns').values(row).execute();
+}
+
+/** Writes `set` and the next revision only while `row.revision` is current: false when another change won. */
+export async function updateCampaignAtRevision(db: Db, row: CampaignRow, set: Partial<CampaignRow>): Promise<boolean> {
+  const res = await db
+    .updateTable('campaigns')
+    .set({ ...set, revision: row.revision + 1 })
+    .where('id', '=', row.id)
+    .where('revision', '=', row.revision)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export async function deleteCampaignAtRevision(db: Db, row: CampaignRow): Promise<boolean> {
+  const res = await db.deleteFrom('campaigns').where('id', '=', row.id).where('revision', '=', row.revision).executeTakeFirst();
+  return Number(res.numDeletedRows) === 1;
+}
+
+/** Records the release and makes it the one screens play. */
+export async function insertRelease(db: Db, release: ReleaseRow): Promise<void> {
+  await db.insertInto('campaign_releases').values(release).execute();
+  await db.updateTable('campaigns').set({ published_release_id: release.id, updated_at: release.published_at }).where('id', '=', release.campaign_id).execute();
+}
+
+// Preflight's reads.
+
+/** Assets of the playlists' items that are not ready. */
+export async function assetsNotReady(db: Db, playlistIds: readonly string[]) {
+  return db
+    .selectFrom('playlist_items as i')
+    .innerJoin('assets as a', 'a.id', 'i.asset_id')
+    .select(['a.id', 'a.name', 'a.state', 'i.playlist_id'])
+    .where('i.playlist_id', 'in', [...playlistIds])
+    .where('a.state', '!=', 'ready')
+    .execute();
+}
+
+/** Of `screenIds`, those not seen since `sinceMs` (or never). */
+export async function screensUnseenSince(db: Db, screenIds: readonly string[], sinceMs: number) {
+  return db
+    .selectFrom('screens')
+    .select(['id', 'name', 'last_seen_at'])
+    .where('id', 'in', [...screenIds])
+    .where((eb) => eb.or([eb('last_seen_ms', 'is', null), eb('last_seen_ms', '<', sinceMs)]))
+    .execute();
+}
+
+/**
+ * Enabled schedules (not this campaign's) of a priority above `priority` that may be active
+ * during `window` and name one of `screenIds` directly (a recurring one counts: it may).
+ */
+export async function strongerSchedules(
+  db: Db,
+  campaignId: string,
+  priority: number,
+  window: { startsAt: string; endsAt: string },
+  screenIds: readonly string[],
+) {
+  return db
+    .selectFrom('schedules as s')
+    .innerJoin('schedule_targets as t', 't.schedule_id', 's.id')
+    .select(['s.id', 's.name', 's.priority'])
+    .distinct()
+    .where('s.enabled', '=', 1)
+    .where((eb) => eb.or([eb('s.campaign_id', 'is', null), eb('s.campaign_id', '!=', campaignId)]))
+    .where('s.priority', '>', priority)
+    .where('s.starts_at', '<', window.endsAt)
+    .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.rrule', 'is not', null), eb('s.ends_at', '>', window.startsAt)]))
+    .where('t.target_type', '=', 'screen')
+    .where('t.target_id', 'in', [...screenIds])
+    .execute();
+}
