@@ -299,7 +299,7 @@ t.test('campaignPublishable: state, publish (a submission’s path), publication
     [pub.id],
   );
   const one = await campaignPublishable.publication(db, id, pub.id);
-  t.match(one?.snapshot, { show: { id: p }, published: [{ type: 'playlist', id: p, publicationId: null }] });
+  t.match(one?.snapshot, { show: { id: p }, published: [{ type: 'playlist', id: p, publicationId: String, number: 1 }] }); // the playlist's publication the release carries
   await app.deps.db.deleteFrom('playlists').where('id', '=', p).execute();
   await t.rejects(
     db.transaction().execute((trx) => campaignPublishable.restoreDraft(trx, id, one!.snapshot)),
