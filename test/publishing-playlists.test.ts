@@ -91,6 +91,8 @@ t.test('approvals on: an editor changes the draft only; publishing reaches the s
     ],
   );
   t.equal((await playlistPublishable.publications(app.deps.db, id, { limit: 10 })).items.length, 1, 'no publication was made');
+  const listed = (await asEditor('GET', '/api/v1/playlists')).body.data.items.find((p: { id: string }) => p.id === id);
+  t.match(listed, { unpublishedChanges: true, publication: { id: first.id, number: 1 } }, 'the list says so too');
 
   // Publishing the draft (what an approved submission does) reaches the screen.
   const state = await playlistPublishable.state(app.deps.db, id);
