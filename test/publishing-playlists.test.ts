@@ -55,6 +55,7 @@ t.test('approvals off: every write makes a publication and the screen plays it a
   );
   // A rename is a write too.
   t.equal((await call('PATCH', `/api/v1/playlists/${id}`, { name: 'Loop 2' })).body.data.publication.number, 3);
+  t.equal((await call('PATCH', `/api/v1/playlists/${id}`, {})).body.data.publication.number, 3, 'a write that changes nothing publishes nothing');
   t.equal((await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data.timeline[0].playlist.name, 'Loop 2');
 });
 
