@@ -55,6 +55,7 @@ t.test('approvals off: every write makes a publication and the screen plays it a
   );
   // A rename is a write too.
   t.equal((await call('PATCH', `/api/v1/playlists/${id}`, { name: 'Loop 2' })).body.data.publication.number, 3);
+  t.equal((await call('PATCH', `/api/v1/playlists/${id}`, {})).body.data.publication.number, 3, 'a write that changes nothing publishes nothing');
   t.equal((await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data.timeline[0].playlist.name, 'Loop 2');
 });
 
@@ -91,6 +92,8 @@ t.test('approvals on: an editor changes the draft only; publishing reaches the s
     ],
   );
   t.equal((await playlistPublishable.publications(app.deps.db, id, { limit: 10 })).items.length, 1, 'no publication was made');
+  const listed = (await asEditor('GET', '/api/v1/playlists')).body.data.items.find((p: { id: string }) => p.id === id);
+  t.match(listed, { unpublishedChanges: true, publication: { id: first.id, number: 1 } }, 'the list says so too');
 
   // Publishing the draft (what an approved submission does) reaches the screen.
   const state = await playlistPublishable.state(app.deps.db, id);

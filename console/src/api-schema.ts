@@ -4960,6 +4960,16 @@ export interface components {
             itemCount: number;
             createdAt: string;
             updatedAt: string;
+            /** @description what screens play; null: never published, screens play nothing of it */
+            publication: components["schemas"]["PublicationRef"] | null;
+            /** @description the draft (this answer) differs from what screens play; always false while approvals are off */
+            unpublishedChanges: boolean;
+        };
+        PublicationRef: {
+            id: string;
+            number: number;
+            publishedAt: string;
+            publishedBy: string | null;
         };
         Playlist: {
             id: string;
@@ -4978,11 +4988,11 @@ export interface components {
             itemCount: number;
             createdAt: string;
             updatedAt: string;
-            items: components["schemas"]["PlaylistItem"][];
             /** @description what screens play; null: never published, screens play nothing of it */
             publication: components["schemas"]["PublicationRef"] | null;
             /** @description the draft (this answer) differs from what screens play; always false while approvals are off */
             unpublishedChanges: boolean;
+            items: components["schemas"]["PlaylistItem"][];
             /** @description one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches */
             durationMs: number;
         };
@@ -5016,12 +5026,6 @@ export interface components {
             enabled: boolean;
             createdAt: string;
             updatedAt: string;
-        };
-        PublicationRef: {
-            id: string;
-            number: number;
-            publishedAt: string;
-            publishedBy: string | null;
         };
         LayoutSummary: {
             id: string;

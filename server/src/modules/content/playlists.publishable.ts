@@ -139,11 +139,14 @@ async function storePublication(trx: Db, id: string, snapshot: PlaylistSnapshot,
  * Call at the end of every playlist write's transaction: with approvals off the draft is
  * published at once (source 'edit', by the caller), so screens see the change as before
  * issue 20; with approvals on nothing (the draft waits for a submission). Not refused for
- * a missing reference: an edit never was, and the player skips what is gone.
+ * a missing reference: an edit never was, and the player skips what is gone. A write that
+ * leaves the snapshot as published makes none.
  */
 export async function afterPlaylistWrite(trx: Db, id: string, by: string | null): Promise<void> {
   if ((await getSettings(trx)).approvals.required) return;
-  const { snapshot } = await playlistDraft(trx, id);
+  const { row, snapshot } = await playlistDraft(trx, id);
+  // A write that changed nothing screens play (an empty PATCH) makes no publication.
+  if (sameSnapshot(snapshot, (await currentPublication(trx, row))?.snapshot)) return;
   await storePublication(trx, id, snapshot, by, '', 'edit');
 }
 

@@ -49,7 +49,9 @@ export const playlistRoutes = [
     handler: async (ctx, { query }) => {
       const rows = await listPlaylistRows(ctx.deps.db, query);
       const page = toPage(rows, query.limit, (r) => r.name);
-      return ok({ items: page.items.map((r) => toSummary(r, Number(r.item_count ?? 0))), nextCursor: page.nextCursor });
+      const items = [];
+      for (const r of page.items) items.push({ ...toSummary(r, Number(r.item_count ?? 0)), ...(await publicationStateOf(ctx.deps.db, r.id)) });
+      return ok({ items, nextCursor: page.nextCursor });
     },
   }),
   defineRoute({

@@ -88,6 +88,11 @@ const TagRuleDto = z.object({
   limit: z.number().nullable(),
 });
 
+/** What screens play (issue 20): the playlist's current publication, or null (never published: plays nothing). */
+export const PublicationRefDto = z
+  .object({ id: z.string(), number: z.number(), publishedAt: z.string(), publishedBy: z.string().nullable() })
+  .meta({ id: 'PublicationRef' });
+
 export const PlaylistSummaryDto = z
   .object({
     id: z.string(),
@@ -98,18 +103,13 @@ export const PlaylistSummaryDto = z
     itemCount: z.number(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    publication: PublicationRefDto.nullable().describe('what screens play; null: never published, screens play nothing of it'),
+    unpublishedChanges: z.boolean().describe('the draft (this answer) differs from what screens play; always false while approvals are off'),
   })
   .meta({ id: 'PlaylistSummary' });
 
-/** What screens play (issue 20): the playlist's current publication, or null (never published: plays nothing). */
-export const PublicationRefDto = z
-  .object({ id: z.string(), number: z.number(), publishedAt: z.string(), publishedBy: z.string().nullable() })
-  .meta({ id: 'PublicationRef' });
-
 export const PlaylistDto = PlaylistSummaryDto.extend({
   items: z.array(ItemDto),
-  publication: PublicationRefDto.nullable().describe('what screens play; null: never published, screens play nothing of it'),
-  unpublishedChanges: z.boolean().describe('the draft (this answer) differs from what screens play; always false while approvals are off'),
   durationMs: z
     .number()
     .describe('one pass: the enabled items’ effective durations (a nested playlist counts its own pass) plus the tag rule’s current matches'),
