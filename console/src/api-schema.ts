@@ -2056,7 +2056,7 @@ export interface paths {
         head?: never;
         /**
          * Change a schedule (any field; `targets` replaces the targets)
-         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile. With approvals on the change goes to the draft (GET answers it); screens keep playing the publication until a submission of it is published.
          */
         patch: operations["patchSchedulesById"];
         trace?: never;
@@ -4336,6 +4336,15 @@ export interface components {
             } | null;
             createdAt: string;
             updatedAt: string;
+            /** @description The publication screens play; null: never published (approvals on), nothing plays it */
+            publication: {
+                id: string;
+                number: number;
+                publishedAt: string;
+                publishedBy: string | null;
+            } | null;
+            /** @description The fields above (the draft) differ from the publication, or it was never published */
+            unpublishedChanges: boolean;
         };
         DataSource: {
             id: string;
@@ -19044,7 +19053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19214,7 +19223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19354,7 +19363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19484,7 +19493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19596,7 +19605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;

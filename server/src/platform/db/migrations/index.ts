@@ -16,6 +16,7 @@ import { m0330_data_source_forms } from './0330_data_source_forms.js';
 import { m0340_data_source_records } from './0340_data_source_records.js';
 import { m0350_widgets } from './0350_widgets.js';
 import { m0360_publications } from './0360_publications.js';
+import { m0370_schedule_widget_drafts } from './0370_schedule_widget_drafts.js';
 
 export type { Migration } from './migration.js';
 
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0340_data_source_records,
   m0350_widgets,
   m0360_publications,
+  m0370_schedule_widget_drafts,
 ];

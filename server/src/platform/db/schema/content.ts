@@ -82,6 +82,10 @@ export interface SchedulesTable {
   created_by: string | null;
   created_at: string;
   updated_at: string;
+  /** JSON ScheduleSnapshot: unpublished changes (approvals on); null when there are none. */
+  draft: string | null;
+  /** When the row (what screens play) was last published; null: never published, nothing plays it. */
+  published_at: string | null;
 }
 
 export interface ScheduleTargetsTable {
