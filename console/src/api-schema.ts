@@ -2755,7 +2755,7 @@ export interface paths {
         head?: never;
         /**
          * Change a widget (name, settings, template, binding); its bundle is built again
-         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored.
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored. With approvals on the change goes to the draft (GET answers it) and the bundle screens play stays until a submission of it is published.
          */
         patch: operations["patchWidgetsById"];
         trace?: never;
@@ -24056,6 +24056,15 @@ export interface operations {
                                     line: number | null;
                                     column: number | null;
                                 }[];
+                                /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                                publication: {
+                                    id: string;
+                                    number: number;
+                                    publishedAt: string;
+                                    publishedBy: string | null;
+                                } | null;
+                                /** @description The fields above (the draft) differ from the publication, or it was never published */
+                                unpublishedChanges: boolean;
                             }[];
                             nextCursor: string | null;
                         };
@@ -24259,6 +24268,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -24666,6 +24684,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -24758,7 +24785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are on and an editor deletes a widget screens may play (publisher role needed); also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24968,6 +24995,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25150,6 +25186,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25387,6 +25432,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };

@@ -12,7 +12,7 @@ import { parseJson } from './common.js';
 import { flattenPlaylist, mergeIntervals, type Daypart, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { itemsOf, planPlaylistRow, tagRuleAssets, tagRuleOf } from './playlists.repo.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
-import { existingWidgetIds } from '../widgets/index.js';
+import { publishedWidgetIds } from '../widgets/index.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
@@ -89,11 +89,11 @@ export class ContentLoader {
     }
   }
 
-  /** Reads which of the widgets exist (those not read yet). */
+  /** Reads which of the widgets exist and were published (those not read yet): a never-published one plays nothing. */
   async ensureWidgets(ids: readonly string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.widgetsFetched.has(id));
     if (missing.length === 0) return;
-    for (const id of await existingWidgetIds(this.db, missing)) this.widgetsFound.add(id);
+    for (const id of await publishedWidgetIds(this.db, missing)) this.widgetsFound.add(id);
     for (const id of missing) this.widgetsFetched.add(id);
   }
 
