@@ -2056,7 +2056,7 @@ export interface paths {
         head?: never;
         /**
          * Change a schedule (any field; `targets` replaces the targets)
-         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile. With approvals on the change goes to the draft (GET answers it); screens keep playing the publication until a submission of it is published.
          */
         patch: operations["patchSchedulesById"];
         trace?: never;
@@ -2755,7 +2755,7 @@ export interface paths {
         head?: never;
         /**
          * Change a widget (name, settings, template, binding); its bundle is built again
-         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored.
+         * @description Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored. With approvals on the change goes to the draft (GET answers it) and the bundle screens play stays until a submission of it is published.
          */
         patch: operations["patchWidgetsById"];
         trace?: never;
@@ -4719,6 +4719,15 @@ export interface components {
             } | null;
             createdAt: string;
             updatedAt: string;
+            /** @description The publication screens play; null: never published (approvals on), nothing plays it */
+            publication: {
+                id: string;
+                number: number;
+                publishedAt: string;
+                publishedBy: string | null;
+            } | null;
+            /** @description The fields above (the draft) differ from the publication, or it was never published */
+            unpublishedChanges: boolean;
         };
         DataSource: {
             id: string;
@@ -19504,7 +19513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19674,7 +19683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19814,7 +19823,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19944,7 +19953,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20056,7 +20065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play; also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24507,6 +24516,15 @@ export interface operations {
                                     line: number | null;
                                     column: number | null;
                                 }[];
+                                /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                                publication: {
+                                    id: string;
+                                    number: number;
+                                    publishedAt: string;
+                                    publishedBy: string | null;
+                                } | null;
+                                /** @description The fields above (the draft) differ from the publication, or it was never published */
+                                unpublishedChanges: boolean;
                             }[];
                             nextCursor: string | null;
                         };
@@ -24710,6 +24728,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25117,6 +25144,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25209,7 +25245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description csrf_failed, forbidden */
+            /** @description forbidden: approvals are on and an editor deletes a widget screens may play (publisher role needed); also csrf_failed, forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25419,6 +25455,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25601,6 +25646,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -25838,6 +25892,15 @@ export interface operations {
                                 line: number | null;
                                 column: number | null;
                             }[];
+                            /** @description The publication screens play; null: never published (approvals on), players treat the widget as absent */
+                            publication: {
+                                id: string;
+                                number: number;
+                                publishedAt: string;
+                                publishedBy: string | null;
+                            } | null;
+                            /** @description The fields above (the draft) differ from the publication, or it was never published */
+                            unpublishedChanges: boolean;
                         };
                     };
                 };
@@ -30707,7 +30770,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: no such content type (the types are playlist, layout, campaign), or no such item; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: no such content type (the types are playlist, layout, schedule, widget, campaign), or no such item; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -31523,7 +31586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description not_found: no such content type (the types are playlist, layout, campaign), or no such item; also not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: no such content type (the types are playlist, layout, schedule, widget, campaign), or no such item; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;

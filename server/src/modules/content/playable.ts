@@ -12,7 +12,7 @@ import { flattenPlaylist, mergeIntervals, type FlattenResult, type Interval, typ
 import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
 import { publishedPlaylist } from './playlists.publishable.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
-import { existingWidgetIds } from '../widgets/index.js';
+import { publishedWidgetIds } from '../widgets/index.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
@@ -94,11 +94,11 @@ export class ContentLoader {
     }
   }
 
-  /** Reads which of the widgets exist (those not read yet). */
+  /** Reads which of the widgets exist and were published (those not read yet): a never-published one plays nothing. */
   async ensureWidgets(ids: readonly string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.widgetsFetched.has(id));
     if (missing.length === 0) return;
-    for (const id of await existingWidgetIds(this.db, missing)) this.widgetsFound.add(id);
+    for (const id of await publishedWidgetIds(this.db, missing)) this.widgetsFound.add(id);
     for (const id of missing) this.widgetsFetched.add(id);
   }
 

@@ -14,7 +14,8 @@ import { sniffFile } from '../../platform/media/sniff.js';
 import { contentChanged, type DepRef } from '../content/index.js';
 import { assertRefs, normalizeContent, LayoutContentSchema } from '../content/index.js';
 import { newItemRow, playlistDraft, playlistPublishable, type NewItem } from '../content/index.js';
-import { prepare as prepareSchedule, writeTargets } from '../schedules/index.js';
+import { prepare as prepareSchedule, scheduleSnapshotOf, writeTargets } from '../schedules/index.js';
+import { insertPublication } from '../../platform/publications.js';
 import { fireAssetChange } from '../media/index.js';
 import type { MediaService } from '../media/index.js';
 import { newScreenRow, screenshotDir } from '../screens/index.js';
@@ -211,8 +212,9 @@ export async function seedDemo(deps: AppDeps, media: MediaService, signal?: Abor
       priority: 10,
       enabled: true,
     });
-    await insertSchedule(db, { id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t });
+    await insertSchedule(db, { id: scheduleId, ...row, revision: 1, created_by: null, created_at: t, updated_at: t, draft: null, published_at: t });
     await writeTargets(db, scheduleId, targets);
+    await insertPublication(db, { type: 'schedule', contentId: scheduleId, snapshot: scheduleSnapshotOf(row, targets), note: '', source: 'edit', by: null });
 
     // Something always plays: the group's default playlist, and the portrait board its own.
     await insertAssignment(db, { target_type: 'group', target_id: groupId, playlist_id: loopId, updated_by: null, updated_at: t });

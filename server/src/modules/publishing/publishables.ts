@@ -2,6 +2,8 @@ import { ApiError } from '../../platform/http/errors.js';
 import type { Publishable, PublishableType } from '../../platform/publications.js';
 import { campaignPublishable } from '../campaigns/index.js';
 import { layoutPublishable, playlistPublishable } from '../content/index.js';
+import { schedulePublishable } from '../schedules/index.js';
+import { widgetPublishable } from '../widgets/index.js';
 
 /**
  * The content types the workflow serves (platform/publications.ts `Publishable`), one adapter
@@ -10,6 +12,8 @@ import { layoutPublishable, playlistPublishable } from '../content/index.js';
 export const PUBLISHABLES: Partial<Record<PublishableType, Publishable>> = {
   playlist: playlistPublishable,
   layout: layoutPublishable,
+  schedule: schedulePublishable,
+  widget: widgetPublishable,
   campaign: campaignPublishable,
 };
 

@@ -54,7 +54,8 @@ export async function replaceCampaignSchedules(
       enabled: true,
     });
     const id = newId();
-    await insertSchedule(trx, id, { ...row, campaign_owned: 1 }, by, t);
+    // Published with the release (its publication is the campaign's release, not one of its own).
+    await insertSchedule(trx, id, { ...row, campaign_owned: 1, draft: null, published_at: t }, by, t);
     await writeTargets(trx, id, targets);
     for (const s of await screensOf(trx, targets)) screens.add(s);
   }

@@ -33,3 +33,5 @@ export { defaultTimeZone, screensOf, type Targets } from './fleet-context.js';
 export { enabledSchedulesTargeting, schedulesNamingScreens, schedulesShowing, writeTargets, type ScheduleRow } from './schedules.repo.js';
 export { addScheduleChangeHook, prepare, scheduleInput, type ScheduleChangeHook, type ScheduleDraft } from './schedules.service.js';
 export { campaignScheduleScreens, deleteCampaignSchedules, replaceCampaignSchedules, type CampaignPlacement } from './campaign-schedules.js';
+export { schedulePublishable } from './schedules.publishable.js';
+export { snapshotOf as scheduleSnapshotOf, type ScheduleSnapshot } from './schedules.repo.js';

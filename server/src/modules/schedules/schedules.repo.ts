@@ -7,7 +7,7 @@ import type { SchedulesTable } from '../../platform/db/schema.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import { notFound } from '../../platform/http/errors.js';
 import { nowIso } from '../../platform/db/ids.js';
-import { existingTargets, type Targets } from './fleet-context.js';
+import { existingTargets, missingTargets, type Targets } from './fleet-context.js';
 
 export type ScheduleRow = SchedulesTable;
 export type TargetKind = 'screen' | 'group' | 'location';
@@ -16,6 +16,10 @@ export async function getScheduleRow(db: Db, id: string): Promise<ScheduleRow> {
   const row = await db.selectFrom('schedules').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Schedule');
   return row;
+}
+
+export async function scheduleExists(db: Db, id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('schedules').select('id').where('id', '=', id).executeTakeFirst());
 }
 
 /** A schedule's targets that still exist (a group or location deleted later simply drops out). */
@@ -100,6 +104,91 @@ export async function listScheduleRows(db: Db, query: ScheduleListQuery): Promis
 
 export type NewScheduleRow = Omit<ScheduleRow, 'id' | 'revision' | 'created_by' | 'created_at' | 'updated_at'>;
 
+/**
+ * A schedule as a publication (and a draft) keeps it (issue 20): its API fields with the
+ * stored instants and zone, so publishing it writes exactly these back.
+ */
+export interface ScheduleSnapshot {
+  name: string;
+  content: { type: 'playlist' | 'layout' | 'campaign'; id: string };
+  targets: Targets;
+  startsAt: string;
+  endsAt: string | null;
+  rrule: string | null;
+  timeZone: string;
+  followScreenZone: boolean;
+  priority: number;
+  enabled: boolean;
+}
+
+/** The row's fields a snapshot sets. */
+export type ScheduleFields = Pick<
+  ScheduleRow,
+  | 'name'
+  | 'content_type'
+  | 'playlist_id'
+  | 'layout_id'
+  | 'campaign_id'
+  | 'starts_at'
+  | 'ends_at'
+  | 'rrule'
+  | 'time_zone'
+  | 'follow_screen_zone'
+  | 'priority'
+  | 'enabled'
+>;
+
+export function snapshotOf(row: ScheduleFields, targets: Targets): ScheduleSnapshot {
+  return {
+    name: row.name,
+    content: { type: row.content_type, id: (row.playlist_id ?? row.layout_id ?? row.campaign_id)! },
+    targets: { screenIds: [...targets.screenIds], groupIds: [...targets.groupIds], locationIds: [...targets.locationIds] },
+    startsAt: row.starts_at,
+    endsAt: row.ends_at,
+    rrule: row.rrule,
+    timeZone: row.time_zone,
+    followScreenZone: row.follow_screen_zone === 1,
+    priority: row.priority,
+    enabled: row.enabled === 1,
+  };
+}
+
+export function fieldsOf(s: ScheduleSnapshot): ScheduleFields {
+  return {
+    name: s.name,
+    content_type: s.content.type,
+    playlist_id: s.content.type === 'playlist' ? s.content.id : null,
+    layout_id: s.content.type === 'layout' ? s.content.id : null,
+    campaign_id: s.content.type === 'campaign' ? s.content.id : null,
+    starts_at: s.startsAt,
+    ends_at: s.endsAt,
+    rrule: s.rrule,
+    time_zone: s.timeZone,
+    follow_screen_zone: s.followScreenZone ? 1 : 0,
+    priority: s.priority,
+    enabled: s.enabled ? 1 : 0,
+  };
+}
+
+export const draftOf = (row: ScheduleRow): ScheduleSnapshot | null => (row.draft ? (JSON.parse(row.draft) as ScheduleSnapshot) : null);
+
+/** What the editor sees and edits: the row with its draft applied (and the draft's targets), else the row and its targets. */
+export async function effectiveSchedule(db: Db, row: ScheduleRow): Promise<{ row: ScheduleRow; targets: Targets }> {
+  const draft = draftOf(row);
+  if (!draft) return { row, targets: await targetsOf(db, row.id) };
+  return { row: { ...row, ...fieldsOf(draft) }, targets: draft.targets };
+}
+
+/** What a snapshot refers to that no longer exists ("playlist <id>", "screen <id>"...). */
+export async function missingOf(db: Db, s: ScheduleSnapshot): Promise<string[]> {
+  const missing: string[] = [];
+  if (s.content.type === 'playlist' && !(await playlistExists(db, s.content.id))) missing.push(`playlist ${s.content.id}`);
+  if (s.content.type === 'layout' && !(await layoutExists(db, s.content.id))) missing.push(`layout ${s.content.id}`);
+  if (s.content.type === 'campaign' && !(await campaignExists(db, s.content.id))) missing.push(`campaign ${s.content.id}`);
+  missing.push(...(await missingTargets(db, s.targets)));
+  return missing;
+}
+
 export async function insertSchedule(db: Db, id: string, row: NewScheduleRow, createdBy: string | null, at: string): Promise<void> {
   await db
     .insertInto('schedules')
@@ -126,21 +215,25 @@ export async function deleteAtRevision(db: Db, row: ScheduleRow): Promise<boolea
 
 /** The enabled schedules that name any of `targets` (a screen, its groups, its location), by id. */
 export async function enabledSchedulesTargeting(db: Db, targets: readonly { type: TargetKind; id: string }[]): Promise<ScheduleRow[]> {
-  return db
-    .selectFrom('schedules')
-    .selectAll('schedules')
-    .where('enabled', '=', 1)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('schedule_targets as t')
-          .select('t.schedule_id')
-          .whereRef('t.schedule_id', '=', 'schedules.id')
-          .where((eb2) => eb2.or(targets.map((t) => eb2.and([eb2('t.target_type', '=', t.type), eb2('t.target_id', '=', t.id)])))),
-      ),
-    )
-    .orderBy('id')
-    .execute();
+  return (
+    db
+      .selectFrom('schedules')
+      .selectAll('schedules')
+      .where('enabled', '=', 1)
+      // Never published (approvals on): nothing plays it until a publisher publishes it.
+      .where('published_at', 'is not', null)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('schedule_targets as t')
+            .select('t.schedule_id')
+            .whereRef('t.schedule_id', '=', 'schedules.id')
+            .where((eb2) => eb2.or(targets.map((t) => eb2.and([eb2('t.target_type', '=', t.type), eb2('t.target_id', '=', t.id)])))),
+        ),
+      )
+      .orderBy('id')
+      .execute()
+  );
 }
 
 /** The schedules that name a screen, group or location, by name (what blocks deleting it). */

@@ -60,8 +60,25 @@ const ScheduleDto = z
     nextOccurrence: z.object({ startsAt: z.string(), endsAt: z.string().nullable() }).nullable().describe('in the schedule’s own zone, within a year'),
     createdAt: z.string(),
     updatedAt: z.string(),
+    publication: z
+      .object({ id: z.string(), number: z.number().int(), publishedAt: z.string(), publishedBy: z.string().nullable() })
+      .nullable()
+      .describe('The publication screens play; null: never published (approvals on), nothing plays it'),
+    unpublishedChanges: z.boolean().describe('The fields above (the draft) differ from the publication, or it was never published'),
   })
   .meta({ id: 'Schedule' });
+
+const actorOf = (auth: unknown) => {
+  const p = auth as SessionPrincipal;
+  return { userId: p.userId, role: p.role };
+};
+
+const writerForbidden = {
+  403: {
+    description:
+      'forbidden: approvals are off and the caller is an editor (a change would reach screens at once: publisher role needed), or approvals are on and an editor deletes a schedule screens play',
+  },
+};
 
 /** The schedule as the client sees it, with its revision as the ETag. */
 async function reply(db: Db, id: string, status: 200 | 201 = 200) {
@@ -83,16 +100,16 @@ const toggle = (enabled: boolean) =>
     method: 'POST',
     path: `/api/v1/schedules/{id}/${enabled ? 'enable' : 'disable'}`,
     auth: 'session',
-    minRole: 'publisher',
+    minRole: 'editor',
     tags: TAGS,
     summary: enabled ? 'Turn a schedule on' : 'Turn a schedule off (kept, plays nothing)',
     params: IdParams,
     ifMatch: true,
-    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
-    handler: async (ctx, { params }) => {
+    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse, ...writerForbidden },
+    handler: async (ctx, { params, auth }) => {
       const row = await getScheduleRow(ctx.deps.db, params.id);
       checkRevision(ctx, row.revision);
-      await setScheduleEnabled(ctx.deps, row, enabled, ifMatchSent(ctx));
+      await setScheduleEnabled(ctx.deps, row, enabled, ifMatchSent(ctx), actorOf(auth));
       return reply(ctx.deps.db, row.id);
     },
   });
@@ -144,15 +161,15 @@ export const scheduleRoutes = [
     method: 'POST',
     path: '/api/v1/schedules',
     auth: 'session',
-    minRole: 'publisher',
+    minRole: 'editor',
     tags: TAGS,
     summary: 'Schedule a playlist, layout or campaign on screens, groups or locations',
     description:
       'Conflicts: the higher `priority` wins; on equal priority the most recently changed schedule wins. With `rrule` the first occurrence is startsAt..endsAt and repeats at the same local wall-clock time (DST-safe). A campaign (`content.campaignId`) plays its released `show`; until it is released the schedule falls through.',
     body: z.object(ScheduleFields),
-    responses: { 201: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader } },
+    responses: { 201: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...writerForbidden },
     handler: async (ctx, { body, auth }) => {
-      const id = await createSchedule(ctx.deps, body, (auth as SessionPrincipal).userId);
+      const id = await createSchedule(ctx.deps, body, actorOf(auth));
       return reply(ctx.deps.db, id, 201);
     },
   }),
@@ -171,20 +188,21 @@ export const scheduleRoutes = [
     method: 'PATCH',
     path: '/api/v1/schedules/{id}',
     auth: 'session',
-    minRole: 'publisher',
+    minRole: 'editor',
     tags: TAGS,
     summary: 'Change a schedule (any field; `targets` replaces the targets)',
-    description: 'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile.',
+    description:
+      'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the schedule meanwhile. With approvals on the change goes to the draft (GET answers it); screens keep playing the publication until a submission of it is published.',
     params: IdParams,
     // No defaults here: zod applies `.default()` inside `.partial()`, so a PATCH without
     // `priority` or `enabled` would reset them to 0 and true (a paused schedule resumed).
     body: z.object({ ...ScheduleFields, priority: z.number().int().min(-1000).max(1000), enabled: z.boolean() }).partial(),
     ifMatch: true,
-    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse },
-    handler: async (ctx, { params, body }) => {
+    responses: { 200: { description: 'The schedule', data: ScheduleDto, ...ifMatchHeader }, ...staleResponse, ...writerForbidden },
+    handler: async (ctx, { params, body, auth }) => {
       const row = await getScheduleRow(ctx.deps.db, params.id);
       checkRevision(ctx, row.revision);
-      await updateSchedule(ctx.deps, row, body, ifMatchSent(ctx));
+      await updateSchedule(ctx.deps, row, body, ifMatchSent(ctx), actorOf(auth));
       return reply(ctx.deps.db, row.id);
     },
   }),
@@ -192,16 +210,16 @@ export const scheduleRoutes = [
     method: 'DELETE',
     path: '/api/v1/schedules/{id}',
     auth: 'session',
-    minRole: 'publisher',
+    minRole: 'editor',
     tags: TAGS,
     summary: 'Delete a schedule',
     params: IdParams,
     ifMatch: true,
-    responses: { 204: { description: 'Deleted' }, ...staleResponse },
-    handler: async (ctx, { params }) => {
+    responses: { 204: { description: 'Deleted' }, ...staleResponse, ...writerForbidden },
+    handler: async (ctx, { params, auth }) => {
       const row = await getScheduleRow(ctx.deps.db, params.id);
       checkRevision(ctx, row.revision);
-      await deleteSchedule(ctx.deps, row, ifMatchSent(ctx));
+      await deleteSchedule(ctx.deps, row, ifMatchSent(ctx), actorOf(auth));
       return noContent();
     },
   }),

@@ -8,7 +8,10 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
-import { ApiError, invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
+import { ApiError, forbidden, invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
+import { roleAtLeast, type Role } from '../../platform/http/auth.js';
+import { deletePublications, insertPublication, listPublications, type PublicationSummary } from '../../platform/publications.js';
+import { getSettings } from '../system/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { defaultTimeZone, missingTargets, screensOf, zonesOf, type Targets } from './fleet-context.js';
 import { checkSeries, inZone, isValidTimeZone, occurrences, parseRrule, type ScheduleInput } from './recurrence.js';
@@ -17,6 +20,10 @@ import {
   campaignExists,
   contentName,
   deleteAtRevision,
+  effectiveSchedule,
+  scheduleExists,
+  snapshotOf,
+  type ScheduleFields,
   insertSchedule,
   layoutExists,
   playlistExists,
@@ -174,17 +181,27 @@ export function scheduleInput(row: ScheduleRow, zone: string): ScheduleInput {
   return row.follow_screen_zone === 1 ? inZone(input, zone) : input;
 }
 
-/** The schedule as the client sees it (the route's ScheduleDto). */
-export async function scheduleDto(db: Db, row: ScheduleRow) {
+/** The latest publication of a schedule (what screens play when it is published), or null. */
+export async function currentPublication(db: Db, id: string): Promise<PublicationSummary | null> {
+  return (await listPublications(db, 'schedule', id, { limit: 1 })).items[0] ?? null;
+}
+
+/**
+ * The schedule as the client sees it (the route's ScheduleDto): its draft when it has one
+ * (what the editor edits), with the publication screens play and whether they differ.
+ */
+export async function scheduleDto(db: Db, stored: ScheduleRow) {
+  const { row, targets } = await effectiveSchedule(db, stored);
   const t = Date.now();
   const next = row.enabled
     ? occurrences({ ...scheduleInput({ ...row, follow_screen_zone: 0 }, row.time_zone), enabled: true }, t, t + 366 * 86_400_000, { limit: 1 })[0]
     : undefined;
+  const publication = stored.published_at ? await currentPublication(db, stored.id) : null;
   return {
     id: row.id,
     name: row.name,
     content: { type: row.content_type, id: (row.playlist_id ?? row.layout_id ?? row.campaign_id)!, name: await contentName(db, row) },
-    targets: await targetsOf(db, row.id),
+    targets,
     startsAt: row.starts_at,
     endsAt: row.ends_at,
     rrule: row.rrule,
@@ -196,7 +213,32 @@ export async function scheduleDto(db: Db, row: ScheduleRow) {
     nextOccurrence: next ? { startsAt: new Date(next.start).toISOString(), endsAt: Number.isFinite(next.end) ? new Date(next.end).toISOString() : null } : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    publication: publication
+      ? { id: publication.id, number: publication.number, publishedAt: publication.publishedAt, publishedBy: publication.publishedBy }
+      : null,
+    unpublishedChanges: stored.published_at === null || stored.draft !== null,
   };
+}
+
+/** Who changes a schedule: with approvals off a change goes live at once, which takes the publisher role (as before issue 20). */
+export interface Actor {
+  userId: string;
+  role: Role;
+}
+
+const approvalsRequired = async (db: Db) => (await getSettings(db)).approvals.required;
+
+/** Approvals off: every change reaches screens at once, so it needs a publisher (editors edit drafts while approvals are on). */
+async function requireWriter(db: Db, actor: Actor): Promise<boolean> {
+  const approvals = await approvalsRequired(db);
+  if (!approvals && !roleAtLeast(actor.role, 'publisher'))
+    throw forbidden('Approvals are off, so a schedule change reaches screens at once: that needs the publisher role or a stronger one');
+  return approvals;
+}
+
+/** Records the live row (and its targets) as the schedule's next publication, in the caller's transaction. */
+function recordPublication(trx: Db, id: string, fields: ScheduleFields, targets: Targets, by: string | null) {
+  return insertPublication(trx, { type: 'schedule', contentId: id, snapshot: snapshotOf(fields, targets), note: '', source: 'edit', by });
 }
 
 /** A change that read a revision another change has since replaced: 412 when If-Match was sent, else 409. */
@@ -231,18 +273,30 @@ async function scheduleChanged(deps: AppDeps, id: string, before: Targets | null
   }
 }
 
-/** Creates a schedule (its row and targets in one transaction); answers its id. */
-export async function createSchedule(deps: AppDeps, draft: ScheduleDraft, createdBy: string): Promise<string> {
+/**
+ * Creates a schedule (its row and targets in one transaction); answers its id. Approvals off:
+ * published at once (publication 1). Approvals on: unpublished (nothing plays it), the body
+ * its draft, until a publisher publishes a submission of it.
+ */
+export async function createSchedule(deps: AppDeps, draft: ScheduleDraft, actor: Actor): Promise<string> {
   const db = deps.db;
+  const approvals = await requireWriter(db, actor);
   const { row, targets } = await prepare(db, draft);
   const id = newId();
   const t = nowIso();
   await db.transaction().execute(async (trx) => {
     await assertTargets(trx, targets);
-    await insertSchedule(trx, id, row, createdBy, t);
+    await insertSchedule(
+      trx,
+      id,
+      { ...row, draft: approvals ? JSON.stringify(snapshotOf(row, targets)) : null, published_at: approvals ? null : t },
+      actor.userId,
+      t,
+    );
     await writeTargets(trx, id, targets);
+    if (!approvals) await recordPublication(trx, id, row, targets, actor.userId);
   });
-  await scheduleChanged(deps, id, null, targets);
+  if (!approvals) await scheduleChanged(deps, id, null, targets);
   return id;
 }
 
@@ -251,9 +305,11 @@ export async function createSchedule(deps: AppDeps, draft: ScheduleDraft, create
  * body leaves alone stays, times keeping their wall-clock meaning if the zone changes.
  * Written only while `row`'s revision is still current (else 412 or 409).
  */
-export async function updateSchedule(deps: AppDeps, row: ScheduleRow, patch: SchedulePatch, ifMatchSent: boolean): Promise<void> {
+export async function updateSchedule(deps: AppDeps, stored: ScheduleRow, patch: SchedulePatch, ifMatchSent: boolean, actor: Actor): Promise<void> {
   const db = deps.db;
-  const before = await targetsOf(db, row.id);
+  const approvals = await requireWriter(db, actor);
+  // The draft when there is one: what the client read and changes.
+  const { row, targets: before } = await effectiveSchedule(db, stored);
   const merged: ScheduleDraft = {
     name: patch.name ?? row.name,
     content: patch.content ?? { playlistId: row.playlist_id ?? undefined, layoutId: row.layout_id ?? undefined, campaignId: row.campaign_id ?? undefined },
@@ -267,27 +323,56 @@ export async function updateSchedule(deps: AppDeps, row: ScheduleRow, patch: Sch
     enabled: patch.enabled ?? row.enabled === 1,
   };
   const { row: next, targets } = await prepare(db, merged);
+  if (approvals) {
+    // The draft only: the live row and its targets stay what screens play.
+    if (!(await updateAtRevision(db, stored, { draft: JSON.stringify(snapshotOf(next, targets)) })))
+      throw lostRace(ifMatchSent, 'Reload and apply your change again.');
+    return;
+  }
+  const live = await targetsOf(db, stored.id);
   await db.transaction().execute(async (trx) => {
     await assertTargets(trx, targets);
-    if (!(await updateAtRevision(trx, row, next))) throw lostRace(ifMatchSent, 'Reload and apply your change again.');
-    await writeTargets(trx, row.id, targets);
+    if (!(await updateAtRevision(trx, stored, { ...next, draft: null, published_at: nowIso() })))
+      throw lostRace(ifMatchSent, 'Reload and apply your change again.');
+    await writeTargets(trx, stored.id, targets);
+    await recordPublication(trx, stored.id, next, targets, actor.userId);
   });
-  await scheduleChanged(deps, row.id, before, targets);
+  await scheduleChanged(deps, stored.id, live, targets);
 }
 
 /** Turns a schedule on or off (nothing when it already is), while `row`'s revision is current. */
-export async function setScheduleEnabled(deps: AppDeps, row: ScheduleRow, enabled: boolean, ifMatchSent: boolean): Promise<void> {
+export async function setScheduleEnabled(deps: AppDeps, row: ScheduleRow, enabled: boolean, ifMatchSent: boolean, actor: Actor): Promise<void> {
+  const approvals = await requireWriter(deps.db, actor);
+  if (approvals || row.draft !== null) return updateSchedule(deps, row, { enabled }, ifMatchSent, actor);
   if ((row.enabled === 1) === enabled) return;
-  if (!(await updateAtRevision(deps.db, row, { enabled: enabled ? 1 : 0 }))) throw lostRace(ifMatchSent, 'Reload and apply your change again.');
   const targets = await targetsOf(deps.db, row.id);
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await updateAtRevision(trx, row, { enabled: enabled ? 1 : 0, published_at: nowIso() })))
+      throw lostRace(ifMatchSent, 'Reload and apply your change again.');
+    await recordPublication(trx, row.id, { ...row, enabled: enabled ? 1 : 0 }, targets, actor.userId);
+  });
   await scheduleChanged(deps, row.id, targets, targets);
 }
 
-/** Deletes a schedule while `row`'s revision is current. */
-export async function deleteSchedule(deps: AppDeps, row: ScheduleRow, ifMatchSent: boolean): Promise<void> {
+/**
+ * Deletes a schedule (and its publications) while `row`'s revision is current. With
+ * approvals on, deleting one screens play takes a publisher; editors delete unpublished ones.
+ */
+export async function deleteSchedule(deps: AppDeps, row: ScheduleRow, ifMatchSent: boolean, actor: Actor): Promise<void> {
+  const approvals = await requireWriter(deps.db, actor);
+  if (approvals && row.published_at !== null && !roleAtLeast(actor.role, 'publisher'))
+    throw forbidden('Screens play this schedule and approvals are on: deleting it needs the publisher role or a stronger one');
   const before = await targetsOf(deps.db, row.id);
-  if (!(await deleteAtRevision(deps.db, row))) throw lostRace(ifMatchSent, 'Reload and decide again.');
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await deleteAtRevision(trx, row))) throw lostRace(ifMatchSent, 'Reload and decide again.');
+    await deletePublications(trx, 'schedule', row.id);
+  });
   await scheduleChanged(deps, row.id, before, null);
+}
+
+/** Tells the hooks (content bumps the screens' manifests) that a schedule was published: after the commit. */
+export async function announceSchedule(deps: AppDeps, id: string): Promise<void> {
+  await scheduleChanged(deps, id, null, (await scheduleExists(deps.db, id)) ? await targetsOf(deps.db, id) : null);
 }
 
 /**

@@ -41,4 +41,6 @@ export {
   type WidgetUsage,
   type WidgetUsageFinder,
 } from './hooks.js';
-export { existingWidgetIds, type WidgetBundleAnswer, type WidgetBundleRef, widgetBundleFor, widgetOfBundle } from './widgets.service.js';
+export { existingWidgetIds, publishedWidgetIds, type WidgetBundleAnswer, type WidgetBundleRef, widgetBundleFor, widgetOfBundle } from './widgets.service.js';
+export { widgetPublishable } from './widgets.publishable.js';
+export type { WidgetSnapshot } from './widgets.edits.js';

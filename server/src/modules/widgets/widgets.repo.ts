@@ -40,6 +40,17 @@ export async function existingWidgets(db: Db, ids: readonly string[]): Promise<S
   return new Set(rows.map((r) => r.id));
 }
 
+export async function publishedWidgets(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('widgets')
+    .select('id')
+    .where('id', 'in', [...new Set(ids)])
+    .where('published_at', 'is not', null)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function widgetsBoundTo(db: Db, sourceId: string): Promise<WidgetRow[]> {
   return db.selectFrom('widgets').selectAll().where('binding', 'like', `%"sourceId":"${sourceId}"%`).execute();
 }

@@ -11,7 +11,8 @@ import { screenMayDownloadWidget } from './hooks.js';
 import { DEFAULT_PREVIEW, MAX_PREVIEW_UPLOAD_BYTES, PREVIEW_UPLOAD_TYPES, previewEtag, previewPng, storeUploadedPreview } from './preview.js';
 import { bundleById, bundleBytes, currentBundles, listWidgetRows } from './widgets.repo.js';
 import { CompilePreviewDto, TAGS, WidgetBody, WidgetDto, WidgetPatch, WidgetTypeDto } from './widgets.schemas.js';
-import { compileUnsaved, createWidget, deleteWidget, dtoOf, duplicateWidget, patchWidget, validateWidget, widgetDto } from './widgets.service.js';
+import { compileUnsaved, validateWidget } from './widgets.service.js';
+import { createWidget, currentWidgetPublication, deleteWidget, dtoOf, duplicateWidget, patchWidget, widgetDto } from './widgets.edits.js';
 import { widgetTypeList } from './types.js';
 
 const IdParams = z.object({ id: uuidParam });
@@ -46,7 +47,9 @@ export const widgetRoutes = [
         ctx.deps.db,
         page.items.map((r) => r.id),
       );
-      return ok({ items: page.items.map((r) => dtoOf(r, bundles.get(r.id))), nextCursor: page.nextCursor });
+      const items = [];
+      for (const r of page.items) items.push(dtoOf(r, bundles.get(r.id), r.published_at ? await currentWidgetPublication(ctx.deps.db, r.id) : null));
+      return ok({ items, nextCursor: page.nextCursor });
     },
   }),
   defineRoute({
@@ -105,7 +108,7 @@ export const widgetRoutes = [
     tags: TAGS,
     summary: 'Change a widget (name, settings, template, binding); its bundle is built again',
     description:
-      'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored.',
+      'Send `If-Match: <revision>` to refuse the change (412) when someone else changed the widget meanwhile. A template error is 400 with its line and column; nothing is stored. With approvals on the change goes to the draft (GET answers it) and the bundle screens play stays until a submission of it is published.',
     params: IdParams,
     body: WidgetPatch,
     ifMatch: true,
@@ -125,9 +128,13 @@ export const widgetRoutes = [
     description: 'Answers 409 naming the playlists and layouts that still use it (`details.usedBy`).',
     params: IdParams,
     ifMatch: true,
-    responses: { 204: { description: 'Deleted' }, 409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' } },
-    handler: async (ctx, { params }) => {
-      await deleteWidget(ctx.deps, params.id, revisionCheck(ctx));
+    responses: {
+      204: { description: 'Deleted' },
+      403: { description: 'forbidden: approvals are on and an editor deletes a widget screens may play (publisher role needed)' },
+      409: { description: 'conflict: in use; details.usedBy lists the users ({type, id, name})' },
+    },
+    handler: async (ctx, { params, auth }) => {
+      await deleteWidget(ctx.deps, params.id, revisionCheck(ctx), auth);
       return noContent();
     },
   }),

@@ -44,6 +44,11 @@ export const WidgetDto = z.object({
     .nullable()
     .describe('The current bundle; null when none could be built'),
   errors: z.array(TemplateErrorDto).describe('Why the last build failed (data changed under the template); empty when it did not'),
+  publication: z
+    .object({ id: z.string(), number: z.number().int(), publishedAt: z.string(), publishedBy: z.string().nullable() })
+    .nullable()
+    .describe('The publication screens play; null: never published (approvals on), players treat the widget as absent'),
+  unpublishedChanges: z.boolean().describe('The fields above (the draft) differ from the publication, or it was never published'),
 });
 
 export const CompilePreviewDto = z.object({

@@ -4,24 +4,20 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
-import { ApiError, conflict, invalidReference, notFound } from '../../platform/http/errors.js';
+import { ApiError, invalidReference } from '../../platform/http/errors.js';
 import type { Principal } from '../../platform/http/auth.js';
-import type { RevisionCheck } from '../../platform/http/revision.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { existingSourceIds, outputDocument, outputFor, requireSourceReader, type View, viewKeyOf, viewProblems } from '../data-sources/index.js';
 import { compileWidget, type TemplateError, type WidgetData } from './compiler.js';
-import { findWidgetUsages, fireWidgetBundleChange } from './hooks.js';
+import { fireWidgetBundleChange } from './hooks.js';
 import {
   type BundleRow,
   bundleById,
   currentBundles,
-  deleteUnreferencedBlobs,
-  deleteWidgetRow,
-  insertWidget,
   markBundleCurrent,
   setWidgetErrors,
-  updateWidget,
   existingWidgets,
+  publishedWidgets,
   findWidget,
   insertBundle,
   type WidgetRow,
@@ -47,7 +43,7 @@ export interface WidgetInput {
   binding?: z.output<typeof BindingSchema> | null;
 }
 
-interface Valid {
+export interface Valid {
   type: WidgetType;
   settings: Record<string, unknown>;
   template: string | null;
@@ -76,7 +72,7 @@ export const bundleUrl = (bundleId: string) => `/api/v1/player/widget-bundles/${
 
 const LOCKS = new ScopeKey('widgets.build-locks', () => new KeyedLocks());
 
-const parseJson = <T>(text: string | null, fallback: T): T => {
+export const parseJson = <T>(text: string | null, fallback: T): T => {
   if (!text) return fallback;
   try {
     return JSON.parse(text) as T;
@@ -298,6 +294,8 @@ const refOf = (widget: WidgetRow, row: BundleRow): WidgetBundleRef => ({
 export async function widgetBundleFor(deps: AppDeps, widgetId: string): Promise<WidgetBundleAnswer> {
   const widget = await findWidget(deps.db, widgetId);
   if (!widget) return { ok: false, reason: 'no_widget', message: 'The widget no longer exists' };
+  // Never published (approvals on): players treat it as absent until a publisher publishes it.
+  if (widget.published_at === null) return { ok: false, reason: 'no_widget', message: 'The widget has never been published' };
   let row = (await currentBundles(deps.db, [widgetId])).get(widgetId);
   if (!row) {
     const built = await buildBundle(deps, widgetId);
@@ -312,144 +310,14 @@ export async function existingWidgetIds(db: Db, ids: readonly string[]): Promise
   return existingWidgets(db, ids);
 }
 
+/** The widgets of `ids` that exist and were published: what players may play (a new widget under approvals is not). */
+export async function publishedWidgetIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  return publishedWidgets(db, ids);
+}
+
 export async function widgetOfBundle(db: Db, bundleId: string): Promise<{ widgetId: string } | null> {
   const row = await bundleById(db, bundleId);
   return row ? { widgetId: row.widget_id } : null;
-}
-
-// ---- the routes' side ----
-
-export async function widgetDto(db: Db, id: string) {
-  const row = await findWidget(db, id);
-  if (!row) throw notFound('Widget');
-  const bundle = (await currentBundles(db, [id])).get(id);
-  return dtoOf(row, bundle);
-}
-
-export function dtoOf(row: WidgetRow, bundle: BundleRow | undefined) {
-  const binding = bindingOf(row);
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type,
-    settings: settingsOf(row),
-    template: row.template,
-    binding: binding ? { sourceId: binding.sourceId, view: binding.view ?? null } : null,
-    revision: row.revision,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    bundle: bundle ? { id: bundle.id, sha256: bundle.sha256, sizeBytes: bundle.size_bytes, builtAt: bundle.built_at } : null,
-    errors: parseJson<TemplateError[]>(row.errors, []),
-  };
-}
-
-/** Validates and compiles (400 with the template's errors, nothing stored), stores, builds the bundle. */
-const userIdOf = (auth: Principal) => (auth.kind === 'session' ? auth.userId : null);
-
-export async function createWidget(deps: AppDeps, input: WidgetInput, auth: Principal): Promise<string> {
-  const userId = userIdOf(auth);
-  const valid = await validateWidget(deps.db, input, auth);
-  const compiled = await compileUnsaved(deps, valid);
-  if (!compiled.ok) throw templateErrors(compiled.errors);
-  const id = newId();
-  const at = nowIso();
-  await insertWidget(deps.db, {
-    id,
-    name: input.name,
-    type: valid.type,
-    settings: JSON.stringify(valid.settings),
-    template: valid.template,
-    binding: valid.binding ? JSON.stringify(valid.binding) : null,
-    revision: 1,
-    content_revision: 1,
-    errors: '[]',
-    created_at: at,
-    updated_at: at,
-    created_by: userId,
-    updated_by: userId,
-  });
-  await rebuildAndTell(deps, [id]);
-  return id;
-}
-
-export async function patchWidget(
-  deps: AppDeps,
-  id: string,
-  patch: { name?: string; settings?: Record<string, unknown>; template?: string | null; binding?: z.output<typeof BindingSchema> | null },
-  check: RevisionCheck,
-  auth: Principal,
-): Promise<void> {
-  const userId = userIdOf(auth);
-  const row = await findWidget(deps.db, id);
-  if (!row) throw notFound('Widget');
-  check(row.revision);
-  const old = bindingOf(row);
-  const valid = await validateWidget(
-    deps.db,
-    {
-      type: row.type,
-      settings: patch.settings ?? settingsOf(row),
-      template: patch.template !== undefined ? patch.template : row.template,
-      binding: patch.binding !== undefined ? patch.binding : old ? { sourceId: old.sourceId, view: old.view } : null,
-    },
-    patch.binding !== undefined ? auth : undefined,
-  );
-  const contentChanged = patch.settings !== undefined || patch.template !== undefined || patch.binding !== undefined;
-  if (contentChanged) {
-    const compiled = await compileUnsaved(deps, valid);
-    if (!compiled.ok) throw templateErrors(compiled.errors);
-  }
-  const updated = await deps.db.transaction().execute(async (trx) => {
-    const now = await findWidget(trx, id);
-    if (!now) throw notFound('Widget');
-    check(now.revision);
-    await updateWidget(trx, id, {
-      name: patch.name ?? now.name,
-      settings: JSON.stringify(valid.settings),
-      template: valid.template,
-      binding: valid.binding ? JSON.stringify(valid.binding) : null,
-      revision: now.revision + 1,
-      content_revision: contentChanged ? now.content_revision + 1 : now.content_revision,
-      updated_at: nowIso(),
-      updated_by: userId,
-    });
-    return true;
-  });
-  if (updated) await rebuildAndTell(deps, [id]);
-}
-
-export async function duplicateWidget(deps: AppDeps, id: string, auth: Principal): Promise<string> {
-  const row = await findWidget(deps.db, id);
-  if (!row) throw notFound('Widget');
-  const binding = bindingOf(row);
-  return createWidget(
-    deps,
-    {
-      name: `${row.name} (copy)`.slice(0, 200),
-      type: row.type,
-      settings: settingsOf(row),
-      template: row.template,
-      binding: binding ? { sourceId: binding.sourceId, view: binding.view } : null,
-    },
-    auth,
-  );
-}
-
-/** Deletes a widget nothing uses (409 naming the users otherwise); its bundles go with it. */
-export async function deleteWidget(deps: AppDeps, id: string, check: RevisionCheck): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
-    const row = await findWidget(trx, id);
-    if (!row) throw notFound('Widget');
-    check(row.revision);
-    const usedBy = await findWidgetUsages(deps, [id], trx);
-    if (usedBy.length)
-      throw conflict(`The widget is still used by ${usedBy.map((u) => `${u.type} "${u.name ?? u.id}"`).join(', ')}`, {
-        usedBy: usedBy.map((u) => ({ type: u.type, id: u.id, name: u.name })),
-      });
-    await deleteWidgetRow(trx, id);
-    await deleteUnreferencedBlobs(trx);
-  });
-  await fireWidgetBundleChange(deps, { widgetIds: [id], deleted: true });
 }
 
 /** The data-sources usage finder: the widgets bound to these sources (deleting a source they show is 409). */

@@ -17,6 +17,7 @@ import { m0340_data_source_records } from './0340_data_source_records.js';
 import { m0350_widgets } from './0350_widgets.js';
 import { m0360_publications } from './0360_publications.js';
 import { m0365_playlist_publications } from './0365_playlist_publications.js';
+import { m0370_schedule_widget_drafts } from './0370_schedule_widget_drafts.js';
 import { m0380_publishing } from './0380_publishing.js';
 import { m0390_campaigns } from './0390_campaigns.js';
 
@@ -42,6 +43,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0350_widgets,
   m0360_publications,
   m0365_playlist_publications,
+  m0370_schedule_widget_drafts,
   m0380_publishing,
   m0390_campaigns,
 ];

@@ -86,6 +86,10 @@ export interface SchedulesTable {
   updated_at: string;
   /** 1: made by a campaign release (replaced by the next one); migration 0390. */
   campaign_owned?: number;
+  /** JSON ScheduleSnapshot: unpublished changes (approvals on); null when there are none. */
+  draft: string | null;
+  /** When the row (what screens play) was last published; null: never published, nothing plays it. */
+  published_at: string | null;
 }
 
 export interface ScheduleTargetsTable {

@@ -21,6 +21,10 @@ export interface WidgetsTable {
   updated_at: string;
   created_by: string | null;
   updated_by: string | null;
+  /** JSON WidgetSnapshot: unpublished changes (approvals on); null when there are none. */
+  draft: string | null;
+  /** When the row (what screens play) was last published; null: never published, players treat it as absent. */
+  published_at: string | null;
 }
 
 export interface WidgetBundlesTable {
