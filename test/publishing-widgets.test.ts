@@ -6,6 +6,7 @@ import { openSocket, pairScreen, type PairedScreen } from './helpers/screens.js'
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { widgetPublishable } from '../server/src/modules/widgets/index.js';
+import { playlistPublishable } from '../server/src/modules/content/index.js';
 
 /** Widgets on the publication model (issue 20): the row (and its bundle) plays, the draft is edited. */
 
@@ -14,10 +15,13 @@ async function setup(t: Test) {
   const editor = await signIn(app, { role: 'editor' });
   const asEditor = (method: string, p: string, json?: unknown) => app.json(p, { method, headers: editor.headers, ...(json !== undefined ? { json } : {}) });
   const screen = await pairScreen(app, owner);
-  /** A playlist assigned to the screen (made by the owner, so it plays whatever the approvals setting). */
+  /** A playlist assigned to the screen, published (with approvals on a new playlist is a draft until published). */
   const assign = async (widgetId: string) => {
     const playlist = (await call('POST', '/api/v1/playlists', { name: 'Loop' })).body.data;
     t.equal((await call('POST', `/api/v1/playlists/${playlist.id}/items`, { widgetId })).status, 201);
+    const state = await playlistPublishable.state(app.deps.db, playlist.id);
+    if (state.unpublishedChanges)
+      await app.deps.db.transaction().execute((trx) => playlistPublishable.publish(trx, playlist.id, state.draft, owner.user.id, '', 'submission'));
     t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: playlist.id })).status, 200);
     return playlist.id as string;
   };

@@ -16,10 +16,6 @@ export async function publishingWorld(app: TestApp, options: { approvals?: boole
     (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
       app.json(path, { method, headers: { ...who.headers, ...headers }, ...(json !== undefined ? { json } : {}) });
   const ownerCall = as(owner);
-  if (options.approvals ?? true) {
-    const set = await ownerCall('PATCH', '/api/v1/settings', { approvals: { required: true } });
-    if (set.status !== 200) throw new Error(JSON.stringify(set.body));
-  }
   const menu = (await ownerCall('POST', '/api/v1/playlists', { name: 'Menu' })).body.data;
   const made = await as(editor)('POST', '/api/v1/layouts', {
     name: 'Board',
@@ -37,6 +33,11 @@ export async function publishingWorld(app: TestApp, options: { approvals?: boole
     timeZone: 'UTC',
   });
   if (s.status !== 201) throw new Error(JSON.stringify(s.body));
+  // The venue set its playlist and schedule up before requiring approvals (they play); from here on, drafts.
+  if (options.approvals ?? true) {
+    const set = await ownerCall('PATCH', '/api/v1/settings', { approvals: { required: true } });
+    if (set.status !== 200) throw new Error(JSON.stringify(set.body));
+  }
   /** The layout segment the screen plays: its revision number and first zone's width, or null. */
   const playing = async () => {
     const m = await app.json('/api/v1/player/manifest', { headers: screen.headers });
