@@ -10,6 +10,7 @@ import type { Db } from './db/database.js';
 import { newId, nowIso } from './db/ids.js';
 import { storableJson } from './db/json.js';
 import type { ContentPublicationsTable } from './db/schema.js';
+import { ApiError } from './http/errors.js';
 import { afterCursor, toPage } from './http/pagination.js';
 
 /** Every type the workflow knows, in the order the API lists them. */
@@ -161,4 +162,16 @@ export async function getPublication(
 /** Forgets an item's publications (the item was deleted). */
 export async function deletePublications(db: Db, type: PublishableType, contentId: string): Promise<void> {
   await db.deleteFrom('content_publications').where('content_type', '=', type).where('content_id', '=', contentId).execute();
+}
+
+// What routes answer while approvals are required (settings.approvals.required).
+
+/** 409 for a direct publish while approvals are required: a submission is the way to screens. */
+export function submitInstead(type: PublishableType, id: string): ApiError {
+  return new ApiError('conflict', `Approvals are required: submit it for approval (POST /api/v1/content-submissions/${type}/${id})`);
+}
+
+/** 403 for someone below publisher deleting what screens play while approvals are required. */
+export function publisherNeededToDelete(what: string): ApiError {
+  return new ApiError('forbidden', `${what} is published and approvals are required: only a publisher, admin or owner may delete what screens play`);
 }

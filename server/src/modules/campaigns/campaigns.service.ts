@@ -6,13 +6,13 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { storableJson } from '../../platform/db/json.js';
-import { ApiError, conflict, forbidden, invalidField, invalidReference, type Reference } from '../../platform/http/errors.js';
+import { ApiError, conflict, invalidField, invalidReference, type Reference } from '../../platform/http/errors.js';
 import type { Role } from '../../platform/http/auth.js';
 import { roleAtLeast } from '../../platform/http/auth.js';
-import { deletePublications, type PublicationSource } from '../../platform/publications.js';
+import { deletePublications, type PublicationSource, publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
 import { contentChanged } from '../content/index.js';
 import { deleteCampaignSchedules, replaceCampaignSchedules, screensOf } from '../schedules/index.js';
-import { getSettings } from '../system/index.js';
+import { approvalsRequired } from '../system/index.js';
 import {
   type CampaignDraft,
   type CampaignRow,
@@ -36,10 +36,6 @@ import {
   type ReleaseSnapshot,
 } from './campaigns.repo.js';
 import { CONTENT_ADAPTERS } from './registry.js';
-
-export const APPROVALS_MESSAGE = (id: string) => `Approvals are required: submit it for approval (POST /api/v1/content-submissions/campaign/${id})`;
-
-export const approvalsOn = async (db: Db) => (await getSettings(db)).approvals.required;
 
 /** What the release publishes: the show, then the content (each once). */
 export function itemsOf(draft: CampaignDraft): ContentRef[] {
@@ -204,7 +200,7 @@ export async function announceRelease(deps: AppDeps, id: string, items: readonly
 
 /** POST /campaigns/{id}/publish: the draft as the next release (409 while approvals are on). */
 export async function publishCampaign(deps: AppDeps, id: string, note: string, by: string): Promise<ReleaseRow> {
-  if (await approvalsOn(deps.db)) throw conflict(APPROVALS_MESSAGE(id));
+  if (await approvalsRequired(deps.db)) throw submitInstead('campaign', id);
   const result = await deps.db.transaction().execute(async (trx) => {
     const row = await getCampaignRow(trx, id);
     return releaseInTransaction(trx, id, draftOf(row), by, note, 'edit');
@@ -215,8 +211,8 @@ export async function publishCampaign(deps: AppDeps, id: string, note: string, b
 
 /** Deletes the campaign, its releases and every schedule showing it; tells the screens. */
 export async function deleteCampaign(deps: AppDeps, row: CampaignRow, role: Role): Promise<void> {
-  if (row.published_release_id && (await approvalsOn(deps.db)) && !roleAtLeast(role, 'publisher'))
-    throw forbidden('Approvals are on and screens play this campaign: deleting it needs the publisher role');
+  if (row.published_release_id && (await approvalsRequired(deps.db)) && !roleAtLeast(role, 'publisher'))
+    throw publisherNeededToDelete(`Campaign "${row.name}"`);
   const screens = await deps.db.transaction().execute(async (trx) => {
     const s = await deleteCampaignSchedules(trx, row.id);
     if (!(await deleteCampaignAtRevision(trx, row)))
@@ -249,7 +245,7 @@ export async function preflight(db: Db, row: CampaignRow): Promise<{ ok: boolean
   for (const r of await missingTargetRefs(db, draft)) errors.push({ code: 'target_missing', message: r.message, path: r.path });
   if (draft.placements.length === 0) warnings.push({ code: 'no_placements', message: 'No placement: the release would schedule it nowhere' });
 
-  const approvals = await approvalsOn(db);
+  const approvals = await approvalsRequired(db);
   for (const item of items) {
     const adapter = CONTENT_ADAPTERS[item.type];
     if (!adapter || (await missingContent(db, [item])).length) continue;

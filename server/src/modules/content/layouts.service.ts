@@ -33,7 +33,8 @@ import {
 } from './layouts.repo.js';
 import { layoutPublishable } from './layouts.publishable.js';
 import { thumbnailFor } from './thumbnails.js';
-import { approvalsRequired, publisherNeededToDelete, submitInstead } from './approvals.js';
+import { approvalsRequired } from '../system/index.js';
+import { publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
 
 /**

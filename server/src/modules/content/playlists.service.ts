@@ -37,7 +37,8 @@ import { assetInfos } from './refs.repo.js';
 import { existingWidgetIds } from '../widgets/index.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
 import { afterPlaylistWrite } from './playlists.publishable.js';
-import { approvalsRequired, publisherNeededToDelete } from './approvals.js';
+import { approvalsRequired } from '../system/index.js';
+import { publisherNeededToDelete } from '../../platform/publications.js';
 import { deletePublications } from '../../platform/publications.js';
 
 /** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */

@@ -10,8 +10,8 @@ import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { ApiError, forbidden, invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
-import { deletePublications, insertPublication, listPublications, type PublicationSummary } from '../../platform/publications.js';
-import { getSettings } from '../system/index.js';
+import { deletePublications, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
+import { approvalsRequired } from '../system/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { defaultTimeZone, missingTargets, screensOf, zonesOf, type Targets } from './fleet-context.js';
 import { checkSeries, inZone, isValidTimeZone, occurrences, parseRrule, type ScheduleInput } from './recurrence.js';
@@ -226,8 +226,6 @@ export interface Actor {
   role: Role;
 }
 
-const approvalsRequired = async (db: Db) => (await getSettings(db)).approvals.required;
-
 /** Approvals off: every change reaches screens at once, so it needs a publisher (editors edit drafts while approvals are on). */
 async function requireWriter(db: Db, actor: Actor): Promise<boolean> {
   const approvals = await approvalsRequired(db);
@@ -360,8 +358,7 @@ export async function setScheduleEnabled(deps: AppDeps, row: ScheduleRow, enable
  */
 export async function deleteSchedule(deps: AppDeps, row: ScheduleRow, ifMatchSent: boolean, actor: Actor): Promise<void> {
   const approvals = await requireWriter(deps.db, actor);
-  if (approvals && row.published_at !== null && !roleAtLeast(actor.role, 'publisher'))
-    throw forbidden('Screens play this schedule and approvals are on: deleting it needs the publisher role or a stronger one');
+  if (approvals && row.published_at !== null && !roleAtLeast(actor.role, 'publisher')) throw publisherNeededToDelete(`Schedule "${row.name}"`);
   const before = await targetsOf(deps.db, row.id);
   await deps.db.transaction().execute(async (trx) => {
     if (!(await deleteAtRevision(trx, row))) throw lostRace(ifMatchSent, 'Reload and decide again.');

@@ -37,6 +37,7 @@ export {
 } from './hooks.js';
 export { invalidAt, parseSection, plan, stableJson } from './export.js';
 export {
+  approvalsRequired,
   cachedSettings,
   effectivePublicUrl,
   getSettings,

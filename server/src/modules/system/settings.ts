@@ -379,3 +379,8 @@ export async function notifySettingsChanged(deps: AppDeps, before: Settings, aft
     }
   }
 }
+
+/** Whether approvals are required (issue 20): writes of content change drafts, submissions reach screens. */
+export async function approvalsRequired(db: Db): Promise<boolean> {
+  return (await getSettings(db)).approvals.required;
+}

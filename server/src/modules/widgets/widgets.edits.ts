@@ -2,11 +2,11 @@ import type { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
-import { conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { conflict, notFound } from '../../platform/http/errors.js';
 import { roleAtLeast, type Principal } from '../../platform/http/auth.js';
 import type { RevisionCheck } from '../../platform/http/revision.js';
-import { deletePublications, insertPublication, listPublications, type PublicationSummary } from '../../platform/publications.js';
-import { getSettings } from '../system/index.js';
+import { deletePublications, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
+import { approvalsRequired } from '../system/index.js';
 import type { TemplateError } from './compiler.js';
 import { findWidgetUsages, fireWidgetBundleChange } from './hooks.js';
 import {
@@ -107,7 +107,6 @@ export function dtoOf(stored: WidgetRow, bundle: BundleRow | undefined, publicat
 }
 
 const userIdOf = (auth: Principal) => (auth.kind === 'session' ? auth.userId : null);
-const approvalsRequired = async (db: Db) => (await getSettings(db)).approvals.required;
 
 /**
  * Validates and compiles (400 with the template's errors, nothing stored), stores. Approvals
@@ -225,7 +224,7 @@ export async function deleteWidget(deps: AppDeps, id: string, check: RevisionChe
     if (!row) throw notFound('Widget');
     check(row.revision);
     if (approvals && row.published_at !== null && !(auth.kind === 'session' && roleAtLeast(auth.role, 'publisher')))
-      throw forbidden('Screens may play this widget and approvals are on: deleting it needs the publisher role or a stronger one');
+      throw publisherNeededToDelete(`Widget "${row.name}"`);
     const usedBy = await findWidgetUsages(deps, [id], trx);
     if (usedBy.length)
       throw conflict(`The widget is still used by ${usedBy.map((u) => `${u.type} "${u.name ?? u.id}"`).join(', ')}`, {
