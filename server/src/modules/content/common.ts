@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 
 export { checkRevision, etagOf, ifMatchRevision, revisionCheck, type RevisionCheck } from '../../platform/http/revision.js';
-export { notYet } from '../../platform/http/errors.js';
 
 export interface Usage {
   type: 'playlist' | 'layout' | 'schedule' | 'screen-assignment' | 'group-assignment';

@@ -109,16 +109,6 @@ export function invalidField(field: string, message: string): ApiError {
   return new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [field], message, code: 'invalid' }] } });
 }
 
-/**
- * Not yet built (issue "widgets", "campaigns"): a clear client error instead of a dangling id.
- * Content refuses widgets, schedules refuse campaigns, with the same words.
- */
-export function notYet(what: 'widgets' | 'campaigns', field: string): ApiError {
-  return new ApiError('validation_failed', `${what === 'widgets' ? 'Widgets' : 'Campaigns'} are not available on this server yet; ${field} cannot be used`, {
-    details: { issues: [{ location: 'body', path: [field], message: `${what} are not available yet`, code: 'not_supported' }] },
-  });
-}
-
 /** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
