@@ -31,7 +31,7 @@ export interface CampaignDraft {
 export interface ReleasedItem {
   type: ContentType;
   id: string;
-  /** Null for a type whose adapter is not wired yet (it plays as it is). */
+  /** The item's publication screens play after the release (null only if it has none). */
   publicationId: string | null;
   number: number | null;
 }

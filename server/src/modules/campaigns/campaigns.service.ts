@@ -153,10 +153,6 @@ export async function releaseInTransaction(
   const published: ReleasedItem[] = [];
   for (const item of items) {
     const adapter = CONTENT_ADAPTERS[item.type];
-    if (!adapter) {
-      published.push({ ...item, publicationId: null, number: null });
-      continue;
-    }
     const state = await adapter.state(trx, item.id);
     let pub = state.published;
     if (state.unpublishedChanges) {
@@ -194,7 +190,7 @@ export async function releaseInTransaction(
 
 /** After the commit: every adapter's screens, and the campaign's. */
 export async function announceRelease(deps: AppDeps, id: string, items: readonly ContentRef[], screens: readonly string[]): Promise<void> {
-  for (const item of items) await CONTENT_ADAPTERS[item.type]?.announce(deps, item.id);
+  for (const item of items) await CONTENT_ADAPTERS[item.type].announce(deps, item.id);
   await contentChanged(deps, [{ kind: 'campaign', id }], screens);
 }
 
@@ -248,7 +244,7 @@ export async function preflight(db: Db, row: CampaignRow): Promise<{ ok: boolean
   const approvals = await approvalsRequired(db);
   for (const item of items) {
     const adapter = CONTENT_ADAPTERS[item.type];
-    if (!adapter || (await missingContent(db, [item])).length) continue;
+    if ((await missingContent(db, [item])).length) continue;
     const state = await adapter.state(db, item.id);
     if (state.unpublishedChanges) {
       warnings.push({ code: 'unpublished_changes', message: `${item.type} "${state.name}" has unpublished changes: the release publishes them`, ...item });

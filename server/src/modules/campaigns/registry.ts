@@ -6,7 +6,7 @@ import { layoutPublishable, playlistPublishable } from '../content/index.js';
 import { widgetPublishable } from '../widgets/index.js';
 import type { ContentType } from './campaigns.repo.js';
 
-export const CONTENT_ADAPTERS: Partial<Record<ContentType, Publishable>> = {
+export const CONTENT_ADAPTERS: Record<ContentType, Publishable> = {
   playlist: playlistPublishable,
   layout: layoutPublishable,
   widget: widgetPublishable,
