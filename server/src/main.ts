@@ -129,6 +129,9 @@ export async function main(options: MainOptions = {}): Promise<void> {
   const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
+    // The status the process ends with even if the stop never finishes but the event loop
+    // empties (a task awaiting a wedged database keeps nothing alive): a fault's stop is 1.
+    process.exitCode = exitCode;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
     try {
       await Promise.all([running.close(), secure?.close()]);
