@@ -19,7 +19,7 @@ import {
   type PublicationSummary,
   type Publishable,
 } from '../../platform/publications.js';
-import { getSettings } from '../system/index.js';
+import { approvalsRequired } from '../system/index.js';
 import { existingWidgetIds } from '../widgets/index.js';
 import { contentChanged } from './changes.js';
 import { now, parseJson } from './common.js';
@@ -143,7 +143,7 @@ async function storePublication(trx: Db, id: string, snapshot: PlaylistSnapshot,
  * leaves the snapshot as published makes none.
  */
 export async function afterPlaylistWrite(trx: Db, id: string, by: string | null): Promise<void> {
-  if ((await getSettings(trx)).approvals.required) return;
+  if (await approvalsRequired(trx)) return;
   const { row, snapshot } = await playlistDraft(trx, id);
   // A write that changed nothing screens play (an empty PATCH) makes no publication.
   if (sameSnapshot(snapshot, (await currentPublication(trx, row))?.snapshot)) return;

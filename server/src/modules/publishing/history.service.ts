@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ApiError, forbidden, notFound } from '../../platform/http/errors.js';
 import type { Publishable } from '../../platform/publications.js';
-import { getSettings } from '../system/index.js';
+import { approvalsRequired } from '../system/index.js';
 import { compareComparables } from './diff.js';
 import { publishableOf } from './publishables.js';
 import { announceSafely, type Caller, callerRoleAtLeast, submitRollback } from './submissions.service.js';
@@ -80,7 +80,7 @@ export async function rollback(
   await adapter.state(deps.db, id);
   const found = await publicationOf(deps, adapter, id, publicationId);
   const text = note ?? `Roll back to publication ${found.summary.number}`;
-  if ((await getSettings(deps.db)).approvals.required) {
+  if (await approvalsRequired(deps.db)) {
     const submission = await submitRollback(deps, caller, adapter, id, found.snapshot, text);
     return { status: 202, data: { submission } };
   }
