@@ -7,7 +7,7 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({ method:
 t.test('first run: status asks for setup, setup makes a signed-in owner once', async (t) => {
   const app = await startApp(t);
   let status = await app.json('/api/v1/auth/status');
-  t.same(status.body.data, { setupRequired: true, authenticated: false, mfaPending: false, user: null, csrfToken: null });
+  t.same(status.body.data, { setupRequired: true, authenticated: false, mfaPending: false, user: null, csrfToken: null, approvalsRequired: false });
 
   let res = await app.json('/api/v1/auth/setup', json({ email: 'Owner@Example.test', password: 'short', displayName: 'O' }));
   t.equal(res.status, 400, 'a short password is refused');

@@ -298,7 +298,7 @@ t.test('the half-signed-in session: status says mfaPending, 10 minutes to finish
   const login = await app.json('/api/v1/auth/login', post({ email: owner.user.email, password: TEST_PASSWORD }));
   const half = cookieHeader(login);
   let status = await app.json('/api/v1/auth/status', { headers: { cookie: half } });
-  t.same(status.body.data, { setupRequired: false, authenticated: false, mfaPending: true, user: null, csrfToken: null });
+  t.same(status.body.data, { setupRequired: false, authenticated: false, mfaPending: true, user: null, csrfToken: null, approvalsRequired: false });
 
   // Nine minutes in: still open. Ten and a bit: closed.
   await editSession(app, half, (d) => (d.mfaStartedAt = Date.now() - 9 * 60_000));

@@ -253,3 +253,14 @@ t.test('the scheduler runs on its own: the periodic task publishes at the time',
   while (Date.now() < deadline && (await w.playing()) === null) await new Promise((r) => setTimeout(r, 200));
   t.same(await w.playing(), { number: 1, width: 960 }, 'published by the tick');
 });
+
+t.test('auth/status tells every signed-in role whether approvals are required (the console shows Submit from it)', async (t) => {
+  const app = await startApp(t);
+  const w = await publishingWorld(app, { approvals: false });
+  const anonymous = await app.json('/api/v1/auth/status');
+  t.equal(anonymous.body.data.approvalsRequired, false, 'signed out: nothing told');
+  t.equal((await w.as(w.editor)('GET', '/api/v1/auth/status')).body.data.approvalsRequired, false);
+  t.equal((await w.as(w.owner)('PATCH', '/api/v1/settings', { approvals: { required: true } })).status, 200);
+  t.equal((await w.as(w.editor)('GET', '/api/v1/auth/status')).body.data.approvalsRequired, true, 'an editor learns it');
+  t.equal((await app.json('/api/v1/auth/status')).body.data.approvalsRequired, false, 'still not told to the signed-out');
+});

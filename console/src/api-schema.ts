@@ -7599,6 +7599,8 @@ export interface operations {
                             mfaPending: boolean;
                             user: components["schemas"]["User"] | null;
                             csrfToken: string | null;
+                            /** @description Whether content changes go through submission and approval (the `approvals.required` setting); false until signed in */
+                            approvalsRequired: boolean;
                         };
                     };
                 };

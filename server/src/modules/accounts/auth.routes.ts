@@ -7,6 +7,7 @@ import { hashPassword, PasswordSchema, verifyPassword } from './passwords.js';
 import { authenticationOptions, PASSKEY_REFUSED, verifyPasskeyAssertion } from './passkeys.js';
 import { findPasskeyByCredentialId, userHasPasskey } from './passkeys.repo.js';
 import { recoveryCodesRemaining, spendRecoveryCode } from './recovery-codes.js';
+import { approvalsRequired } from '../system/index.js';
 import { assertCsrf, endSession, sessionOf, startSession, type SessionData } from './sessions.js';
 import { consumeTotp } from './totp.js';
 import { countUsers, findUserByEmail, findUserById, insertFirstOwner, normalizeEmail, toUserDto, UserDto, type UserRow } from './users.repo.js';
@@ -65,6 +66,9 @@ export const authRoutes = [
           mfaPending: z.boolean(),
           user: UserDto.nullable(),
           csrfToken: z.string().nullable(),
+          approvalsRequired: z
+            .boolean()
+            .describe('Whether content changes go through submission and approval (the `approvals.required` setting); false until signed in'),
         }),
       },
     },
@@ -81,6 +85,7 @@ export const authRoutes = [
         mfaPending,
         user: authenticated ? toUserDto(user!) : null,
         csrfToken: authenticated ? (session!.csrf ?? null) : null,
+        approvalsRequired: authenticated ? await approvalsRequired(ctx.deps.db) : false,
       });
     },
   }),
