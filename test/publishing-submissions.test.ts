@@ -65,7 +65,18 @@ t.test('approvals on: an editor’s change reaches the screen only once a publis
     ['submission.published', 'submission.approved'],
     'the submitter hears of each step',
   );
-  t.same((await publisher('GET', '/api/v1/notifications')).body.data.items, [], 'the publisher is not told of their own steps');
+  t.same(
+    (await publisher('GET', '/api/v1/notifications')).body.data.items.map((n: any) => [n.kind, n.title, n.body, n.submissionId]),
+    [['submission.submitted', 'Submitted for approval: Board', 'first cut', id]],
+    'approvers hear of the submission, not of their own steps',
+  );
+  for (const who of [w.owner, w.publisher2]) {
+    t.same(
+      (await w.as(who)('GET', '/api/v1/notifications')).body.data.items.map((n: any) => n.kind),
+      ['submission.submitted'],
+      'every approver is told',
+    );
+  }
   t.same((await editor('POST', '/api/v1/notifications/read', {})).body.data, { updated: 2 });
   t.same((await editor('GET', '/api/v1/notifications?unread=true')).body.data.items, []);
   t.equal((await editor('GET', '/api/v1/notifications')).body.data.items.length, 2, 'read ones are kept');
@@ -263,4 +274,37 @@ t.test('auth/status tells every signed-in role whether approvals are required (t
   t.equal((await w.as(w.owner)('PATCH', '/api/v1/settings', { approvals: { required: true } })).status, 200);
   t.equal((await w.as(w.editor)('GET', '/api/v1/auth/status')).body.data.approvalsRequired, true, 'an editor learns it');
   t.equal((await app.json('/api/v1/auth/status')).body.data.approvalsRequired, false, 'still not told to the signed-out');
+});
+
+t.test('deleting an item withdraws its open and scheduled submissions and tells the submitter', async (t) => {
+  const app = await startApp(t);
+  const w = await publishingWorld(app);
+  const editor = w.as(w.editor);
+  const publisher = w.as(w.publisher);
+  const spare = (await editor('POST', '/api/v1/layouts', { name: 'Spare', zones: [] })).body.data;
+  const pending = (await editor('POST', `${sub}/layout/${spare.id}`, { message: 'spare one' })).body.data;
+  const extra = (await editor('POST', '/api/v1/playlists', { name: 'Extra' })).body.data;
+  const scheduled = (await editor('POST', `${sub}/playlist/${extra.id}`, {})).body.data;
+  t.equal((await publisher('POST', `${sub}/${scheduled.id}/approve`, {})).status, 200);
+  t.equal((await publisher('POST', `${sub}/${scheduled.id}/schedule`, { publishAt: new Date(Date.now() + 1000).toISOString() })).status, 200);
+
+  t.equal((await publisher('DELETE', `/api/v1/layouts/${spare.id}`)).status, 204);
+  t.equal((await publisher('DELETE', `/api/v1/playlists/${extra.id}`)).status, 204);
+  for (const [s, type] of [
+    [pending, 'layout'],
+    [scheduled, 'playlist'],
+  ] as const) {
+    const after = (await editor('GET', `${sub}/${s.id}`)).body.data;
+    t.match(after, { state: 'cancelled', publishAt: null, contentName: '(deleted)' }, `${type}: withdrawn`);
+    t.match(after.events.at(-1), { action: 'cancelled', by: null, comment: `the ${type} was deleted` });
+  }
+  await new Promise((r) => setTimeout(r, 1100));
+  t.equal(await publishDue(app.deps), 0, 'the scheduled one does not fire for a deleted playlist');
+  const told = (await editor('GET', '/api/v1/notifications?unread=true')).body.data.items.filter((n: any) => n.kind === 'submission.withdrawn');
+  t.same(told.map((n: any) => n.title).sort(), ['Withdrawn: Extra', 'Withdrawn: Spare']);
+  t.same(
+    (await editor('GET', `${sub}?state=pending`)).body.data.items.map((x: any) => x.id),
+    [],
+    'nothing is left waiting in the inbox',
+  );
 });

@@ -32069,7 +32069,7 @@ export interface operations {
                             items: {
                                 id: string;
                                 /** @enum {string} */
-                                kind: "submission.approved" | "submission.changes_requested" | "submission.published" | "submission.scheduled" | "submission.publish_failed";
+                                kind: "submission.submitted" | "submission.approved" | "submission.changes_requested" | "submission.published" | "submission.scheduled" | "submission.publish_failed" | "submission.withdrawn";
                                 title: string;
                                 body: string;
                                 submissionId: string | null;

@@ -6,6 +6,7 @@
  * (modules/publishing/) builds submissions, history, compare and rollback on it alone.
  */
 import type { AppDeps } from './app-deps.js';
+import { ScopeKey } from './app-scope.js';
 import type { Db } from './db/database.js';
 import { newId, nowIso } from './db/ids.js';
 import { storableJson } from './db/json.js';
@@ -159,9 +160,22 @@ export async function getPublication(
   return row ? { summary: publicationSummary(row), snapshot: JSON.parse(row.snapshot) as unknown } : undefined;
 }
 
-/** Forgets an item's publications (the item was deleted). */
-export async function deletePublications(db: Db, type: PublishableType, contentId: string): Promise<void> {
-  await db.deleteFrom('content_publications').where('content_type', '=', type).where('content_id', '=', contentId).execute();
+/** Runs in the transaction that deletes a content item (the publishing module withdraws its open submissions). */
+export type ContentDeletedHook = (trx: Db, type: PublishableType, contentId: string, name: string) => Promise<void>;
+const CONTENT_DELETED = new ScopeKey('publications.contentDeleted', (): ContentDeletedHook[] => []);
+
+/** A module that keeps per-item state of the workflow registers here, in its install(). */
+export function onContentDeleted(deps: AppDeps, hook: ContentDeletedHook): void {
+  deps.scope.get(CONTENT_DELETED).push(hook);
+}
+
+/**
+ * An item was deleted (call it in the deleting transaction): its publications are forgotten
+ * and the registered hooks run, so nothing of the workflow waits on what is gone.
+ */
+export async function forgetContent(deps: AppDeps, trx: Db, type: PublishableType, contentId: string, name: string): Promise<void> {
+  await trx.deleteFrom('content_publications').where('content_type', '=', type).where('content_id', '=', contentId).execute();
+  for (const hook of deps.scope.get(CONTENT_DELETED)) await hook(trx, type, contentId, name);
 }
 
 // What routes answer while approvals are required (settings.approvals.required).

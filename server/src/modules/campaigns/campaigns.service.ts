@@ -9,7 +9,7 @@ import { storableJson } from '../../platform/db/json.js';
 import { ApiError, conflict, invalidField, invalidReference, type Reference } from '../../platform/http/errors.js';
 import type { Role } from '../../platform/http/auth.js';
 import { roleAtLeast } from '../../platform/http/auth.js';
-import { deletePublications, type PublicationSource, publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
+import { forgetContent, type PublicationSource, publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
 import { contentChanged } from '../content/index.js';
 import { deleteCampaignSchedules, replaceCampaignSchedules, screensOf } from '../schedules/index.js';
 import { approvalsRequired } from '../system/index.js';
@@ -213,7 +213,7 @@ export async function deleteCampaign(deps: AppDeps, row: CampaignRow, role: Role
     const s = await deleteCampaignSchedules(trx, row.id);
     if (!(await deleteCampaignAtRevision(trx, row)))
       throw new ApiError('version_conflict', 'This campaign was changed meanwhile. Reload and decide again.', { status: 412 });
-    await deletePublications(trx, 'campaign', row.id);
+    await forgetContent(deps, trx, 'campaign', row.id, row.name);
     return s;
   });
   await contentChanged(deps, [{ kind: 'campaign', id: row.id }], screens);

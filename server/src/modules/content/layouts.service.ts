@@ -34,7 +34,7 @@ import {
 import { layoutPublishable } from './layouts.publishable.js';
 import { thumbnailFor } from './thumbnails.js';
 import { approvalsRequired } from '../system/index.js';
-import { publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
+import { forgetContent, publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
 
 /**
@@ -100,6 +100,7 @@ export async function deleteLayout(deps: AppDeps, id: string, check: RevisionChe
         schedules.map((s) => ({ type: 'schedule' as const, id: s.id, name: s.name })),
       );
     await deleteLayoutRow(trx, id, row.revision);
+    await forgetContent(deps, trx, 'layout', id, row.name);
   });
   rmSync(previewFile(deps, id), { force: true });
   await layoutChanged(deps, id);

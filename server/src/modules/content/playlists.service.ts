@@ -39,7 +39,7 @@ import { roleAtLeast, type Role } from '../../platform/http/auth.js';
 import { afterPlaylistWrite } from './playlists.publishable.js';
 import { approvalsRequired } from '../system/index.js';
 import { publisherNeededToDelete } from '../../platform/publications.js';
-import { deletePublications } from '../../platform/publications.js';
+import { forgetContent } from '../../platform/publications.js';
 
 /** 400 naming the field: an id in the body that names nothing (or nothing usable) is invalid input. */
 function badRef(field: string, message: string): ApiError {
@@ -153,7 +153,7 @@ export async function deletePlaylist(deps: AppDeps, id: string, check: RevisionC
     if (users.length) throw inUse(`Playlist "${row.name}"`, users);
     // What is left are assignments of screens or groups deleted since.
     await deletePlaylistRow(trx, id, row.revision);
-    await deletePublications(trx, 'playlist', id);
+    await forgetContent(deps, trx, 'playlist', id, row.name);
   });
   await changed(deps, id);
 }

@@ -7,11 +7,13 @@ import { afterCursor, toPage } from '../../platform/http/pagination.js';
  * submissions, kept per user until read. Written in the transaction of the step they tell of.
  */
 export const NOTIFICATION_KINDS = [
+  'submission.submitted',
   'submission.approved',
   'submission.changes_requested',
   'submission.published',
   'submission.scheduled',
   'submission.publish_failed',
+  'submission.withdrawn',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -33,6 +35,13 @@ export async function notify(
       read_at: null,
     })
     .execute();
+}
+
+/** The active users who may decide submissions (publisher or above), but `except`. */
+export async function approversExcept(db: Db, except: string | null): Promise<string[]> {
+  let q = db.selectFrom('users').select('id').where('role', 'in', ['publisher', 'admin', 'owner']).where('disabled_at', 'is', null);
+  if (except) q = q.where('id', '!=', except);
+  return (await q.execute()).map((r) => r.id);
 }
 
 export async function listNotifications(db: Db, userId: string, q: { unread?: boolean | undefined; cursor?: string | undefined; limit: number }) {

@@ -66,14 +66,14 @@ export async function appendEvent(
   await db.insertInto('content_submission_events').values({ id: newId(), submission_id: submissionId, at, by, action, comment }).execute();
 }
 
-/** The open submissions of one item (to supersede). */
-export async function openSubmissionsOf(db: Db, type: string, contentId: string): Promise<SubmissionRow[]> {
+/** The open submissions of one item (to supersede), or with `scheduled` those too (the item is gone). */
+export async function openSubmissionsOf(db: Db, type: string, contentId: string, states: readonly SubmissionState[] = OPEN_STATES): Promise<SubmissionRow[]> {
   return db
     .selectFrom('content_submissions')
     .selectAll()
     .where('content_type', '=', type)
     .where('content_id', '=', contentId)
-    .where('state', 'in', OPEN_STATES)
+    .where('state', 'in', states)
     .execute();
 }
 

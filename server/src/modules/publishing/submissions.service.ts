@@ -6,7 +6,7 @@ import { type Role, roleAtLeast } from '../../platform/http/auth.js';
 import { ApiError, forbidden, notFound } from '../../platform/http/errors.js';
 import type { Publishable, PublicationSummary } from '../../platform/publications.js';
 import { getSettings } from '../system/index.js';
-import { type NotificationKind, notify } from './notifications.repo.js';
+import { approversExcept, type NotificationKind, notify } from './notifications.repo.js';
 import { publishableOf } from './publishables.js';
 import {
   appendEvent,
@@ -17,6 +17,7 @@ import {
   lastActor,
   listSubmissions,
   moveSubmission,
+  OPEN_STATES,
   openSubmissionsOf,
   setPublication,
   type SubmissionFilter,
@@ -157,7 +158,23 @@ async function create(
   await supersede(trx, p.type, p.contentId, p.by, row.id);
   await insertSubmission(trx, row);
   await appendEvent(trx, row.id, 'submitted', p.by, p.message || null, t);
+  const title = `${p.kind === 'rollback' ? 'Rollback' : 'Submitted'} for approval: ${await nameOf(trx, row)}`;
+  for (const userId of await approversExcept(trx, p.by)) {
+    await notify(trx, { userId, kind: 'submission.submitted', title, body: p.message || 'No message.', submissionId: row.id });
+  }
   return row;
+}
+
+/**
+ * The item was deleted (platform `forgetContent`, in the deleting transaction): its open and
+ * scheduled submissions are withdrawn, with an event each, and their submitters told.
+ */
+export async function withdrawSubmissionsOf(trx: Db, type: string, contentId: string, name: string): Promise<void> {
+  for (const row of await openSubmissionsOf(trx, type, contentId, [...OPEN_STATES, 'scheduled'])) {
+    if (!(await moveSubmission(trx, row.id, row.state as SubmissionState, { state: 'cancelled', publish_at: null, updated_at: nowIso() }))) continue;
+    await appendEvent(trx, row.id, 'cancelled', null, `the ${type} was deleted`);
+    await tellSubmitter(trx, row, null, 'submission.withdrawn', `Withdrawn: ${name}`, `The ${type} "${name}" was deleted, so its submission was withdrawn.`);
+  }
 }
 
 /** POST /content-submissions/{type}/{id}: the item's draft as it is now, for approval. */

@@ -10,7 +10,7 @@ import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { ApiError, forbidden, invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { roleAtLeast, type Role } from '../../platform/http/auth.js';
-import { deletePublications, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
+import { forgetContent, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
 import { approvalsRequired } from '../system/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { defaultTimeZone, missingTargets, screensOf, zonesOf, type Targets } from './fleet-context.js';
@@ -362,7 +362,7 @@ export async function deleteSchedule(deps: AppDeps, row: ScheduleRow, ifMatchSen
   const before = await targetsOf(deps.db, row.id);
   await deps.db.transaction().execute(async (trx) => {
     if (!(await deleteAtRevision(trx, row))) throw lostRace(ifMatchSent, 'Reload and decide again.');
-    await deletePublications(trx, 'schedule', row.id);
+    await forgetContent(deps, trx, 'schedule', row.id, row.name);
   });
   await scheduleChanged(deps, row.id, before, null);
 }

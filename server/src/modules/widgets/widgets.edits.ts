@@ -5,7 +5,7 @@ import { newId, nowIso } from '../../platform/db/ids.js';
 import { conflict, notFound } from '../../platform/http/errors.js';
 import { roleAtLeast, type Principal } from '../../platform/http/auth.js';
 import type { RevisionCheck } from '../../platform/http/revision.js';
-import { deletePublications, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
+import { forgetContent, insertPublication, listPublications, type PublicationSummary, publisherNeededToDelete } from '../../platform/publications.js';
 import { approvalsRequired } from '../system/index.js';
 import type { TemplateError } from './compiler.js';
 import { findWidgetUsages, fireWidgetBundleChange } from './hooks.js';
@@ -231,7 +231,7 @@ export async function deleteWidget(deps: AppDeps, id: string, check: RevisionChe
         usedBy: usedBy.map((u) => ({ type: u.type, id: u.id, name: u.name })),
       });
     await deleteWidgetRow(trx, id);
-    await deletePublications(trx, 'widget', id);
+    await forgetContent(deps, trx, 'widget', id, row.name);
     await deleteUnreferencedBlobs(trx);
   });
   await fireWidgetBundleChange(deps, { widgetIds: [id], deleted: true });
