@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { buildApp } from '../server/src/app.js';
@@ -168,21 +169,40 @@ t.test('a scheduled publish survives a restart: the new app publishes it once', 
   const dataDir = tempDataDir(t);
   const first = await appOn(t, dataDir);
   const w = await publishingWorld(first);
+  // Three processes race for it once it is due: the restarted server and two more processes on
+  // the same database file, each ticking the scheduler (in one process better-sqlite3 would wait
+  // for the lock synchronously, so the racers are real processes, started and ready first).
+  const racer = () => {
+    const child = spawn(process.execPath, ['--import=tsx', path.join(import.meta.dirname, 'helpers/publish-due-child.ts'), dataDir, '2500'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    const ready = new Promise<void>((resolve) => child.stdout.on('data', (d) => (out += d).includes('ready') && resolve()));
+    const published = new Promise<number>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(Number(/published (\d+)/.exec(out)?.[1])) : reject(new Error(`racer exited ${code}`))));
+    });
+    return { child, ready, published };
+  };
+  const racers = [racer(), racer()];
+  await Promise.all(racers.map((r) => r.ready));
+
   const s = (await w.as(w.editor)('POST', `${sub}/layout/${w.layout.id}`, {})).body.data;
   await w.as(w.publisher)('POST', `${sub}/${s.id}/approve`, {});
-  const at = Date.now() + 2000;
+  const at = Date.now() + 1500;
   t.equal((await w.as(w.publisher)('POST', `${sub}/${s.id}/schedule`, { publishAt: new Date(at).toISOString() })).status, 200);
   await first.close(); // the server stops before the time
-
   const second = await appOn(t, dataDir);
-  // (Two apps on one database cannot race inside one test process: better-sqlite3 waits for a
-  // lock synchronously, blocking the other app's commit. Racing ticks of one app are tested.)
-  await new Promise((r) => setTimeout(r, at - Date.now() + 50));
-  const counts = await Promise.all([publishDue(second.deps), publishDue(second.deps)]);
+  for (const r of racers) r.child.stdin.end(`${at}\n`);
+
+  await new Promise((r) => setTimeout(r, at - Date.now()));
+  let here = 0;
+  for (const until = Date.now() + 2500; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) here += await publishDue(second.deps);
+  const counts = [here, ...(await Promise.all(racers.map((r) => r.published)))];
   t.equal(
     counts.reduce((a, b) => a + b, 0),
     1,
-    'published once',
+    `three processes ticking on one database published it once (${counts.join(', ')})`,
   );
   const pubs = await second.deps.db.selectFrom('layout_revisions').select(['number', 'source']).where('layout_id', '=', w.layout.id).execute();
   t.same(pubs, [{ number: 1, source: 'submission' }]);
