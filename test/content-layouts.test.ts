@@ -74,10 +74,10 @@ t.test('draft, publish, revisions, restore, duplicate', async (t) => {
   t.equal(pub2.body.data.publishedRevisionNumber, 2);
   const revs = await call('GET', `/api/v1/layouts/${id}/revisions`);
   t.same(
-    revs.body.data.items.map((r: any) => [r.number, r.current, r.content.zones.length]),
+    revs.body.data.items.map((r: any) => [r.number, r.current, r.content.zones.length, r.source]),
     [
-      [2, true, 1],
-      [1, false, 2],
+      [2, true, 1, 'edit'],
+      [1, false, 2, 'edit'],
     ],
   );
   t.equal(revs.body.data.items[1].note, 'first');

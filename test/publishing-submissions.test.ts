@@ -42,6 +42,7 @@ t.test('approvals on: an editor’s change reaches the screen only once a publis
   t.equal(published.status, 200);
   t.match(published.body.data, { state: 'published', publication: { number: 1 } });
   t.same(await w.playing(), { number: 1, width: 960 }, 'published: on screen');
+  t.match((await editor('GET', `/api/v1/layouts/${w.layout.id}/revisions`)).body.data.items, [{ number: 1, source: 'submission' }], 'the revision says why');
   const again = await publisher('POST', `${sub}/${id}/publish`, {});
   t.equal(again.status, 409);
   t.match(again.body.error.message, /published/, 'the message names the state');

@@ -5161,6 +5161,11 @@ export interface components {
             createdBy: string | null;
             createdAt: string;
             current: boolean;
+            /**
+             * @description Why it was published: an edit, an approved submission, a rollback, a campaign release
+             * @enum {string}
+             */
+            source: "edit" | "submission" | "rollback" | "campaign" | "migration";
             content: components["schemas"]["LayoutContent"];
         };
         ScreenPlaylistAssignment: {

@@ -32,7 +32,7 @@ function summaryOf(r: RevisionRow): PublicationSummary {
     publishedAt: r.created_at,
     publishedBy: r.created_by,
     note: r.note,
-    source: (r.source as PublicationSummary['source']) ?? 'edit',
+    source: r.source as PublicationSummary['source'],
   };
 }
 

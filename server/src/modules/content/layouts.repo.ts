@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { LayoutRevisionsTable, LayoutsTable } from '../../platform/db/schema.js';
+import { PUBLICATION_SOURCES, type PublicationSource } from '../../platform/publications.js';
 import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import { now, parseJson } from './common.js';
@@ -146,6 +147,7 @@ export const LayoutRevisionDto = z
     createdBy: z.string().nullable(),
     createdAt: z.string(),
     current: z.boolean(),
+    source: z.enum(PUBLICATION_SOURCES).describe('Why it was published: an edit, an approved submission, a rollback, a campaign release'),
     content: LayoutContentDto,
   })
   .meta({ id: 'LayoutRevision' });
@@ -330,6 +332,7 @@ export function toRevisionDto(r: RevisionRow, currentId: string | null) {
     createdBy: r.created_by,
     createdAt: r.created_at,
     current: r.id === currentId,
+    source: r.source as PublicationSource,
     content: contentOf(r.content),
   };
 }
