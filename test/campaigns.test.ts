@@ -92,7 +92,6 @@ t.test('preflight names each problem', async (t) => {
   t.equal(e.ok, false);
   t.ok(e.errors.includes('no_window') && e.errors.includes('no_show'), 'no window, no show');
   t.ok(e.warnings.includes('no_placements'));
-  t.ok(e.warnings.includes('cache_unchecked'), 'says the cache check is skipped');
 
   const past = (
     await call('POST', '/api/v1/campaigns', {
@@ -150,6 +149,93 @@ t.test('preflight names each problem', async (t) => {
   await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', site).execute();
   const withAsset = (await call('POST', '/api/v1/campaigns', { name: 'A', window: soon, show: { type: 'playlist', id: p } })).body.data.id;
   t.ok((await codes(withAsset)).warnings.includes('asset_not_ready'));
+});
+
+t.test('preflight follows layouts, groups, recurrences, approvals and the screens’ free cache', async (t) => {
+  const { app, owner, call, playlist, layout } = await setup(t);
+  const lobby = await pairScreen(app, owner, { name: 'Lobby' });
+  const hall = await pairScreen(app, owner, { name: 'Hall' });
+  const findings = async (id: string) => (await call('GET', `/api/v1/campaigns/${id}/preflight`)).body.data.warnings as any[];
+  const codes = async (id: string) => (await findings(id)).map((w) => w.code);
+  const p = await playlist('Inner');
+  const l = await layout('Board', p);
+  const site = (await call('GET', `/api/v1/playlists/${p}`)).body.data.items[0].assetId;
+  await app.deps.db
+    .updateTable('assets')
+    .set({ size_bytes: 300 * 1024 * 1024 })
+    .where('id', '=', site)
+    .execute();
+  const id = (
+    await call('POST', '/api/v1/campaigns', {
+      name: 'Promo',
+      window: soon,
+      show: { type: 'layout', id: l },
+      placements: [{ targets: { screenIds: [lobby.screenId, hall.screenId] }, priority: 5 }],
+    })
+  ).body.data.id;
+
+  // Media reached through the layout's zone playlist.
+  await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', site).execute();
+  t.match(
+    (await findings(id)).filter((w) => w.code === 'asset_not_ready'),
+    [{ assetId: site, playlistId: p }],
+    'an asset in a playlist of the layout',
+  );
+  await app.deps.db.updateTable('assets').set({ state: 'ready' }).where('id', '=', site).execute();
+  t.notOk((await codes(id)).includes('asset_not_ready'));
+
+  // Free cache: never reported, too small, enough.
+  t.match(
+    (await findings(id)).find((w) => w.code === 'cache_unknown'),
+    { screens: ['Hall', 'Lobby'] },
+    'neither screen said',
+  );
+  const beat = (screen: typeof lobby, freeBytes: unknown) =>
+    app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json: { storage: { freeBytes, totalBytes: 1e9 } } });
+  t.equal((await beat(lobby, 100 * 1024 * 1024)).status, 200);
+  t.equal((await beat(hall, 2 * 1024 * 1024 * 1024)).status, 200);
+  const small = (await findings(id)).filter((w) => w.code.startsWith('cache_'));
+  t.match(small, [{ code: 'cache_too_small', screenId: lobby.screenId, freeBytes: 100 * 1024 * 1024, mediaBytes: 300 * 1024 * 1024 }], 'Lobby has too little');
+  t.match(small[0].message, /Lobby.*100 MiB.*300 MiB/);
+  t.equal((await beat(lobby, 'lots')).status, 200);
+  t.match(
+    (await findings(id)).find((w) => w.code === 'cache_unknown'),
+    { screens: ['Lobby'] },
+    'a bad figure counts as not said',
+  );
+
+  // A stronger schedule through a group; a recurring one with no occurrence in the window; a weaker one.
+  const group = (await call('POST', '/api/v1/screen-groups', { name: 'Front' })).body.data.id;
+  t.equal((await call('POST', `/api/v1/screen-groups/${group}/screens`, { screenIds: [hall.screenId] })).status, 200);
+  const schedule = async (name: string, extra: Record<string, unknown>) => {
+    const res = await call('POST', '/api/v1/schedules', { name, content: { playlistId: p }, timeZone: 'UTC', ...extra });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    return res.body.data.id as string;
+  };
+  const viaGroup = await schedule('Via group', { targets: { groupIds: [group] }, startsAt: soon.startsAt, priority: 9 });
+  const monthAgo = new Date(Date.now() - 30 * 24 * HOUR);
+  await schedule('Yearly', {
+    targets: { screenIds: [lobby.screenId] },
+    startsAt: iso(monthAgo.getTime()),
+    endsAt: iso(monthAgo.getTime() + HOUR),
+    rrule: 'FREQ=YEARLY',
+    priority: 9,
+  });
+  await schedule('Weaker', { targets: { screenIds: [lobby.screenId] }, startsAt: soon.startsAt, priority: 5 });
+  t.match(
+    (await findings(id)).filter((w) => w.code === 'outranked'),
+    [{ scheduleId: viaGroup, screenIds: [hall.screenId] }],
+    'only the group-targeted one that plays in the window and outranks the placement',
+  );
+
+  // Approvals: an approved submission of the layout's draft at its revision is approved.
+  t.equal((await call('PATCH', '/api/v1/settings', { approvals: { required: true, allowSelfApproval: true } })).status, 200);
+  t.ok((await codes(id)).includes('not_approved'), 'the layout draft is not approved yet');
+  const sub = (await call('POST', `/api/v1/content-submissions/layout/${l}`, { message: 'board' })).body.data.id;
+  t.equal((await call('POST', `/api/v1/content-submissions/${sub}/approve`, {})).status, 200);
+  const after = await codes(id);
+  t.notOk(after.includes('not_approved'), 'approved: no warning');
+  t.ok(after.includes('unpublished_changes'), 'still unpublished');
 });
 
 t.test('publish releases the content and places it: the screen plays the show, the campaign named', async (t) => {

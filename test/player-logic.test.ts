@@ -108,6 +108,7 @@ t.test('heartbeat document carries family, version, playback ids and additive st
     manifestRevision: 'r7',
     display: { width: 1920.4, height: 1080 },
     cache: { items: 2, bytes: 10, missing: 0, failed: 0 },
+    storage: { quota: 5_000_000.4, usage: 1_000_000 },
     socketConnected: true,
   });
   t.match(hb, {
@@ -117,6 +118,7 @@ t.test('heartbeat document carries family, version, playback ids and additive st
     currentAssetId: 'a1',
     manifestRevision: 'r7',
     display: { width: 1920, height: 1080 },
+    storage: { freeBytes: 4_000_000, totalBytes: 5_000_000 },
     socketConnected: true,
   });
   t.type(hb.playerVersion, 'string');
@@ -125,6 +127,8 @@ t.test('heartbeat document carries family, version, playback ids and additive st
   const web = buildHeartbeat({ nowPlaying: {}, manifestRevision: null });
   t.notOk('playerFamily' in web, 'a plain browser sends no family');
   t.notOk('manifestRevision' in web);
+  t.notOk('storage' in web, 'no estimate, no storage');
+  t.notOk('storage' in buildHeartbeat({ nowPlaying: {}, manifestRevision: null, storage: { quota: 0, usage: 0 } }), 'a zero quota says nothing');
   t.equal(heartbeatIntervalMs(15), 15_000);
   t.equal(heartbeatIntervalMs(undefined), 30_000);
   t.equal(heartbeatIntervalMs(1), 5_000);

@@ -37,6 +37,8 @@ export interface HeartbeatInput {
   manifestRevision: string | number | null;
   display?: { width: number; height: number } | undefined;
   cache?: CacheStatus | undefined;
+  /** The browser's storage estimate (navigator.storage.estimate()), when it gives one. */
+  storage?: { quota?: number | undefined; usage?: number | undefined } | undefined;
   socketConnected?: boolean;
   startedAt?: string;
   userAgent?: string;
@@ -64,6 +66,11 @@ export function buildHeartbeat(input: HeartbeatInput): Record<string, unknown> {
   if (input.manifestRevision !== null && input.manifestRevision !== undefined) body.manifestRevision = input.manifestRevision;
   if (input.display) body.display = { width: Math.round(input.display.width), height: Math.round(input.display.height) };
   if (input.cache) body.cache = { ...input.cache };
+  // Free room for media, read by campaign preflight (docs/player-protocol.md "storage").
+  const { quota, usage } = input.storage ?? {};
+  if (typeof quota === 'number' && typeof usage === 'number' && quota > 0) {
+    body.storage = { freeBytes: Math.max(0, Math.round(quota - usage)), totalBytes: Math.round(quota) };
+  }
   if (input.socketConnected !== undefined) body.socketConnected = input.socketConnected;
   if (input.startedAt) body.playerStartedAt = input.startedAt;
   if (input.userAgent) body.userAgent = input.userAgent.slice(0, 300);

@@ -171,6 +171,7 @@ export class PlayerRuntime {
     let wait = this.heartbeatEveryMs;
     const noiseNow = noise.report();
     try {
+      const storage = navigator.storage?.estimate ? await navigator.storage.estimate().catch(() => undefined) : undefined;
       const sentAt = Date.now();
       const reply = await api.heartbeat(
         buildHeartbeat({
@@ -179,6 +180,7 @@ export class PlayerRuntime {
           manifestRevision: engine.revision,
           display: { width: innerWidth * devicePixelRatio, height: innerHeight * devicePixelRatio },
           cache: cache.status(),
+          storage,
           socketConnected: this.socketConnected,
           startedAt: this.startedAt,
           userAgent: navigator.userAgent,

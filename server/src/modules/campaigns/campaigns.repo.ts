@@ -137,15 +137,29 @@ export async function insertRelease(db: Db, release: ReleaseRow): Promise<void> 
 
 // Preflight's reads.
 
-/** Assets of the playlists' items that are not ready. */
-export async function assetsNotReady(db: Db, playlistIds: readonly string[]) {
-  return db
-    .selectFrom('playlist_items as i')
-    .innerJoin('assets as a', 'a.id', 'i.asset_id')
-    .select(['a.id', 'a.name', 'a.state', 'i.playlist_id'])
-    .where('i.playlist_id', 'in', [...playlistIds])
-    .where('a.state', '!=', 'ready')
-    .execute();
+/** The assets of the playlists' items and the given assets: state and size, and the playlist they came through. */
+export async function mediaOf(db: Db, playlistIds: readonly string[], assetIds: readonly string[]) {
+  const viaPlaylists = playlistIds.length
+    ? await db
+        .selectFrom('playlist_items as i')
+        .innerJoin('assets as a', 'a.id', 'i.asset_id')
+        .select(['a.id', 'a.name', 'a.state', 'a.size_bytes', 'i.playlist_id'])
+        .where('i.playlist_id', 'in', [...playlistIds])
+        .execute()
+    : [];
+  const direct = assetIds.length
+    ? (
+        await db
+          .selectFrom('assets')
+          .select(['id', 'name', 'state', 'size_bytes'])
+          .where('id', 'in', [...assetIds])
+          .execute()
+      ).map((a) => ({
+        ...a,
+        playlist_id: null,
+      }))
+    : [];
+  return [...viaPlaylists, ...direct];
 }
 
 /** Of `screenIds`, those not seen since `sinceMs` (or never). */
@@ -158,28 +172,60 @@ export async function screensUnseenSince(db: Db, screenIds: readonly string[], s
     .execute();
 }
 
-/**
- * Enabled schedules (not this campaign's) of a priority above `priority` that may be active
- * during `window` and name one of `screenIds` directly (a recurring one counts: it may).
- */
-export async function strongerSchedules(
-  db: Db,
-  campaignId: string,
-  priority: number,
-  window: { startsAt: string; endsAt: string },
-  screenIds: readonly string[],
-) {
+/** The screens' names and last status documents (JSON text or null). */
+export async function screensStatus(db: Db, screenIds: readonly string[]) {
   return db
-    .selectFrom('schedules as s')
-    .innerJoin('schedule_targets as t', 't.schedule_id', 's.id')
-    .select(['s.id', 's.name', 's.priority'])
-    .distinct()
-    .where('s.enabled', '=', 1)
-    .where((eb) => eb.or([eb('s.campaign_id', 'is', null), eb('s.campaign_id', '!=', campaignId)]))
-    .where('s.priority', '>', priority)
-    .where('s.starts_at', '<', window.endsAt)
-    .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.rrule', 'is not', null), eb('s.ends_at', '>', window.startsAt)]))
-    .where('t.target_type', '=', 'screen')
-    .where('t.target_id', 'in', [...screenIds])
+    .selectFrom('screens')
+    .select(['id', 'name', 'last_status'])
+    .where('id', 'in', [...screenIds])
+    .orderBy('name')
     .execute();
+}
+
+/**
+ * Enabled, published schedules (not this campaign's) of a priority above `priority` that
+ * start before the window ends, with their targets; the caller works out the screens and
+ * whether an occurrence falls in the window.
+ */
+export async function strongerScheduleCandidates(db: Db, campaignId: string, priority: number, windowEndsAt: string) {
+  const rows = await db
+    .selectFrom('schedules')
+    .selectAll()
+    .where('enabled', '=', 1)
+    .where('published_at', 'is not', null)
+    .where((eb) => eb.or([eb('campaign_id', 'is', null), eb('campaign_id', '!=', campaignId)]))
+    .where('priority', '>', priority)
+    .where('starts_at', '<', windowEndsAt)
+    .execute();
+  if (!rows.length) return [];
+  const targets = await db
+    .selectFrom('schedule_targets')
+    .selectAll()
+    .where(
+      'schedule_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
+  return rows.map((row) => {
+    const of = (kind: 'screen' | 'group' | 'location') => targets.filter((t) => t.schedule_id === row.id && t.target_type === kind).map((t) => t.target_id);
+    return { row, targets: { screenIds: of('screen'), groupIds: of('group'), locationIds: of('location') } };
+  });
+}
+
+/** Of the draft items, those with an approved or scheduled submission of their draft, at the revision it was made from. */
+export async function approvedDraftRevisions(db: Db, refs: readonly ContentRef[]): Promise<Map<string, number>> {
+  if (!refs.length) return new Map();
+  const rows = await db
+    .selectFrom('content_submissions')
+    .select(['content_type', 'content_id', 'draft_revision'])
+    .where('kind', '=', 'draft')
+    .where('state', 'in', ['approved', 'scheduled'])
+    .where(
+      'content_id',
+      'in',
+      refs.map((r) => r.id),
+    )
+    .execute();
+  return new Map(rows.map((r) => [`${r.content_type}:${r.content_id}`, r.draft_revision]));
 }

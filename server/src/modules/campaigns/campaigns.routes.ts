@@ -12,13 +12,13 @@ import {
   checkDraft,
   createCampaign,
   deleteCampaign,
-  preflight,
   publishCampaign,
   publishedRelease,
   releaseSummary,
   unpublishedChanges,
   writeDraft,
 } from './campaigns.service.js';
+import { preflight } from './campaigns.preflight.js';
 
 const TAGS = ['Campaigns'];
 const IdParams = z.object({ id: Uuid });

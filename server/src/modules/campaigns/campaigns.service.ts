@@ -11,14 +11,13 @@ import type { Role } from '../../platform/http/auth.js';
 import { roleAtLeast } from '../../platform/http/auth.js';
 import { forgetContent, type PublicationSource, publisherNeededToDelete, submitInstead } from '../../platform/publications.js';
 import { contentChanged } from '../content/index.js';
-import { deleteCampaignSchedules, replaceCampaignSchedules, screensOf } from '../schedules/index.js';
+import { deleteCampaignSchedules, replaceCampaignSchedules } from '../schedules/index.js';
 import { approvalsRequired } from '../system/index.js';
 import {
   type CampaignDraft,
   type CampaignRow,
   type ContentRef,
   draftOf,
-  assetsNotReady,
   deleteCampaignAtRevision,
   draftOfSnapshot,
   getCampaignRow,
@@ -26,8 +25,6 @@ import {
   insertCampaign,
   insertRelease,
   rowExists,
-  screensUnseenSince,
-  strongerSchedules,
   updateCampaignAtRevision,
   missingContent,
   nextReleaseNumber,
@@ -51,14 +48,14 @@ export function itemsOf(draft: CampaignDraft): ContentRef[] {
   return out;
 }
 
-const targetsOfPlacement = (p: CampaignDraft['placements'][number]) => ({
+export const targetsOfPlacement = (p: CampaignDraft['placements'][number]) => ({
   screenIds: p.targets.screenIds ?? [],
   groupIds: p.targets.groupIds ?? [],
   locationIds: p.targets.locationIds ?? [],
 });
 
 /** Screens, groups, locations the placements name that do not exist, as issues. */
-async function missingTargetRefs(db: Db, draft: CampaignDraft): Promise<Reference[]> {
+export async function missingTargetRefs(db: Db, draft: CampaignDraft): Promise<Reference[]> {
   const refs: Reference[] = [];
   const tables = { screen: 'screens', group: 'screen_groups', location: 'locations' } as const;
   for (const [i, p] of draft.placements.entries()) {
@@ -217,72 +214,4 @@ export async function deleteCampaign(deps: AppDeps, row: CampaignRow, role: Role
     return s;
   });
   await contentChanged(deps, [{ kind: 'campaign', id: row.id }], screens);
-}
-
-export interface Finding {
-  code: string;
-  message: string;
-  [key: string]: unknown;
-}
-
-const DAY_MS = 86_400_000;
-
-/** What would stop a release (errors) and what may surprise (warnings); docs/campaigns.md. */
-export async function preflight(db: Db, row: CampaignRow): Promise<{ ok: boolean; errors: Finding[]; warnings: Finding[] }> {
-  const draft = draftOf(row);
-  const errors: Finding[] = [];
-  const warnings: Finding[] = [];
-  const now = Date.now();
-  if (!draft.window) errors.push({ code: 'no_window', message: 'The campaign has no window (startsAt, endsAt)' });
-  else if (Date.parse(draft.window.endsAt) <= now) errors.push({ code: 'window_past', message: `The window ended at ${draft.window.endsAt}` });
-  if (!draft.show) errors.push({ code: 'no_show', message: 'The campaign has no show: nothing would play' });
-  const items = itemsOf(draft);
-  for (const m of await missingContent(db, items)) errors.push({ code: 'content_missing', message: `No ${m}`, ref: m });
-  for (const r of await missingTargetRefs(db, draft)) errors.push({ code: 'target_missing', message: r.message, path: r.path });
-  if (draft.placements.length === 0) warnings.push({ code: 'no_placements', message: 'No placement: the release would schedule it nowhere' });
-
-  const approvals = await approvalsRequired(db);
-  for (const item of items) {
-    const adapter = CONTENT_ADAPTERS[item.type];
-    if ((await missingContent(db, [item])).length) continue;
-    const state = await adapter.state(db, item.id);
-    if (state.unpublishedChanges) {
-      warnings.push({ code: 'unpublished_changes', message: `${item.type} "${state.name}" has unpublished changes: the release publishes them`, ...item });
-      if (approvals) warnings.push({ code: 'not_approved', message: `${item.type} "${state.name}": its draft is not approved (approvals are on)`, ...item });
-    }
-  }
-  // Assets not ready in the content (playlists' items; layouts' zones reach assets through playlists).
-  const playlistIds = items.filter((i) => i.type === 'playlist').map((i) => i.id);
-  if (playlistIds.length) {
-    const notReady = await assetsNotReady(db, playlistIds);
-    for (const a of notReady) warnings.push({ code: 'asset_not_ready', message: `Asset "${a.name}" is ${a.state}`, assetId: a.id, playlistId: a.playlist_id });
-  }
-  // Targets: offline for more than a day; stronger schedules over the window on the same screens.
-  const screens = new Set<string>();
-  for (const p of draft.placements) for (const s of await screensOf(db, targetsOfPlacement(p))) screens.add(s);
-  if (screens.size) {
-    const stale = await screensUnseenSince(db, [...screens], now - DAY_MS);
-    for (const s of stale)
-      warnings.push({
-        code: 'target_offline',
-        message: `Screen "${s.name}" has not been seen for more than a day`,
-        screenId: s.id,
-        lastSeenAt: s.last_seen_at,
-      });
-    if (draft.window) {
-      const minPriority = Math.min(...draft.placements.map((p) => p.priority));
-      const stronger = await strongerSchedules(db, row.id, minPriority, draft.window, [...screens]);
-      for (const s of stronger)
-        warnings.push({
-          code: 'outranked',
-          message: `Schedule "${s.name}" (priority ${s.priority}) overlaps the window on the same screens and would hide it`,
-          scheduleId: s.id,
-        });
-    }
-  }
-  warnings.push({
-    code: 'cache_unchecked',
-    message: 'Media sizes are not checked against the screens’ free cache: heartbeats do not report free storage in a form the server keeps',
-  });
-  return { ok: errors.length === 0, errors, warnings };
 }

@@ -20,7 +20,7 @@ export const contentModule: PlacardModule = {
 };
 
 export { contentChanged, type DepRef } from './changes.js';
-export { assertRefs, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
+export { assertRefs, contentRefs, type LayoutContent, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
 export { newItemRow } from './playlists.repo.js';
 export type { NewItem } from './playlists.schemas.js';
 export { layoutPublishable } from './layouts.publishable.js';
