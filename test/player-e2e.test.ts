@@ -178,9 +178,15 @@ t.test('browser player', async (t) => {
     t.type(screen.playerVersion, 'string');
     t.match(
       screen.lastStatus,
-      { playerFamily: 'desktop-linux', socketConnected: Boolean, display: { width: Number, height: Number } },
-      'the status document the player sent',
+      {
+        playerFamily: 'desktop-linux',
+        socketConnected: Boolean,
+        display: { width: Number, height: Number },
+        storage: { freeBytes: Number, totalBytes: Number },
+      },
+      'the status document the player sent (with the free room Chromium estimates)',
     );
+    t.ok(screen.lastStatus.storage.freeBytes > 0 && screen.lastStatus.storage.freeBytes <= screen.lastStatus.storage.totalBytes);
     t.notOk(await page.getByTestId('pairing').isVisible(), 'pairing screen gone');
     await until(t, 'the socket is connected', async () => (await facts(page)).socketConnected);
     t.pass('socket connected with the bearer subprotocol');
