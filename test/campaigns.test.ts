@@ -101,6 +101,10 @@ t.test('preflight names each problem', async (t) => {
     })
   ).body.data.id;
   t.ok((await codes(past)).errors.includes('window_past'));
+  const refused = await call('POST', `/api/v1/campaigns/${past}/publish`, {});
+  t.equal(refused.status, 409, 'a window that has ended is not released');
+  t.match(refused.body.error.message, /window ended/);
+  t.equal((await call('GET', `/api/v1/campaigns/${past}/releases`)).body.data.items.length, 0, 'no release made');
 
   // Content and a target deleted after they were put in the draft.
   const gone = await playlist('Gone');

@@ -3330,7 +3330,7 @@ export interface paths {
         put?: never;
         /**
          * Release the draft: publish its content, schedule its placements, all or nothing
-         * @description In one transaction: every content item with unpublished changes is published (source `campaign`), the campaign’s own schedules are replaced by its placements over the window, and the release is recorded. Anything missing (409, details name it) leaves everything as it was. With approvals on: 409 (submit it instead).
+         * @description In one transaction: every content item with unpublished changes is published (source `campaign`), the campaign’s own schedules are replaced by its placements over the window, and the release is recorded. Anything missing or a window that has ended (409, details name it) leaves everything as it was. With approvals on: 409 (submit it instead).
          */
         post: operations["postCampaignsByIdPublish"];
         delete?: never;
@@ -30436,7 +30436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description conflict: approvals are on, or the draft has no window/show, or refers to what no longer exists (nothing published) */
+            /** @description conflict: approvals are on, or the draft has no window/show, its window has ended, or it refers to what no longer exists (nothing published) */
             409: {
                 headers: {
                     [name: string]: unknown;

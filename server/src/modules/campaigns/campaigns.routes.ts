@@ -269,12 +269,12 @@ export const campaignRoutes = [
     tags: TAGS,
     summary: 'Release the draft: publish its content, schedule its placements, all or nothing',
     description:
-      'In one transaction: every content item with unpublished changes is published (source `campaign`), the campaign’s own schedules are replaced by its placements over the window, and the release is recorded. Anything missing (409, details name it) leaves everything as it was. With approvals on: 409 (submit it instead).',
+      'In one transaction: every content item with unpublished changes is published (source `campaign`), the campaign’s own schedules are replaced by its placements over the window, and the release is recorded. Anything missing or a window that has ended (409, details name it) leaves everything as it was. With approvals on: 409 (submit it instead).',
     params: IdParams,
     body: z.object({ note: z.string().max(500).optional() }),
     responses: {
       201: { description: 'The release', data: ReleaseDto },
-      409: { description: 'conflict: approvals are on, or the draft has no window/show, or refers to what no longer exists (nothing published)' },
+      409: { description: 'conflict: approvals are on, or the draft has no window/show, its window has ended, or it refers to what no longer exists (nothing published)' },
     },
     handler: async (ctx, { params, body, auth }) => {
       const release = await publishCampaign(ctx.deps, params.id, body.note ?? '', userOf(auth));

@@ -143,6 +143,9 @@ export async function releaseInTransaction(
 ): Promise<{ release: ReleaseRow; items: ContentRef[]; screens: string[] }> {
   const row = await getCampaignRow(trx, id);
   if (!draft.window) throw conflict('This campaign has no window: set window.startsAt and window.endsAt first');
+  if (Date.parse(draft.window.endsAt) <= Date.now()) {
+    throw conflict(`This campaign's window ended at ${draft.window.endsAt}: a release would play nowhere; move the window first`, { window: draft.window });
+  }
   if (!draft.show) throw conflict('This campaign has no show: set what it plays first');
   const items = itemsOf(draft);
   const missing = await missingContent(trx, items);
