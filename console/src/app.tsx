@@ -14,6 +14,7 @@ import { ScreenDetailPage } from './pages/screen-detail';
 import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
+import { CampaignPage, CampaignsPage } from './pages/campaigns';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
@@ -169,6 +170,8 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/playlists" component={PlaylistsPage} />
           <Route path="/playlists/:id" component={PlaylistDetailPage} />
           <Route path="/schedules" component={SchedulesPage} />
+          <Route path="/campaigns" component={CampaignsPage} />
+          <Route path="/campaigns/:id" component={CampaignPage} />
           <Route path="/layouts" component={LayoutsPage} />
           <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/data" component={DataSourcesPage} />
@@ -216,6 +219,7 @@ function Nav() {
     { href: '/playlists', label: 'Playlists', show: true },
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
+    { href: '/campaigns', label: 'Campaigns', show: true },
     { href: '/data', label: 'Data', show: true },
     { href: '/widgets', label: 'Widgets', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
