@@ -84,13 +84,23 @@ t.test('campaigns: create, content and placement, preflight blocks a past window
   await checkA11y(page, t, 'campaign editor');
   await snap(page, 'campaign-editor-1280-light');
 
-  // Fix the window: the checklist has no error left (warnings only), Publish releases it.
+  // Fix the window: while unsaved, Publish waits (the checklist is about the saved draft);
+  // once saved the checklist has no error left (warnings only), and Publish releases it.
   await page.getByLabel('Ends').fill(local(Date.now() + 7 * DAY));
+  await page.getByRole('button', { name: 'Check again' }).click();
+  await page.locator('[data-testid=preflight-errors] li[data-code=window_past]').waitFor();
+  t.ok(await publishButton.isDisabled(), 'an unsaved fix does not enable Publish');
   await save(page);
   await page.getByTestId('preflight-clean').waitFor();
   t.ok(await page.locator('[data-testid=preflight-warnings] li').count(), 'warnings are listed (e.g. the screen never seen)');
   t.match(await page.locator('[data-testid=preflight-warnings] li[data-code=target_offline]').innerText(), /screen “Lobby”/, 'a warning names its screen');
   await waitUntil('Publish enabled', async () => !(await publishButton.isDisabled()));
+  await page.getByLabel('Release note').fill('x');
+  await page.getByLabel('Description').fill('Sale on spring items');
+  t.match(await page.getByTestId('publish-why').innerText(), /Save the draft first/, 'an unsaved edit holds Publish back, with why');
+  t.ok(await publishButton.isDisabled());
+  await save(page);
+  await waitUntil('Publish enabled again', async () => !(await publishButton.isDisabled()));
   await page.getByLabel('Release note').fill('first run');
   await publishButton.click();
   await page.getByText('Published release 1; its screens update now.').waitFor();

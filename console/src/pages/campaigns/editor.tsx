@@ -26,11 +26,14 @@ export function CampaignPage({ id }: { id: string }) {
   const preflight = useLoad(() => api.get<Preflight>(`campaigns/${id}/preflight`), [id]);
   const [releasesSeq, setReleasesSeq] = useState(0);
   const [notice, setNotice] = useState('');
+  // Edits not saved yet: Publish releases the saved draft, so it waits for them.
+  const [dirty, setDirty] = useState(false);
   useTitle(campaign.data?.name ?? 'Campaign');
   const approvalsRequired = Boolean((status as AuthStatus & { approvalsRequired?: boolean }).approvalsRequired);
   // After every change of the draft or a release: the campaign as it is now, and the checklist again.
   const refreshAll = useCallback(
     async (next?: Campaign) => {
+      setDirty(false);
       if (next) campaign.setData(next);
       else await campaign.reload();
       await preflight.reload();
@@ -74,7 +77,10 @@ export function CampaignPage({ id }: { id: string }) {
         campaign={c}
         lists={lists.data}
         canEdit={atLeast(user, 'editor')}
-        onEdit={() => setNotice('')}
+        onEdit={() => {
+          setNotice('');
+          setDirty(true);
+        }}
         onSaved={async (next) => {
           setNotice('Draft saved; the checklist below was run again.');
           await refreshAll(next);
@@ -88,6 +94,7 @@ export function CampaignPage({ id }: { id: string }) {
         preflight={preflight.data}
         approvalsRequired={approvalsRequired}
         canPublish={atLeast(user, 'publisher')}
+        unsaved={dirty}
         onPublished={() => refreshAll()}
       />
       <ReleasesPanel

@@ -45,12 +45,14 @@ export function PublishPanel({
   preflight,
   approvalsRequired,
   canPublish,
+  unsaved,
   onPublished,
 }: {
   campaign: Campaign;
   preflight: Preflight | undefined;
   approvalsRequired: boolean;
   canPublish: boolean;
+  unsaved: boolean;
   onPublished: () => Promise<void>;
 }) {
   const [note, setNote] = useState('');
@@ -72,7 +74,9 @@ export function PublishPanel({
       ? `Fix the ${errors === 1 ? 'error' : `${errors} errors`} in the checklist first.`
       : !canPublish
         ? 'Publishing needs the publisher role.'
-        : '';
+        : unsaved
+          ? 'Save the draft first: Publish releases the saved draft and its checklist.'
+          : '';
   if (approvalsRequired)
     return (
       <article aria-labelledby="publish-h">
