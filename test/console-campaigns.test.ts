@@ -217,3 +217,39 @@ t.test('campaigns: viewers read, editors do not publish', async (t) => {
   t.comment(`missing campaign: ${missing}`);
   t.match(missing, /campaign|not found|no such/i, 'a missing campaign is said in words');
 });
+
+t.test('campaigns with approvals on: no Publish, an editor cannot delete a released one (said in words)', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const owner = await signIn(app, { role: 'owner' });
+  const ownerCall = async (method: string, path: string, json?: unknown) =>
+    app.json(path, { method, headers: owner.headers, ...(json === undefined ? {} : { json }) });
+  const site = (await ownerCall('POST', '/api/v1/assets/websites', { url: 'https://example.org/', name: 'Site' })).body.data.id;
+  const pl = (await ownerCall('POST', '/api/v1/playlists', { name: 'Winter', items: [{ assetId: site }] })).body.data.id;
+  const window = { startsAt: new Date(Date.now() - DAY).toISOString(), endsAt: new Date(Date.now() + DAY).toISOString() };
+  const id = (await ownerCall('POST', '/api/v1/campaigns', { name: 'Winter', window, show: { type: 'playlist', id: pl } })).body.data.id;
+  t.equal((await ownerCall('POST', `/api/v1/campaigns/${id}/publish`, {})).status, 201, 'released before approvals are required');
+  t.equal((await ownerCall('PATCH', '/api/v1/settings', { approvals: { required: true } })).status, 200);
+
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
+  await signedInContext(app, context, app.url, 'editor');
+  const page = await context.newPage();
+  await page.goto(`${app.url}/campaigns/${id}`);
+  await page.getByRole('heading', { name: 'Winter', level: 1 }).waitFor();
+  await page.getByRole('heading', { name: 'Publish' }).waitFor();
+  t.match(
+    await page.locator('article', { has: page.getByRole('heading', { name: 'Publish' }) }).innerText(),
+    /Approvals are on/,
+    'the panel says approvals are on',
+  );
+  t.equal(await page.getByRole('button', { name: 'Publish', exact: true }).count(), 0, 'no Publish button while approvals are on');
+
+  await page.goto(`${app.url}/campaigns`);
+  const row = page.locator('tr[data-campaign="Winter"]');
+  await row.getByRole('button', { name: 'Delete Winter' }).click();
+  await page.locator('dialog.confirm-dialog').getByRole('button', { name: 'Delete campaign' }).click();
+  const said = await alertText(page);
+  t.match(said, /^Could not delete “Winter”: .*published.*only a publisher, admin or owner may delete/, `the 403 is said in words (${said})`);
+  t.equal((await ownerCall('GET', `/api/v1/campaigns/${id}`)).status, 200, 'it still exists');
+});

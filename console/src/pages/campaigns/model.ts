@@ -90,11 +90,11 @@ export function stateOf(c: Campaign): { label: string; tone: 'muted' | 'ok' | 'w
 /** An API refusal in plain words for the campaign pages (409/403/412 said for what they mean here). */
 export function explain(err: unknown, action: string): unknown {
   if (!(err instanceof ApiError)) return err;
-  if (err.status === 403 && err.code === 'forbidden')
-    return new ApiError(403, err.code, `You cannot ${action}: ${err.message.replace(/\.$/, '')}. Ask a publisher or an admin.`, err.details);
   if (err.status === 412)
     return new ApiError(412, err.code, 'Someone else changed this campaign since you opened it. Reload to see their version.', err.details);
-  if (err.status === 409) return new ApiError(409, err.code, `Could not ${action}: ${err.message}`, err.details);
+  // 409 (approvals on, something missing) and 403 (a released campaign while approvals are on): the server's words say why.
+  if (err.status === 409 || (err.status === 403 && err.code === 'forbidden'))
+    return new ApiError(err.status, err.code, `Could not ${action}: ${err.message}`, err.details);
   return err;
 }
 
