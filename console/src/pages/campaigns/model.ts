@@ -120,13 +120,13 @@ export function concerns(f: Finding, lists: Lists | undefined, draft: Draft | un
 export function findingWords(f: Finding): string {
   switch (f.code) {
     case 'no_window':
-      return 'It has no window: set when it starts and ends.';
+      return 'Not set: choose when it starts and ends.';
     case 'window_past':
-      return 'Its window has already ended: move the end into the future.';
+      return 'It has already ended: move the end into the future.';
     case 'no_show':
-      return 'Nothing is chosen to play: pick a playlist or layout under “Plays”.';
+      return 'Nothing is chosen: pick a playlist or layout under “Plays”.';
     case 'no_placements':
-      return 'It has no placement, so a release would show it on no screen.';
+      return 'None yet, so a release would show it on no screen.';
     default:
       return f.message.endsWith('.') ? f.message : `${f.message}.`;
   }
