@@ -150,6 +150,8 @@ t.test('campaigns: create, content and placement, preflight blocks a past window
   t.match(await row.innerText(), /Spring sale.*–.*Unpublished changes.*Release 1/s, 'the list shows window, state and last release');
   await checkA11y(page, t, 'campaigns list');
   await snap(page, 'campaigns-list-1280-light');
+  const wide = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+  t.ok(wide <= DESKTOP.width, `no sideways scrolling at 1280 px with the Campaigns entry in the nav (${wide}px)`);
   await page.setViewportSize(PHONE);
   await snap(page, 'campaigns-list-390-light');
   await page.setViewportSize(DESKTOP);
