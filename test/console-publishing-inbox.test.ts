@@ -149,6 +149,7 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   await editorDetail.waitFor();
   t.match(await editorDetail.getByTestId('decision-comment').innerText(), 'Green clashes with the logo, keep blue', 'the editor sees the comment');
   t.equal(await editorDetail.getByRole('button', { name: 'Approve' }).count(), 0, 'an editor has no decision buttons');
+  await snap(ep, 'console-inbox-editor');
   t.match(await ep.locator(`[data-submission="${sub2.body.data.id}"]`).innerText(), 'Green clashes', 'their list shows the decision comment too');
   await bell.click();
   await popover.getByRole('button', { name: 'Mark all read' }).click();

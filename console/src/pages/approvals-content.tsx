@@ -82,7 +82,7 @@ export function ContentSubmissions() {
       </p>
       {open && <SubmissionDetailView id={open} decides={decides} onChange={() => void list.reload()} onClose={() => show(null)} />}
       {decides && (
-        <div class="row filters" role="group" aria-label="Show submissions">
+        <div class="filters" role="group" aria-label="Show submissions">
           {FILTERS.map((f) => (
             <button
               key={f.id}
@@ -166,7 +166,7 @@ function SubmissionDetailView(props: { id: string; decides: boolean; onChange: (
     <article class="submission-detail" aria-labelledby="submission-title" data-testid="submission-detail" data-state={s.state}>
       <header class="row">
         <h3 id="submission-title">
-          {s.type} <a href={itemHref(s)}>{s.contentName}</a>
+          {s.type.charAt(0).toUpperCase() + s.type.slice(1)} <a href={itemHref(s)}>{s.contentName}</a>
         </h3>
         <span class={`badge ${tone(s.state)}`} data-testid="submission-state">
           {STATE_WORDS[s.state] ?? s.state}

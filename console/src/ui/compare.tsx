@@ -23,12 +23,16 @@ export function fieldWords(field: string): string {
   return spaced.charAt(0).toUpperCase() + spaced.slice(1);
 }
 
-/** A compared value in words: none, yes/no, text as is, anything else as compact JSON. */
+/** A compared value in words: none, yes/no, text as is, lists and objects spelled out ("Color: #000000, Asset id: (none)"). */
 export function valueWords(value: unknown): string {
   if (value === null || value === undefined || value === '') return '(none)';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'string' || typeof value === 'number') return String(value);
-  if (Array.isArray(value) && value.length === 0) return '(none)';
+  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map(valueWords).join('; ');
+  if (typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${fieldWords(k)}: ${valueWords(v)}`)
+      .join(', ');
   return JSON.stringify(value);
 }
 
