@@ -20,6 +20,8 @@ import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
 import { NewWidgetPage, WidgetPage, WidgetsPage } from './pages/widgets';
 import { approvalsCount } from './pages/data/records-model';
+import { addCounts, pendingSubmissionsCount } from './pages/approvals-content';
+import { NotificationBell } from './ui/notifications';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
 import { SetPasswordPage } from './pages/password';
@@ -208,9 +210,11 @@ function Nav() {
   const { path } = useLocation();
   // What waits on the user, asked again on each page change (one small request).
   const [waiting, setWaiting] = useState('');
+  // Records waiting on the user, plus pending content submissions for those who decide on them (issue 20).
   useEffect(() => {
-    approvalsCount().then(setWaiting, () => setWaiting(''));
-  }, [path]);
+    const content = atLeast(user, 'publisher') ? pendingSubmissionsCount().catch(() => '') : Promise.resolve('');
+    Promise.all([approvalsCount().catch(() => ''), content]).then(([a, b]) => setWaiting(addCounts(a, b)));
+  }, [path, user]);
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
     { href: '/screens', label: 'Screens', show: true },
@@ -251,6 +255,9 @@ function Nav() {
             <a href="/" class="brand">
               <img src="/favicon.svg" alt="" width="24" height="24" /> <strong>Placard</strong>
             </a>
+          </li>
+          <li class="bell-item">
+            <NotificationBell path={path} />
           </li>
           <li class="menu-toggle-item">
             <button
