@@ -220,7 +220,7 @@ t.test('campaigns: viewers read, editors do not publish', async (t) => {
   t.match(missing, /campaign|not found|no such/i, 'a missing campaign is said in words');
 });
 
-t.test('campaigns with approvals on: no Publish, an editor cannot delete a released one (said in words)', async (t) => {
+t.test('campaigns with approvals on: Submit for approval instead of Publish, an editor cannot delete a released one (said in words)', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
@@ -246,6 +246,18 @@ t.test('campaigns with approvals on: no Publish, an editor cannot delete a relea
     'the panel says approvals are on',
   );
   t.equal(await page.getByRole('button', { name: 'Publish', exact: true }).count(), 0, 'no Publish button while approvals are on');
+  // An editor changes the draft: unsaved, the submission waits; saved, it goes to a publisher.
+  await page.getByLabel('Description').fill('Hot drinks');
+  t.match(await page.getByTestId('publish-why').innerText(), /Save the draft first/, 'an unsaved draft is not submitted');
+  t.equal(await page.getByRole('button', { name: 'Submit for approval' }).count(), 0);
+  await save(page);
+  await page.getByRole('button', { name: 'Submit for approval' }).click();
+  const dialog = page.getByTestId('submit-dialog');
+  await dialog.getByLabel('Message for the reviewer (optional)').fill('winter menu');
+  await dialog.getByRole('button', { name: 'Submit', exact: true }).click();
+  await page.getByText('Submitted: pending approval.').waitFor();
+  const pending = (await ownerCall('GET', '/api/v1/content-submissions?state=pending')).body.data.items;
+  t.match(pending, [{ type: 'campaign', contentId: id, state: 'pending', message: 'winter menu' }], 'a publisher has it to approve');
 
   await page.goto(`${app.url}/campaigns`);
   const row = page.locator('tr[data-campaign="Winter"]');

@@ -1,5 +1,6 @@
 import { useCallback, useState } from 'preact/hooks';
-import { api, ApiError, atLeast, type AuthStatus } from '../../api';
+import { api, ApiError, atLeast } from '../../api';
+import { useApprovalsRequired } from '../../ui/publishing';
 import { ErrorNote, Notice, useAction, useLoad, useSession, useTitle } from '../../ui';
 import {
   type Campaign,
@@ -20,7 +21,7 @@ import { PreflightPanel, PublishPanel, ReleasesPanel } from './release';
 
 /** One campaign: its draft (name, window, what plays, content, placements), the preflight checklist, publishing, releases. */
 export function CampaignPage({ id }: { id: string }) {
-  const { user, status } = useSession();
+  const { user } = useSession();
   const campaign = useLoad(() => api.get<Campaign>(`campaigns/${id}`), [id]);
   const lists = useLoad(loadLists);
   const preflight = useLoad(() => api.get<Preflight>(`campaigns/${id}/preflight`), [id]);
@@ -29,7 +30,7 @@ export function CampaignPage({ id }: { id: string }) {
   // Edits not saved yet: Publish releases the saved draft, so it waits for them.
   const [dirty, setDirty] = useState(false);
   useTitle(campaign.data?.name ?? 'Campaign');
-  const approvalsRequired = Boolean((status as AuthStatus & { approvalsRequired?: boolean }).approvalsRequired);
+  const approvalsRequired = useApprovalsRequired();
   // After every change of the draft or a release: the campaign as it is now, and the checklist again.
   const refreshAll = useCallback(
     async (next?: Campaign) => {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession } from '../../ui';
+import { SubmitForApproval } from '../../ui/publishing';
 import { type Campaign, type CampaignRelease, concerns, type Draft, explain, type Finding, findingWords, type Lists, type Preflight } from './model';
 
 type Loaded<T> = { data: T | undefined; error: unknown; loading: boolean; reload: () => Promise<void> };
@@ -77,13 +78,23 @@ export function PublishPanel({
         : unsaved
           ? 'Save the draft first: Publish releases the saved draft and its checklist.'
           : '';
-  if (approvalsRequired)
+  if (approvalsRequired) {
+    // Submitting is for editors too; what blocks a release blocks the submission.
+    const blocked = !preflight
+      ? 'The checklist has not run yet.'
+      : errors > 0
+        ? why
+        : unsaved
+          ? 'Save the draft first: the saved draft is what is submitted.'
+          : '';
     return (
       <article aria-labelledby="publish-h">
         <h2 id="publish-h">Publish</h2>
-        <p>Approvals are on: a publisher approves a campaign before it is released. Submitting it for approval is not in this page yet.</p>
+        <p>Approvals are on: a publisher approves the campaign before it is released.</p>
+        {blocked ? <p data-testid="publish-why">{blocked}</p> : <SubmitForApproval type="campaign" id={campaign.id} onDone={() => void onPublished()} />}
       </article>
     );
+  }
   return (
     <article aria-labelledby="publish-h">
       <h2 id="publish-h">Publish</h2>
