@@ -142,7 +142,7 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   await snap(ep, 'console-inbox-bell', false);
   await ep.keyboard.press('Escape');
   await popover.waitFor({ state: 'detached' });
-  t.ok(await bell.evaluate((b) => b === document.activeElement), 'Escape closes the popover and focus returns to the bell');
+  t.ok(await bell.evaluate((b) => b === (globalThis as any).document.activeElement), 'Escape closes the popover and focus returns to the bell');
   await bell.click();
   await changes.getByRole('link').click();
   const editorDetail = ep.getByTestId('submission-detail');
@@ -214,4 +214,8 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   t.same(errors, [], 'no page errors');
 });
 
-const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+const fitsWidth = (page: Page) =>
+  page.evaluate(() => {
+    const d = (globalThis as any).document.documentElement;
+    return d.scrollWidth <= d.clientWidth;
+  });
