@@ -23,6 +23,8 @@ export interface AuthStatus {
   mfaPending: boolean;
   user: User | null;
   csrfToken: string | null;
+  /** Approvals on (docs/publishing.md): saves are drafts and editors submit them; answered to the signed-in only. */
+  approvalsRequired?: boolean;
 }
 
 export interface Page<T> {

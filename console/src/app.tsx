@@ -14,11 +14,14 @@ import { ScreenDetailPage } from './pages/screen-detail';
 import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
+import { CampaignPage, CampaignsPage } from './pages/campaigns';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
 import { NewWidgetPage, WidgetPage, WidgetsPage } from './pages/widgets';
 import { approvalsCount } from './pages/data/records-model';
+import { addCounts, pendingSubmissionsCount } from './pages/approvals-content';
+import { NotificationBell } from './ui/notifications';
 import { NotFoundPage } from './pages/not-found';
 import { DemoBanner } from './demo-banner';
 import { SetPasswordPage } from './pages/password';
@@ -169,6 +172,8 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/playlists" component={PlaylistsPage} />
           <Route path="/playlists/:id" component={PlaylistDetailPage} />
           <Route path="/schedules" component={SchedulesPage} />
+          <Route path="/campaigns" component={CampaignsPage} />
+          <Route path="/campaigns/:id" component={CampaignPage} />
           <Route path="/layouts" component={LayoutsPage} />
           <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/data" component={DataSourcesPage} />
@@ -205,9 +210,11 @@ function Nav() {
   const { path } = useLocation();
   // What waits on the user, asked again on each page change (one small request).
   const [waiting, setWaiting] = useState('');
+  // Records waiting on the user, plus pending content submissions for those who decide on them (issue 20).
   useEffect(() => {
-    approvalsCount().then(setWaiting, () => setWaiting(''));
-  }, [path]);
+    const content = atLeast(user, 'publisher') ? pendingSubmissionsCount().catch(() => '') : Promise.resolve('');
+    Promise.all([approvalsCount().catch(() => ''), content]).then(([a, b]) => setWaiting(addCounts(a, b)));
+  }, [path, user]);
   const items: NavItem[] = [
     { href: '/', label: 'Overview', show: true },
     { href: '/screens', label: 'Screens', show: true },
@@ -216,6 +223,7 @@ function Nav() {
     { href: '/playlists', label: 'Playlists', show: true },
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
+    { href: '/campaigns', label: 'Campaigns', show: true },
     { href: '/data', label: 'Data', show: true },
     { href: '/widgets', label: 'Widgets', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
@@ -247,6 +255,9 @@ function Nav() {
             <a href="/" class="brand">
               <img src="/favicon.svg" alt="" width="24" height="24" /> <strong>Placard</strong>
             </a>
+          </li>
+          <li class="bell-item">
+            <NotificationBell path={path} />
           </li>
           <li class="menu-toggle-item">
             <button

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ErrorNote, formatTime, Notice, useLoad, useTitle } from '../ui';
+import { ContentSubmissions } from './approvals-content';
 import type { FormDto } from './data/form-model';
 import { type ApprovalItem, stateTone, titleOf, valueText, words } from './data/records-model';
 import { TransitionActions } from './data/transitions';
@@ -10,6 +11,7 @@ import { TransitionActions } from './data/transitions';
  * /approvals: a transition they may take and have not approved yet), oldest first. Each
  * with its values, how many approvals it has, and the transitions as buttons (approve,
  * reject with a comment, publish...). Everyone sees the page; it is empty for most.
+ * Below, content submissions (issue 20, approvals-content.tsx).
  */
 export function ApprovalsPage() {
   useTitle('Approvals');
@@ -27,8 +29,9 @@ export function ApprovalsPage() {
     <>
       <hgroup>
         <h1>Approvals</h1>
-        <p>Entries of tables waiting on you, oldest first.</p>
+        <p>Table entries and content waiting on a decision.</p>
       </hgroup>
+      <h2>Table entries</h2>
       <ErrorNote error={list.error} />
       {said && <Notice>{said}</Notice>}
       {list.data && items.length === 0 && <p class="muted">Nothing waits on you.</p>}
@@ -76,6 +79,7 @@ export function ApprovalsPage() {
           );
         })}
       </ul>
+      <ContentSubmissions />
     </>
   );
 }

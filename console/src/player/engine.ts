@@ -25,7 +25,7 @@ function playlistSignature(p: Playlist | null): string {
 function contentSignature(c: Content): string {
   if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
   if (c.type === 'layout')
-    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey], z.widget?.widgetId ?? null]))}`;
+    return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify([c.layout.background, c.layout.backgroundAssetId, c.layout.backgroundVariantId])}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey], z.widget?.widgetId ?? null]))}`;
   return 'idle';
 }
 

@@ -1,0 +1,2 @@
+export { CampaignsPage } from './list';
+export { CampaignPage } from './editor';
