@@ -151,6 +151,11 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   t.equal(await editorDetail.getByRole('button', { name: 'Approve' }).count(), 0, 'an editor has no decision buttons');
   await snap(ep, 'console-inbox-editor');
   t.match(await ep.locator(`[data-submission="${sub2.body.data.id}"]`).innerText(), 'Green clashes', 'their list shows the decision comment too');
+  // A published submission compares its publication with the one before.
+  await ep.goto(`${app.url}/approvals?submission=${sub1.body.data.id}`);
+  await editorDetail.and(ep.locator('[data-state="published"]')).waitFor();
+  t.match(await editorDetail.getByTestId('compare').innerText(), /Publication 1[\s\S]*Publication 2/, 'published: publication 1 against 2');
+  t.match(await editorDetail.locator('tr[data-field="background"] .compare-after').innerText(), BLUE, 'what it published');
   await bell.click();
   await popover.getByRole('button', { name: 'Mark all read' }).click();
   await waitUntil('marked read', async () => (await bell.getAttribute('aria-label')) === 'Notifications, none unread');
