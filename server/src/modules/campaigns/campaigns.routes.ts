@@ -274,7 +274,10 @@ export const campaignRoutes = [
     body: z.object({ note: z.string().max(500).optional() }),
     responses: {
       201: { description: 'The release', data: ReleaseDto },
-      409: { description: 'conflict: approvals are on, or the draft has no window/show, its window has ended, or it refers to what no longer exists (nothing published)' },
+      409: {
+        description:
+          'conflict: approvals are on, or the draft has no window/show, its window has ended, or it refers to what no longer exists (nothing published)',
+      },
     },
     handler: async (ctx, { params, body, auth }) => {
       const release = await publishCampaign(ctx.deps, params.id, body.note ?? '', userOf(auth));
