@@ -63,7 +63,14 @@ export function SubmitForApproval({ type, id, onDone }: { type: ContentType; id:
   if (!approvals) return null;
   return (
     <>
-      <button type="button" class="contrast" onClick={() => (setOpen(true), submit.setError(null))}>
+      <button
+        type="button"
+        class="contrast"
+        onClick={() => {
+          setOpen(true);
+          submit.setError(null);
+        }}
+      >
         Submit for approval
       </button>
       {done && (
@@ -79,6 +86,7 @@ export function SubmitForApproval({ type, id, onDone }: { type: ContentType; id:
         <form
           onSubmit={(e) => {
             e.preventDefault();
+            e.stopPropagation();
             void submit.run();
           }}
         >
