@@ -381,6 +381,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
       <HistoryPanel
         type="layout"
         id={id}
+        refresh={l.publishedRevisionNumber}
         onChange={() => {
           void layout.reload();
           void revisions.reload();
