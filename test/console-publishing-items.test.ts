@@ -70,10 +70,15 @@ t.test('layouts: draft pill, submit for approval, history with compare and roll 
   // The editor changes the zone's width and saves: a draft, said so next to Save, the pill shows.
   t.match(await page.getByTestId('draft-note').innerText(), /screens keep playing publication 1/, 'the note next to Save');
   const widthField = page.getByRole('group', { name: 'Selected zone' }).getByLabel('width', { exact: true });
-  await widthField.fill('700');
-  await widthField.press('Tab');
-  t.equal(await widthField.inputValue(), '700', 'the width field took the edit');
-  await page.getByRole('button', { name: 'Save draft' }).click();
+  const saveButton = page.getByRole('button', { name: 'Save draft' });
+  // The editor's lists load after the layout; an edit typed before they settle can be redrawn away: type until it holds.
+  await waitUntil('the width edit holds', async () => {
+    await widthField.fill('700');
+    await widthField.press('Tab');
+    await page.waitForTimeout(200);
+    return (await widthField.inputValue()) === '700' && (await saveButton.isEnabled());
+  });
+  await saveButton.click();
   await page.getByText('Saved as a draft: screens keep playing publication 1.').waitFor();
   await page.getByTestId('unpublished-badge').waitFor();
   t.match(await page.getByTestId('unpublished-badge').innerText(), /Unpublished changes/i, 'the pill');
@@ -141,4 +146,50 @@ t.test('layouts: draft pill, submit for approval, history with compare and roll 
   await eh.getByText(/A submission was made to roll back to publication 2; it is pending approval\./).waitFor();
   t.same(await w.playing(), { number: 3, width: 960 }, 'the screen keeps publication 3');
   t.same(errors, [], 'no page errors');
+});
+
+t.test('playlists: approvals off, a save publishes at once (no pill); approvals on, an edit is a draft with Submit', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const app = await startApp(t);
+  const w = await publishingWorld(app, { approvals: false });
+  const owner = w.as(w.owner);
+  const ow = await pageAs(app, browser, w.owner);
+  t.teardown(() => ow.context.close());
+  const page = ow.page;
+  const before = (await owner('GET', `/api/v1/playlists/${w.menu.id}`)).body.data.publication?.number ?? 0;
+  await page.goto(`${app.url}/playlists/${w.menu.id}`);
+  await page.getByRole('heading', { name: 'Menu', level: 1 }).waitFor();
+  await page.getByText('Rename or delete').click();
+  await page.getByLabel('Playlist name').fill('Lunch menu');
+  await page.getByRole('button', { name: 'Rename' }).click();
+  await page.getByRole('heading', { name: 'Lunch menu', level: 1 }).waitFor();
+  const after = (await owner('GET', `/api/v1/playlists/${w.menu.id}`)).body.data;
+  t.equal(after.publication?.number, before + 1, 'approvals off: the save published at once');
+  t.equal(after.unpublishedChanges, false, 'nothing unpublished');
+  t.equal(await page.getByTestId('unpublished-badge').count(), 0, 'no pill');
+  t.equal(await page.getByRole('button', { name: 'Submit for approval' }).count(), 0, 'no Submit with approvals off');
+  await page
+    .getByTestId('history-panel')
+    .locator(`[data-publication="${before + 1}"]`)
+    .waitFor();
+
+  // Approvals on: the editor's rename is a draft: the pill, the words, Submit; the publication stays.
+  t.equal((await owner('PATCH', '/api/v1/settings', { approvals: { required: true } })).status, 200, 'approvals on');
+  const ed = await pageAs(app, browser, w.editor);
+  t.teardown(() => ed.context.close());
+  const ep = ed.page;
+  await ep.goto(`${app.url}/playlists/${w.menu.id}`);
+  await ep.getByRole('heading', { name: 'Lunch menu', level: 1 }).waitFor();
+  await ep.getByText('Rename or delete').click();
+  await ep.getByLabel('Playlist name').fill('Dinner menu');
+  await ep.getByRole('button', { name: 'Rename' }).click();
+  await ep.getByTestId('unpublished-badge').waitFor();
+  t.match(await ep.getByTestId('draft-note').innerText(), new RegExp(`screens keep playing publication ${before + 1}`), 'says screens keep the publication');
+  const draft = (await owner('GET', `/api/v1/playlists/${w.menu.id}`)).body.data;
+  t.match(draft, { unpublishedChanges: true, publication: { number: before + 1 } }, 'the server: a draft, the same publication');
+  await ep.getByRole('button', { name: 'Submit for approval' }).click();
+  await ep.getByTestId('submit-dialog').getByRole('button', { name: 'Submit', exact: true }).click();
+  await ep.getByText('Submitted: pending approval.').waitFor();
+  await checkA11y(ep, t, 'playlist with draft and history');
 });

@@ -233,3 +233,29 @@ export function HistoryPanel({ type, id, onChange, refresh }: { type: ContentTyp
     </article>
   );
 }
+
+/**
+ * For pages whose every edit is a write (playlists, schedules, widgets): with approvals on, a
+ * row saying edits are drafts, with Submit for approval; nothing with approvals off (edits publish).
+ */
+export function DraftBar({
+  type,
+  id,
+  publication,
+  canEdit,
+  onDone,
+}: {
+  type: ContentType;
+  id: string;
+  publication: { number: number } | null | undefined;
+  canEdit: boolean;
+  onDone?: () => void;
+}) {
+  if (!useApprovalsRequired() || !canEdit) return null;
+  return (
+    <div class="row draft-bar">
+      <SubmitForApproval type={type} id={id} onDone={onDone} />
+      <DraftNote publication={publication} />
+    </div>
+  );
+}
