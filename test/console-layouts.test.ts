@@ -78,7 +78,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await checkA11y(page, t, 'layout editor');
   await page.getByLabel('Publish note').fill('first version');
   await publish(page);
-  await page.getByText('on screens', { exact: true }).waitFor();
+  await page.locator('ul.command-list').getByText('on screens', { exact: true }).waitFor();
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
