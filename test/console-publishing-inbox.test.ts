@@ -142,7 +142,7 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   await snap(ep, 'console-inbox-bell', false);
   await ep.keyboard.press('Escape');
   await popover.waitFor({ state: 'detached' });
-  t.ok(await bell.evaluate((b) => b === document.activeElement), 'Escape closes the popover and focus returns to the bell');
+  t.ok(await bell.evaluate((b) => b === (globalThis as any).document.activeElement), 'Escape closes the popover and focus returns to the bell');
   await bell.click();
   await changes.getByRole('link').click();
   const editorDetail = ep.getByTestId('submission-detail');
@@ -151,10 +151,29 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   t.equal(await editorDetail.getByRole('button', { name: 'Approve' }).count(), 0, 'an editor has no decision buttons');
   await snap(ep, 'console-inbox-editor');
   t.match(await ep.locator(`[data-submission="${sub2.body.data.id}"]`).innerText(), 'Green clashes', 'their list shows the decision comment too');
+  // A published submission compares its publication with the one before.
+  await ep.goto(`${app.url}/approvals?submission=${sub1.body.data.id}`);
+  await editorDetail.and(ep.locator('[data-state="published"]')).waitFor();
+  t.match(await editorDetail.getByTestId('compare').innerText(), /Publication 1[\s\S]*Publication 2/, 'published: publication 1 against 2');
+  t.match(await editorDetail.locator('tr[data-field="background"] .compare-after').innerText(), BLUE, 'what it published');
   await bell.click();
   await popover.getByRole('button', { name: 'Mark all read' }).click();
   await waitUntil('marked read', async () => (await bell.getAttribute('aria-label')) === 'Notifications, none unread');
   t.equal((await editorCall('GET', '/api/v1/notifications?unread=true')).body.data.items.length, 0, 'the server marked them read');
+
+  // Stale: the editor changes the draft after submitting; approving is refused (409) in words and the submission says so.
+  t.equal((await draft(GREEN)).status, 200);
+  const sub3 = await editorCall('POST', `/api/v1/content-submissions/layout/${layoutId}`, { message: 'Green, really' });
+  t.equal(sub3.status, 201);
+  t.equal((await draft(BLUE)).status, 200, 'the draft moved on');
+  await page.goto(`${app.url}/approvals?submission=${sub3.body.data.id}`);
+  await detail.and(page.locator('[data-state="pending"]')).waitFor();
+  await detail.getByRole('button', { name: 'Approve', exact: true }).click();
+  const stale = detail.locator('[role=alert][data-code="conflict"]');
+  await stale.waitFor();
+  t.match(await stale.innerText(), /resubmit/i, 'the 409 shown in the server’s words');
+  await detail.and(page.locator('[data-state="stale"]')).waitFor();
+  t.match(await detail.getByTestId('submission-state').innerText(), 'Stale', 'the submission now says it is stale');
 
   // Self-approval: the publisher submits their own change; approving it is refused in words.
   t.equal((await as(pub.who)('PUT', `/api/v1/layouts/${layoutId}/draft`, { background: { color: RED, assetId: null }, zones })).status, 200);
@@ -169,6 +188,26 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   t.equal((await ownerCall('GET', `/api/v1/content-submissions/${own.body.data.id}`)).body.data.state, 'pending', 'still pending');
   await checkA11y(page, t, '/approvals with a refusal shown');
 
+  // Another publisher approves it (API); here it is scheduled at the offered time, then the schedule is cancelled.
+  t.equal((await ownerCall('POST', `/api/v1/content-submissions/${own.body.data.id}/approve`, {})).status, 200);
+  await page.reload();
+  await detail.and(page.locator('[data-state="approved"]')).waitFor();
+  await detail.getByRole('button', { name: 'Schedule', exact: true }).click();
+  await detail.and(page.locator('[data-state="scheduled"]')).waitFor();
+  const offered = Date.parse((await ownerCall('GET', `/api/v1/content-submissions/${own.body.data.id}`)).body.data.publishAt) - Date.now();
+  t.ok(offered > 50 * 60_000 && offered <= 3600_000, 'the time offered is about an hour ahead');
+  await detail.getByRole('button', { name: 'Cancel schedule' }).click();
+  await detail.and(page.locator('[data-state="approved"]')).waitFor();
+  t.match((await ownerCall('GET', `/api/v1/content-submissions/${own.body.data.id}`)).body.data, { state: 'approved', publishAt: null }, 'cancelled');
+
+  // The filters: Done holds the published, the sent back and the stale; Approved the one just unscheduled.
+  await page.getByRole('button', { name: 'Done', exact: true }).click();
+  for (const s of [sub1, sub2, sub3]) await page.locator(`li[data-submission="${s.body.data.id}"]`).waitFor();
+  t.equal(await page.locator(`li[data-submission="${own.body.data.id}"]`).count(), 0, 'an approved one is not done');
+  await page.getByRole('button', { name: 'Approved', exact: true }).click();
+  await page.locator(`li[data-submission="${own.body.data.id}"]`).waitFor();
+  t.equal(await page.locator('li[data-submission]').count(), 1, 'Approved lists only the approved one');
+
   // Phone width: the inbox and the bell fit, nothing scrolls sideways.
   const phone = await contextAs(app, browser, 'publisher', PHONE);
   await phone.page.goto(`${app.url}/approvals?submission=${own.body.data.id}`);
@@ -180,4 +219,8 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   t.same(errors, [], 'no page errors');
 });
 
-const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+const fitsWidth = (page: Page) =>
+  page.evaluate(() => {
+    const d = (globalThis as any).document.documentElement;
+    return d.scrollWidth <= d.clientWidth;
+  });

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, atLeast, qs, type Page } from '../api';
+import { ApiError, api, atLeast, qs, type Page } from '../api';
 import type { operations } from '../api-schema';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession } from '../ui';
 import { CompareView, type ContentType } from '../ui/compare';
@@ -80,7 +80,7 @@ export function ContentSubmissions() {
           ? 'Playlists, layouts, schedules and widgets submitted for approval, newest first.'
           : 'What you submitted for approval, newest first, with the decision.'}
       </p>
-      {open && <SubmissionDetailView id={open} decides={decides} onChange={() => void list.reload()} onClose={() => show(null)} />}
+      {open && <SubmissionDetailView key={open} id={open} decides={decides} onChange={() => void list.reload()} onClose={() => show(null)} />}
       {decides && (
         <div class="filters" role="group" aria-label="Show submissions">
           {FILTERS.map((f) => (
@@ -146,10 +146,21 @@ function SubmissionDetailView(props: { id: string; decides: boolean; onChange: (
     [s?.publication?.id],
   );
   const [said, setSaid] = useState<string | null>(null);
+  // A refusal, in the server's words, shown here: a 409 (stale, state moved on) also reloads the submission.
+  const [failure, setFailure] = useState<unknown>(null);
   const done = (words: string) => {
     setSaid(words);
+    setFailure(null);
     void detail.reload();
     props.onChange();
+  };
+  const failed = (err: unknown) => {
+    setSaid(null);
+    setFailure(err);
+    if (err instanceof ApiError && err.status === 409) {
+      void detail.reload();
+      props.onChange();
+    }
   };
   if (detail.error)
     return (
@@ -188,12 +199,13 @@ function SubmissionDetailView(props: { id: string; decides: boolean; onChange: (
       )}
       {s.state === 'stale' && <p class="error-note">The draft changed after it was submitted: it has to be submitted again.</p>}
       {said && <Notice>{said}</Notice>}
+      <ErrorNote error={failure} />
       {sides === null ? null : typeof sides === 'string' ? (
         <p class="muted">{sides}</p>
       ) : (
         <CompareView type={s.type as ContentType} id={s.contentId} from={sides.from} to={sides.to} />
       )}
-      {decides && <Decide s={s} onDone={done} />}
+      {decides && <Decide s={s} onDone={done} onFail={failed} />}
       <details>
         <summary>Trail ({s.events.length})</summary>
         <ol class="submission-events">
@@ -216,11 +228,16 @@ function inAnHour(): string {
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 
-function Decide({ s, onDone }: { s: SubmissionDetail; onDone: (words: string) => void }) {
+function Decide({ s, onDone, onFail }: { s: SubmissionDetail; onDone: (words: string) => void; onFail: (err: unknown) => void }) {
   const [comment, setComment] = useState('');
   const [when, setWhen] = useState(inAnHour);
   const act = useAction(async (action: string, body: Record<string, unknown>, words: string) => {
-    await api.post(`content-submissions/${s.id}/${action}`, body);
+    try {
+      await api.post(`content-submissions/${s.id}/${action}`, body);
+    } catch (err) {
+      onFail(err);
+      return;
+    }
     setComment('');
     onDone(words);
   });
@@ -229,7 +246,7 @@ function Decide({ s, onDone }: { s: SubmissionDetail; onDone: (words: string) =>
     setLocal(null);
     void act.run(action, body, words);
   };
-  const error = local ?? act.error;
+  const error = local;
   if (s.state === 'pending')
     return (
       <form class="decide" aria-label="Decide" onSubmit={(e) => e.preventDefault()}>
