@@ -66,18 +66,15 @@ t.test('layouts: draft pill, submit for approval, history with compare and roll 
   t.match(refusal, /\w+ \w+/, `nothing to submit, in words: ${refusal}`);
   t.notMatch(refusal, /^conflict$|\{/, 'not a code or JSON');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' }); // while the modal is open the page behind is inert: typing there goes nowhere
 
   // The editor changes the zone's width and saves: a draft, said so next to Save, the pill shows.
   t.match(await page.getByTestId('draft-note').innerText(), /screens keep playing publication 1/, 'the note next to Save');
   const widthField = page.getByRole('group', { name: 'Selected zone' }).getByLabel('width', { exact: true });
   const saveButton = page.getByRole('button', { name: 'Save draft' });
-  // The editor's lists load after the layout; an edit typed before they settle can be redrawn away: type until it holds.
-  await waitUntil('the width edit holds', async () => {
-    await widthField.fill('700');
-    await widthField.press('Tab');
-    await page.waitForTimeout(200);
-    return (await widthField.inputValue()) === '700' && (await saveButton.isEnabled());
-  });
+  await widthField.fill('700');
+  await widthField.press('Tab');
+  t.equal(await widthField.inputValue(), '700', 'the width field took the edit');
   await saveButton.click();
   await page.getByText('Saved as a draft: screens keep playing publication 1.').waitFor();
   await page.getByTestId('unpublished-badge').waitFor();
