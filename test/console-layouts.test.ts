@@ -78,7 +78,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await checkA11y(page, t, 'layout editor');
   await page.getByLabel('Publish note').fill('first version');
   await publish(page);
-  await page.getByText('on screens', { exact: true }).waitFor();
+  await page.locator('ul.command-list').getByText('on screens', { exact: true }).waitFor();
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
@@ -95,7 +95,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
   t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
   t.equal(await page.getByRole('button', { name: 'Main', exact: true }).count(), 1, 'the editor shows the restored draft');
-  t.match(await page.locator('hgroup .badge').innerText(), /changes not published yet/, 'and says it differs from what is on screens');
+  t.match(await page.locator('hgroup .badge').innerText(), /Unpublished changes/, 'and says it differs from what is on screens');
   await checkA11y(page, t, 'layout with versions');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.setViewportSize(PHONE);

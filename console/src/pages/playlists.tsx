@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, qs, type Page } from '../api';
 import { formatDuration, type Asset, type Daypart, type Playlist, type PlaylistItem, type PlaylistSummary } from '../types';
+import { DraftBar, HistoryPanel, UnpublishedBadge } from '../ui/publishing';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { confirmAction, showToast } from '../ui/confirm';
 import { PlaylistPlayer } from '../ui/preview';
@@ -54,7 +55,7 @@ export function PlaylistsPage() {
             {(list.data?.items ?? []).map((p) => (
               <tr key={p.id} data-playlist={p.name}>
                 <td>
-                  <a href={`/playlists/${p.id}`}>{p.name}</a>
+                  <a href={`/playlists/${p.id}`}>{p.name}</a> <UnpublishedBadge unpublished={p.unpublishedChanges} />
                 </td>
                 <td>{p.itemCount}</td>
                 <td>{formatTime(p.updatedAt)}</td>
@@ -128,9 +129,11 @@ export function PlaylistDetailPage({ id }: { id: string }) {
       <hgroup>
         <h1>{p.name}</h1>
         <p>
-          {p.items.length} item{p.items.length === 1 ? '' : 's'} · {formatDuration(p.durationMs)} per loop · changed {formatTime(p.updatedAt)}
+          {p.items.length} item{p.items.length === 1 ? '' : 's'} · {formatDuration(p.durationMs)} per loop · changed {formatTime(p.updatedAt)}{' '}
+          <UnpublishedBadge unpublished={p.unpublishedChanges} />
         </p>
       </hgroup>
+      <DraftBar type="playlist" id={id} publication={p.publication} canEdit={canEdit} onDone={() => void playlist.reload()} />
       {atLeast(user, 'publisher') && (
         <p>
           <a href={`/schedules?playlist=${id}`} role="button" class="secondary outline small">
@@ -201,6 +204,7 @@ export function PlaylistDetailPage({ id }: { id: string }) {
       )}
       {canEdit && <AddItems playlistId={id} onAdded={playlist.reload} />}
       {canEdit && <AddWidgetItem playlistId={id} onAdded={playlist.reload} />}
+      <HistoryPanel type="playlist" id={id} refresh={p.publication?.number} onChange={() => void playlist.reload()} />
     </>
   );
 }

@@ -1,3 +1,4 @@
+import { DraftBar, HistoryPanel } from '../ui/publishing';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import type { Group, LayoutSummary, Location, PlaylistSummary, Screen } from '../types';
@@ -33,6 +34,8 @@ export function EditSchedule({ schedule, onDone, ...lists }: FormProps & { sched
         </button>
       </header>
       <ScheduleForm {...lists} schedule={schedule} onSaved={(s) => onDone(s)} />
+      <DraftBar type="schedule" id={schedule.id} publication={schedule.publication} canEdit />
+      <HistoryPanel type="schedule" id={schedule.id} refresh={schedule.publication?.number} />
     </article>
   );
 }

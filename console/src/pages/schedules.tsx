@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, atLeast, type Page } from '../api';
 import type { Group, LayoutSummary, Location, PlaylistSummary, Screen } from '../types';
+import { UnpublishedBadge } from '../ui/publishing';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { confirmAction, showToast } from '../ui/confirm';
 import type { Schedule } from '../types';
@@ -160,7 +161,9 @@ export function SchedulesPage() {
           <tbody>
             {(schedules.data?.items ?? []).map((s) => (
               <tr key={s.id} data-schedule={s.name} class={s.enabled ? undefined : 'disabled'}>
-                <td>{s.name}</td>
+                <td>
+                  {s.name} <UnpublishedBadge unpublished={s.unpublishedChanges} />
+                </td>
                 <td>
                   {s.content.name ?? s.content.type}
                   {s.content.type === 'layout' && <small class="muted"> layout</small>}

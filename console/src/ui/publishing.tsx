@@ -60,10 +60,21 @@ export function SubmitForApproval({ type, id, onDone }: { type: ContentType; id:
     setMessage('');
     onDone?.();
   });
+  const close = () => {
+    setOpen(false);
+    submit.setError(null);
+  };
   if (!approvals) return null;
   return (
     <>
-      <button type="button" class="contrast" onClick={() => (setOpen(true), submit.setError(null))}>
+      <button
+        type="button"
+        class="contrast"
+        onClick={() => {
+          setOpen(true);
+          submit.setError(null);
+        }}
+      >
         Submit for approval
       </button>
       {done && (
@@ -74,11 +85,11 @@ export function SubmitForApproval({ type, id, onDone }: { type: ContentType; id:
           </a>
         </Notice>
       )}
-      {!open && <ErrorNote error={submit.error} />}
-      <Modal open={open} title="Submit for approval" busy={submit.busy} onClose={() => setOpen(false)} testId="submit-dialog">
+      <Modal open={open} title="Submit for approval" busy={submit.busy} onClose={close} testId="submit-dialog">
         <form
           onSubmit={(e) => {
             e.preventDefault();
+            e.stopPropagation();
             void submit.run();
           }}
         >
@@ -92,7 +103,7 @@ export function SubmitForApproval({ type, id, onDone }: { type: ContentType; id:
             <button type="submit" aria-busy={submit.busy} disabled={submit.busy}>
               Submit
             </button>
-            <button type="button" class="secondary outline" disabled={submit.busy} onClick={() => setOpen(false)}>
+            <button type="button" class="secondary outline" disabled={submit.busy} onClick={close}>
               Cancel
             </button>
           </div>
@@ -130,10 +141,11 @@ function useWho() {
   };
 }
 
-export function HistoryPanel({ type, id, onChange }: { type: ContentType; id: string; onChange?: () => void }) {
+/** `refresh`: a value the page changes when it published by itself (the list loads again). */
+export function HistoryPanel({ type, id, onChange, refresh }: { type: ContentType; id: string; onChange?: () => void; refresh?: unknown }) {
   const { user } = useSession();
   const canEdit = atLeast(user, 'editor');
-  const list = useLoad(() => api.get<Page<Publication>>(`content-history/${type}/${id}/publications?limit=50`), [type, id]);
+  const list = useLoad(() => api.get<Page<Publication>>(`content-history/${type}/${id}/publications?limit=50`), [type, id, refresh]);
   const who = useWho();
   const [picked, setPicked] = useState<string[]>([]);
   const [comparing, setComparing] = useState<[string, string] | null>(null);
@@ -148,9 +160,10 @@ export function HistoryPanel({ type, id, onChange }: { type: ContentType; id: st
     onChange?.();
   });
   const rollback = useAction(async (p: Publication) => {
-    const res = await api.post<Submission | Publication>(`content-history/${type}/${id}/publications/${p.id}/rollback`);
-    if ('state' in res) setNotice(`A submission was made to roll back to publication ${p.number}; it is ${submissionWords(res.state)}.`);
-    else setNotice(`Rolled back: publication ${res.number} (the content of publication ${p.number}) is on screens now.`);
+    // 201 { publication } (published at once) or 202 { submission } (approvals on): say which happened.
+    const res = await api.post<{ publication?: Publication; submission?: Submission }>(`content-history/${type}/${id}/publications/${p.id}/rollback`);
+    if (res.submission) setNotice(`A submission was made to roll back to publication ${p.number}; it is ${submissionWords(res.submission.state)}.`);
+    else setNotice(`Rolled back: publication ${res.publication?.number} (the content of publication ${p.number}) is on screens now.`);
     await list.reload();
     onChange?.();
   });
@@ -218,5 +231,31 @@ export function HistoryPanel({ type, id, onChange }: { type: ContentType; id: st
       {notice && <Notice>{notice}</Notice>}
       {comparing && <CompareView type={type} id={id} from={comparing[0]} to={comparing[1]} />}
     </article>
+  );
+}
+
+/**
+ * For pages whose every edit is a write (playlists, schedules, widgets): with approvals on, a
+ * row saying edits are drafts, with Submit for approval; nothing with approvals off (edits publish).
+ */
+export function DraftBar({
+  type,
+  id,
+  publication,
+  canEdit,
+  onDone,
+}: {
+  type: ContentType;
+  id: string;
+  publication: { number: number } | null | undefined;
+  canEdit: boolean;
+  onDone?: () => void;
+}) {
+  if (!useApprovalsRequired() || !canEdit) return null;
+  return (
+    <div class="row draft-bar">
+      <SubmitForApproval type={type} id={id} onDone={onDone} />
+      <DraftNote publication={publication} />
+    </div>
   );
 }

@@ -11,6 +11,7 @@ import { DataZoneView, type Refusal } from './data-zone';
 import { type Content, type DataContent, isData, type Layout, type Revision, type Zone } from './model';
 import { ZoneForm } from './zone-form';
 import { useWidgets } from '../widgets';
+import { DraftNote, HistoryPanel, SubmitForApproval, UnpublishedBadge, useApprovalsRequired } from '../../ui/publishing';
 
 /** The zones whose view the server refused (400 at zones.<i>.content.view), with its words. */
 function refusalsOf(err: unknown, content: Content): Map<number, Refusal> {
@@ -35,7 +36,9 @@ const stripIds = (c: Content): Content => c;
 export function LayoutDetailPage({ id }: { id: string }) {
   const { user } = useSession();
   const canEdit = atLeast(user, 'editor');
-  const canPublish = atLeast(user, 'publisher');
+  const approvals = useApprovalsRequired();
+  // With approvals on the layout's own Publish answers 409: the way to screens is a submission.
+  const canPublish = atLeast(user, 'publisher') && !approvals;
   const layout = useLoad(() => api.get<Layout>(`layouts/${id}`), [id]);
   const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
   const assets = useLoad(() => api.get<Page<Asset>>('assets?limit=500'));
@@ -76,7 +79,13 @@ export function LayoutDetailPage({ id }: { id: string }) {
       const saved = await api.put<Layout>(`layouts/${id}/draft`, stripIds(draft!), { headers: { 'If-Match': String(layout.data!.revision) } });
       ownSave.current = true;
       layout.setData(saved);
-      setNotice('Draft saved.');
+      setNotice(
+        approvals
+          ? saved.publishedRevisionNumber
+            ? `Saved as a draft: screens keep playing publication ${saved.publishedRevisionNumber}.`
+            : 'Saved as a draft: nothing is on screens until it is approved and published.'
+          : 'Draft saved.',
+      );
       setRefusals(new Map());
       return saved;
     } catch (err) {
@@ -180,9 +189,9 @@ export function LayoutDetailPage({ id }: { id: string }) {
           {/* "Draft differs from published" only means something once there is a published version. */}
           {dirty ? (
             <span class="badge warn">unsaved changes</span>
-          ) : l.hasUnpublishedChanges && l.publishedRevisionNumber ? (
-            <span class="badge warn">changes not published yet</span>
-          ) : null}
+          ) : (
+            <UnpublishedBadge unpublished={l.hasUnpublishedChanges && Boolean(l.publishedRevisionNumber)} />
+          )}
         </p>
       </hgroup>
       <div class="layout-editor">
@@ -324,6 +333,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
           <button type="button" disabled={!dirty || save.busy} aria-busy={save.busy} onClick={() => void save.run()}>
             Save draft
           </button>
+          <DraftNote publication={l.publishedRevisionNumber ? { number: l.publishedRevisionNumber } : null} />
           {canPublish && (
             <>
               <input name="note" placeholder="What changed (optional)" aria-label="Publish note" maxLength={500} class="grow" />
@@ -344,6 +354,11 @@ export function LayoutDetailPage({ id }: { id: string }) {
           </button>
         </form>
       )}
+      {canEdit && (
+        <div class="row">
+          <SubmitForApproval type="layout" id={id} onDone={() => void layout.reload()} />
+        </div>
+      )}
       <article aria-labelledby="rev-h">
         <header>
           <h2 id="rev-h">Published versions</h2>
@@ -363,6 +378,15 @@ export function LayoutDetailPage({ id }: { id: string }) {
           {revisions.data && revisions.data.items.length === 0 && <li class="muted">Not published yet.</li>}
         </ul>
       </article>
+      <HistoryPanel
+        type="layout"
+        id={id}
+        refresh={l.publishedRevisionNumber}
+        onChange={() => {
+          void layout.reload();
+          void revisions.reload();
+        }}
+      />
     </>
   );
 }

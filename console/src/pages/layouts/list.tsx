@@ -1,3 +1,4 @@
+import { UnpublishedBadge } from '../../ui/publishing';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, type Page } from '../../api';
 import type { LayoutSummary } from '../../types';
@@ -74,7 +75,7 @@ export function LayoutsPage() {
                 <td>{l.zoneCount}</td>
                 <td>
                   {l.publishedRevisionNumber ? formatTime(l.publishedAt) : <span class="muted">not published yet</span>}
-                  {l.hasUnpublishedChanges && l.publishedRevisionNumber ? <span class="badge warn">changes not published</span> : null}
+                  <UnpublishedBadge unpublished={l.hasUnpublishedChanges && Boolean(l.publishedRevisionNumber)} />
                 </td>
               </tr>
             ))}

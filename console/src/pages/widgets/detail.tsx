@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast } from '../../api';
+import { DraftBar, HistoryPanel, UnpublishedBadge } from '../../ui/publishing';
 import { ErrorNote, formatTime, useAction, useLoad, useSession, useTitle } from '../../ui';
 import { confirmAction, showToast } from '../../ui/confirm';
 import type { Config, Json } from '../data/model';
@@ -62,9 +63,10 @@ export function WidgetPage({ id }: { id: string }) {
         <p data-testid="widget-state">
           {typeName(types.data, w.type)} ·{' '}
           {w.bundle ? `ready for screens since ${formatTime(w.bundle.builtAt)}` : w.errors?.length ? 'does not build (see the preview)' : 'not built yet'} ·
-          changed {formatTime(w.updatedAt)}
+          changed {formatTime(w.updatedAt)} <UnpublishedBadge unpublished={w.unpublishedChanges} />
         </p>
       </hgroup>
+      <DraftBar type="widget" id={id} publication={w.publication} canEdit={canEdit} onDone={() => void widget.reload()} />
       {canEdit && (
         <div class="row">
           <button type="button" class="secondary outline" aria-busy={duplicate.busy} onClick={() => void duplicate.run()}>
@@ -89,6 +91,7 @@ export function WidgetPage({ id }: { id: string }) {
           void widget.reload().then(() => setGeneration((g) => g + 1));
         }}
       />
+      <HistoryPanel type="widget" id={id} refresh={w.publication?.number} onChange={() => void widget.reload().then(() => setGeneration((g) => g + 1))} />
     </>
   );
 }

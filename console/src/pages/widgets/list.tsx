@@ -1,4 +1,5 @@
 import { api, atLeast } from '../../api';
+import { UnpublishedBadge } from '../../ui/publishing';
 import { ErrorNote, formatTime, useLoad, useSession, useTitle } from '../../ui';
 import { useSources } from './binding';
 import { loadTypes, typeName, type Widget } from './model';
@@ -39,7 +40,7 @@ export function WidgetsPage() {
             {(list.data?.items ?? []).map((w) => (
               <tr key={w.id} data-widget={w.name}>
                 <td data-label="Name">
-                  <a href={`/widgets/${w.id}`}>{w.name}</a>
+                  <a href={`/widgets/${w.id}`}>{w.name}</a> <UnpublishedBadge unpublished={w.unpublishedChanges} />
                   {w.errors?.length > 0 && (
                     <>
                       {' '}
