@@ -19,6 +19,13 @@ async function publish(page: Page): Promise<void> {
   await page.getByText('Published; screens showing this layout update now.').waitFor();
 }
 
+/** History's "Restore to draft" on publication `n`, confirmed; waits for the notice. */
+async function restoreToDraft(page: Page, n: number) {
+  await page.getByTestId('history-panel').locator(`[data-publication="${n}"]`).getByRole('button', { name: 'Restore to draft' }).click();
+  await page.locator('dialog.confirm-dialog').getByRole('button', { name: 'Replace the draft' }).click();
+  await page.getByText(`Publication ${n} is the draft again`).waitFor();
+}
+
 t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, conflict, publish, revisions', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
@@ -78,7 +85,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await checkA11y(page, t, 'layout editor');
   await page.getByLabel('Publish note').fill('first version');
   await publish(page);
-  await page.locator('ul.command-list').getByText('on screens', { exact: true }).waitFor();
+  await page.getByTestId('history-panel').locator('[data-publication="1"]').getByText('on screens', { exact: true }).waitFor();
   const published = await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers });
   t.equal(published.body.data.published.zones.length, 2, 'the published layout has the current draft');
   await snap(page, 'layout-published-1280-light');
@@ -88,9 +95,7 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   await page.getByLabel('Zone name').fill('Hero');
   await page.getByLabel('Publish note').fill('hero zone');
   await publish(page);
-  const rev1 = page.locator('ul.command-list li', { hasText: 'version 1' });
-  await rev1.getByRole('button', { name: 'Restore as draft' }).click();
-  await page.getByText(/is the draft again/).waitFor();
+  await restoreToDraft(page, 1);
   const restored = (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
   t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
   t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
@@ -355,8 +360,7 @@ t.test(
 
     // Version 2 published with the fixed view; restoring version 1 puts its view back into the editor.
     await publish(page);
-    await page.locator('ul.command-list li', { hasText: 'version 1' }).getByRole('button', { name: 'Restore as draft' }).click();
-    await page.getByText(/is the draft again/).waitFor();
+    await restoreToDraft(page, 1);
     await views
       .getByTestId('view-summary')
       .getByText(/^2 rows of 3/)

@@ -125,6 +125,14 @@ t.test('layouts: draft pill, submit for approval, history with compare and roll 
 
   // Roll back to publication 1 (approvals off): publishes at once; the screen plays it.
   await history.locator('[data-publication="1"]').getByRole('button', { name: 'Roll back' }).click();
+  // It asks first, saying screens switch; cancelling changes nothing.
+  const ask = op.locator('dialog.confirm-dialog');
+  t.match(await ask.innerText(), /Roll back to publication 1\?[\s\S]*screens playing it switch within seconds/);
+  await ask.getByRole('button', { name: 'Cancel' }).click();
+  await ask.waitFor({ state: 'hidden' });
+  t.same(await w.playing(), { number: 2, width: 700 }, 'cancelled: the screen keeps publication 2');
+  await history.locator('[data-publication="1"]').getByRole('button', { name: 'Roll back' }).click();
+  await ask.getByRole('button', { name: 'Roll back' }).click();
   await history.locator('[role=status], [role=alert]').first().waitFor();
   t.equal(
     await history.locator('[role=status], [role=alert]').first().innerText(),
@@ -140,6 +148,9 @@ t.test('layouts: draft pill, submit for approval, history with compare and roll 
   const eh = page.getByTestId('history-panel');
   await eh.locator('[data-publication="3"]').waitFor();
   await eh.locator('[data-publication="2"]').getByRole('button', { name: 'Roll back' }).click();
+  const askEditor = page.locator('dialog.confirm-dialog');
+  t.match(await askEditor.innerText(), /Approvals are on: this makes a submission/);
+  await askEditor.getByRole('button', { name: 'Submit the roll back' }).click();
   await eh.getByText(/A submission was made to roll back to publication 2; it is pending approval\./).waitFor();
   t.same(await w.playing(), { number: 3, width: 960 }, 'the screen keeps publication 3');
   t.same(errors, [], 'no page errors');

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, atLeast, type Page, type User } from '../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession } from '../ui';
 import { CompareView, type ContentType } from './compare';
+import { confirmAction } from './confirm';
 import { Modal } from './dialogs';
 
 /**
@@ -154,12 +155,31 @@ export function HistoryPanel({ type, id, onChange, refresh }: { type: ContentTyp
     setComparing(null);
     setPicked((p) => (on ? [...p.filter((x) => x !== pid), pid].slice(-2) : p.filter((x) => x !== pid)));
   };
+  const approvals = useApprovalsRequired();
   const restore = useAction(async (p: Publication) => {
+    const yes = await confirmAction({
+      title: `Make publication ${p.number} the draft again?`,
+      body: <p>The draft’s changes that are not published, and any unsaved edits on this page, are replaced. Screens keep playing what they play now.</p>,
+      confirmLabel: 'Replace the draft',
+      danger: true,
+    });
+    if (!yes) return;
     await api.post(`content-history/${type}/${id}/publications/${p.id}/restore-draft`);
     setNotice(`Publication ${p.number} is the draft again; screens keep playing what they play.`);
     onChange?.();
   });
   const rollback = useAction(async (p: Publication) => {
+    const yes = await confirmAction({
+      title: `Roll back to publication ${p.number}?`,
+      body: approvals ? (
+        <p>Approvals are on: this makes a submission that a publisher approves before screens change.</p>
+      ) : (
+        <p>Its content is published again, as a new publication: screens playing it switch within seconds.</p>
+      ),
+      confirmLabel: approvals ? 'Submit the roll back' : 'Roll back',
+      danger: !approvals,
+    });
+    if (!yes) return;
     // 201 { publication } (published at once) or 202 { submission } (approvals on): say which happened.
     const res = await api.post<{ publication?: Publication; submission?: Submission }>(`content-history/${type}/${id}/publications/${p.id}/rollback`);
     if (res.submission) setNotice(`A submission was made to roll back to publication ${p.number}; it is ${submissionWords(res.submission.state)}.`);

@@ -8,7 +8,7 @@ import { LayoutLivePreview, type PreviewZone, usePlaylists, zoneThumbnail } from
 import type { DataSource } from '../data/shared';
 import { Canvas } from './canvas';
 import { DataZoneView, type Refusal } from './data-zone';
-import { type Content, type DataContent, isData, type Layout, type Revision, type Zone } from './model';
+import { type Content, type DataContent, isData, type Layout, type Zone } from './model';
 import { ZoneForm } from './zone-form';
 import { useWidgets } from '../widgets';
 import { DraftNote, HistoryPanel, SubmitForApproval, UnpublishedBadge, useApprovalsRequired } from '../../ui/publishing';
@@ -32,7 +32,7 @@ function refusalsOf(err: unknown, content: Content): Map<number, Refusal> {
 
 const stripIds = (c: Content): Content => c;
 
-/** The editor: canvas with draggable zones, zone properties, save draft, publish, revisions. */
+/** The editor: canvas with draggable zones, zone properties, save draft, publish, history. */
 export function LayoutDetailPage({ id }: { id: string }) {
   const { user } = useSession();
   const canEdit = atLeast(user, 'editor');
@@ -42,7 +42,6 @@ export function LayoutDetailPage({ id }: { id: string }) {
   const layout = useLoad(() => api.get<Layout>(`layouts/${id}`), [id]);
   const playlists = useLoad(() => api.get<Page<PlaylistSummary>>('playlists?limit=500'));
   const assets = useLoad(() => api.get<Page<Asset>>('assets?limit=500'));
-  const revisions = useLoad(() => api.get<Page<Revision>>(`layouts/${id}/revisions?limit=20`), [id]);
   // The sources this user may read (a data zone's choices); a viewer of none gets an empty list.
   const sources = useLoad(() => api.get<Page<DataSource>>('data-sources?limit=500'));
   const widgets = useWidgets();
@@ -116,26 +115,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
     const res = await api.post<Layout>(`layouts/${id}/publish`, { note }, { headers: { 'If-Match': String(revision) } });
     ownSave.current = true;
     layout.setData(res);
-    await revisions.reload();
     setNotice('Published; screens showing this layout update now.');
-  });
-  const restore = useAction(async (rev: Revision) => {
-    if (dirty || layout.data?.hasUnpublishedChanges) {
-      const yes = await confirmAction({
-        title: `Replace the draft with the version of ${formatTime(rev.createdAt)}?`,
-        body: (
-          <p>
-            {dirty ? 'Your unsaved changes are lost' : 'The draft’s changes that are not published are lost'}. Screens keep showing the published version until
-            you publish.
-          </p>
-        ),
-        confirmLabel: 'Replace the draft',
-        danger: true,
-      });
-      if (!yes) return;
-    }
-    layout.setData(await api.post<Layout>(`layouts/${id}/revisions/${rev.id}/restore`));
-    setNotice(`The version of ${formatTime(rev.createdAt)} is the draft again; publish it to put it on screens.`);
   });
   const { route } = useLocation();
   const remove = useAction(async () => {
@@ -319,7 +299,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
           }
         />
       )}
-      <ErrorNote error={save.error ?? publish.error ?? restore.error ?? remove.error} />
+      <ErrorNote error={save.error ?? publish.error ?? remove.error} />
       {notice && <Notice>{notice}</Notice>}
       {canEdit && (
         <form
@@ -359,34 +339,7 @@ export function LayoutDetailPage({ id }: { id: string }) {
           <SubmitForApproval type="layout" id={id} onDone={() => void layout.reload()} />
         </div>
       )}
-      <article aria-labelledby="rev-h">
-        <header>
-          <h2 id="rev-h">Published versions</h2>
-        </header>
-        <ul class="command-list">
-          {(revisions.data?.items ?? []).map((r) => (
-            <li key={r.id}>
-              <strong>Published {formatTime(r.createdAt)}</strong> {r.current && <span class="badge ok">on screens</span>} {r.note && <span>· {r.note}</span>}{' '}
-              <small class="muted">version {r.number}</small>{' '}
-              {canEdit && !r.current && (
-                <button type="button" class="secondary outline small" onClick={() => void restore.run(r)}>
-                  Restore as draft
-                </button>
-              )}
-            </li>
-          ))}
-          {revisions.data && revisions.data.items.length === 0 && <li class="muted">Not published yet.</li>}
-        </ul>
-      </article>
-      <HistoryPanel
-        type="layout"
-        id={id}
-        refresh={l.publishedRevisionNumber}
-        onChange={() => {
-          void layout.reload();
-          void revisions.reload();
-        }}
-      />
+      <HistoryPanel type="layout" id={id} refresh={l.publishedRevisionNumber} onChange={() => void layout.reload()} />
     </>
   );
 }
