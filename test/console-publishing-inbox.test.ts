@@ -8,7 +8,7 @@ import { startApp } from './helpers/harness.js';
 /**
  * The approvals inbox for content and the notification bell (issue 20), in Chromium, against
  * the real server with approvals on. A /play page shows a layout (red background) through a
- * schedule. An editor changes the draft to blue and submits it; a publisher, in the console,
+ * schedule. An editor changes the draft to blue and submits it in the console; a publisher, in the console,
  * sees it in /approvals (and in the nav badge), opens it (the compare names the background,
  * before and after), approves and schedules it ~8 s ahead: the /play page stays red until then
  * and turns blue after. A second submission is sent back for changes (a comment is required):
@@ -59,13 +59,21 @@ t.test('content approvals: compare, approve, schedule (pixels), request changes,
   const colour = async () => dominant(await colourAt(player, 0.6, 0.6));
   await waitUntil('the /play page shows the red layout', async () => (await colour()) === 'red', 20_000);
 
-  // The editor (a browser context, for the bell later) changes the draft and submits it through the API.
+  // The editor (a browser context, for the bell later) changes the draft (through the API: the
+  // colour) and submits it in the console, from the layout's page.
   const editor = await contextAs(app, browser, 'editor');
   const editorCall = as(editor.who);
   const draft = (color: string) => editorCall('PUT', `/api/v1/layouts/${layoutId}/draft`, { background: { color, assetId: null }, zones });
   t.equal((await draft(BLUE)).status, 200, 'draft changed');
-  const sub1 = await editorCall('POST', `/api/v1/content-submissions/layout/${layoutId}`, { message: 'Blue for the winter menu' });
-  t.equal(sub1.status, 201, JSON.stringify(sub1.body));
+  await editor.page.goto(`${app.url}/layouts/${layoutId}`);
+  await editor.page.getByRole('button', { name: 'Submit for approval' }).click();
+  const submitDialog = editor.page.getByTestId('submit-dialog');
+  await submitDialog.getByLabel('Message for the reviewer (optional)').fill('Blue for the winter menu');
+  await submitDialog.getByRole('button', { name: 'Submit', exact: true }).click();
+  await editor.page.getByText('Submitted: pending approval.').waitFor();
+  const pending = (await editorCall('GET', `/api/v1/content-submissions?contentId=${layoutId}`)).body.data.items;
+  t.match(pending, [{ state: 'pending', message: 'Blue for the winter menu', submittedBy: editor.who.user.id }], 'submitted from the console');
+  const sub1 = { body: { data: pending[0] } };
   t.equal(await colour(), 'red', 'a draft and a submission do not reach the screen');
 
   // The publisher sees it in /approvals and in the nav badge.
