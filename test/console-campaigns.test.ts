@@ -103,6 +103,9 @@ t.test('campaigns: create, content and placement, preflight blocks a past window
   await waitUntil('Publish enabled again', async () => !(await publishButton.isDisabled()));
   await page.getByLabel('Release note').fill('first run');
   await publishButton.click();
+  const ask = page.locator('dialog.confirm-dialog');
+  t.match(await ask.innerText(), /Publish “Spring sale”\?[\s\S]*all at once/, 'Publish asks first');
+  await ask.getByRole('button', { name: 'Publish' }).click();
   await page.getByText('Published release 1; its screens update now.').waitFor();
   const release1 = page.locator('[data-testid=releases] li[data-release="1"]');
   await release1.waitFor();
@@ -121,6 +124,8 @@ t.test('campaigns: create, content and placement, preflight blocks a past window
   await save(page);
   t.match(await page.getByTestId('campaign-state').innerText(), /Unpublished changes/, 'the edited draft differs from the release');
   await release1.getByRole('button', { name: 'Restore release 1 to the draft' }).click();
+  t.match(await ask.innerText(), /Make release 1 the draft again\?[\s\S]*not released are lost/, 'restoring over unreleased changes asks first');
+  await ask.getByRole('button', { name: 'Replace the draft' }).click();
   await page.getByText(/Release 1 is the draft again/).waitFor();
   t.same((await call('GET', `/api/v1/campaigns/${id}`)).body.data.draft.show, { type: 'playlist', id: promo }, 'the draft is release 1 again');
   t.equal(await page.getByLabel('Plays').inputValue(), `playlist:${promo}`, 'the editor shows the restored draft');
@@ -157,7 +162,6 @@ t.test('campaigns: create, content and placement, preflight blocks a past window
   await page.setViewportSize(DESKTOP);
   const now = (await call('GET', `/api/v1/campaigns/${id}`)).body.data;
   await call('PATCH', `/api/v1/campaigns/${id}/draft`, { description: 'changed again' }, { 'if-match': `"${now.revision}"` });
-  const ask = page.locator('dialog.confirm-dialog');
   await row.getByRole('button', { name: 'Delete Spring sale' }).click();
   await ask.getByRole('button', { name: 'Delete campaign' }).click();
   t.match(await alertText(page), /Someone else changed this campaign/, 'a stale delete is refused in words');

@@ -102,6 +102,7 @@ export function CampaignPage({ id }: { id: string }) {
         campaign={c}
         seq={releasesSeq}
         canEdit={atLeast(user, 'editor')}
+        unsaved={dirty}
         onRestored={async (next, number) => {
           setNotice(`Release ${number} is the draft again; screens keep the current release until the next one.`);
           await refreshAll(next);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession } from '../../ui';
+import { confirmAction } from '../../ui/confirm';
 import { SubmitForApproval } from '../../ui/publishing';
 import { type Campaign, type CampaignRelease, concerns, type Draft, explain, type Finding, findingWords, type Lists, type Preflight } from './model';
 
@@ -59,6 +60,17 @@ export function PublishPanel({
   const [note, setNote] = useState('');
   const [done, setDone] = useState<string | null>(null);
   const publish = useAction(async () => {
+    const yes = await confirmAction({
+      title: `Publish “${campaign.name}”?`,
+      body: (
+        <p>
+          Its content with unpublished changes is published and its placements are scheduled, all at once: screens it is placed on switch within seconds while
+          its window is open.
+        </p>
+      ),
+      confirmLabel: 'Publish',
+    });
+    if (!yes) return;
     try {
       const r = await api.post<CampaignRelease>(`campaigns/${campaign.id}/publish`, note.trim() ? { note: note.trim() } : {});
       setDone(`Published release ${r.number}; its screens update now.`);
@@ -128,11 +140,13 @@ export function ReleasesPanel({
   campaign,
   seq,
   canEdit,
+  unsaved,
   onRestored,
 }: {
   campaign: Campaign;
   seq: number;
   canEdit: boolean;
+  unsaved: boolean;
   onRestored: (c: Campaign, number: number) => Promise<void>;
 }) {
   const { user } = useSession();
@@ -141,6 +155,15 @@ export function ReleasesPanel({
     if (seq > 0) void releases.reload();
   }, [seq]);
   const restore = useAction(async (r: CampaignRelease) => {
+    if (unsaved || campaign.unpublishedChanges) {
+      const yes = await confirmAction({
+        title: `Make release ${r.number} the draft again?`,
+        body: <p>{unsaved ? 'Your unsaved edits are lost' : 'The draft’s changes that are not released are lost'}. Screens keep the current release.</p>,
+        confirmLabel: 'Replace the draft',
+        danger: true,
+      });
+      if (!yes) return;
+    }
     try {
       const next = await api.post<Campaign>(`campaigns/${campaign.id}/releases/${r.id}/restore`, undefined, {
         headers: { 'if-match': `"${campaign.revision}"` },
