@@ -2,16 +2,7 @@ import type { Db } from '../../platform/db/database.js';
 import { contentRefs, type LayoutContent } from '../content/index.js';
 import { occurrences, scheduleInput, screensOf } from '../schedules/index.js';
 import { approvalsRequired } from '../system/index.js';
-import {
-  approvedDraftRevisions,
-  type CampaignRow,
-  draftOf,
-  mediaOf,
-  missingContent,
-  screensStatus,
-  screensUnseenSince,
-  strongerScheduleCandidates,
-} from './campaigns.repo.js';
+import { approvedDraftRevisions, type CampaignRow, draftOf, mediaOf, missingContent, screensStatus, strongerScheduleCandidates } from './campaigns.repo.js';
 import { itemsOf, missingTargetRefs, targetsOfPlacement } from './campaigns.service.js';
 import { CONTENT_ADAPTERS } from './registry.js';
 
@@ -94,11 +85,16 @@ export async function preflight(db: Db, row: CampaignRow): Promise<{ ok: boolean
   const placed = await Promise.all(draft.placements.map(async (p) => ({ priority: p.priority, screens: await screensOf(db, targetsOfPlacement(p)) })));
   const screens = new Set(placed.flatMap((p) => p.screens));
   if (!screens.size) return { ok: errors.length === 0, errors, warnings };
-  for (const s of await screensUnseenSince(db, [...screens], now - DAY_MS)) {
-    warnings.push({ code: 'target_offline', message: `Screen "${s.name}" has not been seen for more than a day`, screenId: s.id, lastSeenAt: s.last_seen_at });
-  }
   const unknown: string[] = [];
   for (const s of await screensStatus(db, [...screens])) {
+    if (s.last_seen_ms === null || s.last_seen_ms < now - DAY_MS) {
+      warnings.push({
+        code: 'target_offline',
+        message: `Screen "${s.name}" has not been seen for more than a day`,
+        screenId: s.id,
+        lastSeenAt: s.last_seen_at,
+      });
+    }
     const free = freeBytesOf(s.last_status);
     if (free === null) unknown.push(s.name);
     else if (mediaBytes > free) {

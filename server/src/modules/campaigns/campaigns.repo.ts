@@ -162,21 +162,11 @@ export async function mediaOf(db: Db, playlistIds: readonly string[], assetIds: 
   return [...viaPlaylists, ...direct];
 }
 
-/** Of `screenIds`, those not seen since `sinceMs` (or never). */
-export async function screensUnseenSince(db: Db, screenIds: readonly string[], sinceMs: number) {
-  return db
-    .selectFrom('screens')
-    .select(['id', 'name', 'last_seen_at'])
-    .where('id', 'in', [...screenIds])
-    .where((eb) => eb.or([eb('last_seen_ms', 'is', null), eb('last_seen_ms', '<', sinceMs)]))
-    .execute();
-}
-
-/** The screens' names and last status documents (JSON text or null). */
+/** The screens' names, when they were last seen and their last status documents (JSON text or null). */
 export async function screensStatus(db: Db, screenIds: readonly string[]) {
   return db
     .selectFrom('screens')
-    .select(['id', 'name', 'last_status'])
+    .select(['id', 'name', 'last_seen_at', 'last_seen_ms', 'last_status'])
     .where('id', 'in', [...screenIds])
     .orderBy('name')
     .execute();
