@@ -6,6 +6,7 @@ import { dataSourcesModule } from './data-sources/index.js';
 import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
+import { presentationNetworksModule } from './presentation-networks/index.js';
 import { publishingModule } from './publishing/index.js';
 import { provisioningModule } from './provisioning/index.js';
 import { schedulesModule } from './schedules/index.js';
@@ -28,6 +29,7 @@ export const MODULES: readonly PlacardModule[] = [
   dataSourcesModule,
   widgetsModule,
   contentModule,
+  presentationNetworksModule,
   campaignsModule,
   publishingModule,
   demoModule,

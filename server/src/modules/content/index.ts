@@ -25,3 +25,4 @@ export { newItemRow } from './playlists.repo.js';
 export type { NewItem } from './playlists.schemas.js';
 export { layoutPublishable } from './layouts.publishable.js';
 export { playlistDraft, playlistPublishable, playlistSnapshot, type PlaylistSnapshot } from './playlists.publishable.js';
+export { type ManifestNetwork, registerManifestNetwork } from './manifest-network.js';

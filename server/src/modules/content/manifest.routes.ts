@@ -130,6 +130,17 @@ export const ManifestDto = z
       .describe('the widget bundles to cache, next to media (sorted by widgetId)'),
     overlays: z.array(z.unknown()),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
+    presentationNetwork: z
+      .object({
+        id: z.string(),
+        name: z.string(),
+        epoch: z.string().describe('server-clock ISO time every member counts its playlist cycle from'),
+        leaderScreenId: z.string().nullable(),
+        position: z.number().int(),
+        memberCount: z.number().int(),
+      })
+      .nullable()
+      .describe('the network the screen plays in step with: the timeline is the leader’s; item boundaries are (serverNow - epoch) mod cycle'),
   })
   .meta({ id: 'PlayerManifest' });
 

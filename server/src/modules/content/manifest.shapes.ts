@@ -101,6 +101,8 @@ export interface Manifest {
   widgets: ManifestWidget[];
   overlays: unknown[];
   warnings: Warning[];
+  /** The presentation network the screen plays in step with (docs/presentation-networks.md), else null. */
+  presentationNetwork: { id: string; name: string; epoch: string; leaderScreenId: string | null; position: number; memberCount: number } | null;
 }
 
 export const variantUrl = (assetId: string, variantId: string) => `/api/v1/player/assets/${assetId}/variants/${variantId}`;

@@ -11,7 +11,8 @@ import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision } from '../screens/index.js';
-import type { ScreenContext } from './screen-context.js';
+import { type ScreenContext, screenContext } from './screen-context.js';
+import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { ContentLoader } from './playable.js';
@@ -48,11 +49,14 @@ export async function buildManifest(
   nowMs = Date.now(),
   outputs: OutputResolver | null = null,
   widgets: WidgetResolver | null = null,
+  network: ManifestNetwork | null = null,
 ): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
   const loader = new ContentLoader(db);
-  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader });
+  // A network member plays its leader's timeline (its own display size still picks variants).
+  const leader = network?.leaderScreenId && network.leaderScreenId !== screen.id ? await screenContext(db, network.leaderScreenId) : undefined;
+  const resolution = await resolveSubject(db, { kind: 'screen', screen: leader ?? screen }, from, to, { loader });
   const b = new Builder(loader, resolution.timeZone, from, to, outputs, widgets);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
@@ -92,6 +96,16 @@ export async function buildManifest(
     widgets: widgetList,
     overlays: [],
     warnings: b.warnings,
+    presentationNetwork: network
+      ? {
+          id: network.id,
+          name: network.name,
+          epoch: network.epoch,
+          leaderScreenId: network.leaderScreenId,
+          position: network.position,
+          memberCount: network.memberCount,
+        }
+      : null,
   };
   return { manifest, deps: [...b.deps.values()] };
 }
@@ -112,7 +126,8 @@ const MAX_BUILDS = 3;
 export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
   const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const cache = manifestCache(deps);
-  const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}`;
+  const network = await manifestNetworkOf(deps, screen.id);
+  const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${network?.key ?? ''}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
   let built: BuiltManifest;
@@ -125,6 +140,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
       nowMs,
       (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
       (widgetId) => widgetBundleFor(deps, widgetId),
+      network,
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;

@@ -64,9 +64,11 @@ import type {
   IdempotencyKeysTable,
 } from './schema/data-sources.js';
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
+import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
+export type * from './schema/presentation-networks.js';
 export type * from './schema/accounts.js';
 export type * from './schema/screens.js';
 export type * from './schema/content.js';
@@ -134,6 +136,8 @@ export interface Database {
   content_publications: ContentPublicationsTable;
   campaigns: CampaignsTable;
   campaign_releases: CampaignReleasesTable;
+  presentation_networks: PresentationNetworksTable;
+  presentation_network_members: PresentationNetworkMembersTable;
   widget_bundles: WidgetBundlesTable;
   widget_bundle_blobs: WidgetBundleBlobsTable;
   widget_preview_images: WidgetPreviewImagesTable;
