@@ -3,6 +3,7 @@
  * reader is tolerant: unknown fields are ignored, a malformed entry is dropped (and
  * counted in `problems`) rather than stopping playback of the rest.
  */
+import { type NetworkInfo, readNetwork } from './sync.js';
 
 export type ItemKind = 'image' | 'video' | 'website' | 'audio' | 'pdf' | 'widget' | 'unknown';
 
@@ -152,6 +153,8 @@ export interface PlayerManifest {
   widgets: WidgetEntry[];
   overlays: unknown[];
   problems: string[];
+  /** The presentation network this screen plays in step with (sync.ts), else null. */
+  network: NetworkInfo | null;
 }
 
 const obj = (v: unknown): Record<string, any> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : null);
@@ -488,6 +491,7 @@ export function readManifest(raw: unknown): PlayerManifest {
     widgets,
     overlays: Array.isArray(o.overlays) ? o.overlays : [],
     problems,
+    network: readNetwork(o.presentationNetwork),
   };
 }
 

@@ -11,6 +11,8 @@ import { cacheEntries, readManifest, type PlayerManifest } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
 import type { NoiseControl } from './noise-control.js';
 import { type PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
+import { showNetworkTest } from './network-test.js';
+import { ClockSync, readNetworkTest, socketClock } from './sync.js';
 import { closeAction, parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
 import type { PlayerStorage } from './storage.js';
 import type { PlayerView } from './view.js';
@@ -43,7 +45,9 @@ export class PlayerRuntime {
   /** The last 20 new manifests: their revision and what asked for them (diagnostics). */
   readonly manifestFetches: { reasons: string[]; revision: string; at: string }[] = [];
   /** Server time minus local time, from the heartbeat (a screen with a wrong clock still switches on time). */
-  private clockOffsetMs = 0;
+  /** The server clock estimate (sync.ts): heartbeat replies and socket ping/pong samples. */
+  readonly clock = new ClockSync();
+  private socketClock: ReturnType<typeof socketClock> | null = null;
   private readonly startedAt = new Date().toISOString();
   private heartbeatTimer: ReturnType<typeof setTimeout> | null = null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
@@ -65,7 +69,7 @@ export class PlayerRuntime {
 
   constructor(private readonly deps: RuntimeDeps) {}
 
-  readonly now = (): number => Date.now() + this.clockOffsetMs;
+  readonly now = (): number => Date.now() + this.clock.offsetMs;
 
   /** Runs with the stored credential; false when there is none (the caller pairs). */
   start(): boolean {
@@ -99,6 +103,7 @@ export class PlayerRuntime {
 
   private stop(): void {
     this.running = false;
+    this.socketClock?.stop();
     this.deps.noise.stop();
     for (const timer of [this.heartbeatTimer, this.pollTimer, this.refreshTimer, this.socketTimer]) if (timer) clearTimeout(timer);
     if (this.socket) {
@@ -195,7 +200,7 @@ export class PlayerRuntime {
       if (view.noticeText === DISABLED_NOTICE) view.notice(null);
       if (reply.serverTime) {
         const server = Date.parse(reply.serverTime);
-        if (Number.isFinite(server)) this.clockOffsetMs = server + (Date.now() - sentAt) / 2 - Date.now();
+        this.clock.add(sentAt, server, Date.now());
       }
       this.heartbeatEveryMs = heartbeatIntervalMs(reply.heartbeatIntervalSec);
       wait = this.heartbeatEveryMs;
@@ -315,11 +320,16 @@ export class PlayerRuntime {
     ws.onopen = () => {
       this.socketBackoff.reset();
       this.socketConnected = true;
+      this.socketClock?.stop();
+      this.socketClock = socketClock(ws, this.clock);
       void this.checkForNewRelease();
       // Anything missed while disconnected.
       this.schedulePoll(0);
     };
     ws.onmessage = (ev) => {
+      if (this.socketClock?.onMessage(ev.data)) return;
+      const test = readNetworkTest(ev.data);
+      if (test) return showNetworkTest(test, this.now);
       const msg = parseSocketMessage(ev.data);
       if (!msg) return;
       if (msg.type === 'manifest.changed' || msg.type === 'takeover.started' || msg.type === 'takeover.ended') {
@@ -338,6 +348,7 @@ export class PlayerRuntime {
     };
     ws.onclose = (ev) => {
       if (this.socket === ws) this.socket = null;
+      this.socketClock?.stop();
       const wasConnected = this.socketConnected;
       this.socketConnected = false;
       if (!this.running) return;

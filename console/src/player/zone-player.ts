@@ -6,6 +6,7 @@
 import type { MediaCache } from './media-cache.js';
 import { mediaForItem, type MediaEntry, type PlayerManifest, type Playlist, type PlaylistItem } from './manifest.js';
 import { itemDurationMs, PlaylistSequencer } from './schedule.js';
+import { PREPARE_MS, RECHECK_MS, syncedItemAt } from './sync.js';
 import { frameDecision, widgetOf } from './widget-frame.js';
 import { frameLoaded, widgetFrame } from './widget-view.js';
 
@@ -94,6 +95,7 @@ export class ZonePlayer {
   /** Shows the next playable item; when none is, keeps what is on and tries again shortly. */
   async advance(): Promise<void> {
     if (this.stopped) return;
+    if (this.manifest.network) return this.advanceSynced(this.manifest.network.epoch);
     this.generation += 1;
     const gen = this.generation;
     const item = this.sequencer.next(this.ctx.now(), this.manifest.timeZone, this.ready);
@@ -132,6 +134,40 @@ export class ZonePlayer {
       });
     }
     this.schedule(itemDurationMs(item));
+  }
+
+  /**
+   * A presentation network member (sync.ts): the item the shared epoch puts on now, or the
+   * next one prepared ahead and shown at its boundary on the server clock.
+   */
+  private async advanceSynced(epoch: number): Promise<void> {
+    const gen = ++this.generation;
+    const zone = this.manifest.timeZone;
+    const now = this.ctx.now();
+    const slot = syncedItemAt(this.playlist.items, epoch, now, zone);
+    if (!slot) {
+      this.clear();
+      return this.schedule(RETRY_MS);
+    }
+    const target = slot.endsAt - now <= PREPARE_MS ? (syncedItemAt(this.playlist.items, epoch, slot.endsAt, zone) ?? slot) : slot;
+    const recheck = () => this.schedule(Math.max(20, Math.min(RECHECK_MS, target.endsAt - PREPARE_MS - this.ctx.now())));
+    if (this.current?.item.id === target.item.id) return recheck();
+    if (!this.ready(target.item)) return this.schedule(Math.min(RETRY_MS, Math.max(20, target.endsAt - PREPARE_MS - now)));
+    let layer: HTMLElement | null = null;
+    try {
+      layer = await this.build(target.item);
+    } catch (err) {
+      this.ctx.log(`Item ${target.item.id} could not be shown: ${(err as Error).message}`);
+    }
+    const wait = target.startsAt - this.ctx.now();
+    if (layer && wait > 0) await delay(wait);
+    if (this.stopped || gen !== this.generation) {
+      layer?.remove();
+      return;
+    }
+    if (!layer) return this.schedule(RETRY_MS);
+    this.show(target.item, layer);
+    recheck();
   }
 
   /**
