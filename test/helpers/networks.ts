@@ -18,8 +18,10 @@ import { settledAsset, uploadAsset } from './media.js';
 import { samplePng } from './sample-media.js';
 
 export interface Shown {
-  /** ms since 1970 (performance.timeOrigin + the frame's timestamp). */
+  /** ms since 1970 (performance.timeOrigin + the timestamp of the frame after the layer became visible). */
   at: number;
+  /** ms since 1970 when the player made the layer visible (the class change itself). */
+  set: number;
   itemId: string;
 }
 
@@ -40,13 +42,14 @@ const RECORDER = `(() => {
       if (!(el instanceof HTMLElement) || !el.classList.contains('pl-layer') || !el.classList.contains('pl-visible')) continue;
       if ((m.oldValue || '').includes('pl-visible')) continue;
       const itemId = el.dataset.itemId || '';
-      requestAnimationFrame((ts) => log.push({ at: performance.timeOrigin + ts, itemId }));
+      const set = performance.timeOrigin + performance.now();
+      requestAnimationFrame((ts) => log.push({ at: performance.timeOrigin + ts, set, itemId }));
     }
   }).observe(document, { subtree: true, attributes: true, attributeFilter: ['class'], attributeOldValue: true });
 })();`;
 
 export async function shownLog(page: Page): Promise<Shown[]> {
-  return page.evaluate(() => (window as unknown as { __shown: Shown[] }).__shown.slice());
+  return page.evaluate(() => (globalThis as unknown as { __shown: Shown[] }).__shown.slice());
 }
 
 export interface SyncedPair {
@@ -58,7 +61,17 @@ export interface SyncedPair {
 }
 
 /** Two paired /play pages in one network, the leader's playlist of `colours` images of `itemMs` each, playing. */
-export async function syncedPair(t: Test, app: TestApp, browser: Browser, options: { itemMs: number; colours?: number }): Promise<SyncedPair> {
+/**
+ * `network: false` (benchmark baseline): both screens are assigned the playlist, the second
+ * 400 ms after the first, and each plays it on its own. `clockSkewMs`: the second page's
+ * Date.now() runs that far ahead of the machine's clock (a player whose clock is off).
+ */
+export async function syncedPair(
+  t: Test,
+  app: TestApp,
+  browser: Browser,
+  options: { itemMs: number; colours?: number; network?: boolean; clockSkewMs?: number },
+): Promise<SyncedPair> {
   const owner = await signIn(app);
   const call = async (method: string, p: string, json?: unknown) => {
     const res = await app.json(p, { method, headers: owner.headers, ...(json !== undefined ? { json } : {}) });
@@ -80,17 +93,23 @@ export async function syncedPair(t: Test, app: TestApp, browser: Browser, option
     const ctx = await browser.newContext({ viewport: { width: 480, height: 270 } });
     t.teardown(() => ctx.close());
     await ctx.addInitScript(RECORDER);
+    if (name === 'Right' && options.clockSkewMs)
+      await ctx.addInitScript(`(() => { const real = Date.now.bind(Date); Date.now = () => real() + ${Number(options.clockSkewMs)}; })();`);
     const page = await ctx.newPage();
     await page.goto(`${app.url}/play`);
     screenIds.push(await pairPlayPage(app, owner, page, name));
     pages.push(page);
   }
-  const net = await call('POST', '/api/v1/presentation-networks', { name: 'Row', screenIds });
+  const net = options.network === false ? { id: '' } : await call('POST', '/api/v1/presentation-networks', { name: 'Row', screenIds });
   const playlist = await call('POST', '/api/v1/playlists', {
     name: 'Colours',
     items: assets.map((assetId) => ({ assetId, durationMs: options.itemMs, transition: { type: 'none', durationMs: 0 } })),
   });
   await call('PUT', `/api/v1/screens/${screenIds[0]}/playlist-assignment`, { playlistId: playlist.id });
+  if (options.network === false) {
+    await new Promise((r) => setTimeout(r, 400));
+    await call('PUT', `/api/v1/screens/${screenIds[1]}/playlist-assignment`, { playlistId: playlist.id });
+  }
   const itemIds: string[] = playlist.items.map((i: { id: string }) => i.id);
   // Both pages play the leader's items (every image cached) before anything is measured.
   for (const page of pages)
@@ -113,13 +132,13 @@ export function itemAt(log: readonly Shown[], at: number): string | null {
  * The skew of each transition of `a` (after `from`): the distance to the same item's
  * appearance on `b` nearest to it (ms).
  */
-export function skews(a: readonly Shown[], b: readonly Shown[], from: number): number[] {
+export function skews(a: readonly Shown[], b: readonly Shown[], from: number, key: 'at' | 'set' = 'at'): number[] {
   const out: number[] = [];
   for (const s of a) {
-    if (s.at < from) continue;
+    if (s[key] < from) continue;
     const same = b.filter((x) => x.itemId === s.itemId);
     if (same.length === 0) continue;
-    out.push(Math.min(...same.map((x) => Math.abs(x.at - s.at))));
+    out.push(Math.min(...same.map((x) => Math.abs(x[key] - s[key]))));
   }
   return out;
 }

@@ -52,6 +52,8 @@ const debug = {
   get heartbeats() {
     return runtime.heartbeats;
   },
+  /** The server clock estimate (sync.ts). */
+  clock: () => ({ offsetMs: runtime.clock.offsetMs, roundTripMs: runtime.clock.roundTripMs }),
   get manifestRevision() {
     return runtime.manifestRevision;
   },
