@@ -65,6 +65,7 @@ import type {
 } from './schema/data-sources.js';
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -75,6 +76,7 @@ export type * from './schema/data-sources.js';
 export type * from './schema/widgets.js';
 export type * from './schema/publications.js';
 export type * from './schema/publishing.js';
+export type * from './schema/weather-alerts.js';
 
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
@@ -140,4 +142,8 @@ export interface Database {
   content_submissions: ContentSubmissionsTable;
   content_submission_events: ContentSubmissionEventsTable;
   notifications: NotificationsTable;
+  weather_monitor: WeatherMonitorTable;
+  weather_alerts: WeatherAlertsTable;
+  weather_rules: WeatherRulesTable;
+  weather_alert_actions: WeatherAlertActionsTable;
 }
