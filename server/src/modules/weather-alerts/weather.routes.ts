@@ -7,6 +7,13 @@ import { created, defineRoute, noContent, ok, uuidParam as Uuid } from '../../pl
 import { MIN_POLL_SEC, decide, poll, reconcileNow } from './weather.service.js';
 import {
   actionRowsOf,
+  deleteRule,
+  existingIds,
+  insertMonitor,
+  insertRule,
+  updateMonitor,
+  updateRule,
+  userLabel,
   type AlertRow,
   monitorRow,
   type MonitorRow,
@@ -246,8 +253,7 @@ async function alertDtos(db: Db, rows: AlertRow[]) {
 /** Target ids that name nothing: 400 invalid_reference. */
 async function checkTargets(db: Db, t: z.output<typeof TargetsInput>) {
   const refs: Reference[] = [];
-  const known = async (table: 'screens' | 'screen_groups' | 'locations', ids: string[] | undefined) =>
-    ids?.length ? new Set((await db.selectFrom(table).select('id').where('id', 'in', ids).execute()).map((r) => r.id)) : new Set<string>();
+  const known = (table: 'screens' | 'screen_groups' | 'locations', ids: string[]) => existingIds(db, table, ids);
   const check = async (field: 'screenIds' | 'groupIds' | 'locationIds', table: 'screens' | 'screen_groups' | 'locations') => {
     const ids = t[field] ?? [];
     for (const r of unknownIdsIn(field, ids, await known(table, ids), `No such ${table === 'screen_groups' ? 'group' : table.slice(0, -1)}`))
@@ -352,17 +358,8 @@ export const weatherRoutes = [
       // A changed zone list reads the document again (the last one may hold alerts for the new zones).
       const zonesChanged = old && old.zones !== values.zones ? { etag: null, last_modified: null, body_sha256: null } : {};
       const next = { next_poll_at: body.enabled ? at : null };
-      if (old)
-        await db
-          .updateTable('weather_monitor')
-          .set({ ...values, ...reset, ...zonesChanged, ...next })
-          .where('id', '=', 1)
-          .execute();
-      else
-        await db
-          .insertInto('weather_monitor')
-          .values({ id: 1, ...values, ...next, zones_seen: '[]', consecutive_failures: 0 })
-          .execute();
+      if (old) await updateMonitor(db, { ...values, ...reset, ...zonesChanged, ...next });
+      else await insertMonitor(db, { id: 1, ...values, ...next, zones_seen: '[]', consecutive_failures: 0 });
       return ok(monitorDto(await monitorRow(db)));
     },
   }),
@@ -394,8 +391,7 @@ export const weatherRoutes = [
       const p = auth as SessionPrincipal;
       let decided: Awaited<ReturnType<typeof decide>> | null = null;
       if (body.confirm.length || body.dismiss.length) {
-        const user = await ctx.deps.db.selectFrom('users').select(['display_name', 'email']).where('id', '=', p.userId).executeTakeFirst();
-        decided = await decide(ctx.deps, { id: p.userId, label: user?.display_name || user?.email || 'a user' }, body.confirm, body.dismiss);
+        decided = await decide(ctx.deps, { id: p.userId, label: await userLabel(ctx.deps.db, p.userId) }, body.confirm, body.dismiss);
       }
       const polled = body.fetch
         ? await poll(ctx.deps, true)
@@ -429,10 +425,7 @@ export const weatherRoutes = [
       await checkTargets(db, body.targets);
       const id = newId();
       const at = nowIso();
-      await db
-        .insertInto('weather_rules')
-        .values({ id, ...ruleValues(body), created_at: at, updated_at: at })
-        .execute();
+      await insertRule(db, { id, ...ruleValues(body), created_at: at, updated_at: at });
       await reconcileNow(ctx.deps);
       return created(ruleDto((await ruleRow(db, id))!));
     },
@@ -454,11 +447,7 @@ export const weatherRoutes = [
       const { db } = ctx.deps;
       if (!(await ruleRow(db, params.id))) throw notFound('Rule');
       await checkTargets(db, body.targets);
-      await db
-        .updateTable('weather_rules')
-        .set({ ...ruleValues(body), updated_at: nowIso() })
-        .where('id', '=', params.id)
-        .execute();
+      await updateRule(db, params.id, { ...ruleValues(body), updated_at: nowIso() });
       await reconcileNow(ctx.deps);
       return ok(ruleDto((await ruleRow(db, params.id))!));
     },
@@ -474,8 +463,7 @@ export const weatherRoutes = [
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx, { params }) => {
       const { db } = ctx.deps;
-      const gone = await db.deleteFrom('weather_rules').where('id', '=', params.id).executeTakeFirst();
-      if (!gone.numDeletedRows) throw notFound('Rule');
+      if (!(await deleteRule(db, params.id))) throw notFound('Rule');
       await reconcileNow(ctx.deps);
       return noContent();
     },

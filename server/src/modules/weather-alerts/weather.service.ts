@@ -7,10 +7,24 @@ import { OutboundError, safeFetch } from '../../platform/http/outbound.js';
 import { fetchPolicy } from '../media/index.js';
 import { type FeedFormat, FeedParseError, type ParsedAlert, type ParsedFeed, parseFeed } from './parse.js';
 import { takeoverPort } from './takeover-port.js';
+import type { Db } from '../../platform/db/database.js';
 import {
   type ActionRow,
   type AlertRow,
+  actionOf,
+  actionRuleIds,
   activeAlertRows,
+  alertByIdentifier,
+  alertRow,
+  alertsByIdentifiers,
+  carriedConfirmation,
+  endActiveAlert,
+  insertAction,
+  insertAlert,
+  openActionRows,
+  ruleRow,
+  updateAction,
+  updateMonitor,
   alertZones,
   monitorRow,
   type MonitorRow,
@@ -153,7 +167,7 @@ export function poll(deps: AppDeps, force: boolean): Promise<{ outcome: PollOutc
     let outcome: PollOutcome = fetched.kind;
     let error: string | null = null;
     await deps.db.transaction().execute(async (trx) => {
-      const now = await trx.selectFrom('weather_monitor').select(['updated_at']).where('id', '=', 1).executeTakeFirst();
+      const now = await monitorRow(trx);
       if (now?.updated_at !== m.updated_at) {
         outcome = 'skipped'; // the settings changed while we fetched: the answer belongs to the old feed
         return;
@@ -161,17 +175,13 @@ export function poll(deps: AppDeps, force: boolean): Promise<{ outcome: PollOutc
       if (fetched.kind === 'failed') {
         const failures = m.consecutive_failures + 1;
         error = fetched.error;
-        await trx
-          .updateTable('weather_monitor')
-          .set({
-            consecutive_failures: failures,
-            last_poll_at: at,
-            last_error: fetched.error.slice(0, 2000),
-            last_error_code: fetched.code,
-            next_poll_at: nowIso(Date.now() + nextPollDelaySec(m.poll_interval_sec, failures) * 1000),
-          })
-          .where('id', '=', 1)
-          .execute();
+        await updateMonitor(trx, {
+          consecutive_failures: failures,
+          last_poll_at: at,
+          last_error: fetched.error.slice(0, 2000),
+          last_error_code: fetched.code,
+          next_poll_at: nowIso(Date.now() + nextPollDelaySec(m.poll_interval_sec, failures) * 1000),
+        });
         return;
       }
       const success = {
@@ -183,21 +193,17 @@ export function poll(deps: AppDeps, force: boolean): Promise<{ outcome: PollOutc
         next_poll_at: nowIso(Date.now() + nextPollDelaySec(m.poll_interval_sec, 0) * 1000),
       };
       if (fetched.kind === 'unchanged') {
-        await trx.updateTable('weather_monitor').set(success).where('id', '=', 1).execute();
+        await updateMonitor(trx, success);
         return;
       }
-      await applyAlerts(trx as unknown as AppDeps['db'], fetched.feed.alerts, parseJson<string[]>(m.zones, []), at, changes);
-      await trx
-        .updateTable('weather_monitor')
-        .set({
-          ...success,
-          etag: fetched.etag,
-          last_modified: fetched.lastModified,
-          body_sha256: fetched.sha,
-          zones_seen: JSON.stringify(fetched.feed.zones.slice(0, 5000)),
-        })
-        .where('id', '=', 1)
-        .execute();
+      await applyAlerts(trx, fetched.feed.alerts, parseJson<string[]>(m.zones, []), at, changes);
+      await updateMonitor(trx, {
+        ...success,
+        etag: fetched.etag,
+        last_modified: fetched.lastModified,
+        body_sha256: fetched.sha,
+        zones_seen: JSON.stringify(fetched.feed.zones.slice(0, 5000)),
+      });
     });
     await expire(deps, changes);
     await reconcile(deps, changes);
@@ -206,59 +212,51 @@ export function poll(deps: AppDeps, force: boolean): Promise<{ outcome: PollOutc
 }
 
 /** New alerts inserted (deduplicated by identifier); Update and Cancel applied to the alerts they reference. */
-async function applyAlerts(db: AppDeps['db'], alerts: ParsedAlert[], watched: string[], at: string, changes: Changes): Promise<void> {
+async function applyAlerts(db: Db, alerts: ParsedAlert[], watched: string[], at: string, changes: Changes): Promise<void> {
   const watchedSet = new Set(watched.map((z) => z.toUpperCase()));
   const inZones = (a: ParsedAlert) => watchedSet.size === 0 || a.zones.some((z) => watchedSet.has(z.toUpperCase()));
   // Oldest first, so an update applies after what it updates.
   const ordered = [...alerts].sort((a, b) => (a.sent ?? '').localeCompare(b.sent ?? ''));
   for (const a of ordered) {
-    const known = await db.selectFrom('weather_alerts').select('id').where('identifier', '=', a.identifier).executeTakeFirst();
-    if (known) continue;
-    const referenced = a.references.length ? await db.selectFrom('weather_alerts').selectAll().where('identifier', 'in', a.references).execute() : [];
+    if (await alertByIdentifier(db, a.identifier)) continue;
+    const referenced = await alertsByIdentifiers(db, a.references);
     // Outside the watched zones: ignored, unless it updates or cancels an alert we keep.
     if (!inZones(a) && referenced.length === 0) continue;
     const id = newId();
     const end = alertEnd(a);
     const state = a.msgType === 'Cancel' ? 'cancel' : end && end <= at ? 'expired' : 'active';
-    await db
-      .insertInto('weather_alerts')
-      .values({
-        id,
-        identifier: a.identifier,
-        sender: a.sender,
-        sender_name: a.senderName,
-        msg_type: a.msgType,
-        event: a.event,
-        severity: a.severity,
-        urgency: a.urgency,
-        certainty: a.certainty,
-        headline: a.headline,
-        description: a.description,
-        instruction: a.instruction,
-        sent: a.sent,
-        effective: a.effective,
-        expires: a.expires,
-        ends: a.ends,
-        area_desc: a.areaDesc,
-        zones: JSON.stringify(a.zones),
-        refs: JSON.stringify(a.references),
-        state,
-        superseded_by: null,
-        first_seen_at: at,
-        updated_at: at,
-        ended_at: state === 'active' ? null : at,
-      })
-      .execute();
+    await insertAlert(db, {
+      id,
+      identifier: a.identifier,
+      sender: a.sender,
+      sender_name: a.senderName,
+      msg_type: a.msgType,
+      event: a.event,
+      severity: a.severity,
+      urgency: a.urgency,
+      certainty: a.certainty,
+      headline: a.headline,
+      description: a.description,
+      instruction: a.instruction,
+      sent: a.sent,
+      effective: a.effective,
+      expires: a.expires,
+      ends: a.ends,
+      area_desc: a.areaDesc,
+      zones: JSON.stringify(a.zones),
+      refs: JSON.stringify(a.references),
+      state,
+      superseded_by: null,
+      first_seen_at: at,
+      updated_at: at,
+      ended_at: state === 'active' ? null : at,
+    });
     if (state !== 'cancel')
       changes.alerts.push({ alertId: id, identifier: a.identifier, change: state === 'expired' ? 'expired' : a.msgType === 'Update' ? 'updated' : 'new' });
     for (const old of referenced) {
       if (old.state !== 'active') continue;
       const cancelled = a.msgType === 'Cancel';
-      await db
-        .updateTable('weather_alerts')
-        .set({ state: cancelled ? 'cancelled' : 'superseded', superseded_by: cancelled ? null : id, updated_at: at, ended_at: at })
-        .where('id', '=', old.id)
-        .execute();
+      await endActiveAlert(db, old.id, { state: cancelled ? 'cancelled' : 'superseded', superseded_by: cancelled ? null : id, updated_at: at, ended_at: at });
       changes.alerts.push({ alertId: old.id, identifier: old.identifier, change: cancelled ? 'cancelled' : 'superseded' });
     }
   }
@@ -270,12 +268,7 @@ async function expire(deps: AppDeps, changes: Changes): Promise<void> {
   for (const a of await activeAlertRows(deps.db)) {
     const end = alertEnd(a);
     if (!end || end > at) continue;
-    await deps.db
-      .updateTable('weather_alerts')
-      .set({ state: 'expired', updated_at: at, ended_at: at })
-      .where('id', '=', a.id)
-      .where('state', '=', 'active')
-      .execute();
+    if (!(await endActiveAlert(deps.db, a.id, { state: 'expired', updated_at: at, ended_at: at }))) continue;
     changes.alerts.push({ alertId: a.id, identifier: a.identifier, change: 'expired' });
   }
 }
@@ -296,13 +289,7 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
   const port = takeoverPort(deps);
   const rules = await ruleRows(db);
   const ruleIds = new Set(rules.map((r) => r.id));
-  const open = await db
-    .selectFrom('weather_alert_actions as x')
-    .innerJoin('weather_alerts as a', 'a.id', 'x.alert_id')
-    .selectAll('x')
-    .select(['a.state as alert_state'])
-    .where('x.state', 'in', ['active', 'pending_confirmation'])
-    .execute();
+  const open = await openActionRows(db);
   for (const x of open) {
     const why =
       x.alert_state !== 'active'
@@ -313,58 +300,51 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
     if (!why) continue;
     const at = nowIso();
     if (x.state === 'pending_confirmation') {
-      await db
-        .updateTable('weather_alert_actions')
-        .set({ state: 'ended', ended_at: at, end_reason: `${why} before anyone confirmed it` })
-        .where('id', '=', x.id)
-        .execute();
+      await updateAction(db, x.id, { state: 'ended', ended_at: at, end_reason: `${why} before anyone confirmed it` });
       continue;
     }
     try {
       if (x.takeover_id) await port.end(x.takeover_id, why);
-      await db.updateTable('weather_alert_actions').set({ state: 'ended', ended_at: nowIso(), end_reason: why, error: null }).where('id', '=', x.id).execute();
+      await updateAction(db, x.id, { state: 'ended', ended_at: nowIso(), end_reason: why, error: null });
       if (x.takeover_id) changes.ended.push({ alertId: x.alert_id, ruleId: x.rule_id, takeoverId: x.takeover_id, reason: why });
     } catch (err) {
       // Kept active: the next tick tries to end it again.
       deps.logger.warn({ err, actionId: x.id }, 'weather alert takeover could not be ended');
-      await db
-        .updateTable('weather_alert_actions')
-        .set({ error: `Ending the takeover failed: ${(err as Error).message}`.slice(0, 1000) })
-        .where('id', '=', x.id)
-        .execute();
+      await updateAction(db, x.id, { error: `Ending the takeover failed: ${(err as Error).message}`.slice(0, 1000) });
     }
   }
   if (rules.length === 0) return;
   for (const alert of await activeAlertRows(db)) {
-    const done = new Set((await db.selectFrom('weather_alert_actions').select('rule_id').where('alert_id', '=', alert.id).execute()).map((r) => r.rule_id));
+    const done = await actionRuleIds(db, alert.id);
     for (const rule of rules) {
       if (done.has(rule.id) || !ruleMatches(rule, alert)) continue;
       let confirmation: Pick<ActionRow, 'confirmed_by' | 'confirmed_at'> | null = null;
       if (rule.require_confirmation) {
         // An update of an alert someone confirmed under this rule needs no second confirmation.
-        confirmation =
-          (await db
-            .selectFrom('weather_alert_actions as x')
-            .innerJoin('weather_alerts as a', 'a.id', 'x.alert_id')
-            .select(['x.confirmed_by', 'x.confirmed_at'])
-            .where('a.superseded_by', '=', alert.id)
-            .where('x.rule_id', '=', rule.id)
-            .where('x.confirmed_at', 'is not', null)
-            .executeTakeFirst()) ?? null;
+        confirmation = (await carriedConfirmation(db, alert.id, rule.id)) ?? null;
         if (!confirmation) {
-          await db
-            .insertInto('weather_alert_actions')
-            .values({ id: newId(), alert_id: alert.id, rule_id: rule.id, rule_name: rule.name, state: 'pending_confirmation', created_at: nowIso() })
-            .execute();
+          await insertAction(db, {
+            id: newId(),
+            alert_id: alert.id,
+            rule_id: rule.id,
+            rule_name: rule.name,
+            state: 'pending_confirmation',
+            created_at: nowIso(),
+          });
           changes.pendingConfirmation.push({ alertId: alert.id, ruleId: rule.id });
           continue;
         }
       }
       const actionId = newId();
-      await db
-        .insertInto('weather_alert_actions')
-        .values({ id: actionId, alert_id: alert.id, rule_id: rule.id, rule_name: rule.name, state: 'starting', created_at: nowIso(), ...(confirmation ?? {}) })
-        .execute();
+      await insertAction(db, {
+        id: actionId,
+        alert_id: alert.id,
+        rule_id: rule.id,
+        rule_name: rule.name,
+        state: 'starting',
+        created_at: nowIso(),
+        ...(confirmation ?? {}),
+      });
       await startFor(deps, actionId, alert, rule, AUTOMATIC, changes);
     }
   }
@@ -383,16 +363,12 @@ async function startFor(deps: AppDeps, actionId: string, alert: AlertRow, rule: 
       actor,
       { kind: 'weather-alert', alertId: alert.id, ruleId: rule.id },
     );
-    await deps.db
-      .updateTable('weather_alert_actions')
-      .set({ state: 'active', takeover_id: t.id, started_at: nowIso(), error: null })
-      .where('id', '=', actionId)
-      .execute();
+    await updateAction(deps.db, actionId, { state: 'active', takeover_id: t.id, started_at: nowIso(), error: null });
     changes.started.push({ alertId: alert.id, ruleId: rule.id, takeoverId: t.id });
   } catch (err) {
     const error = `Starting the takeover failed: ${(err as Error).message}`.slice(0, 1000);
     deps.logger.warn({ err, actionId }, 'weather alert takeover could not be started');
-    await deps.db.updateTable('weather_alert_actions').set({ state: 'failed', error, ended_at: nowIso() }).where('id', '=', actionId).execute();
+    await updateAction(deps.db, actionId, { state: 'failed', error, ended_at: nowIso() });
     changes.failed.push({ alertId: alert.id, ruleId: rule.id, error });
   }
 }
@@ -430,13 +406,8 @@ export function decide(deps: AppDeps, user: { id: string; label: string }, confi
     const seen = new Set<string>();
     for (const d of all) {
       const key = `${d.alertId}/${d.ruleId}`;
-      const action = await deps.db
-        .selectFrom('weather_alert_actions')
-        .selectAll()
-        .where('alert_id', '=', d.alertId)
-        .where('rule_id', '=', d.ruleId)
-        .executeTakeFirst();
-      if (!action || action.state !== 'pending_confirmation' || seen.has(key)) problems.push({ alertId: d.alertId, ruleId: d.ruleId });
+      const action = await actionOf(deps.db, d.alertId, d.ruleId);
+      if (action?.state !== 'pending_confirmation' || seen.has(key)) problems.push({ alertId: d.alertId, ruleId: d.ruleId });
       else rows.push({ d, action });
       seen.add(key);
     }
@@ -445,20 +416,19 @@ export function decide(deps: AppDeps, user: { id: string; label: string }, confi
     for (const { d, action } of rows) {
       const at = nowIso();
       if (!d.confirm) {
-        await deps.db
-          .updateTable('weather_alert_actions')
-          .set({ state: 'dismissed', confirmed_by: user.id, confirmed_at: at, ended_at: at, end_reason: `Dismissed by ${user.label}` })
-          .where('id', '=', action.id)
-          .execute();
+        await updateAction(deps.db, action.id, {
+          state: 'dismissed',
+          confirmed_by: user.id,
+          confirmed_at: at,
+          ended_at: at,
+          end_reason: `Dismissed by ${user.label}`,
+        });
         continue;
       }
-      const alert = await deps.db.selectFrom('weather_alerts').selectAll().where('id', '=', action.alert_id).executeTakeFirstOrThrow();
-      const rule = await deps.db.selectFrom('weather_rules').selectAll().where('id', '=', action.rule_id).executeTakeFirstOrThrow();
-      await deps.db
-        .updateTable('weather_alert_actions')
-        .set({ state: 'starting', confirmed_by: user.id, confirmed_at: at })
-        .where('id', '=', action.id)
-        .execute();
+      const alert = await alertRow(deps.db, action.alert_id);
+      const rule = await ruleRow(deps.db, action.rule_id);
+      if (!alert || !rule) continue; // gone meanwhile: reconcile ended the action
+      await updateAction(deps.db, action.id, { state: 'starting', confirmed_by: user.id, confirmed_at: at });
       await startFor(deps, action.id, alert, rule, { userId: user.id, label: user.label }, changes);
     }
     return changes;
