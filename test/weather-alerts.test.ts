@@ -546,3 +546,39 @@ t.test('roles and bad input answer the error envelope', async (t) => {
   const admin = await signIn(app, { role: 'admin' });
   t.equal((await as(admin, 'PUT', '/api/v1/alerts/weather/monitor', good)).status, 200);
 });
+
+t.test('the tick polls when the stored schedule says so, and not before; a document over the size cap is refused', async (t) => {
+  const { app, call, calls } = await setup(t);
+  const now = Date.now();
+  const iso = (min: number) => new Date(now + min * 60_000).toISOString();
+  const feed = await fakeFeed(t, {
+    '/a': served(GEOJSON, () => nwsGeoJson([{ id: 'urn:tick', event: 'Blizzard Warning', severity: 'Minor', sent: iso(-1), expires: iso(60) }])),
+  });
+  await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/a`, 'nws-geojson'));
+  await call('POST', '/api/v1/alerts/weather/rules', { name: 'All', match: {}, targets: everywhere });
+  // The PUT made a poll due: the tick (the periodic task main.ts starts) polls.
+  await app.deps.periodic.runNow('weather-alerts.tick');
+  t.equal(feed.requests.length, 1);
+  t.equal(calls.started.length, 1);
+  t.equal(calls.started[0]!.input.message.severity, 'info', 'Minor is info');
+  const state = (await call('GET', '/api/v1/alerts/weather')).body.data.monitor.state;
+  const next = Date.parse(state.nextPollAt) - Date.parse(state.lastPollAt);
+  t.ok(next >= 60_000 && next <= 67_000, 'next poll: the interval plus at most 10% jitter (and the poll’s own milliseconds)');
+  await app.deps.periodic.runNow('weather-alerts.tick');
+  t.equal(feed.requests.length, 1, 'not due yet: no fetch');
+  // The schedule is in the database: making it due there is what a restart after the interval sees.
+  await app.deps.db
+    .updateTable('weather_monitor')
+    .set({ next_poll_at: iso(-1) })
+    .execute();
+  await app.deps.periodic.runNow('weather-alerts.tick');
+  t.equal(feed.requests.length, 2);
+
+  feed.routes.set('/a', (_q, s) => {
+    s.writeHead(200, { 'content-type': GEOJSON });
+    s.end(Buffer.alloc(6 * 1024 * 1024, 32));
+  });
+  const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
+  t.match(polled.body.data, { outcome: 'failed', error: /larger than 5 MB/ });
+  t.equal(calls.ended.length, 0);
+});
