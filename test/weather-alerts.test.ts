@@ -582,3 +582,40 @@ t.test('the tick polls when the stored schedule says so, and not before; a docum
   t.match(polled.body.data, { outcome: 'failed', error: /larger than 5 MB/ });
   t.equal(calls.ended.length, 0);
 });
+
+t.test('hostile and odd documents', async (t) => {
+  const { call, calls } = await setup(t);
+  let body = '';
+  const feed = await fakeFeed(t, { '/x': (_q, s) => void s.writeHead(200, { 'content-type': ATOM }).end(body) });
+  await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/x`, 'cap-atom'));
+  await call('POST', '/api/v1/alerts/weather/rules', { name: 'All', match: {}, targets: everywhere });
+  const cases: [string, string, RegExp | null][] = [
+    [
+      'entity expansion',
+      '<?xml version="1.0"?><!DOCTYPE feed [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><feed><entry><id>&b;</id></entry></feed>',
+      /entity declarations/,
+    ],
+    ['an empty feed', '<feed xmlns="http://www.w3.org/2005/Atom"></feed>', null],
+    ['entries of text', '<feed><entry>hello</entry><entry></entry></feed>', null],
+    [
+      'geocode without pairs',
+      '<feed xmlns:cap="urn:oasis:names:tc:emergency:cap:1.2"><entry><id>e1</id><cap:geocode>x</cap:geocode><cap:expires>not a date</cap:expires></entry></feed>',
+      null,
+    ],
+  ];
+  for (const [name, doc, error] of cases) {
+    body = doc;
+    const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
+    t.equal(polled.status, 200, name);
+    if (error) t.match(polled.body.data, { outcome: 'failed', error }, name);
+    else t.equal(polled.body.data.outcome, 'data', name);
+  }
+  const listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
+  t.match(listed.alerts, [{ identifier: 'e1', expires: null, zones: [], severity: 'Unknown', state: 'active' }], 'an entry with only an id is kept');
+  t.equal(calls.started.length, 1);
+  t.equal(
+    calls.started[0]!.input.endsAt,
+    new Date(Date.parse(listed.alerts[0].firstSeenAt) + 24 * 3600_000).toISOString(),
+    'without expires or ends, an alert is over a day after it was first seen',
+  );
+});

@@ -213,6 +213,8 @@ function atomEntry(entry: Node): { alert: ParsedAlert; zones: OfferedZone[] } | 
 }
 
 export function parseCapAtom(body: string): ParsedFeed {
+  // CAP feeds have no DTD; entity declarations are refused rather than expanded.
+  if (/<!ENTITY/i.test(body)) throw new FeedParseError('entity declarations (<!ENTITY>) are not accepted');
   let doc: Node;
   try {
     doc = xml.parse(body, true) as Node;
@@ -222,8 +224,10 @@ export function parseCapAtom(body: string): ParsedFeed {
   const feed = doc.feed as Node | undefined;
   const alerts: ParsedAlert[] = [];
   const zones: OfferedZone[] = [];
-  if (feed && typeof feed === 'object') {
-    for (const entry of list(feed.entry as Node[]).slice(0, MAX_ALERTS)) {
+  if ('feed' in doc) {
+    const entries = feed && typeof feed === 'object' ? list(feed.entry as Node[]) : [];
+    for (const entry of entries.slice(0, MAX_ALERTS)) {
+      if (!entry || typeof entry !== 'object') continue;
       const read = atomEntry(entry);
       if (!read) continue;
       alerts.push(read.alert);

@@ -398,10 +398,10 @@ export const weatherRoutes = [
         : { outcome: 'not_polled' as const, error: null, changes: { alerts: [], started: [], ended: [], pendingConfirmation: [], failed: [] } };
       const changes = decided
         ? {
-            alerts: polled.changes.alerts,
+            alerts: [...decided.alerts, ...polled.changes.alerts],
             started: [...decided.started, ...polled.changes.started],
-            ended: polled.changes.ended,
-            pendingConfirmation: polled.changes.pendingConfirmation,
+            ended: [...decided.ended, ...polled.changes.ended],
+            pendingConfirmation: [...decided.pendingConfirmation, ...polled.changes.pendingConfirmation],
             failed: [...decided.failed, ...polled.changes.failed],
           }
         : polled.changes;

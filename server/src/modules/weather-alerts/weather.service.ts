@@ -86,10 +86,13 @@ export function ruleMatches(rule: RuleRow, alert: AlertRow): boolean {
   return true;
 }
 
-/** When an alert is over: its message's `expires` or the hazard's `ends`, whichever comes first. */
-export function alertEnd(a: Pick<AlertRow, 'expires' | 'ends'>): string | null {
+/** An alert without `expires` or `ends` is over this long after it was sent (or first seen). */
+export const DEFAULT_LIFETIME_MS = 24 * 3600_000;
+
+/** When an alert is over: its message's `expires` or the hazard's `ends`, whichever comes first; without either, a day after it was sent. */
+export function alertEnd(a: { expires: string | null; ends: string | null; sent: string | null }, seenAt: string): string {
   const times = [a.expires, a.ends].filter((t): t is string => Boolean(t)).sort();
-  return times[0] ?? null;
+  return times[0] ?? new Date(Date.parse(a.sent ?? seenAt) + DEFAULT_LIFETIME_MS).toISOString();
 }
 
 export function takeoverSeverity(capSeverity: string): 'info' | 'warning' | 'emergency' {
@@ -101,10 +104,8 @@ const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
 /** The full-screen message: headline, description, instruction, until when, who issued it. */
 export function takeoverText(a: AlertRow): string {
-  const end = alertEnd(a);
-  const parts = [a.headline || a.event, a.description, a.instruction, end ? `Until ${utc(end)}` : '', a.sender_name ? `Issued by ${a.sender_name}` : ''].filter(
-    Boolean,
-  );
+  const end = alertEnd(a, a.first_seen_at);
+  const parts = [a.headline || a.event, a.description, a.instruction, `Until ${utc(end)}`, a.sender_name ? `Issued by ${a.sender_name}` : ''].filter(Boolean);
   return parts.join('\n\n').slice(0, 8000);
 }
 
@@ -223,8 +224,8 @@ async function applyAlerts(db: Db, alerts: ParsedAlert[], watched: string[], at:
     // Outside the watched zones: ignored, unless it updates or cancels an alert we keep.
     if (!inZones(a) && referenced.length === 0) continue;
     const id = newId();
-    const end = alertEnd(a);
-    const state = a.msgType === 'Cancel' ? 'cancel' : end && end <= at ? 'expired' : 'active';
+    const end = alertEnd(a, at);
+    const state = a.msgType === 'Cancel' ? 'cancel' : end <= at ? 'expired' : 'active';
     await insertAlert(db, {
       id,
       identifier: a.identifier,
@@ -266,8 +267,7 @@ async function applyAlerts(db: Db, alerts: ParsedAlert[], watched: string[], at:
 async function expire(deps: AppDeps, changes: Changes): Promise<void> {
   const at = nowIso();
   for (const a of await activeAlertRows(deps.db)) {
-    const end = alertEnd(a);
-    if (!end || end > at) continue;
+    if (alertEnd(a, a.first_seen_at) > at) continue;
     if (!(await endActiveAlert(deps.db, a.id, { state: 'expired', updated_at: at, ended_at: at }))) continue;
     changes.alerts.push({ alertId: a.id, identifier: a.identifier, change: 'expired' });
   }
@@ -351,13 +351,13 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
 }
 
 async function startFor(deps: AppDeps, actionId: string, alert: AlertRow, rule: RuleRow, actor: { userId: string | null; label: string }, changes: Changes) {
-  const end = alertEnd(alert);
+  const end = alertEnd(alert, alert.first_seen_at);
   try {
     const t = await takeoverPort(deps).start(
       {
         message: { text: takeoverText(alert), severity: takeoverSeverity(alert.severity) },
         targets: ruleTargets(rule),
-        ...(end ? { endsAt: end } : {}),
+        endsAt: end,
         reason: `Weather alert: ${alert.event || alert.headline} (${rule.name})`.slice(0, 500),
       },
       actor,
@@ -400,6 +400,9 @@ export interface Decision {
 export function decide(deps: AppDeps, user: { id: string; label: string }, confirm: Decision[], dismiss: Decision[]): Promise<Changes> {
   return serial(deps, async () => {
     const changes = noChanges();
+    // An alert past its end, not yet seen by the tick, must not go on air now.
+    await expire(deps, changes);
+    await reconcile(deps, changes);
     const all = [...confirm.map((d) => ({ ...d, confirm: true })), ...dismiss.map((d) => ({ ...d, confirm: false }))];
     const rows: { d: (typeof all)[number]; action: ActionRow }[] = [];
     const problems: { alertId: string; ruleId: string }[] = [];
