@@ -3331,6 +3331,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/weather": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active and recent weather alerts and what each did, the monitor (settings and poll state) and the rules
+         * @description Alerts that are active, plus those seen or ended in the last 7 days (newest first, at most 200). An action in state pending_confirmation waits for a person: confirm it with POST /alerts/weather/poll {confirm: [{alertId, ruleId}]}.
+         */
+        get: operations["getAlertsWeather"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/weather/zones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The zones the configured feed offers (as of its last successful poll)
+         * @description Every zone code the last document held: NWS GeoJSON geocode.UGC and SAME codes, CAP Atom geocode values (kind is the valueName), each with the area it describes. Empty until the first successful poll.
+         */
+        get: operations["getAlertsWeatherZones"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/weather/monitor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the feed monitor: feed, format, zones watched, poll interval, on or off
+         * @description A new feed URL or format forgets the last document (conditional GET state and zones) and polls at the next tick.
+         */
+        put: operations["putAlertsWeatherMonitor"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/weather/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Poll the feed now and answer what changed; also confirms or dismisses alerts waiting for a person
+         * @description Decisions first (all checked before any applies: 409 when one is not waiting), then the poll. outcome: data, unchanged, failed (error says why; nothing changed), disabled or not_configured (no fetch).
+         */
+        post: operations["postAlertsWeatherPoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/weather/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a rule: alerts it matches take over its target screens (after a person confirms, when it asks for that) */
+        post: operations["postAlertsWeatherRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/weather/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace a rule (takeovers it already started keep running until their alert ends) */
+        put: operations["putAlertsWeatherRulesById"];
+        post?: never;
+        /** Delete a rule; the takeovers it started end */
+        delete: operations["deleteAlertsWeatherRulesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns": {
         parameters: {
             query?: never;
@@ -5575,6 +5690,85 @@ export interface components {
             /** @description serverTime minus the clientTime sent (ms; one-way, so it includes the request’s travel): add to the local clock; null without clientTime */
             clockOffsetMs: number | null;
         } | null;
+        WeatherAlert: {
+            id: string;
+            identifier: string;
+            sender: string;
+            senderName: string;
+            /** @enum {string} */
+            messageType: "Alert" | "Update" | "Cancel";
+            event: string;
+            severity: string;
+            urgency: string;
+            certainty: string;
+            headline: string;
+            description: string;
+            instruction: string;
+            sent: string | null;
+            effective: string | null;
+            expires: string | null;
+            ends: string | null;
+            areaDesc: string;
+            zones: string[];
+            references: string[];
+            /** @enum {string} */
+            state: "active" | "expired" | "cancelled" | "superseded" | "cancel";
+            supersededBy: string | null;
+            firstSeenAt: string;
+            endedAt: string | null;
+            /** @description what the alert did under each rule it matched */
+            actions: {
+                ruleId: string;
+                ruleName: string;
+                /** @enum {string} */
+                state: "pending_confirmation" | "starting" | "active" | "ended" | "dismissed" | "failed";
+                takeoverId: string | null;
+                /** @description who confirmed (or dismissed) it; null when it needed no confirmation */
+                confirmedBy: string | null;
+                confirmedAt: string | null;
+                startedAt: string | null;
+                endedAt: string | null;
+                endReason: string | null;
+                error: string | null;
+            }[];
+        };
+        WeatherMonitor: {
+            enabled: boolean;
+            feedUrl: string;
+            /** @enum {string} */
+            format: "cap-atom" | "nws-geojson";
+            zones: string[];
+            pollIntervalSec: number;
+            state: {
+                lastPollAt: string | null;
+                lastSuccessAt: string | null;
+                lastError: string | null;
+                lastErrorCode: string | null;
+                consecutiveFailures: number;
+                nextPollAt: string | null;
+            };
+            updatedAt: string;
+        };
+        WeatherAlertRule: {
+            id: string;
+            name: string;
+            match: {
+                events?: string[];
+                severities?: string[];
+                urgencies?: string[];
+                certainties?: string[];
+                zones?: string[];
+            };
+            targets: {
+                all?: boolean;
+                screenIds?: string[];
+                groupIds?: string[];
+                locationIds?: string[];
+            };
+            requireConfirmation: boolean;
+            createdAt: string;
+            updatedAt: string;
+        };
         Campaign: {
             id: string;
             name: string;
@@ -30783,6 +30977,744 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getAlertsWeather: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alerts, monitor, rules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            alerts: components["schemas"]["WeatherAlert"][];
+                            pendingConfirmation: {
+                                alertId: string;
+                                ruleId: string;
+                                ruleName: string;
+                                headline: string;
+                            }[];
+                            /** @description null until PUT /alerts/weather/monitor */
+                            monitor: components["schemas"]["WeatherMonitor"] | null;
+                            rules: components["schemas"]["WeatherAlertRule"][];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getAlertsWeatherZones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Zones */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            zones: {
+                                code: string;
+                                kind: string;
+                                areaDesc: string;
+                            }[];
+                            feedUrl: string | null;
+                            /** @description when the feed last answered */
+                            asOf: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    putAlertsWeatherMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                    /**
+                     * Format: uri
+                     * @description The http or https address of the feed
+                     */
+                    feedUrl: string;
+                    /** @enum {string} */
+                    format: "cap-atom" | "nws-geojson";
+                    /** @description zone codes to watch (UGC, SAME, CAP geocode values); empty: every alert in the feed */
+                    zones: string[];
+                    pollIntervalSec: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The monitor */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WeatherMonitor"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postAlertsWeatherPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description poll the feed (false: only apply the decisions)
+                     * @default true
+                     */
+                    fetch?: boolean;
+                    /** @description alerts waiting for confirmation under a rule: put them on air */
+                    confirm?: {
+                        /** Format: uuid */
+                        alertId: string;
+                        /** Format: uuid */
+                        ruleId: string;
+                    }[];
+                    /** @description alerts waiting for confirmation under a rule: never put them on air */
+                    dismiss?: {
+                        /** Format: uuid */
+                        alertId: string;
+                        /** Format: uuid */
+                        ruleId: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description What changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            outcome: "data" | "unchanged" | "failed" | "disabled" | "not_configured" | "skipped" | "not_polled";
+                            error: string | null;
+                            changes: {
+                                alerts: {
+                                    alertId: string;
+                                    identifier: string;
+                                    /** @enum {string} */
+                                    change: "new" | "updated" | "cancelled" | "expired" | "superseded";
+                                }[];
+                                started: {
+                                    alertId: string;
+                                    ruleId: string;
+                                    takeoverId: string;
+                                }[];
+                                ended: {
+                                    alertId: string;
+                                    ruleId: string;
+                                    takeoverId: string;
+                                    reason: string;
+                                }[];
+                                pendingConfirmation: {
+                                    alertId: string;
+                                    ruleId: string;
+                                }[];
+                                failed: {
+                                    alertId: string;
+                                    ruleId: string;
+                                    error: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description conflict: an alert named in confirm/dismiss is not waiting for confirmation under that rule (details.notPending) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postAlertsWeatherRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    match: {
+                        /** @description event names (case-insensitive), e.g. "Tornado Warning" */
+                        events?: string[];
+                        severities?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        urgencies?: ("Immediate" | "Expected" | "Future" | "Past" | "Unknown")[];
+                        certainties?: ("Observed" | "Likely" | "Possible" | "Unlikely" | "Unknown")[];
+                        /** @description any of these zone codes */
+                        zones?: string[];
+                    };
+                    targets: {
+                        all?: boolean;
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @default false */
+                    requireConfirmation?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The rule */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WeatherAlertRule"];
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong or a target names nothing (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    putAlertsWeatherRulesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    match: {
+                        /** @description event names (case-insensitive), e.g. "Tornado Warning" */
+                        events?: string[];
+                        severities?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        urgencies?: ("Immediate" | "Expected" | "Future" | "Past" | "Unknown")[];
+                        certainties?: ("Observed" | "Likely" | "Possible" | "Unlikely" | "Unknown")[];
+                        /** @description any of these zone codes */
+                        zones?: string[];
+                    };
+                    targets: {
+                        all?: boolean;
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @default false */
+                    requireConfirmation?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WeatherAlertRule"];
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong or a target names nothing (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deleteAlertsWeatherRulesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

@@ -66,6 +66,7 @@ import type {
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/presentation-networks.js';
@@ -77,6 +78,7 @@ export type * from './schema/data-sources.js';
 export type * from './schema/widgets.js';
 export type * from './schema/publications.js';
 export type * from './schema/publishing.js';
+export type * from './schema/weather-alerts.js';
 
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
@@ -144,4 +146,8 @@ export interface Database {
   content_submissions: ContentSubmissionsTable;
   content_submission_events: ContentSubmissionEventsTable;
   notifications: NotificationsTable;
+  weather_monitor: WeatherMonitorTable;
+  weather_alerts: WeatherAlertsTable;
+  weather_rules: WeatherRulesTable;
+  weather_alert_actions: WeatherAlertActionsTable;
 }

@@ -21,6 +21,7 @@ import { m0370_schedule_widget_drafts } from './0370_schedule_widget_drafts.js';
 import { m0380_publishing } from './0380_publishing.js';
 import { m0390_campaigns } from './0390_campaigns.js';
 import { m0410_presentation_networks } from './0410_presentation_networks.js';
+import { m0420_weather_alerts } from './0420_weather_alerts.js';
 
 export type { Migration } from './migration.js';
 
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0380_publishing,
   m0390_campaigns,
   m0410_presentation_networks,
+  m0420_weather_alerts,
 ];
