@@ -11,6 +11,7 @@ import { provisioningModule } from './provisioning/index.js';
 import { schedulesModule } from './schedules/index.js';
 import { screensModule } from './screens/index.js';
 import { systemModule } from './system/index.js';
+import { takeoversModule } from './takeovers/index.js';
 import { widgetsModule } from './widgets/index.js';
 
 /**
@@ -28,6 +29,7 @@ export const MODULES: readonly PlacardModule[] = [
   dataSourcesModule,
   widgetsModule,
   contentModule,
+  takeoversModule,
   campaignsModule,
   publishingModule,
   demoModule,

@@ -67,7 +67,15 @@ export async function buildManifest(
       content: seg.content ? { type: seg.content.type, id: seg.content.id } : null,
       campaign: campaignOfSegment(resolution, seg),
     };
-    if (seg.content?.type === 'playlist') {
+    const window = seg.source.id ? resolution.windows.get(seg.source.id) : undefined;
+    if (window) entry.audio = window.audio;
+    const muted = window?.audio !== 'force-on';
+    if (window && seg.content?.type === 'message' && window.message) entry.message = window.message;
+    else if (window && (seg.content?.type === 'asset' || seg.content?.type === 'widget')) {
+      entry.playlist = await b.single(seg.content.type, seg.content.id, `${seg.source.type}:${window.source.id}`, screen.display ?? DEFAULT_BOX, muted);
+    } else if (window && seg.content?.type === 'playlist' && !muted) {
+      entry.playlist = await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX, 'contain', false);
+    } else if (seg.content?.type === 'playlist') {
       if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX));
       entry.playlist = playlists.get(seg.content.id)!;
     } else if (seg.content?.type === 'layout') {

@@ -79,7 +79,11 @@ export async function previewTimeline(db: Db, body: PreviewRequest) {
     const contentName = s.content ? (names.get(s.content.id) ?? null) : null;
     const passedOver = s.skipped.map((k) => skippedSentence(k, names.get(k.content.id) ?? null, subject));
     let reason: string;
-    if (schedule) {
+    const window = s.source.id ? resolution.windows.get(s.source.id) : undefined;
+    if (window) {
+      const what = window.message ? `the ${window.message.severity} message "${window.message.text}"` : `${s.content?.type} ${quoted(contentName)}`;
+      reason = `${s.source.type === 'takeover' ? 'A takeover' : 'A presentation override'} ${quoted(s.sourceName)} is active and outranks schedules and assignments: ${what} plays`;
+    } else if (schedule) {
       reason = `Schedule "${schedule.name}" (priority ${schedule.priority}) applies`;
       if (s.outranked.length) {
         const lost = s.outranked.map((o) => `"${o.name}" (priority ${o.priority}${o.priority === schedule.priority ? ', changed earlier' : ''})`);

@@ -65,6 +65,7 @@ import type {
 } from './schema/data-sources.js';
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { TakeoverEventsTable, TakeoversTable, TakeoverTargetsTable } from './schema/takeovers.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/accounts.js';
@@ -140,4 +141,7 @@ export interface Database {
   content_submissions: ContentSubmissionsTable;
   content_submission_events: ContentSubmissionEventsTable;
   notifications: NotificationsTable;
+  takeovers: TakeoversTable;
+  takeover_targets: TakeoverTargetsTable;
+  takeover_events: TakeoverEventsTable;
 }

@@ -20,6 +20,7 @@ import { m0365_playlist_publications } from './0365_playlist_publications.js';
 import { m0370_schedule_widget_drafts } from './0370_schedule_widget_drafts.js';
 import { m0380_publishing } from './0380_publishing.js';
 import { m0390_campaigns } from './0390_campaigns.js';
+import { m0400_takeovers } from './0400_takeovers.js';
 
 export type { Migration } from './migration.js';
 
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0370_schedule_widget_drafts,
   m0380_publishing,
   m0390_campaigns,
+  m0400_takeovers,
 ];

@@ -1,0 +1,327 @@
+/**
+ * Takeovers and presentation overrides (issue 21, docs/takeovers.md): windows stronger than
+ * every schedule, kept in `takeovers` (kind 'takeover' | 'override'). Starting one tells the
+ * target screens (`takeover.started`, then `manifest.changed`); cancelling, stopping or its
+ * `endsAt` passing tells them again (`takeover.ended`). State is derived at read time from
+ * `ends_at`, so a restart loses nothing; a tick announces natural ends and audits them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AppDeps } from '../../platform/app-deps.js';
+import type { Db } from '../../platform/db/database.js';
+import type { TakeoversTable } from '../../platform/db/schema/takeovers.js';
+import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
+import { contentChanged } from '../content/index.js';
+import type { ProvidedWindow, WindowTarget } from '../content/index.js';
+import type { OverrideDto, OverrideInput, Severity, TakeoverDto, TakeoverInput } from './takeovers.schemas.js';
+
+export type Actor = { userId: string | null; label: string };
+export type Origin = { kind: 'weather-alert'; alertId: string; ruleId: string };
+type Kind = 'takeover' | 'override';
+
+const SEVERITY_RANK: Record<string, number> = { emergency: 2, warning: 1, info: 0 };
+const CONTENT_TABLES = { asset: 'assets', playlist: 'playlists', layout: 'layouts', widget: 'widgets' } as const;
+
+const invalid = (path: string, message: string) =>
+  new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [path], message, code: 'custom' }] } });
+
+/** Checks a body's content, message, targets and times; answers the severity. */
+async function check(
+  db: Db,
+  input: { content?: { type: keyof typeof CONTENT_TABLES; id: string }; message?: { text: string; severity: Severity }; targets: TakeoverInput['targets'] },
+  startsAt: number,
+  endsAt: string | null | undefined,
+  now: number,
+): Promise<Severity> {
+  if (Boolean(input.content) === Boolean(input.message)) throw invalid('content', 'Send exactly one of content and message');
+  const t = input.targets;
+  if (!t.all && !t.screenIds?.length && !t.groupIds?.length && !t.locationIds?.length)
+    throw invalid('targets', 'Name at least one target: all, screenIds, groupIds or locationIds');
+  if (endsAt != null) {
+    const end = Date.parse(endsAt);
+    if (end <= now) throw invalid('endsAt', 'endsAt must be in the future');
+    if (end <= startsAt) throw invalid('endsAt', 'endsAt must be after startsAt');
+  }
+  const refs: Reference[] = [];
+  if (input.content) {
+    const table = CONTENT_TABLES[input.content.type];
+    const row = await db.selectFrom(table).select('id').where('id', '=', input.content.id).executeTakeFirst();
+    if (!row) refs.push({ path: ['content', 'id'], message: `no such ${input.content.type}` });
+  }
+  const lists = [
+    ['screenIds', 'screens', t.screenIds],
+    ['groupIds', 'screen_groups', t.groupIds],
+    ['locationIds', 'locations', t.locationIds],
+  ] as const;
+  for (const [field, table, ids] of lists) {
+    if (!ids?.length) continue;
+    const known = new Set((await db.selectFrom(table).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+    ids.forEach((id, i) => {
+      if (!known.has(id)) refs.push({ path: ['targets', field, i], message: 'no such id' });
+    });
+  }
+  if (refs.length) throw invalidReference('The body names something that does not exist', refs);
+  return input.message?.severity ?? 'warning';
+}
+
+async function event(db: Db, takeoverId: string, action: string, by: Actor, reason: string, at: string) {
+  await db
+    .insertInto('takeover_events')
+    .values({ id: randomUUID(), takeover_id: takeoverId, action, actor_user_id: by.userId, actor_label: by.label, reason, at })
+    .execute();
+}
+
+/** The screens a takeover reaches now (targets as stored). */
+async function screensOf(db: Db, id: string): Promise<string[]> {
+  const targets = await db.selectFrom('takeover_targets').selectAll().where('takeover_id', '=', id).execute();
+  if (targets.some((t) => t.target_type === 'all')) return (await db.selectFrom('screens').select('id').execute()).map((r) => r.id);
+  const ids = new Set(targets.filter((t) => t.target_type === 'screen').map((t) => t.target_id));
+  const groups = targets.filter((t) => t.target_type === 'group').map((t) => t.target_id);
+  const locations = targets.filter((t) => t.target_type === 'location').map((t) => t.target_id);
+  if (groups.length)
+    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', groups).execute()) ids.add(r.screen_id);
+  if (locations.length) for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', locations).execute()) ids.add(r.id);
+  return [...ids];
+}
+
+/** Tells the target screens: the socket message first, then the manifest push (a new revision). */
+async function announce(deps: AppDeps, id: string, type: 'takeover.started' | 'takeover.ended'): Promise<void> {
+  try {
+    const screens = await screensOf(deps.db, id);
+    for (const s of screens) deps.realtime?.send(s, { type, takeoverId: id });
+    await contentChanged(deps, [], screens);
+  } catch (err) {
+    deps.logger.error({ err, takeoverId: id }, 'could not announce a takeover change');
+  }
+}
+
+async function insert(
+  deps: AppDeps,
+  kind: Kind,
+  input: TakeoverInput | OverrideInput,
+  severity: Severity,
+  startsAt: string,
+  endsAt: string | null,
+  reason: string,
+  actor: Actor,
+  origin: Origin | undefined,
+  now: string,
+): Promise<string> {
+  const id = randomUUID();
+  const t = input.targets;
+  const targets = [
+    ...(t.all ? [{ type: 'all', id: '' }] : []),
+    ...[...new Set(t.screenIds ?? [])].map((x) => ({ type: 'screen', id: x })),
+    ...[...new Set(t.groupIds ?? [])].map((x) => ({ type: 'group', id: x })),
+    ...[...new Set(t.locationIds ?? [])].map((x) => ({ type: 'location', id: x })),
+  ];
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('takeovers')
+      .values({
+        id,
+        kind,
+        content_type: input.content?.type ?? null,
+        content_id: input.content?.id ?? null,
+        message_text: input.message?.text ?? null,
+        message_severity: input.message?.severity ?? null,
+        severity,
+        audio: input.audio,
+        targets: JSON.stringify(t),
+        starts_at: startsAt,
+        ends_at: endsAt,
+        reason,
+        state: 'active',
+        ended_at: null,
+        ended_by: null,
+        end_reason: null,
+        end_announced: 0,
+        origin_kind: origin?.kind ?? null,
+        origin_id: origin?.alertId ?? null,
+        origin_rule_id: origin?.ruleId ?? null,
+        created_by: actor.userId,
+        created_by_label: actor.label,
+        created_at: now,
+      })
+      .execute();
+    await trx
+      .insertInto('takeover_targets')
+      .values(targets.map((x) => ({ takeover_id: id, target_type: x.type, target_id: x.id })))
+      .execute();
+    await event(trx, id, kind === 'takeover' ? 'started' : 'created', actor, reason, now);
+  });
+  return id;
+}
+
+/** Starts a takeover now (the weather-alerts module calls this with its origin). */
+export async function startTakeover(deps: AppDeps, input: TakeoverInput, actor: Actor, origin?: Origin): Promise<TakeoverDto> {
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  const severity = await check(deps.db, input, nowMs, input.endsAt, nowMs);
+  const endsAt = input.endsAt ? new Date(input.endsAt).toISOString() : null;
+  const id = await insert(deps, 'takeover', input, severity, now, endsAt, input.reason, actor, origin, now);
+  await announce(deps, id, 'takeover.started');
+  return (await takeoverDto(deps.db, id, 'takeover')) as TakeoverDto;
+}
+
+/** Creates a presentation override (from startsAt, default now, to endsAt). */
+export async function createOverride(deps: AppDeps, input: OverrideInput, actor: Actor): Promise<OverrideDto> {
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  const startsMs = input.startsAt ? Date.parse(input.startsAt) : nowMs;
+  const severity = await check(deps.db, input, startsMs, input.endsAt, nowMs);
+  const startsAt = new Date(startsMs).toISOString();
+  const id = await insert(deps, 'override', input, severity, startsAt, new Date(input.endsAt).toISOString(), input.reason, actor, undefined, now);
+  await announce(deps, id, 'takeover.started');
+  return (await takeoverDto(deps.db, id, 'override')) as OverrideDto;
+}
+
+/**
+ * Ends an active takeover (cancel) or override (stop): null when there is none by that id;
+ * one already over is answered as it is (nothing changes).
+ */
+export async function endTakeover(
+  deps: AppDeps,
+  id: string,
+  how: { by: Actor; reason: string; state?: 'ended' | 'cancelled' },
+  kind: Kind = 'takeover',
+): Promise<TakeoverDto | null> {
+  const now = new Date().toISOString();
+  const row = await deps.db.selectFrom('takeovers').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+  if (!row) return null;
+  if (liveState(row, Date.parse(now)) === 'active' || (kind === 'override' && liveState(row, Date.parse(now)) === 'scheduled')) {
+    const state = kind === 'override' ? 'stopped' : (how.state ?? 'cancelled');
+    const changed = await deps.db
+      .updateTable('takeovers')
+      .set({ state, ended_at: now, ended_by: how.by.userId, end_reason: how.reason, end_announced: 1 })
+      .where('id', '=', id)
+      .where('state', '=', 'active')
+      .executeTakeFirst();
+    if (Number(changed.numUpdatedRows) > 0) {
+      await event(deps.db, id, state === 'ended' ? 'ended' : kind === 'override' ? 'stopped' : 'cancelled', how.by, how.reason, now);
+      await announce(deps, id, 'takeover.ended');
+    }
+  }
+  return (await takeoverDto(deps.db, id, kind)) as TakeoverDto;
+}
+
+/** What a row is now: a passed ends_at ends it; an override before its start is scheduled. */
+function liveState(row: Pick<TakeoversTable, 'state' | 'ends_at' | 'starts_at'>, now: number): string {
+  if (row.state !== 'active') return row.state;
+  if (row.ends_at && Date.parse(row.ends_at) <= now) return 'ended';
+  if (Date.parse(row.starts_at) > now) return 'scheduled';
+  return 'active';
+}
+
+/**
+ * Announces the natural ends (ends_at passed) not yet announced, and overrides that began:
+ * `takeover.ended` and an audit entry by the system. Runs on a tick; idempotent.
+ */
+export async function endsTick(deps: AppDeps): Promise<void> {
+  const now = new Date().toISOString();
+  const due = await deps.db
+    .selectFrom('takeovers')
+    .select(['id'])
+    .where('state', '=', 'active')
+    .where('end_announced', '=', 0)
+    .where('ends_at', 'is not', null)
+    .where('ends_at', '<=', now)
+    .execute();
+  for (const { id } of due) {
+    const changed = await deps.db.updateTable('takeovers').set({ end_announced: 1 }).where('id', '=', id).where('end_announced', '=', 0).executeTakeFirst();
+    if (Number(changed.numUpdatedRows) === 0) continue;
+    const row = await deps.db.selectFrom('takeovers').select('ends_at').where('id', '=', id).executeTakeFirstOrThrow();
+    await event(deps.db, id, 'ended', { userId: null, label: 'system' }, 'its end time passed', row.ends_at ?? now);
+    await announce(deps, id, 'takeover.ended');
+  }
+}
+
+export async function takeoverDto(db: Db, id: string, kind: Kind): Promise<TakeoverDto | OverrideDto> {
+  const row = await db.selectFrom('takeovers').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+  if (!row) throw notFound(kind === 'takeover' ? 'Takeover' : 'Presentation override');
+  const events = await db.selectFrom('takeover_events').selectAll().where('takeover_id', '=', id).orderBy('at').orderBy('id').execute();
+  const state = liveState(row, Date.now());
+  const base = {
+    id: row.id,
+    content: row.content_type && row.content_id ? { type: row.content_type, id: row.content_id } : null,
+    message: row.message_text !== null ? { text: row.message_text, severity: row.message_severity as Severity } : null,
+    severity: row.severity as Severity,
+    audio: row.audio as 'force-on' | 'default',
+    targets: JSON.parse(row.targets) as TakeoverDto['targets'],
+    startedAt: row.starts_at,
+    endsAt: row.ends_at,
+    reason: row.reason,
+    endedAt: row.ended_at ?? (state === 'ended' ? row.ends_at : null),
+    endReason: row.end_reason,
+    createdBy: { userId: row.created_by, label: row.created_by_label },
+    origin: row.origin_kind && row.origin_id ? { kind: row.origin_kind, id: row.origin_id, ruleId: row.origin_rule_id } : null,
+    events: events.map((e) => ({ action: e.action, by: { userId: e.actor_user_id, label: e.actor_label }, reason: e.reason, at: e.at })),
+  };
+  if (kind === 'override') return { ...base, startsAt: row.starts_at, state: state as OverrideDto['state'] };
+  return { ...base, state: state as TakeoverDto['state'] };
+}
+
+/** A page of takeovers or overrides, newest first. */
+export async function listTakeovers(
+  db: Db,
+  kind: Kind,
+  cursor: string | undefined,
+  limit: number,
+): Promise<{ items: (TakeoverDto | OverrideDto)[]; nextCursor: string | null }> {
+  let q = db.selectFrom('takeovers').select(['id', 'created_at']).where('kind', '=', kind);
+  if (cursor) {
+    const [at, id] = cursor.split('|');
+    q = q.where((eb) => eb.or([eb('created_at', '<', at ?? ''), eb.and([eb('created_at', '=', at ?? ''), eb('id', '<', id ?? '')])]));
+  }
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  const items = [];
+  for (const r of page) items.push(await takeoverDto(db, r.id, kind));
+  const last = page.at(-1);
+  return { items, nextCursor: rows.length > limit && last ? `${last.created_at}|${last.id}` : null };
+}
+
+/**
+ * The windows reaching a subject's targets over [from, to) (content/windows.ts provider):
+ * one query; takeovers then overrides, each by severity, then newest first.
+ */
+export async function activeWindows(db: Db, targets: readonly WindowTarget[], from: number, to: number): Promise<ProvidedWindow[]> {
+  const fromIso = new Date(from).toISOString();
+  const toIso = new Date(to).toISOString();
+  const rows = await db
+    .selectFrom('takeovers')
+    .selectAll()
+    .where('state', '=', 'active')
+    .where('starts_at', '<', toIso)
+    .where((eb) => eb.or([eb('ends_at', 'is', null), eb('ends_at', '>', fromIso)]))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('takeover_targets as t')
+          .select('t.takeover_id')
+          .whereRef('t.takeover_id', '=', 'takeovers.id')
+          .where((e) => e.or([e('t.target_type', '=', 'all'), ...targets.map((x) => e.and([e('t.target_type', '=', x.type), e('t.target_id', '=', x.id)]))])),
+      ),
+    )
+    .execute();
+  rows.sort(
+    (a, b) =>
+      (a.kind === b.kind ? 0 : a.kind === 'takeover' ? -1 : 1) ||
+      (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0) ||
+      b.starts_at.localeCompare(a.starts_at) ||
+      b.created_at.localeCompare(a.created_at) ||
+      b.id.localeCompare(a.id),
+  );
+  return rows.map((r) => ({
+    source: { type: r.kind === 'takeover' ? 'takeover' : 'override', id: r.id },
+    content: r.content_type ? { type: r.content_type as 'asset', id: r.content_id! } : { type: 'message', id: r.id },
+    start: Math.max(Date.parse(r.starts_at), from),
+    end: r.ends_at ? Math.min(Date.parse(r.ends_at), to) : to,
+    message: r.message_text !== null ? { text: r.message_text, severity: r.message_severity as Severity } : null,
+    audio: r.audio === 'force-on' ? 'force-on' : 'default',
+    name: r.reason || r.message_text || null,
+  }));
+}
