@@ -19,6 +19,7 @@ import { campaignOfSegment, resolveSubject } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
+import { windowSource, type WindowSourceFn } from './windows.js';
 import type { Manifest, ManifestPlaylist, OutputResolver, WidgetResolver } from './manifest.shapes.js';
 
 export type {
@@ -48,11 +49,12 @@ export async function buildManifest(
   nowMs = Date.now(),
   outputs: OutputResolver | null = null,
   widgets: WidgetResolver | null = null,
+  windows?: WindowSourceFn,
 ): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
   const loader = new ContentLoader(db);
-  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader });
+  const resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { loader, windows });
   const b = new Builder(loader, resolution.timeZone, from, to, outputs, widgets);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
@@ -133,6 +135,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
       nowMs,
       (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
       (widgetId) => widgetBundleFor(deps, widgetId),
+      windowSource(deps),
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;

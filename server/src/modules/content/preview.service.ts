@@ -4,6 +4,7 @@
  * then playlist assignments, then idle; sources with nothing to play passed over), the one
  * the manifest uses, so it lives with it rather than in the schedules module below.
  */
+import type { WindowSourceFn } from './windows.js';
 import type { Db } from '../../platform/db/database.js';
 import { invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { pacer } from '../../platform/pace.js';
@@ -43,7 +44,7 @@ function skippedSentence(s: Skipped, contentName: string | null, subject: 'scree
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** The timeline of a screen or a group between two instants, each segment with its reason. */
-export async function previewTimeline(db: Db, body: PreviewRequest) {
+export async function previewTimeline(db: Db, body: PreviewRequest, windows?: WindowSourceFn) {
   const from = Date.parse(body.from);
   const to = Date.parse(body.to);
   if (to <= from) throw invalid('to', 'to must be after from');
@@ -52,13 +53,14 @@ export async function previewTimeline(db: Db, body: PreviewRequest) {
   if (body.screenId) {
     const screen = await screenContext(db, body.screenId);
     if (!screen) throw invalidReference(`No screen ${body.screenId}`, { path: ['screenId'], message: 'no such screen' });
-    resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true, maxSegments: MAX_PREVIEW_SEGMENTS });
+    resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true, maxSegments: MAX_PREVIEW_SEGMENTS, windows });
   } else {
     const group = await groupExists(db, body.groupId!);
     if (!group) throw invalidReference(`No group ${body.groupId}`, { path: ['groupId'], message: 'no such group' });
     resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, {
       explain: true,
       maxSegments: MAX_PREVIEW_SEGMENTS,
+      windows,
     });
   }
   const playlistIds = new Set<string>();

@@ -34,7 +34,7 @@ import { publishedLayoutIds } from './layouts.repo.js';
 import type { ScreenContext } from './screen-context.js';
 import { groupNames } from './screen-context.repo.js';
 import { ContentLoader, type Warning } from './playable.js';
-import { type ProvidedWindow, windowsFor } from './windows.js';
+import type { ProvidedWindow, WindowSourceFn } from './windows.js';
 
 export type { Warning } from './playable.js';
 
@@ -97,6 +97,8 @@ export interface ResolveOptions {
   explain?: boolean;
   /** At most this many segments (the rest of the window is left out: `truncatedAt`). */
   maxSegments?: number;
+  /** Takeovers and overrides (content/windows.ts `windowSource(deps)`); absent: none. */
+  windows?: WindowSourceFn;
 }
 
 export async function resolveSubject(db: Db, subject: Subject, from: number, to: number, options: ResolveOptions = {}): Promise<Resolution> {
@@ -239,7 +241,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   }
   await pace();
   // Takeovers and overrides (registered by their module): one query for the subject's targets.
-  const windows = await windowsFor(db, subject.kind === 'screen' ? targets : [{ type: 'group', id: subject.groupId }], from, to);
+  const windows = options.windows ? await options.windows(targets, from, to) : [];
   const segments = resolveTimeline({ schedules: inputs, windows, fallbacks, availability, expanded }, from, to);
   await pace();
   for (const d of loader.deps.values()) deps.push(d);

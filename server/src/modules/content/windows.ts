@@ -1,11 +1,13 @@
 /**
  * Windows stronger than schedules (takeovers, presentation overrides, weather alerts): the
- * content module asks a provider that another module registers in its install()
- * (`provideWindows`); content itself knows nothing of takeovers. The provider answers the
+ * content module asks the providers other modules register in their install()
+ * (`provideWindows`, kept in deps.scope); content itself knows nothing of takeovers. The
+ * manifest, the schedule preview and now-showing pass `windowSource(deps)` to resolveSubject. The provider answers the
  * windows reaching a subject (its targets) over [from, to), already ordered strongest first
  * within a kind (resolveTimeline keeps that order after the kind's rank).
  */
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import type { WindowSource } from '../schedules/index.js';
 
@@ -20,22 +22,22 @@ export interface ProvidedWindow extends WindowSource {
 export type WindowTarget = { type: 'screen' | 'group' | 'location'; id: string };
 export type WindowProvider = (db: Db, targets: readonly WindowTarget[], from: number, to: number) => Promise<ProvidedWindow[]>;
 
-/**
- * Providers by database: resolveSubject is given a Db (not the app), and each app has its own
- * database handle, so keying by it keeps apps apart like deps.scope does.
- */
-const PROVIDERS = new WeakMap<object, WindowProvider[]>();
+const PROVIDERS = new ScopeKey('content.window-providers', (): WindowProvider[] => []);
 
 /** A module with windows registers its provider here, in its install(). */
 export function provideWindows(deps: AppDeps, provider: WindowProvider): void {
-  const list = PROVIDERS.get(deps.db) ?? [];
-  list.push(provider);
-  PROVIDERS.set(deps.db, list);
+  deps.scope.get(PROVIDERS).push(provider);
 }
 
-/** Every registered provider's windows for the targets (none when nothing is registered). */
-export async function windowsFor(db: Db, targets: readonly WindowTarget[], from: number, to: number): Promise<ProvidedWindow[]> {
-  const out: ProvidedWindow[] = [];
-  for (const p of PROVIDERS.get(db) ?? []) out.push(...(await p(db, targets, from, to)));
-  return out;
+/** The windows for a subject's targets, as resolveSubject asks them (ResolveOptions.windows). */
+export type WindowSourceFn = (targets: readonly WindowTarget[], from: number, to: number) => Promise<ProvidedWindow[]>;
+
+/** This app's providers together, reading `db` (none registered: no windows). */
+export function windowSource(deps: AppDeps, db: Db = deps.db): WindowSourceFn {
+  const providers = deps.scope.get(PROVIDERS);
+  return async (targets, from, to) => {
+    const out: ProvidedWindow[] = [];
+    for (const p of providers) out.push(...(await p(db, targets, from, to)));
+    return out;
+  };
 }

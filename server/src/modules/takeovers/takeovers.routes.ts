@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
 import { pageOf, pageQuery } from '../../platform/http/pagination.js';
 import { created, defineRoute, ok, uuidParam as Uuid } from '../../platform/http/route.js';
 import { EndBody, OverrideBody, OverrideDtoSchema, StopBody, TakeoverBody, TakeoverDtoSchema } from './takeovers.schemas.js';
-import { type Actor, createOverride, endTakeover, listTakeovers, startTakeover, takeoverDto } from './takeovers.service.js';
+import { actorOf, createOverride, endTakeover, listTakeovers, startTakeover, takeoverDto } from './takeovers.service.js';
 
 const TAKEOVERS = ['Takeovers'];
 const OVERRIDES = ['Presentation overrides'];
@@ -15,11 +14,7 @@ const badBody = {
     'validation_failed: a field is wrong (both or neither of content and message, no target, endsAt not in the future) or names what does not exist (details.issues)',
 };
 
-async function actorOf(db: Db, auth: unknown): Promise<Actor> {
-  const userId = (auth as SessionPrincipal).userId;
-  const user = await db.selectFrom('users').select(['display_name', 'email']).where('id', '=', userId).executeTakeFirst();
-  return { userId, label: user?.display_name || user?.email || userId };
-}
+const userOf = (auth: unknown) => (auth as SessionPrincipal).userId;
 
 export const takeoverRoutes = [
   defineRoute({
@@ -42,7 +37,7 @@ export const takeoverRoutes = [
     summary: 'Start a takeover now: content or a message on the target screens, over everything else, until endsAt or cancelled',
     body: TakeoverBody,
     responses: { 201: { description: 'The takeover (active)', data: TakeoverDtoSchema }, 400: badBody },
-    handler: async (ctx, { body, auth }) => created(await startTakeover(ctx.deps, body, await actorOf(ctx.deps.db, auth))),
+    handler: async (ctx, { body, auth }) => created(await startTakeover(ctx.deps, body, await actorOf(ctx.deps.db, userOf(auth)))),
   }),
   defineRoute({
     method: 'GET',
@@ -66,7 +61,7 @@ export const takeoverRoutes = [
     body: EndBody,
     responses: { 200: { description: 'The takeover', data: TakeoverDtoSchema }, 400: badBody },
     handler: async (ctx, { params, body, auth }) => {
-      const dto = await endTakeover(ctx.deps, params.id, { by: await actorOf(ctx.deps.db, auth), reason: body.reason, state: 'cancelled' });
+      const dto = await endTakeover(ctx.deps, params.id, { by: await actorOf(ctx.deps.db, userOf(auth)), reason: body.reason, state: 'cancelled' });
       if (!dto) throw notFound('Takeover');
       return ok(dto);
     },
@@ -91,7 +86,7 @@ export const takeoverRoutes = [
     summary: 'Override what the target screens play from startsAt (default now) to endsAt: over schedules, under takeovers',
     body: OverrideBody,
     responses: { 201: { description: 'The override', data: OverrideDtoSchema }, 400: badBody },
-    handler: async (ctx, { body, auth }) => created(await createOverride(ctx.deps, body, await actorOf(ctx.deps.db, auth))),
+    handler: async (ctx, { body, auth }) => created(await createOverride(ctx.deps, body, await actorOf(ctx.deps.db, userOf(auth)))),
   }),
   defineRoute({
     method: 'POST',
@@ -104,7 +99,7 @@ export const takeoverRoutes = [
     body: StopBody,
     responses: { 200: { description: 'The override', data: OverrideDtoSchema }, 400: badBody },
     handler: async (ctx, { params, body, auth }) => {
-      const dto = await endTakeover(ctx.deps, params.id, { by: await actorOf(ctx.deps.db, auth), reason: body.reason }, 'override');
+      const dto = await endTakeover(ctx.deps, params.id, { by: await actorOf(ctx.deps.db, userOf(auth)), reason: body.reason }, 'override');
       if (!dto) throw notFound('Presentation override');
       return ok(dto);
     },

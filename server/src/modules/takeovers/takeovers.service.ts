@@ -12,6 +12,22 @@ import type { TakeoversTable } from '../../platform/db/schema/takeovers.js';
 import { ApiError, invalidReference, notFound, type Reference } from '../../platform/http/errors.js';
 import { contentChanged } from '../content/index.js';
 import type { ProvidedWindow, WindowTarget } from '../content/index.js';
+import {
+  activeRows,
+  type CONTENT_TABLES,
+  claimEnd,
+  contentExists,
+  dueEnds,
+  eventsOf,
+  insertEvent,
+  insertTakeover,
+  knownIds,
+  listIds,
+  markEnded,
+  screensOfTakeover,
+  takeoverRow,
+  userLabel,
+} from './takeovers.repo.js';
 import type { OverrideDto, OverrideInput, Severity, TakeoverDto, TakeoverInput } from './takeovers.schemas.js';
 
 export type Actor = { userId: string | null; label: string };
@@ -19,7 +35,6 @@ export type Origin = { kind: 'weather-alert'; alertId: string; ruleId: string };
 type Kind = 'takeover' | 'override';
 
 const SEVERITY_RANK: Record<string, number> = { emergency: 2, warning: 1, info: 0 };
-const CONTENT_TABLES = { asset: 'assets', playlist: 'playlists', layout: 'layouts', widget: 'widgets' } as const;
 
 const invalid = (path: string, message: string) =>
   new ApiError('validation_failed', message, { details: { issues: [{ location: 'body', path: [path], message, code: 'custom' }] } });
@@ -42,19 +57,12 @@ async function check(
     if (end <= startsAt) throw invalid('endsAt', 'endsAt must be after startsAt');
   }
   const refs: Reference[] = [];
-  if (input.content) {
-    const table = CONTENT_TABLES[input.content.type];
-    const row = await db.selectFrom(table).select('id').where('id', '=', input.content.id).executeTakeFirst();
-    if (!row) refs.push({ path: ['content', 'id'], message: `no such ${input.content.type}` });
-  }
-  const lists = [
-    ['screenIds', 'screens', t.screenIds],
-    ['groupIds', 'screen_groups', t.groupIds],
-    ['locationIds', 'locations', t.locationIds],
-  ] as const;
-  for (const [field, table, ids] of lists) {
+  if (input.content && !(await contentExists(db, input.content.type, input.content.id)))
+    refs.push({ path: ['content', 'id'], message: `no such ${input.content.type}` });
+  for (const field of ['screenIds', 'groupIds', 'locationIds'] as const) {
+    const ids = t[field];
     if (!ids?.length) continue;
-    const known = new Set((await db.selectFrom(table).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+    const known = await knownIds(db, field, ids);
     ids.forEach((id, i) => {
       if (!known.has(id)) refs.push({ path: ['targets', field, i], message: 'no such id' });
     });
@@ -63,30 +71,10 @@ async function check(
   return input.message?.severity ?? 'warning';
 }
 
-async function event(db: Db, takeoverId: string, action: string, by: Actor, reason: string, at: string) {
-  await db
-    .insertInto('takeover_events')
-    .values({ id: randomUUID(), takeover_id: takeoverId, action, actor_user_id: by.userId, actor_label: by.label, reason, at })
-    .execute();
-}
-
-/** The screens a takeover reaches now (targets as stored). */
-async function screensOf(db: Db, id: string): Promise<string[]> {
-  const targets = await db.selectFrom('takeover_targets').selectAll().where('takeover_id', '=', id).execute();
-  if (targets.some((t) => t.target_type === 'all')) return (await db.selectFrom('screens').select('id').execute()).map((r) => r.id);
-  const ids = new Set(targets.filter((t) => t.target_type === 'screen').map((t) => t.target_id));
-  const groups = targets.filter((t) => t.target_type === 'group').map((t) => t.target_id);
-  const locations = targets.filter((t) => t.target_type === 'location').map((t) => t.target_id);
-  if (groups.length)
-    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', groups).execute()) ids.add(r.screen_id);
-  if (locations.length) for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', locations).execute()) ids.add(r.id);
-  return [...ids];
-}
-
 /** Tells the target screens: the socket message first, then the manifest push (a new revision). */
 async function announce(deps: AppDeps, id: string, type: 'takeover.started' | 'takeover.ended'): Promise<void> {
   try {
-    const screens = await screensOf(deps.db, id);
+    const screens = await screensOfTakeover(deps.db, id);
     for (const s of screens) deps.realtime?.send(s, { type, takeoverId: id });
     await contentChanged(deps, [], screens);
   } catch (err) {
@@ -114,41 +102,36 @@ async function insert(
     ...[...new Set(t.groupIds ?? [])].map((x) => ({ type: 'group', id: x })),
     ...[...new Set(t.locationIds ?? [])].map((x) => ({ type: 'location', id: x })),
   ];
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('takeovers')
-      .values({
-        id,
-        kind,
-        content_type: input.content?.type ?? null,
-        content_id: input.content?.id ?? null,
-        message_text: input.message?.text ?? null,
-        message_severity: input.message?.severity ?? null,
-        severity,
-        audio: input.audio,
-        targets: JSON.stringify(t),
-        starts_at: startsAt,
-        ends_at: endsAt,
-        reason,
-        state: 'active',
-        ended_at: null,
-        ended_by: null,
-        end_reason: null,
-        end_announced: 0,
-        origin_kind: origin?.kind ?? null,
-        origin_id: origin?.alertId ?? null,
-        origin_rule_id: origin?.ruleId ?? null,
-        created_by: actor.userId,
-        created_by_label: actor.label,
-        created_at: now,
-      })
-      .execute();
-    await trx
-      .insertInto('takeover_targets')
-      .values(targets.map((x) => ({ takeover_id: id, target_type: x.type, target_id: x.id })))
-      .execute();
-    await event(trx, id, kind === 'takeover' ? 'started' : 'created', actor, reason, now);
-  });
+  await insertTakeover(
+    deps.db,
+    {
+      id,
+      kind,
+      content_type: input.content?.type ?? null,
+      content_id: input.content?.id ?? null,
+      message_text: input.message?.text ?? null,
+      message_severity: input.message?.severity ?? null,
+      severity,
+      audio: input.audio,
+      targets: JSON.stringify(t),
+      starts_at: startsAt,
+      ends_at: endsAt,
+      reason,
+      state: 'active',
+      ended_at: null,
+      ended_by: null,
+      end_reason: null,
+      end_announced: 0,
+      origin_kind: origin?.kind ?? null,
+      origin_id: origin?.alertId ?? null,
+      origin_rule_id: origin?.ruleId ?? null,
+      created_by: actor.userId,
+      created_by_label: actor.label,
+      created_at: now,
+    },
+    targets,
+    { action: kind === 'takeover' ? 'started' : 'created', by: actor },
+  );
   return id;
 }
 
@@ -186,18 +169,12 @@ export async function endTakeover(
   kind: Kind = 'takeover',
 ): Promise<TakeoverDto | null> {
   const now = new Date().toISOString();
-  const row = await deps.db.selectFrom('takeovers').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+  const row = await takeoverRow(deps.db, id, kind);
   if (!row) return null;
   if (liveState(row, Date.parse(now)) === 'active' || (kind === 'override' && liveState(row, Date.parse(now)) === 'scheduled')) {
     const state = kind === 'override' ? 'stopped' : (how.state ?? 'cancelled');
-    const changed = await deps.db
-      .updateTable('takeovers')
-      .set({ state, ended_at: now, ended_by: how.by.userId, end_reason: how.reason, end_announced: 1 })
-      .where('id', '=', id)
-      .where('state', '=', 'active')
-      .executeTakeFirst();
-    if (Number(changed.numUpdatedRows) > 0) {
-      await event(deps.db, id, state === 'ended' ? 'ended' : kind === 'override' ? 'stopped' : 'cancelled', how.by, how.reason, now);
+    if (await markEnded(deps.db, id, state, now, how.by.userId, how.reason)) {
+      await insertEvent(deps.db, id, state === 'ended' ? 'ended' : kind === 'override' ? 'stopped' : 'cancelled', how.by, how.reason, now);
       await announce(deps, id, 'takeover.ended');
     }
   }
@@ -218,27 +195,17 @@ function liveState(row: Pick<TakeoversTable, 'state' | 'ends_at' | 'starts_at'>,
  */
 export async function endsTick(deps: AppDeps): Promise<void> {
   const now = new Date().toISOString();
-  const due = await deps.db
-    .selectFrom('takeovers')
-    .select(['id'])
-    .where('state', '=', 'active')
-    .where('end_announced', '=', 0)
-    .where('ends_at', 'is not', null)
-    .where('ends_at', '<=', now)
-    .execute();
-  for (const { id } of due) {
-    const changed = await deps.db.updateTable('takeovers').set({ end_announced: 1 }).where('id', '=', id).where('end_announced', '=', 0).executeTakeFirst();
-    if (Number(changed.numUpdatedRows) === 0) continue;
-    const row = await deps.db.selectFrom('takeovers').select('ends_at').where('id', '=', id).executeTakeFirstOrThrow();
-    await event(deps.db, id, 'ended', { userId: null, label: 'system' }, 'its end time passed', row.ends_at ?? now);
+  for (const { id, ends_at } of await dueEnds(deps.db, now)) {
+    if (!(await claimEnd(deps.db, id))) continue;
+    await insertEvent(deps.db, id, 'ended', { userId: null, label: 'system' }, 'its end time passed', ends_at ?? now);
     await announce(deps, id, 'takeover.ended');
   }
 }
 
 export async function takeoverDto(db: Db, id: string, kind: Kind): Promise<TakeoverDto | OverrideDto> {
-  const row = await db.selectFrom('takeovers').selectAll().where('id', '=', id).where('kind', '=', kind).executeTakeFirst();
+  const row = await takeoverRow(db, id, kind);
   if (!row) throw notFound(kind === 'takeover' ? 'Takeover' : 'Presentation override');
-  const events = await db.selectFrom('takeover_events').selectAll().where('takeover_id', '=', id).orderBy('at').orderBy('id').execute();
+  const events = await eventsOf(db, id);
   const state = liveState(row, Date.now());
   const base = {
     id: row.id,
@@ -267,16 +234,7 @@ export async function listTakeovers(
   cursor: string | undefined,
   limit: number,
 ): Promise<{ items: (TakeoverDto | OverrideDto)[]; nextCursor: string | null }> {
-  let q = db.selectFrom('takeovers').select(['id', 'created_at']).where('kind', '=', kind);
-  if (cursor) {
-    const [at, id] = cursor.split('|');
-    q = q.where((eb) => eb.or([eb('created_at', '<', at ?? ''), eb.and([eb('created_at', '=', at ?? ''), eb('id', '<', id ?? '')])]));
-  }
-  const rows = await q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await listIds(db, kind, cursor, limit);
   const page = rows.slice(0, limit);
   const items = [];
   for (const r of page) items.push(await takeoverDto(db, r.id, kind));
@@ -291,22 +249,7 @@ export async function listTakeovers(
 export async function activeWindows(db: Db, targets: readonly WindowTarget[], from: number, to: number): Promise<ProvidedWindow[]> {
   const fromIso = new Date(from).toISOString();
   const toIso = new Date(to).toISOString();
-  const rows = await db
-    .selectFrom('takeovers')
-    .selectAll()
-    .where('state', '=', 'active')
-    .where('starts_at', '<', toIso)
-    .where((eb) => eb.or([eb('ends_at', 'is', null), eb('ends_at', '>', fromIso)]))
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('takeover_targets as t')
-          .select('t.takeover_id')
-          .whereRef('t.takeover_id', '=', 'takeovers.id')
-          .where((e) => e.or([e('t.target_type', '=', 'all'), ...targets.map((x) => e.and([e('t.target_type', '=', x.type), e('t.target_id', '=', x.id)]))])),
-      ),
-    )
-    .execute();
+  const rows = await activeRows(db, targets, fromIso, toIso);
   rows.sort(
     (a, b) =>
       (a.kind === b.kind ? 0 : a.kind === 'takeover' ? -1 : 1) ||
@@ -324,4 +267,9 @@ export async function activeWindows(db: Db, targets: readonly WindowTarget[], fr
     audio: r.audio === 'force-on' ? 'force-on' : 'default',
     name: r.reason || r.message_text || null,
   }));
+}
+
+/** Who acts, for the audit trail: the signed-in user and their name. */
+export async function actorOf(db: Db, userId: string): Promise<Actor> {
+  return { userId, label: await userLabel(db, userId) };
 }
