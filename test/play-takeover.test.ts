@@ -37,7 +37,10 @@ t.test('an emergency message takes over /play and goes on cancel', async (t) => 
   t.pass('red background');
   await snap(page, 'play-takeover-emergency', false);
 
-  t.equal((await app.json(`/api/v1/takeovers/${res.body.data.id}/cancel`, { method: 'POST', headers: owner.headers, json: { reason: 'all clear' } })).status, 200);
+  t.equal(
+    (await app.json(`/api/v1/takeovers/${res.body.data.id}/cancel`, { method: 'POST', headers: owner.headers, json: { reason: 'all clear' } })).status,
+    200,
+  );
   await waitUntil('the message is gone', async () => (await page.locator('.pl-message').count()) === 0);
   await page.locator('.pl-idle').first().waitFor({ state: 'visible' });
   t.pass('back to the idle slide');
