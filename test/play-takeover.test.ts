@@ -30,7 +30,7 @@ t.test('an emergency message takes over /play and goes on cancel', async (t) => 
   t.match((await message.innerText()).toLowerCase(), 'evacuate the building');
   const box = await message.boundingBox();
   t.ok(box && box.width >= 900 && box.height >= 500, 'full screen');
-  const fontPx = await page.locator('.pl-message-text').evaluate((e) => Number.parseFloat(getComputedStyle(e).fontSize));
+  const fontPx = await page.locator('.pl-message-text').evaluate((e) => Number.parseFloat((globalThis as any).getComputedStyle(e).fontSize));
   t.ok(fontPx >= 48, `large text (${fontPx}px)`);
   // Once the fade-in is over, the screen is red.
   await waitUntil('a red screen', async () => dominant(await colourAt(page, 0.05, 0.05)) === 'red');

@@ -134,7 +134,7 @@ t.test('precedence: takeover > override > schedule > assignment; severity then n
 });
 
 t.test('delivery: takeover.started then manifest on two sockets; takeover.ended on cancel; offline screen gets it on reconnect', async (t) => {
-  const { app, call, lobby, hall, manifest } = await setup(t);
+  const { app, call, lobby, hall, manifest, preview } = await setup(t);
   const a = await openSocket(t, app, lobby.credential);
   const b = await openSocket(t, app, hall.credential);
   const revisionBefore = (await manifest(hall)).body.data.revision;
@@ -177,6 +177,9 @@ t.test('delivery: takeover.started then manifest on two sockets; takeover.ended 
     content: { type: 'asset' },
     playlist: { items: [{ kind: 'website', url: 'https://example.org/a' }] },
   });
+  const p = await preview(hall.screenId);
+  t.match(p.timeline[0], { source: { type: 'takeover', id: later.body.data.id, name: 'news' }, content: { type: 'asset', name: 'A' } });
+  t.match(p.timeline[0].reason, /takeover "news" is active .*asset "A" plays/);
 });
 
 t.test('an endsAt end happens on its own: takeover.ended, audited by the system', async (t) => {

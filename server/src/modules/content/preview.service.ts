@@ -65,13 +65,22 @@ export async function previewTimeline(db: Db, body: PreviewRequest, windows?: Wi
   }
   const playlistIds = new Set<string>();
   const layoutIds = new Set<string>();
+  const assetIds = new Set<string>();
+  const widgetIds = new Set<string>();
   for (const s of resolution.segments) {
     for (const c of [s.content, ...s.skipped.map((k) => k.content)]) {
       if (c?.type === 'playlist') playlistIds.add(c.id);
       if (c?.type === 'layout') layoutIds.add(c.id);
+      if (c?.type === 'asset') assetIds.add(c.id);
+      if (c?.type === 'widget') widgetIds.add(c.id);
     }
   }
-  const names = new Map([...(await namesOf(db, 'playlists', playlistIds)), ...(await namesOf(db, 'layouts', layoutIds))]);
+  const names = new Map([
+    ...(await namesOf(db, 'playlists', playlistIds)),
+    ...(await namesOf(db, 'layouts', layoutIds)),
+    ...(await namesOf(db, 'assets', assetIds)),
+    ...(await namesOf(db, 'widgets', widgetIds)),
+  ]);
   const subject = body.groupId ? 'group' : 'screen';
   const pace = pacer();
   const timeline = [];
