@@ -249,3 +249,20 @@ t.test('bad input answers the envelope; publisher role required', async (t) => {
   });
   t.equal(cancelAsEditor.status, 403);
 });
+
+t.test('content a takeover shows is deleted: the manifest still answers (the entry plays nothing)', async (t) => {
+  const { call, lobby, manifest, playable } = await setup(t);
+  const pl = await playable('Gone soon');
+  const layout = (await call('POST', '/api/v1/layouts', { name: 'Never published', zones: [] })).body.data;
+  const a = await call('POST', '/api/v1/takeovers', { content: { type: 'playlist', id: pl.id }, targets: { screenIds: [lobby.screenId] }, reason: 'a' });
+  t.equal(a.status, 201);
+  t.equal((await call('DELETE', `/api/v1/playlists/${pl.id}`)).status, 204, 'a takeover does not hold its content');
+  let res = await manifest();
+  t.equal(res.status, 200);
+  t.match(current(res.body.data), { source: { type: 'takeover', id: a.body.data.id } });
+  const b = await call('POST', '/api/v1/takeovers', { content: { type: 'layout', id: layout.id }, targets: { screenIds: [lobby.screenId] }, reason: 'b' });
+  t.equal(b.status, 201);
+  res = await manifest();
+  t.equal(res.status, 200);
+  t.match(current(res.body.data), { source: { type: 'takeover', id: b.body.data.id }, content: null });
+});
