@@ -3215,6 +3215,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/takeovers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Takeovers, newest first (active, ended and cancelled) */
+        get: operations["getTakeovers"];
+        put?: never;
+        /** Start a takeover now: content or a message on the target screens, over everything else, until endsAt or cancelled */
+        post: operations["postTakeovers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/takeovers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A takeover with its audit trail */
+        get: operations["getTakeoversById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/takeovers/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a takeover: screens return to what they played (one already over is answered unchanged) */
+        post: operations["postTakeoversByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/presentation-overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Presentation overrides, newest first */
+        get: operations["getPresentationOverrides"];
+        put?: never;
+        /** Override what the target screens play from startsAt (default now) to endsAt: over schedules, under takeovers */
+        post: operations["postPresentationOverrides"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/presentation-overrides/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop an override now (or drop one not started yet); one already over is answered unchanged */
+        post: operations["postPresentationOverridesByIdStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/presentation-networks": {
         parameters: {
             query?: never;
@@ -5576,6 +5663,17 @@ export interface components {
                         } | null;
                     }[];
                 };
+                /** @description a takeover or override showing a message (content.type "message"): shown full screen, styled by severity */
+                message?: {
+                    text: string;
+                    /** @enum {string} */
+                    severity: "info" | "warning" | "emergency";
+                };
+                /**
+                 * @description a takeover or override: "force-on" plays its media with sound
+                 * @enum {string}
+                 */
+                audio?: "force-on" | "default";
             }[];
             media: {
                 assetId: string;
@@ -29853,6 +29951,1077 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getTakeovers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Takeovers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: {
+                                id: string;
+                                content: {
+                                    type: string;
+                                    id: string;
+                                } | null;
+                                message: {
+                                    text: string;
+                                    /** @enum {string} */
+                                    severity: "info" | "warning" | "emergency";
+                                } | null;
+                                /**
+                                 * @description ranks windows of one kind (content counts as warning)
+                                 * @enum {string}
+                                 */
+                                severity: "info" | "warning" | "emergency";
+                                /** @enum {string} */
+                                audio: "force-on" | "default";
+                                targets: {
+                                    all?: boolean;
+                                    screenIds?: string[];
+                                    groupIds?: string[];
+                                    locationIds?: string[];
+                                };
+                                startedAt: string;
+                                endsAt: string | null;
+                                reason: string;
+                                endedAt: string | null;
+                                endReason: string | null;
+                                createdBy: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                origin: {
+                                    kind: string;
+                                    id: string;
+                                    ruleId: string | null;
+                                } | null;
+                                /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                                events: {
+                                    action: string;
+                                    by: {
+                                        userId: string | null;
+                                        label: string;
+                                    };
+                                    reason: string;
+                                    at: string;
+                                }[];
+                                /** @enum {string} */
+                                state: "active" | "ended" | "cancelled";
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postTakeovers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what plays (or send message) */
+                    content?: {
+                        /** @enum {string} */
+                        type: "asset" | "playlist" | "layout" | "widget";
+                        /** Format: uuid */
+                        id: string;
+                    };
+                    /** @description a full-screen message instead of content; emergency is red, large and readable at a distance */
+                    message?: {
+                        text: string;
+                        /** @enum {string} */
+                        severity: "info" | "warning" | "emergency";
+                    };
+                    /** @description every screen (all), or screens, groups and locations; at least one */
+                    targets: {
+                        all?: boolean;
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @description when it ends on its own (in the future); absent or null: until cancelled */
+                    endsAt?: string | null;
+                    /** @description why (kept in the audit trail) */
+                    reason: string;
+                    /**
+                     * @description force-on plays the media with sound whatever the playlist or zone says
+                     * @default default
+                     * @enum {string}
+                     */
+                    audio?: "force-on" | "default";
+                };
+            };
+        };
+        responses: {
+            /** @description The takeover (active) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            content: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            message: {
+                                text: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "emergency";
+                            } | null;
+                            /**
+                             * @description ranks windows of one kind (content counts as warning)
+                             * @enum {string}
+                             */
+                            severity: "info" | "warning" | "emergency";
+                            /** @enum {string} */
+                            audio: "force-on" | "default";
+                            targets: {
+                                all?: boolean;
+                                screenIds?: string[];
+                                groupIds?: string[];
+                                locationIds?: string[];
+                            };
+                            startedAt: string;
+                            endsAt: string | null;
+                            reason: string;
+                            endedAt: string | null;
+                            endReason: string | null;
+                            createdBy: {
+                                userId: string | null;
+                                label: string;
+                            };
+                            origin: {
+                                kind: string;
+                                id: string;
+                                ruleId: string | null;
+                            } | null;
+                            /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                            events: {
+                                action: string;
+                                by: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                reason: string;
+                                at: string;
+                            }[];
+                            /** @enum {string} */
+                            state: "active" | "ended" | "cancelled";
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (both or neither of content and message, no target, endsAt not in the future) or names what does not exist (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getTakeoversById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The takeover */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            content: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            message: {
+                                text: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "emergency";
+                            } | null;
+                            /**
+                             * @description ranks windows of one kind (content counts as warning)
+                             * @enum {string}
+                             */
+                            severity: "info" | "warning" | "emergency";
+                            /** @enum {string} */
+                            audio: "force-on" | "default";
+                            targets: {
+                                all?: boolean;
+                                screenIds?: string[];
+                                groupIds?: string[];
+                                locationIds?: string[];
+                            };
+                            startedAt: string;
+                            endsAt: string | null;
+                            reason: string;
+                            endedAt: string | null;
+                            endReason: string | null;
+                            createdBy: {
+                                userId: string | null;
+                                label: string;
+                            };
+                            origin: {
+                                kind: string;
+                                id: string;
+                                ruleId: string | null;
+                            } | null;
+                            /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                            events: {
+                                action: string;
+                                by: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                reason: string;
+                                at: string;
+                            }[];
+                            /** @enum {string} */
+                            state: "active" | "ended" | "cancelled";
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postTakeoversByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The takeover */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            content: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            message: {
+                                text: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "emergency";
+                            } | null;
+                            /**
+                             * @description ranks windows of one kind (content counts as warning)
+                             * @enum {string}
+                             */
+                            severity: "info" | "warning" | "emergency";
+                            /** @enum {string} */
+                            audio: "force-on" | "default";
+                            targets: {
+                                all?: boolean;
+                                screenIds?: string[];
+                                groupIds?: string[];
+                                locationIds?: string[];
+                            };
+                            startedAt: string;
+                            endsAt: string | null;
+                            reason: string;
+                            endedAt: string | null;
+                            endReason: string | null;
+                            createdBy: {
+                                userId: string | null;
+                                label: string;
+                            };
+                            origin: {
+                                kind: string;
+                                id: string;
+                                ruleId: string | null;
+                            } | null;
+                            /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                            events: {
+                                action: string;
+                                by: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                reason: string;
+                                at: string;
+                            }[];
+                            /** @enum {string} */
+                            state: "active" | "ended" | "cancelled";
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (both or neither of content and message, no target, endsAt not in the future) or names what does not exist (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPresentationOverrides: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Overrides */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: {
+                                id: string;
+                                content: {
+                                    type: string;
+                                    id: string;
+                                } | null;
+                                message: {
+                                    text: string;
+                                    /** @enum {string} */
+                                    severity: "info" | "warning" | "emergency";
+                                } | null;
+                                /**
+                                 * @description ranks windows of one kind (content counts as warning)
+                                 * @enum {string}
+                                 */
+                                severity: "info" | "warning" | "emergency";
+                                /** @enum {string} */
+                                audio: "force-on" | "default";
+                                targets: {
+                                    all?: boolean;
+                                    screenIds?: string[];
+                                    groupIds?: string[];
+                                    locationIds?: string[];
+                                };
+                                startedAt: string;
+                                endsAt: string | null;
+                                reason: string;
+                                endedAt: string | null;
+                                endReason: string | null;
+                                createdBy: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                origin: {
+                                    kind: string;
+                                    id: string;
+                                    ruleId: string | null;
+                                } | null;
+                                /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                                events: {
+                                    action: string;
+                                    by: {
+                                        userId: string | null;
+                                        label: string;
+                                    };
+                                    reason: string;
+                                    at: string;
+                                }[];
+                                startsAt: string;
+                                /** @enum {string} */
+                                state: "scheduled" | "active" | "ended" | "stopped";
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPresentationOverrides: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what plays (or send message) */
+                    content?: {
+                        /** @enum {string} */
+                        type: "asset" | "playlist" | "layout" | "widget";
+                        /** Format: uuid */
+                        id: string;
+                    };
+                    /** @description a full-screen message instead of content; emergency is red, large and readable at a distance */
+                    message?: {
+                        text: string;
+                        /** @enum {string} */
+                        severity: "info" | "warning" | "emergency";
+                    };
+                    /** @description every screen (all), or screens, groups and locations; at least one */
+                    targets: {
+                        all?: boolean;
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /**
+                     * Format: date-time
+                     * @description default now
+                     */
+                    startsAt?: string;
+                    /**
+                     * Format: date-time
+                     * @description required: an override always ends on its own
+                     */
+                    endsAt: string;
+                    /** @default  */
+                    reason?: string;
+                    /**
+                     * @description force-on plays the media with sound whatever the playlist or zone says
+                     * @default default
+                     * @enum {string}
+                     */
+                    audio?: "force-on" | "default";
+                };
+            };
+        };
+        responses: {
+            /** @description The override */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            content: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            message: {
+                                text: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "emergency";
+                            } | null;
+                            /**
+                             * @description ranks windows of one kind (content counts as warning)
+                             * @enum {string}
+                             */
+                            severity: "info" | "warning" | "emergency";
+                            /** @enum {string} */
+                            audio: "force-on" | "default";
+                            targets: {
+                                all?: boolean;
+                                screenIds?: string[];
+                                groupIds?: string[];
+                                locationIds?: string[];
+                            };
+                            startedAt: string;
+                            endsAt: string | null;
+                            reason: string;
+                            endedAt: string | null;
+                            endReason: string | null;
+                            createdBy: {
+                                userId: string | null;
+                                label: string;
+                            };
+                            origin: {
+                                kind: string;
+                                id: string;
+                                ruleId: string | null;
+                            } | null;
+                            /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                            events: {
+                                action: string;
+                                by: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                reason: string;
+                                at: string;
+                            }[];
+                            startsAt: string;
+                            /** @enum {string} */
+                            state: "scheduled" | "active" | "ended" | "stopped";
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (both or neither of content and message, no target, endsAt not in the future) or names what does not exist (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPresentationOverridesByIdStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The override */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            content: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            message: {
+                                text: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "emergency";
+                            } | null;
+                            /**
+                             * @description ranks windows of one kind (content counts as warning)
+                             * @enum {string}
+                             */
+                            severity: "info" | "warning" | "emergency";
+                            /** @enum {string} */
+                            audio: "force-on" | "default";
+                            targets: {
+                                all?: boolean;
+                                screenIds?: string[];
+                                groupIds?: string[];
+                                locationIds?: string[];
+                            };
+                            startedAt: string;
+                            endsAt: string | null;
+                            reason: string;
+                            endedAt: string | null;
+                            endReason: string | null;
+                            createdBy: {
+                                userId: string | null;
+                                label: string;
+                            };
+                            origin: {
+                                kind: string;
+                                id: string;
+                                ruleId: string | null;
+                            } | null;
+                            /** @description the audit trail: start, cancel or stop, natural end; who and why */
+                            events: {
+                                action: string;
+                                by: {
+                                    userId: string | null;
+                                    label: string;
+                                };
+                                reason: string;
+                                at: string;
+                            }[];
+                            startsAt: string;
+                            /** @enum {string} */
+                            state: "scheduled" | "active" | "ended" | "stopped";
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong (both or neither of content and message, no target, endsAt not in the future) or names what does not exist (details.issues); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description payload_too_large: the body is over the route’s limit */

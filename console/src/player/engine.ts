@@ -26,6 +26,7 @@ function contentSignature(c: Content): string {
   if (c.type === 'playlist') return `p:${c.playlist.id}:${playlistSignature(c.playlist)}`;
   if (c.type === 'layout')
     return `l:${c.layout.id}:${c.layout.width}x${c.layout.height}:${JSON.stringify([c.layout.background, c.layout.backgroundAssetId, c.layout.backgroundVariantId])}:${JSON.stringify(c.layout.zones.map((z) => [z.id, z.x, z.y, z.width, z.height, z.zIndex, z.background, playlistSignature(z.playlist), z.data && [z.data.sourceId, z.data.viewKey], z.widget?.widgetId ?? null]))}`;
+  if (c.type === 'message') return `m:${c.message.severity}:${c.message.text}`;
   return 'idle';
 }
 
@@ -95,6 +96,14 @@ class ContentView {
       this.canvas = canvas;
       this.root.append(canvas);
       this.resize();
+    } else if (content.type === 'message') {
+      // A takeover's or override's message: full screen, styled by severity (emergency: red, large).
+      const box = el('div', `pl-message pl-message-${content.message.severity}`);
+      box.setAttribute('role', content.message.severity === 'emergency' ? 'alert' : 'status');
+      const text = el('div', 'pl-message-text');
+      text.textContent = content.message.text;
+      box.append(text);
+      this.root.append(box);
     } else {
       const idle = el('div', 'pl-idle');
       idle.innerHTML = '<div class="pl-idle-mark">Placard</div><div class="pl-idle-clock"></div>';

@@ -128,7 +128,14 @@ export interface Layout {
   zones: Zone[];
 }
 
-export type Content = { type: 'playlist'; playlist: Playlist } | { type: 'layout'; layout: Layout } | { type: 'idle' };
+export type Severity = 'info' | 'warning' | 'emergency';
+
+/** What a segment shows: a playlist, a layout, a takeover's or override's message, or the idle slide. */
+export type Content =
+  | { type: 'playlist'; playlist: Playlist }
+  | { type: 'layout'; layout: Layout }
+  | { type: 'message'; message: { text: string; severity: Severity } }
+  | { type: 'idle' };
 
 export interface Segment {
   start: number;
@@ -461,8 +468,13 @@ export function readManifest(raw: unknown): PlayerManifest {
     let content: Content = { type: 'idle' };
     const layout = readLayout(seg.layout, media, problems);
     const playlist = layout ? null : readPlaylist(seg.playlist, media, problems);
+    const message = obj(seg.message);
+    const text = str(message?.text);
+    const severity = str(message?.severity);
     if (layout) content = { type: 'layout', layout };
     else if (playlist) content = { type: 'playlist', playlist };
+    else if (str(contentRef?.type) === 'message' && text)
+      content = { type: 'message', message: { text, severity: severity === 'emergency' || severity === 'warning' ? severity : 'info' } };
     timeline.push({
       start,
       end,

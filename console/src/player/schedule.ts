@@ -38,7 +38,14 @@ export function nextBoundary(timeline: readonly Segment[], now: number): number 
 export function segmentKey(segment: Segment | null): string {
   if (!segment) return 'none';
   const c = segment.content;
-  const contentId = c.type === 'playlist' ? `playlist:${c.playlist.id}` : c.type === 'layout' ? `layout:${c.layout.id}` : 'idle';
+  const contentId =
+    c.type === 'playlist'
+      ? `playlist:${c.playlist.id}`
+      : c.type === 'layout'
+        ? `layout:${c.layout.id}`
+        : c.type === 'message'
+          ? `message:${c.message.severity}:${c.message.text}`
+          : 'idle';
   return `${segment.source.type}:${segment.source.id ?? ''}|${contentId}`;
 }
 

@@ -12,6 +12,7 @@ import { provisioningModule } from './provisioning/index.js';
 import { schedulesModule } from './schedules/index.js';
 import { screensModule } from './screens/index.js';
 import { systemModule } from './system/index.js';
+import { takeoversModule } from './takeovers/index.js';
 import { weatherAlertsModule } from './weather-alerts/index.js';
 import { widgetsModule } from './widgets/index.js';
 
@@ -30,6 +31,7 @@ export const MODULES: readonly PlacardModule[] = [
   dataSourcesModule,
   widgetsModule,
   contentModule,
+  takeoversModule,
   presentationNetworksModule,
   weatherAlertsModule,
   campaignsModule,

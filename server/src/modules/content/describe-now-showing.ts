@@ -3,6 +3,7 @@
  * reported, and, for a screen that reported nothing current, what the resolver (the same
  * one the manifest and the preview use) says plays now.
  */
+import { windowSource, type WindowSourceFn } from './windows.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
@@ -69,8 +70,8 @@ const PLAN_AHEAD_MS = 3600_000;
  */
 const PLANS = new ScopeKey('content.now-showing-plans', () => new Map<string, Plan & { tag: string }>());
 
-async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<Plan> {
-  const seg = (await resolveSubject(db, { kind: 'screen', screen }, now, now + PLAN_AHEAD_MS)).segments[0];
+async function resolvePlan(db: Db, screen: ScreenContext, now: number, windows: WindowSourceFn): Promise<Plan> {
+  const seg = (await resolveSubject(db, { kind: 'screen', screen }, now, now + PLAN_AHEAD_MS, { windows })).segments[0];
   const content = seg?.content;
   const until = seg ? Date.parse(seg.endsAt) : now + PLAN_AHEAD_MS;
   if (!seg || !content || content.type === 'campaign') return { plan: null, from: now, until };
@@ -80,7 +81,7 @@ async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<
     plan: {
       planned: true,
       reportedAt: null,
-      assetId: null,
+      assetId: content.type === 'asset' ? content.id : null,
       playlistId: content.type === 'playlist' ? content.id : null,
       layoutId: content.type === 'layout' ? content.id : null,
       scheduleId: seg.source.type === 'schedule' ? seg.source.id : null,
@@ -90,7 +91,7 @@ async function resolvePlan(db: Db, screen: ScreenContext, now: number): Promise<
 
 /** The app's describer for the screens module (its plans cached in the app's scope). */
 export function nowShowingDescriber(deps: AppDeps): Parameters<typeof registerNowShowingDescriber>[1] {
-  return (db, requests, now) => describeNowShowing(db, requests, now, deps.scope.get(PLANS));
+  return (db, requests, now) => describeNowShowing(db, requests, now, deps.scope.get(PLANS), windowSource(deps, db));
 }
 
 async function describeNowShowing(
@@ -98,6 +99,7 @@ async function describeNowShowing(
   requests: readonly NowShowingRequest[],
   now: number,
   cache: Map<string, Plan & { tag: string }>,
+  windows: WindowSourceFn,
 ): Promise<Map<string, NowShowing | null>> {
   const found = new Map<string, Found | null>();
   const keys = await planKeys(
@@ -123,7 +125,7 @@ async function describeNowShowing(
       continue;
     }
     let plan = plans.get(k.key);
-    if (!plan) plans.set(k.key, (plan = await resolvePlan(db, k.screen, now)));
+    if (!plan) plans.set(k.key, (plan = await resolvePlan(db, k.screen, now, windows)));
     cache.set(q.screenId, { ...plan, tag });
     found.set(q.screenId, plan.plan);
   }

@@ -20,6 +20,7 @@ export const contentModule: PlacardModule = {
 };
 
 export { contentChanged, type DepRef } from './changes.js';
+export { type ProvidedWindow, provideWindows, type WindowProvider, type WindowTarget } from './windows.js';
 export { assertRefs, contentRefs, type LayoutContent, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
 export { newItemRow } from './playlists.repo.js';
 export type { NewItem } from './playlists.schemas.js';

@@ -256,6 +256,23 @@ export class Builder {
     return { sourceId, viewKey, outputId };
   }
 
+  /**
+   * A playlist of one asset or widget (what a takeover or override of an asset or widget
+   * plays): the player shows it like any full-screen playlist. Empty (warned) when it cannot play.
+   */
+  async single(type: 'asset' | 'widget', refId: string, playlistId: string, box: { width: number; height: number }, muted: boolean): Promise<ManifestPlaylist> {
+    const flat = { id: `${playlistId}:item`, refId, durationMs: null, transition: { type: 'none', durationMs: 0 }, windows: null, playlistId };
+    const rule = { validFrom: null, validUntil: null, dayparts: [] };
+    let item: ManifestItem | null;
+    if (type === 'widget') item = await this.widgetItem(flat, rule, box, 'contain', muted);
+    else {
+      this.dep('asset', refId);
+      await this.loader.ensureAssets([refId]);
+      item = this.assetItem(flat, rule, box, 'contain', muted);
+    }
+    return { id: playlistId, name: item?.name ?? '', items: item ? [item] : [] };
+  }
+
   async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
     const { items, problems } = await this.loader.flatten(id, this.zone, this.from, this.to);
     for (const p of problems) this.warn(`problem:${p}`, { code: 'playlist_problem', message: p, playlistId: id });

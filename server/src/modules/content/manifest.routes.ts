@@ -82,6 +82,11 @@ export const ManifestDto = z
           .describe('the campaign this segment plays (its schedule shows it), else null; the player reports it back as the heartbeat’s currentCampaignId'),
         playlist: Playlist.optional(),
         layout: Layout.optional(),
+        message: z
+          .object({ text: z.string(), severity: z.enum(['info', 'warning', 'emergency']) })
+          .optional()
+          .describe('a takeover or override showing a message (content.type "message"): shown full screen, styled by severity'),
+        audio: z.enum(['force-on', 'default']).optional().describe('a takeover or override: "force-on" plays its media with sound'),
       }),
     ),
     media: z.array(

@@ -95,6 +95,10 @@ export interface Manifest {
     campaign: { id: string; name: string } | null;
     playlist?: ManifestPlaylist;
     layout?: unknown;
+    /** A takeover's or override's message (content.type 'message'). */
+    message?: { text: string; severity: 'info' | 'warning' | 'emergency' };
+    /** A takeover's or override's audio choice. */
+    audio?: 'force-on' | 'default';
   }[];
   media: ManifestMedia[];
   data: ManifestData[];

@@ -16,10 +16,11 @@ import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { ContentLoader } from './playable.js';
-import { campaignOfSegment, resolveSubject } from './resolve.js';
+import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
+import { windowSource, type WindowSourceFn } from './windows.js';
 import type { Manifest, ManifestPlaylist, OutputResolver, WidgetResolver } from './manifest.shapes.js';
 
 export type {
@@ -49,14 +50,20 @@ export async function buildManifest(
   nowMs = Date.now(),
   outputs: OutputResolver | null = null,
   widgets: WidgetResolver | null = null,
+  windows?: WindowSourceFn,
   network: ManifestNetwork | null = null,
 ): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
   const loader = new ContentLoader(db);
-  // A network member plays its leader's timeline (its own display size still picks variants).
+  // A network member plays its leader's timeline (its own display size still picks variants);
+  // takeovers and overrides reach exactly the screens they target, so its windows stay its own.
   const leader = network?.leaderScreenId && network.leaderScreenId !== screen.id ? await screenContext(db, network.leaderScreenId) : undefined;
-  const resolution = await resolveSubject(db, { kind: 'screen', screen: leader ?? screen }, from, to, { loader });
+  const own = leader && windows ? screenTargets(screen) : null;
+  const resolution = await resolveSubject(db, { kind: 'screen', screen: leader ?? screen }, from, to, {
+    loader,
+    windows: own && windows ? (_leaders, f, t) => windows(own, f, t) : windows,
+  });
   const b = new Builder(loader, resolution.timeZone, from, to, outputs, widgets);
   for (const d of resolution.deps) b.dep(d.kind, d.id);
   for (const w of resolution.warnings) b.warn(`${w.code}:${JSON.stringify(w)}`, w);
@@ -71,7 +78,15 @@ export async function buildManifest(
       content: seg.content ? { type: seg.content.type, id: seg.content.id } : null,
       campaign: campaignOfSegment(resolution, seg),
     };
-    if (seg.content?.type === 'playlist') {
+    const window = seg.source.id ? resolution.windows.get(seg.source.id) : undefined;
+    if (window) entry.audio = window.audio;
+    const muted = window?.audio !== 'force-on';
+    if (window && seg.content?.type === 'message' && window.message) entry.message = window.message;
+    else if (window && (seg.content?.type === 'asset' || seg.content?.type === 'widget')) {
+      entry.playlist = await b.single(seg.content.type, seg.content.id, `${seg.source.type}:${window.source.id}`, screen.display ?? DEFAULT_BOX, muted);
+    } else if (window && seg.content?.type === 'playlist' && !muted) {
+      entry.playlist = await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX, 'contain', false);
+    } else if (seg.content?.type === 'playlist') {
       if (!playlists.has(seg.content.id)) playlists.set(seg.content.id, await b.playlist(seg.content.id, screen.display ?? DEFAULT_BOX));
       entry.playlist = playlists.get(seg.content.id)!;
     } else if (seg.content?.type === 'layout') {
@@ -140,6 +155,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
       nowMs,
       (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
       (widgetId) => widgetBundleFor(deps, widgetId),
+      windowSource(deps),
       network,
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);

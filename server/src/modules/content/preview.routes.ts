@@ -1,3 +1,4 @@
+import { windowSource } from './windows.js';
 import { z } from 'zod';
 import { defineRoute, ok, uuidParam as Uuid } from '../../platform/http/route.js';
 import { Instant } from './common.js';
@@ -56,6 +57,6 @@ export const previewRoutes = [
         }),
       },
     },
-    handler: async (ctx, { body }) => ok(await previewTimeline(ctx.deps.db, body)),
+    handler: async (ctx, { body }) => ok(await previewTimeline(ctx.deps.db, body, windowSource(ctx.deps))),
   }),
 ];

@@ -4,6 +4,7 @@
  * then playlist assignments, then idle; sources with nothing to play passed over), the one
  * the manifest uses, so it lives with it rather than in the schedules module below.
  */
+import type { WindowSourceFn } from './windows.js';
 import type { Db } from '../../platform/db/database.js';
 import { invalidField as invalid, invalidReference } from '../../platform/http/errors.js';
 import { pacer } from '../../platform/pace.js';
@@ -11,6 +12,12 @@ import { namesOf } from './names.repo.js';
 import { groupZone, screenContext } from './screen-context.js';
 import { groupExists } from './screen-context.repo.js';
 import { campaignOfSegment, resolveSubject, type Skipped } from './resolve.js';
+
+const WINDOW_WORDS: Partial<Record<string, string>> = {
+  takeover: 'A takeover',
+  override: 'A presentation override',
+  alert: 'A weather alert takeover',
+};
 
 export const MAX_PREVIEW_MS = 62 * 86_400_000;
 /**
@@ -43,7 +50,7 @@ function skippedSentence(s: Skipped, contentName: string | null, subject: 'scree
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** The timeline of a screen or a group between two instants, each segment with its reason. */
-export async function previewTimeline(db: Db, body: PreviewRequest) {
+export async function previewTimeline(db: Db, body: PreviewRequest, windows?: WindowSourceFn) {
   const from = Date.parse(body.from);
   const to = Date.parse(body.to);
   if (to <= from) throw invalid('to', 'to must be after from');
@@ -52,24 +59,34 @@ export async function previewTimeline(db: Db, body: PreviewRequest) {
   if (body.screenId) {
     const screen = await screenContext(db, body.screenId);
     if (!screen) throw invalidReference(`No screen ${body.screenId}`, { path: ['screenId'], message: 'no such screen' });
-    resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true, maxSegments: MAX_PREVIEW_SEGMENTS });
+    resolution = await resolveSubject(db, { kind: 'screen', screen }, from, to, { explain: true, maxSegments: MAX_PREVIEW_SEGMENTS, windows });
   } else {
     const group = await groupExists(db, body.groupId!);
     if (!group) throw invalidReference(`No group ${body.groupId}`, { path: ['groupId'], message: 'no such group' });
     resolution = await resolveSubject(db, { kind: 'group', groupId: group.id, timeZone: await groupZone(db, group.id) }, from, to, {
       explain: true,
       maxSegments: MAX_PREVIEW_SEGMENTS,
+      windows,
     });
   }
   const playlistIds = new Set<string>();
   const layoutIds = new Set<string>();
+  const assetIds = new Set<string>();
+  const widgetIds = new Set<string>();
   for (const s of resolution.segments) {
     for (const c of [s.content, ...s.skipped.map((k) => k.content)]) {
       if (c?.type === 'playlist') playlistIds.add(c.id);
       if (c?.type === 'layout') layoutIds.add(c.id);
+      if (c?.type === 'asset') assetIds.add(c.id);
+      if (c?.type === 'widget') widgetIds.add(c.id);
     }
   }
-  const names = new Map([...(await namesOf(db, 'playlists', playlistIds)), ...(await namesOf(db, 'layouts', layoutIds))]);
+  const names = new Map([
+    ...(await namesOf(db, 'playlists', playlistIds)),
+    ...(await namesOf(db, 'layouts', layoutIds)),
+    ...(await namesOf(db, 'assets', assetIds)),
+    ...(await namesOf(db, 'widgets', widgetIds)),
+  ]);
   const subject = body.groupId ? 'group' : 'screen';
   const pace = pacer();
   const timeline = [];
@@ -79,7 +96,11 @@ export async function previewTimeline(db: Db, body: PreviewRequest) {
     const contentName = s.content ? (names.get(s.content.id) ?? null) : null;
     const passedOver = s.skipped.map((k) => skippedSentence(k, names.get(k.content.id) ?? null, subject));
     let reason: string;
-    if (schedule) {
+    const window = s.source.id ? resolution.windows.get(s.source.id) : undefined;
+    if (window) {
+      const what = window.message ? `the ${window.message.severity} message "${window.message.text}"` : `${s.content?.type} ${quoted(contentName)}`;
+      reason = `${WINDOW_WORDS[s.source.type] ?? 'A takeover'} ${quoted(s.sourceName)} is active and outranks schedules and assignments: ${what} plays`;
+    } else if (schedule) {
       reason = `Schedule "${schedule.name}" (priority ${schedule.priority}) applies`;
       if (s.outranked.length) {
         const lost = s.outranked.map((o) => `"${o.name}" (priority ${o.priority}${o.priority === schedule.priority ? ', changed earlier' : ''})`);

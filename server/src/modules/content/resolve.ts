@@ -34,6 +34,7 @@ import { publishedLayoutIds } from './layouts.repo.js';
 import type { ScreenContext } from './screen-context.js';
 import { groupNames } from './screen-context.repo.js';
 import { ContentLoader, type Warning } from './playable.js';
+import type { ProvidedWindow, WindowSourceFn, WindowTarget } from './windows.js';
 
 export type { Warning } from './playable.js';
 
@@ -71,6 +72,8 @@ export interface Resolution {
   deps: DepRef[];
   /** Where the segments stop short of the window (`maxSegments` reached), else null. */
   truncatedAt: string | null;
+  /** The takeovers and overrides reaching the subject (content/windows.ts), by id. */
+  windows: Map<string, ProvidedWindow>;
 }
 
 export type Subject = { kind: 'screen'; screen: ScreenContext } | { kind: 'group'; groupId: string; timeZone: string };
@@ -94,6 +97,17 @@ export interface ResolveOptions {
   explain?: boolean;
   /** At most this many segments (the rest of the window is left out: `truncatedAt`). */
   maxSegments?: number;
+  /** Takeovers and overrides (content/windows.ts `windowSource(deps)`); absent: none. */
+  windows?: WindowSourceFn;
+}
+
+/** What reaches a screen: itself, its groups, its location. */
+export function screenTargets(screen: Pick<ScreenContext, 'id' | 'groupIds' | 'locationId'>): WindowTarget[] {
+  return [
+    { type: 'screen', id: screen.id },
+    ...screen.groupIds.map((id) => ({ type: 'group' as const, id })),
+    ...(screen.locationId ? [{ type: 'location' as const, id: screen.locationId }] : []),
+  ];
 }
 
 export async function resolveSubject(db: Db, subject: Subject, from: number, to: number, options: ResolveOptions = {}): Promise<Resolution> {
@@ -101,14 +115,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   const zone = subject.kind === 'screen' ? subject.screen.timeZone : subject.timeZone;
   const warnings: Warning[] = [];
   const deps: DepRef[] = [];
-  const targets: { type: 'screen' | 'group' | 'location'; id: string }[] =
-    subject.kind === 'screen'
-      ? [
-          { type: 'screen', id: subject.screen.id },
-          ...subject.screen.groupIds.map((id) => ({ type: 'group' as const, id })),
-          ...(subject.screen.locationId ? [{ type: 'location' as const, id: subject.screen.locationId }] : []),
-        ]
-      : [{ type: 'group', id: subject.groupId }];
+  const targets: WindowTarget[] = subject.kind === 'screen' ? screenTargets(subject.screen) : [{ type: 'group', id: subject.groupId }];
 
   const targeting = await enabledSchedulesTargeting(db, targets);
   for (const r of targeting) deps.push({ kind: 'schedule', id: r.id });
@@ -235,7 +242,9 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     }
   }
   await pace();
-  const segments = resolveTimeline({ schedules: inputs, fallbacks, availability, expanded }, from, to);
+  // Takeovers and overrides (registered by their module): one query for the subject's targets.
+  const windows = options.windows ? await options.windows(targets, from, to) : [];
+  const segments = resolveTimeline({ schedules: inputs, windows, fallbacks, availability, expanded }, from, to);
   await pace();
   for (const d of loader.deps.values()) deps.push(d);
 
@@ -279,7 +288,8 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
       .map((c) => c.input)
       .sort(compareSchedules)
       .map((s) => ({ id: s.id, name: schedules.get(s.id)?.name ?? s.id, priority: s.priority }));
-    const skipped: Skipped[] = candidates
+    const byWindow = seg.source.type === 'takeover' || seg.source.type === 'override' || seg.source.type === 'alert';
+    const skipped: Skipped[] = (byWindow ? [] : candidates)
       .filter((c) => overlapsAny(c.raw, a, b) && !overlapsAny(c.playing, a, b) && (!winner || compareSchedules(c.input, winner) < 0))
       .sort((x, y) => compareSchedules(x.input, y.input))
       .map((c) => ({
@@ -290,7 +300,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
         reason: c.reason,
         content: { type: c.row.layout_id ? 'layout' : 'playlist', id: (c.row.layout_id ?? c.row.playlist_id)! },
       }));
-    if (seg.source.type !== 'schedule') {
+    if (seg.source.type !== 'schedule' && !byWindow) {
       for (const f of fallbacks) {
         if (f.source.type === seg.source.type && f.source.id === seg.source.id) break;
         skipped.push({
@@ -303,7 +313,14 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
         });
       }
     }
-    const sourceName = winner ? (schedules.get(winner.id)?.name ?? null) : seg.source.id ? (targetNames.get(seg.source.id) ?? null) : null;
+    const windowName = seg.source.id ? windows.find((w) => w.source.id === seg.source.id)?.name : undefined;
+    const sourceName = winner
+      ? (schedules.get(winner.id)?.name ?? null)
+      : windowName !== undefined
+        ? windowName
+        : seg.source.id
+          ? (targetNames.get(seg.source.id) ?? null)
+          : null;
     return { ...seg, sourceName, outranked, skipped };
   };
   // Pieces that say the same thing join again; at most `maxSegments` (a dense rule over a
@@ -328,7 +345,7 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
     resolved.push(seg);
     lastKey = k;
   }
-  return { timeZone: zone, segments: resolved, schedules, campaigns, warnings, deps, truncatedAt };
+  return { timeZone: zone, segments: resolved, schedules, campaigns, warnings, deps, truncatedAt, windows: new Map(windows.map((w) => [w.source.id, w])) };
 }
 
 /** The campaign a segment plays (its schedule shows one), else null. */

@@ -28,7 +28,17 @@ export {
 } from './recurrence.js';
 export { RruleError } from './rrule-check.js';
 export { instantOf, offsetAt, wallClock } from './zone-clock.js';
-export { clipOccurrences, compareSchedules, overlapsAny, resolveTimeline, type FallbackSource, type Interval, type Segment } from './timeline.js';
+export {
+  clipOccurrences,
+  compareSchedules,
+  overlapsAny,
+  resolveTimeline,
+  type FallbackSource,
+  type Interval,
+  type PlayableRef,
+  type Segment,
+  type WindowSource,
+} from './timeline.js';
 export { defaultTimeZone, screensOf, type Targets } from './fleet-context.js';
 export { enabledSchedulesTargeting, schedulesNamingScreens, schedulesShowing, writeTargets, type ScheduleRow } from './schedules.repo.js';
 export { addScheduleChangeHook, prepare, scheduleInput, type ScheduleChangeHook, type ScheduleDraft } from './schedules.service.js';

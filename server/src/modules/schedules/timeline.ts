@@ -9,10 +9,16 @@ export { type ContentRef, inZone, isValidTimeZone, type Occurrence, occurrences,
 
 export type SourceType = 'takeover' | 'override' | 'alert' | 'schedule' | 'assignment' | 'group-assignment' | 'idle';
 
+/**
+ * What a segment plays: a schedule's content, or what a takeover or override shows (an
+ * asset, a widget, or a message whose id is the takeover's).
+ */
+export type PlayableRef = ContentRef | { type: 'asset' | 'widget' | 'message'; id: string };
+
 /** A stronger-than-schedule source active over a window (takeover, override, alert). */
 export interface WindowSource {
   source: { type: 'takeover' | 'override' | 'alert'; id: string };
-  content: ContentRef;
+  content: PlayableRef;
   start: number;
   end: number;
 }
@@ -35,7 +41,7 @@ export interface Segment {
   startsAt: string;
   endsAt: string;
   source: { type: SourceType; id: string | null };
-  content: ContentRef | null;
+  content: PlayableRef | null;
 }
 
 /**

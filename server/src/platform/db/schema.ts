@@ -66,6 +66,7 @@ import type {
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { TakeoverEventsTable, TakeoversTable, TakeoverTargetsTable } from './schema/takeovers.js';
 import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
@@ -146,6 +147,9 @@ export interface Database {
   content_submissions: ContentSubmissionsTable;
   content_submission_events: ContentSubmissionEventsTable;
   notifications: NotificationsTable;
+  takeovers: TakeoversTable;
+  takeover_targets: TakeoverTargetsTable;
+  takeover_events: TakeoverEventsTable;
   weather_monitor: WeatherMonitorTable;
   weather_alerts: WeatherAlertsTable;
   weather_rules: WeatherRulesTable;

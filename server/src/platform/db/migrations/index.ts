@@ -20,6 +20,7 @@ import { m0365_playlist_publications } from './0365_playlist_publications.js';
 import { m0370_schedule_widget_drafts } from './0370_schedule_widget_drafts.js';
 import { m0380_publishing } from './0380_publishing.js';
 import { m0390_campaigns } from './0390_campaigns.js';
+import { m0400_takeovers } from './0400_takeovers.js';
 import { m0410_presentation_networks } from './0410_presentation_networks.js';
 import { m0420_weather_alerts } from './0420_weather_alerts.js';
 
@@ -48,6 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0370_schedule_widget_drafts,
   m0380_publishing,
   m0390_campaigns,
+  m0400_takeovers,
   m0410_presentation_networks,
   m0420_weather_alerts,
 ];
