@@ -15,6 +15,7 @@ import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
 import { CampaignPage, CampaignsPage } from './pages/campaigns';
+import { TakeoversPage } from './pages/takeovers';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
@@ -174,6 +175,7 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/schedules" component={SchedulesPage} />
           <Route path="/campaigns" component={CampaignsPage} />
           <Route path="/campaigns/:id" component={CampaignPage} />
+          <Route path="/takeovers" component={TakeoversPage} />
           <Route path="/layouts" component={LayoutsPage} />
           <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/data" component={DataSourcesPage} />
@@ -224,6 +226,7 @@ function Nav() {
     { href: '/layouts', label: 'Layouts', show: true },
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/campaigns', label: 'Campaigns', show: true },
+    { href: '/takeovers', label: 'Takeovers', show: true },
     { href: '/data', label: 'Data', show: true },
     { href: '/widgets', label: 'Widgets', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
