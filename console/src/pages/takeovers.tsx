@@ -21,15 +21,17 @@ interface Targets {
 export interface Temporary {
   id: string;
   state: string;
-  content?: { type: string; id: string; name?: string | null } | null;
-  message?: { text: string; severity: Severity } | null;
+  content: { type: string; id: string } | null;
+  message: { text: string; severity: Severity } | null;
   targets: Targets;
-  reason?: string | null;
-  startedAt?: string;
+  reason: string;
+  startedAt: string;
   startsAt?: string;
   endsAt: string | null;
-  endedAt?: string | null;
-  startedBy?: { id?: string | null; name?: string | null; label?: string | null } | null;
+  endedAt: string | null;
+  endReason: string | null;
+  createdBy: { userId: string | null; label: string };
+  origin: { kind: string; id: string; ruleId: string | null } | null;
 }
 
 const SEVERITY_LABEL: Record<Severity, string> = { info: 'Information', warning: 'Warning', emergency: 'Emergency' };
@@ -76,7 +78,7 @@ function describeContent(x: Temporary, choices: Choices | undefined): string {
           : type === 'asset'
             ? choices?.assets
             : undefined;
-  const name = x.content.name ?? pool?.find((i) => i.id === x.content?.id)?.name ?? x.content.id;
+  const name = pool?.find((i) => i.id === x.content?.id)?.name ?? x.content.id;
   return `${TYPE_LABEL[type] ?? type} “${name}”`;
 }
 
@@ -124,7 +126,7 @@ function ContentAndTargets({ choices, allowAll, value, onChange }: { choices: Ch
               Message
               <textarea
                 name="text"
-                required
+                aria-required="true"
                 maxLength={500}
                 rows={3}
                 value={value.text}
@@ -157,7 +159,7 @@ function ContentAndTargets({ choices, allowAll, value, onChange }: { choices: Ch
             </label>
             <label>
               Shows
-              <select required value={value.contentId} onChange={(e) => onChange({ ...value, contentId: e.currentTarget.value })}>
+              <select aria-required="true" value={value.contentId} onChange={(e) => onChange({ ...value, contentId: e.currentTarget.value })}>
                 <option value="">Choose…</option>
                 {pool.map((i) => (
                   <option key={i.id} value={i.id}>
@@ -363,8 +365,9 @@ export function TakeoversPage() {
                 <strong>On air: {describeContent(x, choices.data)}</strong>
               </header>
               <p>
-                {describeTargets(x.targets, choices.data)} · since {formatTime(x.startedAt)} · {x.endsAt ? `ends ${formatTime(x.endsAt)}` : 'until ended'}
-                {x.reason ? ` · ${x.reason}` : ''}
+                {describeTargets(x.targets, choices.data)} · since {formatTime(x.startedAt)} · {x.endsAt ? `ends ${formatTime(x.endsAt)}` : 'until ended'} ·
+                started by {x.origin?.kind === 'weather-alert' ? 'a weather alert rule' : x.createdBy.label}
+                {x.reason ? `: ${x.reason}` : ''}
               </p>
               {canTakeOver && (
                 <button type="button" class="secondary" onClick={() => void cancel.run(x)}>
@@ -397,7 +400,7 @@ export function TakeoversPage() {
           <label>
             Why
             <input
-              required
+              aria-required="true"
               maxLength={500}
               value={form.reason}
               placeholder="e.g. Fire drill"
@@ -407,7 +410,11 @@ export function TakeoversPage() {
           <label>
             <input type="checkbox" checked={form.forceAudio} onChange={(e) => setForm({ ...form, forceAudio: e.currentTarget.checked })} /> Force sound on
           </label>
-          {missing && <p class="field-error">{missing}</p>}
+          {missing && (
+            <p class="field-error" role="alert">
+              {missing}
+            </p>
+          )}
           <ErrorNote error={start.error} />
           <div class="row">
             <button type="submit" class="danger" aria-busy={start.busy}>
@@ -481,7 +488,11 @@ export function TakeoversPage() {
               onInput={(e) => setOverrideForm({ ...overrideForm, reason: e.currentTarget.value })}
             />
           </label>
-          {missing && <p class="field-error">{missing}</p>}
+          {missing && (
+            <p class="field-error" role="alert">
+              {missing}
+            </p>
+          )}
           <ErrorNote error={startOverride.error} />
           <div class="row">
             <button type="submit" aria-busy={startOverride.busy}>
@@ -516,7 +527,10 @@ export function TakeoversPage() {
                     <td>
                       {formatTime(x.endedAt ?? x.endsAt)} ({x.state})
                     </td>
-                    <td>{x.reason ?? '—'}</td>
+                    <td>
+                      {x.reason || '—'}
+                      {x.endReason ? ` (ended: ${x.endReason})` : ''}
+                    </td>
                   </tr>
                 ))}
               </tbody>
