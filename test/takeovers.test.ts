@@ -266,3 +266,34 @@ t.test('content a takeover shows is deleted: the manifest still answers (the ent
   t.equal(res.status, 200);
   t.match(current(res.body.data), { source: { type: 'takeover', id: b.body.data.id }, content: null });
 });
+
+t.test('presentation networks: members play the leader’s timeline, but a takeover reaches exactly the screens it targets', async (t) => {
+  const { call, lobby, hall, manifest, playable } = await setup(t);
+  const menu = await playable('Menu');
+  t.equal((await call('PUT', `/api/v1/screens/${lobby.screenId}/playlist-assignment`, { playlistId: menu.id })).status, 200);
+  // Lobby leads, Hall follows: Hall plays the leader's playlist.
+  const net = await call('POST', '/api/v1/presentation-networks', { name: 'Row', screenIds: [lobby.screenId, hall.screenId] });
+  t.equal(net.status, 201);
+  t.match(current((await manifest(hall)).body.data), { content: { type: 'playlist', id: menu.id } }, 'the member plays the leader’s content');
+
+  // A takeover of the member alone: the member shows it, the leader does not.
+  const onHall = await call('POST', '/api/v1/takeovers', {
+    message: { text: 'Hall closed', severity: 'info' },
+    targets: { screenIds: [hall.screenId] },
+    reason: 'cleaning',
+  });
+  t.equal(onHall.status, 201);
+  t.match(current((await manifest(hall)).body.data), { source: { type: 'takeover', id: onHall.body.data.id } }, 'the member shows its own takeover');
+  t.match(current((await manifest(lobby)).body.data), { source: { type: 'assignment' } }, 'the leader is untouched');
+  t.equal((await call('POST', `/api/v1/takeovers/${onHall.body.data.id}/cancel`, { reason: 'done' })).status, 200);
+
+  // A takeover of the leader alone does not spread to the member.
+  const onLobby = await call('POST', '/api/v1/takeovers', {
+    message: { text: 'Lobby only', severity: 'warning' },
+    targets: { screenIds: [lobby.screenId] },
+    reason: 'test',
+  });
+  t.equal(onLobby.status, 201);
+  t.match(current((await manifest(lobby)).body.data), { source: { type: 'takeover', id: onLobby.body.data.id } });
+  t.match(current((await manifest(hall)).body.data), { content: { type: 'playlist', id: menu.id } }, 'the member keeps the leader’s playlist');
+});
