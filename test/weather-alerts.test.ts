@@ -387,7 +387,9 @@ t.test('requireConfirmation: the alert waits for a publisher, who confirms or di
   listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
   t.equal(listed.pendingConfirmation.length, 0);
   t.match(listed.alerts.find((a: { id: string }) => a.id === c1).actions, [{ state: 'active', confirmedBy: publisher.user.id, takeoverId: confirmedTk.id }]);
-  t.match(listed.alerts.find((a: { id: string }) => a.id === c2).actions, [{ state: 'dismissed', confirmedBy: publisher.user.id, takeoverId: null }]);
+  t.match(listed.alerts.find((a: { id: string }) => a.id === c2).actions, [
+    { state: 'dismissed', confirmedBy: publisher.user.id, takeoverId: null, endReason: 'Dismissed by Test publisher' },
+  ]);
 
   const again = await call('POST', '/api/v1/alerts/weather/poll', { fetch: false, confirm: [{ alertId: c1, ruleId: rule.id }] });
   t.equal(again.status, 409);
