@@ -1,47 +1,51 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { type TakeoverPort, type TakeoverStart, useTakeoverPort } from '../server/src/modules/weather-alerts/index.js';
 import { signIn, signedInApp } from './helpers/auth.js';
 import { fakeFeed } from './helpers/data-sources.js';
-import type { TestApp } from './helpers/harness.js';
+import { pairScreen } from './helpers/screens.js';
 import { capAtom, type CapEntry, type NwsAlert, nwsGeoJson, served } from './helpers/weather-feeds.js';
 
-/** A takeover port that records its calls (the takeovers module is wired in at the merge). */
-function recordingPort(app: TestApp) {
-  const calls = {
-    started: [] as { id: string; input: TakeoverStart; actor: { userId: string | null; label: string }; origin: { alertId: string; ruleId: string } }[],
-    ended: [] as { id: string; reason: string }[],
-  };
-  let n = 0;
-  const port: TakeoverPort = {
-    async start(input, actor, origin) {
-      const id = `takeover-${++n}`;
-      calls.started.push({ id, input, actor, origin });
-      return { id };
-    },
-    async end(id, reason) {
-      calls.ended.push({ id, reason });
-    },
-  };
-  useTakeoverPort(app.deps, port);
-  return calls;
+interface Takeover {
+  id: string;
+  state: 'active' | 'ended' | 'cancelled';
+  message: { text: string; severity: string } | null;
+  targets: unknown;
+  endsAt: string | null;
+  endedAt: string | null;
+  endReason: string | null;
+  createdBy: { userId: string | null; label: string };
+  origin: { kind: string; id: string; ruleId: string | null } | null;
+  events: { action: string; by: { userId: string | null; label: string }; reason: string }[];
+}
+
+/**
+ * What the real takeovers module holds, read through its API: every takeover in the order
+ * started, and the ended ones (id and end reason) in the order they ended.
+ */
+async function onAir(call: (method: string, path: string, json?: unknown) => Promise<{ status: number; body: any }>) {
+  const res = await call('GET', '/api/v1/takeovers?limit=100');
+  if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+  const started = [...(res.body.data.items as Takeover[])].reverse();
+  const ended = started
+    .filter((x) => x.state !== 'active')
+    .sort((a, b) => a.endedAt!.localeCompare(b.endedAt!))
+    .map((x) => ({ id: x.id, reason: x.endReason }));
+  return { started, ended };
 }
 
 const GEOJSON = 'application/geo+json';
 const ATOM = 'application/atom+xml';
 
 async function setup(t: Test) {
-  const s = await signedInApp(t, { config: { fetchAllowLoopback: true } });
-  const calls = recordingPort(s.app);
-  return { ...s, calls };
+  return signedInApp(t, { config: { fetchAllowLoopback: true } });
 }
 
 const monitor = (feedUrl: string, format: 'cap-atom' | 'nws-geojson', zones: string[] = []) => ({ enabled: true, feedUrl, format, zones, pollIntervalSec: 60 });
 const everywhere = { all: true };
 
 t.test('NWS GeoJSON: an alert starts a takeover; an update replaces it; a cancel ends it', async (t) => {
-  const { call, calls } = await setup(t);
+  const { call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   let alerts: NwsAlert[] = [{ id: 'urn:oid:2.49.0.1.840.0.aaa.001.1', event: 'Tornado Warning', sent: iso(-5), expires: iso(40), ends: iso(60) }];
@@ -55,24 +59,30 @@ t.test('NWS GeoJSON: an alert starts a takeover; an update replaces it; a cancel
   t.equal(polled.status, 200);
   t.equal(polled.body.data.outcome, 'data');
   t.equal(polled.body.data.changes.alerts[0].change, 'new');
-  t.equal(calls.started.length, 1);
-  const first = calls.started[0]!;
-  t.equal(first.input.message.severity, 'emergency', 'Extreme is an emergency');
-  t.match(first.input.message.text, /Tornado Warning issued by NWS Norman OK/);
-  t.match(first.input.message.text, /confirmed tornado warning was located near Moore/);
-  t.match(first.input.message.text, /TAKE COVER NOW!/);
-  t.match(first.input.message.text, /Issued by NWS Norman OK/);
-  t.match(first.input.message.text, new RegExp(`Until ${iso(40).slice(0, 10)} ${iso(40).slice(11, 16)} UTC`), 'until the message expires (before ends)');
-  t.equal(first.input.endsAt, new Date(iso(40)).toISOString());
-  t.same(first.input.targets, everywhere);
-  t.same(first.actor, { userId: null, label: 'Weather alerts' });
-  t.equal(first.origin.ruleId, ruleId);
+  t.equal((await onAir(call)).started.length, 1);
+  const first = (await onAir(call)).started[0]!;
+  t.equal(first.message!.severity, 'emergency', 'Extreme is an emergency');
+  t.match(first.message!.text, /Tornado Warning issued by NWS Norman OK/);
+  t.match(first.message!.text, /confirmed tornado warning was located near Moore/);
+  t.match(first.message!.text, /TAKE COVER NOW!/);
+  t.match(first.message!.text, /Issued by NWS Norman OK/);
+  t.match(first.message!.text, new RegExp(`Until ${iso(40).slice(0, 10)} ${iso(40).slice(11, 16)} UTC`), 'until the message expires (before ends)');
+  t.equal(first.endsAt, new Date(iso(40)).toISOString());
+  t.same(first.targets, everywhere);
+  t.same(first.createdBy, { userId: null, label: 'Weather alerts' });
+  const alertId = (await call('GET', '/api/v1/alerts/weather')).body.data.alerts[0].id;
+  t.same(first.origin, { kind: 'weather-alert', id: alertId, ruleId }, 'the takeover names the alert and the rule it came from');
+  t.equal(first.state, 'active');
+  t.match(first.events, [{ action: 'started', by: { userId: null, label: 'Weather alerts' }, reason: /Weather alert: Tornado Warning \(Tornadoes\)/ }]);
+  const one = await call('GET', `/api/v1/takeovers/${first.id}`);
+  t.equal(one.status, 200);
+  t.same(one.body.data, first, 'GET /takeovers/{id} says the same');
 
   // The same document again: a 304 (conditional GET), nothing changes.
   polled = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.equal(polled.body.data.outcome, 'unchanged');
   t.ok(feed.requests.at(-1)!.headers['if-none-match'], 'the second poll is conditional');
-  t.equal(calls.started.length, 1, 'deduplicated');
+  t.equal((await onAir(call)).started.length, 1, 'deduplicated');
 
   // An update referencing it: the old takeover ends, a new one starts with the new text.
   alerts = [
@@ -90,9 +100,15 @@ t.test('NWS GeoJSON: an alert starts a takeover; an update replaces it; a cancel
   polled = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.equal(polled.body.data.outcome, 'data');
   t.same(polled.body.data.changes.alerts.map((c: { change: string }) => c.change).sort(), ['superseded', 'updated']);
-  t.same(calls.ended, [{ id: 'takeover-1', reason: 'The weather alert was updated' }]);
-  t.equal(calls.started.length, 2);
-  t.match(calls.started[1]!.input.message.text, /now near Norman/);
+  let tk = await onAir(call);
+  t.same(tk.ended, [{ id: first.id, reason: 'The weather alert was updated' }]);
+  t.equal(tk.started.length, 2);
+  const second = tk.started[1]!;
+  t.match(second.message!.text, /now near Norman/);
+  t.match(tk.started[0]!, {
+    state: 'ended',
+    events: [{ action: 'started' }, { action: 'ended', by: { label: 'Weather alerts' }, reason: 'The weather alert was updated' }],
+  });
 
   // A cancel: the takeover ends by itself.
   alerts = [
@@ -107,17 +123,19 @@ t.test('NWS GeoJSON: an alert starts a takeover; an update replaces it; a cancel
     },
   ];
   polled = await call('POST', '/api/v1/alerts/weather/poll', {});
-  t.same(calls.ended.at(-1), { id: 'takeover-2', reason: 'The weather alert was cancelled' });
-  t.equal(calls.started.length, 2, 'a Cancel message starts nothing');
+  tk = await onAir(call);
+  t.same(tk.ended.at(-1), { id: second.id, reason: 'The weather alert was cancelled' });
+  t.equal(tk.started.length, 2, 'a Cancel message starts nothing');
+  t.ok(tk.started.every((x) => x.state === 'ended'));
 
   const listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
   const byIdentifier = new Map(listed.alerts.map((a: { identifier: string }) => [a.identifier, a]));
-  t.match(byIdentifier.get('urn:oid:2.49.0.1.840.0.aaa.001.1'), { state: 'superseded', actions: [{ state: 'ended', takeoverId: 'takeover-1' }] });
+  t.match(byIdentifier.get('urn:oid:2.49.0.1.840.0.aaa.001.1'), { state: 'superseded', actions: [{ state: 'ended', takeoverId: first.id }] });
   t.match(byIdentifier.get('urn:oid:2.49.0.1.840.0.aaa.002.1'), {
     state: 'cancelled',
     messageType: 'Update',
     zones: ['OKC109', 'OKC027', '040109', '040027'],
-    actions: [{ state: 'ended', takeoverId: 'takeover-2', endReason: 'The weather alert was cancelled' }],
+    actions: [{ state: 'ended', takeoverId: second.id, endReason: 'The weather alert was cancelled' }],
   });
   t.match(byIdentifier.get('urn:oid:2.49.0.1.840.0.aaa.003.1'), { state: 'cancel', actions: [] });
   t.match(listed.monitor, { enabled: true, format: 'nws-geojson', state: { lastError: null, consecutiveFailures: 0 } });
@@ -135,7 +153,7 @@ t.test('NWS GeoJSON: an alert starts a takeover; an update replaces it; a cancel
 });
 
 t.test('expiry: a tick ends the takeover of an alert past its end without a poll', async (t) => {
-  const { app, call, calls } = await setup(t);
+  const { app, call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   const feed = await fakeFeed(t, {
@@ -144,8 +162,8 @@ t.test('expiry: a tick ends the takeover of an alert past its end without a poll
   await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/a`, 'nws-geojson'));
   await call('POST', '/api/v1/alerts/weather/rules', { name: 'All', match: {}, targets: everywhere });
   await call('POST', '/api/v1/alerts/weather/poll', {});
-  t.equal(calls.started.length, 1);
-  t.equal(calls.started[0]!.input.message.severity, 'emergency', 'Severe is an emergency');
+  t.equal((await onAir(call)).started.length, 1);
+  t.equal((await onAir(call)).started[0]!.message!.severity, 'emergency', 'Severe is an emergency');
   const requests = feed.requests.length;
   // Time passes: the alert's expiry is now in the past (the next poll is a minute away).
   await app.deps.db
@@ -154,9 +172,11 @@ t.test('expiry: a tick ends the takeover of an alert past its end without a poll
     .execute();
   await app.deps.periodic.runNow('weather-alerts.tick');
   t.equal(feed.requests.length, requests, 'no poll was due');
-  t.same(calls.ended, [{ id: 'takeover-1', reason: 'The weather alert expired' }]);
+  const expired = (await onAir(call)).started[0]!;
+  t.same((await onAir(call)).ended, [{ id: expired.id, reason: 'The weather alert expired' }]);
+  t.equal(expired.state, 'ended');
   const listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
-  t.match(listed.alerts[0], { state: 'expired', actions: [{ state: 'ended' }] });
+  t.match(listed.alerts[0], { state: 'expired', actions: [{ state: 'ended', takeoverId: expired.id }] });
 
   // An alert already expired when first read starts nothing.
   feed.routes.set(
@@ -165,11 +185,11 @@ t.test('expiry: a tick ends the takeover of an alert past its end without a poll
   );
   const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.match(polled.body.data.changes.alerts, [{ change: 'expired' }]);
-  t.equal(calls.started.length, 1);
+  t.equal((await onAir(call)).started.length, 1);
 });
 
 t.test('CAP Atom (MeteoAlarm and embedded CAP): fields, zones, the monitor’s zone filter, rules on zones and events', async (t) => {
-  const { call, calls } = await setup(t);
+  const { call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   const entries: CapEntry[] = [
@@ -243,8 +263,8 @@ t.test('CAP Atom (MeteoAlarm and embedded CAP): fields, zones, the monitor’s z
     zones: ['FLZ173', '012086'],
     actions: [{ ruleId: hurricane.id, state: 'active' }],
   });
-  const windStart = calls.started.find((c) => c.origin.ruleId === wien.id)!;
-  t.equal(windStart.input.message.severity, 'warning', 'Moderate is a warning');
+  const windStart = (await onAir(call)).started.find((c) => c.origin?.ruleId === wien.id)!;
+  t.equal(windStart.message!.severity, 'warning', 'Moderate is a warning');
   const zones = (await call('GET', '/api/v1/alerts/weather/zones')).body.data;
   t.same(
     zones.zones.map((z: { code: string; kind: string; areaDesc: string }) => `${z.kind}:${z.code}:${z.areaDesc}`),
@@ -265,7 +285,8 @@ t.test('CAP Atom (MeteoAlarm and embedded CAP): fields, zones, the monitor’s z
     geocodes: [['EMMA_ID', 'AT009']],
   });
   await call('POST', '/api/v1/alerts/weather/poll', {});
-  t.same(calls.ended, [{ id: windStart.id, reason: 'The weather alert was cancelled' }]);
+  t.same((await onAir(call)).ended, [{ id: windStart.id, reason: 'The weather alert was cancelled' }]);
+  t.equal((await onAir(call)).started.find((c) => c.origin?.ruleId === hurricane.id)!.state, 'active', 'the hurricane stays on air');
 });
 
 t.test('rules match on each field', async (t) => {
@@ -323,7 +344,7 @@ t.test('rules match on each field', async (t) => {
 });
 
 t.test('requireConfirmation: the alert waits for a publisher, who confirms or dismisses it through poll', async (t) => {
-  const { app, call, calls } = await setup(t);
+  const { app, call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   let alerts: NwsAlert[] = [
@@ -335,7 +356,7 @@ t.test('requireConfirmation: the alert waits for a publisher, who confirms or di
   const rule = (await call('POST', '/api/v1/alerts/weather/rules', { name: 'Storms', match: {}, targets: everywhere, requireConfirmation: true })).body.data;
   const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.equal(polled.body.data.changes.pendingConfirmation.length, 2);
-  t.equal(calls.started.length, 0, 'nothing on air before a person confirms');
+  t.equal((await onAir(call)).started.length, 0, 'nothing on air before a person confirms');
   let listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
   t.equal(listed.pendingConfirmation.length, 2);
   const [c1, c2] = ['urn:c1', 'urn:c2'].map((i) => listed.alerts.find((a: { identifier: string }) => a.identifier === i).id);
@@ -358,12 +379,17 @@ t.test('requireConfirmation: the alert waits for a publisher, who confirms or di
   t.equal(confirmed.status, 200);
   t.equal(confirmed.body.data.outcome, 'not_polled');
   t.equal(confirmed.body.data.changes.started.length, 1);
-  t.equal(calls.started.length, 1);
-  t.same(calls.started[0]!.actor, { userId: publisher.user.id, label: 'Test publisher' });
+  t.equal((await onAir(call)).started.length, 1);
+  const confirmedTk = (await onAir(call)).started[0]!;
+  t.same(confirmedTk.createdBy, { userId: publisher.user.id, label: 'Test publisher' }, 'the person who confirmed started it');
+  t.match(confirmedTk.events, [{ action: 'started', by: { userId: publisher.user.id, label: 'Test publisher' } }]);
+  t.match(confirmedTk.origin, { kind: 'weather-alert', id: c1, ruleId: rule.id });
   listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
   t.equal(listed.pendingConfirmation.length, 0);
-  t.match(listed.alerts.find((a: { id: string }) => a.id === c1).actions, [{ state: 'active', confirmedBy: publisher.user.id, takeoverId: 'takeover-1' }]);
-  t.match(listed.alerts.find((a: { id: string }) => a.id === c2).actions, [{ state: 'dismissed', confirmedBy: publisher.user.id, takeoverId: null }]);
+  t.match(listed.alerts.find((a: { id: string }) => a.id === c1).actions, [{ state: 'active', confirmedBy: publisher.user.id, takeoverId: confirmedTk.id }]);
+  t.match(listed.alerts.find((a: { id: string }) => a.id === c2).actions, [
+    { state: 'dismissed', confirmedBy: publisher.user.id, takeoverId: null, endReason: 'Dismissed by Test publisher' },
+  ]);
 
   const again = await call('POST', '/api/v1/alerts/weather/poll', { fetch: false, confirm: [{ alertId: c1, ruleId: rule.id }] });
   t.equal(again.status, 409);
@@ -377,16 +403,18 @@ t.test('requireConfirmation: the alert waits for a publisher, who confirms or di
   ];
   const updated = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.equal(updated.body.data.changes.pendingConfirmation.length, 0);
-  t.equal(calls.started.length, 2);
-  t.same(calls.ended, [{ id: 'takeover-1', reason: 'The weather alert was updated' }]);
+  t.equal((await onAir(call)).started.length, 2);
+  const afterUpdate = await onAir(call);
+  t.same(afterUpdate.ended, [{ id: confirmedTk.id, reason: 'The weather alert was updated' }]);
+  t.match(afterUpdate.started[1]!.origin, { kind: 'weather-alert', ruleId: rule.id });
 
   // Deleting the rule ends what it started.
   t.equal((await call('DELETE', `/api/v1/alerts/weather/rules/${rule.id}`)).status, 204);
-  t.same(calls.ended.at(-1), { id: 'takeover-2', reason: 'The weather alert rule was deleted' });
+  t.same((await onAir(call)).ended.at(-1), { id: afterUpdate.started[1]!.id, reason: 'The weather alert rule was deleted' });
 });
 
 t.test('a malformed document or a feed that is down changes nothing; the monitor records why', async (t) => {
-  const { app, call, calls } = await setup(t);
+  const { app, call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   const good = nwsGeoJson([{ id: 'urn:keep', event: 'Tornado Warning', sent: iso(-2), expires: iso(30) }]);
@@ -394,7 +422,7 @@ t.test('a malformed document or a feed that is down changes nothing; the monitor
   await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/a`, 'nws-geojson'));
   await call('POST', '/api/v1/alerts/weather/rules', { name: 'All', match: {}, targets: everywhere });
   await call('POST', '/api/v1/alerts/weather/poll', {});
-  t.equal(calls.started.length, 1);
+  t.equal((await onAir(call)).started.length, 1);
   const before = (await call('GET', '/api/v1/alerts/weather')).body.data.alerts;
 
   const failures: [string, (req: http.IncomingMessage, res: http.ServerResponse) => void, RegExp][] = [
@@ -412,7 +440,7 @@ t.test('a malformed document or a feed that is down changes nothing; the monitor
     t.same(listed.alerts, before, `${name}: the alerts keep their state`);
     t.match(listed.monitor.state, { lastError: why }, name);
   }
-  t.equal(calls.ended.length, 0, 'no takeover ended');
+  t.equal((await onAir(call)).ended.length, 0, 'no takeover ended');
 
   // Connection refused: a port nobody listens on.
   const closed = http.createServer();
@@ -426,7 +454,7 @@ t.test('a malformed document or a feed that is down changes nothing; the monitor
   t.equal(state.lastErrorCode, 'connection_failed');
   t.ok(state.consecutiveFailures >= 1);
   t.ok(state.nextPollAt > state.lastPollAt, 'retried later (backoff)');
-  t.equal(calls.ended.length, 0);
+  t.equal((await onAir(call)).ended.length, 0);
 
   // Malformed XML for a CAP Atom monitor, and XML that is not a feed.
   const atom = await fakeFeed(t, { '/x': (_q, s) => void s.writeHead(200, { 'content-type': ATOM }).end('<feed><entry><title>cut') });
@@ -449,20 +477,31 @@ t.test('feeds are fetched under the outbound rules: loopback refused by default'
   t.equal((await call('GET', '/api/v1/alerts/weather')).body.data.monitor.state.lastErrorCode, 'address_not_allowed');
 });
 
-t.test('without a takeover port the action records the failure', async (t) => {
-  const { app, call } = await signedInApp(t, { config: { fetchAllowLoopback: true } });
+t.test('a takeover that cannot start (its rule targets a screen deleted since) records a failed action and changes nothing else', async (t) => {
+  const { app, owner, call } = await setup(t);
   const now = Date.now();
   const feed = await fakeFeed(t, {
     '/a': served(GEOJSON, () =>
       nwsGeoJson([{ id: 'urn:x', event: 'Tornado Warning', sent: new Date(now).toISOString(), expires: new Date(now + 3_600_000).toISOString() }]),
     ),
   });
+  const gone = await pairScreen(app, owner, { name: 'Gone' });
   await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/a`, 'nws-geojson'));
-  await call('POST', '/api/v1/alerts/weather/rules', { name: 'All', match: {}, targets: everywhere });
+  const rule = await call('POST', '/api/v1/alerts/weather/rules', { name: 'Gone', match: {}, targets: { screenIds: [gone.screenId] } });
+  t.equal(rule.status, 201);
+  t.equal((await call('DELETE', `/api/v1/screens/${gone.screenId}`)).status, 204);
   const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
-  t.match(polled.body.data.changes.failed, [{ error: /Takeovers are not available/ }]);
-  t.match((await call('GET', '/api/v1/alerts/weather')).body.data.alerts[0].actions, [{ state: 'failed', takeoverId: null }]);
-  t.ok(app);
+  t.equal(polled.status, 200);
+  t.match(polled.body.data.changes.failed, [{ ruleId: rule.body.data.id, error: /Starting the takeover failed/ }]);
+  t.same(polled.body.data.changes.started, []);
+  const listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
+  t.match(listed.alerts, [{ identifier: 'urn:x', state: 'active', actions: [{ state: 'failed', takeoverId: null, error: /Starting the takeover failed/ }] }]);
+  t.match(listed.monitor.state, { lastError: null, consecutiveFailures: 0 }, 'the feed itself is fine');
+  t.same((await onAir(call)).started, [], 'no takeover exists');
+  // The next poll does not retry forever nor start anything.
+  await call('POST', '/api/v1/alerts/weather/poll', {});
+  t.same((await onAir(call)).started, []);
+  t.equal((await call('GET', '/api/v1/alerts/weather')).body.data.alerts[0].actions.length, 1);
 });
 
 t.test('monitor states: not configured, disabled; zones before a poll', async (t) => {
@@ -548,7 +587,7 @@ t.test('roles and bad input answer the error envelope', async (t) => {
 });
 
 t.test('the tick polls when the stored schedule says so, and not before; a document over the size cap is refused', async (t) => {
-  const { app, call, calls } = await setup(t);
+  const { app, call } = await setup(t);
   const now = Date.now();
   const iso = (min: number) => new Date(now + min * 60_000).toISOString();
   const feed = await fakeFeed(t, {
@@ -559,8 +598,8 @@ t.test('the tick polls when the stored schedule says so, and not before; a docum
   // The PUT made a poll due: the tick (the periodic task main.ts starts) polls.
   await app.deps.periodic.runNow('weather-alerts.tick');
   t.equal(feed.requests.length, 1);
-  t.equal(calls.started.length, 1);
-  t.equal(calls.started[0]!.input.message.severity, 'info', 'Minor is info');
+  t.equal((await onAir(call)).started.length, 1);
+  t.equal((await onAir(call)).started[0]!.message!.severity, 'info', 'Minor is info');
   const state = (await call('GET', '/api/v1/alerts/weather')).body.data.monitor.state;
   const next = Date.parse(state.nextPollAt) - Date.parse(state.lastPollAt);
   t.ok(next >= 60_000 && next <= 67_000, 'next poll: the interval plus at most 10% jitter (and the poll’s own milliseconds)');
@@ -580,11 +619,11 @@ t.test('the tick polls when the stored schedule says so, and not before; a docum
   });
   const polled = await call('POST', '/api/v1/alerts/weather/poll', {});
   t.match(polled.body.data, { outcome: 'failed', error: /larger than 5 MB/ });
-  t.equal(calls.ended.length, 0);
+  t.equal((await onAir(call)).ended.length, 0);
 });
 
 t.test('hostile and odd documents', async (t) => {
-  const { call, calls } = await setup(t);
+  const { call } = await setup(t);
   let body = '';
   const feed = await fakeFeed(t, { '/x': (_q, s) => void s.writeHead(200, { 'content-type': ATOM }).end(body) });
   await call('PUT', '/api/v1/alerts/weather/monitor', monitor(`${feed.url}/x`, 'cap-atom'));
@@ -612,9 +651,9 @@ t.test('hostile and odd documents', async (t) => {
   }
   const listed = (await call('GET', '/api/v1/alerts/weather')).body.data;
   t.match(listed.alerts, [{ identifier: 'e1', expires: null, zones: [], severity: 'Unknown', state: 'active' }], 'an entry with only an id is kept');
-  t.equal(calls.started.length, 1);
+  t.equal((await onAir(call)).started.length, 1);
   t.equal(
-    calls.started[0]!.input.endsAt,
+    (await onAir(call)).started[0]!.endsAt,
     new Date(Date.parse(listed.alerts[0].firstSeenAt) + 24 * 3600_000).toISOString(),
     'without expires or ends, an alert is over a day after it was first seen',
   );

@@ -104,6 +104,29 @@ export const carriedConfirmation = (db: Db, alertId: string, ruleId: string) =>
     .where('x.confirmed_at', 'is not', null)
     .executeTakeFirst();
 
+/**
+ * A takeover a person cancelled (POST /takeovers/{id}/cancel: state 'cancelled'; the weather
+ * module itself ends its takeovers as 'ended'), with who and why.
+ */
+export const cancelledTakeover = (db: Db, takeoverId: string) =>
+  db.selectFrom('takeovers').select(['ended_at', 'ended_by', 'end_reason']).where('id', '=', takeoverId).where('state', '=', 'cancelled').executeTakeFirst();
+
+/**
+ * Whether the alert that `alertId` superseded was held off the air under `ruleId` by a person:
+ * its takeover was cancelled, or it waited for a person and never went on air (superseded
+ * before a decision, or dismissed). An update of such an alert waits for a person again.
+ */
+export const carriedHold = async (db: Db, alertId: string, ruleId: string) =>
+  (await db
+    .selectFrom('weather_alert_actions as x')
+    .innerJoin('weather_alerts as a', 'a.id', 'x.alert_id')
+    .leftJoin('takeovers as tk', 'tk.id', 'x.takeover_id')
+    .select('x.id')
+    .where('a.superseded_by', '=', alertId)
+    .where('x.rule_id', '=', ruleId)
+    .where((eb) => eb.or([eb('tk.state', '=', 'cancelled'), eb.and([eb('x.takeover_id', 'is', null), eb('x.state', 'in', ['ended', 'dismissed'])])]))
+    .executeTakeFirst()) !== undefined;
+
 export const insertRule = (db: Db, row: Insert<RuleRow>) => db.insertInto('weather_rules').values(row).execute();
 export const updateRule = (db: Db, id: string, set: Partial<RuleRow>) => db.updateTable('weather_rules').set(set).where('id', '=', id).execute();
 export async function deleteRule(db: Db, id: string): Promise<boolean> {

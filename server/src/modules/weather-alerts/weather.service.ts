@@ -18,6 +18,8 @@ import {
   alertRow,
   alertsByIdentifiers,
   carriedConfirmation,
+  carriedHold,
+  cancelledTakeover,
   endActiveAlert,
   insertAction,
   insertAlert,
@@ -25,6 +27,7 @@ import {
   ruleRow,
   updateAction,
   updateMonitor,
+  userLabel,
   alertZones,
   monitorRow,
   type MonitorRow,
@@ -291,6 +294,18 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
   const ruleIds = new Set(rules.map((r) => r.id));
   const open = await openActionRows(db);
   for (const x of open) {
+    // A person cancelled the alert's takeover: the action is over, by that person (never restarted).
+    const cancelled = x.state === 'active' && x.takeover_id ? await cancelledTakeover(db, x.takeover_id) : undefined;
+    if (cancelled) {
+      const who = cancelled.ended_by ? await userLabel(db, cancelled.ended_by) : 'a person';
+      await updateAction(db, x.id, {
+        state: 'ended',
+        ended_at: cancelled.ended_at ?? nowIso(),
+        end_reason: `Takeover cancelled by ${who}${cancelled.end_reason ? `: ${cancelled.end_reason}` : ''}`.slice(0, 1000),
+        error: null,
+      });
+      continue;
+    }
     const why =
       x.alert_state !== 'active'
         ? (END_REASONS[x.alert_state] ?? 'The weather alert ended')
@@ -319,6 +334,20 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
     for (const rule of rules) {
       if (done.has(rule.id) || !ruleMatches(rule, alert)) continue;
       let confirmation: Pick<ActionRow, 'confirmed_by' | 'confirmed_at'> | null = null;
+      // An update of an alert a person held off the air under this rule (cancelled its takeover, or it
+      // waited and never went on) waits for a person again, whatever the rule says.
+      if (await carriedHold(db, alert.id, rule.id)) {
+        await insertAction(db, {
+          id: newId(),
+          alert_id: alert.id,
+          rule_id: rule.id,
+          rule_name: rule.name,
+          state: 'pending_confirmation',
+          created_at: nowIso(),
+        });
+        changes.pendingConfirmation.push({ alertId: alert.id, ruleId: rule.id });
+        continue;
+      }
       if (rule.require_confirmation) {
         // An update of an alert someone confirmed under this rule needs no second confirmation.
         confirmation = (await carriedConfirmation(db, alert.id, rule.id)) ?? null;
