@@ -398,10 +398,13 @@ function MonitorCard(props: {
               <legend>Zones the feed offers (as of {formatTime(zones.data?.asOf)})</legend>
               {offered.map((z) => (
                 <label key={`${z.kind}-${z.code}`}>
-                  <input type="checkbox" checked={chosen.has(z.code)} onChange={(e) => toggleZone(z.code, e.currentTarget.checked)} /> {z.code}{' '}
-                  <small class="muted">
-                    {z.areaDesc} ({z.kind})
-                  </small>
+                  <input type="checkbox" checked={chosen.has(z.code)} onChange={(e) => toggleZone(z.code, e.currentTarget.checked)} />{' '}
+                  <span>
+                    {z.code}{' '}
+                    <small class="muted">
+                      {z.areaDesc} ({z.kind})
+                    </small>
+                  </span>
                 </label>
               ))}
             </fieldset>
