@@ -50,7 +50,7 @@ t.test('weather alerts: monitor, a failing poll said in words, zones, a rule wit
   await monitorForm.getByLabel('Poll every (seconds)').fill('5');
   await monitorForm.getByRole('button', { name: 'Save monitor' }).click();
   t.equal(
-    await monitorForm.getByLabel('Poll every (seconds)').evaluate((e) => (e as HTMLInputElement).validity.rangeUnderflow),
+    await monitorForm.getByLabel('Poll every (seconds)').evaluate((e) => (e as unknown as { validity: { rangeUnderflow: boolean } }).validity.rangeUnderflow),
     true,
     'the browser holds back an interval under 30 s',
   );
