@@ -219,14 +219,14 @@ export function NetworkPage({ id }: { id: string }) {
             <tbody>
               {n.screens.map((s, i) => (
                 <tr key={s.screenId} data-member={s.name}>
-                  <td>{s.position + 1}</td>
+                  <td data-label="Position">{s.position + 1}</td>
                   <td>
                     <a href={`/screens/${s.screenId}`}>{s.name}</a>
                   </td>
                   <td>
                     <span class={`badge ${s.online ? 'ok' : 'warn'}`}>{s.online ? 'Online' : 'Offline'}</span>
                   </td>
-                  <td>
+                  <td data-label="Leader">
                     {isAdmin ? (
                       <label class="inline">
                         <input type="radio" name="leader" checked={s.leader} onChange={() => void setMembers.run(n, ids, s.screenId, `${s.name} leads now.`)} />{' '}

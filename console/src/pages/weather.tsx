@@ -226,10 +226,10 @@ function AlertTable({ label, alerts, testid }: { label: string; alerts: Alert[];
                   {a.severity}
                 </span>
               </td>
-              <td>{a.areaDesc || a.zones.join(', ') || '—'}</td>
-              <td>{formatTime(a.endedAt ?? a.ends ?? a.expires)}</td>
-              <td>{a.senderName || a.sender || '—'}</td>
-              <td>
+              <td data-label="Area">{a.areaDesc || a.zones.join(', ') || '—'}</td>
+              <td data-label="Until">{formatTime(a.endedAt ?? a.ends ?? a.expires)}</td>
+              <td data-label="Issued by">{a.senderName || a.sender || '—'}</td>
+              <td data-label="What it did">
                 {a.actions.length === 0
                   ? 'No rule matched'
                   : a.actions.map((x) => (
@@ -547,9 +547,9 @@ function Rules({ rules, lists, canEdit, onChanged }: { rules: Rule[]; lists: Lis
               {rules.map((r) => (
                 <tr key={r.id} data-rule={r.name}>
                   <td>{r.name}</td>
-                  <td>{describeMatch(r)}</td>
-                  <td>{describeTargets(r.targets, lists)}</td>
-                  <td>{r.requireConfirmation ? 'A person confirms' : 'Goes on air at once'}</td>
+                  <td data-label="Matches">{describeMatch(r)}</td>
+                  <td data-label="Screens">{describeTargets(r.targets, lists)}</td>
+                  <td data-label="Confirmation">{r.requireConfirmation ? 'A person confirms' : 'Goes on air at once'}</td>
                   {canEdit && (
                     <td class="actions">
                       <button type="button" class="secondary outline small" aria-label={`Edit ${r.name}`} onClick={() => setForm(draftOf(r))}>
