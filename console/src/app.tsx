@@ -15,7 +15,9 @@ import { GroupsPage, LocationsPage } from './pages/places';
 import { PlaylistDetailPage, PlaylistsPage } from './pages/playlists';
 import { SchedulesPage } from './pages/schedules';
 import { CampaignPage, CampaignsPage } from './pages/campaigns';
+import { NetworkPage, NetworksPage } from './pages/networks';
 import { TakeoversPage } from './pages/takeovers';
+import { WeatherPage } from './pages/weather';
 import { LayoutDetailPage, LayoutsPage } from './pages/layouts';
 import { ApprovalsPage } from './pages/approvals';
 import { DataSourcePage, DataSourcesPage, NewDataSourcePage } from './pages/data';
@@ -176,6 +178,9 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/campaigns" component={CampaignsPage} />
           <Route path="/campaigns/:id" component={CampaignPage} />
           <Route path="/takeovers" component={TakeoversPage} />
+          <Route path="/weather" component={WeatherPage} />
+          <Route path="/networks" component={NetworksPage} />
+          <Route path="/networks/:id" component={NetworkPage} />
           <Route path="/layouts" component={LayoutsPage} />
           <Route path="/layouts/:id" component={LayoutDetailPage} />
           <Route path="/data" component={DataSourcesPage} />
@@ -227,6 +232,8 @@ function Nav() {
     { href: '/schedules', label: 'Schedules', show: true },
     { href: '/campaigns', label: 'Campaigns', show: true },
     { href: '/takeovers', label: 'Takeovers', show: true },
+    { href: '/weather', label: 'Weather alerts', show: true },
+    { href: '/networks', label: 'Networks', show: true },
     { href: '/data', label: 'Data', show: true },
     { href: '/widgets', label: 'Widgets', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, atLeast, type Page } from '../api';
 import type { Command, Group, Location, PlaylistSummary, Screen } from '../types';
+import { ScreenNetworkPanel } from './networks';
 import { ErrorNote, formatTime, formValues, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { NowShowingLabel, ScreenStatus } from './screens';
 import { zoneWords } from './schedule-rules';
@@ -168,6 +169,7 @@ export function ScreenDetailPage({ id }: { id: string }) {
         <div>
           <CommandsCard screen={s} canSend={atLeast(user, 'publisher') && !s.disabled && !s.revoked} onDone={screen.reload} />
           <PlayerCard screen={s} />
+          <ScreenNetworkPanel screenId={id} />
         </div>
       </div>
       <HistoryCard screenId={id} />
