@@ -3,6 +3,7 @@ import { api, atLeast, type Page } from '../api';
 import type { Asset } from '../types';
 import { ErrorNote, formatTime, useAction, useLoad, useSession, useTitle } from '../ui';
 import { confirmAction, showToast } from '../ui/confirm';
+import { type Targets, TargetPicker } from '../ui/targets';
 import { type Lists, loadLists } from './campaigns/model';
 
 /**
@@ -12,12 +13,6 @@ import { type Lists, loadLists } from './campaigns/model';
 
 type Severity = 'info' | 'warning' | 'emergency';
 type ContentType = 'playlist' | 'layout' | 'asset' | 'widget';
-interface Targets {
-  all?: boolean;
-  screenIds?: string[];
-  groupIds?: string[];
-  locationIds?: string[];
-}
 export interface Temporary {
   id: string;
   state: string;
@@ -104,11 +99,6 @@ function ContentAndTargets({ choices, allowAll, value, onChange }: { choices: Ch
         : value.contentType === 'widget'
           ? choices.widgets
           : choices.assets;
-  const toggle = (key: 'screenIds' | 'groupIds' | 'locationIds', id: string, on: boolean) => {
-    const now = value.targets[key] ?? [];
-    onChange({ ...value, targets: { ...value.targets, [key]: on ? [...now, id] : now.filter((x) => x !== id) } });
-  };
-  const checked = (key: 'screenIds' | 'groupIds' | 'locationIds', id: string) => (value.targets[key] ?? []).includes(id);
   return (
     <>
       <fieldset>
@@ -171,40 +161,7 @@ function ContentAndTargets({ choices, allowAll, value, onChange }: { choices: Ch
           </div>
         )}
       </fieldset>
-      <fieldset>
-        <legend>Where</legend>
-        {allowAll && (
-          <label>
-            <input
-              type="checkbox"
-              checked={!!value.targets.all}
-              onChange={(e) => onChange({ ...value, targets: { ...value.targets, all: e.currentTarget.checked } })}
-            />{' '}
-            <strong>Every screen</strong>
-          </label>
-        )}
-        {!value.targets.all && (
-          <div class="target-picks">
-            {choices.screens.map((s) => (
-              <label key={s.id}>
-                <input type="checkbox" checked={checked('screenIds', s.id)} onChange={(e) => toggle('screenIds', s.id, e.currentTarget.checked)} /> {s.name}
-              </label>
-            ))}
-            {choices.groups.map((g) => (
-              <label key={g.id}>
-                <input type="checkbox" checked={checked('groupIds', g.id)} onChange={(e) => toggle('groupIds', g.id, e.currentTarget.checked)} /> Group {g.name}
-              </label>
-            ))}
-            {choices.locations.map((l) => (
-              <label key={l.id}>
-                <input type="checkbox" checked={checked('locationIds', l.id)} onChange={(e) => toggle('locationIds', l.id, e.currentTarget.checked)} /> Location{' '}
-                {l.name}
-              </label>
-            ))}
-            {choices.screens.length === 0 && <small class="muted">No screens yet.</small>}
-          </div>
-        )}
-      </fieldset>
+      <TargetPicker legend="Where" allowAll={allowAll} lists={choices} value={value.targets} onChange={(targets) => onChange({ ...value, targets })} />
     </>
   );
 }

@@ -5,6 +5,7 @@ import { ErrorNote, formatTime, useAction, useLoad, useSession, useTitle } from 
 import { confirmAction, showToast } from '../ui/confirm';
 import { type Lists, loadLists } from './campaigns/model';
 import { screensReached } from './takeovers';
+import { TargetPicker } from '../ui/targets';
 
 /**
  * Weather alerts (docs/weather-alerts.md, docs/console-weather.md): the feed monitor, the rules that turn
@@ -603,7 +604,13 @@ function Rules({ rules, lists, canEdit, onChanged }: { rules: Rule[]; lists: Lis
               <input value={form.zones} placeholder="e.g. KSZ055 (empty: any zone)" onInput={(e) => setForm({ ...form, zones: e.currentTarget.value })} />
             </label>
           </fieldset>
-          <TargetPicker lists={lists} value={form.targets} onChange={(targets) => setForm({ ...form, targets })} />
+          <TargetPicker
+            legend="Which screens it takes over"
+            allowAll
+            lists={lists}
+            value={form.targets}
+            onChange={(targets) => setForm({ ...form, targets })}
+          />
           <label>
             <input type="checkbox" checked={form.requireConfirmation} onChange={(e) => setForm({ ...form, requireConfirmation: e.currentTarget.checked })} /> A
             person confirms before it goes on the screens
@@ -637,45 +644,6 @@ function Choices({ label, all, value, onChange }: { label: string; all: string[]
           {x}
         </label>
       ))}
-    </fieldset>
-  );
-}
-
-/** Where: as on the takeovers page (every screen, or screens, groups, locations). */
-function TargetPicker({ lists, value, onChange }: { lists: Lists; value: Targets; onChange: (t: Targets) => void }) {
-  type Key = 'screenIds' | 'groupIds' | 'locationIds';
-  const toggle = (key: Key, id: string, on: boolean) => {
-    const now = value[key] ?? [];
-    onChange({ ...value, [key]: on ? [...now, id] : now.filter((x) => x !== id) });
-  };
-  const checked = (key: Key, id: string) => (value[key] ?? []).includes(id);
-  return (
-    <fieldset>
-      <legend>Which screens it takes over</legend>
-      <label>
-        <input type="checkbox" checked={!!value.all} onChange={(e) => onChange({ ...value, all: e.currentTarget.checked })} /> <strong>Every screen</strong>
-      </label>
-      {!value.all && (
-        <div class="target-picks">
-          {lists.screens.map((s) => (
-            <label key={s.id}>
-              <input type="checkbox" checked={checked('screenIds', s.id)} onChange={(e) => toggle('screenIds', s.id, e.currentTarget.checked)} /> {s.name}
-            </label>
-          ))}
-          {lists.groups.map((g) => (
-            <label key={g.id}>
-              <input type="checkbox" checked={checked('groupIds', g.id)} onChange={(e) => toggle('groupIds', g.id, e.currentTarget.checked)} /> Group {g.name}
-            </label>
-          ))}
-          {lists.locations.map((l) => (
-            <label key={l.id}>
-              <input type="checkbox" checked={checked('locationIds', l.id)} onChange={(e) => toggle('locationIds', l.id, e.currentTarget.checked)} /> Location{' '}
-              {l.name}
-            </label>
-          ))}
-          {lists.screens.length === 0 && <small class="muted">No screens yet.</small>}
-        </div>
-      )}
     </fieldset>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { DAY_LABEL, DAYS, describeRrule, type Repeat, repeatOf, zoneWords } from '../schedule-rules';
+import { TargetPicker } from '../../ui/targets';
 import { browserZone, type Lists, type Placement } from './model';
 
 /** A placement's rule from the repeat choice (the same choices as the schedule form). */
@@ -11,8 +12,6 @@ function ruleOf(repeat: Repeat, days: string[], custom: string): string | null {
   if (repeat === 'custom') return custom.trim() || null;
   return null;
 }
-
-type TargetKey = 'screenIds' | 'groupIds' | 'locationIds';
 
 /**
  * One placement: where (screens, groups, locations, picked like a schedule's targets),
@@ -43,11 +42,6 @@ export function PlacementEditor({
     setCustom(c);
     onChange({ ...placement, rrule: ruleOf(r, d, c) });
   };
-  const toggle = (key: TargetKey, id: string, on: boolean) => {
-    const now = placement.targets[key] ?? [];
-    onChange({ ...placement, targets: { ...placement.targets, [key]: on ? [...now, id] : now.filter((x) => x !== id) } });
-  };
-  const checked = (key: TargetKey, id: string) => (placement.targets[key] ?? []).includes(id);
   const zones = [...new Set([...lists.locations.map((l) => l.timeZone), browserZone(), 'UTC', ...(placement.timeZone ? [placement.timeZone] : [])])];
   const legend = `Placement ${index + 1}`;
   return (
@@ -78,28 +72,7 @@ export function PlacementEditor({
             />
           </label>
         </div>
-        <fieldset>
-          <legend>Where</legend>
-          <div class="checks">
-            {lists.screens.map((s) => (
-              <label key={s.id}>
-                <input type="checkbox" checked={checked('screenIds', s.id)} onChange={(e) => toggle('screenIds', s.id, e.currentTarget.checked)} /> {s.name}
-              </label>
-            ))}
-            {lists.groups.map((g) => (
-              <label key={g.id}>
-                <input type="checkbox" checked={checked('groupIds', g.id)} onChange={(e) => toggle('groupIds', g.id, e.currentTarget.checked)} /> Group {g.name}
-              </label>
-            ))}
-            {lists.locations.map((l) => (
-              <label key={l.id}>
-                <input type="checkbox" checked={checked('locationIds', l.id)} onChange={(e) => toggle('locationIds', l.id, e.currentTarget.checked)} /> Location{' '}
-                {l.name}
-              </label>
-            ))}
-            {lists.screens.length + lists.groups.length + lists.locations.length === 0 && <small class="muted">Add screens first.</small>}
-          </div>
-        </fieldset>
+        <TargetPicker legend="Where" listClass="checks" lists={lists} value={placement.targets} onChange={(targets) => onChange({ ...placement, targets })} />
         <div class="grid">
           <label>
             Repeats within the window
