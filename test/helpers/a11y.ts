@@ -24,6 +24,14 @@ export async function checkA11y(page: Page, t: Test, label: string, options: { i
   // Colours measured mid-transition (a button just pressed) are neither state: Pico honours reduced motion.
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.evaluate(() => new Promise((r) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(r))));
+  // Reduced motion only stops transitions that start after it: one begun by the last click (a
+  // button's colours, 0.2 s) runs on, and on a loaded machine axe could measure it half-way.
+  // Finish those first (endless animations, such as a busy spinner, are left alone).
+  await page.evaluate(async () => {
+    const doc = (globalThis as any).document;
+    const finite = doc.getAnimations().filter((a: any) => Number.isFinite(a.effect?.getComputedTiming?.().endTime));
+    for (const a of finite) a.finish();
+  });
   if (!(await page.evaluate(() => Boolean((globalThis as { axe?: unknown }).axe)))) await page.evaluate(AXE_SOURCE);
   const found = (await page.evaluate(
     async ({ include, disable }) => {

@@ -63,13 +63,18 @@ export function ContentSubmissions() {
   const { query, route, path } = useLocation();
   const [filter, setFilter] = useState<Filter>('pending');
   const list = useLoad(
-    () =>
-      api.get<Page<Submission>>(
+    async () => ({
+      filter,
+      page: await api.get<Page<Submission>>(
         `content-submissions${qs(decides ? { state: filter === 'done' ? undefined : filter, limit: 100 } : { submittedBy: 'me', limit: 100 })}`,
       ),
+    }),
     [filter, decides],
   );
-  const items = (list.data?.items ?? []).filter((s) => !decides || filter !== 'done' || DONE.includes(s.state));
+  // Only the list loaded for the chosen filter: the previous one stays in `data` until the new
+  // answer, and showing it under the new filter flashed items that do not belong there.
+  const loaded = list.data?.filter === filter ? list.data.page : undefined;
+  const items = (loaded?.items ?? []).filter((s) => !decides || filter !== 'done' || DONE.includes(s.state));
   const open = query.submission;
   const show = (id: string | null) => route(id ? `${path}?submission=${encodeURIComponent(id)}` : path);
   return (
@@ -97,7 +102,7 @@ export function ContentSubmissions() {
         </div>
       )}
       <ErrorNote error={list.error} />
-      {list.data && items.length === 0 && <p class="muted">{decides ? 'No submissions here.' : 'You have not submitted anything.'}</p>}
+      {loaded && items.length === 0 && <p class="muted">{decides ? 'No submissions here.' : 'You have not submitted anything.'}</p>}
       <ul class="approvals" aria-label="Content submissions">
         {items.map((s) => (
           <li key={s.id} data-submission={s.id} data-state={s.state}>
