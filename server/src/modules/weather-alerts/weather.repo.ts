@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from '../../platform/db/schema.js';
 import type { OfferedZone } from './parse.js';
-import type { TakeoverTargets } from './takeover-port.js';
+import type { TakeoverInput } from '../takeovers/index.js';
 
 export type MonitorRow = WeatherMonitorTable;
 export type AlertRow = WeatherAlertsTable;
@@ -36,7 +36,7 @@ export function zonesSeen(row: MonitorRow | undefined): OfferedZone[] {
 }
 
 export const ruleMatch = (r: RuleRow) => parseJson<RuleMatch>(r.match, {});
-export const ruleTargets = (r: RuleRow) => parseJson<TakeoverTargets>(r.targets, {});
+export const ruleTargets = (r: RuleRow) => parseJson<TakeoverInput['targets']>(r.targets, {});
 export const alertZones = (a: AlertRow) => parseJson<string[]>(a.zones, []);
 
 /** Alerts to show: every active one and those seen since `since`, newest first, at most `limit`. */
@@ -78,12 +78,24 @@ export async function endActiveAlert(db: Db, id: string, set: Partial<AlertRow>)
 }
 
 /** Actions still open (on air or waiting for a person), with their alert's state. */
+/**
+ * The actions still open, with their alert's state and, when a person cancelled the action's
+ * takeover (POST /takeovers/{id}/cancel: state 'cancelled'; the weather module itself ends its
+ * takeovers as 'ended'), who, when and why.
+ */
 export const openActionRows = (db: Db) =>
   db
     .selectFrom('weather_alert_actions as x')
     .innerJoin('weather_alerts as a', 'a.id', 'x.alert_id')
+    .leftJoin('takeovers as tk', (j) => j.onRef('tk.id', '=', 'x.takeover_id').on('tk.state', '=', 'cancelled'))
     .selectAll('x')
-    .select(['a.state as alert_state'])
+    .select([
+      'a.state as alert_state',
+      'tk.id as cancelled_takeover',
+      'tk.ended_at as cancelled_at',
+      'tk.ended_by as cancelled_by',
+      'tk.end_reason as cancel_reason',
+    ])
     .where('x.state', 'in', ['active', 'pending_confirmation'])
     .execute();
 export const updateAction = (db: Db, id: string, set: Partial<ActionRow>) => db.updateTable('weather_alert_actions').set(set).where('id', '=', id).execute();
@@ -103,13 +115,6 @@ export const carriedConfirmation = (db: Db, alertId: string, ruleId: string) =>
     .where('x.rule_id', '=', ruleId)
     .where('x.confirmed_at', 'is not', null)
     .executeTakeFirst();
-
-/**
- * A takeover a person cancelled (POST /takeovers/{id}/cancel: state 'cancelled'; the weather
- * module itself ends its takeovers as 'ended'), with who and why.
- */
-export const cancelledTakeover = (db: Db, takeoverId: string) =>
-  db.selectFrom('takeovers').select(['ended_at', 'ended_by', 'end_reason']).where('id', '=', takeoverId).where('state', '=', 'cancelled').executeTakeFirst();
 
 /**
  * Whether the alert that `alertId` superseded was held off the air under `ruleId` by a person:

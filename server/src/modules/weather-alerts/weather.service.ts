@@ -6,7 +6,7 @@ import { conflict } from '../../platform/http/errors.js';
 import { OutboundError, safeFetch } from '../../platform/http/outbound.js';
 import { fetchPolicy } from '../media/index.js';
 import { type FeedFormat, FeedParseError, type ParsedAlert, type ParsedFeed, parseFeed } from './parse.js';
-import { takeoverPort } from './takeover-port.js';
+import { endTakeover, startTakeover } from '../takeovers/index.js';
 import type { Db } from '../../platform/db/database.js';
 import {
   type ActionRow,
@@ -19,7 +19,6 @@ import {
   alertsByIdentifiers,
   carriedConfirmation,
   carriedHold,
-  cancelledTakeover,
   endActiveAlert,
   insertAction,
   insertAlert,
@@ -289,19 +288,17 @@ const END_REASONS: Record<string, string> = {
  */
 export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> {
   const { db } = deps;
-  const port = takeoverPort(deps);
   const rules = await ruleRows(db);
   const ruleIds = new Set(rules.map((r) => r.id));
   const open = await openActionRows(db);
   for (const x of open) {
     // A person cancelled the alert's takeover: the action is over, by that person (never restarted).
-    const cancelled = x.state === 'active' && x.takeover_id ? await cancelledTakeover(db, x.takeover_id) : undefined;
-    if (cancelled) {
-      const who = cancelled.ended_by ? await userLabel(db, cancelled.ended_by) : 'a person';
+    if (x.state === 'active' && x.cancelled_takeover) {
+      const who = x.cancelled_by ? await userLabel(db, x.cancelled_by) : 'a person';
       await updateAction(db, x.id, {
         state: 'ended',
-        ended_at: cancelled.ended_at ?? nowIso(),
-        end_reason: `Takeover cancelled by ${who}${cancelled.end_reason ? `: ${cancelled.end_reason}` : ''}`.slice(0, 1000),
+        ended_at: x.cancelled_at ?? nowIso(),
+        end_reason: `Takeover cancelled by ${who}${x.cancel_reason ? `: ${x.cancel_reason}` : ''}`.slice(0, 1000),
         error: null,
       });
       continue;
@@ -319,7 +316,7 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
       continue;
     }
     try {
-      if (x.takeover_id) await port.end(x.takeover_id, why);
+      if (x.takeover_id) await endTakeover(deps, x.takeover_id, { by: AUTOMATIC, reason: why, state: 'ended' });
       await updateAction(db, x.id, { state: 'ended', ended_at: nowIso(), end_reason: why, error: null });
       if (x.takeover_id) changes.ended.push({ alertId: x.alert_id, ruleId: x.rule_id, takeoverId: x.takeover_id, reason: why });
     } catch (err) {
@@ -382,12 +379,14 @@ export async function reconcile(deps: AppDeps, changes: Changes): Promise<void> 
 async function startFor(deps: AppDeps, actionId: string, alert: AlertRow, rule: RuleRow, actor: { userId: string | null; label: string }, changes: Changes) {
   const end = alertEnd(alert, alert.first_seen_at);
   try {
-    const t = await takeoverPort(deps).start(
+    const t = await startTakeover(
+      deps,
       {
         message: { text: takeoverText(alert), severity: takeoverSeverity(alert.severity) },
         targets: ruleTargets(rule),
         endsAt: end,
         reason: `Weather alert: ${alert.event || alert.headline} (${rule.name})`.slice(0, 500),
+        audio: 'default',
       },
       actor,
       { kind: 'weather-alert', alertId: alert.id, ruleId: rule.id },
