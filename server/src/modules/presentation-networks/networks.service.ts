@@ -10,6 +10,7 @@ import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import { ApiError, conflict, invalidField, invalidReference, notFound, unknownIdsIn } from '../../platform/http/errors.js';
 import { contentChanged, type ManifestNetwork } from '../content/index.js';
+import { deriveStatus } from '../screens/index.js';
 import {
   bumpNetworkRevision,
   deleteMembership,
@@ -35,15 +36,16 @@ export async function networkRow(db: Db, id: string): Promise<NetworkRow> {
   return row;
 }
 
-/** Online: a socket open now, or seen within the screen's online window (2 heartbeats + 15 s). */
-export function isOnline(deps: AppDeps, m: Pick<MemberRow, 'screen_id' | 'last_seen_ms' | 'expected_interval_sec'>, now: number): boolean {
-  if (deps.realtime?.connectedScreens().includes(m.screen_id)) return true;
-  return m.last_seen_ms !== null && now - m.last_seen_ms <= (2 * m.expected_interval_sec + 15) * 1000;
+/** Online: a socket open now, or the screens module's own status (seen within its online window). */
+function onlineTest(deps: AppDeps): (m: Pick<MemberRow, 'screen_id' | 'last_seen_ms' | 'expected_interval_sec'>) => boolean {
+  const connected = new Set(deps.realtime?.connectedScreens() ?? []);
+  const now = Date.now();
+  return (m) => connected.has(m.screen_id) || deriveStatus(m, now) === 'online';
 }
 
 export async function networkDto(deps: AppDeps, row: NetworkRow) {
   const members = await memberRows(deps.db, row.id);
-  const now = Date.now();
+  const online = onlineTest(deps);
   const leader = members.find((m) => m.leader === 1);
   return {
     id: row.id,
@@ -51,7 +53,7 @@ export async function networkDto(deps: AppDeps, row: NetworkRow) {
     epoch: row.epoch,
     revision: row.revision,
     leaderScreenId: leader?.screen_id ?? null,
-    screens: members.map((m) => ({ screenId: m.screen_id, name: m.name, position: m.position, leader: m.leader === 1, online: isOnline(deps, m, now) })),
+    screens: members.map((m) => ({ screenId: m.screen_id, name: m.name, position: m.position, leader: m.leader === 1, online: online(m) })),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -23,5 +23,5 @@ export const screensModule: PlacardModule = {
 export { screenshotDir } from './commands.service.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
-export { newScreenRow } from './screens.repo.js';
+export { deriveStatus, newScreenRow } from './screens.repo.js';
 export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';
