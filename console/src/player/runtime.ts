@@ -44,8 +44,7 @@ export class PlayerRuntime {
   lastError: string | null = null;
   /** The last 20 new manifests: their revision and what asked for them (diagnostics). */
   readonly manifestFetches: { reasons: string[]; revision: string; at: string }[] = [];
-  /** Server time minus local time, from the heartbeat (a screen with a wrong clock still switches on time). */
-  /** The server clock estimate (sync.ts): heartbeat replies and socket ping/pong samples. */
+  /** The server clock estimate (sync.ts), from heartbeat replies and socket ping/pong: a screen with a wrong clock still switches on time. */
   readonly clock = new ClockSync();
   private socketClock: ReturnType<typeof socketClock> | null = null;
   private readonly startedAt = new Date().toISOString();
