@@ -87,7 +87,7 @@ t.test('video: probe, poster, thumbnail, and a browser-playable MP4 variant', as
     '-f',
     'lavfi',
     '-i',
-    'testsrc=size=640x480:rate=25:duration=12',
+    'testsrc=size=640x480:rate=25:duration=40',
     '-c:v',
     'libvpx',
     '-deadline',
