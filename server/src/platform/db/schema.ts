@@ -66,11 +66,13 @@ import type {
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { PluginInstallationsTable, PluginInstancesTable, PluginInstanceTargetsTable } from './schema/plugins.js';
 import type { TakeoverEventsTable, TakeoversTable, TakeoverTargetsTable } from './schema/takeovers.js';
 import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
 import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTable, WidgetsTable } from './schema/widgets.js';
 export type * from './schema/core.js';
 export type * from './schema/presentation-networks.js';
+export type * from './schema/plugins.js';
 export type * from './schema/accounts.js';
 export type * from './schema/screens.js';
 export type * from './schema/content.js';
@@ -154,4 +156,7 @@ export interface Database {
   weather_alerts: WeatherAlertsTable;
   weather_rules: WeatherRulesTable;
   weather_alert_actions: WeatherAlertActionsTable;
+  plugin_installations: PluginInstallationsTable;
+  plugin_instances: PluginInstancesTable;
+  plugin_instance_targets: PluginInstanceTargetsTable;
 }

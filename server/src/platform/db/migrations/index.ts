@@ -23,6 +23,7 @@ import { m0390_campaigns } from './0390_campaigns.js';
 import { m0400_takeovers } from './0400_takeovers.js';
 import { m0410_presentation_networks } from './0410_presentation_networks.js';
 import { m0420_weather_alerts } from './0420_weather_alerts.js';
+import { m0430_plugins } from './0430_plugins.js';
 
 export type { Migration } from './migration.js';
 
@@ -52,4 +53,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0400_takeovers,
   m0410_presentation_networks,
   m0420_weather_alerts,
+  m0430_plugins,
 ];
