@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { api, atLeast, setCsrfToken, setUnauthenticatedHandler, type AuthStatus } from './api';
 import { applyTheme, type Theme } from './theme';
 import { ErrorNote, SessionContext, useSession, type Session } from './ui';
@@ -32,6 +32,10 @@ import { SettingsPage } from './pages/settings';
 import { SystemPage } from './pages/system';
 import { BackupsPage } from './pages/backups';
 import { TokensPage } from './pages/tokens';
+import { InstanceEditorPage, PluginInstancesPage, PluginsPage } from './pages/plugins';
+
+/** The noise report loads on demand: it brings the chart library (uPlot) the other pages do not need. */
+const NoiseReportPage = lazy(() => import('./pages/plugins/report').then((m) => m.NoiseReportPage));
 import { setServerLocale, setUserLocale } from './locale';
 import { FeedbackHost } from './ui/confirm';
 
@@ -189,6 +193,11 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/widgets" component={WidgetsPage} />
           <Route path="/widgets/new" component={atLeast(user, 'editor') ? NewWidgetPage : NotFoundPage} />
           <Route path="/widgets/:id" component={WidgetPage} />
+          <Route path="/plugins" component={PluginsPage} />
+          <Route path="/plugins/noise-meter/instances/:id/report" component={NoiseReportPage} />
+          <Route path="/plugins/:pluginId/new" component={atLeast(user, 'editor') ? InstanceEditorPage : NotFoundPage} />
+          <Route path="/plugins/:pluginId/instances/:id" component={InstanceEditorPage} />
+          <Route path="/plugins/:pluginId" component={PluginInstancesPage} />
           <Route path="/approvals" component={ApprovalsPage} />
           <Route path="/account" component={SecurityPage} />
           <Route path="/users" component={atLeast(user, 'admin') ? UsersPage : NotFoundPage} />
@@ -236,6 +245,7 @@ function Nav() {
     { href: '/networks', label: 'Networks', show: true },
     { href: '/data', label: 'Data', show: true },
     { href: '/widgets', label: 'Widgets', show: true },
+    { href: '/plugins', label: 'Plugins', show: true },
     { href: '/approvals', label: 'Approvals', show: true, badge: waiting },
   ];
   // The user menu is a <details>: close it once a choice is made (it would stay open over the page).
