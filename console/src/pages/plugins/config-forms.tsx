@@ -187,7 +187,7 @@ export function CountdownFields({ value, onChange, error }: { value: CountdownCo
       </div>
       <fieldset>
         <legend>Colours</legend>
-        <div class="grid">
+        <div class="colour-grid">
           <ColourField
             label="Bar"
             value={value.colors.bar}
