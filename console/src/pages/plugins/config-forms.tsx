@@ -337,7 +337,7 @@ export function NoiseMeterFields({ value, onChange, error }: { value: NoiseMeter
             onChange={(n) => onChange({ ...value, loudLevel: n })}
           />
           <NumberField
-            label="Calibration (added to the measured level)"
+            label="Calibration (±)"
             value={value.calibrationOffset}
             min={-50}
             max={50}
