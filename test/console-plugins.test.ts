@@ -118,7 +118,7 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
   t.ok(Math.abs(boxes.barShare - 0.06) < 0.01, `the bar is 6% of the screen high (${boxes.barShare.toFixed(3)})`);
   const fill = await colourIn(page, '.ov-countdown-fill');
   t.ok(fill.r > 180 && fill.g < 120 && fill.b < 90, `the bar is drawn in its colour #e4572e (${JSON.stringify(fill)})`);
-  t.match(await preview.locator('.ov-countdown').innerText(), /Lunch in 30:00/, 'half the window left, with the label');
+  t.match(await preview.locator('.ov-countdown').textContent(), /Lunch in 30:00/, 'half the window left, with the label');
   await checkA11y(page, t, 'new countdown bar form');
   await snap(page, 'console-plugins-countdown-form-1280');
 

@@ -66,12 +66,13 @@ export function OverlayPreview<P extends InstancePluginId>({ plugin, config, cho
         role="img"
         aria-label={`The overlay on a ${size.width} × ${size.height} screen`}
       >
-        <span class="preview-content" aria-hidden="true">
-          Content
-        </span>
-        {countdown && <CountdownDrawing config={countdown} minutesLeft={left} />}
-        {plugin === 'brand-bug' && <BrandBugDrawing config={config as BrandBugConfig} />}
-        {noise && <NoiseDrawing config={noise} level={sample} />}
+        {/* A picture (its words are the label above): the colours are the overlay's own, as chosen. */}
+        <div class="preview-drawing" aria-hidden="true">
+          <span class="preview-content">Content</span>
+          {countdown && <CountdownDrawing config={countdown} minutesLeft={left} />}
+          {plugin === 'brand-bug' && <BrandBugDrawing config={config as BrandBugConfig} />}
+          {noise && <NoiseDrawing config={noise} level={sample} />}
+        </div>
       </div>
       <small class="muted">
         {size.width} × {size.height} pixels{screen && !displayOf(screen) ? ' (this screen has not reported its size yet)' : ''}.
@@ -105,12 +106,22 @@ function CountdownDrawing({ config, minutesLeft }: { config: CountdownConfig; mi
         [config.position]: 0,
         height: `${config.heightPct}cqh`,
         background: config.colors.background,
-        color: config.colors.text,
-        fontSize: `${config.heightPct * 0.55}cqh`,
       }}
     >
       <div class="ov-countdown-fill" data-share={share.toFixed(3)} style={{ width: `${share * 100}%`, background: config.colors.bar }} />
-      <span class="ov-countdown-text">{text}</span>
+      {/* SVG text: a picture of the screen's text at the screen's scale (tiny here, large on the screen). */}
+      <svg class="ov-countdown-svg" width="100%" height="100%" aria-hidden="true">
+        <text
+          x="2%"
+          y="50%"
+          dominant-baseline="central"
+          fill={config.colors.text}
+          style={{ fontSize: `${config.heightPct * 0.55}cqh` }}
+          class="ov-countdown-text"
+        >
+          {text}
+        </text>
+      </svg>
     </div>
   );
 }
