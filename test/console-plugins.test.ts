@@ -81,7 +81,7 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
 
   // A new countdown bar through the form: bad inputs said in place, then made.
   await card('countdown-bar')
-    .getByRole('link', { name: /Overlays/ })
+    .getByRole('button', { name: /Overlays/ })
     .click();
   await page.getByText('No overlays yet.').waitFor();
   await page.getByRole('button', { name: /New countdown bar/i }).click();
@@ -108,9 +108,8 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
   t.equal(await screenBox.getAttribute('data-height'), '720', 'and height');
   const boxes = await page.evaluate(() => {
     const doc = (globalThis as any).document;
-    const r = (s: string) => doc.querySelector(s).getBoundingClientRect();
-    const scr = r('.preview-screen');
-    const bar = r('.ov-countdown');
+    const scr = doc.querySelector('.preview-screen').getBoundingClientRect();
+    const bar = doc.querySelector('.ov-countdown').getBoundingClientRect();
     return { ratio: scr.width / scr.height, barTop: bar.top - scr.top, barShare: bar.height / scr.height };
   });
   t.ok(Math.abs(boxes.ratio - 1280 / 720) < 0.02, `the box has the screen’s shape (${boxes.ratio.toFixed(3)})`);
