@@ -7,10 +7,12 @@ import { checkA11y } from './helpers/a11y.js';
 import { alertText, CHROMIUM, CHROMIUM_ARGS, DESKTOP, launchBrowser, PHONE, pairPlayPage, signedInContext, snap, waitUntil } from './helpers/browser.js';
 import { startApp, type TestApp } from './helpers/harness.js';
 import { type PairedScreen, pairScreen } from './helpers/screens.js';
+import { settledAsset, uploadAsset } from './helpers/media.js';
 
 /** The average colour of a small square at the centre of `selector`'s box, from a real screenshot. */
 async function colourIn(page: Page, selector: string) {
   const { default: sharp } = await import('sharp');
+  await page.locator(selector).first().scrollIntoViewIfNeeded();
   const box = (await page.locator(selector).first().boundingBox())!;
   const size = Math.max(2, Math.min(8, Math.floor(box.height / 2), Math.floor(box.width / 2)));
   const png = await page.screenshot({ clip: { x: box.x + box.width / 2 - size / 2, y: box.y + box.height / 2 - size / 2, width: size, height: size } });
@@ -189,6 +191,42 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
   const kept = (await call('GET', '/api/v1/plugins/countdown-bar/instances')).body.data;
   t.equal((Array.isArray(kept) ? kept : kept.items).length, 1, 'the overlay is kept');
   t.same((await app.json('/api/v1/player/manifest', { headers: lobby.headers })).body.data.overlays, [], 'and no longer delivered');
+
+  // A brand bug: the logo picked from the library, drawn in its corner at its size in the preview.
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" viewBox="0 0 200 100"><rect width="200" height="100" fill="#1e40af"/></svg>';
+  const logo = await settledAsset(app, owner, (await uploadAsset(app, owner, Buffer.from(svg), 'logo.svg', { name: 'ACME logo' })).id);
+  t.equal(logo.state, 'ready', 'the SVG logo is in the library');
+  await card('brand-bug')
+    .getByRole('button', { name: /^Install/ })
+    .click();
+  await card('brand-bug').getByTestId('install-state').getByText('Installed').waitFor();
+  await page.goto(`${app.url}/plugins/brand-bug/new`);
+  const bugForm = page.locator('form[aria-label="New overlay"]');
+  await bugForm.getByLabel('Name').fill('Logo');
+  await bugForm.getByLabel('ACME logo').check();
+  await bugForm.getByLabel('Corner').selectOption('bottom-left');
+  const bug = await page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const scr = doc.querySelector('.preview-screen').getBoundingClientRect();
+    const img = doc.querySelector('.ov-brand');
+    const r = img.getBoundingClientRect();
+    return {
+      loaded: img.complete && img.naturalWidth > 0,
+      width: r.width / scr.width,
+      left: (r.left - scr.left) / scr.width,
+      bottom: (scr.bottom - r.bottom) / scr.width,
+    };
+  });
+  t.ok(bug.loaded, 'the logo image loaded');
+  t.ok(Math.abs(bug.width - 0.12) < 0.005, `12% of the screen wide (${bug.width.toFixed(3)})`);
+  t.ok(Math.abs(bug.left - 0.02) < 0.005 && Math.abs(bug.bottom - 0.02) < 0.005, 'bottom left, 2% in');
+  const blue = await colourIn(page, '.ov-brand');
+  t.ok(blue.b > 120 && blue.r < 90, `the logo’s pixels are drawn (${JSON.stringify(blue)})`);
+  await bugForm.getByRole('button', { name: 'Create overlay' }).click();
+  await page.locator('tr[data-instance="Logo"]').waitFor();
+  const bugs = (await call('GET', '/api/v1/plugins/brand-bug/instances')).body.data.items;
+  t.match(bugs, [{ name: 'Logo', targets: { all: true }, config: { assetId: logo.id, corner: 'bottom-left', sizePct: 12 } }], 'saved as chosen');
+  await page.goto(`${app.url}/plugins`);
 
   // Phone width: the catalog still fits.
   await page.setViewportSize(PHONE);

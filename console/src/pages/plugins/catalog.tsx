@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { api, ApiError, atLeast, type Page } from '../../api';
 import { ErrorNote, formatTime, useAction, useLoad, useSession, useTitle } from '../../ui';
 import { confirmAction, showToast } from '../../ui/confirm';
@@ -10,22 +11,22 @@ import { type CatalogEntry, describeConfig, describeTargets, type Instance, inst
 
 const nameOf = (catalog: CatalogEntry[] | undefined, id: string) => catalog?.find((p) => p.id === id)?.name ?? id;
 
-/** A refusal to uninstall (409 plugin_required): which installed plugins need it, in words. */
-function RequiredNote({ error, catalog }: { error: unknown; catalog: CatalogEntry[] | undefined }) {
+/** A refusal to uninstall (409 plugin_required): which installed plugins need it, by name. */
+function RequiredNote({ error, catalog, subject }: { error: unknown; catalog: CatalogEntry[] | undefined; subject: string }) {
   if (!(error instanceof ApiError) || error.code !== 'plugin_required') return <ErrorNote error={error} />;
-  const d = error.details as { requiredBy?: unknown; plugins?: unknown } | undefined;
-  const raw = (Array.isArray(d?.requiredBy) ? d.requiredBy : Array.isArray(d?.plugins) ? d.plugins : []) as (string | { id?: string; name?: string })[];
+  const d = error.details as { requiredBy?: unknown } | undefined;
+  const raw = (Array.isArray(d?.requiredBy) ? d.requiredBy : []) as (string | { id?: string; name?: string })[];
   const names = raw.map((x) => (typeof x === 'string' ? nameOf(catalog, x) : (x.name ?? nameOf(catalog, x.id ?? '')))).filter(Boolean);
+  if (names.length === 0) return <ErrorNote error={error} />;
+  const list = names.join(', ');
   return (
     <div class="error-note" role="alert" data-code="plugin_required" data-testid="plugin-required">
       <p>
-        <strong>It cannot be uninstalled while other plugins need it.</strong> {error.message}
+        <strong>
+          {subject || 'This plugin'} cannot be uninstalled: {list} {names.length === 1 ? 'needs' : 'need'} it.
+        </strong>{' '}
+        Uninstall {list} first.
       </p>
-      {names.length > 0 && (
-        <p>
-          Uninstall these first: <strong>{names.join(', ')}</strong>.
-        </p>
-      )}
     </div>
   );
 }
@@ -41,7 +42,9 @@ export function PluginsPage() {
     showToast(`${p.name} installed${needs.length ? ` (with ${needs.map((r) => nameOf(catalog.data, r)).join(', ')}, which it needs)` : ''}.`);
     await catalog.reload();
   });
+  const [subject, setSubject] = useState('');
   const uninstall = useAction(async (p: CatalogEntry) => {
+    setSubject(p.name);
     let purge = false;
     const yes = await confirmAction({
       title: `Uninstall ${p.name}?`,
@@ -78,51 +81,54 @@ export function PluginsPage() {
         <p>Overlays drawn above the content on the screens: a countdown bar, a logo in a corner, a noise meter.</p>
       </hgroup>
       <ErrorNote error={catalog.error ?? install.error} />
-      <RequiredNote error={uninstall.error} catalog={catalog.data} />
+      <RequiredNote error={uninstall.error} catalog={catalog.data} subject={subject} />
       {!isAdmin && <p class="muted">Installing and uninstalling plugins needs the admin role.</p>}
       <div class="plugin-cards">
-        {catalog.data?.map((p) => (
-          <article key={p.id} class="plugin-card" data-plugin={p.id} aria-labelledby={`plugin-${p.id}`}>
-            <header>
-              <h2 id={`plugin-${p.id}`}>
-                {p.name} <small class="muted">{p.version}</small>
-              </h2>
-              <span class={`badge ${p.installed ? 'ok' : ''}`} data-testid="install-state">
-                {p.installed ? (p.asDependency ? 'Installed (needed by another)' : 'Installed') : 'Not installed'}
-              </span>
-            </header>
-            <p>{p.description}</p>
-            <dl class="plugin-facts">
-              <dt>Needs</dt>
-              <dd>{p.requires.length ? p.requires.map((r) => nameOf(catalog.data, r)).join(', ') : 'Nothing else'}</dd>
-              <dt>Players</dt>
-              <dd>{p.playerFamilies.join(', ') || '—'}</dd>
-              {p.installedAt && (
-                <>
-                  <dt>Installed</dt>
-                  <dd>{formatTime(p.installedAt)}</dd>
-                </>
-              )}
-            </dl>
-            <footer class="row">
-              {isInstancePlugin(p.id) && (
-                <a href={`/plugins/${p.id}`} role="button" class="secondary outline">
-                  Overlays ({p.instanceCount})
-                </a>
-              )}
-              {isAdmin &&
-                (p.installed ? (
-                  <button type="button" class="secondary" disabled={busy} aria-label={`Uninstall ${p.name}`} onClick={() => void uninstall.run(p)}>
-                    Uninstall
-                  </button>
-                ) : (
-                  <button type="button" disabled={busy} aria-label={`Install ${p.name}`} onClick={() => void install.run(p)}>
-                    Install
-                  </button>
-                ))}
-            </footer>
-          </article>
-        ))}
+        {/* The overlay plugins first; the layer they need (no overlays of its own) last. */}
+        {[...(catalog.data ?? [])]
+          .sort((a, b) => Number(!isInstancePlugin(a.id)) - Number(!isInstancePlugin(b.id)))
+          .map((p) => (
+            <article key={p.id} class="plugin-card" data-plugin={p.id} aria-labelledby={`plugin-${p.id}`}>
+              <header>
+                <h2 id={`plugin-${p.id}`}>
+                  {p.name} <small class="muted">{p.version}</small>
+                </h2>
+                <span class={`badge ${p.installed ? 'ok' : ''}`} data-testid="install-state">
+                  {p.installed ? (p.asDependency ? 'Installed (needed by another)' : 'Installed') : 'Not installed'}
+                </span>
+              </header>
+              <p>{p.description}</p>
+              <dl class="plugin-facts">
+                <dt>Needs</dt>
+                <dd>{p.requires.length ? p.requires.map((r) => nameOf(catalog.data, r)).join(', ') : 'Nothing else'}</dd>
+                <dt>Players</dt>
+                <dd>{p.playerFamilies.join(', ') || '—'}</dd>
+                {p.installedAt && (
+                  <>
+                    <dt>Installed</dt>
+                    <dd>{formatTime(p.installedAt)}</dd>
+                  </>
+                )}
+              </dl>
+              <footer class="row">
+                {isInstancePlugin(p.id) && (
+                  <a href={`/plugins/${p.id}`} role="button" class="secondary outline">
+                    Overlays ({p.instanceCount})
+                  </a>
+                )}
+                {isAdmin &&
+                  (p.installed ? (
+                    <button type="button" class="secondary" disabled={busy} aria-label={`Uninstall ${p.name}`} onClick={() => void uninstall.run(p)}>
+                      Uninstall
+                    </button>
+                  ) : (
+                    <button type="button" disabled={busy} aria-label={`Install ${p.name}`} onClick={() => void install.run(p)}>
+                      Install
+                    </button>
+                  ))}
+              </footer>
+            </article>
+          ))}
       </div>
     </>
   );

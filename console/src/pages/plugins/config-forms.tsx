@@ -137,7 +137,7 @@ export function CountdownFields({ value, onChange, error }: { value: CountdownCo
                   {d.label}
                 </label>
               ))}
-              <small id="weekdays-help" class="muted">
+              <small id="weekdays-help" class="muted checks-help">
                 None ticked: every day.
               </small>
             </fieldset>

@@ -46,7 +46,7 @@ function Editor<P extends InstancePluginId>({ plugin, id }: { plugin: P; id?: st
   useEffect(() => {
     if (stored.data) setDraft({ name: stored.data.name, targets: stored.data.targets, config: stored.data.config });
   }, [stored.data]);
-  const title = id ? (stored.data?.name ?? 'Overlay') : `New ${entry?.name ?? 'overlay'}`;
+  const title = id ? (stored.data?.name ?? 'Overlay') : `New ${entry?.name.toLowerCase() ?? 'overlay'}`;
   useTitle(title);
 
   const save = useAction(async (d: Draft<P>) => {
