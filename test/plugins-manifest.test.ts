@@ -38,7 +38,7 @@ t.test('overlays in the manifest: reached via group, location, screen or all; th
 
   const create = async (plugin: string, body: unknown) => {
     const res = await call('POST', `/api/v1/plugins/${plugin}/instances`, body);
-    t.equal(res.status, 201, JSON.stringify(res.body));
+    t.equal(res.status, 201, `${plugin} instance created`);
     return res.body.data;
   };
   const noise = await create('noise-meter', { name: 'Room noise', targets: { groupIds: [group] }, config: { warningLevel: 55, loudLevel: 70 } });
@@ -75,6 +75,20 @@ t.test('overlays in the manifest: reached via group, location, screen or all; th
   t.equal(bytes.length, entry.logo.sizeBytes);
   t.equal(dl.headers.get('content-type'), entry.logo.contentType);
 
+  // An SVG logo is delivered as its rendered player variant.
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect width="200" height="100" fill="#c02050"/></svg>');
+  const vector = await settledAsset(app, owner, (await uploadAsset(app, owner, svg, 'logo.svg')).id);
+  t.equal(vector.state, 'ready');
+  const svgBug = await create('brand-bug', { name: 'Vector logo', targets: { screenIds: [direct.screenId] }, config: { assetId: vector.id } });
+  const d = await manifest(direct);
+  const svgEntry = d.overlays.find((x: any) => x.instanceId === svgBug.id);
+  t.match(svgEntry, { logo: { assetId: vector.id, contentType: /^image\// } });
+  t.ok(
+    d.media.some((m: any) => m.variantId === svgEntry.logo.variantId),
+    'the SVG logo’s variant is in media[]',
+  );
+  t.equal((await call('DELETE', `/api/v1/plugins/brand-bug/instances/${svgBug.id}`)).status, 204);
+
   // An instance change bumps the reached screens and pushes manifest.changed.
   const socket = await openSocket(t, app, inGroup.credential);
   const otherSocket = await openSocket(t, app, other.credential);
@@ -84,7 +98,7 @@ t.test('overlays in the manifest: reached via group, location, screen or all; th
     targets: { groupIds: [group] },
     config: { warningLevel: 50, loudLevel: 65, display: 'traffic-light' },
   });
-  t.equal(put.status, 200, JSON.stringify(put.body));
+  t.equal(put.status, 200, 'edited');
   await groupChanged();
   const g2 = await manifest(inGroup);
   t.ok(g2.revision > g.revision, 'the manifest revision moved');

@@ -247,7 +247,7 @@ t.test('instances: CRUD per plugin, defaults, bad configs, If-Match, not-install
   t.equal((app.database.sqlite.prepare('select count(*) as n from noise_buckets').get() as { n: number }).n, 0, 'the noise history went too');
 });
 
-t.test('a deleted target leaves the instance; an asset a brand bug shows cannot be deleted unforced', async (t) => {
+t.test('a deleted group leaves the instance’s targets', async (t) => {
   const { app, owner, call, install } = await setup(t);
   await install('noise-meter');
   const group = (await call('POST', '/api/v1/screen-groups', { name: 'Temp' })).body.data.id as string;
