@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { instanceScreenIds, pluginInstalled } from '../server/src/modules/plugins/index.js';
 import { signedInApp, signIn } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
 
@@ -247,7 +248,7 @@ t.test('instances: CRUD per plugin, defaults, bad configs, If-Match, not-install
   t.equal((app.database.sqlite.prepare('select count(*) as n from noise_buckets').get() as { n: number }).n, 0, 'the noise history went too');
 });
 
-t.test('a deleted target leaves the instance; an asset a brand bug shows cannot be deleted unforced', async (t) => {
+t.test('a deleted group leaves the instance’s targets', async (t) => {
   const { app, owner, call, install } = await setup(t);
   await install('noise-meter');
   const group = (await call('POST', '/api/v1/screen-groups', { name: 'Temp' })).body.data.id as string;
@@ -260,4 +261,26 @@ t.test('a deleted target leaves the instance; an asset a brand bug shows cannot 
   t.equal(res.status, 201);
   t.equal((await call('DELETE', `/api/v1/screen-groups/${group}`)).status, 204);
   t.same((await call('GET', `/api/v1/plugins/noise-meter/instances/${res.body.data.id}`)).body.data.targets, { screenIds: [screen.screenId] });
+});
+
+t.test('instanceScreenIds and pluginInstalled (for the noise reports): the screens an instance reaches now', async (t) => {
+  const { app, owner, call, install } = await setup(t);
+  t.equal(await pluginInstalled(app.deps.db, 'noise-meter'), false);
+  await install('noise-meter');
+  t.equal(await pluginInstalled(app.deps.db, 'noise-meter'), true);
+  t.equal(await pluginInstalled(app.deps.db, 'overlay-core'), true);
+  const group = (await call('POST', '/api/v1/screen-groups', { name: 'G' })).body.data.id as string;
+  const location = (await call('POST', '/api/v1/locations', { name: 'L', timeZone: 'Europe/Berlin' })).body.data.id as string;
+  const a = await pairScreen(app, owner, { name: 'A', groupIds: [group] });
+  const b = await pairScreen(app, owner, { name: 'B', locationId: location });
+  const c = await pairScreen(app, owner, { name: 'C' });
+  const make = async (targets: unknown) =>
+    (await call('POST', '/api/v1/plugins/noise-meter/instances', { name: 'N', targets, config: {} })).body.data.id as string;
+  const db = app.deps.db;
+  t.same(await instanceScreenIds(db, await make({ groupIds: [group] }), 'noise-meter'), [a.screenId]);
+  t.same(await instanceScreenIds(db, await make({ locationIds: [location], screenIds: [c.screenId] }), 'noise-meter'), [b.screenId, c.screenId].sort());
+  const all = await make({ all: true });
+  t.same(await instanceScreenIds(db, all, 'noise-meter'), [a.screenId, b.screenId, c.screenId].sort());
+  t.equal(await instanceScreenIds(db, all, 'countdown-bar'), null, 'not an instance of that plugin');
+  t.equal(await instanceScreenIds(db, '0190f0e0-0000-7000-8000-000000000003', 'noise-meter'), null);
 });
