@@ -283,4 +283,16 @@ t.test('instanceScreenIds and pluginInstalled (for the noise reports): the scree
   t.same(await instanceScreenIds(db, all, 'noise-meter'), [a.screenId, b.screenId, c.screenId].sort());
   t.equal(await instanceScreenIds(db, all, 'countdown-bar'), null, 'not an instance of that plugin');
   t.equal(await instanceScreenIds(db, '0190f0e0-0000-7000-8000-000000000003', 'noise-meter'), null);
+
+  // The list is paged by name (the collections' convention).
+  const first = (await call('GET', '/api/v1/plugins/noise-meter/instances?limit=2')).body.data;
+  t.equal(first.items.length, 2);
+  t.type(first.nextCursor, 'string');
+  const rest = (await call('GET', `/api/v1/plugins/noise-meter/instances?limit=2&cursor=${first.nextCursor}`)).body.data;
+  t.equal(rest.items.length, 1);
+  t.equal(rest.nextCursor, null);
+  const paged = [...first.items, ...rest.items].map((i: any) => i.id);
+  t.equal(new Set(paged).size, 3, 'every instance once');
+  t.ok(paged.includes(all));
+  t.equal((await call('GET', '/api/v1/plugins/noise-meter/instances?cursor=forged')).status, 400);
 });

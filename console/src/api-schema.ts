@@ -33486,7 +33486,10 @@ export interface operations {
     };
     getPluginsCountdownBarInstances: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -33502,8 +33505,18 @@ export interface operations {
                     "application/json": {
                         data: {
                             items: components["schemas"]["PluginInstance"][];
+                            nextCursor: string | null;
                         };
                     };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
@@ -34107,7 +34120,10 @@ export interface operations {
     };
     getPluginsBrandBugInstances: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -34123,8 +34139,18 @@ export interface operations {
                     "application/json": {
                         data: {
                             items: components["schemas"]["PluginInstance"][];
+                            nextCursor: string | null;
                         };
                     };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
@@ -34659,7 +34685,10 @@ export interface operations {
     };
     getPluginsNoiseMeterInstances: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -34675,8 +34704,18 @@ export interface operations {
                     "application/json": {
                         data: {
                             items: components["schemas"]["PluginInstance"][];
+                            nextCursor: string | null;
                         };
                     };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */

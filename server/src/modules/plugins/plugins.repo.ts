@@ -1,5 +1,6 @@
 /** The plugins' queries (migration 0430): installations, instances and their targets. */
 import type { Db } from '../../platform/db/database.js';
+import { afterCursor } from '../../platform/http/pagination.js';
 import type { PluginInstallationsTable, PluginInstancesTable } from '../../platform/db/schema/plugins.js';
 
 export type TargetRow = { type: string; id: string };
@@ -25,8 +26,17 @@ export async function instanceRow(db: Db, pluginId: string, id: string): Promise
   return db.selectFrom('plugin_instances').selectAll().where('id', '=', id).where('plugin_id', '=', pluginId).executeTakeFirst();
 }
 
-export async function instanceRows(db: Db, pluginId: string): Promise<PluginInstancesTable[]> {
-  return db.selectFrom('plugin_instances').selectAll().where('plugin_id', '=', pluginId).orderBy('name').orderBy('id').execute();
+/** A page of a plugin's instances by name (fetch `limit + 1` for toPage). */
+export async function instanceRows(db: Db, pluginId: string, cursor: string | undefined, limit: number): Promise<PluginInstancesTable[]> {
+  return db
+    .selectFrom('plugin_instances')
+    .selectAll()
+    .where('plugin_id', '=', pluginId)
+    .where(afterCursor('name', 'id', 'asc', cursor))
+    .orderBy('name')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
 }
 
 export async function targetsOf(db: Db, instanceIds: readonly string[]): Promise<Map<string, TargetRow[]>> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
+import { pageOf, pageQuery } from '../../platform/http/pagination.js';
 import { etagOf } from '../../platform/http/revision.js';
 import { created, defineRoute, noContent, ok, type ResponseSpec, uuidParam as Uuid } from '../../platform/http/route.js';
 import { configSchemaOf, INSTANCE_PLUGINS, type InstancePluginId } from './catalog.js';
@@ -49,8 +50,9 @@ function instanceRoutes(pluginId: InstancePluginId) {
       minRole: 'viewer',
       tags,
       summary: `The ${pluginId} instances, by name (those of an uninstalled plugin too: kept, not delivered)`,
-      responses: { 200: { description: 'Instances', data: z.object({ items: z.array(InstanceDtoSchema) }) } },
-      handler: async (ctx) => ok({ items: await listInstances(ctx.deps.db, pluginId) }),
+      query: pageQuery,
+      responses: { 200: { description: 'Instances', data: pageOf(InstanceDtoSchema) } },
+      handler: async (ctx, { query }) => ok(await listInstances(ctx.deps.db, pluginId, query.cursor, query.limit)),
     }),
     defineRoute({
       method: 'POST',

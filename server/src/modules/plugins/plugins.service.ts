@@ -11,6 +11,7 @@ import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import type { PluginInstancesTable } from '../../platform/db/schema/plugins.js';
 import { ApiError, invalidField, invalidReference, type Reference } from '../../platform/http/errors.js';
+import { toPage } from '../../platform/http/pagination.js';
 import { checkRevision } from '../../platform/http/revision.js';
 import { contentChanged, type OverlayContext, type ManifestOverlay } from '../content/index.js';
 import { CATALOG, catalogPlugin, jsonSchemaOf, type InstancePluginId } from './catalog.js';
@@ -193,13 +194,19 @@ function dtoOf(row: PluginInstancesTable, targets: readonly TargetRow[]): Instan
   };
 }
 
-export async function listInstances(db: Db, pluginId: InstancePluginId): Promise<InstanceDto[]> {
-  const rows = await instanceRows(db, pluginId);
+/** A page of the plugin's instances, by name. */
+export async function listInstances(
+  db: Db,
+  pluginId: InstancePluginId,
+  cursor: string | undefined,
+  limit: number,
+): Promise<{ items: InstanceDto[]; nextCursor: string | null }> {
+  const page = toPage(await instanceRows(db, pluginId, cursor, limit), limit, (r) => r.name);
   const targets = await targetsOf(
     db,
-    rows.map((r) => r.id),
+    page.items.map((r) => r.id),
   );
-  return rows.map((r) => dtoOf(r, targets.get(r.id) ?? []));
+  return { items: page.items.map((r) => dtoOf(r, targets.get(r.id) ?? [])), nextCursor: page.nextCursor };
 }
 
 export async function getInstance(db: Db, pluginId: InstancePluginId, id: string): Promise<InstanceDto> {
