@@ -142,7 +142,7 @@ export function PluginInstancesPage({ pluginId }: { pluginId: string }) {
   const entry = catalog.data?.find((p) => p.id === pluginId);
   useTitle(entry?.name ?? 'Plugin');
   const valid = isInstancePlugin(pluginId);
-  const list = useLoad(() => (valid ? api.get<Page<Instance> | Instance[]>(instancesPath(pluginId)) : Promise.resolve([])), [pluginId]);
+  const list = useLoad(() => (valid ? api.get<Page<Instance> | Instance[]>(`${instancesPath(pluginId)}?limit=500`) : Promise.resolve([])), [pluginId]);
   const choices = useLoad(() => loadChoices(pluginId === 'brand-bug'), [pluginId]);
   if (!valid) return <ErrorNote error={new ApiError(404, 'plugin_not_found', `There is no plugin “${pluginId}” with overlays.`)} />;
   const items = list.data ? (Array.isArray(list.data) ? list.data : list.data.items) : [];
