@@ -145,7 +145,8 @@ function BrandBugDrawing({ config }: { config: BrandBugConfig }) {
   );
 }
 
-export const NOISE_COLOURS = { normal: '#2e9e44', warning: '#f0a500', loud: '#d7263d' };
+/** The player's colours (console/src/player/overlays.ts): green, amber, red. */
+export const NOISE_COLOURS = { normal: '#16a34a', warning: '#f59e0b', loud: '#dc2626' };
 export function noiseState(level: number, c: NoiseMeterConfig): 'normal' | 'warning' | 'loud' {
   return level >= c.loudLevel ? 'loud' : level >= c.warningLevel ? 'warning' : 'normal';
 }
@@ -172,7 +173,7 @@ function NoiseDrawing({ config, level }: { config: NoiseMeterConfig; level: numb
         {config.display === 'traffic-light' && (
           <div class="ov-noise-lights">
             {(['loud', 'warning', 'normal'] as const).map((s) => (
-              <span key={s} style={{ background: s === state ? NOISE_COLOURS[s] : '#333' }} />
+              <span key={s} style={{ background: s === state ? NOISE_COLOURS[s] : '#3f3f46' }} />
             ))}
           </div>
         )}
