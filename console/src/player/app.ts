@@ -9,6 +9,7 @@ import { PlaybackEngine } from './engine.js';
 import { playerFamilyFromSearch } from './identity.js';
 import { MediaCache } from './media-cache.js';
 import { NoiseControl } from './noise-control.js';
+import { OverlayLayer } from './overlays.js';
 import { PairingFlow } from './pairing-flow.js';
 import { PlayerApi } from './protocol.js';
 import { PlayerRuntime } from './runtime.js';
@@ -26,12 +27,20 @@ const log = (message: string) => {
   console.warn(`[placard] ${message}`);
 };
 const now = (): number => runtime.now();
-const engine: PlaybackEngine = new PlaybackEngine(view.stage, { cache, now, log, onContentChange: () => runtime.reportSoon() });
 const noise = new NoiseControl(location.search, now, log);
+const overlays = new OverlayLayer(view.root, view.pairing, { cache, now, stage: view.stage, noise: () => noise.level });
+const engine: PlaybackEngine = new PlaybackEngine(view.stage, {
+  cache,
+  now,
+  log,
+  onContentChange: () => runtime.reportSoon(),
+  onManifest: (manifest) => overlays.update(manifest),
+});
 
 function startPairing(reason: string | null = null): void {
   view.setState('pairing');
   engine.stop();
+  overlays.stop();
   pairing.start(reason);
 }
 
@@ -60,7 +69,7 @@ const debug = {
   cache: () => cache.status(),
   nowPlaying: () => engine.nowPlaying(),
   lastError: () => runtime.lastError,
-  noise: () => ({ status: noise.status, pending: noise.meter?.pending ?? 0 }),
+  noise: () => ({ status: noise.status, pending: noise.meter?.pending ?? 0, level: noise.level, config: noise.config }),
   /** The last 20 new manifests: their revision and what asked for them. */
   manifestFetches: () => runtime.manifestFetches.map((f) => ({ ...f, reasons: [...f.reasons] })),
 };

@@ -174,6 +174,7 @@ export class PlaybackEngine {
     this.refresh();
     // Content that stays on: its data zones move to the new outputs, its widgets to new bundles (each once cached).
     this.view?.update(manifest);
+    this.ctx.onManifest?.(manifest);
   }
 
   /** Re-evaluates what should be on now (after a manifest change, a boundary, or new media). */

@@ -3,6 +3,7 @@
  * reader is tolerant: unknown fields are ignored, a malformed entry is dropped (and
  * counted in `problems`) rather than stopping playback of the rest.
  */
+import { type Overlay, readOverlays } from './overlay-config.js';
 import { type NetworkInfo, readNetwork } from './sync.js';
 
 export type ItemKind = 'image' | 'video' | 'website' | 'audio' | 'pdf' | 'widget' | 'unknown';
@@ -158,7 +159,8 @@ export interface PlayerManifest {
   data: DataEntry[];
   /** The widgets' bundles the playlists and zones show, cached like media. */
   widgets: WidgetEntry[];
-  overlays: unknown[];
+  /** The plugin overlays this player draws (overlay-config.ts); bad or unknown ones are skipped. */
+  overlays: Overlay[];
   problems: string[];
   /** The presentation network this screen plays in step with (sync.ts), else null. */
   network: NetworkInfo | null;
@@ -501,7 +503,7 @@ export function readManifest(raw: unknown): PlayerManifest {
     media,
     data,
     widgets,
-    overlays: Array.isArray(o.overlays) ? o.overlays : [],
+    overlays: readOverlays(o.overlays, media, problems),
     problems,
     network: readNetwork(o.presentationNetwork),
   };

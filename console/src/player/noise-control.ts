@@ -1,10 +1,11 @@
 /**
  * The noise meter as the page runs it: on when the manifest carries a noise-meter overlay
- * (the plugin) or the URL has `noise=1`. Only derived numbers leave the page: a relative
+ * (the plugin; its thresholds, calibration and microphone settings) or the URL has `noise=1`. Only derived numbers leave the page: a relative
  * 0-100 level every 250 ms, folded into ten-second buckets (noise.ts); no audio is kept or sent.
  */
 import type { PlayerManifest } from './manifest.js';
 import { levelFromRms, NoiseMeter, type NoiseBucket } from './noise.js';
+import { calibrated, type NoiseMeterConfig } from './overlay-config.js';
 
 export type NoiseStatus = 'inactive' | 'active' | 'unavailable';
 
@@ -13,10 +14,30 @@ export interface NoiseReport {
   batch: NoiseBucket[];
 }
 
+/** The first noise-meter overlay's config: thresholds, calibration and microphone (defaults when only `noise=1`). */
+export function meterConfig(manifest: PlayerManifest | null): NoiseMeterConfig | null {
+  for (const o of manifest?.overlays ?? []) if (o.pluginId === 'noise-meter') return o.config;
+  return null;
+}
+
+const DEFAULTS: NoiseMeterConfig = {
+  warningLevel: 60,
+  loudLevel: 75,
+  display: 'hidden',
+  corner: 'bottom-right',
+  sizePct: 18,
+  loudMessage: '',
+  calibrationOffset: 0,
+  microphone: { deviceLabel: '', echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+};
+
 export class NoiseControl {
   meter: NoiseMeter | null = null;
   status: NoiseStatus = 'inactive';
+  /** The config the meter runs with (null while off). */
+  config: NoiseMeterConfig | null = null;
   private stopMeter: (() => void) | null = null;
+  private micKey = '';
 
   constructor(
     private readonly search: string,
@@ -24,38 +45,66 @@ export class NoiseControl {
     private readonly log: (message: string) => void,
   ) {}
 
-  private wanted(manifest: PlayerManifest | null): boolean {
-    if (new URLSearchParams(this.search).get('noise') === '1') return true;
-    return (manifest?.overlays ?? []).some((o) => {
-      const v = o as { type?: unknown; pluginId?: unknown; plugin?: unknown };
-      return v && (v.type === 'noise-meter' || v.pluginId === 'noise-meter' || v.plugin === 'noise-meter');
-    });
+  private wanted(manifest: PlayerManifest | null): NoiseMeterConfig | null {
+    return meterConfig(manifest) ?? (new URLSearchParams(this.search).get('noise') === '1' ? DEFAULTS : null);
   }
 
-  /** Starts or stops the meter for this manifest; true when its state changed (worth a heartbeat at once). */
+  /** The level shown (calibrated) and the state for the overlay: null while the meter is off. */
+  get level(): { level: number; status: 'normal' | 'loud' | 'warning' } | null {
+    const meter = this.meter;
+    if (this.status !== 'active' || !meter) return null;
+    const level = meter.current;
+    const status = meter.status() === 'loud' ? 'loud' : level >= meter.warningLevel ? 'warning' : 'normal';
+    return { level, status };
+  }
+
+  /** Starts, restarts (new microphone settings) or stops the meter for this manifest; true when its state changed. */
   async update(manifest: PlayerManifest | null): Promise<boolean> {
     const want = this.wanted(manifest);
-    if (!want && this.stopMeter) {
-      this.stop();
+    if (!want) {
+      if (this.stopMeter || this.status !== 'inactive') {
+        this.stop();
+        return true;
+      }
       return false;
     }
-    if (!want || this.stopMeter || this.status === 'unavailable') return false;
+    const micKey = JSON.stringify(want.microphone);
+    const prev = this.config;
+    this.config = want;
+    // New thresholds: a new meter (its queued buckets carry over).
+    if (!this.meter || this.meter.warningLevel !== want.warningLevel || this.meter.loudLevel !== want.loudLevel) {
+      const next = new NoiseMeter(want.warningLevel, want.loudLevel);
+      if (this.meter) next.adopt(this.meter);
+      this.meter = next;
+    }
+    if (this.stopMeter && micKey === this.micKey) return false;
+    if (this.status === 'unavailable' && micKey === this.micKey && prev) return false;
+    if (this.stopMeter) this.stopMic();
+    this.micKey = micKey;
     try {
-      const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+      const audio0 = {
+        echoCancellation: want.microphone.echoCancellation,
+        noiseSuppression: want.microphone.noiseSuppression,
+        autoGainControl: want.microphone.autoGainControl,
+      };
+      const deviceId = await this.deviceFor(want.microphone.deviceLabel);
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: deviceId ? { ...audio0, deviceId: { exact: deviceId } } : audio0 });
       const audio = new AudioContext();
       const analyser = audio.createAnalyser();
       analyser.fftSize = 2048;
       audio.createMediaStreamSource(stream).connect(analyser);
       const buf = new Float32Array(analyser.fftSize);
-      const meter = (this.meter ??= new NoiseMeter());
       this.status = 'active';
       let last = Date.now();
       const timer = setInterval(() => {
+        const meter = this.meter;
+        const offset = this.config?.calibrationOffset ?? 0;
+        if (!meter) return;
         analyser.getFloatTimeDomainData(buf);
         let sum = 0;
         for (const v of buf) sum += v * v;
         const t = Date.now();
-        meter.sample(levelFromRms(Math.sqrt(sum / buf.length)), this.now(), Math.min(1000, t - last));
+        meter.sample(calibrated(levelFromRms(Math.sqrt(sum / buf.length)), offset), this.now(), Math.min(1000, t - last));
         meter.tick(this.now());
         last = t;
       }, 250);
@@ -71,10 +120,32 @@ export class NoiseControl {
     return true;
   }
 
-  stop(): void {
+  /** The input whose label contains `label` (case-insensitive); undefined = the default microphone. */
+  private async deviceFor(label: string): Promise<string | undefined> {
+    if (!label || !navigator.mediaDevices.enumerateDevices) return undefined;
+    const find = async () =>
+      (await navigator.mediaDevices.enumerateDevices()).find((d) => d.kind === 'audioinput' && d.label.toLowerCase().includes(label.toLowerCase()));
+    let found = await find();
+    if (!found) {
+      // Labels are empty until the page has been allowed a microphone once: ask, then look again.
+      const probe = await navigator.mediaDevices.getUserMedia({ audio: true }).catch(() => null);
+      for (const track of probe?.getTracks() ?? []) track.stop();
+      found = await find();
+    }
+    if (!found) this.log(`Noise meter: no microphone named like "${label}"; using the default one`);
+    return found?.deviceId || undefined;
+  }
+
+  private stopMic(): void {
     this.stopMeter?.();
     this.stopMeter = null;
+  }
+
+  stop(): void {
+    this.stopMic();
     this.status = 'inactive';
+    this.config = null;
+    this.micKey = '';
   }
 
   /** What the next heartbeat carries, and the batch to acknowledge or discard after it. */

@@ -126,6 +126,13 @@ export class NoiseMeter {
     this.acknowledge(batch, batch.length);
   }
 
+  /** Takes over another meter's queued buckets (the thresholds changed; the queue must not be lost). */
+  adopt(other: NoiseMeter): void {
+    other.tick(Number.POSITIVE_INFINITY);
+    this.queue.push(...other.queue);
+    this.current = other.current;
+  }
+
   get pending(): number {
     return this.queue.length;
   }

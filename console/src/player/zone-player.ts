@@ -20,6 +20,8 @@ export interface EngineContext {
   log(message: string): void;
   /** Other content went on screen (a schedule boundary, a new manifest): the player reports it soon. */
   onContentChange?(): void;
+  /** A manifest was put on (the overlay layer follows it). */
+  onManifest?(manifest: PlayerManifest): void;
 }
 
 export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string): HTMLElementTagNameMap[K] {
