@@ -74,7 +74,11 @@ t.test('every status an operation answers is in the document, errors with their 
   }
   t.ok(operations >= 170, `${operations} operations`);
   t.same(missingSchema, [], 'every error status carries the envelope of its status and its codes');
-  t.same(doc.components.schemas.Error409.properties.error.properties.code.enum, ['conflict', 'version_conflict'], 'the 409 envelope names its codes');
+  t.same(
+    doc.components.schemas.Error409.properties.error.properties.code.enum,
+    ['conflict', 'plugin_required', 'plugin_not_installed', 'version_conflict'],
+    'the 409 envelope names its codes',
+  );
 
   // The platform's statuses, from the route's properties (docs/api-conventions.md).
   const statuses = (m: string, p: string) => Object.keys(doc.paths[p][m].responses).map(Number);

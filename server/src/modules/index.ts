@@ -7,6 +7,7 @@ import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
 import { noiseReportsModule } from './noise-reports/index.js';
+import { pluginsModule } from './plugins/index.js';
 import { presentationNetworksModule } from './presentation-networks/index.js';
 import { publishingModule } from './publishing/index.js';
 import { provisioningModule } from './provisioning/index.js';
@@ -35,6 +36,7 @@ export const MODULES: readonly PlacardModule[] = [
   takeoversModule,
   presentationNetworksModule,
   weatherAlertsModule,
+  pluginsModule,
   noiseReportsModule,
   campaignsModule,
   publishingModule,

@@ -72,6 +72,36 @@ export class Builder {
     });
   }
 
+  /**
+   * An overlay's image (a brand bug's logo): the player variant of an image asset for `box`,
+   * added to `media`, or null with a warning when the asset is missing, not ready or not an
+   * image. Recorded as a dependency either way.
+   */
+  async overlayImage(assetId: string, box: { width: number; height: number }, source: Record<string, unknown>): Promise<ManifestMedia | null> {
+    this.dep('asset', assetId);
+    await this.loader.ensureAssets([assetId]);
+    const key = `overlay:${JSON.stringify(source)}:${assetId}`;
+    const problem = this.loader.problem(assetId);
+    if (problem) {
+      this.warn(key, { ...problem, ...source, message: `${problem.message} (an overlay's image; the overlay is left out)` });
+      return null;
+    }
+    const asset = this.loader.assets.get(assetId)!;
+    const players = (this.loader.variants.get(assetId) ?? []).filter((v) => v.purpose === 'player' && v.contentType.startsWith('image/'));
+    const variant = asset.kind === 'image' ? pickVariant(players, box) : undefined;
+    if (!variant) {
+      this.warn(key, {
+        code: 'overlay_image_unusable',
+        message: `"${asset.name}" is not an image with a player variant; the overlay is left out`,
+        assetId,
+        ...source,
+      });
+      return null;
+    }
+    this.addMedia(variant);
+    return this.media.get(variant.id)!;
+  }
+
   /** A playable item for an asset, or null (named in warnings) when it cannot play. */
   private assetItem(
     flat: Pick<FlatItem, 'id' | 'refId' | 'durationMs' | 'transition' | 'windows'> & { playlistId: string },

@@ -133,7 +133,30 @@ export const ManifestDto = z
         }),
       )
       .describe('the widget bundles to cache, next to media (sorted by widgetId)'),
-    overlays: z.array(z.unknown()),
+    overlays: z
+      .array(
+        z.object({
+          instanceId: z.string(),
+          pluginId: z.string().describe('countdown-bar, brand-bug or noise-meter'),
+          name: z.string(),
+          revision: z.number().describe('the instance revision'),
+          config: z.unknown().describe('the instance config, defaults filled (its JSON Schema is in GET /api/v1/plugins)'),
+          logo: z
+            .object({
+              assetId: z.string(),
+              variantId: z.string(),
+              url: z.string(),
+              contentType: z.string(),
+              sizeBytes: z.number(),
+              sha256: z.string(),
+              width: z.number().nullable(),
+              height: z.number().nullable(),
+            })
+            .optional()
+            .describe('brand-bug: the logo variant to show (also in media[], cached for offline play)'),
+        }),
+      )
+      .describe('plugin overlays drawn above the content, ordered by pluginId, name, instanceId (docs/plugins.md)'),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
     presentationNetwork: z
       .object({

@@ -79,6 +79,17 @@ export interface ManifestWidget {
 /** Answers a widget's current bundle (built when missing); the widgets module's `widgetBundleFor`. */
 export type WidgetResolver = (widgetId: string) => Promise<WidgetBundleAnswer>;
 
+/** One overlay in the manifest's `overlays` (docs/plugins.md "The manifest's overlays"). */
+export interface ManifestOverlay {
+  instanceId: string;
+  pluginId: string;
+  name: string;
+  revision: number;
+  config: unknown;
+  /** A brand bug's logo: the variant (also in `media[]`) the player shows. */
+  logo?: Pick<ManifestMedia, 'assetId' | 'variantId' | 'url' | 'contentType' | 'sizeBytes' | 'sha256' | 'width' | 'height'>;
+}
+
 export interface Manifest {
   screenId: string;
   revision: number;
@@ -103,7 +114,8 @@ export interface Manifest {
   media: ManifestMedia[];
   data: ManifestData[];
   widgets: ManifestWidget[];
-  overlays: unknown[];
+  /** Plugin overlays drawn above the content (docs/plugins.md). */
+  overlays: ManifestOverlay[];
   warnings: Warning[];
   /** The presentation network the screen plays in step with (docs/presentation-networks.md), else null. */
   presentationNetwork: { id: string; name: string; epoch: string; leaderScreenId: string | null; position: number; memberCount: number } | null;

@@ -21,6 +21,7 @@ import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
 import { windowSource, type WindowSourceFn } from './windows.js';
+import { overlaySource, type OverlaySourceFn } from './overlays.js';
 import type { Manifest, ManifestPlaylist, OutputResolver, WidgetResolver } from './manifest.shapes.js';
 
 export type {
@@ -52,6 +53,7 @@ export async function buildManifest(
   widgets: WidgetResolver | null = null,
   windows?: WindowSourceFn,
   network: ManifestNetwork | null = null,
+  overlays?: OverlaySourceFn,
 ): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
@@ -98,6 +100,16 @@ export async function buildManifest(
     timeline.push(entry);
   }
   const widgetList = await b.widgetList();
+  // Overlays reach the screen by its own targets (a network member's too), drawn above the content.
+  const overlayList = overlays
+    ? await overlays({
+        screen: { id: screen.id, timeZone: resolution.timeZone, display: screen.display ?? DEFAULT_BOX },
+        targets: screenTargets(screen),
+        image: (assetId, box, source) => b.overlayImage(assetId, box, source),
+        dep: (kind, id) => b.dep(kind, id),
+        warn: (w) => b.warn(`${w.code}:${JSON.stringify(w)}`, w),
+      })
+    : [];
   const manifest: Manifest = {
     screenId: screen.id,
     revision: screen.manifestRevision,
@@ -109,7 +121,7 @@ export async function buildManifest(
     media: [...b.media.values()].sort((x, y) => x.assetId.localeCompare(y.assetId) || x.variantId.localeCompare(y.variantId)),
     data: [...b.data.values()].sort((x, y) => x.sourceId.localeCompare(y.sourceId) || (x.viewKey ?? '').localeCompare(y.viewKey ?? '')),
     widgets: widgetList,
-    overlays: [],
+    overlays: overlayList,
     warnings: b.warnings,
     presentationNetwork: network
       ? {
@@ -157,6 +169,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
       (widgetId) => widgetBundleFor(deps, widgetId),
       windowSource(deps),
       network,
+      overlaySource(deps),
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;

@@ -8,6 +8,7 @@ import { describeUniqueViolation, uniqueViolationOf } from '../db/constraints.js
 export const ERROR_CODES = {
   validation_failed: { status: 400, description: 'The request (body, query or headers) failed validation; details name each problem.' },
   malformed_json: { status: 400, description: 'The body is not valid JSON.' },
+  invalid_asset: { status: 400, description: 'The body names an asset of a kind that cannot be used there (a brand bug’s logo that is not an image).' },
   unauthenticated: { status: 401, description: 'No credential of a kind this route accepts, or the session ended.' },
   invalid_credential: { status: 401, description: 'The credential is unknown or malformed.' },
   credential_revoked: { status: 401, description: 'The device credential was revoked; the screen must pair again.' },
@@ -16,8 +17,12 @@ export const ERROR_CODES = {
   forbidden: { status: 403, description: 'Authenticated, but the role or capability does not allow this.' },
   screen_disabled: { status: 403, description: 'The screen is disabled.' },
   not_found: { status: 404, description: 'No such route or resource (a path id that is not a UUID included).' },
+  plugin_not_found: { status: 404, description: 'No built-in plugin has this id.' },
+  not_installed: { status: 404, description: 'The plugin is not installed (uninstalling it again).' },
   method_not_allowed: { status: 405, description: 'The path exists but not for this method; see the Allow header.' },
   conflict: { status: 409, description: 'The request conflicts with the current state (in use, already exists, ...).' },
+  plugin_required: { status: 409, description: 'An installed plugin needs this one; details.requiredBy names them.' },
+  plugin_not_installed: { status: 409, description: 'The plugin is not installed: its instances cannot be added or changed.' },
   version_conflict: { status: 412, description: 'If-Match named a revision that is no longer current (409 where no If-Match was involved).' },
   idempotency_key_reused: {
     status: 422,

@@ -1,0 +1,54 @@
+/**
+ * Overlays drawn above the content (DESIGN.md section 11; docs/plugins.md): the content module
+ * asks the providers other modules register in their install() (`provideOverlays`, kept in
+ * deps.scope), as it asks window providers (windows.ts); content knows nothing of plugins.
+ * A provider answers the overlay entries reaching a screen's targets; the images it needs
+ * (a brand bug's logo) it asks through the context, which adds their variant to the
+ * manifest's `media[]` and records the asset as a dependency of the screen's manifest.
+ */
+import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
+import type { Db } from '../../platform/db/database.js';
+import type { DepRef } from './changes.js';
+import type { ManifestMedia, ManifestOverlay } from './manifest.shapes.js';
+import type { Warning } from './playable.js';
+import type { WindowTarget } from './windows.js';
+
+export type { ManifestOverlay } from './manifest.shapes.js';
+
+/** What a provider may use while the manifest is built. */
+export interface OverlayContext {
+  screen: { id: string; timeZone: string; display: { width: number; height: number } };
+  /** The screen, its groups and its location. */
+  targets: readonly WindowTarget[];
+  /**
+   * The player variant of an image asset for a box (added to `media[]`; the asset recorded as
+   * a dependency so its change bumps the screen), or null with a warning (`source` added to it)
+   * when it is missing, not ready or not an image.
+   */
+  image(assetId: string, box: { width: number; height: number }, source: Record<string, unknown>): Promise<ManifestMedia | null>;
+  /** Records a dependency of the screen's manifest. */
+  dep(kind: DepRef['kind'], id: string): void;
+  warn(warning: Warning): void;
+}
+
+export type OverlayProvider = (db: Db, ctx: OverlayContext) => Promise<ManifestOverlay[]>;
+
+const PROVIDERS = new ScopeKey('content.overlay-providers', (): OverlayProvider[] => []);
+
+/** A module with overlays registers its provider here, in its install(). */
+export function provideOverlays(deps: AppDeps, provider: OverlayProvider): void {
+  deps.scope.get(PROVIDERS).push(provider);
+}
+
+export type OverlaySourceFn = (ctx: OverlayContext) => Promise<ManifestOverlay[]>;
+
+/** This app's providers together, reading `db` (none registered: no overlays). */
+export function overlaySource(deps: AppDeps, db: Db = deps.db): OverlaySourceFn {
+  const providers = deps.scope.get(PROVIDERS);
+  return async (ctx) => {
+    const out: ManifestOverlay[] = [];
+    for (const p of providers) out.push(...(await p(db, ctx)));
+    return out;
+  };
+}
