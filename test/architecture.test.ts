@@ -74,8 +74,8 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
   'modules/schedules/recurrence.ts compiledRules': 'a memo of RRULE text: its parsed options (bounded)',
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',
-  'modules/schedules/zone-clock.ts zones': 'a memo of zone names: luxon zones',
-  'modules/schedules/zone-clock.ts months': 'a memo of (zone, month): the offsets tzdata gives (bounded)',
+  'platform/time/zone-clock.ts zones': 'a memo of zone names: luxon zones',
+  'platform/time/zone-clock.ts months': 'a memo of (zone, month): the offsets tzdata gives (bounded)',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

@@ -3733,6 +3733,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/plugins/noise-meter/instances/{id}/history/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Noise history summary over a range, for the instance's screens: levels, time in warning and loud, coverage, the loudest hours */
+        get: operations["getPluginsNoiseMeterInstancesByIdHistorySummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plugins/noise-meter/instances/{id}/history/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Noise levels over time: one point per slot of the range (a slot without data has null levels: a gap)
+         * @description `auto` picks the finest resolution giving at most 1000 points; an explicit one giving more than 10 000 is 400 `too_many_points`. '1d' points are local days of `timeZone`.
+         */
+        get: operations["getPluginsNoiseMeterInstancesByIdHistorySeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plugins/noise-meter/instances/{id}/history/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One row per local day of the range (23 or 25 hours on DST days), with the busiest hour */
+        get: operations["getPluginsNoiseMeterInstancesByIdHistoryDaily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plugins/noise-meter/instances/{id}/history/screens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The summary figures per screen of the instance, sorted */
+        get: operations["getPluginsNoiseMeterInstancesByIdHistoryScreens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plugins/noise-meter/instances/{id}/history/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The series, daily or per-screen rows as CSV (header row, ISO times with the offset, formula cells escaped) */
+        get: operations["getPluginsNoiseMeterInstancesByIdHistoryExportCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns": {
         parameters: {
             query?: never;
@@ -4774,11 +4862,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 400: validation_failed, malformed_json, invalid_asset. */
+        /** @description An error answer of status 400: validation_failed, too_many_points, malformed_json, invalid_asset. */
         Error400: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "malformed_json" | "invalid_asset";
+                code: "validation_failed" | "too_many_points" | "malformed_json" | "invalid_asset";
                 message: string;
                 details?: unknown;
             };
@@ -35244,6 +35332,500 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error412"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPluginsNoiseMeterInstancesByIdHistorySummary: {
+        parameters: {
+            query: {
+                /** @description Start of the range (inclusive), ISO 8601 with an offset */
+                from: string;
+                /** @description End of the range (exclusive), after `from`, at most 400 days later */
+                to: string;
+                /** @description IANA zone of the local days and hours; default: the zone of the instance's first screen (by id), else UTC */
+                timeZone?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            from: string;
+                            to: string;
+                            timeZone: string;
+                            screenCount: number;
+                            monitoredMs: number;
+                            averageLevel: number | null;
+                            peakLevel: number | null;
+                            warningMs: number;
+                            loudMs: number;
+                            triggerCount: number;
+                            coverage: number;
+                            loudestPeriods: {
+                                startsAt: string;
+                                endsAt: string;
+                                averageLevel: number;
+                                peakLevel: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a bad range (to not after from, over 400 days) or an unknown time zone; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPluginsNoiseMeterInstancesByIdHistorySeries: {
+        parameters: {
+            query: {
+                /** @description Start of the range (inclusive), ISO 8601 with an offset */
+                from: string;
+                /** @description End of the range (exclusive), after `from`, at most 400 days later */
+                to: string;
+                /** @description IANA zone of the local days and hours; default: the zone of the instance's first screen (by id), else UTC */
+                timeZone?: string;
+                resolution?: "10s" | "1m" | "5m" | "1h" | "1d" | "auto";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            resolution: "10s" | "1m" | "5m" | "1h" | "1d";
+                            timeZone: string;
+                            points: {
+                                startsAt: string;
+                                averageLevel: number | null;
+                                peakLevel: number | null;
+                                monitoredMs: number;
+                                warningMs: number;
+                                loudMs: number;
+                                triggerCount: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed: a bad range (to not after from, over 400 days) or an unknown time zone; too_many_points; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPluginsNoiseMeterInstancesByIdHistoryDaily: {
+        parameters: {
+            query: {
+                /** @description Start of the range (inclusive), ISO 8601 with an offset */
+                from: string;
+                /** @description End of the range (exclusive), after `from`, at most 400 days later */
+                to: string;
+                /** @description IANA zone of the local days and hours; default: the zone of the instance's first screen (by id), else UTC */
+                timeZone?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The days */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            date: string;
+                            startsAt: string;
+                            endsAt: string;
+                            hours: number;
+                            monitoredMs: number;
+                            averageLevel: number | null;
+                            peakLevel: number | null;
+                            warningMs: number;
+                            loudMs: number;
+                            triggerCount: number;
+                            coverage: number;
+                            busiestHour: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_failed: a bad range (to not after from, over 400 days) or an unknown time zone; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPluginsNoiseMeterInstancesByIdHistoryScreens: {
+        parameters: {
+            query: {
+                /** @description Start of the range (inclusive), ISO 8601 with an offset */
+                from: string;
+                /** @description End of the range (exclusive), after `from`, at most 400 days later */
+                to: string;
+                /** @description IANA zone of the local days and hours; default: the zone of the instance's first screen (by id), else UTC */
+                timeZone?: string;
+                sort?: "name" | "averageLevel" | "peakLevel" | "loudMs" | "triggerCount" | "coverage";
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The screens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            screenId: string;
+                            name: string;
+                            monitoredMs: number;
+                            averageLevel: number | null;
+                            peakLevel: number | null;
+                            warningMs: number;
+                            loudMs: number;
+                            triggerCount: number;
+                            coverage: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_failed: a bad range (to not after from, over 400 days) or an unknown time zone; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPluginsNoiseMeterInstancesByIdHistoryExportCsv: {
+        parameters: {
+            query: {
+                /** @description Start of the range (inclusive), ISO 8601 with an offset */
+                from: string;
+                /** @description End of the range (exclusive), after `from`, at most 400 days later */
+                to: string;
+                /** @description IANA zone of the local days and hours; default: the zone of the instance's first screen (by id), else UTC */
+                timeZone?: string;
+                what?: "series" | "daily" | "screens";
+                resolution?: "10s" | "1m" | "5m" | "1h" | "1d" | "auto";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV, streamed */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<instance>_<from date>_<to date>.csv" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description validation_failed: a bad range (to not after from, over 400 days) or an unknown time zone; too_many_points; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

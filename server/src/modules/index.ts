@@ -6,6 +6,7 @@ import { dataSourcesModule } from './data-sources/index.js';
 import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
+import { noiseReportsModule } from './noise-reports/index.js';
 import { pluginsModule } from './plugins/index.js';
 import { presentationNetworksModule } from './presentation-networks/index.js';
 import { publishingModule } from './publishing/index.js';
@@ -36,6 +37,7 @@ export const MODULES: readonly PlacardModule[] = [
   presentationNetworksModule,
   weatherAlertsModule,
   pluginsModule,
+  noiseReportsModule,
   campaignsModule,
   publishingModule,
   demoModule,

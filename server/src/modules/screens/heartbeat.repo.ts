@@ -28,26 +28,34 @@ export function rollbackToJobSavepoint(trx: Db) {
  * display size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null.
  */
 export function screenBeforeHeartbeat(trx: Db, screenId: string) {
-  return trx
-    .selectFrom('screens')
-    .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
-    .select(
-      sql<
-        string | null
-      >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+  return (
+    trx
+      .selectFrom('screens')
+      .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+      // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
+      .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
+      .select(
+        sql<
+          string | null
+        >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
           then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
           from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
-    )
-    .where('id', '=', screenId)
-    .executeTakeFirst();
+      )
+      .where('id', '=', screenId)
+      .executeTakeFirst()
+  );
 }
 
-/** Stores noise buckets; a bucket already there (same screen and start) is left as it is. */
+/**
+ * Stores noise buckets; a bucket already there (same screen and start) is left as it is.
+ * Answers the buckets actually inserted (what the roll-ups add).
+ */
 export function insertNoiseBuckets(trx: Db, rows: NoiseBucketsTable[]) {
   return trx
     .insertInto('noise_buckets')
     .values(rows)
     .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
+    .returning(['started_ms', 'average_level', 'peak_level', 'monitored_ms', 'warning_ms', 'loud_ms', 'trigger_count'])
     .execute();
 }
 

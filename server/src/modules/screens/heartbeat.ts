@@ -6,7 +6,9 @@ import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
 import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
+import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicy } from './policies.js';
+import { cachedSettings } from '../system/index.js';
 import { asFamily, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, type ScreenRow, UNUSABLE, updateScreen } from './screens.repo.js';
 
 /** Limits of spec section 8. */
@@ -260,6 +262,8 @@ export async function ingestHeartbeat(
   const policy = await effectivePolicy(db, screen.id);
   const interval = policy.values.heartbeatIntervalSec;
 
+  // The default zone (a screen without a location's), cached by the settings module: no query.
+  const defaultZone = buckets.length ? (await cachedSettings(db)).timeZone : null;
   const result = await groupCommit(db, async (trx) => {
     const before = await screenBeforeHeartbeat(trx, screen.id);
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
@@ -282,8 +286,10 @@ export async function ingestHeartbeat(
           received_at: nowText,
         };
       });
-      // First write wins: a retry (or a concurrent duplicate) finds its buckets there.
-      await insertNoiseBuckets(trx, rows);
+      // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
+      // the roll-ups add only what was inserted, so a retry adds nothing twice.
+      const inserted = await insertNoiseBuckets(trx, rows);
+      if (inserted.length) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(
       trx,

@@ -25,3 +25,5 @@ export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } 
 export { bumpManifestRevision } from './revision.js';
 export { deriveStatus, newScreenRow } from './screens.repo.js';
 export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';
+export { purgeNoiseHistory } from './noise-rollups.repo.js';
+export { localDay } from './noise-rollups.repo.js';

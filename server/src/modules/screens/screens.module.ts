@@ -8,6 +8,7 @@ import { expireCommands, pruneScreenshotCommands, screenshotNamed, screenshotsIn
 import { screenshotDir } from './commands.service.js';
 import { resolveDeviceCredential } from './device-auth.js';
 import { runPowerAssist } from './fleet.service.js';
+import { pruneNoiseRollups } from './noise-rollups.repo.js';
 import { pruneContactHistory, pruneEventHistory, pruneNoiseBuckets, recordStatusChange, screensForStatusSweep } from './heartbeat.repo.js';
 import { deleteFinishedPairings } from './pairing.repo.js';
 import { deriveStatus, nowIso, screensForFleetStatus } from './screens.repo.js';
@@ -95,10 +96,13 @@ export async function applyRetention(deps: Pick<AppDeps, 'db' | 'config'>, now =
   const r = retention ?? (await getSettings(deps.db)).retention;
   const history = await pruneHistory(deps.db, now, r);
   const noise = await pruneNoise(deps.db, now, r.noiseHistoryDays);
+  // The roll-ups outlive the raw buckets (noise-rollups.ts: minutes 400 days, hours and days 5 years).
+  const noiseRollups = await pruneNoiseRollups(deps.db, now);
   const screenshots = await pruneScreenshots(deps.db, deps.config.dataDir, now, r.screenshotDays);
   return {
     historyRows: history,
     noiseBuckets: noise,
+    noiseRollups,
     screenshotRows: screenshots.rows,
     screenshotFiles: screenshots.files,
     screenshotBytes: screenshots.bytes,

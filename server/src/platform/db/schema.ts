@@ -66,6 +66,7 @@ import type {
 import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } from './schema/publications.js';
 import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
+import type { NoiseDaysTable, NoiseRollupTable } from './schema/noise.js';
 import type { PluginInstallationsTable, PluginInstancesTable, PluginInstanceTargetsTable } from './schema/plugins.js';
 import type { TakeoverEventsTable, TakeoversTable, TakeoverTargetsTable } from './schema/takeovers.js';
 import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
@@ -73,6 +74,7 @@ import type { WidgetBundleBlobsTable, WidgetBundlesTable, WidgetPreviewImagesTab
 export type * from './schema/core.js';
 export type * from './schema/presentation-networks.js';
 export type * from './schema/plugins.js';
+export type * from './schema/noise.js';
 export type * from './schema/accounts.js';
 export type * from './schema/screens.js';
 export type * from './schema/content.js';
@@ -113,6 +115,9 @@ export interface Database {
   screen_commands: ScreenCommandsTable;
   screen_history: ScreenHistoryTable;
   noise_buckets: NoiseBucketsTable;
+  noise_minutes: NoiseRollupTable;
+  noise_hours: NoiseRollupTable;
+  noise_days: NoiseDaysTable;
   playlists: PlaylistsTable;
   playlist_items: PlaylistItemsTable;
   layouts: LayoutsTable;

@@ -7,6 +7,10 @@ import { describeUniqueViolation, uniqueViolationOf } from '../db/constraints.js
  */
 export const ERROR_CODES = {
   validation_failed: { status: 400, description: 'The request (body, query or headers) failed validation; details name each problem.' },
+  too_many_points: {
+    status: 400,
+    description: 'A noise history series at this resolution would have more than 10 000 points: pick a coarser one or a shorter range.',
+  },
   malformed_json: { status: 400, description: 'The body is not valid JSON.' },
   invalid_asset: { status: 400, description: 'The body names an asset of a kind that cannot be used there (a brand bug’s logo that is not an image).' },
   unauthenticated: { status: 401, description: 'No credential of a kind this route accepts, or the session ended.' },

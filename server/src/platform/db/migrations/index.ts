@@ -24,6 +24,7 @@ import { m0400_takeovers } from './0400_takeovers.js';
 import { m0410_presentation_networks } from './0410_presentation_networks.js';
 import { m0420_weather_alerts } from './0420_weather_alerts.js';
 import { m0430_plugins } from './0430_plugins.js';
+import { m0440_noise_rollups } from './0440_noise_rollups.js';
 
 export type { Migration } from './migration.js';
 
@@ -54,4 +55,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0410_presentation_networks,
   m0420_weather_alerts,
   m0430_plugins,
+  m0440_noise_rollups,
 ];

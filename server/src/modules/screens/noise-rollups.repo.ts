@@ -1,0 +1,150 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import { deleteInBatches } from '../../platform/db/batch.js';
+import type { NoiseBucketsTable, NoiseSums } from '../../platform/db/schema.js';
+import { instantOf, wallClock } from '../../platform/time/zone-clock.js';
+
+/**
+ * Noise history roll-ups (docs/noise-reports.md): per screen, per UTC minute, UTC hour and
+ * local day (the screen's zone when the buckets arrive), the sums every report is exact
+ * from. The heartbeat adds the buckets it actually inserted (a retry inserts none, so adds
+ * nothing), aggregated here in JS, with one upsert statement per roll-up table.
+ */
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+/** Kept: minute roll-ups 400 days, hour and day roll-ups 5 years (raw buckets: `retention.noiseHistoryDays`). */
+export const MINUTE_ROLLUP_DAYS = 400;
+export const HOUR_ROLLUP_DAYS = 1830;
+export const DAY_ROLLUP_DAYS = 1830;
+
+type Bucket = Pick<NoiseBucketsTable, 'started_ms' | 'average_level' | 'peak_level' | 'monitored_ms' | 'warning_ms' | 'loud_ms' | 'trigger_count'>;
+
+const empty = (): NoiseSums => ({ bucket_count: 0, monitored_ms: 0, level_ms: 0, peak_level: 0, warning_ms: 0, loud_ms: 0, trigger_count: 0 });
+
+function add(s: NoiseSums, b: Bucket) {
+  s.bucket_count += 1;
+  s.monitored_ms += b.monitored_ms;
+  s.level_ms += b.average_level * b.monitored_ms;
+  if (b.peak_level > s.peak_level) s.peak_level = b.peak_level;
+  s.warning_ms += b.warning_ms;
+  s.loud_ms += b.loud_ms;
+  s.trigger_count += b.trigger_count ?? 0;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The local day (YYYY-MM-DD) of `ms` in `zone` and the instants it starts and ends at. */
+export function localDay(ms: number, zone: string): { day: string; startMs: number; endMs: number } {
+  const wall = wallClock(ms, zone);
+  const floating = Math.floor(wall / DAY_MS) * DAY_MS;
+  return { day: iso(floating).slice(0, 10), startMs: instantOf(floating, zone), endMs: instantOf(floating + DAY_MS, zone) };
+}
+
+export interface RollupRows {
+  minutes: (NoiseSums & { screen_id: string; started_ms: number; started_at: string })[];
+  hours: (NoiseSums & { screen_id: string; started_ms: number; started_at: string })[];
+  days: (NoiseSums & { screen_id: string; time_zone: string; day: string; started_ms: number; started_at: string; ends_ms: number })[];
+}
+
+/** The roll-up rows a screen's newly inserted buckets add. */
+export function aggregateBuckets(screenId: string, buckets: readonly Bucket[], zone: string): RollupRows {
+  const minutes = new Map<number, NoiseSums>();
+  const hours = new Map<number, NoiseSums>();
+  const days = new Map<string, NoiseSums & { startMs: number; endMs: number }>();
+  let dayCache: { startMs: number; endMs: number; day: string } | null = null;
+  for (const b of buckets) {
+    const m = b.started_ms - (((b.started_ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
+    const h = b.started_ms - (((b.started_ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
+    let ms = minutes.get(m);
+    if (!ms) minutes.set(m, (ms = empty()));
+    add(ms, b);
+    let hs = hours.get(h);
+    if (!hs) hours.set(h, (hs = empty()));
+    add(hs, b);
+    if (!dayCache || b.started_ms < dayCache.startMs || b.started_ms >= dayCache.endMs) dayCache = localDay(b.started_ms, zone);
+    let ds = days.get(dayCache.day);
+    if (!ds) days.set(dayCache.day, (ds = { ...empty(), startMs: dayCache.startMs, endMs: dayCache.endMs }));
+    add(ds, b);
+  }
+  return {
+    minutes: [...minutes].map(([k, s]) => ({ screen_id: screenId, started_ms: k, started_at: iso(k), ...s })),
+    hours: [...hours].map(([k, s]) => ({ screen_id: screenId, started_ms: k, started_at: iso(k), ...s })),
+    days: [...days].map(([day, { startMs, endMs, ...s }]) => ({
+      screen_id: screenId,
+      time_zone: zone,
+      day,
+      started_ms: startMs,
+      started_at: iso(startMs),
+      ends_ms: endMs,
+      ...s,
+    })),
+  };
+}
+
+const ADD_SUMS = {
+  bucket_count: sql<number>`bucket_count + excluded.bucket_count`,
+  monitored_ms: sql<number>`monitored_ms + excluded.monitored_ms`,
+  level_ms: sql<number>`level_ms + excluded.level_ms`,
+  peak_level: sql<number>`max(peak_level, excluded.peak_level)`,
+  warning_ms: sql<number>`warning_ms + excluded.warning_ms`,
+  loud_ms: sql<number>`loud_ms + excluded.loud_ms`,
+  trigger_count: sql<number>`trigger_count + excluded.trigger_count`,
+};
+
+/** Adds the rows to the roll-ups: one upsert statement per table. */
+export async function addToRollups(trx: Db, rows: RollupRows): Promise<void> {
+  if (rows.minutes.length)
+    await trx
+      .insertInto('noise_minutes')
+      .values(rows.minutes)
+      .onConflict((oc) => oc.columns(['screen_id', 'started_ms']).doUpdateSet(ADD_SUMS))
+      .execute();
+  if (rows.hours.length)
+    await trx
+      .insertInto('noise_hours')
+      .values(rows.hours)
+      .onConflict((oc) => oc.columns(['screen_id', 'started_ms']).doUpdateSet(ADD_SUMS))
+      .execute();
+  if (rows.days.length)
+    await trx
+      .insertInto('noise_days')
+      .values(rows.days)
+      .onConflict((oc) => oc.columns(['screen_id', 'time_zone', 'day']).doUpdateSet(ADD_SUMS))
+      .execute();
+}
+
+/** Deletes roll-ups past their retention (module constants above), in batches; answers how many rows. */
+export async function pruneNoiseRollups(db: Db, now: number): Promise<number> {
+  let total = 0;
+  for (const [table, days] of [
+    ['noise_minutes', MINUTE_ROLLUP_DAYS],
+    ['noise_hours', HOUR_ROLLUP_DAYS],
+    ['noise_days', DAY_ROLLUP_DAYS],
+  ] as const) {
+    const before = now - days * DAY_MS;
+    const key = sql.raw(table === 'noise_days' ? 'screen_id, time_zone, day' : 'screen_id, started_ms');
+    total += await deleteInBatches(
+      db,
+      (limit) => sql`delete from ${sql.table(table)} where (${key}) in (select ${key} from ${sql.table(table)} where started_ms < ${before} limit ${limit})`,
+    );
+  }
+  return total;
+}
+
+/** Deletes every noise bucket and roll-up (the plugins module's uninstall with purge), in batches. */
+export async function purgeNoiseHistory(db: Db): Promise<number> {
+  let total = 0;
+  for (const [table, key] of [
+    ['noise_buckets', 'screen_id, started_at'],
+    ['noise_minutes', 'screen_id, started_ms'],
+    ['noise_hours', 'screen_id, started_ms'],
+    ['noise_days', 'screen_id, time_zone, day'],
+  ] as const) {
+    const k = sql.raw(key);
+    total += await deleteInBatches(db, (limit) => sql`delete from ${sql.table(table)} where (${k}) in (select ${k} from ${sql.table(table)} limit ${limit})`);
+  }
+  return total;
+}

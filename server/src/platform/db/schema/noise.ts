@@ -1,0 +1,31 @@
+/** Noise history roll-ups (migration 0440): sums over a screen's ten-second buckets. */
+
+/** The sums of a roll-up row; the average level is level_ms / monitored_ms. */
+export interface NoiseSums {
+  bucket_count: number;
+  monitored_ms: number;
+  /** sum(average_level * monitored_ms) */
+  level_ms: number;
+  peak_level: number;
+  warning_ms: number;
+  loud_ms: number;
+  trigger_count: number;
+}
+
+/** `noise_minutes` and `noise_hours`: one row per screen per UTC minute / hour. */
+export interface NoiseRollupTable extends NoiseSums {
+  screen_id: string;
+  started_ms: number;
+  started_at: string;
+}
+
+/** `noise_days`: one row per screen per local day of the zone the screen had when the buckets arrived. */
+export interface NoiseDaysTable extends NoiseSums {
+  screen_id: string;
+  time_zone: string;
+  /** YYYY-MM-DD, local */
+  day: string;
+  started_ms: number;
+  started_at: string;
+  ends_ms: number;
+}
