@@ -29,7 +29,9 @@ export interface SeriesAnswer {
 
 export interface DailyRow extends Figures {
   date: string;
-  busiestHour: string | { startsAt: string } | null;
+  /** The busiest hour's start, ISO in the report's zone (its wall-clock time is in the text). */
+  busiestHour: string | null;
+  hours: number;
 }
 
 export interface ScreenRow extends Figures {

@@ -39,16 +39,17 @@ const RESOLUTIONS = [
   { value: '1d', label: '1 day' },
 ];
 
-type SortKey = 'name' | 'averageLevel' | 'peakLevel' | 'loudMs' | 'warningMs' | 'triggerCount' | 'coverage' | 'monitoredMs';
-const COLUMNS: { key: SortKey; label: string }[] = [
-  { key: 'name', label: 'Screen' },
-  { key: 'monitoredMs', label: 'Monitored' },
-  { key: 'coverage', label: 'Coverage' },
-  { key: 'averageLevel', label: 'Average' },
-  { key: 'peakLevel', label: 'Peak' },
-  { key: 'warningMs', label: 'Warning' },
-  { key: 'loudMs', label: 'Loud' },
-  { key: 'triggerCount', label: 'Times loud' },
+/** The columns; those with `sort` are sorted by the server (its `sort` values). */
+type SortKey = 'name' | 'averageLevel' | 'peakLevel' | 'loudMs' | 'triggerCount' | 'coverage';
+const COLUMNS: { label: string; sort?: SortKey }[] = [
+  { label: 'Screen', sort: 'name' },
+  { label: 'Monitored' },
+  { label: 'Coverage', sort: 'coverage' },
+  { label: 'Average', sort: 'averageLevel' },
+  { label: 'Peak', sort: 'peakLevel' },
+  { label: 'Warning' },
+  { label: 'Loud', sort: 'loudMs' },
+  { label: 'Times loud', sort: 'triggerCount' },
 ];
 
 export function NoiseReportPage({ id }: { id: string }) {
@@ -74,8 +75,9 @@ export function NoiseReportPage({ id }: { id: string }) {
   const days = daily.data ? (Array.isArray(daily.data) ? daily.data : daily.data.days) : [];
   const rows = screens.data ? (Array.isArray(screens.data) ? screens.data : screens.data.screens) : [];
   const s = summary.data;
-  const csv = range ? `/api/v1/${base}/export.csv${qs(range)}` : '';
-  const dailyCsv = range ? `/api/v1/${base}/export.csv${qs({ ...range, rows: 'daily' })}` : '';
+  const csv = range ? `/api/v1/${base}/export.csv${qs({ ...range, resolution })}` : '';
+  const dailyCsv = range ? `/api/v1/${base}/export.csv${qs({ ...range, what: 'daily' })}` : '';
+  const screensCsv = range ? `/api/v1/${base}/export.csv${qs({ ...range, what: 'screens' })}` : '';
   const name = instance.data?.name ?? 'Noise meter';
   return (
     <>
@@ -125,6 +127,9 @@ export function NoiseReportPage({ id }: { id: string }) {
           </a>
           <a href={dailyCsv} download data-testid="csv-daily-link" role="button" class="secondary outline">
             Download CSV (one row a day)
+          </a>
+          <a href={screensCsv} download data-testid="csv-screens-link" role="button" class="secondary outline">
+            Download CSV (by screen)
           </a>
         </p>
       )}
@@ -221,11 +226,14 @@ export function NoiseReportPage({ id }: { id: string }) {
                 <tbody>
                   {days.map((d) => (
                     <tr key={d.date}>
-                      <td>{d.date}</td>
+                      <td>
+                        {d.date}
+                        {d.hours !== 24 && <small class="muted"> ({d.hours} hours: clocks changed)</small>}
+                      </td>
                       <td>{level(d.averageLevel)}</td>
                       <td>{level(d.peakLevel)}</td>
                       <td>{duration(d.loudMs)}</td>
-                      <td>{d.busiestHour ? (typeof d.busiestHour === 'string' ? d.busiestHour : formatTime(d.busiestHour.startsAt)) : '—'}</td>
+                      <td>{d.busiestHour ? `from ${d.busiestHour.slice(11, 16)}` : '—'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -243,23 +251,30 @@ export function NoiseReportPage({ id }: { id: string }) {
             <table class="striped" data-testid="screens-table">
               <thead>
                 <tr>
-                  {COLUMNS.map((c) => (
-                    <th key={c.key} scope="col" aria-sort={sort.key === c.key ? (sort.order === 'asc' ? 'ascending' : 'descending') : undefined}>
-                      <button
-                        type="button"
-                        class="sort-button"
-                        onClick={() =>
-                          setSort((x) => ({
-                            key: c.key,
-                            order: x.key === c.key && x.order === 'desc' ? 'asc' : x.key === c.key ? 'desc' : c.key === 'name' ? 'asc' : 'desc',
-                          }))
-                        }
-                      >
-                        {c.label}
-                        <span aria-hidden="true">{sort.key === c.key ? (sort.order === 'asc' ? ' ▲' : ' ▼') : ''}</span>
-                      </button>
-                    </th>
-                  ))}
+                  {COLUMNS.map((c) => {
+                    const key = c.sort;
+                    if (!key)
+                      return (
+                        <th key={c.label} scope="col">
+                          {c.label}
+                        </th>
+                      );
+                    const on = sort.key === key;
+                    return (
+                      <th key={c.label} scope="col" aria-sort={on ? (sort.order === 'asc' ? 'ascending' : 'descending') : undefined}>
+                        <button
+                          type="button"
+                          class="sort-button"
+                          onClick={() =>
+                            setSort((x) => ({ key, order: x.key === key ? (x.order === 'desc' ? 'asc' : 'desc') : key === 'name' ? 'asc' : 'desc' }))
+                          }
+                        >
+                          {c.label}
+                          <span aria-hidden="true">{on ? (sort.order === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+                        </button>
+                      </th>
+                    );
+                  })}
                 </tr>
               </thead>
               <tbody>
