@@ -346,6 +346,8 @@ t.test('noise report: summary figures as the API answers them, a drawn chart, th
   t.equal(await figure('average'), String(Math.round(summary.averageLevel * 10) / 10), 'the average level is the API’s');
   t.equal(await figure('peak'), String(Math.round(summary.peakLevel * 10) / 10), 'the peak level is the API’s');
   t.equal(await figure('triggers'), String(summary.triggerCount), 'the trigger count is the API’s');
+  t.equal(await figure('coverage'), `${Math.round(summary.coverage * 1000) / 10}%`, 'the coverage is the API’s');
+  t.equal(await page.getByTestId('loudest').locator('li').count(), summary.loudestPeriods.length, 'the loudest periods are listed');
   t.ok(summary.monitoredMs > (lobbyBuckets.length + hallBuckets.length) * 10_000, 'the API counted the sent buckets and the player’s');
   t.match(
     await figure('monitored'),

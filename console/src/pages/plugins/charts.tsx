@@ -93,7 +93,12 @@ export function DailyChart({ days, label, yLabel }: { days: DailyBar[]; label: s
           scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
           series: [{}, { label: yLabel, fill: BARS, stroke: BARS, paths: uPlot.paths.bars?.({ size: [0.6, 60] }), points: { show: false } }],
           axes: [
-            { ...axis, space: 60, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
+            // One tick per bar (its date), every n-th when the days are many.
+            {
+              ...axis,
+              splits: () => xs.filter((_x, i) => i % Math.max(1, Math.ceil(xs.length / Math.max(1, Math.floor(width / 70)))) === 0),
+              values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)),
+            },
             { ...axis, label: yLabel },
           ],
           legend: { show: false },

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, qs } from '../../api';
-import { ErrorNote, formatTime, useLoad, useTitle } from '../../ui';
+import { ErrorNote, useLoad, useTitle } from '../../ui';
 import { formatDuration } from '../../ui/fields';
 import { TIME_ZONES } from '../places';
 import { offsetMinutes, wallClock } from '../schedule-rules';
@@ -173,8 +173,8 @@ export function NoiseReportPage({ id }: { id: string }) {
               <ol class="loudest" data-testid="loudest">
                 {s.loudestPeriods!.map((p) => (
                   <li key={p.startsAt}>
-                    {formatTime(p.startsAt)}
-                    {p.endsAt ? ` to ${formatTime(p.endsAt)}` : ''}: average {level(p.averageLevel)}, peak {level(p.peakLevel)}
+                    {wallClock(p.startsAt, zone).replace('T', ' ')}
+                    {p.endsAt ? ` to ${wallClock(p.endsAt, zone).slice(11)}` : ''}: average {level(p.averageLevel)}, peak {level(p.peakLevel)}
                   </li>
                 ))}
               </ol>
