@@ -211,7 +211,11 @@ export function NoiseReportPage({ id }: { id: string }) {
         <ErrorNote error={daily.error} />
         {days.length > 0 && (
           <>
-            <DailyChart days={days.map((d) => ({ date: d.date, value: d.loudMs / 60_000 }))} label="Minutes loud per day" yLabel="Minutes loud" />
+            <DailyChart
+              days={days.map((d) => ({ date: d.date, value: d.monitoredMs ? d.loudMs / 60_000 : null }))}
+              label="Minutes loud per day"
+              yLabel="Minutes loud"
+            />
             <div class="table-wrap">
               <table class="striped" data-testid="daily">
                 <thead>
