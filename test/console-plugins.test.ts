@@ -351,8 +351,9 @@ t.test('noise report: summary figures as the API answers them, a drawn chart, th
   t.ok(summary.monitoredMs > (lobbyBuckets.length + hallBuckets.length) * 10_000, 'the API counted the sent buckets and the player’s');
   t.match(
     await figure('monitored'),
-    new RegExp(`^${Math.floor(summary.monitoredMs / 60_000)} minutes`),
-    'the monitored time is the API’s (under an hour: in minutes)',
+    // The page rounds to whole seconds, then says the whole minutes (under an hour).
+    new RegExp(`^${Math.floor(Math.round(summary.monitoredMs / 1000) / 60)} minutes`),
+    `the monitored time is the API’s (${summary.monitoredMs} ms)`,
   );
 
   // The series chart: a canvas with pixels drawn on it.
@@ -391,5 +392,12 @@ t.test('noise report: summary figures as the API answers them, a drawn chart, th
   t.match(header, /startsAt|time|start/i, `a header row: ${header}`);
   t.ok(lines.length > 0, 'and rows');
   t.match(download.suggestedFilename(), /\.csv$/, `named as a CSV (${download.suggestedFilename()})`);
+
+  // Phone width: the charts shrink with the page, the tables scroll in their own box.
+  await page.setViewportSize(PHONE);
+  await waitUntil('the chart follows the width', () => chart.evaluate((el: any) => el.querySelector('canvas').getBoundingClientRect().width <= 390));
+  const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+  t.ok(width <= PHONE.width, `no sideways scroll at 390 px (${width})`);
+  await snap(page, 'console-noise-report-390');
   t.same(errors, [], 'no page errors');
 });

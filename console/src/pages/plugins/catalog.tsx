@@ -171,7 +171,7 @@ export function PluginInstancesPage({ pluginId }: { pluginId: string }) {
       {list.data && items.length === 0 && <p class="muted">No overlays yet.</p>}
       {items.length > 0 && (
         <div class="table-wrap">
-          <table class="striped" data-testid="instances">
+          <table class="striped plugin-table" data-testid="instances">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -191,9 +191,9 @@ export function PluginInstancesPage({ pluginId }: { pluginId: string }) {
                   <td>
                     <a href={`/plugins/${pluginId}/instances/${x.id}`}>{x.name}</a>
                   </td>
-                  <td>{describeConfig(x.pluginId, x.config, choices.data)}</td>
-                  <td>{describeTargets(x.targets, choices.data)}</td>
-                  <td>{formatTime(x.updatedAt)}</td>
+                  <td data-label="Shows">{describeConfig(x.pluginId, x.config, choices.data)}</td>
+                  <td data-label="On">{describeTargets(x.targets, choices.data)}</td>
+                  <td data-label="Changed">{formatTime(x.updatedAt)}</td>
                   {pluginId === 'noise-meter' && (
                     <td>
                       <a href={`/plugins/noise-meter/instances/${x.id}/report`}>Noise report</a>

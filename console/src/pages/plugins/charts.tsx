@@ -96,7 +96,7 @@ export function DailyChart({ days, label, yLabel }: { days: DailyBar[]; label: s
             // One tick per bar (its date), every n-th when the days are many.
             {
               ...axis,
-              splits: () => xs.filter((_x, i) => i % Math.max(1, Math.ceil(xs.length / Math.max(1, Math.floor(width / 70)))) === 0),
+              splits: (u) => xs.filter((_x, i) => i % Math.max(1, Math.ceil(xs.length / Math.max(1, Math.floor(u.width / 70)))) === 0),
               values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)),
             },
             { ...axis, label: yLabel },

@@ -217,7 +217,7 @@ export function NoiseReportPage({ id }: { id: string }) {
               yLabel="Minutes loud"
             />
             <div class="table-wrap">
-              <table class="striped" data-testid="daily">
+              <table class="striped plugin-table" data-testid="daily">
                 <thead>
                   <tr>
                     <th scope="col">Day</th>
@@ -234,10 +234,10 @@ export function NoiseReportPage({ id }: { id: string }) {
                         {d.date}
                         {d.hours !== 24 && <small class="muted"> ({d.hours} hours: clocks changed)</small>}
                       </td>
-                      <td>{level(d.averageLevel)}</td>
-                      <td>{level(d.peakLevel)}</td>
-                      <td>{duration(d.loudMs)}</td>
-                      <td>{d.busiestHour ? `from ${d.busiestHour.slice(11, 16)}` : '—'}</td>
+                      <td data-label="Average">{level(d.averageLevel)}</td>
+                      <td data-label="Peak">{level(d.peakLevel)}</td>
+                      <td data-label="Loud">{duration(d.loudMs)}</td>
+                      <td data-label="Busiest hour">{d.busiestHour ? `from ${d.busiestHour.slice(11, 16)}` : '—'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -252,7 +252,7 @@ export function NoiseReportPage({ id }: { id: string }) {
         {screens.data && rows.length === 0 && <p class="muted">No screen reported noise in this range.</p>}
         {rows.length > 0 && (
           <div class="table-wrap">
-            <table class="striped" data-testid="screens-table">
+            <table class="striped plugin-table" data-testid="screens-table">
               <thead>
                 <tr>
                   {COLUMNS.map((c) => {
@@ -287,13 +287,13 @@ export function NoiseReportPage({ id }: { id: string }) {
                     <td>
                       <a href={`/screens/${r.screenId}`}>{r.name}</a>
                     </td>
-                    <td>{duration(r.monitoredMs)}</td>
-                    <td>{percent(r.coverage)}</td>
-                    <td>{level(r.averageLevel)}</td>
-                    <td>{level(r.peakLevel)}</td>
-                    <td>{duration(r.warningMs)}</td>
-                    <td>{duration(r.loudMs)}</td>
-                    <td>{r.triggerCount}</td>
+                    <td data-label="Monitored">{duration(r.monitoredMs)}</td>
+                    <td data-label="Coverage">{percent(r.coverage)}</td>
+                    <td data-label="Average">{level(r.averageLevel)}</td>
+                    <td data-label="Peak">{level(r.peakLevel)}</td>
+                    <td data-label="Warning">{duration(r.warningMs)}</td>
+                    <td data-label="Loud">{duration(r.loudMs)}</td>
+                    <td data-label="Times loud">{r.triggerCount}</td>
                   </tr>
                 ))}
               </tbody>
