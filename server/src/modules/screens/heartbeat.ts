@@ -205,6 +205,8 @@ export interface HeartbeatDeps {
   db: Db;
   /** When present, a heartbeat that changes the manifest revision pushes `manifest.changed`. */
   realtime?: RealtimeHub;
+  /** Benchmarks only (scripts/bench/noise-reports.ts): skip the noise roll-ups to measure what they cost. */
+  skipNoiseRollups?: boolean;
 }
 
 /**
@@ -289,7 +291,7 @@ export async function ingestHeartbeat(
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
       // the roll-ups add only what was inserted, so a retry adds nothing twice.
       const inserted = await insertNoiseBuckets(trx, rows);
-      if (inserted.length) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
+      if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(
       trx,
