@@ -123,12 +123,15 @@ t.test('overlays on /play: brand bug, countdown bar, noise meter; still drawn of
     t.ok(await page.locator('.pl-overlay-brand-bug').evaluate((e: any) => e.__kept === true), 'the brand bug kept its node through the unrelated change');
   });
 
+  let noiseId = '';
   await t.test('the noise meter: the loud level, its message, buckets at the server', async (t) => {
-    await create('noise-meter', {
-      name: 'Noise',
-      targets: { all: true },
-      config: { warningLevel: 55, loudLevel: 70, display: 'traffic-light', corner: 'top-right', loudMessage: 'Quiet!' },
-    });
+    noiseId = (
+      await create('noise-meter', {
+        name: 'Noise',
+        targets: { all: true },
+        config: { warningLevel: 55, loudLevel: 70, display: 'traffic-light', corner: 'top-right', loudMessage: 'Quiet!' },
+      })
+    ).id;
     const meter = page.locator('.pl-noise');
     await waitUntil('a loud level shown', async () => (await meter.getAttribute('data-status').catch(() => null)) === 'loud');
     const level = Number(await meter.getAttribute('data-level'));
@@ -153,6 +156,34 @@ t.test('overlays on /play: brand bug, countdown bar, noise meter; still drawn of
       rows.some((r: any) => r.peak_level >= 70),
       'a loud bucket stored',
     );
+  });
+
+  await t.test('a new display style and microphone settings: redrawn as a bar, the capture restarted, still loud', async (t) => {
+    const put = await call('PUT', `/api/v1/plugins/noise-meter/instances/${noiseId}`, {
+      name: 'Noise',
+      targets: { all: true },
+      config: { warningLevel: 55, loudLevel: 70, display: 'bar', corner: 'top-right', loudMessage: 'Quiet!', microphone: { echoCancellation: true } },
+    });
+    t.equal(put.status, 200);
+    const fill = page.locator('.pl-noise-bar .pl-noise-fill');
+    await waitUntil('the bar, red and wide', async () => {
+      const got = await fill
+        .evaluate((e: any) => ({ colour: (globalThis as any).getComputedStyle(e).backgroundColor, width: e.getBoundingClientRect().width }))
+        .catch(() => null);
+      return got && got.colour === 'rgb(220, 38, 38)' && got.width > 0 ? got : undefined;
+    });
+    const config = await page.evaluate(() => (globalThis as any).placardPlayer.noise().config);
+    t.equal(config.microphone.echoCancellation, true, 'the meter runs with the new microphone settings');
+    t.equal(await page.locator('.pl-noise-light').count(), 0, 'the lights are gone');
+    await waitUntil(
+      'loud again after the restart',
+      async () =>
+        (await page
+          .locator('.pl-noise')
+          .getAttribute('data-status')
+          .catch(() => null)) === 'loud',
+    );
+    t.pass('measuring again');
   });
 
   await t.test('the server stops: after a reload the overlays draw from the cached manifest', async (t) => {
