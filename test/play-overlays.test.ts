@@ -2,9 +2,10 @@
  * Plugin overlays on the browser player (/play in Chromium, a real server): a brand bug in its
  * corner with its opacity, a countdown bar whose width shrinks, a noise meter on a fake
  * microphone playing a loud tone (the level shown, the loud message, heartbeats whose buckets
- * reach noise_buckets), and the overlays drawn again after the server stops (from the cache).
+ * reach noise_buckets; a new display style and microphone settings), a brand bug hidden during a
+ * full-screen video, and the overlays drawn again after the server stops (from the cache).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
@@ -12,6 +13,7 @@ import { signIn } from './helpers/auth.js';
 import { CHROMIUM, CHROMIUM_ARGS, colourAt, dominant, ensureConsoleBuilt, pairPlayPage, snap, waitUntil } from './helpers/browser.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
+import { sampleMp4 } from './helpers/sample-media.js';
 
 /** A 16-bit mono WAV of a loud 440 Hz tone (Chromium loops it as the fake microphone). */
 function loudTone(file: string): void {
@@ -123,12 +125,15 @@ t.test('overlays on /play: brand bug, countdown bar, noise meter; still drawn of
     t.ok(await page.locator('.pl-overlay-brand-bug').evaluate((e: any) => e.__kept === true), 'the brand bug kept its node through the unrelated change');
   });
 
+  let noiseId = '';
   await t.test('the noise meter: the loud level, its message, buckets at the server', async (t) => {
-    await create('noise-meter', {
-      name: 'Noise',
-      targets: { all: true },
-      config: { warningLevel: 55, loudLevel: 70, display: 'traffic-light', corner: 'top-right', loudMessage: 'Quiet!' },
-    });
+    noiseId = (
+      await create('noise-meter', {
+        name: 'Noise',
+        targets: { all: true },
+        config: { warningLevel: 55, loudLevel: 70, display: 'traffic-light', corner: 'top-right', loudMessage: 'Quiet!' },
+      })
+    ).id;
     const meter = page.locator('.pl-noise');
     await waitUntil('a loud level shown', async () => (await meter.getAttribute('data-status').catch(() => null)) === 'loud');
     const level = Number(await meter.getAttribute('data-level'));
@@ -155,10 +160,63 @@ t.test('overlays on /play: brand bug, countdown bar, noise meter; still drawn of
     );
   });
 
+  await t.test('a new display style and microphone settings: redrawn as a bar, the capture restarted, still loud', async (t) => {
+    const put = await call('PUT', `/api/v1/plugins/noise-meter/instances/${noiseId}`, {
+      name: 'Noise',
+      targets: { all: true },
+      config: { warningLevel: 55, loudLevel: 70, display: 'bar', corner: 'top-right', loudMessage: 'Quiet!', microphone: { echoCancellation: true } },
+    });
+    t.equal(put.status, 200);
+    const fill = page.locator('.pl-noise-bar .pl-noise-fill');
+    await waitUntil('the bar, red and wide', async () => {
+      const got = await fill
+        .evaluate((e: any) => ({ colour: (globalThis as any).getComputedStyle(e).backgroundColor, width: e.getBoundingClientRect().width }))
+        .catch(() => null);
+      return got && got.colour === 'rgb(220, 38, 38)' && got.width > 0 ? got : undefined;
+    });
+    const config = await page.evaluate(() => (globalThis as any).placardPlayer.noise().config);
+    t.equal(config.microphone.echoCancellation, true, 'the meter runs with the new microphone settings');
+    t.equal(await page.locator('.pl-noise-light').count(), 0, 'the lights are gone');
+    await waitUntil(
+      'loud again after the restart',
+      async () =>
+        (await page
+          .locator('.pl-noise')
+          .getAttribute('data-status')
+          .catch(() => null)) === 'loud',
+    );
+    t.pass('measuring again');
+  });
+
+  await t.test('a full-screen video hides the brand bug that asks for it, not the other', async (t) => {
+    const clip = await settledAsset(app, owner, (await uploadAsset(app, owner, readFileSync(sampleMp4(app, tempDataDir(t))), 'clip.mp4')).id, 120_000);
+    t.equal(clip.state, 'ready');
+    const hiding = await create('brand-bug', {
+      name: 'Logo hidden in videos',
+      targets: { all: true },
+      config: { assetId: logo.id, corner: 'bottom-left', sizePct: 5, marginPct: 12, opacity: 1, hideDuringFullScreenVideo: true },
+    });
+    const hidingBug = page.locator(`.pl-overlay-brand-bug[data-instance-id="${hiding.id}"]`);
+    await waitUntil('the second bug shown over the idle slide', () => hidingBug.isVisible());
+    const playlist = (await call('POST', '/api/v1/playlists', { name: 'Video' })).body.data;
+    t.equal((await call('POST', `/api/v1/playlists/${playlist.id}/items`, { assetId: clip.id })).status, 201);
+    t.equal((await call('PUT', `/api/v1/screens/${screenId}/playlist-assignment`, { playlistId: playlist.id })).status, 200);
+    await waitUntil('the video playing full screen', () =>
+      page.evaluate(() => [...(globalThis as any).document.querySelectorAll('.pl-stage video')].some((v: any) => !v.paused && v.currentTime > 0)),
+    );
+    await waitUntil('the bug that asks for it is hidden', async () => !(await hidingBug.isVisible()));
+    t.pass('hidden during the video');
+    t.ok(await page.locator('.pl-overlay-brand-bug').first().isVisible(), 'the other bug stays');
+    t.equal((await call('DELETE', `/api/v1/screens/${screenId}/playlist-assignment`)).status, 204);
+    await page.locator('.pl-idle').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await waitUntil('shown again after the video', () => hidingBug.isVisible());
+    t.pass('back with the idle slide');
+  });
+
   await t.test('the server stops: after a reload the overlays draw from the cached manifest', async (t) => {
     await app.server.close(500);
     await page.reload();
-    const img = page.locator('.pl-overlay-brand-bug img');
+    const img = page.locator('.pl-overlay-brand-bug img').first();
     await waitUntil('the logo from the cache, offline', () =>
       img.evaluate((e: any) => e.complete && e.naturalWidth > 0 && e.src.startsWith('blob:')).catch(() => false),
     );

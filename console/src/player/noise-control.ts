@@ -58,8 +58,17 @@ export class NoiseControl {
     return { level, status };
   }
 
+  private queue: Promise<unknown> = Promise.resolve();
+
   /** Starts, restarts (new microphone settings) or stops the meter for this manifest; true when its state changed. */
-  async update(manifest: PlayerManifest | null): Promise<boolean> {
+  update(manifest: PlayerManifest | null): Promise<boolean> {
+    // One at a time: two manifests in quick succession must not open two captures.
+    const next = this.queue.then(() => this.apply(manifest));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async apply(manifest: PlayerManifest | null): Promise<boolean> {
     const want = this.wanted(manifest);
     if (!want) {
       if (this.stopMeter || this.status !== 'inactive') {

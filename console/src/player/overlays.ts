@@ -161,7 +161,7 @@ export class OverlayLayer {
     return () => {
       if (!loaded) load();
       if (c.hideDuringFullScreenVideo) el.hidden = this.fullScreenVideo();
-      return !loaded || c.hideDuringFullScreenVideo;
+      return (!loaded && tries <= 120) || c.hideDuringFullScreenVideo;
     };
   }
 
