@@ -228,6 +228,15 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
   t.match(bugs, [{ name: 'Logo', targets: { all: true }, config: { assetId: logo.id, corner: 'bottom-left', sizePct: 12 } }], 'saved as chosen');
   await page.goto(`${app.url}/plugins`);
 
+  // Uninstalling with the purge box ticked deletes its overlays for good.
+  await card('brand-bug')
+    .getByRole('button', { name: /^Uninstall/ })
+    .click();
+  await dialog.getByLabel(/Also delete/).check();
+  await dialog.getByRole('button', { name: 'Uninstall' }).click();
+  await page.getByText('Brand bug uninstalled, its overlays deleted.').waitFor();
+  t.same((await call('GET', '/api/v1/plugins/brand-bug/instances')).body.data.items, [], 'purged: its overlays are gone');
+
   // Phone width: the catalog still fits.
   await page.setViewportSize(PHONE);
   const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
