@@ -116,9 +116,13 @@ export async function addToRollups(trx: Db, rows: RollupRows): Promise<void> {
       .execute();
 }
 
-/** Deletes roll-ups past their retention (module constants above), in batches; answers how many rows. */
+/**
+ * Deletes roll-ups past their retention (module constants above), screen by screen along the
+ * primary keys (the tables have no time index, see migration 0440), in batches; answers how many rows.
+ */
 export async function pruneNoiseRollups(db: Db, now: number): Promise<number> {
   let total = 0;
+  const screens = await db.selectFrom('screens').select('id').execute();
   for (const [table, days] of [
     ['noise_minutes', MINUTE_ROLLUP_DAYS],
     ['noise_hours', HOUR_ROLLUP_DAYS],
@@ -126,10 +130,12 @@ export async function pruneNoiseRollups(db: Db, now: number): Promise<number> {
   ] as const) {
     const before = now - days * DAY_MS;
     const key = sql.raw(table === 'noise_days' ? 'screen_id, time_zone, day' : 'screen_id, started_ms');
-    total += await deleteInBatches(
-      db,
-      (limit) => sql`delete from ${sql.table(table)} where (${key}) in (select ${key} from ${sql.table(table)} where started_ms < ${before} limit ${limit})`,
-    );
+    for (const { id } of screens)
+      total += await deleteInBatches(
+        db,
+        (limit) =>
+          sql`delete from ${sql.table(table)} where (${key}) in (select ${key} from ${sql.table(table)} where screen_id = ${id} and started_ms < ${before} limit ${limit})`,
+      );
   }
   return total;
 }

@@ -6,7 +6,9 @@ import type { Migration } from './migration.js';
  * UTC hour and per local day (the screen's zone when the buckets arrived), the sums that
  * make every report exact: bucket count, monitored ms, sum(average level x monitored ms),
  * max(peak level), warning ms, loud ms, trigger count. Written in the heartbeat's
- * transaction for the buckets actually inserted; kept longer than the raw buckets.
+ * transaction for the buckets actually inserted; kept longer than the raw buckets. No index
+ * beyond the primary keys: every page an index adds is one more page the heartbeat's commit
+ * writes, and reports and the retention both read by screen, then time.
  */
 export const m0440_noise_rollups: Migration = {
   version: 440,
@@ -29,7 +31,6 @@ export const m0440_noise_rollups: Migration = {
           ${sums},
           primary key (screen_id, started_ms)
         ) strict, without rowid`.execute(db);
-      await sql`create index ${sql.raw(`${table}_time`)} on ${sql.table(table)} (started_ms)`.execute(db);
     }
     await sql`
       create table noise_days (
@@ -42,6 +43,5 @@ export const m0440_noise_rollups: Migration = {
         ${sums},
         primary key (screen_id, time_zone, day)
       ) strict, without rowid`.execute(db);
-    await sql`create index noise_days_time on noise_days (started_ms)`.execute(db);
   },
 };
