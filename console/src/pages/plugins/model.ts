@@ -2,6 +2,8 @@ import { api, type Page } from '../../api';
 import type { Asset, Group, Location, Screen } from '../../types';
 import type { Targets } from '../../ui/targets';
 import { wallClock } from '../schedule-rules';
+// The configs' shapes as the player reads them (type-only: nothing of the player enters the console bundle).
+import type { BrandBugConfig, Corner, NoiseMeterConfig } from '../../player/overlay-config';
 
 /**
  * Plugins as the console reads them (docs/console-plugins.md): the catalog, instances and their
@@ -28,7 +30,7 @@ export interface CatalogEntry {
   instanceCount: number;
 }
 
-export type Corner = 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
+export type { BrandBugConfig, Corner, NoiseMeterConfig };
 export const CORNERS: { value: Corner; label: string }[] = [
   { value: 'top-left', label: 'Top left' },
   { value: 'top-right', label: 'Top right' },
@@ -44,26 +46,6 @@ export interface CountdownConfig {
   heightPct: number;
   colors: { bar: string; background: string; text: string };
   afterZero: { show: 'hide' | 'message' | 'count-up'; text: string; forMin: number };
-}
-
-export interface BrandBugConfig {
-  assetId: string;
-  corner: Corner;
-  sizePct: number;
-  marginPct: number;
-  opacity: number;
-  hideDuringFullScreenVideo: boolean;
-}
-
-export interface NoiseMeterConfig {
-  warningLevel: number;
-  loudLevel: number;
-  display: 'bar' | 'dial' | 'traffic-light' | 'hidden';
-  corner: Corner;
-  sizePct: number;
-  loudMessage: string;
-  calibrationOffset: number;
-  microphone: { deviceLabel: string; echoCancellation: boolean; noiseSuppression: boolean; autoGainControl: boolean };
 }
 
 export interface ConfigOf {
