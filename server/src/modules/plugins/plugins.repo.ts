@@ -91,30 +91,6 @@ export async function deleteInstances(db: Db, ids: readonly string[]): Promise<v
   if (ids.length) await db.deleteFrom('plugin_instances').where('id', 'in', ids).execute();
 }
 
-/** The screens the targets reach now ('all': every screen), sorted. */
-export async function screensOfTargets(db: Db, targets: readonly TargetRow[]): Promise<string[]> {
-  if (targets.some((t) => t.type === 'all')) return (await db.selectFrom('screens').select('id').orderBy('id').execute()).map((r) => r.id);
-  const ids = new Set(targets.filter((t) => t.type === 'screen').map((t) => t.id));
-  const groups = targets.filter((t) => t.type === 'group').map((t) => t.id);
-  const locations = targets.filter((t) => t.type === 'location').map((t) => t.id);
-  if (groups.length)
-    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', groups).execute()) ids.add(r.screen_id);
-  if (locations.length) for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', locations).execute()) ids.add(r.id);
-  // Screen targets of deleted screens are forgotten with them; keep only existing ones.
-  const screens = targets.filter((t) => t.type === 'screen').map((t) => t.id);
-  if (screens.length) {
-    const known = new Set((await db.selectFrom('screens').select('id').where('id', 'in', screens).execute()).map((r) => r.id));
-    for (const s of screens) if (!known.has(s)) ids.delete(s);
-  }
-  return [...ids].sort();
-}
-
-export const TARGET_TABLES = { screenIds: 'screens', groupIds: 'screen_groups', locationIds: 'locations' } as const;
-
-export async function knownIds(db: Db, field: keyof typeof TARGET_TABLES, ids: readonly string[]): Promise<Set<string>> {
-  return new Set((await db.selectFrom(TARGET_TABLES[field]).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
-}
-
 /** Instances of installed plugins whose targets reach any of `targets` (or all), ordered by plugin, name, id. */
 export async function reachingInstances(db: Db, targets: readonly TargetRow[]): Promise<PluginInstancesTable[]> {
   return db

@@ -1,16 +1,8 @@
 /** The plugins' bodies and answers (spec 4.11; docs/plugins.md; the plugin contract). */
 import { z } from 'zod';
-import { uuidParam as Uuid } from '../../platform/http/route.js';
+import { TargetsInput } from '../screens/index.js';
 
-export const TargetsInput = z
-  .object({
-    all: z.boolean().optional(),
-    screenIds: z.array(Uuid).max(1000).optional(),
-    groupIds: z.array(Uuid).max(1000).optional(),
-    locationIds: z.array(Uuid).max(1000).optional(),
-  })
-  .describe('every screen (all), or screens, groups and locations; at least one');
-export type Targets = z.infer<typeof TargetsInput>;
+export { type Targets, TargetsInput } from '../screens/index.js';
 
 /** An instance body: its config is the plugin's schema (catalog.ts). */
 export const instanceBody = (config: z.ZodType) =>

@@ -10,7 +10,7 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import type { PluginInstancesTable } from '../../platform/db/schema/plugins.js';
-import { ApiError, invalidField, invalidReference, type Reference } from '../../platform/http/errors.js';
+import { ApiError, invalidField, invalidReference } from '../../platform/http/errors.js';
 import { toPage } from '../../platform/http/pagination.js';
 import { checkRevision } from '../../platform/http/revision.js';
 import { contentChanged, type OverlayContext, type ManifestOverlay } from '../content/index.js';
@@ -29,14 +29,13 @@ import {
   instanceIdsOf,
   instanceRow,
   instanceRows,
-  knownIds,
   reachingInstances,
   saveInstance,
-  screensOfTargets,
   type TargetRow,
   targetsOf,
 } from './plugins.repo.js';
 import type { CatalogEntry, InstanceDto, Targets } from './plugins.schemas.js';
+import { screensOfTargets, unknownTargets } from '../screens/index.js';
 
 export type Actor = { userId: string; role: string };
 
@@ -227,15 +226,7 @@ async function checkInput(db: Db, pluginId: InstancePluginId, input: { targets: 
   const t = input.targets;
   if (!t.all && !t.screenIds?.length && !t.groupIds?.length && !t.locationIds?.length)
     throw invalidField('targets', 'Name at least one target: all, screenIds, groupIds or locationIds');
-  const refs: Reference[] = [];
-  for (const field of ['screenIds', 'groupIds', 'locationIds'] as const) {
-    const ids = t[field];
-    if (!ids?.length) continue;
-    const known = await knownIds(db, field, ids);
-    ids.forEach((id, i) => {
-      if (!known.has(id)) refs.push({ path: ['targets', field, i], message: 'no such id' });
-    });
-  }
+  const refs = await unknownTargets(db, t);
   if (refs.length) throw invalidReference('The body names a target that does not exist', refs);
   if (pluginId === 'brand-bug') {
     const assetId = (input.config as { assetId: string }).assetId;

@@ -25,5 +25,6 @@ export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } 
 export { bumpManifestRevision } from './revision.js';
 export { deriveStatus, newScreenRow } from './screens.repo.js';
 export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';
-export { purgeNoiseHistory } from './noise-rollups.repo.js';
-export { localDay } from './noise-rollups.repo.js';
+export { localDay, purgeNoiseHistory } from './noise-rollups.repo.js';
+export { screensOfTargets, type TargetRef } from './targets.repo.js';
+export { type Targets, TargetsInput, unknownTargets } from './targets.js';

@@ -99,3 +99,27 @@ export async function screensForTargets(
   }
   return [...out];
 }
+
+/** A stored target of a takeover, plugin instance... ('all' has the id ''). */
+export type TargetRef = { type: string; id: string };
+
+/** The screens `targets` reach now ('all': every screen; groups' members; locations' screens), existing ones only, sorted. */
+export async function screensOfTargets(db: Db, targets: readonly TargetRef[]): Promise<string[]> {
+  if (targets.some((t) => t.type === 'all')) return (await db.selectFrom('screens').select('id').orderBy('id').execute()).map((r) => r.id);
+  const ids = new Set<string>();
+  const of = (type: string) => targets.filter((t) => t.type === type).map((t) => t.id);
+  const [screens, groups, locations] = [of('screen'), of('group'), of('location')];
+  // A target naming a screen deleted meanwhile reaches nothing.
+  if (screens.length) for (const r of await db.selectFrom('screens').select('id').where('id', 'in', screens).execute()) ids.add(r.id);
+  if (groups.length)
+    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', groups).execute()) ids.add(r.screen_id);
+  if (locations.length) for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', locations).execute()) ids.add(r.id);
+  return [...ids].sort();
+}
+
+export const TARGET_TABLES = { screenIds: 'screens', groupIds: 'screen_groups', locationIds: 'locations' } as const;
+
+/** Which of `ids` exist as the field's kind (screens, groups, locations). */
+export async function knownTargetIds(db: Db, field: keyof typeof TARGET_TABLES, ids: readonly string[]): Promise<Set<string>> {
+  return new Set((await db.selectFrom(TARGET_TABLES[field]).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+}

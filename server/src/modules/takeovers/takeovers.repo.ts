@@ -3,16 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/database.js';
 import type { TakeoversTable } from '../../platform/db/schema/takeovers.js';
 import type { WindowTarget } from '../content/index.js';
+import { screensOfTargets } from '../screens/index.js';
 
 export const CONTENT_TABLES = { asset: 'assets', playlist: 'playlists', layout: 'layouts', widget: 'widgets' } as const;
-export const TARGET_TABLES = { screenIds: 'screens', groupIds: 'screen_groups', locationIds: 'locations' } as const;
 
 export async function contentExists(db: Db, type: keyof typeof CONTENT_TABLES, id: string): Promise<boolean> {
   return Boolean(await db.selectFrom(CONTENT_TABLES[type]).select('id').where('id', '=', id).executeTakeFirst());
-}
-
-export async function knownIds(db: Db, field: keyof typeof TARGET_TABLES, ids: readonly string[]): Promise<Set<string>> {
-  return new Set((await db.selectFrom(TARGET_TABLES[field]).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
 }
 
 export async function userLabel(db: Db, userId: string): Promise<string> {
@@ -46,15 +42,8 @@ export async function insertTakeover(
 
 /** The screens a takeover reaches now (its targets as stored). */
 export async function screensOfTakeover(db: Db, id: string): Promise<string[]> {
-  const targets = await db.selectFrom('takeover_targets').selectAll().where('takeover_id', '=', id).execute();
-  if (targets.some((t) => t.target_type === 'all')) return (await db.selectFrom('screens').select('id').execute()).map((r) => r.id);
-  const ids = new Set(targets.filter((t) => t.target_type === 'screen').map((t) => t.target_id));
-  const groups = targets.filter((t) => t.target_type === 'group').map((t) => t.target_id);
-  const locations = targets.filter((t) => t.target_type === 'location').map((t) => t.target_id);
-  if (groups.length)
-    for (const r of await db.selectFrom('screen_group_members').select('screen_id').where('group_id', 'in', groups).execute()) ids.add(r.screen_id);
-  if (locations.length) for (const r of await db.selectFrom('screens').select('id').where('location_id', 'in', locations).execute()) ids.add(r.id);
-  return [...ids];
+  const targets = await db.selectFrom('takeover_targets').select(['target_type as type', 'target_id as id']).where('takeover_id', '=', id).execute();
+  return screensOfTargets(db, targets);
 }
 
 export async function takeoverRow(db: Db, id: string, kind: string): Promise<TakeoversTable | undefined> {

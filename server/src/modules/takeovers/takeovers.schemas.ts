@@ -1,6 +1,7 @@
 /** The takeover and override bodies and answers (DESIGN.md section 12; docs/takeovers.md). */
 import { z } from 'zod';
 import { uuidParam as Uuid } from '../../platform/http/route.js';
+import { TargetsInput } from '../screens/index.js';
 
 export const SEVERITIES = ['info', 'warning', 'emergency'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -10,14 +11,6 @@ export const ContentInput = z.object({ type: z.enum(['asset', 'playlist', 'layou
 export const MessageInput = z
   .object({ text: z.string().trim().min(1).max(2000), severity: z.enum(SEVERITIES) })
   .describe('a full-screen message instead of content; emergency is red, large and readable at a distance');
-export const TargetsInput = z
-  .object({
-    all: z.boolean().optional(),
-    screenIds: z.array(Uuid).max(1000).optional(),
-    groupIds: z.array(Uuid).max(1000).optional(),
-    locationIds: z.array(Uuid).max(1000).optional(),
-  })
-  .describe('every screen (all), or screens, groups and locations; at least one');
 const Audio = z.enum(['force-on', 'default']).describe('force-on plays the media with sound whatever the playlist or zone says');
 
 export const TakeoverBody = z.object({

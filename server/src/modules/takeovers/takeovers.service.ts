@@ -21,7 +21,6 @@ import {
   eventsOf,
   insertEvent,
   insertTakeover,
-  knownIds,
   listIds,
   markEnded,
   screensOfTakeover,
@@ -29,6 +28,7 @@ import {
   userLabel,
 } from './takeovers.repo.js';
 import type { OverrideDto, OverrideInput, Severity, TakeoverDto, TakeoverInput } from './takeovers.schemas.js';
+import { unknownTargets } from '../screens/index.js';
 
 export type Actor = { userId: string | null; label: string };
 export type Origin = { kind: 'weather-alert'; alertId: string; ruleId: string };
@@ -59,14 +59,7 @@ async function check(
   const refs: Reference[] = [];
   if (input.content && !(await contentExists(db, input.content.type, input.content.id)))
     refs.push({ path: ['content', 'id'], message: `no such ${input.content.type}` });
-  for (const field of ['screenIds', 'groupIds', 'locationIds'] as const) {
-    const ids = t[field];
-    if (!ids?.length) continue;
-    const known = await knownIds(db, field, ids);
-    ids.forEach((id, i) => {
-      if (!known.has(id)) refs.push({ path: ['targets', field, i], message: 'no such id' });
-    });
-  }
+  refs.push(...(await unknownTargets(db, t)));
   if (refs.length) throw invalidReference('The body names something that does not exist', refs);
   return input.message?.severity ?? 'warning';
 }

@@ -139,11 +139,6 @@ export async function deleteRule(db: Db, id: string): Promise<boolean> {
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function existingIds(db: Db, table: 'screens' | 'screen_groups' | 'locations', ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  return new Set((await db.selectFrom(table).select('id').where('id', 'in', ids).execute()).map((r) => r.id));
-}
-
 export const userLabel = async (db: Db, id: string) => {
   const u = await db.selectFrom('users').select(['display_name', 'email']).where('id', '=', id).executeTakeFirst();
   return u?.display_name || u?.email || 'a user';

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
-import { invalidReference, notFound, type Reference, unknownIdsIn } from '../../platform/http/errors.js';
+import { invalidReference, notFound } from '../../platform/http/errors.js';
 import { created, defineRoute, noContent, ok, uuidParam as Uuid } from '../../platform/http/route.js';
+import { TargetsInput as SharedTargets, unknownTargets } from '../screens/index.js';
 import { MIN_POLL_SEC, decide, poll, reconcileNow } from './weather.service.js';
 import {
   actionRowsOf,
   deleteRule,
-  existingIds,
   insertMonitor,
   insertRule,
   updateMonitor,
@@ -58,17 +58,9 @@ const MatchInput = z
     zones: nonEmpty(ZoneCode).describe('any of these zone codes'),
   })
   .strict();
-const TargetsInput = z
-  .object({
-    all: z.boolean().optional(),
-    screenIds: z.array(Uuid).max(1000).optional(),
-    groupIds: z.array(Uuid).max(1000).optional(),
-    locationIds: z.array(Uuid).max(1000).optional(),
-  })
-  .strict()
-  .refine((t) => t.all === true || Boolean(t.screenIds?.length || t.groupIds?.length || t.locationIds?.length), {
-    message: 'name the screens: all, or at least one screen, group or location',
-  });
+const TargetsInput = SharedTargets.strict().refine((t) => t.all === true || Boolean(t.screenIds?.length || t.groupIds?.length || t.locationIds?.length), {
+  message: 'name the screens: all, or at least one screen, group or location',
+});
 const RuleInput = z.object({
   name: z.string().trim().min(1).max(200),
   match: MatchInput,
@@ -252,16 +244,7 @@ async function alertDtos(db: Db, rows: AlertRow[]) {
 
 /** Target ids that name nothing: 400 invalid_reference. */
 async function checkTargets(db: Db, t: z.output<typeof TargetsInput>) {
-  const refs: Reference[] = [];
-  const known = (table: 'screens' | 'screen_groups' | 'locations', ids: string[]) => existingIds(db, table, ids);
-  const check = async (field: 'screenIds' | 'groupIds' | 'locationIds', table: 'screens' | 'screen_groups' | 'locations') => {
-    const ids = t[field] ?? [];
-    for (const r of unknownIdsIn(field, ids, await known(table, ids), `No such ${table === 'screen_groups' ? 'group' : table.slice(0, -1)}`))
-      refs.push({ ...r, path: ['targets', ...r.path] });
-  };
-  await check('screenIds', 'screens');
-  await check('groupIds', 'screen_groups');
-  await check('locationIds', 'locations');
+  const refs = await unknownTargets(db, t);
   if (refs.length) throw invalidReference('Some targets name nothing', refs);
 }
 
