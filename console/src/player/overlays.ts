@@ -193,7 +193,8 @@ export class OverlayLayer {
     const colorOf = (status: string) => (status === 'loud' ? '#dc2626' : status === 'warning' ? '#f59e0b' : '#16a34a');
     let draw: (level: number, status: string) => void;
     if (c.display === 'bar') {
-      const fill = box.appendChild(div('pl-noise-fill'));
+      // The fill is a share of its track, so the value beside it keeps its place at 100.
+      const fill = box.appendChild(div('pl-noise-track')).appendChild(div('pl-noise-fill'));
       draw = (level, status) => {
         fill.style.width = `${level}%`;
         fill.style.background = colorOf(status);
