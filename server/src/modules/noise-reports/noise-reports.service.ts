@@ -47,6 +47,31 @@ function addRow(s: Sums, r: GrainRow) {
   s.triggerCount += Number(r.tc);
 }
 
+function addSums(s: Sums, t: Sums) {
+  s.bucketCount += t.bucketCount;
+  s.monitoredMs += t.monitoredMs;
+  s.levelMs += t.levelMs;
+  if (t.peakLevel !== null && (s.peakLevel === null || t.peakLevel > s.peakLevel)) s.peakLevel = t.peakLevel;
+  s.warningMs += t.warningMs;
+  s.loudMs += t.loudMs;
+  s.triggerCount += t.triggerCount;
+}
+
+/**
+ * The sums of the slots of `coarse` from those of `fine` (sorted bounds; every bound of
+ * `coarse` is one of `fine`'s): one read serves both partitions, exactly.
+ */
+function regroup(fine: readonly number[], sums: readonly Sums[], coarse: readonly number[]): Sums[] {
+  const out: Sums[] = [];
+  let j = 0;
+  for (let i = 0; i + 1 < coarse.length; i++) {
+    const s = empty();
+    while (j < sums.length && fine[j]! < coarse[i + 1]!) addSums(s, sums[j++]!);
+    out.push(s);
+  }
+  return out;
+}
+
 /** The figures of a sum; coverage is monitored time over `spanMs` (range x screens), 0..1. */
 export function figures(s: Sums, spanMs: number) {
   return {
@@ -171,9 +196,9 @@ function clip(bounds: number[], from: number, to: number): number[] {
 
 export async function summary(db: Db, r: ReportRange) {
   const span = (r.to - r.from) * r.screenIds.length;
-  const total = (await slotSums(db, r.screenIds, [r.from, r.to])).get('')![0]!;
   const hours = clip(slotBounds('1h', r.from, r.to, r.zone)!, r.from, r.to);
   const perHour = (await slotSums(db, r.screenIds, hours)).get('')!;
+  const total = regroup(hours, perHour, [r.from, r.to])[0]!;
   const loudestPeriods = perHour
     .map((s, i) => ({ s, i }))
     .filter(({ s }) => s.monitoredMs > 0)
@@ -227,10 +252,14 @@ export async function series(db: Db, r: ReportRange, resolution: Resolution | 'a
 export async function daily(db: Db, r: ReportRange) {
   const days = slotBounds('1d', r.from, r.to, r.zone)!;
   const clipped = clip(days, r.from, r.to);
-  const sums = (await slotSums(db, r.screenIds, clipped)).get('')!;
   const hours = clip(slotBounds('1h', r.from, r.to, r.zone)!, r.from, r.to);
-  const perHour = (await slotSums(db, r.screenIds, hours)).get('')!;
-  return sums.map((s, i) => {
+  // One read over the hours and the days' bounds together (local days start on a local hour,
+  // so these are the hours; the union keeps it exact in any zone), summed both ways.
+  const fine = [...new Set([...hours, ...clipped])].sort((a, b) => a - b);
+  const sums = await slotSums(db, r.screenIds, fine).then((m) => m.get('')!);
+  const perDay = regroup(fine, sums, clipped);
+  const perHour = regroup(fine, sums, hours);
+  return perDay.map((s, i) => {
     const start = days[i]!;
     const end = days[i + 1]!;
     let busiest: number | null = null;
