@@ -549,3 +549,24 @@ t.test('a backup written onto a full disk rejects; no error event goes unheard (
   await t.rejects(addEntry(pack, 'media/big.bin', 4 * 1024 * 1024, createReadStream(source)), { code: 'ENOSPC' });
   await t.rejects(written, { code: 'ENOSPC' });
 });
+
+t.test('a full disk noticed while the backup waits for its source rejects once, with nothing unhandled', async (t) => {
+  const unhandled: unknown[] = [];
+  const onRejection = (err: unknown) => unhandled.push(err);
+  process.on('unhandledRejection', onRejection);
+  t.teardown(() => process.off('unhandledRejection', onRejection));
+  // A slow source: the sink (/dev/full) fails between two chunks, when the loop is not awaiting the entry.
+  async function* slow() {
+    for (let i = 0; i < 8; i++) {
+      yield randomBytes(1024);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  const pack = tar.pack();
+  const written = pipeline(pack, createWriteStream('/dev/full'));
+  written.catch((err: Error) => pack.destroy(err));
+  await t.rejects(addEntry(pack, 'media/slow.bin', 8 * 1024, Readable.from(slow())), { code: 'ENOSPC' });
+  await t.rejects(written, { code: 'ENOSPC' });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(unhandled, [], 'no rejection went unhandled');
+});

@@ -120,6 +120,9 @@ export async function addEntry(pack: tar.Pack, name: string, size: number, sourc
   });
   // A destroyed entry reports through the callback above; its 'error' event must not go unheard.
   entry.on('error', () => {});
+  // The callback may fail while the loop below awaits the source rather than `finished` (the sink filled up between two
+  // reads): that rejection is still thrown by the `await finished` below, but must not count as unhandled meanwhile.
+  finished.catch(() => {});
   if (Buffer.isBuffer(source)) {
     hash.update(source);
     entry.end(source);
