@@ -76,6 +76,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',
   'platform/time/zone-clock.ts zones': 'a memo of zone names: luxon zones',
   'platform/time/zone-clock.ts months': 'a memo of (zone, month): the offsets tzdata gives (bounded)',
+  'modules/screens/noise-rollups.repo.ts upsertTexts': 'a memo of SQL text by table and row count (bounded by MAX_BUCKETS)',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

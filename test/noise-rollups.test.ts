@@ -1,6 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { purgeNoiseHistory } from '../server/src/modules/noise-reports/index.js';
 import { applyRetention } from '../server/src/modules/screens/screens.module.js';
+import { newScreenRow } from '../server/src/modules/screens/screens.repo.js';
+import { migrate, openDatabase } from '../server/src/platform/db/database.js';
+import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { signedInApp } from './helpers/auth.js';
 import type { TestApp } from './helpers/harness.js';
 import { pairScreen, type PairedScreen } from './helpers/screens.js';
@@ -179,4 +185,29 @@ t.test('roll-ups equal the sums of the buckets sent, across DST and a half-hour 
   await send(app, kolkata, buckets(Date.parse('2027-05-01T00:00:00Z'), Date.parse('2027-05-01T00:10:00Z'), 4));
   t.ok((await purgeNoiseHistory(app.deps.db)) > 0);
   for (const table of ['noise_buckets', 'noise_minutes', 'noise_hours', 'noise_days'] as const) t.equal(await count(table), 0, `${table} purged`);
+});
+
+t.test('migration 0450 drops the roll-ups’ started_at and keeps every row and sum', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-0450-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const database = openDatabase(path.join(dir, 'placard.db'));
+  t.teardown(() => database.close());
+  const before = MIGRATIONS.filter((m) => m.version < 450);
+  await migrate(database.db, before);
+  const raw = database.sqlite;
+  await database.db
+    .insertInto('screens')
+    .values(newScreenRow({ id: 's1', name: 'One' }))
+    .execute();
+  const sums = '3, 30000, 1350000.5, 71.5, 1500, 300, 2';
+  raw.exec(`insert into noise_minutes values ('s1', 60000, '1970-01-01T00:01:00.000Z', ${sums})`);
+  raw.exec(`insert into noise_hours values ('s1', 0, '1970-01-01T00:00:00.000Z', ${sums})`);
+  raw.exec(`insert into noise_days values ('s1', 'UTC', '1970-01-01', 0, '1970-01-01T00:00:00.000Z', 86400000, ${sums})`);
+  await migrate(database.db);
+  const expected = { bucket_count: 3, monitored_ms: 30000, level_ms: 1350000.5, peak_level: 71.5, warning_ms: 1500, loud_ms: 300, trigger_count: 2 };
+  t.same(raw.prepare('select * from noise_minutes').all(), [{ screen_id: 's1', started_ms: 60000, ...expected }]);
+  t.same(raw.prepare('select * from noise_hours').all(), [{ screen_id: 's1', started_ms: 0, ...expected }]);
+  t.same(raw.prepare('select * from noise_days').all(), [
+    { screen_id: 's1', time_zone: 'UTC', day: '1970-01-01', started_ms: 0, ends_ms: 86400000, ...expected },
+  ]);
 });

@@ -72,17 +72,17 @@ try {
   const fillMs = ms(t0);
 
   t0 = process.hrtime.bigint();
-  raw.exec(`insert into noise_minutes (screen_id, started_ms, started_at, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
-    select screen_id, (started_ms / 60000) * 60000, strftime('%Y-%m-%dT%H:%M:00.000Z', (started_ms / 60000) * 60, 'unixepoch'), count(*), sum(monitored_ms),
+  raw.exec(`insert into noise_minutes (screen_id, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+    select screen_id, (started_ms / 60000) * 60000, count(*), sum(monitored_ms),
       sum(average_level * monitored_ms), max(peak_level), sum(warning_ms), sum(loud_ms), sum(coalesce(trigger_count, 0))
     from noise_buckets group by screen_id, started_ms / 60000`);
-  raw.exec(`insert into noise_hours (screen_id, started_ms, started_at, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
-    select screen_id, (started_ms / 3600000) * 3600000, strftime('%Y-%m-%dT%H:00:00.000Z', (started_ms / 3600000) * 3600, 'unixepoch'), sum(bucket_count), sum(monitored_ms),
+  raw.exec(`insert into noise_hours (screen_id, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+    select screen_id, (started_ms / 3600000) * 3600000, sum(bucket_count), sum(monitored_ms),
       sum(level_ms), max(peak_level), sum(warning_ms), sum(loud_ms), sum(trigger_count)
     from noise_minutes group by screen_id, started_ms / 3600000`);
   const dayInsert = raw.prepare(
-    `insert into noise_days (screen_id, time_zone, day, started_ms, started_at, ends_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    `insert into noise_days (screen_id, time_zone, day, started_ms, ends_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (screen_id, time_zone, day) do update set bucket_count = bucket_count + excluded.bucket_count, monitored_ms = monitored_ms + excluded.monitored_ms,
        level_ms = level_ms + excluded.level_ms, peak_level = max(peak_level, excluded.peak_level), warning_ms = warning_ms + excluded.warning_ms,
        loud_ms = loud_ms + excluded.loud_ms, trigger_count = trigger_count + excluded.trigger_count`,
@@ -95,7 +95,6 @@ try {
         ZONE,
         d.day,
         d.startMs,
-        new Date(d.startMs).toISOString(),
         d.endMs,
         h.bucket_count,
         h.monitored_ms,

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
-import type { NoiseBucketsTable, NoiseSums } from '../../platform/db/schema.js';
+import type { NoiseBucketsTable, NoiseDaysTable, NoiseRollupTable, NoiseSums } from '../../platform/db/schema.js';
 import { instantOf, wallClock } from '../../platform/time/zone-clock.js';
 
 /**
@@ -34,86 +34,81 @@ function add(s: NoiseSums, b: Bucket) {
   s.trigger_count += b.trigger_count ?? 0;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** The local day (YYYY-MM-DD) of `ms` in `zone` and the instants it starts and ends at. */
 export function localDay(ms: number, zone: string): { day: string; startMs: number; endMs: number } {
   const wall = wallClock(ms, zone);
   const floating = Math.floor(wall / DAY_MS) * DAY_MS;
-  return { day: iso(floating).slice(0, 10), startMs: instantOf(floating, zone), endMs: instantOf(floating + DAY_MS, zone) };
+  return { day: new Date(floating).toISOString().slice(0, 10), startMs: instantOf(floating, zone), endMs: instantOf(floating + DAY_MS, zone) };
 }
 
 export interface RollupRows {
-  minutes: (NoiseSums & { screen_id: string; started_ms: number; started_at: string })[];
-  hours: (NoiseSums & { screen_id: string; started_ms: number; started_at: string })[];
-  days: (NoiseSums & { screen_id: string; time_zone: string; day: string; started_ms: number; started_at: string; ends_ms: number })[];
+  minutes: NoiseRollupTable[];
+  hours: NoiseRollupTable[];
+  days: NoiseDaysTable[];
 }
 
 /** The roll-up rows a screen's newly inserted buckets add. */
 export function aggregateBuckets(screenId: string, buckets: readonly Bucket[], zone: string): RollupRows {
-  const minutes = new Map<number, NoiseSums>();
-  const hours = new Map<number, NoiseSums>();
-  const days = new Map<string, NoiseSums & { startMs: number; endMs: number }>();
+  const minutes = new Map<number, NoiseRollupTable>();
+  const hours = new Map<number, NoiseRollupTable>();
+  const days = new Map<string, NoiseDaysTable>();
   let dayCache: { startMs: number; endMs: number; day: string } | null = null;
   for (const b of buckets) {
     const m = b.started_ms - (((b.started_ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
     const h = b.started_ms - (((b.started_ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
     let ms = minutes.get(m);
-    if (!ms) minutes.set(m, (ms = empty()));
+    if (!ms) minutes.set(m, (ms = { screen_id: screenId, started_ms: m, ...empty() }));
     add(ms, b);
     let hs = hours.get(h);
-    if (!hs) hours.set(h, (hs = empty()));
+    if (!hs) hours.set(h, (hs = { screen_id: screenId, started_ms: h, ...empty() }));
     add(hs, b);
     if (!dayCache || b.started_ms < dayCache.startMs || b.started_ms >= dayCache.endMs) dayCache = localDay(b.started_ms, zone);
     let ds = days.get(dayCache.day);
-    if (!ds) days.set(dayCache.day, (ds = { ...empty(), startMs: dayCache.startMs, endMs: dayCache.endMs }));
+    if (!ds)
+      days.set(
+        dayCache.day,
+        (ds = { screen_id: screenId, time_zone: zone, day: dayCache.day, started_ms: dayCache.startMs, ends_ms: dayCache.endMs, ...empty() }),
+      );
     add(ds, b);
   }
-  return {
-    minutes: [...minutes].map(([k, s]) => ({ screen_id: screenId, started_ms: k, started_at: iso(k), ...s })),
-    hours: [...hours].map(([k, s]) => ({ screen_id: screenId, started_ms: k, started_at: iso(k), ...s })),
-    days: [...days].map(([day, { startMs, endMs, ...s }]) => ({
-      screen_id: screenId,
-      time_zone: zone,
-      day,
-      started_ms: startMs,
-      started_at: iso(startMs),
-      ends_ms: endMs,
-      ...s,
-    })),
-  };
+  return { minutes: [...minutes.values()], hours: [...hours.values()], days: [...days.values()] };
 }
 
-const ADD_SUMS = {
-  bucket_count: sql<number>`bucket_count + excluded.bucket_count`,
-  monitored_ms: sql<number>`monitored_ms + excluded.monitored_ms`,
-  level_ms: sql<number>`level_ms + excluded.level_ms`,
-  peak_level: sql<number>`max(peak_level, excluded.peak_level)`,
-  warning_ms: sql<number>`warning_ms + excluded.warning_ms`,
-  loud_ms: sql<number>`loud_ms + excluded.loud_ms`,
-  trigger_count: sql<number>`trigger_count + excluded.trigger_count`,
+const SUMS = ['bucket_count', 'monitored_ms', 'level_ms', 'peak_level', 'warning_ms', 'loud_ms', 'trigger_count'] as const;
+const ADD_SUMS = SUMS.map((c) => (c === 'peak_level' ? `${c} = max(${c}, excluded.${c})` : `${c} = ${c} + excluded.${c}`)).join(', ');
+const UPSERTS = {
+  noise_minutes: { columns: ['screen_id', 'started_ms', ...SUMS] as const, key: 'screen_id, started_ms' },
+  noise_hours: { columns: ['screen_id', 'started_ms', ...SUMS] as const, key: 'screen_id, started_ms' },
+  noise_days: { columns: ['screen_id', 'time_zone', 'day', 'started_ms', 'ends_ms', ...SUMS] as const, key: 'screen_id, time_zone, day' },
 };
+/** Statement texts by table and row count (at most MAX_BUCKETS rows, so bounded). */
+const upsertTexts = new Map<string, string>();
+
+/**
+ * One `insert … on conflict do update` adding `rows` to `table`. The text is written once per
+ * table and row count and handed to the driver already compiled: kysely's builder cost more
+ * than SQLite's work here (the heartbeat runs three of these per request; issue 22's ingest
+ * benchmark), and the database's statement cache then reuses the prepared statement.
+ */
+function upsert<T extends keyof typeof UPSERTS>(trx: Db, table: T, rows: readonly Record<(typeof UPSERTS)[T]['columns'][number], unknown>[]) {
+  const { columns, key } = UPSERTS[table];
+  const id = `${table}/${rows.length}`;
+  let text = upsertTexts.get(id);
+  if (!text) {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    text = `insert into ${table} (${columns.join(', ')}) values ${Array(rows.length).fill(tuple).join(', ')} on conflict (${key}) do update set ${ADD_SUMS}`;
+    upsertTexts.set(id, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) for (const c of columns) parameters.push(row[c as keyof typeof row]);
+  return trx.executeQuery(CompiledQuery.raw(text, parameters));
+}
 
 /** Adds the rows to the roll-ups: one upsert statement per table. */
 export async function addToRollups(trx: Db, rows: RollupRows): Promise<void> {
-  if (rows.minutes.length)
-    await trx
-      .insertInto('noise_minutes')
-      .values(rows.minutes)
-      .onConflict((oc) => oc.columns(['screen_id', 'started_ms']).doUpdateSet(ADD_SUMS))
-      .execute();
-  if (rows.hours.length)
-    await trx
-      .insertInto('noise_hours')
-      .values(rows.hours)
-      .onConflict((oc) => oc.columns(['screen_id', 'started_ms']).doUpdateSet(ADD_SUMS))
-      .execute();
-  if (rows.days.length)
-    await trx
-      .insertInto('noise_days')
-      .values(rows.days)
-      .onConflict((oc) => oc.columns(['screen_id', 'time_zone', 'day']).doUpdateSet(ADD_SUMS))
-      .execute();
+  if (rows.minutes.length) await upsert(trx, 'noise_minutes', rows.minutes);
+  if (rows.hours.length) await upsert(trx, 'noise_hours', rows.hours);
+  if (rows.days.length) await upsert(trx, 'noise_days', rows.days);
 }
 
 /**

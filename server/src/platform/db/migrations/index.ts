@@ -25,6 +25,7 @@ import { m0410_presentation_networks } from './0410_presentation_networks.js';
 import { m0420_weather_alerts } from './0420_weather_alerts.js';
 import { m0430_plugins } from './0430_plugins.js';
 import { m0440_noise_rollups } from './0440_noise_rollups.js';
+import { m0450_noise_rollups_lean } from './0450_noise_rollups_lean.js';
 
 export type { Migration } from './migration.js';
 
@@ -56,4 +57,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0420_weather_alerts,
   m0430_plugins,
   m0440_noise_rollups,
+  m0450_noise_rollups_lean,
 ];

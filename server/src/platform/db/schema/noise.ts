@@ -1,4 +1,4 @@
-/** Noise history roll-ups (migration 0440): sums over a screen's ten-second buckets. */
+/** Noise history roll-ups (migrations 0440, 0450): sums over a screen's ten-second buckets. */
 
 /** The sums of a roll-up row; the average level is level_ms / monitored_ms. */
 export interface NoiseSums {
@@ -16,7 +16,6 @@ export interface NoiseSums {
 export interface NoiseRollupTable extends NoiseSums {
   screen_id: string;
   started_ms: number;
-  started_at: string;
 }
 
 /** `noise_days`: one row per screen per local day of the zone the screen had when the buckets arrived. */
@@ -26,6 +25,5 @@ export interface NoiseDaysTable extends NoiseSums {
   /** YYYY-MM-DD, local */
   day: string;
   started_ms: number;
-  started_at: string;
   ends_ms: number;
 }
