@@ -67,6 +67,13 @@ import type { CampaignReleasesTable, CampaignsTable, ContentPublicationsTable } 
 import type { PresentationNetworkMembersTable, PresentationNetworksTable } from './schema/presentation-networks.js';
 import type { ContentSubmissionEventsTable, ContentSubmissionsTable, NotificationsTable } from './schema/publishing.js';
 import type { NoiseDaysTable, NoiseRollupTable } from './schema/noise.js';
+import type {
+  PlayerReleaseArtifactsTable,
+  PlayerReleasesTable,
+  ReleaseSourceTable,
+  UpdateDeploymentScreensTable,
+  UpdateDeploymentsTable,
+} from './schema/releases.js';
 import type { PluginInstallationsTable, PluginInstancesTable, PluginInstanceTargetsTable } from './schema/plugins.js';
 import type { TakeoverEventsTable, TakeoversTable, TakeoverTargetsTable } from './schema/takeovers.js';
 import type { WeatherAlertActionsTable, WeatherAlertsTable, WeatherMonitorTable, WeatherRulesTable } from './schema/weather-alerts.js';
@@ -75,6 +82,7 @@ export type * from './schema/core.js';
 export type * from './schema/presentation-networks.js';
 export type * from './schema/plugins.js';
 export type * from './schema/noise.js';
+export type * from './schema/releases.js';
 export type * from './schema/accounts.js';
 export type * from './schema/screens.js';
 export type * from './schema/content.js';
@@ -118,6 +126,11 @@ export interface Database {
   noise_minutes: NoiseRollupTable;
   noise_hours: NoiseRollupTable;
   noise_days: NoiseDaysTable;
+  player_releases: PlayerReleasesTable;
+  player_release_artifacts: PlayerReleaseArtifactsTable;
+  release_source: ReleaseSourceTable;
+  update_deployments: UpdateDeploymentsTable;
+  update_deployment_screens: UpdateDeploymentScreensTable;
   playlists: PlaylistsTable;
   playlist_items: PlaylistItemsTable;
   layouts: LayoutsTable;

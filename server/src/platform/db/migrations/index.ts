@@ -26,6 +26,7 @@ import { m0420_weather_alerts } from './0420_weather_alerts.js';
 import { m0430_plugins } from './0430_plugins.js';
 import { m0440_noise_rollups } from './0440_noise_rollups.js';
 import { m0450_noise_rollups_lean } from './0450_noise_rollups_lean.js';
+import { m0460_player_releases } from './0460_player_releases.js';
 
 export type { Migration } from './migration.js';
 
@@ -58,4 +59,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0430_plugins,
   m0440_noise_rollups,
   m0450_noise_rollups_lean,
+  m0460_player_releases,
 ];
