@@ -54,7 +54,7 @@ t.test('a maintenance window holds the offer outside the screens’ local time a
   t.equal((await app.json('/api/v1/player/config', { headers: s.headers })).body.data.update, null, 'outside the window: no offer');
   const before = await app.fetch('/api/v1/player/manifest', { headers: s.headers });
   const etag = before.headers.get('etag')!;
-  t.equal((await before.json()).data.update, null);
+  t.equal(((await before.json()) as any).data.update, null);
   t.equal((await app.fetch('/api/v1/player/manifest', { headers: { ...s.headers, 'if-none-match': etag } })).status, 304);
 
   // A window around the screen's local time (wrapping midnight when it must): offered. It supersedes the first.
@@ -68,7 +68,7 @@ t.test('a maintenance window holds the offer outside the screens’ local time a
   t.match(d.screens[0], { state: 'cancelled', error: 'superseded' });
   const after = await app.fetch('/api/v1/player/manifest', { headers: { ...s.headers, 'if-none-match': etag } });
   t.equal(after.status, 200, 'the offer bumped the manifest: the old ETag no longer matches');
-  t.match((await after.json()).data.update, { deploymentId: inside.body.data.id, releaseId: release.id });
+  t.match(((await after.json()) as any).data.update, { deploymentId: inside.body.data.id, releaseId: release.id });
 });
 
 t.test('cancel stops further waves: installed screens stay, the rest is never offered', async (t) => {
