@@ -8,6 +8,7 @@
  */
 import semver from 'semver';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { wallClock } from '../../platform/time/zone-clock.js';
 import { contentChanged } from '../content/index.js';
 import { defaultTimeZone } from '../schedules/index.js';
 import {
@@ -35,11 +36,9 @@ export function sameVersion(reported: string | null | undefined, target: string)
   return v !== null && semver.eq(v, target);
 }
 
-/** The wall-clock time `HH:MM` in a time zone at `nowMs`. */
+/** The wall-clock time `HH:MM` in a time zone at `nowMs` (the platform's zone clock, memoized per zone and month). */
 export function localHHMM(timeZone: string, nowMs: number): string {
-  const parts = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(nowMs));
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '00';
-  return `${get('hour')}:${get('minute')}`;
+  return new Date(wallClock(nowMs, timeZone)).toISOString().slice(11, 16);
 }
 
 /** Inside [start, end) in local time; a window with end before start wraps midnight. */
