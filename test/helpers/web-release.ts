@@ -25,7 +25,7 @@ export function webReleaseTarball(dir: string, version: string): string {
 export async function tarGz(entries: Array<{ name: string; body?: string; type?: 'file' | 'directory' | 'symlink'; linkname?: string }>): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
-  pack.on('data', (c: Buffer) => chunks.push(c));
+  pack.on('data', (c: unknown) => chunks.push(c as Buffer));
   const done = new Promise<void>((resolve, reject) => (pack.on('end', resolve), pack.on('error', reject)));
   for (const e of entries) {
     if (e.type === 'symlink' || e.type === 'directory') pack.entry({ name: e.name, type: e.type, linkname: e.linkname });
