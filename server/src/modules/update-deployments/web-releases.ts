@@ -4,6 +4,7 @@ import semver from 'semver';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import { extractWebRelease } from '../../platform/http/web-release.js';
+import { storedWebRelease } from './web-releases.repo.js';
 
 /**
  * Stored web releases served at /play/v/<version>/ (docs/player-updates.md): the release of
@@ -23,15 +24,7 @@ export function webReleaseResolver(deps: Pick<AppDeps, 'db' | 'config' | 'logger
   return async (version) => {
     const clean = semver.valid(version) ? semver.clean(version) : null;
     if (!clean) return null;
-    const row = await deps.db
-      .selectFrom('player_releases as r')
-      .innerJoin('player_release_artifacts as a', 'a.release_id', 'r.id')
-      .select(['r.id as id', 'a.stored_path as storedPath'])
-      .where('r.family', '=', 'web')
-      .where('r.version', '=', clean)
-      .where('a.kind', '=', 'web')
-      .where('a.stored_path', 'is not', null)
-      .executeTakeFirst();
+    const row = await storedWebRelease(deps.db, clean);
     if (!row?.storedPath) return null;
     const dataDir = path.resolve(deps.config.dataDir);
     const dir = webReleaseDir(dataDir, row.id);
