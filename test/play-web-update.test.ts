@@ -174,6 +174,28 @@ t.test('a /play page updated to a web release through a deployment', async (t) =
   const scripts = await page.evaluate(() => [...(globalThis as any).document.querySelectorAll('script[src]')].map((s: any) => s.src as string));
   t.ok(scripts.length > 0 && scripts.every((s) => new URL(s).pathname.startsWith('/play/v/9.1.0/assets/')), `its own build files: ${scripts.join(', ')}`);
 
+  // The service worker (scope /play) controls the release's page too, and cached the bundled
+  // page's build files it names relatively.
+  const sw = await until(t, 'the service worker controls the page', async () => {
+    const r = await page.evaluate(async () => {
+      const nav = (globalThis as any).navigator;
+      const reg = await nav.serviceWorker.getRegistration();
+      const cache = await (globalThis as any).caches.open('placard-shell-v1');
+      const keys = (await cache.keys()).map((k: any) => new URL(k.url).pathname as string);
+      return { scope: reg?.scope ?? null, controlled: !!nav.serviceWorker.controller, keys };
+    });
+    return r.controlled ? r : undefined;
+  });
+  t.equal(sw.scope, `${app.url}/play`, 'its scope is /play');
+  t.ok(
+    sw.keys.some((k: string) => /^\/assets\/play-[^/]+\.js$/.test(k)),
+    `the bundled page's ./assets/ files are cached: ${sw.keys.join(', ')}`,
+  );
+  t.ok(
+    sw.keys.some((k: string) => k.startsWith('/play/v/9.1.0/')),
+    'and the release’s page and files as they load',
+  );
+
   // Opened at /play later (a restart of the browser on its start page): it goes to the release.
   const again = await context.newPage();
   await again.goto(`${app.url}/play?room=lobby`);

@@ -136,6 +136,26 @@ t.test('a desktop-linux tarball: resumed download, sha256 checked, installed, ki
   t.equal(screenOf(done).installedVersion, '2.0.0', 'the deployment shows the new version installed');
   t.equal(screenOf(done).fromVersion, '1.0.0');
 
+  // A tarball with a link in it is refused before anything is extracted, and reported.
+  const { tarGz } = await import('./helpers/web-release.js');
+  const evil = await tarGz([
+    { name: 'VERSION', body: '2.0.1\n' },
+    { name: 'bin', type: 'symlink', linkname: '/usr/bin' },
+  ]);
+  const evilRelease = await makeRelease(app, {
+    family: 'desktop-linux',
+    version: '2.0.1',
+    artifacts: [{ architecture: 'x86_64', kind: 'tarball', bytes: evil }],
+  });
+  const evilDeployment = await deploy(app, admin, evilRelease.id, screen);
+  const refused = await b.run();
+  t.equal(refused.status, 1, refused.out);
+  t.match(refused.out, /the tarball holds links or devices/);
+  t.notOk(existsSync(path.join(opt, '2.0.1')), 'nothing extracted');
+  t.equal(readlinkSync(path.join(opt, 'current')), '2.0.0', 'current unchanged');
+  const evilFailed = await until(app, admin, evilDeployment.id, (d) => screenOf(d).state === 'failed');
+  t.match(screenOf(evilFailed).error, /links or devices/);
+
   // Run again (the timer): nothing more to do.
   const again = await b.run();
   t.equal(again.status, 0, again.out);
