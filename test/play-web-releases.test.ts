@@ -4,7 +4,7 @@
  * and hostile archives are 404s that write nothing outside their place. The bundled build's
  * relative page URLs (vite.config.ts) still load at /play/.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import t from 'tap';
@@ -152,6 +152,14 @@ t.test('hostile archives: refused whole, nothing written outside, a 404', async 
   }
   t.notOk(existsSync(path.join(app.dataDir, '..', 'evil.txt')));
   t.notOk(existsSync('/tmp/placard-evil.txt'));
+  // A stored archive whose bytes changed on disk since it was verified: not served.
+  const work = tempDataDir(t);
+  await ensureConsoleBuilt();
+  const changed = await storeWebRelease(app.deps.db, app.dataDir, '1.2.0', webReleaseTarball(work, '1.2.0'));
+  const stored = path.join(app.dataDir, 'releases', changed, 'any', 'placard-web-1.2.0.tar.gz');
+  writeFileSync(stored, Buffer.concat([readFileSync(stored), Buffer.from('x')]));
+  t.equal((await app.json('/play/v/1.2.0/')).status, 404, 'bytes that do not hash to the release: 404');
+  t.same(readdirSync(path.join(app.dataDir, 'releases', changed)), ['any'], 'nothing extracted');
   const damaged = await storeWebRelease(app.deps.db, app.dataDir, '1.1.0', Buffer.from('not a gzip'));
   t.equal((await app.json('/play/v/1.1.0/')).status, 404, 'not a tarball: 404');
   t.same(readdirSync(path.join(app.dataDir, 'releases', damaged)), ['any']);

@@ -34,7 +34,7 @@ export function webReleaseResolver(deps: Pick<AppDeps, 'db' | 'config' | 'logger
     const running = deps.scope.get(EXTRACTING);
     let job = running.get(row.id);
     if (!job) {
-      job = extractWebRelease(archive, dir).finally(() => running.delete(row.id));
+      job = extractWebRelease(archive, dir, { sha256: row.sha256 }).finally(() => running.delete(row.id));
       running.set(row.id, job);
     }
     try {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,8 +33,17 @@ export function webReleaseEntryPath(name: string): string {
   return parts.join('/');
 }
 
-/** Extracts `archive` (.tar.gz) into `target`, which must not exist yet; atomic (temp dir, rename). */
-export async function extractWebRelease(archive: string, target: string): Promise<void> {
+/**
+ * Extracts `archive` (.tar.gz) into `target`, which must not exist yet; atomic (temp dir,
+ * rename). With `sha256`, the archive's bytes must hash to it first (the stored artifact's).
+ */
+export async function extractWebRelease(archive: string, target: string, options: { sha256?: string } = {}): Promise<void> {
+  if (options.sha256) {
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(archive)) hash.update(chunk as Buffer);
+    const got = hash.digest('hex');
+    if (got !== options.sha256) throw new WebReleaseArchiveError(`the stored archive's sha256 is ${got}, not the release's ${options.sha256}`);
+  }
   const parent = path.dirname(target);
   await mkdir(parent, { recursive: true });
   const temp = path.join(parent, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
