@@ -125,12 +125,23 @@ export async function advance(deps: AppDeps, id: string, nowMs = Date.now()): Pr
         wave.completedAt = now;
         wavesChanged = true;
       }
-      if (w + 1 >= waves.length) {
+      // Empty waves (a share that adds no screen) are passed over without a wait.
+      let next = w + 1;
+      while (next < waves.length && waves[next]!.size === 0) next++;
+      if (next >= waves.length || nowMs >= Date.parse(wave.completedAt) + d.wave_wait_sec * 1000) {
+        for (let e = w + 1; e < next; e++) {
+          waves[e]!.startedAt ??= now;
+          waves[e]!.completedAt ??= now;
+          wavesChanged = true;
+        }
+      }
+      if (next >= waves.length) {
+        w = waves.length - 1;
         state = 'completed';
         break;
       }
       if (nowMs < Date.parse(wave.completedAt) + d.wave_wait_sec * 1000) break;
-      w++;
+      w = next;
     }
 
     if (dirty || wavesChanged || state !== d.state || pausedReason !== d.paused_reason || w !== d.current_wave) {
