@@ -6,7 +6,7 @@
 import t from 'tap';
 import { PLAYER_VERSION } from '../console/src/player/protocol.js';
 import { cleanVersion, kioskVersionFromSearch, loadPlayerVersion } from '../console/src/player/version.js';
-import { bootTarget, readUpdateOffer, readWebRelease, releasePath } from '../console/src/player/web-update.js';
+import { bootTarget, readUpdateOffer, readWebRelease, releasePath, WebUpdater } from '../console/src/player/web-update.js';
 import { buildHeartbeat } from '../console/src/player/identity.js';
 
 t.test('versions: version.json, the kiosk URL, the compiled fallback', async (t) => {
@@ -70,4 +70,28 @@ t.test('offers, web releases and where a starting page goes', async (t) => {
     null,
     'the build an offer just brought: stays to report installed',
   );
+});
+
+t.test('a release that does not start as its version cannot make the page loop', async (t) => {
+  const moves: string[] = [];
+  const logs: string[] = [];
+  const store = new Map<string, string>();
+  let now = Date.parse('2026-11-27T09:00:00Z');
+  const updater = new WebUpdater({
+    // Boot with a web release moves before any call to the server.
+    api: {} as never,
+    ownVersion: '1.0.0',
+    kiosk: false,
+    location: { search: '?room=a', pathname: '/play', replace: (url: string) => void moves.push(url) },
+    memory: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => void store.set(k, v) },
+    log: (m) => void logs.push(m),
+    now: () => now,
+  });
+  const config = { webRelease: { releaseId: 'r1', version: '2.0.0', path: '/play/v/2.0.0/' }, update: null };
+  for (let i = 0; i < 4; i++) await updater.boot(config);
+  t.same(moves, ['/play/v/2.0.0/?room=a', '/play/v/2.0.0/?room=a', '/play/v/2.0.0/?room=a'], 'three moves, keeping the query');
+  t.match(logs.at(-1), /Not moving to \/play\/v\/2\.0\.0\/ again/, 'the fourth within minutes is refused');
+  now += 6 * 60_000;
+  await updater.boot(config);
+  t.equal(moves.length, 4, 'later, it may move again');
 });
