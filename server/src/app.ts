@@ -10,6 +10,7 @@ import { RealtimeHub } from './platform/realtime/hub.js';
 import { ROUTES } from './routes.js';
 import { MODULES } from './modules/index.js';
 import { restoreGate } from './modules/system/index.js';
+import { webReleaseResolver } from './modules/update-deployments/web-releases.js';
 import type { AppDeps } from './platform/app-deps.js';
 
 /** The same page on this server's HTTPS listener, for a plain-HTTP request (null: already secure, or no listener). */
@@ -43,6 +44,8 @@ export function buildApp(deps: AppDeps): Koa {
     consoleStatic(deps.config.consoleDir ?? defaultConsoleDir(), routes, {
       httpsRedirect: deps.config.httpsRedirect ? (ctx) => httpsUrlOf(deps, ctx) : undefined,
       scriptHashes: () => consoleScriptHashes(deps),
+      // /play/v/<version>/: stored web releases (docs/player-updates.md).
+      webRelease: webReleaseResolver(deps),
     }),
   );
   // Every module wires itself in, in MODULES order: its middleware (sessions, the tus header)

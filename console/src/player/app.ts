@@ -15,8 +15,13 @@ import { PlayerApi } from './protocol.js';
 import { PlayerRuntime } from './runtime.js';
 import { PlayerStorage } from './storage.js';
 import { PlayerView } from './view.js';
+import { loadPlayerVersion } from './version.js';
+import { WebUpdater } from './web-update.js';
 
 const family = playerFamilyFromSearch(location.search);
+// Which build this is: version.json beside it (a web release under /play/v/<version>/ has its
+// own), or the Linux kiosk's URL (docs/player-updates.md). Read before anything reports it.
+const version = await loadPlayerVersion({ scriptUrl: import.meta.url, search: location.search, kiosk: family === 'desktop-linux' });
 const api = new PlayerApi(location.origin);
 const storage = new PlayerStorage(localStorage);
 const view = new PlayerView(document, location.host);
@@ -44,8 +49,29 @@ function startPairing(reason: string | null = null): void {
   pairing.start(reason);
 }
 
-const pairing = new PairingFlow({ api, storage, view, family, now, onPaired: () => runtime.start() || startPairing() });
-const runtime: PlayerRuntime = new PlayerRuntime({ api, storage, view, engine, cache, noise, family, location, log, onCredentialLost: startPairing });
+const sessionMemory = (() => {
+  try {
+    return sessionStorage;
+  } catch {
+    return null;
+  }
+})();
+const updates = new WebUpdater({ api, ownVersion: version, kiosk: family === 'desktop-linux', location, memory: sessionMemory, log });
+const pairing = new PairingFlow({ api, storage, view, family, version, now, onPaired: () => runtime.start() || startPairing() });
+const runtime: PlayerRuntime = new PlayerRuntime({
+  api,
+  storage,
+  view,
+  engine,
+  cache,
+  noise,
+  family,
+  version,
+  updates,
+  location,
+  log,
+  onCredentialLost: startPairing,
+});
 
 /** Exposed for diagnostics and the end-to-end tests: read-only facts about the player. */
 const debug = {
@@ -61,6 +87,8 @@ const debug = {
   get heartbeats() {
     return runtime.heartbeats;
   },
+  /** This build's version (version.json, or the kiosk's URL). */
+  version,
   /** The server clock estimate (sync.ts). */
   clock: () => ({ offsetMs: runtime.clock.offsetMs, roundTripMs: runtime.clock.roundTripMs }),
   get manifestRevision() {

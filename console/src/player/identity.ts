@@ -33,6 +33,8 @@ export interface CacheStatus {
 
 export interface HeartbeatInput {
   playerFamily?: string | undefined;
+  /** This player's version (version.ts); the compiled PLAYER_VERSION when unsaid. */
+  playerVersion?: string | undefined;
   nowPlaying: NowPlaying;
   manifestRevision: string | number | null;
   display?: { width: number; height: number } | undefined;
@@ -49,7 +51,7 @@ export interface HeartbeatInput {
 
 /** The heartbeat body: only the fields that have a value (the status document is additive). */
 export function buildHeartbeat(input: HeartbeatInput): Record<string, unknown> {
-  const body: Record<string, unknown> = { playerVersion: PLAYER_VERSION };
+  const body: Record<string, unknown> = { playerVersion: input.playerVersion ?? PLAYER_VERSION };
   if (input.playerFamily) body.playerFamily = input.playerFamily;
   const ids: Array<[keyof NowPlaying, string]> = [
     ['playlistId', 'currentPlaylistId'],

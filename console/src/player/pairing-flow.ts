@@ -6,7 +6,7 @@
 import { Backoff, retryDelayMs } from './backoff.js';
 import type { playerFamilyFromSearch } from './identity.js';
 import { formatPairingCode, INITIAL_PAIRING, pairingStep, secondsLeft, type PairingEvent, type PairingState } from './pairing.js';
-import { PLAYER_VERSION, type PlayerApi, type PlayerApiError } from './protocol.js';
+import type { PlayerApi, PlayerApiError } from './protocol.js';
 import type { PlayerStorage } from './storage.js';
 import type { PlayerView } from './view.js';
 
@@ -15,6 +15,8 @@ export interface PairingFlowDeps {
   storage: PlayerStorage;
   view: PlayerView;
   family: ReturnType<typeof playerFamilyFromSearch>;
+  /** This player's version (version.ts). */
+  version: string;
   now: () => number;
   /** A credential is stored: the player runs. */
   onPaired: () => void;
@@ -96,7 +98,7 @@ export class PairingFlow {
     try {
       const session = await api.createPairingSession({
         ...(family ? { playerFamily: family } : {}),
-        playerVersion: PLAYER_VERSION,
+        playerVersion: this.deps.version,
         deviceName: this.deviceName(),
       });
       this.backoff.reset();
@@ -128,7 +130,7 @@ export class PairingFlow {
   private async enroll(enrollmentToken: string): Promise<void> {
     const { api, family } = this.deps;
     try {
-      const result = await api.enroll({ enrollmentToken, ...(family ? { playerFamily: family } : {}), playerVersion: PLAYER_VERSION });
+      const result = await api.enroll({ enrollmentToken, ...(family ? { playerFamily: family } : {}), playerVersion: this.deps.version });
       this.dispatch({ type: 'enrolled', screenId: result.screenId, credential: result.credential });
     } catch (err) {
       const e = err as PlayerApiError;

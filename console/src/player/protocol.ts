@@ -161,8 +161,18 @@ export class PlayerApi {
     return { notModified: false, etag: res.headers.get('etag'), manifest };
   }
 
-  async config(): Promise<{ screenId: string; name: string; timeZone: string | null; heartbeatIntervalSec: number }> {
+  async config(): Promise<PlayerConfig> {
     return this.data(await this.request('GET', '/api/v1/player/config'));
+  }
+
+  /** A release offered to this screen (docs/player-updates.md): its metadata and artifact. */
+  async updateInfo(releaseId: string): Promise<UpdateInfo> {
+    return this.data(await this.request('GET', `/api/v1/player/updates/${encodeURIComponent(releaseId)}`));
+  }
+
+  /** Reports how an offered update goes; answers the screen's state in the deployment. */
+  async updateStatus(deploymentId: string, body: UpdateStatus): Promise<{ state: string }> {
+    return this.data(await this.request('POST', `/api/v1/player/update-deployments/${encodeURIComponent(deploymentId)}/status`, { body }));
   }
 
   async pendingCommands(): Promise<PlayerCommand[]> {
@@ -200,6 +210,48 @@ export class PlayerApi {
     }
     return res;
   }
+}
+
+/** `update` in the manifest and the config: a release offered to this screen. */
+export interface UpdateOffer {
+  deploymentId: string;
+  releaseId: string;
+  version: string;
+  family: string;
+}
+
+/** `webRelease` in the config: the web release this screen installed through a deployment. */
+export interface WebReleaseRef {
+  releaseId: string;
+  version: string;
+  path: string;
+}
+
+export interface PlayerConfig {
+  screenId: string;
+  name: string;
+  timeZone: string | null;
+  heartbeatIntervalSec: number;
+  update?: UpdateOffer | null;
+  webRelease?: WebReleaseRef | null;
+  [key: string]: unknown;
+}
+
+export interface UpdateInfo {
+  releaseId: string;
+  deploymentId: string;
+  family: string;
+  version: string;
+  channel?: string;
+  notes?: string;
+  artifact?: { architecture: string; kind: string; fileName: string; sizeBytes: number; sha256: string; signature: string | null; url: string };
+}
+
+export interface UpdateStatus {
+  state: 'downloading' | 'downloaded' | 'installing' | 'installed' | 'failed';
+  progress?: number;
+  version?: string;
+  error?: string;
 }
 
 export interface CommandResult {

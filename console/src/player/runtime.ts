@@ -10,7 +10,7 @@ import { buildHeartbeat, heartbeatIntervalMs, type playerFamilyFromSearch } from
 import { cacheEntries, readManifest, type PlayerManifest } from './manifest.js';
 import type { MediaCache } from './media-cache.js';
 import type { NoiseControl } from './noise-control.js';
-import { type PlayerApi, PlayerApiError, type PlayerCommand } from './protocol.js';
+import { type PlayerApi, PlayerApiError, type PlayerCommand, type PlayerConfig } from './protocol.js';
 import { showNetworkTest } from './network-test.js';
 import { ClockSync, readNetworkTest, socketClock } from './sync.js';
 import { closeAction, parseSocketMessage, POLL_WHILE_CONNECTED_MS, POLL_WHILE_DISCONNECTED_MS, socketProtocols, socketUrl } from './socket-messages.js';
@@ -25,6 +25,10 @@ export interface RuntimeDeps {
   cache: MediaCache;
   noise: NoiseControl;
   family: ReturnType<typeof playerFamilyFromSearch>;
+  /** This player's version (version.ts): the heartbeat's playerVersion. */
+  version: string;
+  /** Update offers (web-update.ts): the config at start, each new manifest's `update`. */
+  updates?: { boot(config: PlayerConfig): Promise<void>; offer(update: unknown): Promise<void> };
   /** The page's address (socket URL, identify banner, release check). */
   location: Location;
   log: (message: string) => void;
@@ -97,7 +101,20 @@ export class PlayerRuntime {
     void this.heartbeat();
     this.connectSocket();
     this.schedulePoll(0);
+    void this.checkUpdates();
     return true;
+  }
+
+  /** At start: the config says whether this screen runs (or is offered) another release. */
+  private async checkUpdates(): Promise<void> {
+    const updates = this.deps.updates;
+    if (!updates) return;
+    try {
+      const config = await this.deps.api.config();
+      if (this.running) await updates.boot(config);
+    } catch (err) {
+      this.handleError(err, 'Player config');
+    }
   }
 
   private stop(): void {
@@ -180,6 +197,7 @@ export class PlayerRuntime {
       const reply = await api.heartbeat(
         buildHeartbeat({
           playerFamily: this.deps.family,
+          playerVersion: this.deps.version,
           nowPlaying: engine.nowPlaying(),
           manifestRevision: engine.revision,
           display: { width: innerWidth * devicePixelRatio, height: innerHeight * devicePixelRatio },
@@ -260,6 +278,8 @@ export class PlayerRuntime {
         for (const p of manifest.problems) log(`Manifest: ${p}`);
         storage.saveManifest(got.etag, got.manifest);
         this.manifestEtag = got.etag;
+        // A release offered to this screen rides on the manifest (docs/player-updates.md).
+        void this.deps.updates?.offer((got.manifest as { update?: unknown } | null)?.update ?? null);
       }
     } catch (err) {
       this.handleError(err, 'Manifest download failed');

@@ -5,7 +5,7 @@
  *   (`/api/v1/player/data-outputs/{id}`) and widget bundles
  *   (`/api/v1/player/widget-bundles/{id}`), immutable per id: cache first, from the cache
  *   the page fills and verifies (media-cache.ts); network when not cached;
- * - the player page and its built files: network first, the cached copy when offline
+ * - the player page and its built files (and version.json): network first, the cached copy when offline
  *   (hashed build files: cache first, they never change);
  * - every other API call goes to the network untouched.
  */
@@ -44,7 +44,8 @@ worker.addEventListener('install', (event) => {
         if (page.ok) {
           const html = await page.clone().text();
           await cache.put(worker.registration.scope, page);
-          const files = new Set([...html.matchAll(/(?:src|href)="(\/assets\/[^"?#]+)"/g)].map((m) => m[1]!));
+          // play.html names them relatively (`./assets/...`, vite.config.ts): resolved against the page.
+          const files = new Set([...html.matchAll(/(?:src|href)="((?:\.\/|\/)assets\/[^"?#]+)"/g)].map((m) => new URL(m[1]!, page.url).pathname));
           await Promise.all([...files].map((f) => cache.add(f).catch(() => undefined)));
         }
       } catch {
@@ -61,7 +62,13 @@ worker.addEventListener('activate', (event) => {
 
 /** The player page and the build files it loads (scope /play also prefixes /playlists: not ours). */
 function isShell(url: URL): boolean {
-  return url.pathname === '/play' || url.pathname.startsWith('/play/') || url.pathname === '/play-sw.js' || url.pathname.startsWith('/assets/');
+  return (
+    url.pathname === '/play' ||
+    url.pathname.startsWith('/play/') ||
+    url.pathname === '/play-sw.js' ||
+    url.pathname === '/version.json' ||
+    url.pathname.startsWith('/assets/')
+  );
 }
 
 async function mediaFirst(request: Request): Promise<Response> {
@@ -100,7 +107,8 @@ async function mediaFirst(request: Request): Promise<Response> {
 
 async function shellNetworkFirst(request: Request): Promise<Response> {
   const cache = await caches.open(SHELL_CACHE);
-  const immutable = new URL(request.url).pathname.startsWith('/assets/');
+  // Hashed build files, the server's own or a web release's (/play/v/<version>/assets/).
+  const immutable = /^(?:\/play\/v\/[^/]+)?\/assets\//.test(new URL(request.url).pathname);
   if (immutable) {
     const hit = await cache.match(request);
     if (hit) return hit;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PLAYER_UPDATER, UPDATER_SERVICE, UPDATER_TIMER } from './player-updater.js';
 import { render, type ScriptTarget } from './scripts.js';
 
 /** The Linux player installer and its systemd unit (docs/player.md). */
@@ -84,6 +85,8 @@ const INSTALL_SCRIPT = String.raw`#!/bin/sh
 # the console (Screens > Add screen). Run it again to repair or change a setting.
 # Everything it downloads comes from the server over HTTPS with the server's key pinned
 # (--pin) and is checked against the sha256 this script carries (docs/trust.md).
+# An updater (placard-player-update.timer) applies the desktop-linux releases the server's
+# update deployments offer this screen (docs/player-updates.md).
 #
 # Options:
 #   --pin PINS             the server's keys, sha256//BASE64[;sha256//BASE64] (the console shows them)
@@ -184,7 +187,11 @@ sysctl_() { if [ -z "$ROOT" ] && [ -d /run/systemd/system ]; then systemctl "$@"
 
 if [ "$ACTION" = uninstall ]; then
   sysctl_ disable --now placard-player.service >/dev/null 2>&1 || true
+  sysctl_ disable --now placard-player-update.timer >/dev/null 2>&1 || true
   rm -f "$ROOT$UNIT" "$ROOT/etc/systemd/system/graphical.target.wants/placard-player.service" "$ROOT/usr/local/bin/placard-player"
+  rm -f "$ROOT/etc/systemd/system/placard-player-update.service" "$ROOT/etc/systemd/system/placard-player-update.timer" \
+    "$ROOT/etc/systemd/system/timers.target.wants/placard-player-update.timer" "$ROOT/usr/local/bin/placard-player-update"
+  rm -rf "$ROOT/opt/placard-player" "$ROOT/var/lib/placard-player-update"
   if [ -f "$DESKTOP_FILE" ]; then
     target=$(cat "$DESKTOP_FILE")
     if [ -n "$ROOT" ]; then ln -sfn "$target" "$ROOT/etc/systemd/system/display-manager.service"
@@ -328,8 +335,14 @@ mv "$ENV_FILE.tmp" "$ENV_FILE"
 cat >"$ROOT/usr/local/bin/placard-player.tmp" <<'EOF'
 #!/bin/sh
 # Placard player launcher: Chromium in kiosk mode inside the cage compositor, with the
-# settings of /etc/placard-player/player.env. The page reports playerFamily desktop-linux.
+# settings of /etc/placard-player/player.env. The page reports playerFamily desktop-linux,
+# and the version the updater installed (/etc/placard-player/version) as its playerVersion.
 set -eu
+# A release the updater installed may bring its own launcher: it runs instead of this one.
+release_launcher=/opt/placard-player/current/bin/placard-player
+if [ -z "${'$'}{PLACARD_RELEASE_LAUNCHER:-}" ] && [ "${'$'}{1:-}" != --in-cage ] && [ -x "$release_launcher" ]; then
+  PLACARD_RELEASE_LAUNCHER=1 exec "$release_launcher" "$@"
+fi
 : "${'$'}{PLACARD_PLAYER_URL:?set in /etc/placard-player/player.env}"
 : "${'$'}{PLACARD_ORIGIN:?set in /etc/placard-player/player.env}"
 # The unit's RuntimeDirectory holds the Wayland socket (/run/user is hidden from the sandbox).
@@ -370,7 +383,12 @@ set -- "$browser" --kiosk --noerrdialogs --disable-infobars --no-first-run --dis
 # the service worker, Cache Storage and Web Crypto work.
 if [ -n "${'$'}{PLACARD_PINS:-}" ]; then set -- "$@" --ignore-certificate-errors-spki-list="$PLACARD_PINS"; fi
 case "$PLACARD_ORIGIN" in http://*) set -- "$@" --unsafely-treat-insecure-origin-as-secure="$PLACARD_ORIGIN" ;; esac
-set -- "$@" "$PLACARD_PLAYER_URL"
+# The desktop-linux release installed (placard-player-update), for the page to report.
+version=$(cat "${'$'}{PLACARD_VERSION_FILE:-/etc/placard-player/version}" 2>/dev/null || true)
+case "$version" in
+  ''|*[!A-Za-z0-9.+-]*) set -- "$@" "$PLACARD_PLAYER_URL" ;;
+  *) set -- "$@" "$PLACARD_PLAYER_URL&playerVersion=$version" ;;
+esac
 
 # No blanking, no power-down of the console between browser restarts (the player's display
 # commands and schedules decide when the screen is dark).
@@ -395,6 +413,28 @@ EOF
 chmod 0755 "$ROOT/usr/local/bin/placard-player.tmp"
 mv "$ROOT/usr/local/bin/placard-player.tmp" "$ROOT/usr/local/bin/placard-player"
 
+# The updater: desktop-linux releases offered to this screen (docs/player-updates.md).
+cat >"$ROOT/usr/local/bin/placard-player-update.tmp" <<'PLACARD_UPDATER_EOF'
+${PLAYER_UPDATER}PLACARD_UPDATER_EOF
+chmod 0755 "$ROOT/usr/local/bin/placard-player-update.tmp"
+mv "$ROOT/usr/local/bin/placard-player-update.tmp" "$ROOT/usr/local/bin/placard-player-update"
+cat >"$ROOT/etc/systemd/system/placard-player-update.service" <<'PLACARD_UPDATER_EOF'
+${UPDATER_SERVICE}PLACARD_UPDATER_EOF
+cat >"$ROOT/etc/systemd/system/placard-player-update.timer" <<'PLACARD_UPDATER_EOF'
+${UPDATER_TIMER}PLACARD_UPDATER_EOF
+chmod 0644 "$ROOT/etc/systemd/system/placard-player-update.service" "$ROOT/etc/systemd/system/placard-player-update.timer"
+mkdir -p "$ROOT/etc/systemd/system/timers.target.wants"
+ln -sfn /etc/systemd/system/placard-player-update.timer "$ROOT/etc/systemd/system/timers.target.wants/placard-player-update.timer"
+# The updater's own settings: kept across runs; root's only (it may hold the credential).
+if [ ! -f "$ROOT/etc/placard-player/updater.env" ]; then
+  cat >"$ROOT/etc/placard-player/updater.env" <<'PLACARD_UPDATER_EOF'
+# The Placard player updater's settings (placard-player-update). Kept by the installer.
+# The screen's device credential; empty: the one the kiosk's page keeps in its Chromium profile.
+PLACARD_DEVICE_CREDENTIAL=
+PLACARD_UPDATER_EOF
+fi
+chmod 0600 "$ROOT/etc/placard-player/updater.env"
+
 mv "$unit_tmp" "$ROOT$UNIT"
 chmod 0644 "$ROOT$UNIT"
 mkdir -p "$ROOT/etc/systemd/system/graphical.target.wants"
@@ -414,6 +454,7 @@ if [ "$START" = 1 ] && [ -d /run/systemd/system ]; then
   systemctl disable getty@tty1.service >/dev/null 2>&1 || true
   systemctl set-default graphical.target >/dev/null 2>&1 || true
   systemctl enable placard-player.service >/dev/null 2>&1
+  systemctl enable --now placard-player-update.timer >/dev/null 2>&1 || say "warning: could not start placard-player-update.timer"
   if [ -n "$(cat "$DESKTOP_FILE" 2>/dev/null)" ]; then systemctl stop "$(basename "$(cat "$DESKTOP_FILE")")" >/dev/null 2>&1 || true; fi
   systemctl restart placard-player.service
   say "started: this screen now shows a pairing code from $SERVER_URL"

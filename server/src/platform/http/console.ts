@@ -14,7 +14,13 @@ import type { Route } from './route.js';
  * - `/assets/*` are Vite's content-hashed files: cached for a year, `immutable`; a
  *   missing one is a 404, never the HTML page;
  * - `/play` and `/play/...` answer play.html unless a real file exists there (the
- *   player's service worker may live under /play/ for its scope);
+ *   player's service worker may live under /play/ for its scope); the player page names its
+ *   build files relatively (`./assets/...`), so `/play/<anything>/assets/<file>` is the
+ *   build's `/assets/<file>` (a page opened at `/play/` still loads);
+ * - `/play/v/<version>/...` is a stored web release (docs/player-updates.md): its files from
+ *   the directory `webRelease` resolves (extracted once), its play.html for `/play/v/<version>/`
+ *   and any other path under it; an unknown version is a 404; `/play/v/<version>` (no slash)
+ *   redirects to the slash so the page's relative URLs resolve inside the release;
  * - other existing files (favicon, theme script) are revalidated (`no-cache` + ETag);
  * - source maps (`*.map`) are never served, even if a build left some: 404;
  * - any other extension-less path is a console route: index.html (SPA fallback);
@@ -139,6 +145,36 @@ export interface ConsoleStaticOptions {
   httpsRedirect?: (ctx: Context) => string | null;
   /** Inline scripts (base64 sha256) the console's policy lets run (addConsoleScriptHash). */
   scriptHashes?: () => readonly string[];
+  /**
+   * The directory holding the extracted build of the stored web release of `version`
+   * (modules/update-deployments/web-releases.ts), or null when there is none: /play/v/<version>/.
+   */
+  webRelease?: (version: string) => Promise<string | null>;
+}
+
+const PLAY_RELEASE = /^\/play\/v\/([^/]+)(\/.*)?$/;
+const PLAY_ASSET = /^\/play\/(?:[^/]+\/)*assets\/([^/]+)$/;
+
+/** `file` inside `root` (the root itself excluded), or null. */
+function inside(root: string, p: string): string | null {
+  const file = path.resolve(root, `.${path.posix.normalize(`/${p}`)}`);
+  return file.startsWith(root + path.sep) ? file : null;
+}
+
+/** A stored web release's files under /play/v/<version>/ (`rest` starts with '/'). */
+function serveRelease(ctx: Context, dir: string, rest: string, next: () => Promise<unknown>) {
+  const root = path.resolve(dir);
+  if (rest.startsWith('/assets/')) {
+    const file = inside(root, rest);
+    const st = file ? statFile(file) : null;
+    return st && file ? send(ctx, file, st, IMMUTABLE) : next();
+  }
+  const file = rest.endsWith('/') ? null : inside(root, rest);
+  const st = file ? statFile(file) : null;
+  if (st && file && !/\.html$/i.test(file)) return send(ctx, file, st, REVALIDATE);
+  const page = path.join(root, 'play.html');
+  const pst = statFile(page);
+  return pst ? send(ctx, page, pst, REVALIDATE) : next();
 }
 
 export function consoleStatic(dir: string, routes: readonly Route[], options: ConsoleStaticOptions = {}): Middleware {
@@ -180,10 +216,25 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
       send(ctx, page, st, REVALIDATE, name === 'index.html' ? { 'Content-Security-Policy': policy(), 'X-Frame-Options': 'DENY' } : {});
     };
 
-    if (p.startsWith('/assets/')) {
-      const st = statFile(file);
+    const release = PLAY_RELEASE.exec(p);
+    if (release) {
+      const [, version, rest] = release;
+      const dir = options.webRelease ? await options.webRelease(version!) : null;
+      if (!dir) return next();
+      if (rest === undefined) {
+        ctx.status = 302;
+        ctx.set('Cache-Control', 'no-store');
+        ctx.redirect(`/play/v/${encodeURIComponent(version!)}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+        return;
+      }
+      return serveRelease(ctx, dir, rest, next);
+    }
+    const playAsset = PLAY_ASSET.exec(p);
+    if (p.startsWith('/assets/') || playAsset) {
+      const asset = playAsset ? path.join(root, 'assets', playAsset[1]!) : file;
+      const st = statFile(asset);
       if (!st) return next(); // a missing hashed file is a 404, not the console page
-      return send(ctx, file, st, IMMUTABLE);
+      return send(ctx, asset, st, IMMUTABLE);
     }
     const st = p.endsWith('/') ? null : statFile(file);
     if (st && !/\.html$/i.test(file)) return send(ctx, file, st, REVALIDATE);
