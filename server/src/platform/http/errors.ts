@@ -13,6 +13,10 @@ export const ERROR_CODES = {
   },
   malformed_json: { status: 400, description: 'The body is not valid JSON.' },
   invalid_asset: { status: 400, description: 'The body names an asset of a kind that cannot be used there (a brand bug’s logo that is not an image).' },
+  invalid_artifact: {
+    status: 400,
+    description: 'An uploaded player release artifact is not what its family needs (an APK that is not a zip with AndroidManifest.xml).',
+  },
   unauthenticated: { status: 401, description: 'No credential of a kind this route accepts, or the session ended.' },
   invalid_credential: { status: 401, description: 'The credential is unknown or malformed.' },
   credential_revoked: { status: 401, description: 'The device credential was revoked; the screen must pair again.' },
@@ -27,6 +31,10 @@ export const ERROR_CODES = {
   conflict: { status: 409, description: 'The request conflicts with the current state (in use, already exists, ...).' },
   plugin_required: { status: 409, description: 'An installed plugin needs this one; details.requiredBy names them.' },
   plugin_not_installed: { status: 409, description: 'The plugin is not installed: its instances cannot be added or changed.' },
+  artifact_exists: { status: 409, description: 'The player release already has an artifact for this architecture.' },
+  release_source_not_configured: { status: 409, description: 'No release source URL: none given and PLACARD_RELEASE_SOURCE_URL is not set.' },
+  release_source_not_connected: { status: 409, description: 'The release source is not connected (no approved device grant).' },
+  no_device_grant: { status: 409, description: 'No device authorization grant is under way with the release source.' },
   version_conflict: { status: 412, description: 'If-Match named a revision that is no longer current (409 where no If-Match was involved).' },
   idempotency_key_reused: {
     status: 422,
