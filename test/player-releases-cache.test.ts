@@ -287,3 +287,32 @@ t.test('cache: resumed after cuts, verified by sha256 and the pinned Ed25519 key
   t.equal(unknown.status, 404);
   t.equal((await call('POST', '/api/v1/player-releases/not-a-uuid/cache')).status, 404);
 });
+
+t.test('a download left running by a restart resumes from its .part', async (t) => {
+  const fake = await startFakeReleaseSource(t);
+  const { app, owner, call } = await signedInApp(t, { config: LOOPBACK });
+  const apk = makeZip([
+    { name: 'AndroidManifest.xml', body: 'manifest' },
+    { name: 'classes.dex', body: randomBytes(100_000) },
+  ]);
+  fake.addRelease({
+    id: 'a3',
+    family: 'android',
+    version: '3.0.0',
+    channel: 'stable',
+    artifacts: [{ architecture: 'any', kind: 'apk', fileName: 'p.apk', bytes: apk }],
+  });
+  await connect(app, call, fake);
+  await screen(app, owner, 'Tablet', { playerFamily: 'android', playerVersion: '1.0.0' });
+  const releaseId = (await call('POST', '/api/v1/player-releases/check')).body.data.releases[0].id;
+  fake.cutDownloadsAfter(20_000, 4);
+  await call('POST', `/api/v1/player-releases/${releaseId}/cache`);
+  t.equal((await settle(call, releaseId, settled)).architectures[0].cachedBytes, 80_000);
+  // What a process killed mid-download leaves: the row `downloading`, the .part on disk, nobody running it.
+  await app.deps.db.updateTable('player_release_artifacts').set({ cache_state: 'downloading' }).where('release_id', '=', releaseId).execute();
+  await app.deps.periodic.runNow('player-releases.resume');
+  const done = await settle(call, releaseId, settled);
+  t.equal(done.architectures[0].cacheState, 'cached', JSON.stringify(done));
+  t.equal(fake.requests.filter((r) => r.path === '/artifacts/a3/any/p.apk').at(-1)!.range, 'bytes=80000-', 'resumed where it stopped');
+  t.same(readFileSync((await releaseArtifact(app.deps.db, releaseId, 'any'))!.absolutePath), apk);
+});
