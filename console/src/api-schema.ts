@@ -3821,6 +3821,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/player-releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Player releases (family ascending, newest version first) and the release source’s state */
+        get: operations["getPlayerReleases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a player release artifact (multipart: family, version, channel, notes, architecture, file)
+         * @description `multipart/form-data` with the fields `family` (desktop-linux, android, web, edge), `version` (semver), `channel` (stable, beta; default stable), `notes` (default empty), `architecture` (any, x86_64, aarch64; default any, required for desktop-linux and edge, any for web) and the file in `file`. Streamed to disk with its sha256. android: a zip holding AndroidManifest.xml; desktop-linux and edge: a gzip tarball or a Debian package; web: a gzip tarball with index.html, play.html and version.json (`{"version"}` this one) at its root. Adds the artifact to the release of that family and version, or makes the release.
+         */
+        post: operations["postPlayerReleasesUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/release-source/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect the release source: start an OAuth 2.0 device authorization (RFC 8628) and show its user code
+         * @description Discovers the source’s endpoints (RFC 8414 `/.well-known/oauth-authorization-server`) and asks for a device code as the client `placard-server`. Answers `pending` with the `userCode` to enter at `verificationUri`; then poll. A source that cannot be reached answers `failed` with the reason in `error`. Replaces any earlier connection.
+         */
+        post: operations["postPlayerReleasesReleaseSourceDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/release-source/device/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow the device authorization: asks the token endpoint when its interval has passed
+         * @description Asks the source’s token endpoint at most once per `intervalSec` (a `slow_down` answer adds 5 s, RFC 8628 3.5); an earlier poll answers the state without asking. Settles as `connected` (the token sealed at rest), `denied` (access_denied) or `expired` (expired_token, or the code’s lifetime passed); a settled state is answered without asking again.
+         */
+        post: operations["postPlayerReleasesReleaseSourceDevicePoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/release-source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect the release source: forgets the grant, the token and the URL
+         * @description Releases already recorded, and the artifacts already cached, stay.
+         */
+        delete: operations["deletePlayerReleasesReleaseSource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the release source for releases newer than what the screens run
+         * @description Asks the source for each family and architecture the screens run (a screen with no family that reported a version is the web family), records the releases it did not know (source `release-source`, artifacts `remote`), and answers those newer (semver; stable channel) than the oldest version a screen of that family and architecture runs.
+         */
+        post: operations["postPlayerReleasesCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/{id}/cache": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Download a release’s artifacts into the data directory, so players fetch them on the LAN
+         * @description Starts the downloads in the background and answers 202 (artifacts `downloading`; `cachedBytes` grows in GET). A download is resumed with Range after an interruption and verified against its sha256 and, when PLACARD_RELEASE_SIGNING_KEY pins a key, its Ed25519 signature over the SHA-256 digest; a failed check leaves the artifact `failed` with the reason in `error` and deletes its bytes. Call again to retry a failed artifact. An already cached release answers 200.
+         */
+        post: operations["postPlayerReleasesByIdCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/update-deployments": {
         parameters: {
             query?: never;
@@ -5015,11 +5152,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 400: validation_failed, too_many_points, malformed_json, invalid_asset. */
+        /** @description An error answer of status 400: validation_failed, too_many_points, malformed_json, invalid_asset, invalid_artifact. */
         Error400: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "too_many_points" | "malformed_json" | "invalid_asset";
+                code: "validation_failed" | "too_many_points" | "malformed_json" | "invalid_asset" | "invalid_artifact";
                 message: string;
                 details?: unknown;
             };
@@ -5069,11 +5206,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, release_not_cached, deployment_finished, not_failed, version_conflict. */
+        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, artifact_exists, release_source_not_configured, release_source_not_connected, no_device_grant, release_not_cached, deployment_finished, not_failed, version_conflict. */
         Error409: {
             error: {
                 /** @enum {string} */
-                code: "conflict" | "plugin_required" | "plugin_not_installed" | "release_not_cached" | "deployment_finished" | "not_failed" | "version_conflict";
+                code: "conflict" | "plugin_required" | "plugin_not_installed" | "artifact_exists" | "release_source_not_configured" | "release_source_not_connected" | "no_device_grant" | "release_not_cached" | "deployment_finished" | "not_failed" | "version_conflict";
                 message: string;
                 details?: unknown;
             };
@@ -6385,6 +6522,59 @@ export interface components {
             revision: number;
             createdAt: string;
             updatedAt: string;
+        };
+        PlayerReleaseList: {
+            data: components["schemas"]["PlayerRelease"][];
+            releaseSource: components["schemas"]["ReleaseSource"] | null;
+        };
+        PlayerRelease: {
+            id: string;
+            /** @enum {string} */
+            family: "desktop-linux" | "android" | "web" | "edge";
+            /** @description semver */
+            version: string;
+            /** @enum {string} */
+            channel: "stable" | "beta";
+            notes: string;
+            /** @enum {string} */
+            source: "upload" | "release-source";
+            sourceReleaseId: string | null;
+            /** @description every artifact is stored here, verified */
+            cached: boolean;
+            architectures: {
+                architecture: string;
+                /** @enum {string} */
+                kind: "apk" | "tarball" | "deb" | "web";
+                fileName: string;
+                sizeBytes: number;
+                sha256: string;
+                /** @description the artifact carries an Ed25519 signature */
+                signed: boolean;
+                /** @enum {string} */
+                cacheState: "remote" | "downloading" | "cached" | "failed";
+                /** @description bytes downloaded so far (the size once cached) */
+                cachedBytes: number;
+                /** @description why the last download failed */
+                error: string | null;
+            }[];
+            createdAt: string;
+            updatedAt: string;
+        };
+        ReleaseSource: {
+            url: string;
+            /** @enum {string} */
+            state: "pending" | "connected" | "denied" | "expired" | "failed";
+            /** @description while pending: the code to enter at verificationUri */
+            userCode: string | null;
+            verificationUri: string | null;
+            verificationUriComplete: string | null;
+            /** @description when the pending grant expires */
+            expiresAt: string | null;
+            /** @description the least time between two polls of the token endpoint */
+            intervalSec: number | null;
+            connectedAt: string | null;
+            checkedAt: string | null;
+            error: string | null;
         };
         UpdateDeploymentSummary: {
             id: string;
@@ -36112,6 +36302,642 @@ export interface operations {
                 };
             };
             /** @description not_found: no noise-meter instance with this id; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerReleases: {
+        parameters: {
+            query?: {
+                family?: "desktop-linux" | "android" | "web" | "edge";
+                channel?: "stable" | "beta";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The releases in `data`, and beside it `releaseSource` (null when no release source is connected or connecting) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerReleaseList"];
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": unknown;
+            };
+        };
+        responses: {
+            /** @description The release with the new artifact */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (family, semver version, architecture), no file in `file`, an empty file or a malformed body; invalid_artifact: the bytes are not what the family takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description artifact_exists: the release already has an artifact for that architecture */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: over the upload limit (settings uploads.maxSizeBytes, capped by PLACARD_UPLOAD_MAX_BYTES); nothing was kept */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the disk filled up; nothing was kept; also insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesReleaseSourceDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description the release source; default PLACARD_RELEASE_SOURCE_URL
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The release source’s state (pending, or failed with why) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReleaseSource"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description release_source_not_configured: no URL given and PLACARD_RELEASE_SOURCE_URL is not set */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesReleaseSourceDevicePoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release source’s state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReleaseSource"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description no_device_grant: no device authorization was started (or the source was disconnected) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deletePlayerReleasesReleaseSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forgotten */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no release source is connected or connecting */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the source offers and what is newer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            checkedAt: string;
+                            /** @description the releases the source offers for what the screens run */
+                            releases: components["schemas"]["PlayerRelease"][];
+                            /** @description per family and architecture the screens run: the newest release when it is newer than the oldest version a screen runs */
+                            newer: {
+                                /** @enum {string} */
+                                family: "desktop-linux" | "android" | "web" | "edge";
+                                architecture: string;
+                                currentVersion: string | null;
+                                latestVersion: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description release_source_not_connected: connect the release source first; or it refused the token (connect again) or could not be reached (the message says which) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesByIdCache: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already cached: every artifact is here */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description Downloading */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such release; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,17 +1,14 @@
-// TODO(merge): use player-releases' releaseArtifact/releaseView
 /**
- * The release a deployment rolls out, read straight from migration 0460's tables: this file
- * only stands in for the player-releases module's releaseArtifact/releaseView until that
- * branch lands. `fitArtifact` (the choice for a screen without an architecture) may stay.
+ * The release a deployment rolls out, through the player-releases module's reads (installed
+ * before this one), and the deployments' own rule for which artifact fits a screen.
  */
 import type { Db } from '../../platform/db/database.js';
-import type { PlayerReleaseArtifactsTable, PlayerReleasesTable } from '../../platform/db/schema/releases.js';
+import { type ArtifactRow, artifactRows, type ReleaseRow, releaseRow as storedRelease } from '../player-releases/index.js';
 
-export type ReleaseRow = Pick<PlayerReleasesTable, 'id' | 'family' | 'version' | 'channel' | 'notes'>;
-export type ArtifactRow = PlayerReleaseArtifactsTable;
+export type { ArtifactRow, ReleaseRow };
 
 export async function releaseRow(db: Db, id: string): Promise<ReleaseRow | null> {
-  return (await db.selectFrom('player_releases').select(['id', 'family', 'version', 'channel', 'notes']).where('id', '=', id).executeTakeFirst()) ?? null;
+  return (await storedRelease(db, id)) ?? null;
 }
 
 /** Several releases by id (for lists). */
@@ -19,14 +16,14 @@ export async function releaseRows(db: Db, ids: readonly string[]): Promise<Map<s
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('player_releases')
-    .select(['id', 'family', 'version', 'channel', 'notes'])
+    .selectAll()
     .where('id', 'in', [...new Set(ids)])
     .execute();
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export async function releaseArtifacts(db: Db, releaseId: string): Promise<ArtifactRow[]> {
-  return db.selectFrom('player_release_artifacts').selectAll().where('release_id', '=', releaseId).orderBy('architecture').execute();
+export function releaseArtifacts(db: Db, releaseId: string): Promise<ArtifactRow[]> {
+  return artifactRows(db, [releaseId]);
 }
 
 /**
