@@ -90,7 +90,7 @@ export function DeploymentPage({ id }: { id: string }) {
           <section aria-labelledby="waves-h">
             <h3 id="waves-h">Waves</h3>
             <div class="table-wrap">
-              <table class="striped" data-testid="waves-table">
+              <table class="striped updates-table" data-testid="waves-table">
                 <thead>
                   <tr>
                     <th scope="col">Wave</th>
@@ -123,7 +123,7 @@ export function DeploymentPage({ id }: { id: string }) {
             {inRollout.length === 0 && <p class="muted">No screen takes part in this deployment.</p>}
             {inRollout.length > 0 && (
               <div class="table-wrap">
-                <table class="striped deployment-screens" data-testid="deployment-screens">
+                <table class="striped deployment-screens updates-table" data-testid="deployment-screens">
                   <thead>
                     <tr>
                       <th scope="col">Screen</th>

@@ -80,7 +80,7 @@ export function DeploymentsPage() {
         {list.data && list.data.length === 0 && <p class="muted">No deployment yet.</p>}
         {list.data && list.data.length > 0 && (
           <div class="table-wrap">
-            <table class="striped" data-testid="deployments">
+            <table class="striped updates-table" data-testid="deployments">
               <thead>
                 <tr>
                   <th scope="col">Release</th>

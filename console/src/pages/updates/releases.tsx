@@ -54,7 +54,7 @@ export function ReleasesPage() {
         {list.data && releases.length === 0 && <p class="muted">No release yet: upload one below, or connect the release source and check.</p>}
         {releases.length > 0 && (
           <div class="table-wrap">
-            <table class="striped releases" data-testid="releases">
+            <table class="striped releases updates-table" data-testid="releases">
               <thead>
                 <tr>
                   <th scope="col">Player</th>
