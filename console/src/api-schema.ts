@@ -1473,7 +1473,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The effective policy as the player needs it */
+        /** The effective policy as the player needs it, and the update offered to it */
         get: operations["getPlayerConfig"];
         put?: never;
         post?: never;
@@ -3821,6 +3821,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/update-deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Update deployments, newest first (without their screens) */
+        get: operations["getUpdateDeployments"];
+        put?: never;
+        /**
+         * Roll a player release out to target screens in waves (a canary, then shares)
+         * @description Screens of another family or architecture, that never reported, or that already run this version or newer are skipped with `skipReason`. A screen in another running deployment leaves it (`cancelled`, error `superseded`). The first wave is offered at once (inside the maintenance window).
+         */
+        post: operations["postUpdateDeployments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/update-deployments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A deployment with its waves and every target screen’s state */
+        get: operations["getUpdateDeploymentsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/update-deployments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a deployment: no further waves, the offer withdrawn from screens not yet installed (installed ones stay) */
+        post: operations["postUpdateDeploymentsByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/update-deployments/{id}/screens/{screenId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Offer the update again to a screen whose update failed; a deployment paused by failures resumes under the threshold */
+        post: operations["postUpdateDeploymentsByIdScreensByScreenIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/updates/{releaseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A release offered to this screen: its metadata and the artifact for its architecture
+         * @description 404 unless a running or paused deployment offers this release to the screen (`update` in the manifest and config).
+         */
+        get: operations["getPlayerUpdatesByReleaseId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/updates/{releaseId}/artifact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the release’s artifact for this screen (Range, If-Range, ETag = sha256); HEAD for its size
+         * @description 404 unless the release is offered to this screen.
+         */
+        get: operations["getPlayerUpdatesByReleaseIdArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/updates/{releaseId}/apk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an android release’s APK (Range, If-Range, ETag = sha256)
+         * @description 404 unless the android release is offered to this screen.
+         */
+        get: operations["getPlayerUpdatesByReleaseIdApk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The APK’s size and sha256 (ETag) without its bytes */
+        head: operations["headPlayerUpdatesByReleaseIdApk"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player/update-deployments/{deploymentId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the update’s progress: downloading, downloaded, installing, installed (with the version), failed (with a reason)
+         * @description `installed` with the release’s version confirms the install (so does a heartbeat whose playerVersion is it); another version fails it (`version_mismatch`). A screen already installed or failed gets its state unchanged.
+         */
+        post: operations["postPlayerUpdateDeploymentsByDeploymentIdStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns": {
         parameters: {
             query?: never;
@@ -4916,11 +5069,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, version_conflict. */
+        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, release_not_cached, deployment_finished, not_failed, version_conflict. */
         Error409: {
             error: {
                 /** @enum {string} */
-                code: "conflict" | "plugin_required" | "plugin_not_installed" | "version_conflict";
+                code: "conflict" | "plugin_required" | "plugin_not_installed" | "release_not_cached" | "deployment_finished" | "not_failed" | "version_conflict";
                 message: string;
                 details?: unknown;
             };
@@ -6037,6 +6190,13 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description an update offered to this screen (docs/update-deployments.md): fetch /api/v1/player/updates/{releaseId}, report to /api/v1/player/update-deployments/{deploymentId}/status; null: none */
+            update: {
+                deploymentId: string;
+                releaseId: string;
+                version: string;
+                family: string;
+            } | null;
             /** @description the network the screen plays in step with: the timeline is the leader’s; item boundaries are (serverNow - epoch) mod cycle */
             presentationNetwork: {
                 id: string;
@@ -6225,6 +6385,125 @@ export interface components {
             revision: number;
             createdAt: string;
             updatedAt: string;
+        };
+        UpdateDeploymentSummary: {
+            id: string;
+            releaseId: string;
+            release: {
+                family: string;
+                version: string;
+                channel: string;
+            };
+            /** @enum {string} */
+            state: "running" | "paused" | "cancelled" | "completed";
+            targets: {
+                all?: boolean;
+                screenIds?: string[];
+                groupIds?: string[];
+                locationIds?: string[];
+            };
+            waves: {
+                index: number;
+                screens?: number;
+                percent?: number;
+                /** @description screens in this wave */
+                size: number;
+                /** @enum {string} */
+                state: "pending" | "active" | "done";
+                startedAt: string | null;
+                completedAt: string | null;
+            }[];
+            currentWave: number;
+            failureThreshold: number;
+            waveWaitSec: number;
+            confirmTimeoutSec: number;
+            maintenanceWindow: {
+                start: string;
+                end: string;
+            } | null;
+            /** @description failure_threshold while paused by failures */
+            pausedReason: string | null;
+            counts: {
+                total: number;
+                skipped: number;
+                pending: number;
+                offered: number;
+                /** @description downloading, downloaded or installing */
+                inProgress: number;
+                installed: number;
+                failed: number;
+                cancelled: number;
+            };
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        UpdateDeployment: {
+            id: string;
+            releaseId: string;
+            release: {
+                family: string;
+                version: string;
+                channel: string;
+            };
+            /** @enum {string} */
+            state: "running" | "paused" | "cancelled" | "completed";
+            targets: {
+                all?: boolean;
+                screenIds?: string[];
+                groupIds?: string[];
+                locationIds?: string[];
+            };
+            waves: {
+                index: number;
+                screens?: number;
+                percent?: number;
+                /** @description screens in this wave */
+                size: number;
+                /** @enum {string} */
+                state: "pending" | "active" | "done";
+                startedAt: string | null;
+                completedAt: string | null;
+            }[];
+            currentWave: number;
+            failureThreshold: number;
+            waveWaitSec: number;
+            confirmTimeoutSec: number;
+            maintenanceWindow: {
+                start: string;
+                end: string;
+            } | null;
+            /** @description failure_threshold while paused by failures */
+            pausedReason: string | null;
+            counts: {
+                total: number;
+                skipped: number;
+                pending: number;
+                offered: number;
+                /** @description downloading, downloaded or installing */
+                inProgress: number;
+                installed: number;
+                failed: number;
+                cancelled: number;
+            };
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+            screens: {
+                screenId: string;
+                name: string;
+                wave: number | null;
+                /** @enum {string} */
+                state: "skipped" | "pending" | "offered" | "downloading" | "downloaded" | "installing" | "installed" | "failed" | "cancelled";
+                progress: number | null;
+                error: string | null;
+                /** @description family_mismatch, architecture_mismatch, never_reported, already_current */
+                skipReason: string | null;
+                fromVersion: string | null;
+                installedVersion: string | null;
+                offeredAt: string | null;
+                confirmedAt: string | null;
+            }[];
         };
         Campaign: {
             id: string;
@@ -16195,6 +16474,19 @@ export interface operations {
                             policy: {
                                 [key: string]: unknown;
                             };
+                            /** @description an update offered to this screen: fetch /api/v1/player/updates/{releaseId}, then report to /api/v1/player/update-deployments/{deploymentId}/status */
+                            update: {
+                                deploymentId: string;
+                                releaseId: string;
+                                version: string;
+                                family: string;
+                            } | null;
+                            /** @description the newest web release this screen installed through a deployment (/play runs it from `path`); null: the bundled build */
+                            webRelease: {
+                                releaseId: string;
+                                version: string;
+                                path: string;
+                            } | null;
                         };
                     };
                 };
@@ -35826,6 +36118,1040 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getUpdateDeployments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deployments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UpdateDeploymentSummary"][];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postUpdateDeployments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    releaseId: string;
+                    /** @description every screen (all), or screens, groups and locations; at least one */
+                    targets: {
+                        all?: boolean;
+                        screenIds?: string[];
+                        groupIds?: string[];
+                        locationIds?: string[];
+                    };
+                    /** @description default [{screens: 1}, {percent: 50}, {percent: 100}]; the last wave takes every eligible screen left */
+                    waves?: ({
+                        /** @description this many more screens */
+                        screens: number;
+                    } | {
+                        /** @description up to this share of the eligible screens (cumulative) */
+                        percent: number;
+                    })[];
+                    /**
+                     * @description failed screens that pause the rollout
+                     * @default 1
+                     */
+                    failureThreshold?: number;
+                    /**
+                     * @description wait after a wave settles before the next one starts
+                     * @default 600
+                     */
+                    waveWaitSec?: number;
+                    /**
+                     * @description a screen offered the update must confirm it within this time
+                     * @default 1800
+                     */
+                    confirmTimeoutSec?: number;
+                    /**
+                     * @description offers only between start and end in each screen’s local time (may wrap midnight); null: any time
+                     * @default null
+                     */
+                    maintenanceWindow?: {
+                        start: string;
+                        end: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The deployment */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UpdateDeployment"];
+                    };
+                };
+            };
+            /** @description validation_failed: a field is wrong, no target, or the release or a target does not exist (invalid_reference); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description release_not_cached: an artifact a target screen needs is not stored yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getUpdateDeploymentsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UpdateDeployment"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postUpdateDeploymentsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UpdateDeployment"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description deployment_finished: the deployment is cancelled or completed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postUpdateDeploymentsByIdScreensByScreenIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                screenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UpdateDeployment"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description not_failed: the screen did not fail; deployment_finished: cancelled or completed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerUpdatesByReleaseId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                releaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The update */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            releaseId: string;
+                            deploymentId: string;
+                            family: string;
+                            version: string;
+                            channel: string;
+                            notes: string;
+                            artifact: {
+                                architecture: string;
+                                /** @enum {string} */
+                                kind: "apk" | "tarball" | "deb" | "web";
+                                fileName: string;
+                                sizeBytes: number;
+                                sha256: string;
+                                signature: string | null;
+                                /** @description /api/v1/player/updates/{releaseId}/apk for android, else …/artifact (device credential, Range) */
+                                url: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerUpdatesByReleaseIdArtifact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                releaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact’s bytes */
+            200: {
+                headers: {
+                    /** @description The sha256, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description A range of the bytes (Content-Range) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description range_not_satisfiable: Content-Range gives the length */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error416"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerUpdatesByReleaseIdApk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                releaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact’s bytes */
+            200: {
+                headers: {
+                    /** @description The sha256, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description A range of the bytes (Content-Range) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description range_not_satisfiable: Content-Range gives the length */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error416"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    headPlayerUpdatesByReleaseIdApk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                releaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact’s bytes */
+            200: {
+                headers: {
+                    /** @description The sha256, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description A range of the bytes (Content-Range) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": unknown;
+                    "application/vnd.debian.binary-package": unknown;
+                    "application/vnd.android.package-archive": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description range_not_satisfiable: Content-Range gives the length */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error416"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerUpdateDeploymentsByDeploymentIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    state: "downloading" | "downloaded" | "installing" | "installed" | "failed";
+                    /** @description 0..1 while downloading */
+                    progress?: number;
+                    /** @description installed: the version now running (must be the release’s) */
+                    version?: string;
+                    /** @description failed: why */
+                    error?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The screen’s state after the report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            state: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_failed; also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description screen_disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description deployment_finished: cancelled or completed; conflict: not offered yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description internal: an unexpected failure; the message and details.requestId carry the request id */

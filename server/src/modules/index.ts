@@ -15,6 +15,7 @@ import { schedulesModule } from './schedules/index.js';
 import { screensModule } from './screens/index.js';
 import { systemModule } from './system/index.js';
 import { takeoversModule } from './takeovers/index.js';
+import { updateDeploymentsModule } from './update-deployments/index.js';
 import { weatherAlertsModule } from './weather-alerts/index.js';
 import { widgetsModule } from './widgets/index.js';
 
@@ -38,6 +39,8 @@ export const MODULES: readonly PlacardModule[] = [
   weatherAlertsModule,
   pluginsModule,
   noiseReportsModule,
+  // playerReleasesModule goes here (helper A)
+  updateDeploymentsModule,
   campaignsModule,
   publishingModule,
   demoModule,

@@ -158,6 +158,12 @@ export const ManifestDto = z
       )
       .describe('plugin overlays drawn above the content, ordered by pluginId, name, instanceId (docs/plugins.md)'),
     warnings: z.array(z.object({ code: z.string(), message: z.string() }).passthrough()),
+    update: z
+      .object({ deploymentId: z.string(), releaseId: z.string(), version: z.string(), family: z.string() })
+      .nullable()
+      .describe(
+        'an update offered to this screen (docs/update-deployments.md): fetch /api/v1/player/updates/{releaseId}, report to /api/v1/player/update-deployments/{deploymentId}/status; null: none',
+      ),
     presentationNetwork: z
       .object({
         id: z.string(),

@@ -117,6 +117,8 @@ export interface Manifest {
   /** Plugin overlays drawn above the content (docs/plugins.md). */
   overlays: ManifestOverlay[];
   warnings: Warning[];
+  /** An update offered to the screen (docs/update-deployments.md), else null. */
+  update: { deploymentId: string; releaseId: string; version: string; family: string } | null;
   /** The presentation network the screen plays in step with (docs/presentation-networks.md), else null. */
   presentationNetwork: { id: string; name: string; epoch: string; leaderScreenId: string | null; position: number; memberCount: number } | null;
 }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
-import { bumpManifestRevision } from '../screens/index.js';
+import { bumpManifestRevision, type UpdateOffer, updateOfferOf } from '../screens/index.js';
 import { type ScreenContext, screenContext } from './screen-context.js';
 import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
@@ -54,6 +54,7 @@ export async function buildManifest(
   windows?: WindowSourceFn,
   network: ManifestNetwork | null = null,
   overlays?: OverlaySourceFn,
+  update?: (screenId: string) => Promise<UpdateOffer | null>,
 ): Promise<BuiltManifest> {
   const from = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const to = from + HORIZON_MS;
@@ -123,6 +124,8 @@ export async function buildManifest(
     widgets: widgetList,
     overlays: overlayList,
     warnings: b.warnings,
+    // The offer is the screen's own (a network member updates on its own).
+    update: update ? await update(screen.id) : null,
     presentationNetwork: network
       ? {
           id: network.id,
@@ -170,6 +173,7 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
       windowSource(deps),
       network,
       overlaySource(deps),
+      (screenId) => updateOfferOf(deps, screenId),
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     quiet = contentChangeCount(deps) === before;

@@ -28,3 +28,4 @@ export { registerTargetReferences, type TargetKind, type TargetUsage } from './u
 export { localDay, purgeNoiseHistory } from './noise-rollups.repo.js';
 export { screensOfTargets, type TargetRef } from './targets.repo.js';
 export { type Targets, TargetsInput, unknownTargets } from './targets.js';
+export { provideUpdateInfo, type UpdateInfoProvider, type UpdateOffer, updateOfferOf, type WebRelease, webReleaseOf } from './update-info.js';

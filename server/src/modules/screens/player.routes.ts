@@ -6,6 +6,7 @@ import { HeartbeatBody, HeartbeatReply, ingestHeartbeat, recordLiveness } from '
 import { effectivePolicy } from './policies.js';
 import { nowIso } from './screens.repo.js';
 import { screenTimeZone } from './targets.repo.js';
+import { updateOfferOf, webReleaseOf } from './update-info.js';
 
 const TAGS = ['Player'];
 
@@ -60,7 +61,7 @@ export const playerRoutes = [
     path: '/api/v1/player/config',
     auth: 'device',
     tags: TAGS,
-    summary: 'The effective policy as the player needs it',
+    summary: 'The effective policy as the player needs it, and the update offered to it',
     responses: {
       200: {
         description: 'Configuration',
@@ -73,6 +74,16 @@ export const playerRoutes = [
           manifestRevision: z.number().int(),
           heartbeatIntervalSec: z.number().int(),
           policy: z.record(z.string(), z.unknown()),
+          update: z
+            .object({ deploymentId: z.string(), releaseId: z.string(), version: z.string(), family: z.string() })
+            .nullable()
+            .describe(
+              'an update offered to this screen: fetch /api/v1/player/updates/{releaseId}, then report to /api/v1/player/update-deployments/{deploymentId}/status',
+            ),
+          webRelease: z
+            .object({ releaseId: z.string(), version: z.string(), path: z.string() })
+            .nullable()
+            .describe('the newest web release this screen installed through a deployment (/play runs it from `path`); null: the bundled build'),
         }),
       },
     },
@@ -88,6 +99,8 @@ export const playerRoutes = [
         manifestRevision: screen.manifest_revision,
         heartbeatIntervalSec: policy.values.heartbeatIntervalSec,
         policy: policy.values,
+        update: await updateOfferOf(ctx.deps, screen.id),
+        webRelease: await webReleaseOf(ctx.deps, screen.id),
       });
     },
   }),

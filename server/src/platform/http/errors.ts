@@ -27,6 +27,9 @@ export const ERROR_CODES = {
   conflict: { status: 409, description: 'The request conflicts with the current state (in use, already exists, ...).' },
   plugin_required: { status: 409, description: 'An installed plugin needs this one; details.requiredBy names them.' },
   plugin_not_installed: { status: 409, description: 'The plugin is not installed: its instances cannot be added or changed.' },
+  release_not_cached: { status: 409, description: 'An artifact of the release that a target screen needs is not stored on this server yet: cache it first.' },
+  deployment_finished: { status: 409, description: 'The update deployment (or this screen’s part in it) is cancelled or completed.' },
+  not_failed: { status: 409, description: 'Only a screen whose update failed can be retried.' },
   version_conflict: { status: 412, description: 'If-Match named a revision that is no longer current (409 where no If-Match was involved).' },
   idempotency_key_reused: {
     status: 422,
