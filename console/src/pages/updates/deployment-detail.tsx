@@ -76,8 +76,9 @@ export function DeploymentPage({ id }: { id: string }) {
             )}
             <p data-testid="deployment-counts">{countWords(d)}.</p>
             <p class="muted">
-              Started {formatTime(d.createdAt)}. Pauses after {d.failureThreshold} failure{d.failureThreshold === 1 ? '' : 's'}; waits{' '}
-              {formatDuration(d.waveWaitSec)} between waves; a screen confirms within {formatDuration(d.confirmTimeoutSec)}
+              Started {formatTime(d.createdAt)}. Pauses after {d.failureThreshold} failure{d.failureThreshold === 1 ? '' : 's'};{' '}
+              {d.waveWaitSec > 0 ? `waits ${formatDuration(d.waveWaitSec)} between waves` : 'starts each wave as soon as the one before settles'}; a screen
+              confirms within {formatDuration(d.confirmTimeoutSec)}
               {d.maintenanceWindow ? `; only ${d.maintenanceWindow.start}–${d.maintenanceWindow.end} each screen's local time` : ''}.
             </p>
             <ErrorNote error={dep.error} />
