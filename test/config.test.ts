@@ -28,6 +28,16 @@ t.test('PLACARD_* values are parsed', async (t) => {
   t.equal(c.logLevel, 'debug');
 });
 
+t.test('release source and signing key', async (t) => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const c = loadConfig({ PLACARD_RELEASE_SOURCE_URL: 'https://releases.example.org/', PLACARD_RELEASE_SIGNING_KEY: key });
+  t.equal(c.releaseSourceUrl, 'https://releases.example.org', 'trailing slash dropped');
+  t.equal(c.releaseSigningKey, key);
+  const none = loadConfig({});
+  t.equal(none.releaseSourceUrl, null);
+  t.equal(none.releaseSigningKey, null);
+});
+
 t.test('bad values: one clear error naming the variable', async (t) => {
   for (const [key, value] of [
     ['PLACARD_PORT', 'eighty'],
@@ -35,6 +45,9 @@ t.test('bad values: one clear error naming the variable', async (t) => {
     ['PLACARD_PUBLIC_URL', 'ftp://x'],
     ['PLACARD_LOG_LEVEL', 'loud'],
     ['PLACARD_TRUST_PROXY', 'perhaps'],
+    ['PLACARD_RELEASE_SOURCE_URL', 'file:///etc/releases'],
+    ['PLACARD_RELEASE_SIGNING_KEY', 'not base64!'],
+    ['PLACARD_RELEASE_SIGNING_KEY', Buffer.alloc(31, 1).toString('base64')],
   ] as const) {
     const err = (() => {
       try {

@@ -309,6 +309,8 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
   const dataBefore = tree(dataDir);
   const parentBefore = new Set(readdirSync(path.dirname(dataDir)));
   const checked = new Set<string>();
+  /** Files of the uploads accepted on purpose (a gzipped tar is a Linux release). */
+  const acceptedReleases: string[] = [];
   const expectDocumented = (t: Test, method: string, docPath: string, res: Answer, statuses: number[]) => {
     checked.add(`${method} ${docPath}`);
     t.ok(statuses.includes(res.status), `${res.status} is one of ${statuses.join('/')}: ${JSON.stringify(res.body).slice(0, 300)}`);
@@ -505,6 +507,40 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
     t.same(detail.body.data.attachments, [], 'no attachment was kept');
   });
 
+  await t.test('POST /api/v1/player-releases/upload: archives are no player release', async (t) => {
+    const p = '/api/v1/player-releases/upload';
+    const multipart = async (fields: Record<string, string>, bytes: Buffer) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      form.append('file', new Blob([bytes]), 'release.bin');
+      const r = new Response(form);
+      return { body: Buffer.from(await r.arrayBuffer()), type: r.headers.get('content-type')! };
+    };
+    for (const [i, h] of hostile.entries()) {
+      // As an APK (not a zip), a Linux artifact (a whole gzip tarball or a .deb) and, gzipped, a web build (no console build at its root).
+      for (const [fields, bytes] of [
+        [{ family: 'android', version: '1.0.0' }, h.bytes],
+        [{ family: 'desktop-linux', version: `1.0.${i}`, architecture: 'x86_64' }, h.bytes],
+        [{ family: 'web', version: '1.0.0' }, h.bytes.length ? gzipSync(h.bytes) : h.bytes],
+      ] as const) {
+        const m = await multipart(fields, bytes);
+        const res = await call(server, owner, 'POST', p, {
+          body: m.body,
+          headers: { 'content-type': m.type, ...(h.encoding ? { 'content-encoding': h.encoding } : {}) },
+        });
+        // A gzipped tar is what a Linux release is (stored as a file, never unpacked): the only one accepted.
+        const accepted = !h.encoding && fields.family === 'desktop-linux' && h.name === 'a real backup gzipped (.tar.gz)';
+        expectDocumented(t, 'POST', p, res, h.encoding ? [415] : accepted ? [201] : [400]);
+        if (accepted) acceptedReleases.push(`releases/${res.body.data.id}/`);
+        else if (!h.encoding) t.equal(res.body?.error?.code, bytes.length === 0 ? 'validation_failed' : 'invalid_artifact', `${h.name} as ${fields.family}`);
+      }
+    }
+    const raw = await call(server, owner, 'POST', p, { body: hostile[2]!.bytes, headers: { 'content-type': 'application/x-tar' } });
+    expectDocumented(t, 'POST', p, raw, [415]);
+    const listed = await call(server, owner, 'GET', '/api/v1/player-releases');
+    t.equal(listed.body.data.length, 1, 'no other release was made');
+  });
+
   await t.test('every route that takes a raw body was fed', async (t) => {
     const raw = ROUTES.filter((r) => r.rawBody).map((r) => `${r.method} ${r.path}`);
     for (const r of raw) t.ok(checked.has(r), `${r} is covered by this test`);
@@ -529,7 +565,7 @@ t.test('hostile archives and uploads: documented 4xx, nothing written outside, n
     const after = tree(dataDir);
     const added = [...after.keys()].filter((k) => !dataBefore.has(k) && !/^placard\.db-(wal|shm)$/.test(k) && !k.startsWith('releases/linux-player/'));
     t.same(
-      added.filter((k) => !k.startsWith('media/layout-previews') && !k.startsWith('media/tmp/')),
+      added.filter((k) => !k.startsWith('media/layout-previews') && !k.startsWith('media/tmp/') && !acceptedReleases.some((r) => k.startsWith(r))),
       [],
       'no file was added to the data directory by a refused request',
     );

@@ -76,7 +76,19 @@ t.test('every status an operation answers is in the document, errors with their 
   t.same(missingSchema, [], 'every error status carries the envelope of its status and its codes');
   t.same(
     doc.components.schemas.Error409.properties.error.properties.code.enum,
-    ['conflict', 'plugin_required', 'plugin_not_installed', 'release_not_cached', 'deployment_finished', 'not_failed', 'version_conflict'],
+    [
+      'conflict',
+      'plugin_required',
+      'plugin_not_installed',
+      'artifact_exists',
+      'release_source_not_configured',
+      'release_source_not_connected',
+      'no_device_grant',
+      'release_not_cached',
+      'deployment_finished',
+      'not_failed',
+      'version_conflict',
+    ],
     'the 409 envelope names its codes',
   );
 

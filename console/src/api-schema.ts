@@ -3821,6 +3821,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/player-releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Player releases (family ascending, newest version first) and the release source’s state */
+        get: operations["getPlayerReleases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a player release artifact (multipart: family, version, channel, notes, architecture, file)
+         * @description `multipart/form-data` with the fields `family` (desktop-linux, android, web, edge), `version` (semver), `channel` (stable, beta; default stable), `notes` (default empty), `architecture` (any, x86_64, aarch64; default any, required for desktop-linux and edge, any for web) and the file in `file`. Streamed to disk with its sha256. android: a zip holding AndroidManifest.xml; desktop-linux and edge: a gzip tarball or a Debian package; web: a gzip tarball with index.html, play.html and version.json (`{"version"}` this one) at its root. Adds the artifact to the release of that family and version, or makes the release.
+         */
+        post: operations["postPlayerReleasesUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/update-deployments": {
         parameters: {
             query?: never;
@@ -5015,11 +5052,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 400: validation_failed, too_many_points, malformed_json, invalid_asset. */
+        /** @description An error answer of status 400: validation_failed, too_many_points, malformed_json, invalid_asset, invalid_artifact. */
         Error400: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "too_many_points" | "malformed_json" | "invalid_asset";
+                code: "validation_failed" | "too_many_points" | "malformed_json" | "invalid_asset" | "invalid_artifact";
                 message: string;
                 details?: unknown;
             };
@@ -5069,11 +5106,11 @@ export interface components {
                 details?: unknown;
             };
         };
-        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, release_not_cached, deployment_finished, not_failed, version_conflict. */
+        /** @description An error answer of status 409: conflict, plugin_required, plugin_not_installed, artifact_exists, release_source_not_configured, release_source_not_connected, no_device_grant, release_not_cached, deployment_finished, not_failed, version_conflict. */
         Error409: {
             error: {
                 /** @enum {string} */
-                code: "conflict" | "plugin_required" | "plugin_not_installed" | "release_not_cached" | "deployment_finished" | "not_failed" | "version_conflict";
+                code: "conflict" | "plugin_required" | "plugin_not_installed" | "artifact_exists" | "release_source_not_configured" | "release_source_not_connected" | "no_device_grant" | "release_not_cached" | "deployment_finished" | "not_failed" | "version_conflict";
                 message: string;
                 details?: unknown;
             };
@@ -6385,6 +6422,59 @@ export interface components {
             revision: number;
             createdAt: string;
             updatedAt: string;
+        };
+        PlayerReleaseList: {
+            data: components["schemas"]["PlayerRelease"][];
+            releaseSource: components["schemas"]["ReleaseSource"] | null;
+        };
+        PlayerRelease: {
+            id: string;
+            /** @enum {string} */
+            family: "desktop-linux" | "android" | "web" | "edge";
+            /** @description semver */
+            version: string;
+            /** @enum {string} */
+            channel: "stable" | "beta";
+            notes: string;
+            /** @enum {string} */
+            source: "upload" | "release-source";
+            sourceReleaseId: string | null;
+            /** @description every artifact is stored here, verified */
+            cached: boolean;
+            architectures: {
+                architecture: string;
+                /** @enum {string} */
+                kind: "apk" | "tarball" | "deb" | "web";
+                fileName: string;
+                sizeBytes: number;
+                sha256: string;
+                /** @description the artifact carries an Ed25519 signature */
+                signed: boolean;
+                /** @enum {string} */
+                cacheState: "remote" | "downloading" | "cached" | "failed";
+                /** @description bytes downloaded so far (the size once cached) */
+                cachedBytes: number;
+                /** @description why the last download failed */
+                error: string | null;
+            }[];
+            createdAt: string;
+            updatedAt: string;
+        };
+        ReleaseSource: {
+            url: string;
+            /** @enum {string} */
+            state: "pending" | "connected" | "denied" | "expired" | "failed";
+            /** @description while pending: the code to enter at verificationUri */
+            userCode: string | null;
+            verificationUri: string | null;
+            verificationUriComplete: string | null;
+            /** @description when the pending grant expires */
+            expiresAt: string | null;
+            /** @description the least time between two polls of the token endpoint */
+            intervalSec: number | null;
+            connectedAt: string | null;
+            checkedAt: string | null;
+            error: string | null;
         };
         UpdateDeploymentSummary: {
             id: string;
@@ -36141,6 +36231,194 @@ export interface operations {
                 };
             };
             /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    getPlayerReleases: {
+        parameters: {
+            query?: {
+                family?: "desktop-linux" | "android" | "web" | "edge";
+                channel?: "stable" | "beta";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The releases in `data`, and beside it `releaseSource` (null when no release source is connected or connecting) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerReleaseList"];
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": unknown;
+            };
+        };
+        responses: {
+            /** @description The release with the new artifact */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (family, semver version, architecture), no file in `file`, an empty file or a malformed body; invalid_artifact: the bytes are not what the family takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description artifact_exists: the release already has an artifact for that architecture */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: over the upload limit (settings uploads.maxSizeBytes, capped by PLACARD_UPLOAD_MAX_BYTES); nothing was kept */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the disk filled up; nothing was kept; also insufficient_storage: the data directory’s disk is full; nothing was kept */
             507: {
                 headers: {
                     [name: string]: unknown;

@@ -85,6 +85,19 @@ const EnvSchema = z.object({
   PLACARD_BACKUP_PASSPHRASE_FILE: z.string().min(1).optional(),
   /** Copy every backup to this directory: a NAS or USB drive mounted there (install.sh --backup-copy-dir). */
   PLACARD_BACKUP_COPY_DIR: z.string().min(1).optional(),
+  /** The remote catalogue of player releases the console connects to (RFC 8628; docs/player-releases.md); optional. */
+  PLACARD_RELEASE_SOURCE_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  /** base64 of the raw 32-byte Ed25519 public key release artifacts must be signed with (docs/player-releases.md); optional. */
+  PLACARD_RELEASE_SIGNING_KEY: z
+    .string()
+    .trim()
+    .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, {
+      message: 'must be the base64 of a raw 32-byte Ed25519 public key',
+    })
+    .optional(),
   /** /readyz answers 503 when the data directory's file system has less free space than this (bytes; 0 turns the check off). */
   PLACARD_MIN_FREE_BYTES: z.coerce
     .number()
@@ -134,6 +147,10 @@ export interface Config {
   readonly backupCopyDir: string | null;
   /** PLACARD_MIN_FREE_BYTES: the free-space floor of readiness (default 256 MiB). */
   readonly minFreeBytes: number;
+  /** PLACARD_RELEASE_SOURCE_URL (no trailing slash): the default release source; null: none. */
+  readonly releaseSourceUrl: string | null;
+  /** PLACARD_RELEASE_SIGNING_KEY: base64 raw Ed25519 public key release artifacts must be signed with; null: signatures are not required. */
+  readonly releaseSigningKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -194,6 +211,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backupPassphraseFile: e.PLACARD_BACKUP_PASSPHRASE_FILE ? path.resolve(e.PLACARD_BACKUP_PASSPHRASE_FILE) : null,
     backupCopyDir: e.PLACARD_BACKUP_COPY_DIR ? path.resolve(e.PLACARD_BACKUP_COPY_DIR) : null,
     minFreeBytes: e.PLACARD_MIN_FREE_BYTES,
+    releaseSourceUrl: e.PLACARD_RELEASE_SOURCE_URL ?? null,
+    releaseSigningKey: e.PLACARD_RELEASE_SIGNING_KEY ?? null,
   });
 }
 

@@ -7,6 +7,7 @@ import { demoModule } from './demo/index.js';
 import { healthModule } from './health/index.js';
 import { mediaModule } from './media/index.js';
 import { noiseReportsModule } from './noise-reports/index.js';
+import { playerReleasesModule } from './player-releases/index.js';
 import { pluginsModule } from './plugins/index.js';
 import { presentationNetworksModule } from './presentation-networks/index.js';
 import { publishingModule } from './publishing/index.js';
@@ -39,7 +40,7 @@ export const MODULES: readonly PlacardModule[] = [
   weatherAlertsModule,
   pluginsModule,
   noiseReportsModule,
-  // playerReleasesModule goes here (helper A)
+  playerReleasesModule,
   updateDeploymentsModule,
   campaignsModule,
   publishingModule,

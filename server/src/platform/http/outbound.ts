@@ -20,7 +20,16 @@ export interface OutboundPolicy {
 }
 
 export interface OutboundOptions {
-  method?: 'GET' | 'HEAD';
+  /** POST sends `body` (a form or JSON: set its content-type in `headers`) and is never redirected (the body may carry credentials). */
+  method?: 'GET' | 'HEAD' | 'POST';
+  body?: string | Buffer;
+  /**
+   * Downloads: a 2xx answer's body is written here (backpressure respected) instead of being
+   * buffered (`body` is then empty); `maxBytes` still caps it (`too_large`). A connection cut
+   * mid-body rejects (`connection_failed`) after the bytes that arrived were written, so the
+   * caller can resume from what it has. The caller ends the sink.
+   */
+  sink?: NodeJS.WritableStream;
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
@@ -144,7 +153,7 @@ const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|HOSTNA
 function once(
   url: URL,
   policy: OutboundPolicy,
-  options: Required<Pick<OutboundOptions, 'method' | 'timeoutMs' | 'maxBytes'>> & { headers: Record<string, string> },
+  options: Required<Pick<OutboundOptions, 'method' | 'timeoutMs' | 'maxBytes'>> & { headers: Record<string, string> } & Pick<OutboundOptions, 'body' | 'sink'>,
   deadline: number,
 ) {
   return new Promise<Omit<OutboundResponse, 'redirects' | 'url'>>((resolve, reject) => {
@@ -172,6 +181,36 @@ function once(
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
+        const sink = options.sink;
+        if (sink && (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) {
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > options.maxBytes) {
+              res.destroy();
+              return fail(Object.assign(new Error(`The answer is larger than ${options.maxBytes} bytes`), { code: 'ETOOLARGE' }));
+            }
+            if (!sink.write(c)) {
+              res.pause();
+              sink.once('drain', () => res.resume());
+            }
+          });
+          res.on('end', () => {
+            clearTimeout(timer);
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.alloc(0),
+              truncated: false,
+              tls,
+              remoteAddress: socket.remoteAddress ?? null,
+            });
+          });
+          res.on('error', fail);
+          res.on('close', () => {
+            if (!res.complete) fail(Object.assign(new Error('the connection closed before the whole body arrived'), { code: 'ECONNRESET' }));
+          });
+          return;
+        }
         res.on('data', (c: Buffer) => {
           if (truncated) return;
           if (size + c.length > options.maxBytes) {
@@ -210,7 +249,7 @@ function once(
     };
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.on('error', fail);
-    req.end();
+    req.end(options.body);
   });
 }
 
@@ -220,9 +259,11 @@ export async function safeFetch(rawUrl: string, policy: OutboundPolicy, options:
     method: options.method ?? 'GET',
     timeoutMs: options.timeoutMs ?? 10_000,
     maxBytes: options.maxBytes ?? 2 * 1024 * 1024,
-    headers: options.headers ?? {},
+    headers: { ...(options.body !== undefined ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}), ...options.headers },
+    body: options.body,
+    sink: options.sink,
   };
-  const maxRedirects = options.maxRedirects ?? 5;
+  const maxRedirects = opts.method === 'POST' ? 0 : (options.maxRedirects ?? 5);
   const deadline = Date.now() + opts.timeoutMs;
   const redirects: OutboundHop[] = [];
   let url = checkUrl(rawUrl, policy, redirects);
@@ -240,11 +281,12 @@ export async function safeFetch(rawUrl: string, policy: OutboundPolicy, options:
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
         throw new OutboundError('dns_failed', `${url.hostname} could not be resolved`, redirects);
       if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') throw new OutboundError('timeout', `No answer within ${opts.timeoutMs} ms`, redirects);
+      if (code === 'ETOOLARGE') throw new OutboundError('too_large', e.message, redirects);
       if (TLS_CODES.test(code) || TLS_CODES.test(e.message)) throw new OutboundError('tls_error', `TLS problem: ${code || e.message}`, redirects);
       throw new OutboundError('connection_failed', `${code || 'connection failed'}: ${e.message}`, redirects);
     }
     const location = res.headers.location;
-    if (res.status >= 300 && res.status < 400 && location) {
+    if (res.status >= 300 && res.status < 400 && location && opts.method !== 'POST') {
       redirects.push({ url: url.toString(), status: res.status, location });
       if (redirects.length > maxRedirects) throw new OutboundError('too_many_redirects', `More than ${maxRedirects} redirects`, redirects);
       url = checkUrl(new URL(location, url).toString(), policy, redirects);

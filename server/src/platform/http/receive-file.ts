@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +14,8 @@ export interface ReceivedFile {
   /** The temp file (inside the directory given). */
   file: string;
   sizeBytes: number;
+  /** SHA-256 of the bytes (hex), computed while they arrived. */
+  sha256: string;
   /** The name the client gave (multipart filename, Content-Disposition, or ?name=), unchecked; null when none. */
   clientName: string | null;
 }
@@ -74,10 +76,12 @@ export async function receiveFile(ctx: Context, options: ReceiveOptions): Promis
 async function receiveRaw(ctx: Context, options: ReceiveOptions): Promise<ReceivedFile> {
   const file = path.join(options.dir, `in-${Date.now()}-${randomBytes(6).toString('hex')}`);
   let size = 0;
+  const hash = createHash('sha256');
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       size += chunk.length;
       if (size > options.maxBytes) return done(tooLarge(options));
+      hash.update(chunk);
       done(null, chunk);
     },
   });
@@ -93,12 +97,14 @@ async function receiveRaw(ctx: Context, options: ReceiveOptions): Promise<Receiv
   }
   const query = ctx.query.name;
   const clientName = (typeof query === 'string' && query ? query : null) ?? dispositionName(ctx.get('content-disposition'));
-  return { file, sizeBytes: size, clientName };
+  return { file, sizeBytes: size, sha256: hash.digest('hex'), clientName };
 }
 
 interface FormidableFile {
   filepath: string;
   size: number;
+  /** hex digest (hashAlgorithm below) */
+  hash: string;
   originalFilename: string | null;
 }
 
@@ -120,6 +126,7 @@ async function receiveMultipart(ctx: Context, options: ReceiveOptions): Promise<
       maxFieldsSize: 16 * 1024,
       allowEmptyFiles: false,
       minFileSize: 1,
+      hashAlgorithm: 'sha256',
     },
   }) as unknown as Middleware;
   try {
@@ -143,7 +150,7 @@ async function receiveMultipart(ctx: Context, options: ReceiveOptions): Promise<
     }
     const file = path.join(options.dir, `in-${Date.now()}-${randomBytes(6).toString('hex')}`);
     await fs.rename(got.filepath, file);
-    return { file, sizeBytes: got.size, clientName: got.originalFilename || null };
+    return { file, sizeBytes: got.size, sha256: got.hash, clientName: got.originalFilename || null };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }

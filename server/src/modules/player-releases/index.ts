@@ -1,0 +1,16 @@
+import type { PlacardModule } from '../../platform/module.js';
+import { releaseRoutes } from './releases.routes.js';
+
+/**
+ * Player releases (issue 23, spec 4.12; docs/player-releases.md): the catalogue, uploads
+ * checked to be what their family takes, the release source (a remote catalogue reached with
+ * the OAuth 2.0 Device Authorization Grant, RFC 8628), check and cache (resumable, sha256 and
+ * Ed25519 verified). The update-deployments module reads releases through the two functions below.
+ */
+export const playerReleasesModule: PlacardModule = {
+  name: 'player-releases',
+  routes: releaseRoutes,
+};
+
+export { releaseArtifact, releaseView } from './views.js';
+export type { Release } from './releases.schemas.js';
