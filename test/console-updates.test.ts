@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { checkA11y } from './helpers/a11y.js';
 import { alertText, DESKTOP, launchBrowser, PHONE, signedInContext, snap, waitUntil } from './helpers/browser.js';
@@ -54,15 +55,32 @@ t.test('releases: upload through the form with progress, a non-APK refused in pl
   t.same((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.data, [], 'nothing stored');
 
   // A real Linux player tarball, per architecture, with notes: uploaded with progress, listed.
-  const bytes = await tarball({ 'placard-player/bin/placard-player': '#!/bin/sh\necho 2.0.0\n', 'placard-player/VERSION': '2.0.0\n' });
+  // 3 MiB of noise inside (gzip cannot shrink it), so a throttled upload shows its bar part way.
+  const bytes = await tarball({
+    'placard-player/bin/placard-player': '#!/bin/sh\necho 2.0.0\n',
+    'placard-player/lib/blob': randomBytes(3 * 1024 * 1024),
+    'placard-player/VERSION': '2.0.0\n',
+  });
   const linux = releaseFile(t, 'placard-player-2.0.0-x86_64.tar.gz', bytes);
   await form.getByLabel('Player').selectOption('desktop-linux');
   await form.getByLabel('Version').fill('2.0.0');
   await form.getByLabel('Architecture').selectOption('x86_64');
   await form.getByLabel('Release notes').fill('Faster video start.');
   await form.getByLabel('File').setInputFiles(linux.file);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024 });
   await form.getByRole('button', { name: 'Upload release' }).click();
+  const bar = page.getByTestId('release-upload-progress').locator('progress');
+  await page.waitForFunction(() => {
+    const p = (globalThis as any).document.querySelector('[data-testid=release-upload-progress] progress');
+    return p && p.value > 0 && p.value < p.max;
+  });
+  t.match(await bar.getAttribute('aria-label'), /Upload progress/, 'the upload shows its progress part way');
+  t.match(await page.getByTestId('release-upload-progress').innerText(), /Uploading \d+%[\s\S]* of 3(\.\d)? MB/, 'in words: percent and bytes');
+  await snap(page, 'console-updates-uploading');
   await page.getByText('Uploaded: Linux player 2.0.0 is in the list.').waitFor();
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
   const row = page.locator('tr[data-release="desktop-linux 2.0.0"]');
   await row.waitFor();
   const text = await row.innerText();
@@ -71,7 +89,11 @@ t.test('releases: upload through the form with progress, a non-APK refused in pl
   t.match(text, /2\.0\.0\s+stable/, 'the version and channel');
   t.match(text, /Faster video start\./, 'the notes');
   t.match(text, /uploaded/, 'where it came from');
-  t.match(text, new RegExp(`x86_64: tarball, [\\d.]+ (bytes|kB), sha256 ${linux.sha256.slice(0, 12)}…`), 'the file: architecture, kind, size, sha256 prefix');
+  t.match(
+    text,
+    new RegExp(`x86_64: tarball, [\\d.]+ (bytes|kB|MB), sha256 ${linux.sha256.slice(0, 12)}…`),
+    'the file: architecture, kind, size, sha256 prefix',
+  );
   t.equal(await row.getByTestId('cache-state').innerText(), 'here', 'an upload is stored here at once');
   t.equal(await row.getByRole('button', { name: 'Deploy' }).getAttribute('href'), `/updates/deployments?release=${(await listed(app, owner.headers))[0].id}`);
   const stored = (await listed(app, owner.headers))[0];
