@@ -3858,6 +3858,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/player-releases/release-source/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect the release source: start an OAuth 2.0 device authorization (RFC 8628) and show its user code
+         * @description Discovers the source’s endpoints (RFC 8414 `/.well-known/oauth-authorization-server`) and asks for a device code as the client `placard-server`. Answers `pending` with the `userCode` to enter at `verificationUri`; then poll. A source that cannot be reached answers `failed` with the reason in `error`. Replaces any earlier connection.
+         */
+        post: operations["postPlayerReleasesReleaseSourceDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/release-source/device/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow the device authorization: asks the token endpoint when its interval has passed
+         * @description Asks the source’s token endpoint at most once per `intervalSec` (a `slow_down` answer adds 5 s, RFC 8628 3.5); an earlier poll answers the state without asking. Settles as `connected` (the token sealed at rest), `denied` (access_denied) or `expired` (expired_token, or the code’s lifetime passed); a settled state is answered without asking again.
+         */
+        post: operations["postPlayerReleasesReleaseSourceDevicePoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/release-source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect the release source: forgets the grant, the token and the URL
+         * @description Releases already recorded, and the artifacts already cached, stay.
+         */
+        delete: operations["deletePlayerReleasesReleaseSource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the release source for releases newer than what the screens run
+         * @description Asks the source for each family and architecture the screens run (a screen with no family that reported a version is the web family), records the releases it did not know (source `release-source`, artifacts `remote`), and answers those newer (semver; stable channel) than the oldest version a screen of that family and architecture runs.
+         */
+        post: operations["postPlayerReleasesCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/player-releases/{id}/cache": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Download a release’s artifacts into the data directory, so players fetch them on the LAN
+         * @description Starts the downloads in the background and answers 202 (artifacts `downloading`; `cachedBytes` grows in GET). A download is resumed with Range after an interruption and verified against its sha256 and, when PLACARD_RELEASE_SIGNING_KEY pins a key, its Ed25519 signature over the SHA-256 digest; a failed check leaves the artifact `failed` with the reason in `error` and deletes its bytes. Call again to retry a failed artifact. An already cached release answers 200.
+         */
+        post: operations["postPlayerReleasesByIdCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/update-deployments": {
         parameters: {
             query?: never;
@@ -36419,6 +36519,454 @@ export interface operations {
                 };
             };
             /** @description insufficient_storage: the disk filled up; nothing was kept; also insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesReleaseSourceDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description the release source; default PLACARD_RELEASE_SOURCE_URL
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The release source’s state (pending, or failed with why) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReleaseSource"];
+                    };
+                };
+            };
+            /** @description validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description release_source_not_configured: no URL given and PLACARD_RELEASE_SOURCE_URL is not set */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type the route does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesReleaseSourceDevicePoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release source’s state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReleaseSource"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description no_device_grant: no device authorization was started (or the source was disconnected) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    deletePlayerReleasesReleaseSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forgotten */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no release source is connected or connecting */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the source offers and what is newer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            checkedAt: string;
+                            /** @description the releases the source offers for what the screens run */
+                            releases: components["schemas"]["PlayerRelease"][];
+                            /** @description per family and architecture the screens run: the newest release when it is newer than the oldest version a screen runs */
+                            newer: {
+                                /** @enum {string} */
+                                family: "desktop-linux" | "android" | "web" | "edge";
+                                architecture: string;
+                                currentVersion: string | null;
+                                latestVersion: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description release_source_not_connected: connect the release source first; or it refused the token (connect again) or could not be reached (the message says which) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error507"];
+                };
+            };
+        };
+    };
+    postPlayerReleasesByIdCache: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already cached: every artifact is here */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description Downloading */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlayerRelease"];
+                    };
+                };
+            };
+            /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, mfa_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description csrf_failed, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description not_found: no such release; also not_found: a path id that is not a UUID, or names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description internal: an unexpected failure; the message and details.requestId carry the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description not_ready: a restore is in progress, or the data directory is unusable (/readyz names the check) */
+            503: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /** @description insufficient_storage: the data directory’s disk is full; nothing was kept */
             507: {
                 headers: {
                     [name: string]: unknown;

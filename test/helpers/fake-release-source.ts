@@ -63,8 +63,8 @@ export interface FakeReleaseSource {
   expire(): void;
   /** The next `n` token requests answer `slow_down` (RFC 8628 3.5: the client adds 5 s to its interval). */
   slowDown(n?: number): void;
-  /** The next artifact download sends `n` bytes of the body, then the connection is cut. */
-  cutNextDownloadAfter(n: number): void;
+  /** The next `times` artifact downloads each send `n` bytes of their body, then the connection is cut. */
+  cutDownloadsAfter(n: number, times?: number): void;
   /** Answer the release list with 401 (a revoked token). */
   revokeToken(): void;
   addRelease(r: FakeRelease): void;
@@ -82,6 +82,7 @@ export async function startFakeReleaseSource(t: Test, options: { interval?: numb
   let grant: { deviceCode: string; userCode: string; state: 'pending' | 'approved' | 'denied' | 'expired' } | null = null;
   let slowDowns = 0;
   let cutAfter: number | null = null;
+  let cuts = 0;
   let tokenValid = true;
   let base = '';
 
@@ -205,9 +206,9 @@ export async function startFakeReleaseSource(t: Test, options: { interval?: numb
         'accept-ranges': 'bytes',
         ...(range ? { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}` } : {}),
       });
-      if (cutAfter !== null && cutAfter < body.length) {
+      if (cutAfter !== null && cuts > 0 && cutAfter < body.length) {
         const n = cutAfter;
-        cutAfter = null;
+        if (--cuts === 0) cutAfter = null;
         res.write(body.subarray(0, n), () => setTimeout(() => res.socket?.destroy(), 20));
         return;
       }
@@ -246,8 +247,9 @@ export async function startFakeReleaseSource(t: Test, options: { interval?: numb
     slowDown: (n = 1) => {
       slowDowns += n;
     },
-    cutNextDownloadAfter: (n) => {
+    cutDownloadsAfter: (n, times = 1) => {
       cutAfter = n;
+      cuts = times;
     },
     revokeToken: () => {
       tokenValid = false;

@@ -1,5 +1,6 @@
 import type { PlacardModule } from '../../platform/module.js';
 import { releaseRoutes } from './releases.routes.js';
+import { sourceRoutes } from './source.routes.js';
 
 /**
  * Player releases (issue 23, spec 4.12; docs/player-releases.md): the catalogue, uploads
@@ -9,7 +10,7 @@ import { releaseRoutes } from './releases.routes.js';
  */
 export const playerReleasesModule: PlacardModule = {
   name: 'player-releases',
-  routes: releaseRoutes,
+  routes: [...releaseRoutes, ...sourceRoutes],
 };
 
 export { releaseArtifact, releaseView } from './views.js';

@@ -117,3 +117,11 @@ export async function screenPlayers(db: Db): Promise<{ player_family: string | n
     .where('player_version', 'is not', null)
     .execute();
 }
+
+/** Moves next_poll_at from `from` to `to` when nobody else did: true when this caller may ask the token endpoint. */
+export async function claimPoll(db: Db, from: string | null, to: string): Promise<boolean> {
+  let q = db.updateTable('release_source').set({ next_poll_at: to }).where('id', '=', 1).where('state', '=', 'pending');
+  q = from === null ? q.where('next_poll_at', 'is', null) : q.where('next_poll_at', '=', from);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}

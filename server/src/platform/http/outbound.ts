@@ -183,6 +183,10 @@ function once(
         let truncated = false;
         const sink = options.sink;
         if (sink && (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) {
+          sink.once('error', (e: Error) => {
+            res.destroy();
+            fail(e as NodeJS.ErrnoException);
+          });
           res.on('data', (c: Buffer) => {
             size += c.length;
             if (size > options.maxBytes) {
