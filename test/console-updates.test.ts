@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { checkA11y } from './helpers/a11y.js';
 import { alertText, DESKTOP, launchBrowser, PHONE, signedInContext, snap, waitUntil } from './helpers/browser.js';
+import { startFakeReleaseSource } from './helpers/fake-release-source.js';
 import { startApp } from './helpers/harness.js';
 import { releaseFile, tarball, uploadRelease } from './helpers/release-files.js';
 import { pairScreen } from './helpers/screens.js';
@@ -124,6 +125,113 @@ t.test('releases: upload through the form with progress, a non-APK refused in pl
   await editor.goto(`${app.url}/updates`);
   await editor.getByRole('heading', { name: /Nothing here|not found/i }).waitFor();
   t.equal(await editor.getByRole('link', { name: 'Updates' }).count(), 0, 'no Updates entry for a publisher');
+  t.same(errors, [], 'no page errors');
+});
+
+t.test('the release source: connect by its code (a refusal, then approved on the fake), check for newer, download here, disconnect', async (t) => {
+  const browser = await launchBrowser(t);
+  if (!browser) return;
+  const fake = await startFakeReleaseSource(t, { interval: 1 });
+  const app = await startApp(t, { config: { fetchAllowLoopback: true } });
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'UTC' });
+  const owner = await signedInContext(app, context, app.url);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  t.teardown(async () => {
+    if (!t.passing()) await snap(page, 'failure-console-updates-source').catch(() => {});
+  });
+  // An edge screen on x86_64 runs 1.0.0; the source has 2.1.0 for it.
+  const screen = await pairScreen(app, owner, { name: 'Lobby', playerFamily: 'edge', playerVersion: '1.0.0' });
+  const beat = await app.json('/api/v1/player/heartbeat', {
+    method: 'POST',
+    headers: screen.headers,
+    json: { playerFamily: 'edge', playerArchitecture: 'x86_64', playerVersion: '1.0.0' },
+  });
+  t.equal(beat.status, 200);
+  const artifact = await tarball({ 'edge-player/VERSION': '2.1.0\n', 'edge-player/lib/blob': randomBytes(256 * 1024) });
+  fake.addRelease({
+    id: 'rel-edge-210',
+    family: 'edge',
+    version: '2.1.0',
+    channel: 'stable',
+    notes: 'From the catalogue',
+    artifacts: [{ architecture: 'x86_64', kind: 'tarball', fileName: 'edge-2.1.0-x86_64.tar.gz', bytes: artifact }],
+  });
+
+  await page.goto(`${app.url}/updates`);
+  const panel = page.getByTestId('release-source');
+  const connectForm = panel.locator('form[aria-label="Connect the release source"]');
+  await connectForm.waitFor();
+  // No address and none configured: the server's refusal in place.
+  await connectForm.getByRole('button', { name: 'Connect' }).click();
+  await connectForm.locator('[role=alert][data-code=release_source_not_configured]').waitFor();
+  t.pass('no address and no default: said in place');
+
+  // The code, big, with the link; refused on the fake: said, with Try again.
+  await connectForm.getByLabel('Catalogue address').fill(fake.url);
+  await connectForm.getByRole('button', { name: 'Connect' }).click();
+  await panel.getByTestId('user-code').waitFor();
+  t.equal((await panel.getByTestId('user-code').innerText()).trim(), fake.userCode, 'the user code is shown');
+  t.equal(await panel.getByTestId('verification-link').getAttribute('href'), `${fake.url}/activate?user_code=${fake.userCode}`, 'the link carries the code');
+  t.equal((await panel.getByTestId('verification-link').innerText()).trim(), `${fake.url}/activate`, 'the short address is written');
+  const fontSize = await panel.getByTestId('user-code').evaluate((e) => Number.parseFloat((globalThis as any).getComputedStyle(e).fontSize));
+  t.ok(fontSize >= 28, `the code is big (${fontSize}px)`);
+  await checkA11y(page, t, 'release source: code shown');
+  await snap(page, 'console-updates-source-code');
+  fake.deny();
+  await panel.getByTestId('source-ended').waitFor();
+  t.match(await panel.getByTestId('source-ended').innerText(), /refused/, 'the refusal said in words');
+  t.equal(await panel.getByTestId('source-state').innerText(), 'refused');
+
+  // Try again: a new code; approved on the fake, the page sees it by itself.
+  await panel.getByRole('button', { name: 'Try again' }).click();
+  await panel.getByTestId('user-code').waitFor();
+  t.equal((await panel.getByTestId('user-code').innerText()).trim(), fake.userCode, 'a new code');
+  fake.approve();
+  await panel.getByTestId('source-connected').waitFor();
+  t.equal(await panel.getByTestId('source-state').innerText(), 'connected');
+  t.match(await panel.getByTestId('source-connected').innerText(), new RegExp(`Connected to ${fake.url.replace(/[.]/g, '\\.')}`), 'names the source');
+  const polls = fake.tokenRequests();
+  t.ok(
+    polls.some((r) => r.error === 'access_denied'),
+    'the fake answered access_denied to the first grant',
+  );
+  t.equal(polls.at(-1)?.status, 200, 'and a token to the second');
+
+  // Check: the newer release in words, and listed (not here yet).
+  await panel.getByRole('button', { name: 'Check for newer releases' }).click();
+  const result = panel.getByTestId('check-result');
+  await result.waitFor();
+  t.match(await result.innerText(), /1 newer release[\s\S]*Edge player \(x86_64\): 2\.1\.0, screens run 1\.0\.0/, 'what is newer, in words');
+  const row = page.locator('tr[data-release="edge 2.1.0"]');
+  await row.waitFor();
+  t.match(await row.innerText(), /release source[\s\S]*x86_64: tarball[\s\S]*not downloaded/, 'listed from the source, not downloaded');
+  t.match(await row.innerText(), /From the catalogue/, 'with its notes');
+
+  // Download to this server (cut once half way: the server resumes); the row follows by itself.
+  fake.cutDownloadsAfter(100 * 1024, 1);
+  await row.getByRole('button', { name: 'Download to this server' }).click();
+  await row.getByTestId('cache-state').getByText('here').waitFor();
+  await row.getByRole('button', { name: 'Deploy' }).waitFor();
+  t.ok(
+    fake.requests.some((r) => r.path.startsWith('/artifacts/') && r.range),
+    'the download was resumed with a Range request',
+  );
+  const cached = (await listed(app, owner.headers)).find((r) => r.version === '2.1.0');
+  t.match(cached, { source: 'release-source', cached: true, architectures: [{ cacheState: 'cached', cachedBytes: artifact.length }] });
+  await checkA11y(page, t, 'release source: connected');
+  await snap(page, 'console-updates-source-connected');
+
+  // Disconnect: asked first; the connect form comes back; the release stays.
+  await panel.getByRole('button', { name: 'Disconnect' }).click();
+  const dialog = page.locator('dialog.confirm-dialog');
+  await dialog.waitFor();
+  t.match(await dialog.innerText(), /Disconnect the release source\?[\s\S]*Releases already listed stay/, 'says what stays');
+  await dialog.getByRole('button', { name: 'Disconnect' }).click();
+  await connectForm.waitFor();
+  t.equal((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.releaseSource, null, 'forgotten on the server');
+  await row.waitFor();
   t.same(errors, [], 'no page errors');
 });
 
