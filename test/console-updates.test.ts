@@ -232,6 +232,14 @@ t.test('the release source: connect by its code (a refusal, then approved on the
   await connectForm.waitFor();
   t.equal((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.releaseSource, null, 'forgotten on the server');
   await row.waitFor();
+
+  // A code that is no longer wanted: Cancel forgets the grant.
+  await connectForm.getByLabel('Catalogue address').fill(fake.url);
+  await connectForm.getByRole('button', { name: 'Connect' }).click();
+  await panel.getByTestId('user-code').waitFor();
+  await panel.getByRole('button', { name: 'Cancel' }).click();
+  await connectForm.waitFor();
+  t.equal((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.releaseSource, null, 'the grant is forgotten');
   t.same(errors, [], 'no page errors');
 });
 
@@ -390,5 +398,29 @@ t.test('deployments: made from the form, followed live per wave and per screen, 
   );
   await checkA11y(page, t, 'deployments list');
   await snap(page, 'console-updates-deployments-list');
+
+  // Another deployment from the Deployments tab, to one screen, inside a maintenance window.
+  await page.getByRole('button', { name: 'New deployment' }).click();
+  const second = page.locator('form[aria-label="New deployment"]');
+  await second.getByLabel('Release').locator('option', { hasText: 'Edge player 2.0.0' }).waitFor({ state: 'attached' });
+  await second.getByLabel('Release').selectOption({ label: 'Edge player 2.0.0' });
+  await second.getByLabel(new RegExp(`\\b${others[1]} \\(Edge player 1\\.0\\.0\\)`)).check();
+  await second.getByLabel(/Only inside a maintenance window/).check();
+  await second.getByLabel('From').fill('22:30');
+  await second.getByLabel('Until').fill('04:15');
+  await second.getByRole('button', { name: 'Review and deploy' }).click();
+  await dialog.waitFor();
+  t.match(await dialog.innerText(), /inside 22:30–04:15 its local time/, 'the window is in the question');
+  await dialog.getByRole('button', { name: 'Start deployment' }).click();
+  await page.waitForURL((u) => /\/updates\/deployments\/[0-9a-f-]+$/.test(u.pathname) && !u.pathname.endsWith(deploymentId));
+  const secondId = page.url().split('/').pop()!;
+  const windowed = (await app.json(`/api/v1/update-deployments/${secondId}`, { headers: owner.headers })).body.data;
+  t.match(windowed, {
+    maintenanceWindow: { start: '22:30', end: '04:15' },
+    targets: { screenIds: [edge[others[1]!]!.screenId] },
+    waves: [{ screens: 1 }, { percent: 50 }, { percent: 100 }],
+  });
+  await page.getByText(/only 22:30–04:15 each screen's local time/).waitFor();
+  t.pass('the window is said on the deployment page');
   t.same(errors, [], 'no page errors');
 });
