@@ -12,7 +12,7 @@ import { OutboundError, safeFetch } from '../../platform/http/outbound.js';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
 import { fetchPolicy } from '../media/index.js';
 import { ArtifactRefused, checkArtifact } from './artifact-check.js';
-import { type ArtifactRow, artifactRows, releaseRow, sourceRow, updateArtifact } from './releases.repo.js';
+import { type ArtifactRow, artifactRows, downloadingArtifacts, releaseRow, sourceRow, updateArtifact } from './releases.repo.js';
 import type { Family, Release } from './releases.schemas.js';
 import { SEAL_PURPOSE } from './source.service.js';
 import { releaseView, storedPathOf } from './views.js';
@@ -182,12 +182,38 @@ export async function cacheRelease(deps: AppDeps, secrets: ServerSecrets, id: st
   const missing = artifacts.filter((a) => a.cache_state !== 'cached');
   if (missing.length === 0) return { release: (await releaseView(deps.db, id))!, alreadyCached: true };
   for (const a of missing) {
-    const key = `${a.release_id} ${a.architecture}`;
-    if (running.has(key)) continue;
+    if (running.has(`${a.release_id} ${a.architecture}`)) continue;
     await updateArtifact(deps.db, a.release_id, a.architecture, { cache_state: 'downloading', cache_error: null, updated_at: nowIso() });
-    const work = download(deps, secrets, a, row.family, row.version).finally(() => running.delete(key));
-    running.set(key, work);
-    deps.periodic.track(work);
+    start(deps, secrets, a, row.family, row.version);
   }
   return { release: (await releaseView(deps.db, id))!, alreadyCached: false };
+}
+
+function start(deps: AppDeps, secrets: ServerSecrets, a: ArtifactRow, family: Family, version: string): void {
+  const running = deps.scope.get(RUNNING);
+  const key = `${a.release_id} ${a.architecture}`;
+  if (running.has(key)) return;
+  const work = download(deps, secrets, a, family, version).finally(() => running.delete(key));
+  running.set(key, work);
+  deps.periodic.track(work);
+}
+
+/**
+ * The periodic sweep: a download left `downloading` with nobody running it (the server
+ * restarted) resumes from its .part; uploads left in releases/.incoming by a crash go after a day.
+ */
+export async function resumeAndSweep(deps: AppDeps, secrets: ServerSecrets): Promise<void> {
+  const running = deps.scope.get(RUNNING);
+  for (const a of await downloadingArtifacts(deps.db)) {
+    if (running.has(`${a.release_id} ${a.architecture}`) || deps.periodic.isStopping) continue;
+    const release = await releaseRow(deps.db, a.release_id);
+    if (release) start(deps, secrets, a, release.family, release.version);
+  }
+  const incoming = path.join(deps.config.dataDir, 'releases', '.incoming');
+  const names = await fs.readdir(incoming).catch(() => [] as string[]);
+  for (const name of names) {
+    const file = path.join(incoming, name);
+    const stat = await fs.stat(file).catch(() => null);
+    if (stat && Date.now() - stat.mtimeMs > 24 * 3_600_000) await fs.rm(file, { recursive: true, force: true });
+  }
 }

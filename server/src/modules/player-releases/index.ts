@@ -1,4 +1,5 @@
 import type { PlacardModule } from '../../platform/module.js';
+import { resumeAndSweep } from './cache.service.js';
 import { releaseRoutes } from './releases.routes.js';
 import { sourceRoutes } from './source.routes.js';
 
@@ -11,6 +12,10 @@ import { sourceRoutes } from './source.routes.js';
 export const playerReleasesModule: PlacardModule = {
   name: 'player-releases',
   routes: [...releaseRoutes, ...sourceRoutes],
+  install({ deps, secrets }) {
+    // Downloads left `downloading` by a restart resume from their .part; stale incoming uploads go.
+    deps.periodic.every('player-releases.resume', 60_000, () => resumeAndSweep(deps, secrets));
+  },
 };
 
 export { releaseArtifact, releaseView } from './views.js';

@@ -205,7 +205,7 @@ export async function disconnect(deps: AppDeps): Promise<void> {
 /** The source's URL and its token, when connected; else 409 release_source_not_connected. */
 export async function connectedSource(deps: AppDeps, secrets: ServerSecrets): Promise<{ url: string; token: string }> {
   const row = await sourceRow(deps.db);
-  if (!row || row.state !== 'connected' || !row.token_sealed) {
+  if (row?.state !== 'connected' || !row.token_sealed) {
     throw new ApiError('release_source_not_connected', 'Connect the release source first (POST /api/v1/player-releases/release-source/device)');
   }
   return { url: row.url, token: secrets.open(SEAL_PURPOSE, row.token_sealed) };
