@@ -52,6 +52,10 @@ t.test('a maintenance window holds the offer outside the screens’ local time a
   let d = (await call('GET', `/api/v1/update-deployments/${outside.body.data.id}`)).body.data;
   t.match(d, { state: 'running', maintenanceWindow: { start: hh(hour + 2) }, screens: [{ state: 'pending', offeredAt: null }] });
   t.equal((await app.json('/api/v1/player/config', { headers: s.headers })).body.data.update, null, 'outside the window: no offer');
+  const before = await app.fetch('/api/v1/player/manifest', { headers: s.headers });
+  const etag = before.headers.get('etag')!;
+  t.equal(((await before.json()) as any).data.update, null);
+  t.equal((await app.fetch('/api/v1/player/manifest', { headers: { ...s.headers, 'if-none-match': etag } })).status, 304);
 
   // A window around the screen's local time (wrapping midnight when it must): offered. It supersedes the first.
   const inside = await call('POST', '/api/v1/update-deployments', {
@@ -62,7 +66,9 @@ t.test('a maintenance window holds the offer outside the screens’ local time a
   t.equal(inside.body.data.screens[0].state, 'offered');
   d = (await call('GET', `/api/v1/update-deployments/${outside.body.data.id}`)).body.data;
   t.match(d.screens[0], { state: 'cancelled', error: 'superseded' });
-  t.match((await app.json('/api/v1/player/manifest', { headers: s.headers })).body.data.update, { deploymentId: inside.body.data.id, releaseId: release.id });
+  const after = await app.fetch('/api/v1/player/manifest', { headers: { ...s.headers, 'if-none-match': etag } });
+  t.equal(after.status, 200, 'the offer bumped the manifest: the old ETag no longer matches');
+  t.match(((await after.json()) as any).data.update, { deploymentId: inside.body.data.id, releaseId: release.id });
 });
 
 t.test('cancel stops further waves: installed screens stay, the rest is never offered', async (t) => {

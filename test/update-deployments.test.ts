@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import t from 'tap';
 import { signedInApp } from './helpers/auth.js';
+import { openSocket } from './helpers/screens.js';
 import { fleetScreen, heartbeat, makeRelease, until } from './helpers/update-deployments.js';
 
 /**
@@ -35,7 +36,11 @@ t.test('a deployment across 20 screens: canary, 50 %, 100 %, failure pause, retr
     body: { error: { code: 'release_not_cached' } },
   });
 
+  // The first eligible screen by name is the canary: its socket hears of the offer.
+  const socket = await openSocket(t, app, screens[0]!.credential);
+  const since = Date.now();
   const res = await call('POST', '/api/v1/update-deployments', { releaseId: release.id, targets: { all: true }, waveWaitSec: 0, failureThreshold: 1 });
+  await socket.next((m) => m.type === 'manifest.changed', since, 10_000);
   t.equal(res.status, 201, JSON.stringify(res.body));
   let d = res.body.data;
   t.match(d, { state: 'running', release: { family: 'edge', version: '2.0.0' }, currentWave: 0, failureThreshold: 1, waveWaitSec: 0 });
@@ -59,6 +64,7 @@ t.test('a deployment across 20 screens: canary, 50 %, 100 %, failure pause, retr
   const byId = new Map(screens.map((s) => [s.screenId, s]));
   const inWave = (dep: any, w: number) => dep.screens.filter((s: any) => s.wave === w).map((s: any) => byId.get(s.screenId)!);
   const [canary] = inWave(d, 0);
+  t.equal(canary!.screenId, screens[0]!.screenId);
   t.equal(d.screens.find((s: any) => s.screenId === canary!.screenId).state, 'offered');
 
   // The offer reaches the canary in its config and its manifest, and nobody else.

@@ -1,7 +1,8 @@
+// TODO(merge): use player-releases' releaseArtifact/releaseView
 /**
- * The release a deployment rolls out, read straight from migration 0460's tables.
- * TODO(merge): use player-releases' releaseArtifact/releaseView (helper A's module); this file
- * only stands in for them until that branch lands.
+ * The release a deployment rolls out, read straight from migration 0460's tables: this file
+ * only stands in for the player-releases module's releaseArtifact/releaseView until that
+ * branch lands. `fitArtifact` (the choice for a screen without an architecture) may stay.
  */
 import type { Db } from '../../platform/db/database.js';
 import type { PlayerReleaseArtifactsTable, PlayerReleasesTable } from '../../platform/db/schema/releases.js';
