@@ -155,7 +155,7 @@ export function DeploymentPage({ id }: { id: string }) {
                               aria-label={`${s.name}: ${Math.round(s.progress * 100)}% downloaded`}
                             />
                           )}
-                          {s.error && <small class="field-error">{ERROR_LABEL[s.error] ?? s.error}</small>}
+                          {s.error && s.error !== s.state && <small class="field-error">{ERROR_LABEL[s.error] ?? s.error}</small>}
                         </td>
                         <td data-label="Version">
                           {s.fromVersion ?? '—'}

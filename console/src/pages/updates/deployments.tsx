@@ -244,7 +244,10 @@ function NewDeployment({ initialRelease, onCancel, onCreated }: { initialRelease
           <small class="field-help">Screens running another kind of player, or already this version, are skipped and listed with why.</small>
           <fieldset class="waves-editor" data-testid="waves">
             <legend>Waves</legend>
-            <small class="field-help">The first wave is the canary. Percentages count all the eligible screens, so 100 % means every one.</small>
+            <small class="field-help">
+              The first wave is the canary. Percentages count all the eligible screens from the start (50 % then 100 %: half, then the rest); the last wave
+              always takes every screen left.
+            </small>
             {draft.waves.map((w, i) => (
               <div class="row wave-row" key={i} data-wave={i}>
                 <span class="wave-name">{i === 0 ? 'Canary' : `Wave ${i + 1}`}</span>

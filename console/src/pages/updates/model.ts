@@ -186,6 +186,7 @@ export const PAUSED_REASON_LABEL: Record<string, string> = {
 export const ERROR_LABEL: Record<string, string> = {
   confirmation_timeout: 'the screen did not confirm the new version in time',
   superseded: 'a newer deployment took this screen over',
+  cancelled: 'the deployment was cancelled',
 };
 
 /** Badge colour for a state. */
