@@ -293,6 +293,8 @@ t.test('deployments: made from the form, followed live per wave and per screen, 
     ['1', '50', '100'],
     'default waves',
   );
+  await checkA11y(page, t, 'new deployment form');
+  await snap(page, 'console-updates-new-deployment');
   // No screens chosen: said on the form.
   await form.getByRole('button', { name: 'Review and deploy' }).click();
   t.match(await alertText(page, 'form[aria-label="New deployment"]'), /screens/i, 'no targets: said before sending');
