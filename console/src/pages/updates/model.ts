@@ -226,8 +226,9 @@ export const shortSha = (sha: string) => sha.slice(0, 12);
 
 /** "canary: 1 screen", "50 % of the screens". */
 export function waveWords(w: { screens?: number; percent?: number }, index: number): string {
-  if (w.screens !== undefined) return `${index === 0 ? 'Canary: ' : ''}${w.screens} screen${w.screens === 1 ? '' : 's'}`;
-  return `${index === 0 ? 'Canary: ' : ''}up to ${w.percent} % of the screens`;
+  const name = index === 0 ? 'Canary' : `Wave ${index + 1}`;
+  if (w.screens !== undefined) return `${name}: ${w.screens} screen${w.screens === 1 ? '' : 's'}`;
+  return `${name}: up to ${w.percent} % of the screens`;
 }
 
 export const DEFAULT_WAVES: WaveSpec[] = [{ screens: 1 }, { percent: 50 }, { percent: 100 }];
