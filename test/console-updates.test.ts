@@ -220,6 +220,23 @@ t.test('the release source: connect by its code (a refusal, then approved on the
   );
   const cached = (await listed(app, owner.headers)).find((r) => r.version === '2.1.0');
   t.match(cached, { source: 'release-source', cached: true, architectures: [{ cacheState: 'cached', cachedBytes: artifact.length }] });
+  // A release whose bytes do not match what the source announced: the download fails, the row says why and offers it again.
+  const good = await tarball({ 'edge-player/VERSION': '2.2.0\n' });
+  fake.addRelease({
+    id: 'rel-edge-220',
+    family: 'edge',
+    version: '2.2.0',
+    channel: 'stable',
+    artifacts: [{ architecture: 'x86_64', kind: 'tarball', fileName: 'edge-2.2.0-x86_64.tar.gz', bytes: good, servedBytes: randomBytes(good.length) }],
+  });
+  await panel.getByRole('button', { name: 'Check for newer releases' }).click();
+  await result.getByText(/Edge player \(x86_64\): 2\.2\.0/).waitFor();
+  const corrupt = page.locator('tr[data-release="edge 2.2.0"]');
+  await corrupt.getByRole('button', { name: 'Download to this server' }).click();
+  await corrupt.getByTestId('cache-state').getByText('download failed').waitFor();
+  t.match(await corrupt.innerText(), /sha256 mismatch/, 'the failure says why');
+  await corrupt.getByRole('button', { name: 'Download to this server' }).waitFor();
+  t.equal(await corrupt.getByRole('button', { name: 'Deploy' }).count(), 0, 'nothing to deploy');
   await checkA11y(page, t, 'release source: connected');
   await snap(page, 'console-updates-source-connected');
 
