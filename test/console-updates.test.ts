@@ -257,6 +257,16 @@ t.test('the release source: connect by its code (a refusal, then approved on the
   await panel.getByRole('button', { name: 'Cancel' }).click();
   await connectForm.waitFor();
   t.equal((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.releaseSource, null, 'the grant is forgotten');
+
+  // A code left until it expires: said, and Forget it clears it.
+  await connectForm.getByRole('button', { name: 'Connect' }).click();
+  await panel.getByTestId('user-code').waitFor();
+  fake.expire();
+  await panel.getByTestId('source-ended').getByText('The code expired before it was approved.').waitFor();
+  t.equal(await panel.getByTestId('source-state').innerText(), 'the code expired');
+  await panel.getByRole('button', { name: 'Forget it' }).click();
+  await connectForm.waitFor();
+  t.equal((await app.json('/api/v1/player-releases', { headers: owner.headers })).body.releaseSource, null, 'the expired grant is forgotten');
   t.same(errors, [], 'no page errors');
 });
 
