@@ -190,3 +190,25 @@ t.test('admins only', async (t) => {
   t.equal(res.status, 403);
   t.equal((await app.json('/api/v1/player-releases')).status, 401);
 });
+
+t.test('two architectures of a new release uploaded at once: one release, both artifacts', async (t) => {
+  const { app, owner, call } = await signedInApp(t);
+  const [x86, arm] = await Promise.all(
+    ['x86_64', 'aarch64'].map(async (architecture) =>
+      upload(
+        app,
+        owner.headers,
+        { family: 'edge', version: '4.0.0', architecture },
+        { bytes: await makeTarGz([{ name: architecture, body: architecture }]), name: 'e.tar.gz' },
+      ),
+    ),
+  );
+  t.equal(x86!.status, 201, JSON.stringify(x86!.body));
+  t.equal(arm!.status, 201, JSON.stringify(arm!.body));
+  const list = (await call('GET', '/api/v1/player-releases')).body.data;
+  t.equal(list.length, 1);
+  t.same(
+    list[0].architectures.map((a: any) => a.architecture),
+    ['aarch64', 'x86_64'],
+  );
+});

@@ -82,63 +82,75 @@ export async function uploadRelease(ctx: Context, userId: string): Promise<Relea
       throw err;
     }
 
-    const releaseId = existing?.id ?? newId();
-    const fileName = `placard-${f.family}-${version}-${f.architecture}.${EXTENSIONS[kind]}`;
-    const stored = storedPathOf(releaseId, f.architecture, fileName);
-    const target = path.join(deps.config.dataDir, stored);
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    const handle = await fs.open(got.file, 'r+');
-    await handle.sync();
-    await handle.close();
-    // A link never replaces a file: two uploads of one architecture at once cannot overwrite each other's bytes.
-    try {
-      await fs.link(got.file, target);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw taken();
-      throw err;
+    // Twice at most: when another upload made the same new release meanwhile, the artifact joins it.
+    let release = existing;
+    for (let attempt = 0; ; attempt++) {
+      const releaseId = release?.id ?? newId();
+      const fileName = `placard-${f.family}-${version}-${f.architecture}.${EXTENSIONS[kind]}`;
+      const stored = storedPathOf(releaseId, f.architecture, fileName);
+      const target = path.join(deps.config.dataDir, stored);
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      const handle = await fs.open(got.file, 'r+');
+      await handle.sync();
+      await handle.close();
+      // A link never replaces a file: two uploads of one architecture at once cannot overwrite each other's bytes.
+      try {
+        await fs.link(got.file, target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw taken();
+        throw err;
+      }
+      placed = target;
+      syncDir(path.dirname(target));
+      const now = nowIso();
+      const inserted = await insertArtifact(
+        deps.db,
+        release
+          ? null
+          : {
+              id: releaseId,
+              family: f.family,
+              version,
+              channel: f.channel,
+              notes: f.notes,
+              source: 'upload',
+              source_release_id: null,
+              created_by: userId,
+              created_at: now,
+              updated_at: now,
+            },
+        {
+          release_id: releaseId,
+          architecture: f.architecture,
+          kind,
+          file_name: fileName,
+          size_bytes: got.sizeBytes,
+          sha256: got.sha256,
+          signature: null,
+          remote_url: null,
+          stored_path: stored,
+          cache_state: 'cached',
+          cache_bytes: got.sizeBytes,
+          cache_error: null,
+          updated_at: now,
+        },
+      ).catch((err: unknown) => {
+        // Another upload made the same release meanwhile: the unique (family, version) says so.
+        if (/UNIQUE constraint failed: player_releases/.test(String((err as Error).message))) return 'raced' as const;
+        throw err;
+      });
+      if (inserted === true) {
+        placed = null;
+        return (await releaseView(deps.db, releaseId))!;
+      }
+      await fs.rm(target, { force: true });
+      placed = null;
+      if (inserted === 'raced' && attempt === 0) {
+        release = await releaseOf(deps.db, f.family, version);
+        if (release) continue;
+      }
+      throw taken();
     }
-    placed = target;
-    syncDir(path.dirname(target));
-    const now = nowIso();
-    const inserted = await insertArtifact(
-      deps.db,
-      existing
-        ? null
-        : {
-            id: releaseId,
-            family: f.family,
-            version,
-            channel: f.channel,
-            notes: f.notes,
-            source: 'upload',
-            source_release_id: null,
-            created_by: userId,
-            created_at: now,
-            updated_at: now,
-          },
-      {
-        release_id: releaseId,
-        architecture: f.architecture,
-        kind,
-        file_name: fileName,
-        size_bytes: got.sizeBytes,
-        sha256: got.sha256,
-        signature: null,
-        remote_url: null,
-        stored_path: stored,
-        cache_state: 'cached',
-        cache_bytes: got.sizeBytes,
-        cache_error: null,
-        updated_at: now,
-      },
-    ).catch((err: unknown) => {
-      // Another upload made the same release meanwhile: the unique (family, version) says so.
-      if (/UNIQUE constraint failed: player_releases/.test(String((err as Error).message))) return false;
-      throw err;
-    });
-    if (!inserted) throw taken();
-    placed = null;
-    return (await releaseView(deps.db, releaseId))!;
   } finally {
     await fs.rm(got.file, { force: true });
     if (placed) await fs.rm(placed, { force: true });
