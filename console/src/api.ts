@@ -136,22 +136,23 @@ function errorOf(status: number, text: string): ApiError {
 }
 
 /**
- * Sends a file as the raw body of a POST, reporting upload progress (fetch cannot): used for
- * backup archives. Resolves with the envelope's `data`; rejects with ApiError (code `network`
+ * Sends a file as the raw body of a POST (or a multipart form: pass FormData and no
+ * contentType, the browser writes the boundary), reporting upload progress (fetch cannot):
+ * used for backup archives and player releases. Resolves with the envelope's `data`; rejects with ApiError (code `network`
  * when the connection failed, `aborted` when `signal` aborted it).
  */
 export function uploadFile<T>(
   path: string,
-  file: Blob,
-  options: { contentType: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal },
+  file: Blob | FormData,
+  options: { contentType?: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal },
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path.startsWith('/') ? path : `/api/v1/${path}`);
-    xhr.setRequestHeader('content-type', options.contentType);
+    if (options.contentType) xhr.setRequestHeader('content-type', options.contentType);
     xhr.setRequestHeader('accept', 'application/json');
     if (csrfToken) xhr.setRequestHeader('x-csrf-token', csrfToken);
-    xhr.upload.onprogress = (e) => options.onProgress?.(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.upload.onprogress = (e) => options.onProgress?.(e.loaded, e.lengthComputable ? e.total : file instanceof Blob ? file.size : 0);
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) {
         try {

@@ -33,6 +33,7 @@ import { SystemPage } from './pages/system';
 import { BackupsPage } from './pages/backups';
 import { TokensPage } from './pages/tokens';
 import { InstanceEditorPage, PluginInstancesPage, PluginsPage } from './pages/plugins';
+import { DeploymentPage, DeploymentsPage, ReleasesPage } from './pages/updates';
 
 /** The noise report loads on demand: it brings the chart library (uPlot) the other pages do not need. */
 const NoiseReportPage = lazy(() => import('./pages/plugins/report').then((m) => m.NoiseReportPage));
@@ -204,6 +205,9 @@ function SignedIn({ status, refresh }: { status: AuthStatus; refresh: () => Prom
           <Route path="/settings" component={atLeast(user, 'admin') ? SettingsPage : NotFoundPage} />
           <Route path="/system" component={atLeast(user, 'admin') ? SystemPage : NotFoundPage} />
           <Route path="/backups" component={atLeast(user, 'admin') ? BackupsPage : NotFoundPage} />
+          <Route path="/updates" component={atLeast(user, 'admin') ? ReleasesPage : NotFoundPage} />
+          <Route path="/updates/deployments" component={atLeast(user, 'admin') ? DeploymentsPage : NotFoundPage} />
+          <Route path="/updates/deployments/:id" component={atLeast(user, 'admin') ? DeploymentPage : NotFoundPage} />
           <Route path="/tokens" component={atLeast(user, 'owner') ? TokensPage : NotFoundPage} />
           <Route default component={NotFoundPage} />
         </Router>
@@ -261,6 +265,7 @@ function Nav() {
     { href: '/settings', label: 'Settings', show: atLeast(user, 'admin') },
     { href: '/backups', label: 'Backups', show: atLeast(user, 'admin') },
     { href: '/system', label: 'System status', show: atLeast(user, 'admin') },
+    { href: '/updates', label: 'Updates', show: atLeast(user, 'admin') },
     { href: '/tokens', label: 'Integration tokens', show: atLeast(user, 'owner') },
   ].filter((i) => i.show);
   const inAdmin = adminItems.some((i) => current(i.href));
