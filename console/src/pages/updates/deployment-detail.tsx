@@ -43,11 +43,13 @@ export function DeploymentPage({ id }: { id: string }) {
   const pause = useAction(async () => {
     const next = await api.post<Deployment>(`update-deployments/${id}/pause`, {});
     dep.setData(next);
+    resume.setError(null);
     showToast('Deployment paused: nobody new is offered the update until you resume it.');
   });
   const resume = useAction(async () => {
     const next = await api.post<Deployment>(`update-deployments/${id}/resume`, {});
     dep.setData(next);
+    pause.setError(null);
     showToast('Deployment resumed.');
   });
   const retry = useAction(async (s: DeploymentScreen) => {
