@@ -7,7 +7,8 @@
  * server's CPU and RSS (read from /proc, apart from the simulator), RSS per socket, the
  * change's propagation to the last player, and buckets sent vs counted in the database.
  *   npm run bench:fleet -- --players 1000[,5000,10000] [--cadence 30] [--seconds 60 | --minutes 1]
- *     [--noise-share 0.2] [--entry dist/server/src/main.js] [--log-level info] [--json]
+ *     [--noise-share 0.2] [--entry dist/server/src/main.js] [--log-level info] [--json] [--keep]
+ *     [--cpu-prof-dir DIR]   (the server's V8 CPU profile, written when it stops)
  * Each N gets a fresh server and data directory. Default run: 2 cadences (the change at
  * the middle) after the ramp. docs/performance.md ("Fleet simulator") has the figures.
  */
@@ -44,6 +45,7 @@ function table(r: FleetReport): string {
     ['heartbeats ok / sent (skipped)', `${r.heartbeats.ok} / ${r.heartbeats.sent} (${r.heartbeats.skipped})`],
     ['heartbeats/s', String(r.heartbeats.perSec)],
     ['heartbeat p50 / p99 / max', `${r.heartbeats.p50Ms} / ${r.heartbeats.p99Ms} / ${r.heartbeats.maxMs} ms`],
+    ['heartbeat p99 before / from the change', `${r.heartbeats.p99BeforeChangeMs} / ${r.heartbeats.p99FromChangeMs} ms`],
     ['players that heartbeated', `${r.playersHeartbeated} of ${r.players}`],
     ['errors (socket drops)', `${r.errors.total} (${r.errors.socketDrops})${r.errors.total ? ` ${JSON.stringify(r.errors.byKind)}` : ''}`],
     ['manifests 200 / 304', `${r.manifests.ok200} / ${r.manifests.notModified304}`],
@@ -87,6 +89,7 @@ async function main() {
       entry: arg('entry'),
       logLevel: arg('log-level'),
       keepDir: process.argv.includes('--keep'),
+      cpuProfDir: arg('cpu-prof-dir'),
       log: (line) => console.error(`[${players}] ${line}`),
     });
     reports.push(report);

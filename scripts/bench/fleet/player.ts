@@ -13,6 +13,8 @@ import type { HttpClient } from './http.js';
 
 export interface FleetStats {
   heartbeatLatenciesMs: number[];
+  /** performance.now() when each heartbeat of heartbeatLatenciesMs was sent. */
+  heartbeatSentAt: number[];
   heartbeatsSent: number;
   heartbeatsOk: number;
   /** A heartbeat came due while the player's previous one was still unanswered. */
@@ -28,6 +30,7 @@ export interface FleetStats {
 export function newStats(): FleetStats {
   return {
     heartbeatLatenciesMs: [],
+    heartbeatSentAt: [],
     heartbeatsSent: 0,
     heartbeatsOk: 0,
     heartbeatsSkipped: 0,
@@ -179,6 +182,7 @@ export class SimPlayer {
     try {
       const res = await this.fleet.heartbeats.request('POST', '/api/v1/player/heartbeat', this.auth, body);
       stats.heartbeatLatenciesMs.push(performance.now() - t0);
+      stats.heartbeatSentAt.push(t0);
       if (res.status !== 200) {
         count(stats, `heartbeat ${res.status}`);
         return;

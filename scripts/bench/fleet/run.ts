@@ -33,6 +33,8 @@ export interface FleetOptions {
   /** How long after the run to wait for the last player to get the change. */
   changeGraceSec?: number;
   keepDir?: boolean;
+  /** Profile the server (node --cpu-prof) into this directory; the profile is written when it stops. */
+  cpuProfDir?: string;
   log?: (line: string) => void;
 }
 
@@ -43,7 +45,18 @@ export interface FleetReport {
   noisyPlayers: number;
   seedMs: number;
   rampMs: number;
-  heartbeats: { sent: number; ok: number; skipped: number; perSec: number; p50Ms: number; p99Ms: number; maxMs: number };
+  heartbeats: {
+    sent: number;
+    ok: number;
+    skipped: number;
+    perSec: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    /** p99 of the heartbeats sent before the change, and of those sent from the change on (the burst of manifest fetches). */
+    p99BeforeChangeMs: number | null;
+    p99FromChangeMs: number | null;
+  };
   /** Players with at least one answered (200) heartbeat. */
   playersHeartbeated: number;
   errors: { total: number; byKind: Record<string, number>; socketDrops: number };
@@ -115,7 +128,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const seedMs = performance.now() - t;
   log(`seeded ${n} screens with credentials in ${Math.round(seedMs)} ms`);
 
-  const server = await startServer(dataDir, { entry: options.entry, logLevel: options.logLevel });
+  const server = await startServer(dataDir, { entry: options.entry, logLevel: options.logLevel, cpuProfDir: options.cpuProfDir });
   const players: SimPlayer[] = [];
   const fleet: FleetContext = {
     wsUrl: `${server.url.replace(/^http/, 'ws')}/api/v1/player/socket`,
@@ -164,6 +177,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     // The measured run: heartbeats spread evenly over the cadence (player i at i/N of it).
     const stats = fleet.stats;
     stats.heartbeatLatenciesMs.length = 0;
+    stats.heartbeatSentAt.length = 0;
     const cadenceMs = options.cadenceSec * 1000;
     const total = Math.floor((options.seconds * 1000 * n) / cadenceMs);
     const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -210,6 +224,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
 
     const lat = [...stats.heartbeatLatenciesMs].sort((a, b) => a - b);
     const changeAt = fleet.changeAt!;
+    const split = (before: boolean) => stats.heartbeatLatenciesMs.filter((_, i) => stats.heartbeatSentAt[i]! < changeAt === before).sort((a, b) => a - b);
+    const p99Of = (xs: number[]) => (xs.length ? round(percentile(xs, 99)!) : null);
     const got = players.filter((p) => p.gotChangeAt !== null).map((p) => p.gotChangeAt! - changeAt);
     got.sort((a, b) => a - b);
     const media = players.filter((p) => p.changeMediaAt !== null).map((p) => p.changeMediaAt! - changeAt);
@@ -229,6 +245,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         p50Ms: round(percentile(lat, 50) ?? 0),
         p99Ms: round(percentile(lat, 99) ?? 0),
         maxMs: round(lat[lat.length - 1] ?? 0),
+        p99BeforeChangeMs: p99Of(split(true)),
+        p99FromChangeMs: p99Of(split(false)),
       },
       playersHeartbeated: players.filter((p) => p.heartbeatsOk > 0).length,
       errors: { total: [...stats.errors.values()].reduce((a, b) => a + b, 0), byKind: errorsByKind, socketDrops: stats.socketDrops },

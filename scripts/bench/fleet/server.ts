@@ -124,12 +124,23 @@ export interface FleetServer {
  */
 export async function startServer(
   dataDir: string,
-  options: { entry?: string; logLevel?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: {
+    entry?: string;
+    logLevel?: string;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    /** Write a V8 CPU profile of the server (node --cpu-prof) into this directory when it stops. */
+    cpuProfDir?: string;
+  } = {},
 ): Promise<FleetServer> {
   const entry = path.resolve(ROOT, options.entry ?? 'server/src/main.ts');
   const logFile = path.join(path.dirname(dataDir), 'server.log');
   const fd = openSync(logFile, 'a');
-  const args = entry.endsWith('.ts') ? ['--import=tsx', entry] : [entry];
+  const args = [
+    ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
+    ...(entry.endsWith('.ts') ? ['--import=tsx'] : []),
+    entry,
+  ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
