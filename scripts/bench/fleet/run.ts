@@ -5,7 +5,7 @@
  * middle, then the server stopped and its SQLite file opened to count the noise buckets.
  * Answers the figures and the correctness facts (docs/performance.md, "Fleet simulator").
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -30,7 +30,7 @@ export interface FleetOptions {
   httpConnections?: number;
   /** Sockets being opened at once during the ramp. */
   rampConcurrency?: number;
-  /** How long after the run to wait for the last player to get the change. */
+  /** How long after the run to wait for the last player to get the change (default: 30 s, or N/100 s when more). */
   changeGraceSec?: number;
   keepDir?: boolean;
   /** Profile the server (node --cpu-prof) into this directory; the profile is written when it stops. */
@@ -115,9 +115,23 @@ async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boole
   return true;
 }
 
+/** The soft limit on open files of this process (from /proc/self/limits), or null. */
+function openFileLimit(): number | null {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const log = options.log ?? (() => {});
   const n = options.players;
+  // Each player holds a socket here and in the server, plus the two keep-alive pools.
+  const needed = n + 2 * (options.httpConnections ?? 256) + 200;
+  const limit = openFileLimit();
+  if (limit !== null && limit < needed) throw new Error(`${n} players need about ${needed} open files in this process and the server; ulimit -n is ${limit}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-fleet-'));
   const dataDir = path.join(dir, 'data');
   mkdirSync(dataDir);
@@ -204,7 +218,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const changeRequestMs = await changeDone;
     await Promise.all(players.map((p) => p.settled()));
     const heartbeatSpan = (performance.now() - runFrom) / 1000;
-    await waitUntil(() => players.every((p) => p.changeMediaAt !== null), (options.changeGraceSec ?? 30) * 1000);
+    await waitUntil(() => players.every((p) => p.changeMediaAt !== null), (options.changeGraceSec ?? Math.max(30, n / 100)) * 1000);
     await Promise.all(players.map((p) => p.settled()));
     const runTo = performance.now();
     const cpu = process.cpuUsage(cpu0);
