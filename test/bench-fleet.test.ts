@@ -18,6 +18,7 @@ t.test('fleet simulator: every player heartbeats, gets the change, and no bucket
   t.same(r.errors, { total: 0, byKind: {}, socketDrops: 0 }, 'no error, no socket dropped');
   t.equal(r.change.playersGotIt, 20, 'every player fetched the changed manifest');
   t.not(r.change.mediaLastMs, null, 'and cached its new media');
+  t.equal(r.change.pushedPlayers, 20, 'every socket got manifest.changed');
   t.ok(r.media.downloads >= 40, 'each player downloaded both images');
   t.equal(r.buckets.generated, 4 * 4 * 3, 'three new buckets per noisy heartbeat');
   t.equal(r.buckets.acknowledged, r.buckets.generated, 'all acknowledged');

@@ -60,6 +60,10 @@ function table(r: FleetReport): string {
       'change to last player (p50)',
       r.change.lastMs === null ? 'never' : `${r.change.lastMs} ms (${r.change.p50Ms} ms), ${r.change.playersGotIt} of ${r.players} players`,
     ],
+    [
+      'change pushed (manifest.changed), last player',
+      r.change.pushLastMs === null ? 'never' : `${r.change.pushLastMs} ms, ${r.change.pushedPlayers} of ${r.players} players`,
+    ],
     ['change incl. media, last player', r.change.mediaLastMs === null ? 'not every player' : `${r.change.mediaLastMs} ms`],
     ['change request itself', `${r.change.requestMs} ms`],
     ['buckets generated / acked / counted', `${r.buckets.generated} / ${r.buckets.acknowledged} / ${r.buckets.counted}`],

@@ -77,6 +77,8 @@ export class SimPlayer {
   /** When the manifest with the change arrived (200, new ETag) and when its media was all cached. */
   gotChangeAt: number | null = null;
   changeMediaAt: number | null = null;
+  /** When the first `manifest.changed` after the change arrived on the socket. */
+  changePushAt: number | null = null;
   heartbeatsOk = 0;
   bucketsGenerated = 0;
   bucketsAcknowledged = 0;
@@ -120,6 +122,7 @@ export class SimPlayer {
           resolve();
           if (msg.manifestRevision !== this.revision || !this.etag) this.fetchManifest();
         } else if (msg.type === 'manifest.changed') {
+          if (this.fleet.changeAt !== null && this.changePushAt === null) this.changePushAt = performance.now();
           if (typeof msg.revision !== 'number' || msg.revision > this.revision) this.fetchManifest();
         } else if (msg.type === 'ping') {
           ws.send('{"type":"pong"}');

@@ -81,6 +81,9 @@ export interface FleetReport {
     lastMs: number | null;
     /** Until the changed manifest's media was cached too. */
     mediaLastMs: number | null;
+    /** `manifest.changed` on the socket: players that got it, and when the last one did. */
+    pushedPlayers: number;
+    pushLastMs: number | null;
   };
   buckets: { generated: number; acknowledged: number; counted: number };
   simulator: { cpuPct: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
@@ -243,6 +246,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const got = players.filter((p) => p.gotChangeAt !== null).map((p) => p.gotChangeAt! - changeAt);
     got.sort((a, b) => a - b);
     const media = players.filter((p) => p.changeMediaAt !== null).map((p) => p.changeMediaAt! - changeAt);
+    const pushed = players.filter((p) => p.changePushAt !== null).map((p) => p.changePushAt! - changeAt);
     const errorsByKind = Object.fromEntries(stats.errors);
     return {
       players: n,
@@ -283,6 +287,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         p50Ms: got.length ? round(percentile(got, 50)!) : null,
         lastMs: got.length ? round(got[got.length - 1]!) : null,
         mediaLastMs: media.length === n ? round(Math.max(...media)) : null,
+        pushedPlayers: pushed.length,
+        pushLastMs: pushed.length ? round(Math.max(...pushed)) : null,
       },
       buckets: {
         generated: players.reduce((a, p) => a + p.bucketsGenerated, 0),
