@@ -49,6 +49,7 @@ function table(r: FleetReport): string {
     ['players that heartbeated', `${r.playersHeartbeated} of ${r.players}`],
     ['errors (socket drops)', `${r.errors.total} (${r.errors.socketDrops})${r.errors.total ? ` ${JSON.stringify(r.errors.byKind)}` : ''}`],
     ['manifests 200 / 304', `${r.manifests.ok200} / ${r.manifests.notModified304}`],
+    ['manifest size (gzipped)', `${r.manifests.bytes} B (${r.manifests.wireBytes} B)`],
     ['media downloads', `${r.media.downloads} (${(r.media.bytes / 1024 / 1024).toFixed(1)} MiB)`],
     ['server CPU idle / avg / peak', `${r.server.idleCpuPct} / ${r.server.avgCpuPct} / ${r.server.peakCpuPct} % of one core`],
     [

@@ -6,6 +6,8 @@ export interface HttpAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
+  /** Body bytes as received (before gunzip). */
+  wireBytes: number;
 }
 
 export class HttpClient {
@@ -37,13 +39,14 @@ export class HttpClient {
           res.on('error', reject);
           res.on('end', () => {
             let data = Buffer.concat(chunks);
+            const wireBytes = data.length;
             try {
               if (res.headers['content-encoding'] === 'gzip') data = gunzipSync(data);
             } catch (err) {
               reject(err);
               return;
             }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data, wireBytes });
           });
         },
       );

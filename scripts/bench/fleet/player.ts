@@ -25,6 +25,9 @@ export interface FleetStats {
   manifest304: number;
   mediaDownloads: number;
   mediaBytes: number;
+  /** Size of the last manifest body received (JSON, after gunzip) and of it on the wire. */
+  manifestBytes: number;
+  manifestWireBytes: number;
 }
 
 export function newStats(): FleetStats {
@@ -40,6 +43,8 @@ export function newStats(): FleetStats {
     manifest304: 0,
     mediaDownloads: 0,
     mediaBytes: 0,
+    manifestBytes: 0,
+    manifestWireBytes: 0,
   };
 }
 
@@ -236,6 +241,8 @@ export class SimPlayer {
         return;
       }
       stats.manifest200++;
+      stats.manifestBytes = res.body.length;
+      stats.manifestWireBytes = res.wireBytes;
       const at = performance.now();
       const m = (JSON.parse(res.body.toString()) as { data: { revision: number; media: ManifestMedia[] } }).data;
       const newEtag = String(res.headers.etag ?? '');

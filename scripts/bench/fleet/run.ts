@@ -60,7 +60,7 @@ export interface FleetReport {
   /** Players with at least one answered (200) heartbeat. */
   playersHeartbeated: number;
   errors: { total: number; byKind: Record<string, number>; socketDrops: number };
-  manifests: { ok200: number; notModified304: number };
+  manifests: { ok200: number; notModified304: number; bytes: number; wireBytes: number };
   media: { downloads: number; bytes: number };
   server: {
     startRssMiB: number;
@@ -268,7 +268,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       },
       playersHeartbeated: players.filter((p) => p.heartbeatsOk > 0).length,
       errors: { total: [...stats.errors.values()].reduce((a, b) => a + b, 0), byKind: errorsByKind, socketDrops: stats.socketDrops },
-      manifests: { ok200: stats.manifest200, notModified304: stats.manifest304 },
+      manifests: { ok200: stats.manifest200, notModified304: stats.manifest304, bytes: stats.manifestBytes, wireBytes: stats.manifestWireBytes },
       media: { downloads: stats.mediaDownloads, bytes: stats.mediaBytes },
       server: {
         startRssMiB: MiB(startRss),
