@@ -9,6 +9,7 @@
  *   npm run bench:fleet -- --players 1000[,5000,10000] [--cadence 30] [--seconds 60 | --minutes 1]
  *     [--noise-share 0.2] [--entry dist/server/src/main.js] [--log-level info] [--json] [--keep]
  *     [--cpu-prof-dir DIR]   (the server's V8 CPU profile, written when it stops)
+ *     [--connections 256]    (keep-alive connections of each of the two client pools)
  * Each N gets a fresh server and data directory. Default run: 2 cadences (the change at
  * the middle) after the ramp. docs/performance.md ("Fleet simulator") has the figures.
  */
@@ -95,6 +96,7 @@ async function main() {
       logLevel: arg('log-level'),
       keepDir: process.argv.includes('--keep'),
       cpuProfDir: arg('cpu-prof-dir'),
+      httpConnections: arg('connections') !== undefined ? num('connections', 256) : undefined,
       log: (line) => console.error(`[${players}] ${line}`),
     });
     reports.push(report);
