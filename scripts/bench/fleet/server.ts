@@ -1,0 +1,188 @@
+/**
+ * The real server as a child process for the fleet simulator, and what it costs: CPU from
+ * /proc/<pid>/stat (utime + stime) and memory from /proc/<pid>/status (VmRSS, VmHWM), read
+ * apart from the simulator's own process.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+let clockTicks: number | null = null;
+/** Clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK; 100 on Linux almost always). */
+function ticksPerSecond(): number {
+  if (clockTicks === null) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+export interface ProcSample {
+  /** performance.now() when read. */
+  at: number;
+  /** utime + stime, seconds. */
+  cpuSec: number;
+  rssKiB: number;
+  /** Peak RSS since the process started. */
+  hwmKiB: number;
+}
+
+/** One reading of a process's CPU time and memory; null once it is gone. */
+export function sampleProcess(pid: number): ProcSample | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3 (state).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // fields 14 (utime) and 15 (stime)
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    return { at: performance.now(), cpuSec: ticks / ticksPerSecond(), rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU use between two samples, in percent of one core. */
+export const cpuPercent = (a: ProcSample, b: ProcSample) => ((b.cpuSec - a.cpuSec) / ((b.at - a.at) / 1000)) * 100;
+
+/**
+ * Samples a process every `everyMs`; `peakCpu(since)` is the busiest one-second window
+ * (two samples `windowMs` apart) after `since`.
+ */
+export class ProcessSampler {
+  readonly samples: ProcSample[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pid: number,
+    everyMs = 500,
+  ) {
+    this.take();
+    this.timer = setInterval(() => this.take(), everyMs);
+    this.timer.unref();
+  }
+
+  take(): ProcSample | null {
+    const s = sampleProcess(this.pid);
+    if (s) this.samples.push(s);
+    return s;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Samples taken in [from, to] (performance.now() times). */
+  between(from: number, to = Number.POSITIVE_INFINITY): ProcSample[] {
+    return this.samples.filter((s) => s.at >= from && s.at <= to);
+  }
+
+  /** The highest CPU % over any window of at least `windowMs` within [from, to]. */
+  peakCpu(from: number, to = Number.POSITIVE_INFINITY, windowMs = 1000): number {
+    const s = this.between(from, to);
+    let peak = 0;
+    let j = 0;
+    for (let i = 0; i < s.length; i++) {
+      while (j < s.length && s[j]!.at - s[i]!.at < windowMs) j++;
+      if (j >= s.length) break;
+      peak = Math.max(peak, cpuPercent(s[i]!, s[j]!));
+    }
+    return peak;
+  }
+
+  /** Average CPU % over [from, to] (first and last sample in the range). */
+  averageCpu(from: number, to = Number.POSITIVE_INFINITY): number {
+    const s = this.between(from, to);
+    return s.length >= 2 ? cpuPercent(s[0]!, s[s.length - 1]!) : 0;
+  }
+
+  peakRssKiB(from: number, to = Number.POSITIVE_INFINITY): number {
+    return Math.max(0, ...this.between(from, to).map((s) => s.rssKiB));
+  }
+}
+
+export interface FleetServer {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  logFile: string;
+  /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `entry` (default: server/src/main.ts under tsx; a built dist/server/src/main.js
+ * runs under plain node) over `dataDir` on a free loopback port, its log written to
+ * `<dataDir>/../server.log` (a file, so the simulator spends nothing reading it).
+ * Resolves once the server logs its URL.
+ */
+export async function startServer(
+  dataDir: string,
+  options: {
+    entry?: string;
+    logLevel?: string;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    /** Write a V8 CPU profile of the server (node --cpu-prof) into this directory when it stops. */
+    cpuProfDir?: string;
+  } = {},
+): Promise<FleetServer> {
+  const entry = path.resolve(ROOT, options.entry ?? 'server/src/main.ts');
+  const logFile = path.join(path.dirname(dataDir), 'server.log');
+  const fd = openSync(logFile, 'a');
+  const args = [
+    ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
+    ...(entry.endsWith('.ts') ? ['--import=tsx'] : []),
+    entry,
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PLACARD_DATA_DIR: dataDir,
+      PLACARD_PORT: '0',
+      PLACARD_HTTPS_PORT: '0',
+      PLACARD_HOST: '127.0.0.1',
+      PLACARD_LOG_LEVEL: options.logLevel ?? 'info',
+      ...options.env,
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  let url: string | null = null;
+  while (!url) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited before listening:\n${readFileSync(logFile, 'utf8')}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server did not start in time:\n${readFileSync(logFile, 'utf8')}`);
+    }
+    url = /"url":"(http:\/\/[^"]+)"/.exec(readFileSync(logFile, 'utf8'))?.[1] ?? null;
+    if (!url) await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    pid: child.pid!,
+    url,
+    logFile,
+    async stop(graceMs = 30_000) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const result = await exited;
+        clearTimeout(timer);
+        return result;
+      }
+      return exited;
+    },
+  };
+}
