@@ -274,7 +274,7 @@ async function listed(app: { json: (p: string, i?: any) => Promise<{ body: any }
   return (await app.json('/api/v1/player-releases', { headers })).body.data as any[];
 }
 
-t.test('deployments: made from the form, followed live per wave and per screen, a failure pauses it, retry, cancel', async (t) => {
+t.test('deployments: made from the form, followed live per wave and per screen, a failure pauses it, retry, pause and resume, cancel', async (t) => {
   const browser = await launchBrowser(t);
   if (!browser) return;
   const app = await startApp(t);
@@ -377,12 +377,27 @@ t.test('deployments: made from the form, followed live per wave and per screen, 
   // It fails: the rollout pauses at the threshold (1), the page says why, Retry on the row.
   t.equal((await status(canaryScreen, { state: 'failed', error: 'disk full' })).status, 200);
   await page.getByTestId('paused-reason').waitFor();
-  t.match(await page.getByTestId('paused-reason').innerText(), /too many screens failed/, 'paused, in words');
+  t.match(
+    await page.getByTestId('paused-reason').innerText(),
+    /Paused: too many failures \(1 failed; it pauses at 1\)\. Retry the failed screens/,
+    'paused, in words',
+  );
+  t.equal(await page.getByRole('button', { name: 'Resume' }).count(), 0, 'no Resume while the failures are at the threshold');
+  t.equal(await page.getByRole('button', { name: 'Pause' }).count(), 0, 'no Pause while paused');
   t.match(await canaryRow.innerText(), /failed[\s\S]*disk full/, 'the failure and its reason');
   await page.getByRole('button', { name: `Retry ${canary.name}` }).click();
   await canaryRow.locator('[data-testid=screen-state]', { hasText: 'offered' }).waitFor();
   await page.getByTestId('paused-reason').waitFor({ state: 'detached' });
   t.match(await get(), { state: 'running' }, 'running again once the failure is retried');
+
+  // Paused by hand (an extension route): the canary carries on, the next wave (no wait) does not start.
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  await page.getByTestId('paused-reason').waitFor();
+  t.match(await page.getByTestId('paused-reason').innerText(), /^Paused by you\. Screens already offered the update carry on/, 'paused by hand, in words');
+  t.match(await get(), { state: 'paused', pausedReason: 'manual' });
+  t.equal(await page.getByRole('button', { name: 'Pause', exact: true }).count(), 0, 'Pause gives way to Resume');
+  await checkA11y(page, t, 'deployment paused by hand');
+  await snap(page, 'console-updates-deployment-paused');
 
   // It installs: the status report, then the heartbeat with the new version confirms it.
   t.equal((await status(canaryScreen, { state: 'installing' })).status, 200);
@@ -390,6 +405,16 @@ t.test('deployments: made from the form, followed live per wave and per screen, 
   await heartbeat(canaryScreen, { playerFamily: 'edge', playerArchitecture: 'x86_64', playerVersion: '2.0.0' });
   await canaryRow.locator('[data-testid=screen-state]', { hasText: 'installed' }).waitFor();
   t.match(await canaryRow.innerText(), /1\.0\.0 → 2\.0\.0/, 'the versions');
+  await page.locator('[data-testid=waves-table] tr[data-wave="0"]', { hasText: 'done' }).waitFor();
+  for (let i = 0; i < 3; i++) await app.deps.periodic.runNow('update-deployments.tick');
+  t.match(await get(), { state: 'paused', currentWave: 0, counts: { installed: 1, pending: 2, offered: 0 } }, 'no next wave while paused');
+  for (const name of Object.keys(edge).filter((n) => n !== canary.name))
+    t.equal(await page.locator(`tr[data-screen="${name}"] [data-testid=screen-state]`).innerText(), 'waiting for its wave', `${name} waits`);
+  t.match(await page.locator('[data-testid=waves-table] tr[data-wave="1"]').innerText(), /waiting/, 'the next wave waits');
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.getByTestId('paused-reason').waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+  t.match(await get(), { state: 'running', pausedReason: null }, 'resumed');
 
   // The next wave (no wait) offers the other two; the canary wave is done.
   const others = Object.keys(edge).filter((n) => n !== canary.name);

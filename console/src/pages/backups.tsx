@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, atLeast, saveTextFile, uploadFile } from '../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useSession, useTitle } from '../ui';
 import { ConfirmDialog } from '../ui/dialogs';
-import { CheckField, Field, formatBytes } from '../ui/fields';
+import { CheckField, Field, formatBytes, UploadProgress } from '../ui/fields';
 
 /** GET /api/v1/system/backups items. */
 interface Backup {
@@ -411,17 +411,7 @@ function UploadBackup({ disabled, onUploaded }: { disabled: boolean; onUploaded:
             />
           )}
         </Field>
-        {sent && (
-          <div class="progress-box" data-testid="upload-progress">
-            <p>
-              <strong>{checking ? 'Checking the backup…' : 'Uploading'}</strong> {checking ? '' : `${Math.round((sent.sent / Math.max(1, sent.total)) * 100)}%`}
-            </p>
-            <progress value={checking ? undefined : sent.sent} max={sent.total} aria-label={checking ? 'Checking the backup' : 'Upload progress'} />
-            <p class="muted" role="status">
-              {formatBytes(sent.sent)} of {formatBytes(sent.total)}
-            </p>
-          </div>
-        )}
+        {sent && <UploadProgress sent={sent} checking={checking === true} what="the backup" testId="upload-progress" />}
         <ErrorNote error={upload.error instanceof ApiError && upload.error.code === 'aborted' ? null : upload.error} />
         {done && <Notice>Uploaded and checked: the backup of {formatTime(done.createdAt)} is now in the list.</Notice>}
         <div class="form-actions">

@@ -123,3 +123,21 @@ export function formatDuration(sec: number): string {
   if (m > 0) return part(m, 'minute');
   return part(s, 'second');
 }
+
+/**
+ * A file upload's progress: the share sent and the bytes, then "Checking …" (an indeterminate bar) once every byte is
+ * sent and the server is reading the file. `what` names the file in the checking line ("the backup", "the file").
+ */
+export function UploadProgress({ sent, checking, what, testId }: { sent: { sent: number; total: number }; checking: boolean; what: string; testId: string }) {
+  return (
+    <div class="progress-box" data-testid={testId}>
+      <p>
+        <strong>{checking ? `Checking ${what}…` : 'Uploading'}</strong> {checking ? '' : `${Math.round((sent.sent / Math.max(1, sent.total)) * 100)}%`}
+      </p>
+      <progress value={checking ? undefined : sent.sent} max={sent.total} aria-label={checking ? `Checking ${what}` : 'Upload progress'} />
+      <p class="muted" role="status">
+        {formatBytes(sent.sent)} of {formatBytes(sent.total)}
+      </p>
+    </div>
+  );
+}

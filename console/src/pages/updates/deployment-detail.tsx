@@ -10,7 +10,7 @@ import {
   DEPLOYMENT_STATE_LABEL,
   type DeploymentScreen,
   ERROR_LABEL,
-  PAUSED_REASON_LABEL,
+  pausedWords,
   SCREEN_STATE_LABEL,
   SKIP_REASON_LABEL,
   tone,
@@ -40,12 +40,26 @@ export function DeploymentPage({ id }: { id: string }) {
     setAsking(false);
     showToast('Deployment cancelled: no further screens are offered the update.');
   });
+  const pause = useAction(async () => {
+    const next = await api.post<Deployment>(`update-deployments/${id}/pause`, {});
+    dep.setData(next);
+    resume.setError(null);
+    showToast('Deployment paused: nobody new is offered the update until you resume it.');
+  });
+  const resume = useAction(async () => {
+    const next = await api.post<Deployment>(`update-deployments/${id}/resume`, {});
+    dep.setData(next);
+    pause.setError(null);
+    showToast('Deployment resumed.');
+  });
   const retry = useAction(async (s: DeploymentScreen) => {
     const next = await api.post<Deployment>(`update-deployments/${id}/screens/${s.screenId}/retry`, {});
     dep.setData(next);
     showToast(`${s.name} is offered the update again.`);
   });
 
+  // The server refuses to resume while the failures are at the threshold: no Resume then, the notice says to retry.
+  const tooManyFailed = !!d && d.counts.failed >= d.failureThreshold;
   const screens = d?.screens ?? [];
   const inRollout = screens.filter((s) => s.state !== 'skipped');
   const skipped = screens.filter((s) => s.state === 'skipped');
@@ -71,7 +85,10 @@ export function DeploymentPage({ id }: { id: string }) {
             </header>
             {d.state === 'paused' && (
               <p class="notice warn" role="status" data-testid="paused-reason">
-                Paused: {PAUSED_REASON_LABEL[d.pausedReason ?? ''] ?? d.pausedReason ?? 'no reason given'}. Retry the failed screens to carry on, or cancel.
+                {pausedWords(d.pausedReason)}
+                {d.pausedReason === 'failure_threshold' ? ` (${d.counts.failed} failed; it pauses at ${d.failureThreshold})` : ''}.{' '}
+                {d.pausedReason === 'manual' && 'Screens already offered the update carry on; nobody else is offered it and no wave starts until you resume. '}
+                {tooManyFailed ? 'Retry the failed screens to carry on, or cancel.' : d.pausedReason === 'manual' ? '' : 'Resume to carry on, or cancel.'}
               </p>
             )}
             <p data-testid="deployment-counts">{countWords(d)}.</p>
@@ -83,10 +100,23 @@ export function DeploymentPage({ id }: { id: string }) {
             </p>
             <ErrorNote error={dep.error} />
             {live && (
-              <button type="button" class="danger" onClick={() => setAsking(true)}>
-                Cancel deployment
-              </button>
+              <div class="row" data-testid="deployment-actions">
+                {d.state === 'running' && (
+                  <button type="button" class="secondary" disabled={pause.busy} onClick={() => void pause.run()}>
+                    Pause
+                  </button>
+                )}
+                {d.state === 'paused' && !tooManyFailed && (
+                  <button type="button" disabled={resume.busy} onClick={() => void resume.run()}>
+                    Resume
+                  </button>
+                )}
+                <button type="button" class="danger" onClick={() => setAsking(true)}>
+                  Cancel deployment
+                </button>
+              </div>
             )}
+            <ErrorNote error={pause.error ?? resume.error} />
           </section>
           <section aria-labelledby="waves-h">
             <h3 id="waves-h">Waves</h3>

@@ -12,7 +12,7 @@ import {
   DEPLOYMENT_STATE_LABEL,
   familyLabel,
   loadReleases,
-  PAUSED_REASON_LABEL,
+  PAUSED_REASON_SHORT,
   type Release,
   tone,
   type WaveSpec,
@@ -97,7 +97,7 @@ export function DeploymentsPage() {
                     </td>
                     <td data-label="State">
                       <span class={`badge ${tone(d.state)}`}>{DEPLOYMENT_STATE_LABEL[d.state] ?? d.state}</span>
-                      {d.pausedReason && <small class="muted"> {PAUSED_REASON_LABEL[d.pausedReason] ?? d.pausedReason}</small>}
+                      {d.state === 'paused' && d.pausedReason && <small class="muted"> {PAUSED_REASON_SHORT[d.pausedReason] ?? d.pausedReason}</small>}
                     </td>
                     <td data-label="Screens">{countWords(d)}</td>
                     <td data-label="Started">{formatTime(d.createdAt)}</td>

@@ -179,9 +179,19 @@ export const SKIP_REASON_LABEL: Record<string, string> = {
   already_current: 'already runs this version or newer',
 };
 
+/** Why a deployment is paused, in words (the detail page's notice). */
 export const PAUSED_REASON_LABEL: Record<string, string> = {
-  failure_threshold: 'too many screens failed',
+  failure_threshold: 'Paused: too many failures',
+  manual: 'Paused by you',
 };
+
+/** The same, after the "paused" badge of the list ("paused by you"). */
+export const PAUSED_REASON_SHORT: Record<string, string> = {
+  failure_threshold: 'too many failures',
+  manual: 'by you',
+};
+
+export const pausedWords = (reason: string | null): string => PAUSED_REASON_LABEL[reason ?? ''] ?? (reason ? `Paused: ${reason}` : 'Paused');
 
 export const ERROR_LABEL: Record<string, string> = {
   confirmation_timeout: 'the screen did not confirm the new version in time',

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, uploadFile } from '../../api';
 import { ErrorNote, formatTime, Notice, useAction, useLoad, useTitle } from '../../ui';
 import { showToast } from '../../ui/confirm';
-import { Field, formatBytes } from '../../ui/fields';
+import { Field, formatBytes, UploadProgress } from '../../ui/fields';
 import {
   ARCHITECTURES,
   architectureLabel,
@@ -290,17 +290,7 @@ function UploadRelease({ onUploaded }: { onUploaded: () => Promise<void> }) {
             />
           )}
         </Field>
-        {sent && (
-          <div class="progress-box" data-testid="release-upload-progress">
-            <p>
-              <strong>{checking ? 'Checking the file…' : 'Uploading'}</strong> {checking ? '' : `${Math.round((sent.sent / Math.max(1, sent.total)) * 100)}%`}
-            </p>
-            <progress value={checking ? undefined : sent.sent} max={sent.total} aria-label={checking ? 'Checking the file' : 'Upload progress'} />
-            <p class="muted" role="status">
-              {formatBytes(sent.sent)} of {formatBytes(sent.total)}
-            </p>
-          </div>
-        )}
+        {sent && <UploadProgress sent={sent} checking={checking === true} what="the file" testId="release-upload-progress" />}
         {missing && (
           <p class="field-error" role="alert">
             {missing}

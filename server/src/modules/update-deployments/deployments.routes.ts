@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { DevicePrincipal, SessionPrincipal } from '../../platform/http/auth.js';
 import { created, defineRoute, ok } from '../../platform/http/route.js';
 import { DeploymentBody, DeploymentDto, DeploymentSummaryDto, StatusBody, UpdateMetadataDto, Uuid } from './deployments.schemas.js';
-import { cancelDeployment, createDeployment, deploymentDto, listDeployments, retryScreen } from './deployments.service.js';
+import { cancelDeployment, createDeployment, deploymentDto, listDeployments, pauseDeployment, resumeDeployment, retryScreen } from './deployments.service.js';
 import { reportStatus, sendArtifact, updateMetadata } from './player.service.js';
 import { PLAYER_ARCHITECTURES } from './releases.repo.js';
 
@@ -86,6 +86,40 @@ export const deploymentRoutes = [
     params: IdParams,
     responses: { 200: { description: 'The deployment', data: DeploymentDto }, 409: finished },
     handler: async (ctx, { params }) => ok(await cancelDeployment(ctx.deps, params.id)),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/update-deployments/{id}/pause',
+    auth: 'session',
+    minRole: 'admin',
+    extension: true,
+    tags: TAGS,
+    summary: 'Pause a deployment by hand: nobody new is offered the update and no next wave starts; screens holding the offer carry on',
+    description:
+      'The deployment becomes `paused` with `pausedReason: manual`. Screens already offered keep downloading, installing and reporting, and are confirmed or time out as usual. A paused deployment (by hand or by failures) is answered as it is.',
+    params: IdParams,
+    responses: { 200: { description: 'The deployment', data: DeploymentDto }, 409: finished },
+    handler: async (ctx, { params }) => ok(await pauseDeployment(ctx.deps, params.id)),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/update-deployments/{id}/resume',
+    auth: 'session',
+    minRole: 'admin',
+    extension: true,
+    tags: TAGS,
+    summary: 'Resume a paused deployment: it runs again and offers its current wave (or starts the next one)',
+    description:
+      'Refused (409 `conflict`) while its failed screens are at or over the failure threshold: retry them first (a deployment paused by failures resumes by itself once under it), or cancel. A running deployment is answered as it is.',
+    params: IdParams,
+    responses: {
+      200: { description: 'The deployment', data: DeploymentDto },
+      409: {
+        description: 'deployment_finished: cancelled or completed; conflict: its failed screens are still at or over the failure threshold',
+        codes: ['deployment_finished', 'conflict'],
+      },
+    },
+    handler: async (ctx, { params }) => ok(await resumeDeployment(ctx.deps, params.id)),
   }),
   defineRoute({
     method: 'POST',

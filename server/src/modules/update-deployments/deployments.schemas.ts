@@ -106,7 +106,7 @@ const Common = {
   waveWaitSec: z.number().int(),
   confirmTimeoutSec: z.number().int(),
   maintenanceWindow: z.object({ start: z.string(), end: z.string() }).nullable(),
-  pausedReason: z.string().nullable().describe('failure_threshold while paused by failures'),
+  pausedReason: z.string().nullable().describe('failure_threshold while paused by failures; manual when paused by hand (POST …/pause); null otherwise'),
   counts: z.object({
     total: z.number().int(),
     skipped: z.number().int(),

@@ -275,3 +275,45 @@ export async function retryScreen(deps: AppDeps, id: string, screenId: string): 
   await advance(deps, id);
   return deploymentDto(deps.db, id);
 }
+
+/**
+ * Pauses a deployment by hand (an extension: docs/update-deployments.md "Pause and resume"):
+ * nobody new is offered the update and no next wave starts; screens holding the offer carry
+ * on. A paused deployment (by hand or by failures) is answered as it is.
+ */
+export async function pauseDeployment(deps: AppDeps, id: string): Promise<Deployment> {
+  const now = new Date().toISOString();
+  await deps.db.transaction().execute(async (trx) => {
+    const d = await deploymentRow(trx, id);
+    if (!d) throw notFound('Update deployment');
+    if (d.state === 'cancelled' || d.state === 'completed') throw finished();
+    if (d.state === 'running') await updateDeployment(trx, id, { state: 'paused', paused_reason: 'manual' }, now);
+  });
+  return deploymentDto(deps.db, id);
+}
+
+/**
+ * Runs a paused deployment again: the step that follows offers the current wave (or starts
+ * the next one). Failed screens at or over the threshold refuse it (409 `conflict`): retry
+ * them first, or cancel. A running deployment is answered as it is.
+ */
+export async function resumeDeployment(deps: AppDeps, id: string): Promise<Deployment> {
+  const now = new Date().toISOString();
+  const resumed = await deps.db.transaction().execute(async (trx) => {
+    const d = await deploymentRow(trx, id);
+    if (!d) throw notFound('Update deployment');
+    if (d.state === 'cancelled' || d.state === 'completed') throw finished();
+    if (d.state === 'running') return false;
+    const failed = (await stateCounts(trx, [id])).get(id)?.get('failed') ?? 0;
+    if (failed >= d.failure_threshold)
+      throw new ApiError(
+        'conflict',
+        `${failed} screen${failed === 1 ? '' : 's'} failed and the deployment pauses at ${d.failure_threshold}: retry the failed screens (or cancel) before resuming`,
+        { details: { failed, failureThreshold: d.failure_threshold } },
+      );
+    await updateDeployment(trx, id, { state: 'running', paused_reason: null }, now);
+    return true;
+  });
+  if (resumed) await advance(deps, id);
+  return deploymentDto(deps.db, id);
+}

@@ -108,6 +108,13 @@ export async function advance(deps: AppDeps, id: string, nowMs = Date.now()): Pr
     const window = d.maintenance_window ? (JSON.parse(d.maintenance_window) as { start: string; end: string }) : null;
     let w = d.current_wave;
     let wavesChanged = false;
+    // Paused: nobody new is offered and no wave starts, but the current wave's end is recorded
+    // once its offered screens settle (the wait for the next one counts from it on resume).
+    const current = waves[w];
+    if (state === 'paused' && current?.startedAt && !current.completedAt && !screens.some((s) => s.wave === w && OPEN_STATES.includes(s.state))) {
+      current.completedAt = now;
+      wavesChanged = true;
+    }
     while (state === 'running' && w < waves.length) {
       const wave = waves[w]!;
       if (!wave.startedAt) {
