@@ -4,7 +4,9 @@
  * against that server with an update deployment offering a desktop-linux release. It resumes
  * an interrupted download, refuses bytes that do not hash to the release's sha256 (reported
  * failed; retry offers it again), installs a tarball (versioned directory, `current` link) or
- * a .deb, restarts the kiosk and reports installed; the deployment shows it. The screen's
+ * a .deb, restarts the kiosk and reports installed; the deployment shows it. It asks for the
+ * artifact of its machine's architecture (a stubbed `uname -m`): one release serves a Pi and
+ * an x64 box. The screen's
  * credential is also found where the kiosk's page keeps it (a real Chromium profile).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -31,14 +33,16 @@ function sh(line: string, env: Record<string, string> = {}): Promise<{ status: n
   });
 }
 
-/** A desktop-linux release as a tarball: a launcher of its own and its version. */
-function linuxTarball(dir: string, version: string): Buffer {
-  const src = path.join(dir, `player-${version}`);
+/** A desktop-linux release as a tarball: a launcher of its own and its version (and architecture, when named). */
+function linuxTarball(dir: string, version: string, arch?: string): Buffer {
+  const name = arch ? `player-${version}-${arch}` : `player-${version}`;
+  const src = path.join(dir, name);
   mkdirSync(path.join(src, 'bin'), { recursive: true });
   writeFileSync(path.join(src, 'bin/placard-player'), `#!/bin/sh\n# Placard player ${version}\nexec /usr/local/bin/placard-player "$@"\n`);
   chmodSync(path.join(src, 'bin/placard-player'), 0o755);
   writeFileSync(path.join(src, 'VERSION'), `${version}\n`);
-  const file = path.join(dir, `player-${version}.tar.gz`);
+  if (arch) writeFileSync(path.join(src, 'ARCH'), `${arch}\n`);
+  const file = path.join(dir, `${name}.tar.gz`);
   execFileSync('tar', ['-czf', file, '-C', src, '.']);
   return readFileSync(file);
 }
@@ -52,8 +56,11 @@ interface Box {
   run(): Promise<{ status: number | null; out: string }>;
 }
 
-/** A scratch root with the server's installer run in it, and stubs for systemctl and dpkg. */
-async function box(t: Test, app: TestApp): Promise<Box> {
+/**
+ * A scratch root with the server's installer run in it, and stubs for systemctl, dpkg and
+ * uname (`uname -m` answers `machine`, so the test does not depend on the host's).
+ */
+async function box(t: Test, app: TestApp, machine = 'x86_64'): Promise<Box> {
   const dir = tempDataDir(t);
   const root = path.join(dir, 'root');
   mkdirSync(path.join(root, 'etc'), { recursive: true });
@@ -72,8 +79,10 @@ async function box(t: Test, app: TestApp): Promise<Box> {
     path.join(bin, 'dpkg'),
     `#!/bin/sh\necho "dpkg $*" >>'${path.join(dir, 'dpkg.log')}'\n[ "$1" = -i ] && [ -f "$2" ] && cp "$2" '${path.join(dir, 'installed.deb')}'\n`,
   );
+  writeFileSync(path.join(bin, 'uname'), `#!/bin/sh\nif [ "$*" = -m ]; then echo '${machine}'; else exec /bin/uname "$@"; fi\n`);
   chmodSync(path.join(bin, 'systemctl'), 0o755);
   chmodSync(path.join(bin, 'dpkg'), 0o755);
+  chmodSync(path.join(bin, 'uname'), 0o755);
   const updater = path.join(root, 'usr/local/bin/placard-player-update');
   return { dir, root, bin, updater, systemctlLog, run: () => sh(`'${updater}' --root '${root}'`, { PATH: `${bin}:/usr/bin:/bin` }) };
 }
@@ -212,6 +221,68 @@ t.test('bytes that do not hash to the release are refused and reported; retry in
   t.equal(cancelled.status, 0, cancelled.out);
   t.match(cancelled.out, /no update offered/, 'the offer is withdrawn');
   t.equal(readFileSync(path.join(b.root, 'etc/placard-player/version'), 'utf8'), '2.1.0\n', 'nothing changed');
+});
+
+t.test('one release for a Pi and an x64 box: each updater asks for its architecture (uname -m) and installs its own tarball', async (t) => {
+  if (!which('curl')) return t.comment('curl is not installed here');
+  const app = await startApp(t);
+  const admin = await signIn(app, { role: 'owner' });
+  const machines = [
+    { name: 'pi', machine: 'arm64', arch: 'aarch64' },
+    { name: 'box', machine: 'x86_64', arch: 'x86_64' },
+    { name: 'old', machine: 'armv7l', arch: null },
+  ] as const;
+  const players = [];
+  for (const m of machines) {
+    const screen = await pairScreen(app, admin, { name: m.name, playerFamily: 'desktop-linux', playerVersion: '1.0.0' });
+    await heartbeat(app, screen, { playerFamily: 'desktop-linux', playerVersion: '1.0.0' });
+    const b = await box(t, app, m.machine);
+    setCredential(b, screen.credential);
+    players.push({ ...m, screen, b });
+  }
+  const dir = players[0]!.b.dir;
+  const tarballs = { x86_64: linuxTarball(dir, '4.0.0', 'x86_64'), aarch64: linuxTarball(dir, '4.0.0', 'aarch64') };
+  const release = await makeRelease(app, {
+    family: 'desktop-linux',
+    version: '4.0.0',
+    artifacts: [
+      { architecture: 'x86_64', kind: 'tarball', bytes: tarballs.x86_64 },
+      { architecture: 'aarch64', kind: 'tarball', bytes: tarballs.aarch64 },
+    ],
+  });
+  const res = await app.json('/api/v1/update-deployments', {
+    method: 'POST',
+    headers: admin.headers,
+    json: { releaseId: release.id, targets: { screenIds: players.map((p) => p.screen.screenId) }, waves: [{ percent: 100 }], failureThreshold: 5 },
+  });
+  t.equal(res.status, 201, JSON.stringify(res.body));
+  t.match(res.body.data.counts, { total: 3, skipped: 0, offered: 3 }, 'no screen skipped for its architecture');
+
+  for (const p of players) {
+    const run = await p.b.run();
+    const opt = path.join(p.b.root, 'opt/placard-player');
+    if (p.arch) {
+      t.equal(run.status, 0, run.out);
+      t.match(run.out, /installed version 4\.0\.0/);
+      t.equal(readFileSync(path.join(opt, '4.0.0/ARCH'), 'utf8'), `${p.arch}\n`, `the ${p.name} (uname -m ${p.machine}) installed the ${p.arch} tarball`);
+      t.equal(readlinkSync(path.join(opt, 'current')), '4.0.0');
+    } else {
+      // A machine no release is built for asks without the parameter: two artifacts, the server cannot choose.
+      t.equal(run.status, 1, run.out);
+      t.match(run.out, /no artifact of this release for this armv7l machine \(HTTP 400: .*aarch64, x86_64/);
+      t.notOk(existsSync(path.join(opt, '4.0.0')), 'nothing installed');
+    }
+  }
+  const done = await until(app, admin, res.body.data.id, (d) => d.screens.every((s: any) => s.state === 'installed' || s.state === 'failed'));
+  t.same(
+    done.screens.map((s: any) => [s.name, s.state, s.installedVersion]),
+    [
+      ['box', 'installed', '4.0.0'],
+      ['old', 'failed', null],
+      ['pi', 'installed', '4.0.0'],
+    ],
+  );
+  t.match(done.screens.find((s: any) => s.name === 'old').error, /armv7l/, 'the deployment shows why');
 });
 
 t.test('without a configured credential, the updater uses the one the kiosk page keeps in its Chromium profile', async (t) => {

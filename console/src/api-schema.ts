@@ -4079,7 +4079,7 @@ export interface paths {
         };
         /**
          * A release offered to this screen: its metadata and the artifact for its architecture
-         * @description 404 unless a running or paused deployment offers this release to the screen (`update` in the manifest and config).
+         * @description 404 unless a running or paused deployment offers this release to the screen (`update` in the manifest and config). `?architecture=` picks the artifact (exact, then `any`); without it the screen’s recorded architecture (edge), else `any`, else the release’s only artifact. An edge screen asking for another architecture than the one it reports: 404.
          */
         get: operations["getPlayerUpdatesByReleaseId"];
         put?: never;
@@ -4099,7 +4099,7 @@ export interface paths {
         };
         /**
          * Download the release’s artifact for this screen (Range, If-Range, ETag = sha256); HEAD for its size
-         * @description 404 unless the release is offered to this screen.
+         * @description 404 unless the release is offered to this screen. `?architecture=` picks the artifact (exact, then `any`); without it the screen’s recorded architecture (edge), else `any`, else the release’s only artifact. An edge screen asking for another architecture than the one it reports: 404.
          */
         get: operations["getPlayerUpdatesByReleaseIdArtifact"];
         put?: never;
@@ -37675,7 +37675,10 @@ export interface operations {
     };
     getPlayerUpdatesByReleaseId: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the architecture this player runs (x86_64, aarch64): its artifact, else `any`. Without it: the screen’s recorded architecture (edge), else `any`, else the only artifact */
+                architecture?: "x86_64" | "aarch64";
+            };
             header?: never;
             path: {
                 releaseId: string;
@@ -37706,11 +37709,20 @@ export interface operations {
                                 sizeBytes: number;
                                 sha256: string;
                                 signature: string | null;
-                                /** @description /api/v1/player/updates/{releaseId}/apk for android, else …/artifact (device credential, Range) */
+                                /** @description /api/v1/player/updates/{releaseId}/apk for android, else …/artifact (device credential, Range); with ?architecture= when the artifact is one architecture’s and the screen reports none */
                                 url: string;
                             };
                         };
                     };
+                };
+            };
+            /** @description validation_failed: an unknown architecture, or the release has several artifacts and none was named (details.architectures lists them); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
@@ -37731,7 +37743,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the release is not offered to this screen, or it has no artifact for that architecture; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -37773,7 +37785,10 @@ export interface operations {
     };
     getPlayerUpdatesByReleaseIdArtifact: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the architecture this player runs (x86_64, aarch64): its artifact, else `any`. Without it: the screen’s recorded architecture (edge), else `any`, else the only artifact */
+                architecture?: "x86_64" | "aarch64";
+            };
             header?: never;
             path: {
                 releaseId: string;
@@ -37813,6 +37828,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description validation_failed: an unknown architecture, or the release has several artifacts and none was named (details.architectures lists them); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
             401: {
                 headers: {
@@ -37831,7 +37855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the release is not offered to this screen, or it has no artifact for that architecture; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -37882,7 +37906,10 @@ export interface operations {
     };
     getPlayerUpdatesByReleaseIdApk: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the architecture this player runs (x86_64, aarch64): its artifact, else `any`. Without it: the screen’s recorded architecture (edge), else `any`, else the only artifact */
+                architecture?: "x86_64" | "aarch64";
+            };
             header?: never;
             path: {
                 releaseId: string;
@@ -37922,6 +37949,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description validation_failed: an unknown architecture, or the release has several artifacts and none was named (details.architectures lists them); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
             401: {
                 headers: {
@@ -37940,7 +37976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the release is not offered to this screen, or it has no artifact for that architecture; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -37991,7 +38027,10 @@ export interface operations {
     };
     headPlayerUpdatesByReleaseIdApk: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the architecture this player runs (x86_64, aarch64): its artifact, else `any`. Without it: the screen’s recorded architecture (edge), else `any`, else the only artifact */
+                architecture?: "x86_64" | "aarch64";
+            };
             header?: never;
             path: {
                 releaseId: string;
@@ -38031,6 +38070,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description validation_failed: an unknown architecture, or the release has several artifacts and none was named (details.architectures lists them); also validation_failed (details.issues names each problem) or malformed_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             /** @description No credential of a kind this route accepts, or a bad one: unauthenticated, invalid_credential, credential_revoked */
             401: {
                 headers: {
@@ -38049,7 +38097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description not_found: a path id that is not a UUID, or names nothing */
+            /** @description not_found: the release is not offered to this screen, or it has no artifact for that architecture; also not_found: a path id that is not a UUID, or names nothing */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -7,7 +7,8 @@ export const PLAYER_UPDATER = String.raw`#!/bin/sh
 # Placard player updater: installed by the Placard installer as /usr/local/bin/placard-player-update
 # and run by placard-player-update.timer (docs/player-updates.md). Asks the server whether a
 # desktop-linux release is offered to this screen (GET /api/v1/player/config, with the screen's
-# device credential), downloads it with resume and checks its sha256, installs it (a tarball:
+# device credential), asks for its artifact for this machine's architecture (uname -m),
+# downloads it with resume and checks its sha256, installs it (a tarball:
 # /opt/placard-player/<version> and the "current" link; a .deb: dpkg -i), restarts the kiosk
 # and reports each step to the deployment. The credential: PLACARD_DEVICE_CREDENTIAL in
 # /etc/placard-player/updater.env, else the one the kiosk's page keeps in its Chromium profile.
@@ -125,10 +126,25 @@ if [ "$current" = "$version" ]; then
   exit 0
 fi
 
-# 3. The release: its artifact for this screen.
-request GET "/api/v1/player/updates/$release"
-[ "$STATUS" = 200 ] || die "GET /api/v1/player/updates/$release answered HTTP $STATUS"
+# 3. The release: its artifact for this machine's architecture (uname -m, as releases name it;
+# another one asks without, and gets the release's "any" or only artifact).
+machine=$(uname -m 2>/dev/null || true)
+case "$machine" in
+  x86_64) ARCH=x86_64 ;;
+  aarch64|arm64) ARCH=aarch64 ;;
+  *) ARCH="" ;;
+esac
+request GET "/api/v1/player/updates/$release${'$'}{ARCH:+?architecture=$ARCH}"
+case "$STATUS" in
+  200) ;;
+  400|404)
+    why=$(json_string message "$(cat "$STATE/body")")
+    fail "no artifact of this release for this ${'$'}{machine:-unknown} machine (HTTP $STATUS: ${'$'}{why:-no reason given})" ;;
+  *) die "GET /api/v1/player/updates/$release answered HTTP $STATUS" ;;
+esac
 artifact=$(json_object artifact "$STATE/body")
+arch=$(json_string architecture "$artifact")
+if [ -n "$ARCH" ] && [ "$arch" != "$ARCH" ] && [ "$arch" != any ]; then fail "the server offered the $arch artifact to this $ARCH machine"; fi
 kind=$(json_string kind "$artifact")
 sha=$(json_string sha256 "$artifact")
 size=$(json_number sizeBytes "$artifact")
@@ -136,7 +152,7 @@ url=$(json_string url "$artifact")
 case "$kind" in tarball|deb) ;; *) fail "a $kind artifact cannot be installed by the Linux player" ;; esac
 printf '%s\n' "$sha" | grep -Eqx '[0-9a-f]{64}' || fail "the release names no sha256"
 [ -n "$size" ] || fail "the release names no size"
-printf '%s\n' "$url" | grep -Eqx '/api/v1/player/updates/[A-Za-z0-9-]+/artifact' || fail "the release's download URL is not this server's"
+printf '%s\n' "$url" | grep -Eqx '/api/v1/player/updates/[A-Za-z0-9-]+/artifact(\?architecture=(x86_64|aarch64))?' || fail "the release's download URL is not this server's"
 
 # 4. Download, resuming what an earlier run left (curl -C -), then check every byte.
 part="$STATE/$release.part"

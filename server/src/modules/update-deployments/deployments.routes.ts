@@ -4,14 +4,32 @@ import { created, defineRoute, ok } from '../../platform/http/route.js';
 import { DeploymentBody, DeploymentDto, DeploymentSummaryDto, StatusBody, UpdateMetadataDto, Uuid } from './deployments.schemas.js';
 import { cancelDeployment, createDeployment, deploymentDto, listDeployments, pauseDeployment, resumeDeployment, retryScreen } from './deployments.service.js';
 import { reportStatus, sendArtifact, updateMetadata } from './player.service.js';
+import { PLAYER_ARCHITECTURES } from './releases.repo.js';
 
 const TAGS = ['Update deployments'];
 const PLAYER = ['Player'];
 const IdParams = z.object({ id: Uuid });
 const finished = { description: 'deployment_finished: the deployment is cancelled or completed', codes: ['deployment_finished'] as const };
 const ReleaseParams = z.object({ releaseId: Uuid });
+const ArchitectureQuery = z.object({
+  architecture: z
+    .enum(PLAYER_ARCHITECTURES)
+    .optional()
+    .describe(
+      'the architecture this player runs (x86_64, aarch64): its artifact, else `any`. Without it: the screen’s recorded architecture (edge), else `any`, else the only artifact',
+    ),
+});
+const ARCH_DOC =
+  '`?architecture=` picks the artifact (exact, then `any`); without it the screen’s recorded architecture (edge), else `any`, else the release’s only artifact. An edge screen asking for another architecture than the one it reports: 404.';
+const ambiguous = {
+  description: 'validation_failed: an unknown architecture, or the release has several artifacts and none was named (details.architectures lists them)',
+  codes: ['validation_failed'] as const,
+};
+const unavailable = { description: 'not_found: the release is not offered to this screen, or it has no artifact for that architecture' };
 const ARTIFACT_TYPES = { 'application/gzip': {}, 'application/vnd.debian.binary-package': {}, 'application/vnd.android.package-archive': {} };
 const bytes = {
+  400: ambiguous,
+  404: unavailable,
   200: { description: 'The artifact’s bytes', content: ARTIFACT_TYPES, headers: { ETag: { description: 'The sha256, quoted' } } },
   206: { description: 'A range of the bytes (Content-Range)', content: ARTIFACT_TYPES },
   304: { description: 'Not modified' },
@@ -123,10 +141,11 @@ export const deploymentRoutes = [
     auth: 'device',
     tags: PLAYER,
     summary: 'A release offered to this screen: its metadata and the artifact for its architecture',
-    description: '404 unless a running or paused deployment offers this release to the screen (`update` in the manifest and config).',
+    description: `404 unless a running or paused deployment offers this release to the screen (\`update\` in the manifest and config). ${ARCH_DOC}`,
     params: ReleaseParams,
-    responses: { 200: { description: 'The update', data: UpdateMetadataDto } },
-    handler: async (ctx, { params, auth }) => ok(await updateMetadata(ctx.deps.db, screenOf(auth), params.releaseId)),
+    query: ArchitectureQuery,
+    responses: { 200: { description: 'The update', data: UpdateMetadataDto }, 400: ambiguous, 404: unavailable },
+    handler: async (ctx, { params, query, auth }) => ok(await updateMetadata(ctx.deps.db, screenOf(auth), params.releaseId, query.architecture)),
   }),
   defineRoute({
     method: 'GET',
@@ -134,10 +153,11 @@ export const deploymentRoutes = [
     auth: 'device',
     tags: PLAYER,
     summary: 'Download the release’s artifact for this screen (Range, If-Range, ETag = sha256); HEAD for its size',
-    description: '404 unless the release is offered to this screen.',
+    description: `404 unless the release is offered to this screen. ${ARCH_DOC}`,
     params: ReleaseParams,
+    query: ArchitectureQuery,
     responses: bytes,
-    handler: async (ctx, { params, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'artifact'),
+    handler: async (ctx, { params, query, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'artifact', query.architecture),
   }),
   defineRoute({
     method: 'GET',
@@ -147,8 +167,9 @@ export const deploymentRoutes = [
     summary: 'Download an android release’s APK (Range, If-Range, ETag = sha256)',
     description: '404 unless the android release is offered to this screen.',
     params: ReleaseParams,
+    query: ArchitectureQuery,
     responses: bytes,
-    handler: async (ctx, { params, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'apk'),
+    handler: async (ctx, { params, query, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'apk', query.architecture),
   }),
   defineRoute({
     method: 'HEAD',
@@ -157,8 +178,9 @@ export const deploymentRoutes = [
     tags: PLAYER,
     summary: 'The APK’s size and sha256 (ETag) without its bytes',
     params: ReleaseParams,
+    query: ArchitectureQuery,
     responses: bytes,
-    handler: async (ctx, { params, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'apk'),
+    handler: async (ctx, { params, query, auth }) => sendArtifact(ctx, screenOf(auth), params.releaseId, 'apk', query.architecture),
   }),
   defineRoute({
     method: 'POST',

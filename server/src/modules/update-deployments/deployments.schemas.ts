@@ -141,7 +141,11 @@ export const UpdateMetadataDto = z.object({
     sizeBytes: z.number().int(),
     sha256: z.string(),
     signature: z.string().nullable(),
-    url: z.string().describe('/api/v1/player/updates/{releaseId}/apk for android, else …/artifact (device credential, Range)'),
+    url: z
+      .string()
+      .describe(
+        '/api/v1/player/updates/{releaseId}/apk for android, else …/artifact (device credential, Range); with ?architecture= when the artifact is one architecture’s and the screen reports none',
+      ),
   }),
 });
 

@@ -28,7 +28,7 @@ import {
 } from './deployments.repo.js';
 import type { Deployment, DeploymentInput, DeploymentSummary, StoredWave } from './deployments.schemas.js';
 import { advance } from './rollout.js';
-import { type ArtifactRow, fitArtifact, type ReleaseRow, releaseArtifacts, releaseRow, releaseRows } from './releases.repo.js';
+import { type ArtifactRow, type ReleaseRow, releaseArtifacts, releaseRow, releaseRows, usableArtifacts } from './releases.repo.js';
 
 const DEFAULT_WAVES = [{ screens: 1 }, { percent: 50 }, { percent: 100 }];
 
@@ -41,16 +41,19 @@ export function familyOf(s: Pick<ScreenFacts, 'family' | 'version'>): string | n
   return s.version ? 'web' : null;
 }
 
-/** Why a screen is skipped, or the artifact it will get. */
-export function eligibility(s: ScreenFacts, release: ReleaseRow, artifacts: readonly ArtifactRow[]): { skip: string } | { artifact: ArtifactRow } {
+/**
+ * Why a screen is skipped, or the artifacts it may be served: the one fitting its recorded
+ * architecture, or (none recorded) any of the release's, as its player asks by architecture.
+ */
+export function eligibility(s: ScreenFacts, release: ReleaseRow, artifacts: readonly ArtifactRow[]): { skip: string } | { artifacts: ArtifactRow[] } {
   const family = familyOf(s);
   if (!family) return { skip: 'never_reported' };
   if (family !== release.family) return { skip: 'family_mismatch' };
-  const artifact = fitArtifact(artifacts, s.architecture);
-  if (!artifact) return { skip: 'architecture_mismatch' };
+  const usable = usableArtifacts(artifacts, s.architecture);
+  if (!usable.length) return { skip: 'architecture_mismatch' };
   const current = s.version ? semver.valid(semver.clean(s.version) ?? s.version) : null;
   if (current && semver.gte(current, release.version)) return { skip: 'already_current' };
-  return { artifact };
+  return { artifacts: usable };
 }
 
 /** Each wave's size: `screens` adds that many, `percent` reaches that cumulative share; the last takes the rest. */
@@ -90,20 +93,22 @@ export async function createDeployment(deps: AppDeps, input: DeploymentInput, us
   const nowIso = new Date().toISOString();
   const id = randomUUID();
   const decided = facts.map((s) => ({ s, e: eligibility(s, release, artifacts) }));
-  const notStored = [...new Set(decided.flatMap(({ e }) => ('artifact' in e && !e.artifact.stored_path ? [e.artifact.architecture] : [])))];
+  const notStored = [
+    ...new Set(decided.flatMap(({ e }) => ('artifacts' in e ? e.artifacts.filter((a) => !a.stored_path).map((a) => a.architecture) : []))),
+  ].sort();
   if (notStored.length)
     throw new ApiError('release_not_cached', `The release has no stored artifact for ${notStored.join(', ')}: cache it first`, {
       details: { architectures: notStored },
     });
-  const eligibleCount = decided.filter(({ e }) => 'artifact' in e).length;
+  const eligibleCount = decided.filter(({ e }) => 'artifacts' in e).length;
   const waves = sizeWaves(input.waves ?? DEFAULT_WAVES, eligibleCount);
   const waveOf: number[] = waves.flatMap((w, i) => Array<number>(w.size).fill(i));
   let next = 0;
   const rows: DeploymentScreenRow[] = decided.map(({ s, e }) => ({
     deployment_id: id,
     screen_id: s.id,
-    wave: 'artifact' in e ? waveOf[next++]! : null,
-    state: 'artifact' in e ? 'pending' : 'skipped',
+    wave: 'artifacts' in e ? waveOf[next++]! : null,
+    state: 'artifacts' in e ? 'pending' : 'skipped',
     skip_reason: 'skip' in e ? e.skip : null,
     progress: null,
     error: null,

@@ -25,7 +25,7 @@ import {
 } from './deployments.repo.js';
 import type { STATUS_STATES } from './deployments.schemas.js';
 import { advance, sameVersion } from './rollout.js';
-import { type ArtifactRow, fitArtifact, releaseArtifacts, releaseRow } from './releases.repo.js';
+import { type ArtifactRow, chooseArtifact, type PlayerArchitecture, releaseArtifacts, releaseRow } from './releases.repo.js';
 
 /** What the screens module serves in the manifest and `GET /player/config`. */
 export const updateInfo: UpdateInfoProvider = {
@@ -42,20 +42,45 @@ export const updateInfo: UpdateInfoProvider = {
 
 const notOffered = () => new ApiError('not_found', 'No update of this release is offered to this screen');
 
-/** The offer of `releaseId` to the screen and the stored artifact fitting it, else 404. */
-async function offered(db: Db, screenId: string, releaseId: string) {
+/**
+ * The offer of `releaseId` to the screen and the stored artifact for it (`chooseArtifact`:
+ * the architecture the player asks for, else the recorded one, `any`, the only one), else 404;
+ * 400 when the release has several and the player did not say which.
+ */
+async function offered(db: Db, screenId: string, releaseId: string, requested: PlayerArchitecture | undefined, as?: 'artifact' | 'apk') {
   const offer = await offerRow(db, screenId, releaseId);
-  if (!offer) throw notOffered();
+  if (!offer || (as === 'apk' && offer.family !== 'android')) throw notOffered();
   const [facts] = await screenFacts(db, [screenId]);
-  const artifact = fitArtifact(await releaseArtifacts(db, releaseId), facts?.architecture ?? null);
-  if (!artifact?.stored_path) throw notOffered();
-  return { offer, artifact };
+  const recorded = facts?.architecture ?? null;
+  const choice = chooseArtifact(await releaseArtifacts(db, releaseId), recorded, requested);
+  if ('ambiguous' in choice && choice.ambiguous.length > 1) {
+    const message = `The release has an artifact for each of ${choice.ambiguous.join(', ')}: ask with ?architecture=`;
+    throw new ApiError('validation_failed', message, {
+      details: { issues: [{ location: 'query', path: ['architecture'], message, code: 'custom' }], architectures: choice.ambiguous },
+    });
+  }
+  if ('missing' in choice)
+    throw new ApiError(
+      'not_found',
+      recorded && requested && requested !== recorded
+        ? `This screen reports architecture ${recorded}, not ${requested}`
+        : `The release has no artifact for ${choice.missing}`,
+    );
+  if (!('artifact' in choice) || !choice.artifact.stored_path) throw notOffered();
+  return { offer, artifact: choice.artifact, recorded };
 }
 
-const artifactUrl = (releaseId: string, family: string) => `/api/v1/player/updates/${releaseId}/${family === 'android' ? 'apk' : 'artifact'}`;
+/**
+ * Where the bytes are: `/apk` for android, else `/artifact`; an architecture's own artifact
+ * for a screen with none recorded carries `?architecture=` so the URL always names the same bytes.
+ */
+function artifactUrl(releaseId: string, family: string, artifact: ArtifactRow, recorded: string | null): string {
+  const base = `/api/v1/player/updates/${releaseId}/${family === 'android' ? 'apk' : 'artifact'}`;
+  return artifact.architecture !== 'any' && !recorded ? `${base}?architecture=${encodeURIComponent(artifact.architecture)}` : base;
+}
 
-export async function updateMetadata(db: Db, screenId: string, releaseId: string) {
-  const { offer, artifact } = await offered(db, screenId, releaseId);
+export async function updateMetadata(db: Db, screenId: string, releaseId: string, architecture?: PlayerArchitecture) {
+  const { offer, artifact, recorded } = await offered(db, screenId, releaseId, architecture);
   return {
     releaseId,
     deploymentId: offer.deploymentId,
@@ -70,7 +95,7 @@ export async function updateMetadata(db: Db, screenId: string, releaseId: string
       sizeBytes: artifact.size_bytes,
       sha256: artifact.sha256,
       signature: artifact.signature,
-      url: artifactUrl(releaseId, offer.family),
+      url: artifactUrl(releaseId, offer.family, artifact, recorded),
     },
   };
 }
@@ -82,10 +107,15 @@ const CONTENT_TYPES: Record<ArtifactRow['kind'], string> = {
   deb: 'application/vnd.debian.binary-package',
 };
 
-/** Streams the artifact (Range, HEAD, ETag = sha256); `apk` only for an android release. */
-export async function sendArtifact(ctx: Context, screenId: string, releaseId: string, as: 'artifact' | 'apk'): Promise<void> {
-  const { offer, artifact } = await offered(ctx.deps.db, screenId, releaseId);
-  if (as === 'apk' && offer.family !== 'android') throw notOffered();
+/** Streams the artifact (Range, HEAD, ETag = sha256); `apk` only for an android release; `architecture` as for the metadata. */
+export async function sendArtifact(
+  ctx: Context,
+  screenId: string,
+  releaseId: string,
+  as: 'artifact' | 'apk',
+  architecture?: PlayerArchitecture,
+): Promise<void> {
+  const { artifact } = await offered(ctx.deps.db, screenId, releaseId, architecture, as);
   const root = path.resolve(ctx.deps.config.dataDir);
   const file = path.resolve(root, artifact.stored_path!);
   if (!file.startsWith(root + path.sep)) throw notOffered();
