@@ -188,6 +188,12 @@ t.test('full-screen media is picked for the display size the player reports', as
     app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json: { playerVersion: 't', display } });
 
   t.equal(await chosenWidth(), 1920, 'no display reported: the 1920-wide variant');
+  const none = (await heartbeat(undefined)).body.data.manifestRevision;
+  t.equal(
+    (await heartbeat({ width: 1920, height: 1080 })).body.data.manifestRevision,
+    none,
+    'first reporting the assumed size (1920x1080) changes no manifest: no new revision, no second fetch',
+  );
   const r0 = (await heartbeat({ width: 3840, height: 2160 })).body.data.manifestRevision;
   t.equal(await chosenWidth(), 3840, 'a 4K display gets the 3840-wide variant');
   t.equal((await heartbeat({ width: 3840, height: 2160 })).body.data.manifestRevision, r0, 'the same size again: same revision');

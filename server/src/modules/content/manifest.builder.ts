@@ -14,9 +14,10 @@ import type { VariantInfo } from './refs.repo.js';
 import type { Warning } from './resolve.js';
 import { type OutputAnswer, type View, viewKeyOf } from '../data-sources/index.js';
 import type { WidgetBundleAnswer, WidgetBundleRef } from '../widgets/index.js';
+import { DEFAULT_DISPLAY } from '../screens/index.js';
 
 /** The box a full-screen playlist fills when the screen has not reported its display size. */
-export const DEFAULT_BOX = { width: 1920, height: 1080 };
+export const DEFAULT_BOX: { width: number; height: number } = DEFAULT_DISPLAY;
 
 /** The smallest variant that covers the box, else the largest. */
 function pickVariant(list: readonly VariantInfo[], box: { width: number; height: number }): VariantInfo | undefined {

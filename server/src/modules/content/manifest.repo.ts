@@ -3,6 +3,7 @@
  * assets, schedules, tag rules, assignments, data sources and their outputs, widgets), so a change bumps exactly the screens it alters.
  */
 import type { Db } from '../../platform/db/database.js';
+import { groupCommit } from '../screens/index.js';
 
 /**
  * 'data-source': a source's id (deleted: every screen showing it); 'data-output': `<sourceId>/<viewKey>` (that output changed);
@@ -39,9 +40,16 @@ export async function screensDependingOnSource(db: Db, sourceId: string): Promis
     .execute();
 }
 
-/** Replaces what the screen's manifest depends on (one transaction). */
+/**
+ * Replaces what the screen's manifest depends on. After one content change every screen
+ * rebuilds at once, so the writes share commits (the heartbeat's group commit) instead of one
+ * fsync per screen, and a set that did not change writes nothing.
+ */
 export async function replaceManifestDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await groupCommit(db, async (trx) => {
+    const have = await trx.selectFrom('manifest_deps').select(['kind', 'ref_id']).where('screen_id', '=', screenId).execute();
+    const want = new Set(deps.map((d) => `${d.kind}\u0000${d.id}`));
+    if (have.length === want.size && have.every((r) => want.has(`${r.kind}\u0000${r.ref_id}`))) return;
     await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
     for (let i = 0; i < deps.length; i += 300) {
       await trx

@@ -9,10 +9,22 @@ import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenB
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicy } from './policies.js';
 import { cachedSettings } from '../system/index.js';
-import { asFamily, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, type ScreenRow, UNUSABLE, updateScreen } from './screens.repo.js';
+import {
+  asFamily,
+  DEFAULT_DISPLAY,
+  lenient,
+  newId,
+  nowIso,
+  PLAYER_ARCHITECTURES,
+  PlayerFamilyField,
+  type ScreenRow,
+  UNUSABLE,
+  updateScreen,
+} from './screens.repo.js';
 
 /** Limits of spec section 8. */
 export const MAX_BUCKETS = 120;
+const ASSUMED_DISPLAY = `${DEFAULT_DISPLAY.width}x${DEFAULT_DISPLAY.height}`;
 export const BUCKET_MS = 10_000;
 export const NOISE_STATUSES = ['active', 'normal', 'loud', 'unavailable', 'inactive'] as const;
 
@@ -270,8 +282,9 @@ export async function ingestHeartbeat(
     const before = await screenBeforeHeartbeat(trx, screen.id);
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
     // The manifest picks media for the reported display size: a new size is a new revision,
-    // which the reply carries, so the player fetches the manifest made for it.
-    const displayChanged = (before.display ?? null) !== displayKey;
+    // which the reply carries, so the player fetches the manifest made for it. No size is the
+    // assumed one (DEFAULT_DISPLAY), so a first report of that size changes no manifest.
+    const displayChanged = (before.display ?? ASSUMED_DISPLAY) !== (displayKey ?? ASSUMED_DISPLAY);
     if (buckets.length) {
       const rows = buckets.map((b) => {
         const ms = (parseGridTime(b.startedAt) as { ms: number }).ms; // validated by the schema

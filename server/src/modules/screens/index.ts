@@ -23,7 +23,8 @@ export const screensModule: PlacardModule = {
 export { screenshotDir } from './commands.service.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
-export { deriveStatus, newScreenRow } from './screens.repo.js';
+export { DEFAULT_DISPLAY, deriveStatus, newScreenRow } from './screens.repo.js';
+export { groupCommit } from './group-commit.js';
 export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';
 export { localDay, purgeNoiseHistory } from './noise-rollups.repo.js';
 export { screensOfTargets, type TargetRef } from './targets.repo.js';

@@ -20,6 +20,8 @@ export const SCREEN_STATUSES = ['online', 'offline', 'stale', 'pending'] as cons
 export type ScreenStatus = (typeof SCREEN_STATUSES)[number];
 
 export const DEFAULT_HEARTBEAT_INTERVAL_SEC = 30;
+/** The display a screen is assumed to have until it reports one: manifests pick full-screen media for it. */
+export const DEFAULT_DISPLAY = { width: 1920, height: 1080 } as const;
 /** A screen is stale this long after its last contact (when longer than the online window)... */
 export const STALE_AFTER_MS = 10 * 60_000;
 
