@@ -99,7 +99,10 @@ t.test('layouts: zones on a canvas (template, drag, playlist per zone), save, co
   const restored = (await app.json(`/api/v1/layouts/${id}`, { headers: owner.headers })).body.data;
   t.equal(restored.draft.zones[0].name, 'Main', 'the draft is revision 1 again');
   t.equal(restored.published.zones[0].name, 'Hero', 'screens keep revision 2 until it is published');
-  t.equal(await page.getByRole('button', { name: 'Main', exact: true }).count(), 1, 'the editor shows the restored draft');
+  // The editor re-reads the layout after the restore: wait for the zone before counting it.
+  const mainZone = page.getByRole('button', { name: 'Main', exact: true });
+  await mainZone.waitFor().catch(() => {});
+  t.equal(await mainZone.count(), 1, 'the editor shows the restored draft');
   t.match(await page.locator('hgroup .badge').innerText(), /Unpublished changes/, 'and says it differs from what is on screens');
   await checkA11y(page, t, 'layout with versions');
   await page.emulateMedia({ colorScheme: 'dark' });
