@@ -126,7 +126,8 @@ t.test('plugins page: install, a countdown bar made through the form with its pr
   await form.getByRole('button', { name: 'Create overlay' }).click();
   await page.getByText(/“Lunch” created/).waitFor();
   const row = page.locator('tr[data-instance="Lunch"]');
-  await row.waitFor();
+  // The targets show as ids until the screens list has loaded: wait for the name.
+  await row.getByText('Lobby').waitFor();
   t.match(await row.innerText(), /“Lunch in” to 12:30 on Mon, Fri[\s\S]*Lobby/, 'listed with what and where');
   const stored = (await call('GET', '/api/v1/plugins/countdown-bar/instances')).body.data;
   const list = Array.isArray(stored) ? stored : stored.items;
