@@ -105,22 +105,28 @@ export function installSessions(app: Koa, deps: AppDeps, signingKey: string): Sq
       await next();
     });
   }
-  app.use(
-    createSession(
-      {
-        key: SESSION_COOKIE,
-        maxAge: deps.config.sessionMaxMs,
-        httpOnly: true,
-        sameSite: 'lax',
-        signed: true,
-        rolling: false,
-        renew: false,
-        store: store as never,
-        genid: () => randomToken(32),
-      },
-      app,
-    ),
+  const sessions = createSession(
+    {
+      key: SESSION_COOKIE,
+      maxAge: deps.config.sessionMaxMs,
+      httpOnly: true,
+      sameSite: 'lax',
+      signed: true,
+      rolling: false,
+      renew: false,
+      store: store as never,
+      genid: () => randomToken(32),
+    },
+    app,
   );
+  // koa-session gives every request a session, and a request without a cookie a new random
+  // id it never saves: a CSPRNG call on /healthz, every heartbeat and every static file
+  // (issue 24's profile: a tenth of a /healthz request's server time). Only
+  // a request carrying the cookie, or one to /api/v1/auth/ (sign-in, MFA, passkey challenges:
+  // the routes that start a session), needs it; elsewhere `ctx.session` still works lazily
+  // (a fresh, unsaved session), and the session authenticator answers null without the cookie.
+  const needsSession = (ctx: Context) => ctx.path.startsWith('/api/v1/auth/') || ctx.get('cookie').includes(`${SESSION_COOKIE}=`);
+  app.use((ctx, next) => (needsSession(ctx) ? sessions(ctx, next) : next()));
   deps.periodic.every('sessions.prune', 15 * 60_000, () => store.prune());
   return store;
 }
