@@ -89,14 +89,14 @@ export class ResponseContractError extends Error {
   }
 }
 
-/** The status (and code) errorEnvelope will answer for `err`; it mirrors that middleware. */
+/** The status (and code) the error envelope (middleware.ts, answerError) will answer for `err`; it mirrors that middleware. */
 export function answeredStatus(err: unknown): { status: number; code: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code };
   const known = knownFailure(err);
   if (known) return { status: known.status, code: known.code };
   const e = err as { status?: number; expose?: boolean } | null;
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
-    // As errorEnvelope maps it: a status of the vocabulary keeps its code, any other is 400.
+    // As answerError maps it: a status of the vocabulary keeps its code, any other is 400.
     const code = CODE_BY_STATUS[e.status];
     return code ? { status: e.status, code } : { status: 400, code: 'validation_failed' };
   }
@@ -264,22 +264,42 @@ export function checkRoutes(routes: readonly Route[]): void {
 }
 
 /**
+ * The key a path is grouped by: `/api/v1/<resource>` for the API, else its first segment.
+ * @koa/router tries its layers one regex at a time, so one router of every route cost each
+ * request ~300 regex tests (issue 24's profile: more than the /healthz handler itself); one
+ * router per key tries at most the thirty-odd routes of one resource.
+ */
+function groupKey(path: string): string {
+  const s = path.split('/', 5);
+  return s[1] === 'api' && s[2] === 'v1' ? `/api/v1/${s[3] ?? ''}` : `/${s[1] ?? ''}`;
+}
+
+/**
  * The router: every route's pipeline, then the fallbacks. A path that exists for other
  * methods answers 405 with Allow (OPTIONS answers 204 with Allow); anything else 404.
  */
 export function buildRouter(routes: readonly Route[], options: RouterOptions): Middleware {
   checkRoutes(routes);
-  // Case-sensitive: /API/... is not /api/... (path checks elsewhere, the restore gate and
-  // no-store among them, rely on that).
-  const router = new Router({ sensitive: true });
-  for (const route of [...routes].sort(compareRoutes)) {
-    const path = toRouterPath(route.path);
-    const methods = route.method === 'GET' ? ['HEAD', 'GET'] : [route.method];
-    router.register(path, methods, routeMiddleware(route, options), { name: `${route.method} ${route.path}` });
-  }
-  const dispatch = router.routes();
-  return (ctx) =>
-    dispatch(ctx as never, async () => {
+  const sorted = [...routes].sort(compareRoutes);
+  // A route whose key holds a parameter (none today) could match a path of any key: it joins every group.
+  const everywhere = (route: Route) => groupKey(route.path).includes('{');
+  const keys = new Set(sorted.filter((r) => !everywhere(r)).map((r) => groupKey(r.path)));
+  const build = (key: string | null) => {
+    // Case-sensitive: /API/... is not /api/... (path checks elsewhere, the restore gate and
+    // no-store among them, rely on that).
+    const router = new Router({ sensitive: true });
+    for (const route of sorted) {
+      if (!everywhere(route) && groupKey(route.path) !== key) continue;
+      const methods = route.method === 'GET' ? ['HEAD', 'GET'] : [route.method];
+      router.register(toRouterPath(route.path), methods, routeMiddleware(route, options), { name: `${route.method} ${route.path}` });
+    }
+    return { router, dispatch: router.routes() };
+  };
+  const groups = new Map([...keys].map((key) => [key, build(key)]));
+  const rest = build(null);
+  return (ctx) => {
+    const { router, dispatch } = groups.get(groupKey(ctx.path)) ?? rest;
+    return dispatch(ctx as never, async () => {
       const match = router.match(ctx.path, ctx.method);
       if (match.path.length === 0) {
         throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}`);
@@ -296,4 +316,5 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): M
         headers: { Allow: allow },
       });
     });
+  };
 }
