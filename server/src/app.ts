@@ -1,7 +1,7 @@
 import Koa, { type Context } from 'koa';
 import { defaultAuthenticators } from './authenticators.js';
 import { consoleScriptHashes, consoleStatic, defaultConsoleDir } from './platform/http/console.js';
-import { baseHeaders, errorEnvelope, logLateErrors, requestContext } from './platform/http/middleware.js';
+import { conventions, logLateErrors } from './platform/http/middleware.js';
 import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
 import { buildRouter } from './platform/http/router.js';
 import { ServerSecrets } from './platform/security/secrets.js';
@@ -33,11 +33,9 @@ export function buildApp(deps: AppDeps): Koa {
   app.context.realtime = realtime;
   app.context.secrets = secrets;
   app.context.throttle = throttle;
-  app.silent = true; // errors are logged by errorEnvelope with the request id...
+  app.silent = true; // errors are logged by conventions' error envelope with the request id...
   app.on('error', logLateErrors(deps.logger)); // ...and those after a response started, here
-  app.use(requestContext(deps.logger));
-  app.use(errorEnvelope());
-  app.use(baseHeaders());
+  app.use(conventions(deps.logger)); // request id and log, error envelope, common headers
   app.use(restoreGate(deps)); // /api answers 503 while a restore swaps the data (modules/system)
   // The console and the player pages (before sessions: static files need none).
   app.use(

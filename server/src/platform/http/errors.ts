@@ -196,7 +196,7 @@ export function uniqueConflict(err: unknown): ApiError | null {
 /**
  * The envelope answer of a failure that is not an ApiError but is known: a full disk (507),
  * an unusable data directory (503) or a unique constraint (409). Null for anything else (a 500, or a Koa client error).
- * errorEnvelope answers it and the router's response check expects it, so both see the
+ * the error envelope (middleware.ts) answers it and the router's response check expects it, so both see the
  * same status.
  */
 export function knownFailure(err: unknown): ApiError | null {

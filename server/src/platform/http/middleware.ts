@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, knownFailure, type ErrorCode } from './errors.js';
 
@@ -22,23 +22,36 @@ export function currentRequest(): RequestScope | undefined {
   return scopes.getStore();
 }
 
-/** Gives every request an id (the caller's X-Request-Id when sane), a child logger and an access log line. */
-export function requestContext(logger: Logger): Middleware {
-  return async (ctx, next) => {
+/**
+ * The conventions every request goes through, in one middleware (each async layer is a
+ * few promises more per request, and with the request scope below each promise costs an
+ * async hook: issue 24 measured them): a request id (the caller's X-Request-Id when sane),
+ * a child logger and an access log line; the error envelope (answerError); the headers
+ * every answer carries; the request's async scope (currentRequest, for platform/faults.ts).
+ */
+export function conventions(logger: Logger): Middleware {
+  return (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     const id = INCOMING_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
     ctx.state.log = logger.child({ reqId: id });
     ctx.set('X-Request-Id', id);
-    try {
-      await scopes.run({ id, method: ctx.method, path: ctx.path, res: ctx.res }, next);
-    } finally {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'same-origin');
+    return scopes.run({ id, method: ctx.method, path: ctx.path, res: ctx.res }, async () => {
+      try {
+        await next();
+      } catch (err) {
+        answerError(ctx, err);
+      }
+      // API answers are live state: never cached unless a route says otherwise.
+      if (ctx.path.startsWith('/api/') && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const quiet = ctx.path === '/healthz' || ctx.path === '/readyz';
       // The path only: query strings may carry things that do not belong in logs.
       ctx.state.log[quiet ? 'debug' : 'info']({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
-    }
+    });
   };
 }
 
@@ -58,66 +71,49 @@ export const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
 };
 
 /**
- * Turns every failure into the error envelope. ApiErrors answer as they are; other
+ * Turns a failure into the error envelope. ApiErrors answer as they are; other
  * client errors raised by Koa or its middleware (with `expose`) map by status; a full disk
  * or database (ENOSPC, EDQUOT, SQLITE_FULL) is 507 `insufficient_storage`; an unusable
  * data directory (ENOTDIR, EACCES, EROFS, EIO...: isStorageUnusable) is 503 `not_ready`;
  * a write a UNIQUE or PRIMARY KEY constraint refused is 409 `conflict` (errors.ts, knownFailure);
  * anything else is 500 `internal` with the request id and no stack.
  */
-export function errorEnvelope(): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      let apiError: ApiError;
-      if (err instanceof ApiError) {
-        apiError = err;
-      } else {
-        const e = err as { status?: number; expose?: boolean; message?: string };
-        const status = typeof e.status === 'number' ? e.status : 500;
-        const code = CODE_BY_STATUS[status];
-        const known = knownFailure(err);
-        if (known) {
-          // A full disk or an unusable data directory is the operator's problem, said plainly;
-          // a unique constraint is a race or a taken name (409), worth a debug line.
-          const log = ctx.state.log ?? console;
-          if (known.code === 'insufficient_storage') log.warn({ err }, 'disk full');
-          else if (known.code === 'not_ready') log.error({ err }, 'the data directory is unusable');
-          else log.debug({ err: (err as Error).message }, 'unique constraint answered 409');
-          apiError = known;
-        } else if (status >= 400 && status < 500 && e.expose) {
-          // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
-          apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');
-        } else {
-          const id = ctx.state.requestId as string;
-          (ctx.state.log ?? console).error({ err }, 'unhandled error');
-          apiError = new ApiError('internal', `Internal error; quote request id ${id} when reporting it`, { details: { requestId: id } });
-        }
-      }
-      ctx.status = apiError.status;
-      ctx.set(apiError.headers);
-      ctx.body = apiError.toBody();
+function answerError(ctx: Context, err: unknown): void {
+  let apiError: ApiError;
+  if (err instanceof ApiError) {
+    apiError = err;
+  } else {
+    const e = err as { status?: number; expose?: boolean; message?: string };
+    const status = typeof e.status === 'number' ? e.status : 500;
+    const code = CODE_BY_STATUS[status];
+    const known = knownFailure(err);
+    if (known) {
+      // A full disk or an unusable data directory is the operator's problem, said plainly;
+      // a unique constraint is a race or a taken name (409), worth a debug line.
+      const log = ctx.state.log ?? console;
+      if (known.code === 'insufficient_storage') log.warn({ err }, 'disk full');
+      else if (known.code === 'not_ready') log.error({ err }, 'the data directory is unusable');
+      else log.debug({ err: (err as Error).message }, 'unique constraint answered 409');
+      apiError = known;
+    } else if (status >= 400 && status < 500 && e.expose) {
+      // A client error outside the vocabulary (408, 411, 422...) is a bad request, still in the envelope.
+      apiError = code ? new ApiError(code, e.message || code, { status }) : new ApiError('validation_failed', e.message || 'Bad request');
+    } else {
+      const id = ctx.state.requestId as string;
+      (ctx.state.log ?? console).error({ err }, 'unhandled error');
+      apiError = new ApiError('internal', `Internal error; quote request id ${id} when reporting it`, { details: { requestId: id } });
     }
-  };
-}
-
-/** Headers every response carries. */
-export function baseHeaders(): Middleware {
-  return async (ctx, next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'same-origin');
-    await next();
-    // API answers are live state: never cached unless a route says otherwise.
-    if (ctx.path.startsWith('/api/') && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
-  };
+  }
+  ctx.status = apiError.status;
+  ctx.set(apiError.headers);
+  ctx.body = apiError.toBody();
 }
 
 /** Client aborts are routine (a player that moves on mid-download); anything else is worth a warning. */
 const ROUTINE_STREAM_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
 
 /**
- * Koa emits 'error' for failures errorEnvelope cannot answer any more: a response stream
+ * Koa emits 'error' for failures the error envelope cannot answer any more: a response stream
  * that breaks after its headers went out. With `app.silent` they would vanish; log them.
  */
 export function logLateErrors(logger: Logger) {

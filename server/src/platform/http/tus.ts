@@ -31,9 +31,9 @@ export function tusError(code: ConstructorParameters<typeof ApiError>[0], messag
 
 /** tus clients look for Tus-Resumable on every answer under `base`, auth failures included. */
 export function tusResumableOnEveryAnswer(base: string): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (ctx.path === base || ctx.path.startsWith(`${base}/`)) ctx.set('Tus-Resumable', TUS_VERSION);
-    await next();
+    return next();
   };
 }
 
