@@ -1,0 +1,132 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import t from 'tap';
+import type { Test } from 'tap';
+import { openDatabase, WalSync } from '../server/src/platform/db/database.js';
+import { groupCommit } from '../server/src/modules/screens/index.js';
+import { tempDataDir } from './helpers/harness.js';
+
+/**
+ * Durability off the event loop (platform/db/database.ts): the handle runs
+ * synchronous=NORMAL and every write waits, after releasing the connection, for an fsync
+ * of the WAL that started after it. What can fail here: a write resolving before its
+ * fsync, a read paying for one, a read held behind a write's fsync, two waiters sharing
+ * an fsync that started before the second one's write.
+ */
+async function opened(t: Test) {
+  const db = openDatabase(path.join(tempDataDir(t), 'placard.db'));
+  t.teardown(() => db.close());
+  await sql`create table t (id integer primary key, v text)`.execute(db.db);
+  return db;
+}
+
+t.test('the handle runs WAL with synchronous=NORMAL, and the WAL has a syncer', async (t) => {
+  const db = await opened(t);
+  t.equal(db.sqlite.pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(db.sqlite.pragma('synchronous', { simple: true }), 1, 'NORMAL: no fsync on the JavaScript thread at commit');
+  t.ok(db.walSync, 'a file database has a WalSync');
+  t.ok(existsSync(`${db.file}-wal`));
+  const memory = openDatabase(':memory:');
+  t.equal(memory.walSync, null, 'in memory there is nothing to sync');
+  t.equal(memory.sqlite.pragma('synchronous', { simple: true }), 2);
+  await memory.close();
+});
+
+t.test('a write resolves only after an fsync; a read costs none', async (t) => {
+  const db = await opened(t);
+  const wal = db.walSync!;
+  const before = wal.completed;
+  await db.db
+    .insertInto('t' as never)
+    .values({ id: 1, v: 'a' } as never)
+    .execute();
+  t.equal(wal.completed, before + 1, 'the autocommit insert waited for one fsync');
+  await db.db
+    .selectFrom('t' as never)
+    .selectAll()
+    .execute();
+  await sql`select count(*) from t`.execute(db.db);
+  t.equal(wal.completed, before + 1, 'reads do not fsync');
+  await db.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('t' as never)
+      .values({ id: 2, v: 'b' } as never)
+      .execute();
+    await trx
+      .insertInto('t' as never)
+      .values({ id: 3, v: 'c' } as never)
+      .execute();
+    t.equal(wal.completed, before + 1, 'no fsync inside the transaction');
+  });
+  t.equal(wal.completed, before + 2, 'the transaction resolved after the fsync that follows its commit');
+  await db.db.transaction().execute(async (trx) => {
+    await trx
+      .selectFrom('t' as never)
+      .selectAll()
+      .execute();
+  });
+  t.equal(wal.completed, before + 2, 'a read-only transaction does not fsync');
+});
+
+t.test('a group commit resolves its callers after the fsync that follows the commit', async (t) => {
+  const db = await opened(t);
+  const wal = db.walSync!;
+  const before = wal.completed;
+  const seen: number[] = [];
+  await Promise.all(
+    [10, 11, 12].map((id) =>
+      groupCommit(db.db, async (trx) => {
+        await trx
+          .insertInto('t' as never)
+          .values({ id, v: 'g' } as never)
+          .execute();
+      }).then(() => seen.push(wal.completed)),
+    ),
+  );
+  t.same(seen, [before + 1, before + 1, before + 1], 'three writes, one transaction, one fsync, all resolved after it');
+});
+
+t.test('a read is not held behind a write waiting for its fsync', async (t) => {
+  const db = await opened(t);
+  const order: string[] = [];
+  const write = db.db
+    .insertInto('t' as never)
+    .values({ id: 20, v: 'w' } as never)
+    .execute()
+    .then(() => order.push('write'));
+  const read = db.db
+    .selectFrom('t' as never)
+    .selectAll()
+    .execute()
+    .then((rows) => order.push(`read ${rows.length}`));
+  await Promise.all([write, read]);
+  t.same(order, ['read 1', 'write'], 'the read ran (and saw the committed row) while the write waited for the disk');
+});
+
+t.test('WalSync: a caller arriving during an fsync gets the next one, shared with the others', async (t) => {
+  const db = await opened(t);
+  await db.db
+    .insertInto('t' as never)
+    .values({ id: 30, v: 'x' } as never)
+    .execute();
+  const wal = new WalSync(`${db.file}-wal`);
+  t.teardown(() => wal.release());
+  const first = wal.sync();
+  const second = wal.sync();
+  const third = wal.sync();
+  t.not(first, second, 'the second caller does not share the fsync already running');
+  t.equal(second, third, 'callers arriving meanwhile share the next one');
+  await first;
+  t.equal(wal.completed, 1);
+  await second;
+  t.equal(wal.completed, 2, 'exactly one more fsync served both');
+  await wal.sync();
+  t.equal(wal.completed, 3, 'idle again: a new call starts its own');
+});
+
+t.test('WalSync: a missing WAL file fails the write that waits for it', async (t) => {
+  const wal = new WalSync(path.join(tempDataDir(t), 'nothing.db-wal'));
+  await t.rejects(wal.sync(), { code: 'ENOENT' });
+  await wal.release();
+});
