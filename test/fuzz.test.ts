@@ -53,8 +53,10 @@ t.test(`fuzz every operation of the served OpenAPI document (seed ${seed}, ${req
   t.equal(report.requests, requests, 'every request was sent');
   t.equal(report.operationsReached, report.operations, 'every operation of the document was requested');
   // The state set up first (sessions, a screen, assets, playlists...) lets valid requests
-  // reach handler logic: most operations answer a success at least once.
-  t.ok(report.operationsSucceeded >= report.operations * 0.6, `${report.operationsSucceeded} of ${report.operations} operations answered a 2xx`);
+  // reach handler logic: more than half the operations answer a success at least once.
+  // (0.6 failed with seed 1814569123 at 190 of 322 on main as it was: with ~8 random
+  // requests per operation the share moves by a few points from seed to seed.)
+  t.ok(report.operationsSucceeded >= report.operations * 0.5, `${report.operationsSucceeded} of ${report.operations} operations answered a 2xx`);
 });
 
 t.test('the checks are real: each kind of wrong answer is a finding', async (t) => {
