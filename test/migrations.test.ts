@@ -27,7 +27,9 @@ t.test('every migration runs on an empty database and is recorded', async (t) =>
   t.same(sqlite.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
   t.same(sqlite.pragma('foreign_key_check'), []);
   t.equal(sqlite.pragma('journal_mode', { simple: true }), 'wal');
-  t.equal(sqlite.pragma('synchronous', { simple: true }), 2, 'synchronous=FULL');
+  // NORMAL on the handle; commits are made durable by an fsync of the WAL off the event loop
+  // (platform/db/database.ts, test/database-wal-sync.test.ts).
+  t.equal(sqlite.pragma('synchronous', { simple: true }), 1, 'synchronous=NORMAL plus WalSync');
   t.equal(sqlite.pragma('foreign_keys', { simple: true }), 1);
   t.ok((sqlite.pragma('busy_timeout', { simple: true }) as number) >= 1000);
   const again = await migrate(db);

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { ScreenCommandsTable } from '../../platform/db/schema.js';
 import { nowIso, type ScreenDto } from './screens.repo.js';
 
@@ -40,15 +41,17 @@ export async function expireCommands(db: Db, now = Date.now()): Promise<number> 
 }
 
 /** How many of a screen's commands are queued or delivered and not expired at `nowText` (the heartbeat's `pendingCommands`). */
-export async function countPendingCommands(db: Db, screenId: string, nowText: string): Promise<number> {
-  const row = await db
+const pendingCommands = prepared((db: Db, screenId: string, nowText: string) =>
+  db
     .selectFrom('screen_commands')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('screen_id', '=', screenId)
     .where('state', 'in', ['queued', 'delivered'])
-    .where('expires_at', '>', nowText)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .where('expires_at', '>', nowText),
+);
+
+export async function countPendingCommands(db: Db, screenId: string, nowText: string): Promise<number> {
+  return Number((await pendingCommands(db, screenId, nowText)).rows[0]?.n ?? 0);
 }
 
 /** The command `id` (throws when there is none). */

@@ -1,9 +1,12 @@
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { DeviceCredentialsTable } from '../../platform/db/schema.js';
 
-/** The device credential with this public id (any state). */
-export function findCredentialByPublicId(db: Db, publicId: string): Promise<DeviceCredentialsTable | undefined> {
-  return db.selectFrom('device_credentials').selectAll().where('public_id', '=', publicId).executeTakeFirst();
+const credentialByPublicId = prepared((db: Db, publicId: string) => db.selectFrom('device_credentials').selectAll().where('public_id', '=', publicId));
+
+/** The device credential with this public id (any state): every device request asks, so it is prepared. */
+export async function findCredentialByPublicId(db: Db, publicId: string): Promise<DeviceCredentialsTable | undefined> {
+  return (await credentialByPublicId(db, publicId)).rows[0];
 }
 
 /** The row and screen of the credential with this public id (throws when there is none). */

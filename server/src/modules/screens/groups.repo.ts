@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { ScreenGroupsTable } from '../../platform/db/schema.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 
@@ -7,15 +8,19 @@ export function findGroup(db: Db, id: string): Promise<ScreenGroupsTable | undef
 }
 
 /** The groups of one screen with their policies (JSON text or null), by name (then id). */
-export function groupPoliciesOfScreen(db: Db, screenId: string): Promise<Pick<ScreenGroupsTable, 'id' | 'name' | 'policy'>[]> {
-  return db
+const groupPolicies = prepared((db: Db, screenId: string) =>
+  db
     .selectFrom('screen_group_members')
     .innerJoin('screen_groups', 'screen_groups.id', 'screen_group_members.group_id')
     .select(['screen_groups.id', 'screen_groups.name', 'screen_groups.policy'])
     .where('screen_group_members.screen_id', '=', screenId)
     .orderBy('screen_groups.name')
-    .orderBy('screen_groups.id')
-    .execute();
+    .orderBy('screen_groups.id'),
+);
+
+/** The policies of a screen's groups, first-sorting first (every heartbeat asks: prepared). */
+export async function groupPoliciesOfScreen(db: Db, screenId: string): Promise<Pick<ScreenGroupsTable, 'id' | 'name' | 'policy'>[]> {
+  return (await groupPolicies(db, screenId)).rows;
 }
 
 /** Groups by name (then id) after `cursor`, names containing `q` (case-insensitive): `limit + 1` rows, for toPage. */

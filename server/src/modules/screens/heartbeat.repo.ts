@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { NoiseBucketsTable, ScreenHistoryTable } from '../../platform/db/schema.js';
 import { newId, nowIso, type ScreenRow } from './screens.repo.js';
@@ -11,39 +12,44 @@ import { newId, nowIso, type ScreenRow } from './screens.repo.js';
  */
 
 /** The savepoint each group commit job runs in (group-commit.ts). */
+const SAVEPOINT = CompiledQuery.raw('savepoint group_commit_job');
+const RELEASE = CompiledQuery.raw('release group_commit_job');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to group_commit_job');
+
 export function openJobSavepoint(trx: Db) {
-  return sql`savepoint group_commit_job`.execute(trx);
+  return trx.executeQuery(SAVEPOINT);
 }
 
 export function releaseJobSavepoint(trx: Db) {
-  return sql`release group_commit_job`.execute(trx);
+  return trx.executeQuery(RELEASE);
 }
 
 export function rollbackToJobSavepoint(trx: Db) {
-  return sql`rollback to group_commit_job`.execute(trx);
+  return trx.executeQuery(ROLLBACK_TO);
 }
 
 /**
  * What a heartbeat compares with: the screen's player fields, status and revision, and the
  * display size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null.
  */
-export function screenBeforeHeartbeat(trx: Db, screenId: string) {
-  return (
-    trx
-      .selectFrom('screens')
-      .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
-      // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
-      .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
-      .select(
-        sql<
-          string | null
-        >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
+  trx
+    .selectFrom('screens')
+    .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+    // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
+    .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
+    .select(
+      sql<
+        string | null
+      >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
           then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
           from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
-      )
-      .where('id', '=', screenId)
-      .executeTakeFirst()
-  );
+    )
+    .where('id', '=', screenId),
+);
+
+export async function screenBeforeHeartbeat(trx: Db, screenId: string) {
+  return (await beforeHeartbeat(trx, screenId)).rows[0];
 }
 
 /**
@@ -60,12 +66,72 @@ export function insertNoiseBuckets(trx: Db, rows: NoiseBucketsTable[]) {
 }
 
 /** Writes what a heartbeat reports on the screen's row; `bumpRevision` adds one to its manifest revision. */
-export function recordHeartbeatOnScreen(trx: Db, screenId: string, set: Partial<ScreenRow>, bumpRevision: boolean) {
-  return trx
-    .updateTable('screens')
-    .set({ ...set, ...(bumpRevision ? { manifest_revision: sql<number>`manifest_revision + 1` } : {}) })
-    .where('id', '=', screenId)
-    .execute();
+/** What a heartbeat writes on its screen's row. */
+export type HeartbeatOnScreen = Pick<
+  ScreenRow,
+  | 'player_family'
+  | 'player_architecture'
+  | 'player_version'
+  | 'last_heartbeat_at'
+  | 'last_seen_at'
+  | 'last_seen_ms'
+  | 'last_status'
+  | 'last_address'
+  | 'known_status'
+  | 'expected_interval_sec'
+>;
+
+type S = HeartbeatOnScreen;
+const heartbeatUpdate = (bumpRevision: boolean) =>
+  prepared(
+    (
+      trx: Db,
+      screenId: string,
+      family: S['player_family'],
+      architecture: S['player_architecture'],
+      version: S['player_version'],
+      heartbeatAt: S['last_heartbeat_at'],
+      seenAt: S['last_seen_at'],
+      seenMs: S['last_seen_ms'],
+      status: S['last_status'],
+      address: S['last_address'],
+      known: S['known_status'],
+      interval: S['expected_interval_sec'],
+    ) =>
+      trx
+        .updateTable('screens')
+        .set({
+          player_family: family,
+          player_architecture: architecture,
+          player_version: version,
+          last_heartbeat_at: heartbeatAt,
+          last_seen_at: seenAt,
+          last_seen_ms: seenMs,
+          last_status: status,
+          last_address: address,
+          known_status: known,
+          expected_interval_sec: interval,
+          ...(bumpRevision ? { manifest_revision: sql<number>`manifest_revision + 1` } : {}),
+        })
+        .where('id', '=', screenId),
+  );
+const [updateKeepingRevision, updateBumpingRevision] = [heartbeatUpdate(false), heartbeatUpdate(true)];
+
+export function recordHeartbeatOnScreen(trx: Db, screenId: string, s: HeartbeatOnScreen, bumpRevision: boolean) {
+  return (bumpRevision ? updateBumpingRevision : updateKeepingRevision)(
+    trx,
+    screenId,
+    s.player_family,
+    s.player_architecture,
+    s.player_version,
+    s.last_heartbeat_at,
+    s.last_seen_at,
+    s.last_seen_ms,
+    s.last_status,
+    s.last_address,
+    s.known_status,
+    s.expected_interval_sec,
+  );
 }
 
 /** What a liveness ping compares with and answers. */
@@ -73,9 +139,15 @@ export function screenBeforeLiveness(trx: Db, screenId: string) {
   return trx.selectFrom('screens').select(['known_status', 'manifest_revision', 'expected_interval_sec']).where('id', '=', screenId).executeTakeFirst();
 }
 
-/** Lines of player history, in one statement. */
-export function insertHistoryRows(trx: Db, rows: ScreenHistoryTable[]) {
-  return trx.insertInto('screen_history').values(rows).execute();
+const insertHistoryRow = prepared((trx: Db, id: string, screenId: string, at: string, atMs: number, kind: string, detail: string) =>
+  trx.insertInto('screen_history').values({ id, screen_id: screenId, at, at_ms: atMs, kind, detail }),
+);
+
+/** Lines of player history, in one statement (the usual single line of a heartbeat or ping: a prepared one). */
+export async function insertHistoryRows(trx: Db, rows: ScreenHistoryTable[]): Promise<void> {
+  const [r] = rows;
+  if (rows.length === 1 && r) await insertHistoryRow(trx, r.id, r.screen_id, r.at, r.at_ms, r.kind, r.detail);
+  else if (rows.length) await trx.insertInto('screen_history').values(rows).execute();
 }
 
 /** Every screen's last contact and the status last recorded for it (the status sweep). */

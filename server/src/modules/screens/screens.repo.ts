@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import { NowShowing } from './now-showing.js';
@@ -185,13 +186,18 @@ export function newScreenRow(fields: Pick<ScreenRow, 'id' | 'name'> & Partial<Sc
   };
 }
 
-export function findScreen(db: Db, id: string): Promise<ScreenRow | undefined> {
-  return db.selectFrom('screens').selectAll().where('id', '=', id).executeTakeFirst();
+const screenById = prepared((db: Db, id: string) => db.selectFrom('screens').selectAll().where('id', '=', id));
+
+/** The screen `id` (every device request reads it: prepared). */
+export async function findScreen(db: Db, id: string): Promise<ScreenRow | undefined> {
+  return (await screenById(db, id)).rows[0];
 }
 
 /** A screen's own policy (JSON text or null), with its id and name. */
-export function screenPolicyRow(db: Db, id: string): Promise<Pick<ScreenRow, 'id' | 'name' | 'policy'> | undefined> {
-  return db.selectFrom('screens').select(['id', 'name', 'policy']).where('id', '=', id).executeTakeFirst();
+const policyRow = prepared((db: Db, id: string) => db.selectFrom('screens').select(['id', 'name', 'policy']).where('id', '=', id));
+
+export async function screenPolicyRow(db: Db, id: string): Promise<Pick<ScreenRow, 'id' | 'name' | 'policy'> | undefined> {
+  return (await policyRow(db, id)).rows[0];
 }
 
 /** Group ids of many screens at once. */

@@ -171,20 +171,21 @@ export function openDatabase(file: string): OpenedDatabase {
   // statements to completion (all/run), never two at once on one statement, so reuse is
   // safe; SQLite re-prepares a statement by itself after a schema change. Bounded: texts
   // that vary (IN lists of many lengths) cannot grow it without end.
-  let statements = new Map<string, SQLite.Statement>();
+  let statements = new Map<string, { stmt: SQLite.Statement; writes: boolean }>();
   // A statement that may write marks the connection's current holder as having written
   // (kysely runs what it prepares at once); DurableSqliteDialect waits for the fsync.
   let written = false;
   const wal = file === ':memory:' ? null : new WalSync(`${file}-wal`);
   const prepare = (source: string): SQLite.Statement => {
-    let stmt = statements.get(source);
-    if (!stmt) {
-      stmt = sqlite.prepare(source);
+    let entry = statements.get(source);
+    if (!entry) {
+      const stmt = sqlite.prepare(source);
+      entry = { stmt, writes: !stmt.reader && !NOT_A_WRITE.test(source) };
       if (statements.size >= STATEMENT_CACHE_SIZE) statements = new Map();
-      statements.set(source, stmt);
+      statements.set(source, entry);
     }
-    if (!stmt.reader && !NOT_A_WRITE.test(source)) written = true;
-    return stmt;
+    if (entry.writes) written = true;
+    return entry.stmt;
   };
   // Kysely holds this proxy, so the handle underneath can be swapped by a restore.
   const proxy = {

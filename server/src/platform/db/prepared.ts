@@ -1,0 +1,35 @@
+import { type Compilable, CompiledQuery, type QueryResult } from 'kysely';
+import type { Db } from './database.js';
+
+const MARK = '\u0000placard-arg-';
+
+/**
+ * A kysely query built and compiled once, then run with new arguments: for the hot path
+ * (heartbeats, device authentication), where building and compiling a query with kysely
+ * costs more than SQLite running it (issue 24's profile: 17% of a heartbeat's time).
+ *
+ * `build` receives a marker in place of each argument; the first call compiles it and
+ * records which parameter is which argument, later calls only bind. So the query's shape
+ * must not depend on the arguments' values (no `in` list of varying length, no condition
+ * chosen by a value): an argument that does not come out as one parameter is refused at
+ * the first call, as is a marker that ended up in the SQL text.
+ */
+export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<QueryResult<R>> {
+  let compiled: { sql: string; slots: ({ arg: number } | { value: unknown })[] } | null = null;
+  const compile = (db: Db) => {
+    const arity = build.length - 1;
+    const marks = Array.from({ length: arity }, (_, i) => `${MARK}${i}`);
+    const query = build(db, ...(marks as A)).compile();
+    const slots = query.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p }));
+    const used = slots.flatMap((s) => ('arg' in s ? [s.arg] : []));
+    if (query.sql.includes(MARK) || used.length !== arity || new Set(used).size !== arity) {
+      throw new Error(`prepared: every argument must be exactly one parameter of the query (${query.sql.slice(0, 120)})`);
+    }
+    return { sql: query.sql, slots };
+  };
+  return (db, ...args) => {
+    compiled ??= compile(db);
+    const parameters = compiled.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
+    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
+  };
+}
