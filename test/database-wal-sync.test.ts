@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
@@ -129,4 +129,26 @@ t.test('WalSync: a missing WAL file fails the write that waits for it', async (t
   const wal = new WalSync(path.join(tempDataDir(t), 'nothing.db-wal'));
   await t.rejects(wal.sync(), { code: 'ENOENT' });
   await wal.release();
+});
+
+t.test('checkpoints happen in the checkpointer’s worker, not inside our commits', async (t) => {
+  const db = await opened(t);
+  t.equal(db.sqlite.pragma('wal_autocheckpoint', { simple: true }), 0, 'the handle never checkpoints inside a commit');
+  const before = statSync(db.file).size;
+  // About 8 MiB of pages through the WAL, in one transaction.
+  await db.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < 400; i++)
+      await trx
+        .insertInto('t' as never)
+        .values({ id: 1000 + i, v: 'x'.repeat(20_000) } as never)
+        .execute();
+  });
+  // The worker checkpoints every 200 ms: wait for the database file to receive them.
+  for (let i = 0; i < 100 && statSync(db.file).size < before + 8_000_000; i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok(statSync(db.file).size >= before + 8_000_000, 'the worker copied the WAL into the database file');
+  const rows = await db.db
+    .selectFrom('t' as never)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  t.equal(Number((rows as { n: number }).n), 400);
 });

@@ -2,6 +2,7 @@ import { closeSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } 
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type Driver, Kysely, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
+import { checkpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 
@@ -33,6 +34,16 @@ function openHandle(file: string): SQLite.Database {
   sqlite.pragma(file === ':memory:' ? 'synchronous = FULL' : 'synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  if (file !== ':memory:') {
+    // Checkpoints run in the checkpointer's worker thread, not inside our commits (checkpointer.ts).
+    sqlite.pragma('wal_autocheckpoint = 0');
+    // A WAL that grew (a checkpoint held off by a long read) shrinks back when it restarts.
+    sqlite.pragma('journal_size_limit = 67108864');
+    const handle = sqlite;
+    checkpointer.register(file, () => {
+      if (handle.open) handle.pragma('wal_autocheckpoint = 1000');
+    });
+  }
   return sqlite;
 }
 
@@ -222,6 +233,7 @@ export function openDatabase(file: string): OpenedDatabase {
       closed = true;
       // Fold the WAL back into the main file so the data directory is one file at rest.
       try {
+        await checkpointer.unregister(file);
         if (sqlite.open) sqlite.pragma('wal_checkpoint(TRUNCATE)');
       } finally {
         await db.destroy(); // closes the better-sqlite3 handle
@@ -231,6 +243,7 @@ export function openDatabase(file: string): OpenedDatabase {
     async replaceFile(replacement: string) {
       if (file === ':memory:') throw new Error('an in-memory database cannot be replaced');
       await db.connection().execute(async () => {
+        await checkpointer.unregister(file); // its connection must not hold the old file
         if (sqlite.open) {
           sqlite.pragma('wal_checkpoint(TRUNCATE)');
           sqlite.close();
