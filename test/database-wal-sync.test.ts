@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
 import type { Test } from 'tap';
-import { openDatabase, WalSync } from '../server/src/platform/db/database.js';
+import { deferDurability, openDatabase, WalSync } from '../server/src/platform/db/database.js';
 import { groupCommit } from '../server/src/modules/screens/index.js';
 import { tempDataDir } from './helpers/harness.js';
 
@@ -151,4 +151,28 @@ t.test('checkpoints happen in the checkpointer’s worker, not inside our commit
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   t.equal(Number((rows as { n: number }).n), 400);
+});
+
+t.test('deferDurability hands the commit’s fsync over instead of waiting for it', async (t) => {
+  const db = await opened(t);
+  const wal = db.walSync!;
+  const before = wal.completed;
+  const holder: { durable?: Promise<void> } = {};
+  await db.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('t' as never)
+      .values({ id: 40, v: 'd' } as never)
+      .execute();
+    deferDurability(db.db, holder);
+  });
+  t.ok(holder.durable, 'the fsync was started and handed over');
+  t.equal(wal.completed, before, 'the transaction resolved without waiting for it');
+  await holder.durable;
+  t.equal(wal.completed, before + 1, 'the handed-over promise resolves after the fsync');
+  const next = await db.db
+    .insertInto('t' as never)
+    .values({ id: 41, v: 'e' } as never)
+    .execute();
+  t.ok(next);
+  t.equal(wal.completed, before + 2, 'the next write waits for its own fsync again');
 });

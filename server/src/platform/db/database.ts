@@ -123,10 +123,17 @@ const NOT_A_WRITE = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
  * resolve only once the write is on disk, as with synchronous=FULL, while other requests
  * and queries go on during the fsync.
  */
+interface Durability {
+  takeWritten(): boolean;
+  wal: WalSync | null;
+  /** Set by deferDurability: the current holder's release starts the fsync and hands it over instead of waiting. */
+  deferTo: { durable?: Promise<void> } | null;
+}
+
 class DurableSqliteDialect extends SqliteDialect {
   constructor(
     private readonly config: SqliteDialectConfig,
-    private readonly durability: { takeWritten(): boolean; wal: WalSync | null },
+    private readonly durability: Durability,
   ) {
     super(config);
   }
@@ -137,14 +144,31 @@ class DurableSqliteDialect extends SqliteDialect {
       override async releaseConnection(): Promise<void> {
         // Only the holder of the connection wrote since it was acquired, so the flag is its own.
         const written = durability.takeWritten();
+        const deferTo = durability.deferTo;
+        durability.deferTo = null;
         await super.releaseConnection();
-        if (written && durability.wal) await durability.wal.sync();
+        if (!written || !durability.wal) return;
+        if (deferTo) deferTo.durable = durability.wal.sync();
+        else await durability.wal.sync();
       }
     })(this.config);
   }
 }
 
 const opened = new WeakMap<Db, OpenedDatabase>();
+const durabilityOf = new WeakMap<Db, Durability>();
+
+/**
+ * For a transaction that wants its commit's fsync handed over rather than waited for (the
+ * heartbeats' group commit: the next batch may commit while this one's fsync runs). Called
+ * inside the transaction's callback, as its last step; once the transaction resolves,
+ * `holder.durable` (when it wrote anything) is the fsync to wait for before anyone is told
+ * the writes are durable. Elsewhere every write waits for its fsync by itself.
+ */
+export function deferDurability(db: Db, holder: { durable?: Promise<void> }): void {
+  const durability = durabilityOf.get(db);
+  if (durability) durability.deferTo = holder;
+}
 
 /** Most prepared statements kept per connection (the app's distinct queries are a few hundred). */
 const STATEMENT_CACHE_SIZE = 1000;
@@ -211,8 +235,9 @@ export function openDatabase(file: string): OpenedDatabase {
       sqlite.close();
     },
   };
-  const durability = {
+  const durability: Durability = {
     wal,
+    deferTo: null,
     takeWritten: () => {
       const w = written;
       written = false;
@@ -220,6 +245,7 @@ export function openDatabase(file: string): OpenedDatabase {
     },
   };
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect({ database: proxy as unknown as SQLite.Database }, durability) });
+  durabilityOf.set(db, durability);
   let closed = false;
   const handle: OpenedDatabase = {
     db,
