@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { JobQueue, PermanentJobError } from '../server/src/platform/jobs/queue.js';
 import { createLogger } from '../server/src/platform/log.js';
-import { MediaService, PROCESS_JOB, registerMediaJobs } from '../server/src/modules/media/service.js';
+import { MediaService, mediaServiceOf, PROCESS_JOB, registerMediaJobs } from '../server/src/modules/media/service.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
 
 const logger = createLogger('silent');
@@ -195,6 +195,10 @@ t.test('a job that brings the server down counts it as an attempt; at the limit 
 t.test('a media job that crashed the server on its last attempt fails its asset', async (t) => {
   const app = await startApp(t);
   const { db } = app.deps;
+  // The app's own queue starts in the background (after its work directories are ready) and
+  // could otherwise be the one to find the row below and fail it, still busy when we look:
+  // stopped, it never takes part (start() after stop() does nothing).
+  await mediaServiceOf(app.deps)!.jobs.stop();
   const now = new Date().toISOString();
   const assetId = '0190f5a2-7b3c-7def-8abc-0123456789ab';
   await db
@@ -232,7 +236,7 @@ t.test('a media job that crashed the server on its last attempt fails its asset'
     last_error: 'the server stopped while this job ran (2)',
   };
   await db.insertInto('jobs').values(job).execute();
-  // What the next process does at start (the app's own queue started before the row existed).
+  // What the next process does at start.
   const q = new JobQueue(db, logger, { concurrency: 1 });
   registerMediaJobs(q, new MediaService(app.deps, q));
   await q.start();
