@@ -205,12 +205,12 @@ export const manifestRoutes = [
       ctx.vary('Accept-Encoding');
       // Built once per revision and hour, so it is compressed once too (~10x smaller).
       if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-        m.gzip ??= gzipSync(m.body);
+        m.gzip ??= gzipSync(m.bytes);
         ctx.set('Content-Encoding', 'gzip');
         ctx.body = m.gzip;
         return;
       }
-      ctx.body = m.body;
+      ctx.body = m.bytes;
     },
   }),
 ];
