@@ -108,3 +108,24 @@ t.test('an item’s new day-parts and validity reach the manifest within the hou
   t.equal((await call('PATCH', `/api/v1/playlists/${p.id}/items/${items[0].id}`, { validUntil: '2026-06-01T15:00:00Z' })).status, 200);
   t.same(await windows(), ['2026-06-01T10:00:00.000Z/2026-06-01T15:00:00.000Z'], 'the same day-parts, a new end of validity');
 });
+
+t.test('requests for a screen while its manifest is built share that build', async (t) => {
+  const { app, call, screen, site, at, current } = await setup(t);
+  const { manifestCache } = await import('../server/src/modules/content/manifest.cache.js');
+  const p = (await call('POST', '/api/v1/playlists', { name: 'Shared', items: [{ assetId: site }] })).body.data;
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: p.id })).status, 200);
+  const [a, b] = await Promise.all([current(), current()]);
+  t.equal(a, b, 'one build answered both');
+  t.equal(await current(), a, 'and was cached');
+  manifestCache(app.deps).clear();
+  const c = await current();
+  t.not(c, a, 'a later request builds again');
+  t.equal(c.etag, a.etag);
+  // A request for another hour does not wait for this hour's build.
+  manifestCache(app.deps).clear();
+  const { currentManifest } = await import('../server/src/modules/content/manifest.js');
+  const { screenContext } = await import('../server/src/modules/content/screen-context.js');
+  const ctx = (await screenContext(app.deps.db, screen.screenId))!;
+  const [now, later] = await Promise.all([currentManifest(app.deps, ctx, at), currentManifest(app.deps, ctx, at + 3_600_000)]);
+  t.not(now.etag, later.etag, 'each hour its own build');
+});

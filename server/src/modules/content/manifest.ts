@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision, type UpdateOffer, updateOfferOf } from '../screens/index.js';
@@ -160,6 +161,33 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${network?.key ?? ''}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
+  // Requests for the same screen while its build runs (its manifest and its media downloads'
+  // guards, right after a change) wait for that build rather than each making its own.
+  const key = `${screen.manifestRevision}|${windowStart}|${contextKey}`;
+  const flights = deps.scope.get(BUILDS);
+  const flying = flights.get(screen.id);
+  if (flying?.key === key) return flying.entry;
+  const entry = buildAndCache(deps, screen, nowMs, windowStart, contextKey, network);
+  flights.set(screen.id, { key, entry });
+  try {
+    return await entry;
+  } finally {
+    if (flights.get(screen.id)?.entry === entry) flights.delete(screen.id);
+  }
+}
+
+/** Builds in progress, per screen, with the (revision, hour, context) they build for. */
+const BUILDS = new ScopeKey('content.manifest-builds', () => new Map<string, { key: string; entry: Promise<CachedManifest> }>());
+
+async function buildAndCache(
+  deps: AppDeps,
+  screen: ScreenContext,
+  nowMs: number,
+  windowStart: number,
+  contextKey: string,
+  network: ManifestNetwork | null,
+): Promise<CachedManifest> {
+  const cache = manifestCache(deps);
   let built: BuiltManifest;
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
