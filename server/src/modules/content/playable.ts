@@ -24,6 +24,7 @@ export interface Warning {
 export class ContentLoader {
   readonly playlists = new Map<string, PlanPlaylist>();
   readonly assets = new Map<string, AssetInfo>();
+  /** Each asset's player and poster variants (the ones screens play; not thumbnails or previews). */
   readonly variants = new Map<string, VariantInfo[]>();
   readonly deps = new Map<string, DepRef>();
   private readonly flattened = new Map<string, FlattenResult>();
@@ -119,7 +120,8 @@ export class ContentLoader {
     const missing = [...new Set(ids)].filter((id) => !this.fetched.has(id));
     if (missing.length === 0) return;
     for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
-    const variants = await variantsOf(this.db, missing);
+    // What plays (problem(), the manifest): player variants and video posters; thumbnails and previews are the console's.
+    const variants = await variantsOf(this.db, missing, ['player', 'poster']);
     for (const id of missing) {
       this.variants.set(id, variants.get(id) ?? []);
       this.fetched.add(id);
