@@ -272,6 +272,14 @@ async function main() {
       connections: 1,
       setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
     },
+    {
+      // What a player's first fetch after a change costs: the build and its gzip.
+      name: 'uncached, gzip, 1 conn',
+      url,
+      headers: { ...device, 'accept-encoding': 'gzip' },
+      connections: 1,
+      setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
+    },
   ];
   const results: { name: string; rps: number; p50: number; p99: number; errors: number; base: number }[] = [];
   for (const c of cases) {
