@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Koa from 'koa';
@@ -281,12 +282,16 @@ async function main() {
       setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
     },
   ];
-  const results: { name: string; rps: number; p50: number; p99: number; errors: number; base: number }[] = [];
+  const results: { name: string; rps: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: number }[] = [];
   for (const c of cases) {
     const { setupClient, base: _base, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void; base?: number };
     await autocannon({ ...opts, duration: 1, ...(setupClient ? { setupClient } : {}) });
     if (setupClient) manifestCache(deps).clear();
+    // The event loop's delay (server and load generator share it): how long something held it.
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
     const r = await profiled(c.name, () => autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) }));
+    loop.disable();
     const expected304 = c.name.includes('304');
     const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
     results.push({
@@ -294,6 +299,8 @@ async function main() {
       rps: r.requests.average,
       p50: r.latency.p50,
       p99: r.latency.p99,
+      loopP99: loop.percentile(99) / 1e6,
+      loopMax: loop.max / 1e6,
       errors: r.errors + Math.max(0, bad),
       base: (c as { base?: number }).base ?? (c.connections === 1 ? 5 : 0),
     });
@@ -313,12 +320,12 @@ async function main() {
   console.log(buildLine);
   console.log(lookupLine);
   console.log(
-    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
+    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
   );
   for (const [i, r] of results.entries()) {
     const base = results[r.base]!;
     console.log(
-      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}  (${base.name})`,
+      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)}  (${base.name})`,
     );
   }
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
