@@ -114,7 +114,7 @@ function expandOnce(input: ScheduleInput, from: number, to: number): Expansion {
   if (!expansion) {
     const e = expand(input, from, to);
     expansion = Object.freeze({ ...e, occurrences: Object.freeze(e.occurrences.map((o) => Object.freeze(o))) as Occurrence[] });
-    if (expansions.size >= 5000) expansions.clear();
+    if (expansions.size >= 2000) expansions.clear();
     expansions.set(key, expansion);
   }
   return expansion;
