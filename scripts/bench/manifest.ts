@@ -6,12 +6,19 @@
  *   - uncached: the cache is emptied before every request (a full build: timeline,
  *     flattening, variants, dependency record), one connection,
  * against a bare Koa route in the same run. Prints req/s, latencies and ratios.
- *   npm run bench:manifest [-- --seconds 5 --connections 16]
+ *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --cpu-prof-dir DIR]
+ * Before the HTTP cases it times `--builds` manifest builds in-process (currentManifest with
+ * the cache emptied: no HTTP, no device authentication). With --cpu-prof-dir, each phase is
+ * profiled on its own (node:inspector) into DIR/<phase>.cpuprofile (the HTTP cases include
+ * autocannon, in node_modules/autocannon); sum one with
+ *   npx tsx scripts/bench/fleet/profile-top.ts DIR/build.cpuprofile --top 40
  * Figures depend on the machine and its load: compare the ratios, not the absolute numbers.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Koa from 'koa';
@@ -19,7 +26,9 @@ import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../server/src/app.js';
 import { type AppDeps, newAppDeps } from '../../server/src/platform/app-deps.js';
 import { testConfig } from '../../server/src/config.js';
+import { currentManifest } from '../../server/src/modules/content/manifest.js';
 import { manifestCache } from '../../server/src/modules/content/manifest.cache.js';
+import { screenContext } from '../../server/src/modules/content/screen-context.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
 import { listen } from '../../server/src/server.js';
@@ -30,6 +39,29 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
+const builds = arg('builds', 100);
+const profDir = (() => {
+  const i = process.argv.indexOf('--cpu-prof-dir');
+  return i > 0 ? process.argv[i + 1]! : null;
+})();
+
+/** Runs `fn` under the V8 profiler when --cpu-prof-dir is given, writing DIR/<name>.cpuprofile. */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  if (!profDir) return fn();
+  mkdirSync(profDir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(path.join(profDir, `${name.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '')}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
 
 async function json(base: string, p: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
   const res = await fetch(base + p, {
@@ -166,9 +198,15 @@ async function main() {
     logger,
   });
   const placard = await listen(buildApp(deps), '127.0.0.1', 0);
+  // The bare routes: a small JSON body, and the manifest's own bytes (set once it is built).
+  let sameBytes = Buffer.alloc(0);
   const bare = new Koa();
   bare.use(async (ctx) => {
     if (ctx.path === '/bare') ctx.body = { data: { status: 'ok' } };
+    else if (ctx.path === '/same-bytes') {
+      ctx.type = 'application/json';
+      ctx.body = sameBytes;
+    }
   });
   const bareServer = await listen(bare, '127.0.0.1', 0);
 
@@ -177,6 +215,7 @@ async function main() {
   const body = await first.text();
   const etag = first.headers.get('etag')!;
   const manifest = JSON.parse(body).data;
+  sameBytes = Buffer.from(body);
   const items = manifest.timeline.reduce((n: number, s: { playlist?: { items: unknown[] } }) => n + (s.playlist?.items.length ?? 0), 0);
   const distinct = new Set(manifest.timeline.flatMap((s: { playlist?: { items: { id: string }[] } }) => (s.playlist?.items ?? []).map((i) => i.id)));
   const playlists = new Set(manifest.timeline.flatMap((s: { playlist?: { id: string } }) => (s.playlist ? [s.playlist.id] : [])));
@@ -188,10 +227,42 @@ async function main() {
     process.exit(1);
   }
 
+  // In-process builds: what a request without a cached manifest costs past authentication.
+  const screenId = manifest.screenId as string;
+  const timeBuilds = async () => {
+    const times: number[] = [];
+    for (let i = 0; i < builds; i++) {
+      manifestCache(deps).clear();
+      const t = performance.now();
+      const screen = await screenContext(deps.db, screenId);
+      await currentManifest(deps, screen!);
+      times.push(performance.now() - t);
+    }
+    return times.sort((a, b) => a - b);
+  };
+  await timeBuilds();
+  const buildTimes = await profiled('build', timeBuilds);
+  const pct = (q: number) => buildTimes[Math.min(buildTimes.length - 1, Math.floor(q * buildTimes.length))]!.toFixed(1);
+  const buildLine = `in-process build (screenContext + currentManifest, cache emptied), ${builds} builds: mean ${(buildTimes.reduce((a, b) => a + b, 0) / builds).toFixed(1)} ms, p50 ${pct(0.5)} ms, p90 ${pct(0.9)} ms`;
+  console.log(buildLine);
+  manifestCache(deps).clear();
+  // In-process lookups: what a 304 (or a cached 200, or a media download's guard) costs past authentication.
+  await currentManifest(deps, (await screenContext(deps.db, screenId))!);
+  const timeLookups = async () => {
+    const t = performance.now();
+    for (let i = 0; i < 20 * builds; i++) await currentManifest(deps, (await screenContext(deps.db, screenId))!);
+    return (performance.now() - t) / (20 * builds);
+  };
+  await timeLookups();
+  const lookupMs = await profiled('lookup', timeLookups);
+  const lookupLine = `in-process cached lookup (screenContext + currentManifest, cache hit), ${20 * builds} lookups: mean ${(lookupMs * 1000).toFixed(0)} µs`;
+  console.log(lookupLine);
+
   const url = `${placard.url}/api/v1/player/manifest`;
   const cases = [
     { name: 'bare Koa GET /bare', url: `${bareServer.url}/bare`, connections },
-    { name: 'manifest cached (200)', url, headers: device, connections },
+    { name: 'bare Koa, same bytes', url: `${bareServer.url}/same-bytes`, connections },
+    { name: 'manifest cached (200)', url, headers: device, connections, base: 1 },
     { name: 'manifest cached, gzip', url, headers: { ...device, 'accept-encoding': 'gzip' }, connections },
     { name: 'manifest 304', url, headers: { ...device, 'if-none-match': etag }, connections },
     { name: 'bare Koa, 1 connection', url: `${bareServer.url}/bare`, connections: 1 },
@@ -202,13 +273,25 @@ async function main() {
       connections: 1,
       setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
     },
+    {
+      // What a player's first fetch after a change costs: the build and its gzip.
+      name: 'uncached, gzip, 1 conn',
+      url,
+      headers: { ...device, 'accept-encoding': 'gzip' },
+      connections: 1,
+      setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
+    },
   ];
-  const results: { name: string; rps: number; p50: number; p99: number; errors: number; base: number }[] = [];
+  const results: { name: string; rps: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: number }[] = [];
   for (const c of cases) {
-    const { setupClient, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void };
+    const { setupClient, base: _base, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void; base?: number };
     await autocannon({ ...opts, duration: 1, ...(setupClient ? { setupClient } : {}) });
     if (setupClient) manifestCache(deps).clear();
-    const r = await autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) });
+    // The event loop's delay (server and load generator share it): how long something held it.
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const r = await profiled(c.name, () => autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) }));
+    loop.disable();
     const expected304 = c.name.includes('304');
     const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
     results.push({
@@ -216,8 +299,10 @@ async function main() {
       rps: r.requests.average,
       p50: r.latency.p50,
       p99: r.latency.p99,
+      loopP99: loop.percentile(99) / 1e6,
+      loopMax: loop.max / 1e6,
       errors: r.errors + Math.max(0, bad),
-      base: c.connections === 1 ? 4 : 0,
+      base: (c as { base?: number }).base ?? (c.connections === 1 ? 5 : 0),
     });
   }
   await placard.close();
@@ -232,13 +317,15 @@ async function main() {
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
+  console.log(buildLine);
+  console.log(lookupLine);
   console.log(
-    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'rps vs bare'.padStart(12)}`,
+    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
   );
   for (const [i, r] of results.entries()) {
     const base = results[r.base]!;
     console.log(
-      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)}`,
+      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)}  (${base.name})`,
     );
   }
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;

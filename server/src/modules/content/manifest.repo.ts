@@ -2,6 +2,7 @@
  * The manifest_deps table: what each screen's last manifest build used (playlists, layouts,
  * assets, schedules, tag rules, assignments, data sources and their outputs, widgets), so a change bumps exactly the screens it alters.
  */
+import { CompiledQuery } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import { groupCommit } from '../screens/index.js';
 
@@ -43,13 +44,15 @@ export async function screensDependingOnSource(db: Db, sourceId: string): Promis
 /**
  * Replaces what the screen's manifest depends on. After one content change every screen
  * rebuilds at once, so the writes share commits (the heartbeat's group commit) instead of one
- * fsync per screen, and a set that did not change writes nothing.
+ * fsync per screen, and a set that did not change writes nothing: that is read first, outside
+ * the group commit, so the usual rebuild (the same set) waits for no batch and opens no transaction.
  */
 export async function replaceManifestDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
+  const want = new Set(deps.map((d) => `${d.kind}\u0000${d.id}`));
+  const same = (have: readonly { kind: string; ref_id: string }[]) => have.length === want.size && have.every((r) => want.has(`${r.kind}\u0000${r.ref_id}`));
+  if (same((await db.executeQuery<{ kind: string; ref_id: string }>(CompiledQuery.raw(DEPS_SQL, [screenId]))).rows)) return;
   await groupCommit(db, async (trx) => {
-    const have = await trx.selectFrom('manifest_deps').select(['kind', 'ref_id']).where('screen_id', '=', screenId).execute();
-    const want = new Set(deps.map((d) => `${d.kind}\u0000${d.id}`));
-    if (have.length === want.size && have.every((r) => want.has(`${r.kind}\u0000${r.ref_id}`))) return;
+    if (same((await trx.executeQuery<{ kind: string; ref_id: string }>(CompiledQuery.raw(DEPS_SQL, [screenId]))).rows)) return;
     await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
     for (let i = 0; i < deps.length; i += 300) {
       await trx
@@ -59,6 +62,8 @@ export async function replaceManifestDeps(db: Db, screenId: string, deps: readon
     }
   });
 }
+
+const DEPS_SQL = 'select kind, ref_id from manifest_deps where screen_id = ?';
 
 /** Forgets a screen's manifest dependencies (the screen is being deleted). */
 export async function deleteManifestDeps(db: Db, screenId: string): Promise<void> {

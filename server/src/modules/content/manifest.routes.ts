@@ -1,4 +1,5 @@
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { z } from 'zod';
 import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
@@ -6,6 +7,10 @@ import { defineRoute } from '../../platform/http/route.js';
 import { etagMatches } from '../../platform/http/send-file.js';
 import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
+
+const gzipAsync = promisify(gzip);
+/** Output buffer of one compression: a manifest's gzip in one piece, so one trip to the thread pool (same bytes as any size). */
+const GZIP_CHUNK = 1 << 20;
 
 const Window = z.object({ startsAt: z.string(), endsAt: z.string() });
 const Item = z.object({
@@ -203,14 +208,21 @@ export const manifestRoutes = [
       }
       ctx.type = 'application/json';
       ctx.vary('Accept-Encoding');
-      // Built once per revision and hour, so it is compressed once too (~10x smaller).
+      // Built once per revision and hour, so it is compressed once too (~4-10x smaller), off the
+      // event loop: after a change every screen's first fetch compresses its new manifest, which
+      // took as long as the build itself and held every other request meanwhile. Requests that
+      // arrive while it runs share it; a failure is not kept.
       if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-        m.gzip ??= gzipSync(m.body);
+        const pending = (m.gzip ??= gzipAsync(m.bytes, { chunkSize: GZIP_CHUNK }).catch((err: unknown) => {
+          if (m.gzip === pending) m.gzip = undefined;
+          throw err;
+        }));
+        const gzipped = await pending;
         ctx.set('Content-Encoding', 'gzip');
-        ctx.body = m.gzip;
+        ctx.body = gzipped;
         return;
       }
-      ctx.body = m.body;
+      ctx.body = m.bytes;
     },
   }),
 ];

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision, type UpdateOffer, updateOfferOf } from '../screens/index.js';
@@ -160,6 +161,33 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${network?.key ?? ''}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;
+  // Requests for the same screen while its build runs (its manifest and its media downloads'
+  // guards, right after a change) wait for that build rather than each making its own.
+  const key = `${screen.manifestRevision}|${windowStart}|${contextKey}`;
+  const flights = deps.scope.get(BUILDS);
+  const flying = flights.get(screen.id);
+  if (flying?.key === key) return flying.entry;
+  const entry = buildAndCache(deps, screen, nowMs, windowStart, contextKey, network);
+  flights.set(screen.id, { key, entry });
+  try {
+    return await entry;
+  } finally {
+    if (flights.get(screen.id)?.entry === entry) flights.delete(screen.id);
+  }
+}
+
+/** Builds in progress, per screen, with the (revision, hour, context) they build for. */
+const BUILDS = new ScopeKey('content.manifest-builds', () => new Map<string, { key: string; entry: Promise<CachedManifest> }>());
+
+async function buildAndCache(
+  deps: AppDeps,
+  screen: ScreenContext,
+  nowMs: number,
+  windowStart: number,
+  contextKey: string,
+  network: ManifestNetwork | null,
+): Promise<CachedManifest> {
+  const cache = manifestCache(deps);
   let built: BuiltManifest;
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
@@ -190,17 +218,53 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
 }
 
 function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: string, built: BuiltManifest): CachedManifest {
-  const { generatedAt: _g, ...stable } = built.manifest;
-  const etag = `"m${screen.manifestRevision}-${createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 27)}"`;
+  const { body, stable } = serialise(built.manifest);
+  const hash = createHash('sha256');
+  for (const part of stable) hash.update(part);
+  const etag = `"m${screen.manifestRevision}-${hash.digest('base64url').slice(0, 27)}"`;
   const entry: CachedManifest = {
     revision: screen.manifestRevision,
     windowStart,
     contextKey,
     etag,
-    body: JSON.stringify({ data: built.manifest }),
+    bytes: Buffer.from(body),
+    get body() {
+      return this.bytes.toString();
+    },
     assetIds: new Set(built.manifest.media.map((m) => m.assetId)),
     dataSourceIds: new Set(built.manifest.data.map((d) => d.sourceId)),
     widgetIds: new Set(built.manifest.widgets.map((w) => w.widgetId)),
   };
   return entry;
+}
+
+/**
+ * The response body, `JSON.stringify({ data: manifest })`, made in one pass, and the parts of
+ * it that are the manifest without `generatedAt` (`JSON.stringify` of it, in order: what the
+ * ETag hashes, so a rebuild of the same content keeps its ETag). A playlist shown by several
+ * segments is serialised once (it is the same object in each: buildManifest shares it).
+ */
+function serialise(manifest: Manifest): { body: string; stable: string[] } {
+  const { screenId, revision, generatedAt, validUntil, refreshAfter, timeZone, timeline, ...tail } = manifest;
+  // `{"screenId":..,"revision":..` + `,"generatedAt":..` + `,"validUntil":..,"timeZone":..` + `,"timeline":[..]` + `,"media":..}`
+  const head = JSON.stringify({ screenId, revision });
+  const when = JSON.stringify({ generatedAt });
+  const zone = JSON.stringify({ validUntil, refreshAfter, timeZone });
+  const playlists = new Map<ManifestPlaylist, string>();
+  const segments: string[] = [];
+  for (const entry of timeline) {
+    const { playlist, ...rest } = entry;
+    // Spliced only where `playlist` is the segment's last key (set after the others), so the text is JSON.stringify's.
+    if (!playlist || Object.keys(entry).at(-1) !== 'playlist') {
+      segments.push(JSON.stringify(entry));
+      continue;
+    }
+    let text = playlists.get(playlist);
+    if (text === undefined) playlists.set(playlist, (text = JSON.stringify(playlist)));
+    const other = JSON.stringify(rest);
+    segments.push(`${other.length > 2 ? `${other.slice(0, -1)},` : '{'}"playlist":${text}}`);
+  }
+  const stable = [head.slice(0, -1), `,${zone.slice(1, -1)},"timeline":[`, segments.join(','), `],${JSON.stringify(tail).slice(1)}`];
+  const body = `{"data":${stable[0]},${when.slice(1, -1)}${stable[1]}${stable[2]}${stable[3]}}`;
+  return { body, stable };
 }

@@ -71,6 +71,23 @@ function localInstant(day: DateTime, minutes: number): number {
  * 08:00-12:00 local on the day the clocks change). Sorted, merged intervals.
  */
 export function activeWindows(rule: PlayRule, zone: string, from: number, to: number): Interval[] {
+  if (rule.dayparts.length === 0) return windowsOf(rule, zone, from, to);
+  // Day-parts cost a walk over the days on the zone's clock (luxon): answered once per rule,
+  // zone and window. Many items share a rule ("08:00-20:00 every day"), and a screen's
+  // manifest is rebuilt with the same window all hour long. Frozen: callers share it.
+  const key = `${zone}|${from}|${to}|${rule.validFrom}|${rule.validUntil}|${JSON.stringify(rule.dayparts)}`;
+  let windows = dayparted.get(key);
+  if (!windows) {
+    windows = Object.freeze(windowsOf(rule, zone, from, to).map((w) => Object.freeze(w))) as Interval[];
+    if (dayparted.size >= 5000) dayparted.clear();
+    dayparted.set(key, windows);
+  }
+  return windows;
+}
+
+const dayparted = new Map<string, Interval[]>();
+
+function windowsOf(rule: PlayRule, zone: string, from: number, to: number): Interval[] {
   const start = Math.max(from, rule.validFrom ? Date.parse(rule.validFrom) : -Infinity);
   const end = Math.min(to, rule.validUntil ? Date.parse(rule.validUntil) : Infinity);
   if (!(end > start)) return [];

@@ -10,7 +10,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { DepRef } from './changes.js';
 import { flattenPlaylist, mergeIntervals, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
-import { publishedPlaylist } from './playlists.publishable.js';
+import { publishedPlaylist, publishedPlaylists, type PlaylistSnapshot } from './playlists.publishable.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
 import { publishedWidgetIds } from '../widgets/index.js';
 
@@ -24,6 +24,7 @@ export interface Warning {
 export class ContentLoader {
   readonly playlists = new Map<string, PlanPlaylist>();
   readonly assets = new Map<string, AssetInfo>();
+  /** Each asset's player and poster variants (the ones screens play; not thumbnails or previews). */
   readonly variants = new Map<string, VariantInfo[]>();
   readonly deps = new Map<string, DepRef>();
   private readonly flattened = new Map<string, FlattenResult>();
@@ -34,7 +35,39 @@ export class ContentLoader {
   /** Playlists loaded that were never published (they play nothing). */
   readonly unpublished = new Set<string>();
 
+  /** Publications read ahead by `prefetch` (null: never published; undefined: no such playlist). */
+  private readonly snapshots = new Map<string, PlaylistSnapshot | null | undefined>();
+
   constructor(readonly db: Db) {}
+
+  /**
+   * Reads ahead what `load` and `flatten` of these playlists will ask: their publications and
+   * those of the playlists nested in them (one query a level of nesting), then the assets and
+   * widgets their enabled items name (one query each), instead of a few queries per playlist.
+   * Records no dependency: `load`, `problem` and `widgetExists` record what the build uses.
+   */
+  async prefetch(ids: readonly string[]): Promise<void> {
+    let level = [...new Set(ids)].filter((id) => !this.snapshots.has(id) && !this.playlists.has(id));
+    const assets: string[] = [];
+    const widgets: string[] = [];
+    while (level.length) {
+      const read = await publishedPlaylists(this.db, level);
+      const next = new Set<string>();
+      for (const id of level) {
+        const snapshot = read.get(id);
+        this.snapshots.set(id, snapshot);
+        for (const i of snapshot?.items ?? []) {
+          if (!i.enabled) continue;
+          if (i.assetId) assets.push(i.assetId);
+          else if (i.widgetId) widgets.push(i.widgetId);
+          else if (i.playlistId && !this.snapshots.has(i.playlistId) && !this.playlists.has(i.playlistId)) next.add(i.playlistId);
+        }
+      }
+      level = [...next];
+    }
+    await this.ensureAssets(assets);
+    await this.ensureWidgets(widgets);
+  }
 
   dep(kind: DepRef['kind'], id: string): void {
     this.deps.set(`${kind}:${id}`, { kind, id });
@@ -49,7 +82,7 @@ export class ContentLoader {
       this.dep('playlist', id);
       // Screens play the playlist's publication (issue 20), not its draft rows; a playlist
       // never published plays nothing (like an empty one).
-      const published = await publishedPlaylist(this.db, id);
+      const published = this.snapshots.has(id) ? this.snapshots.get(id) : await publishedPlaylist(this.db, id);
       if (published === undefined) continue;
       if (published === null) this.unpublished.add(id);
       const snapshot = published ?? { name: (await planPlaylistRow(this.db, id))?.name ?? '', tagRule: null, items: [] };
@@ -87,7 +120,8 @@ export class ContentLoader {
     const missing = [...new Set(ids)].filter((id) => !this.fetched.has(id));
     if (missing.length === 0) return;
     for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
-    const variants = await variantsOf(this.db, missing);
+    // What plays (problem(), the manifest): player variants and video posters; thumbnails and previews are the console's.
+    const variants = await variantsOf(this.db, missing, ['player', 'poster']);
     for (const id of missing) {
       this.variants.set(id, variants.get(id) ?? []);
       this.fetched.add(id);

@@ -27,6 +27,22 @@ export function publishedSnapshotRow(db: Db, id: string): Promise<{ id: string; 
     .executeTakeFirst();
 }
 
+/** `publishedSnapshotRow` for many playlists at once (ids that name no playlist are left out). */
+export async function publishedSnapshotRows(db: Db, ids: readonly string[]): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db
+      .selectFrom('playlists as p')
+      .leftJoin('content_publications as c', (j) => j.onRef('c.id', '=', 'p.published_publication_id').on('c.content_type', '=', 'playlist'))
+      .select(['p.id', 'c.snapshot'])
+      .where('p.id', 'in', unique.slice(i, i + 500))
+      .execute();
+    for (const r of rows) out.set(r.id, r.snapshot);
+  }
+  return out;
+}
+
 /** Points the playlist at the publication screens play. */
 export async function setPublishedPublication(db: Db, id: string, publicationId: string): Promise<void> {
   await db.updateTable('playlists').set({ published_publication_id: publicationId }).where('id', '=', id).execute();

@@ -33,6 +33,7 @@ import {
   existingPlaylistIds,
   insertItemRows,
   publishedSnapshotRow,
+  publishedSnapshotRows,
   restorePlaylistFields,
   setPublishedPublication,
 } from './playlist-publications.repo.js';
@@ -158,6 +159,14 @@ export async function publishedPlaylist(db: Db, id: string): Promise<PlaylistSna
   const row = await publishedSnapshotRow(db, id);
   if (!row) return undefined;
   return row.snapshot ? (JSON.parse(row.snapshot) as PlaylistSnapshot) : null;
+}
+
+/** `publishedPlaylist` for many playlists in one query: ids missing from the answer name no playlist. */
+export async function publishedPlaylists(db: Db, ids: readonly string[]): Promise<Map<string, PlaylistSnapshot | null>> {
+  const out = new Map<string, PlaylistSnapshot | null>();
+  if (ids.length === 0) return out;
+  for (const [id, snapshot] of await publishedSnapshotRows(db, ids)) out.set(id, snapshot ? (JSON.parse(snapshot) as PlaylistSnapshot) : null);
+  return out;
 }
 
 function asSnapshot(snapshot: unknown): PlaylistSnapshot {

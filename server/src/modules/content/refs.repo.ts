@@ -34,14 +34,15 @@ export interface VariantInfo {
   sha256: string;
 }
 
-/** Variants of the given assets, grouped by asset. */
-export async function variantsOf(db: Db, assetIds: readonly string[]): Promise<Map<string, VariantInfo[]>> {
+/** Variants of the given assets (of the given purposes only, when named), grouped by asset. */
+export async function variantsOf(db: Db, assetIds: readonly string[], purposes?: readonly VariantInfo['purpose'][]): Promise<Map<string, VariantInfo[]>> {
   const out = new Map<string, VariantInfo[]>();
   const unique = [...new Set(assetIds)];
   if (unique.length === 0) return out;
+  const only = purposes ? sql` and purpose in (${sql.join(purposes)})` : sql``;
   for (let i = 0; i < unique.length; i += 500) {
     const rows = await sql<Omit<AssetVariantsTable, 'created_at'>>`
-      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))}) order by asset_id, purpose, page, width, id`.execute(
+      select id, asset_id, purpose, content_type, width, height, page, size_bytes, sha256 from asset_variants where asset_id in (${sql.join(unique.slice(i, i + 500))})${only} order by asset_id, purpose, page, width, id`.execute(
       db,
     );
     for (const r of rows.rows) {

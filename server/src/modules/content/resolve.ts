@@ -18,6 +18,7 @@ import {
   compareSchedules,
   enabledSchedulesTargeting,
   expand,
+  type Expansion,
   overlapsAny,
   resolveTimeline,
   scheduleInput,
@@ -101,6 +102,26 @@ export interface ResolveOptions {
   windows?: WindowSourceFn;
 }
 
+/**
+ * A schedule's expansion over [from, to) (recurrence.ts `expand`, a pure function of the
+ * schedule's timing and the window), answered once per schedule version and window: every
+ * screen the schedule reaches, and every rebuild within the hour, asks for the same one.
+ * Frozen: callers share it.
+ */
+function expandOnce(input: ScheduleInput, from: number, to: number): Expansion {
+  const key = `${input.id}|${input.startsAt}|${input.endsAt}|${input.rrule}|${input.timeZone}|${input.enabled}|${from}|${to}`;
+  let expansion = expansions.get(key);
+  if (!expansion) {
+    const e = expand(input, from, to);
+    expansion = Object.freeze({ ...e, occurrences: Object.freeze(e.occurrences.map((o) => Object.freeze(o))) as Occurrence[] });
+    if (expansions.size >= 2000) expansions.clear();
+    expansions.set(key, expansion);
+  }
+  return expansion;
+}
+
+const expansions = new Map<string, Expansion>();
+
 /** What reaches a screen: itself, its groups, its location. */
 export function screenTargets(screen: Pick<ScreenContext, 'id' | 'groupIds' | 'locationId'>): WindowTarget[] {
   return [
@@ -155,11 +176,13 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   // Expansions are bounded (schedules/rrule-check.ts) but a screen may have many schedules:
   // give the event loop a turn between them when one took a while.
   const pace = pacer();
+  // What the schedules' playlists need, read in a few queries rather than a few per playlist.
+  await loader.prefetch(rows.flatMap((r) => (r.playlist_id ? [r.playlist_id] : [])));
   for (const r of rows) {
     await pace();
     if (r.layout_id) deps.push({ kind: 'layout', id: r.layout_id });
     const input = scheduleInput(r, zone);
-    const expansion = expand(input, from, to);
+    const expansion = expandOnce(input, from, to);
     const raw = expansion.occurrences;
     expanded.set(r.id, raw);
     if (expansion.refused)

@@ -3,7 +3,7 @@
  * plain SQL so this module does not reach into theirs. screen-context.ts makes a screen's
  * context of these rows.
  */
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 
 export interface ScreenContextRow {
@@ -14,22 +14,23 @@ export interface ScreenContextRow {
   manifest_revision: number;
   display_width: number | null;
   display_height: number | null;
+  /** JSON array of the screen's group ids, in order. */
+  group_ids: string;
 }
 
-/** A screen with its location's zone and the display size its player last reported. */
+/**
+ * Asked by every manifest request (a 304 too) and every media download's guard: one statement,
+ * compiled once (no query builder per call; the connection keeps it prepared by its text).
+ */
+const SCREEN_CONTEXT_SQL = `
+  select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision,
+    json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height,
+    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids
+  from screens s left join locations l on l.id = s.location_id where s.id = ?`;
+
+/** A screen with its location's zone, the display size its player last reported and its groups (by id). */
 export async function screenContextRow(db: Db, screenId: string): Promise<ScreenContextRow | undefined> {
-  return (
-    await sql<ScreenContextRow>`
-      select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision,
-        json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height
-      from screens s left join locations l on l.id = s.location_id where s.id = ${screenId}`.execute(db)
-  ).rows[0];
-}
-
-/** The groups a screen is in, by id. */
-export async function groupIdsOfScreen(db: Db, screenId: string): Promise<string[]> {
-  const groups = await sql<{ group_id: string }>`select group_id from screen_group_members where screen_id = ${screenId} order by group_id`.execute(db);
-  return groups.rows.map((g) => g.group_id);
+  return (await db.executeQuery<ScreenContextRow>(CompiledQuery.raw(SCREEN_CONTEXT_SQL, [screenId]))).rows[0];
 }
 
 /** The given screens with their location's zone (no display: the resolver does not read it). */

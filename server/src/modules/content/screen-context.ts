@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import { defaultTimeZone } from '../schedules/index.js';
-import { groupIdsOfScreen, mostCommonGroupZone, screenContextRow } from './screen-context.repo.js';
+import { mostCommonGroupZone, screenContextRow } from './screen-context.repo.js';
 
 export { defaultTimeZone, screensOf, type Targets } from '../schedules/index.js';
 
@@ -26,7 +26,7 @@ const plausible = (n: unknown): n is number => typeof n === 'number' && n >= 16 
 export async function screenContext(db: Db, screenId: string): Promise<ScreenContext | undefined> {
   const row = await screenContextRow(db, screenId);
   if (!row) return undefined;
-  const groupIds = await groupIdsOfScreen(db, screenId);
+  const groupIds = JSON.parse(row.group_ids) as string[];
   return {
     id: row.id,
     name: row.name,
