@@ -22,6 +22,7 @@ const LAZY = [
   'jsonpath-plus',
   'htmlparser2',
   'file-type', // upload sniffing
+  'fast-xml-parser', // CAP/Atom weather feeds
   '@peculiar/x509', // issuing a TLS certificate
 ];
 

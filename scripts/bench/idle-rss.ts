@@ -1,13 +1,14 @@
 /**
  * Idle memory after start (issue 24): the built server as installed (`node
  * dist/server/src/main.js`) on a fresh data directory, waited for until /readyz answers 200,
- * then left idle a few seconds; printed: VmRSS (anonymous / file-backed) from
+ * then left idle; measured 5 s and 30 s after (--idle 5,30: V8's memory reducer shrinks an
+ * idle heap some 10-20 s after the start-up's allocations stop); printed: VmRSS (anonymous / file-backed) from
  * /proc/<pid>/status, and V8's heap (used / total, new space) from a --import'ed reporter
  * (scripts/bench/idle-rss/report-memory.mjs, on SIGUSR2: nothing is added to the server).
  * The same for a bare Koa server (`node -e`) in the same run, for reference.
  *
  *   npm run build:server            # this bench builds nothing
- *   npm run bench:idle-rss [-- --runs 3 --idle 5 --https --node-arg --max-semi-space-size=4 --modules]
+ *   npm run bench:idle-rss [-- --runs 3 --idle 5,30 --https --node-arg --max-semi-space-size=4 --modules]
  *
  * --https      HTTPS on as by default (a free port; the certificate is made at first start)
  * --node-arg   a node flag for both processes (repeatable), e.g. to try V8 heap sizes
@@ -32,7 +33,12 @@ const num = (name: string, fallback: number) => {
   return i >= 0 ? Number(argv[i + 1]) : fallback;
 };
 const runs = num('runs', 3);
-const idleSec = num('idle', 5);
+const idleIndex = argv.indexOf('--idle');
+/** Seconds after readiness at which the processes are measured (V8's memory reducer shrinks an idle heap after ~10-20 s). */
+const idlePoints = (idleIndex >= 0 ? argv[idleIndex + 1]! : '5,30')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
 const https = argv.includes('--https');
 const listModules = argv.includes('--modules');
 const nodeArgs = argv.flatMap((a, i) => (argv[i - 1] === '--node-arg' ? [a] : []));
@@ -107,7 +113,18 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function runPlacard(extraPreload?: string): Promise<{ figures: Figures; scripts?: Record<string, { scripts: number; bytes: number }> }> {
+/** Measures at each of `idlePoints` (seconds after `readyAt`). */
+async function measureIdle(child: ChildProcess, reportFile: string, readyAt: number): Promise<Figures[]> {
+  const out: Figures[] = [];
+  for (const s of idlePoints) {
+    await sleep(Math.max(0, readyAt + s * 1000 - Date.now()));
+    rmSync(reportFile, { force: true });
+    out.push(await measure(child, reportFile));
+  }
+  return out;
+}
+
+async function runPlacard(extraPreload?: string): Promise<{ figures: Figures[]; scripts?: Record<string, { scripts: number; bytes: number }> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-idle-rss-'));
   const reportFile = path.join(dir, 'memory.json');
   const scriptsFile = path.join(dir, 'scripts.json');
@@ -131,8 +148,11 @@ async function runPlacard(extraPreload?: string): Promise<{ figures: Figures; sc
   child.stderr?.on('data', (d: Buffer) => (out += d));
   try {
     await waitFor(`http://127.0.0.1:${port}/readyz`, child, () => out);
-    await sleep(idleSec * 1000);
-    const figures = await measure(child, reportFile);
+    const figures = extraPreload ? [] : await measureIdle(child, reportFile, Date.now());
+    if (extraPreload) {
+      await sleep(1000);
+      child.kill('SIGUSR2');
+    }
     let scripts: Record<string, { scripts: number; bytes: number }> | undefined;
     if (extraPreload) {
       for (let i = 0; i < 50 && !existsSync(scriptsFile); i++) await sleep(50);
@@ -148,7 +168,7 @@ async function runPlacard(extraPreload?: string): Promise<{ figures: Figures; sc
 const BARE = `const Koa = require('koa'); const app = new Koa(); app.use((ctx) => { ctx.body = 'ok'; });
 const s = app.listen(0, '127.0.0.1', () => console.log('port ' + s.address().port));`;
 
-async function runBare(): Promise<Figures> {
+async function runBare(): Promise<Figures[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-idle-rss-'));
   const reportFile = path.join(dir, 'memory.json');
   let out = '';
@@ -167,8 +187,7 @@ async function runBare(): Promise<Figures> {
       await sleep(50);
     }
     await waitFor(`http://127.0.0.1:${port}/`, child, () => out);
-    await sleep(idleSec * 1000);
-    return await measure(child, reportFile);
+    return await measureIdle(child, reportFile, Date.now());
   } finally {
     await stop(child);
     rmSync(dir, { recursive: true, force: true });
@@ -188,17 +207,17 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   console.log(
-    `idle memory: ${runs} run(s), ${idleSec} s idle after /readyz, HTTPS ${https ? 'on' : 'off'}, node ${process.version}` +
+    `idle memory: ${runs} run(s), measured ${idlePoints.join(' and ')} s after /readyz, HTTPS ${https ? 'on' : 'off'}, node ${process.version}` +
       (nodeArgs.length ? `, node flags ${nodeArgs.join(' ')}` : ''),
   );
   const rows: { name: string; f: Figures[] }[] = [
-    { name: 'placard (dist/server/src/main.js)', f: [] },
-    { name: 'bare Koa (node -e)', f: [] },
+    ...idlePoints.map((s) => ({ name: `placard (dist/server/src/main.js), ${s} s idle`, f: [] })),
+    ...idlePoints.map((s) => ({ name: `bare Koa (node -e), ${s} s idle`, f: [] })),
   ];
   // Alternated, so a change in the machine's load touches both alike.
   for (let i = 0; i < runs; i++) {
-    rows[0]!.f.push((await runPlacard()).figures);
-    rows[1]!.f.push(await runBare());
+    for (const [j, f] of (await runPlacard()).figures.entries()) rows[j]!.f.push(f);
+    for (const [j, f] of (await runBare()).entries()) rows[idlePoints.length + j]!.f.push(f);
   }
   const table = rows.map(({ name, f }) => ({
     process: name,
