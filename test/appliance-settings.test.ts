@@ -120,6 +120,8 @@ t.test('system status: versions, database, disk, tools, backups, contributed sec
   t.equal(s.database.schemaVersion, s.database.schemaVersionKnown);
   t.ok(s.storage.totalBytes > 0 && s.storage.freeBytes >= 0);
   t.type(s.tools.sharp.ok, 'boolean');
+  t.match(s.tools.sharp.version, /^\d+\.\d+\.\d+/, "sharp's version, from the check (sharp itself is not loaded to show it)");
+  t.match(s.tools.sharp.libvips, /^\d+\.\d+/);
   t.equal(s.backups.count, 0);
   t.equal(s.backups.last, null);
   t.same(s.sections.testFleet, { title: 'Fleet (test)', ok: true, data: { online: 3, offline: 1 } });

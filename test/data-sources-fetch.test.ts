@@ -5,9 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t, { type Test } from 'tap';
 import { configJsonSchema } from '../server/src/modules/data-sources/catalog.routes.js';
-import { csvProvider } from '../server/src/modules/data-sources/providers/csv.js';
-import { icalProvider } from '../server/src/modules/data-sources/providers/ical.js';
-import { rssProvider } from '../server/src/modules/data-sources/providers/rss.js';
+import { csvProvider, icalProvider, rssProvider } from '../server/src/modules/data-sources/providers/index.js';
 import { type FetchContext, type FetchOutcome, ProviderFetchError, type ProviderDefinition } from '../server/src/modules/data-sources/providers/types.js';
 
 /**

@@ -1,12 +1,4 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransport, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from 'koa';
 import type { Db } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
@@ -14,6 +6,13 @@ import { storableJson } from '../../platform/db/json.js';
 import { findPasskeyByCredentialId, insertPasskey, recordPasskeyUse, userPasskeyCredentials, type PasskeyRow } from './passkeys.repo.js';
 import { sessionOf, type SessionData } from './sessions.js';
 import { newId, type UserRow } from './users.repo.js';
+
+/**
+ * @simplewebauthn/server (and its CBOR, ASN.1 and crypto libraries, ~4 MiB of heap) loads at
+ * the first passkey ceremony, not at start: most servers never see one (docs/performance.md,
+ * "Idle memory"). Node keeps the module once loaded.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 const RP_NAME = 'Placard';
@@ -50,7 +49,7 @@ const parseTransports = (json: string) => JSON.parse(json) as AuthenticatorTrans
 export async function registrationOptions(ctx: Context, db: Db, user: UserRow) {
   const existing = await userPasskeyCredentials(db, user.id);
   const { rpID } = relyingParty(ctx);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: RP_NAME,
     rpID,
     userName: user.email,
@@ -69,7 +68,7 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
   const { rpID, origin } = relyingParty(ctx);
   let verification;
   try {
-    verification = await verifyRegistrationResponse({
+    verification = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge,
       expectedOrigin: origin,
@@ -105,7 +104,7 @@ export async function registerPasskey(ctx: Context, db: Db, user: UserRow, respo
 export async function authenticationOptions(ctx: Context, db: Db, purpose: 'mfa' | 'login', userId?: string) {
   const allow = userId ? await userPasskeyCredentials(db, userId) : [];
   const { rpID } = relyingParty(ctx);
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID,
     userVerification: purpose === 'login' ? 'required' : 'preferred',
     allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: parseTransports(p.transports) })),
@@ -136,7 +135,7 @@ export async function verifyPasskeyAssertion(
   const { rpID, origin } = relyingParty(ctx);
   let verification;
   try {
-    verification = await verifyAuthenticationResponse({
+    verification = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge,
       expectedOrigin: origin,

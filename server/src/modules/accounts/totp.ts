@@ -1,17 +1,20 @@
-import { generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import type { Db } from '../../platform/db/database.js';
 import type { ServerSecrets } from '../../platform/security/secrets.js';
 import { advanceTotpStep, type UserRow } from './users.repo.js';
 
 const SEAL = 'totp';
+/** otplib and qrcode load at the first enrolment or check, not at start (docs/performance.md, "Idle memory"). */
+const otp = () => import('otplib');
+const qrcode = async () => (await import('qrcode')).default;
+
 export const TOTP_ISSUER = 'Placard';
 
 /** A new base32 secret (30 s, 6 digits, SHA-1: what every authenticator app reads). */
 export async function newTotpEnrolment(secrets: ServerSecrets, user: UserRow, issuer: string) {
+  const { generateSecret, generateURI } = await otp();
   const secret = generateSecret();
   const otpauthUri = generateURI({ issuer, label: user.email, secret });
-  const qrCodeDataUrl = await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 1, width: 256 });
+  const qrCodeDataUrl = await (await qrcode()).toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 1, width: 256 });
   return { secret, sealed: secrets.seal(SEAL, secret), otpauthUri, qrCodeDataUrl };
 }
 
@@ -27,6 +30,7 @@ export async function checkTotp(secrets: ServerSecrets, sealed: string, code: st
   // The last accepted step is ahead of every step in the window (the clock went back):
   // no code can be newer, so this is a failed code. otplib would throw here.
   if (afterTimeStep != null && afterTimeStep >= current + 1) return null;
+  const { verify } = await otp();
   try {
     const result = await verify({ secret, token, epoch, epochTolerance: 30, ...(afterTimeStep != null ? { afterTimeStep } : {}) });
     return result.valid ? current + result.delta : null;

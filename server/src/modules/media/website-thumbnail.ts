@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
+import { loadSharp } from '../../platform/media/sharp.js';
 import { OutboundError, safeFetch, type OutboundPolicy } from '../../platform/http/outbound.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { nowIso } from '../../platform/db/ids.js';
@@ -106,6 +106,7 @@ function clip(s: string, n: number): string {
 
 /** A card: the page's icon (when there is one) above its title and its address. */
 async function card(host: string, title: string | null, icon: Buffer | null, note: string | null): Promise<Buffer> {
+  const sharp = await loadSharp();
   const lines = title
     ? [clip(title, 34), ...(title.length > 34 ? [clip(title.slice(clip(title, 34).replace(/…$/, '').length).trim(), 34)] : [])].slice(0, 2)
     : [];
@@ -135,6 +136,7 @@ async function card(host: string, title: string | null, icon: Buffer | null, not
 
 /** The first of `urls` that downloads (through the guard) as an image sharp can read. */
 async function firstImage(urls: string[], policy: OutboundPolicy, minSide: number): Promise<Buffer | null> {
+  const sharp = await loadSharp();
   for (const u of urls.slice(0, 4)) {
     try {
       const res = await safeFetch(u, policy, { timeoutMs: 8_000, maxBytes: 8 * 1024 * 1024, headers: { accept: 'image/*' } });
@@ -162,6 +164,7 @@ export interface WebsiteThumbnail {
  * from the server) a card with the address and why.
  */
 export async function websiteThumbnail(url: string, policy: OutboundPolicy): Promise<WebsiteThumbnail> {
+  const sharp = await loadSharp();
   let host = url;
   try {
     host = new URL(url).host;

@@ -1,7 +1,6 @@
 import { statfs, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ensureInstanceId } from '../../platform/db/meta.js';
@@ -114,7 +113,7 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const { db, config } = deps;
   const settings = await getSettings(db);
   const dbFile = databaseFileOf(deps);
-  const [sqlite, schema, instanceId, dbSize, walSize, fsStats, tools, backups] = await Promise.all([
+  const [sqlite, schema, instanceId, dbSize, walSize, fsStats, tools, sharpVersions, backups] = await Promise.all([
     sqliteVersion(db),
     schemaVersion(db),
     ensureInstanceId(db),
@@ -122,6 +121,7 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
     fileSize(`${dbFile}-wal`),
     statfs(config.dataDir).catch(() => null),
     deps.tools.check(),
+    deps.tools.sharpVersions(),
     listBackups(config.dataDir),
   ]);
   const totalBytes = fsStats ? fsStats.blocks * fsStats.bsize : null;
@@ -172,7 +172,7 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
       usedPercent: totalBytes && freeBytes !== null ? Math.round(((totalBytes - freeBytes) / totalBytes) * 1000) / 10 : null,
     },
     tools: {
-      sharp: { ...tools.sharp, version: sharp.versions.sharp ?? null, libvips: sharp.versions.vips ?? null },
+      sharp: { ...tools.sharp, version: sharpVersions.sharp, libvips: sharpVersions.vips },
       ffmpeg: { ...tools.ffmpeg, version: toolVersion(tools.ffmpeg, 'ffmpeg') },
       ffprobe: { ...tools.ffprobe, version: toolVersion(tools.ffprobe, 'ffprobe') },
     },

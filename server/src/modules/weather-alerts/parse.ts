@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import type { XMLParser, X2jOptions } from 'fast-xml-parser';
 
 /**
  * The two feed formats (docs/weather-alerts.md, "Formats"): CAP 1.2 Atom (entries carrying
@@ -144,14 +144,14 @@ export function parseNwsGeoJson(body: string): ParsedFeed {
   return { alerts, zones: mergeZones(zones) };
 }
 
-const xml = new XMLParser({
+const XML_OPTIONS: X2jOptions = {
   ignoreAttributes: false,
   removeNSPrefix: true,
   parseTagValue: false,
   trimValues: true,
   processEntities: true,
   isArray: (name) => ['entry', 'info', 'area', 'geocode', 'value', 'valueName', 'link'].includes(name),
-});
+};
 
 type Node = Record<string, unknown>;
 
@@ -212,7 +212,7 @@ function atomEntry(entry: Node): { alert: ParsedAlert; zones: OfferedZone[] } | 
   return { alert, zones };
 }
 
-export function parseCapAtom(body: string): ParsedFeed {
+export function parseCapAtom(body: string, xml: XMLParser): ParsedFeed {
   // CAP feeds have no DTD; entity declarations are refused rather than expanded.
   if (/<!ENTITY/i.test(body)) throw new FeedParseError('entity declarations (<!ENTITY>) are not accepted');
   let doc: Node;
@@ -246,7 +246,13 @@ export function parseCapAtom(body: string): ParsedFeed {
   return { alerts, zones: mergeZones(zones) };
 }
 
-export function parseFeed(format: FeedFormat, body: Buffer): ParsedFeed {
+/**
+ * A fetched feed, read. fast-xml-parser (~1 MiB of heap) loads at the first CAP/Atom feed,
+ * not at start (docs/performance.md, "Idle memory").
+ */
+export async function parseFeed(format: FeedFormat, body: Buffer): Promise<ParsedFeed> {
   const s = body.toString('utf8');
-  return format === 'nws-geojson' ? parseNwsGeoJson(s) : parseCapAtom(s);
+  if (format === 'nws-geojson') return parseNwsGeoJson(s);
+  const { XMLParser } = await import('fast-xml-parser');
+  return parseCapAtom(s, new XMLParser(XML_OPTIONS));
 }

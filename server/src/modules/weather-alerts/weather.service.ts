@@ -148,7 +148,7 @@ async function fetchFeed(deps: AppDeps, m: MonitorRow): Promise<Fetched> {
     return (Array.isArray(v) ? v[0] : v) ?? null;
   };
   try {
-    return { kind: 'data', feed: parseFeed(m.format as FeedFormat, res.body), etag: header('etag'), lastModified: header('last-modified'), sha };
+    return { kind: 'data', feed: await parseFeed(m.format as FeedFormat, res.body), etag: header('etag'), lastModified: header('last-modified'), sha };
   } catch (err) {
     if (err instanceof FeedParseError) return { kind: 'failed', code: 'parse_failed', error: `The feed could not be read: ${err.message}` };
     throw err;

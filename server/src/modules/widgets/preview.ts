@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync,
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
+import { loadSharp } from '../../platform/media/sharp.js';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import { nowIso } from '../../platform/db/ids.js';
@@ -56,6 +56,7 @@ export async function previewPng(
   widgetId: string,
   size: { width: number; height: number },
 ): Promise<{ png: Buffer; kind: 'uploaded' | 'chromium' | 'placeholder' }> {
+  const sharp = await loadSharp();
   const widget = await findWidget(deps.db, widgetId);
   if (!widget) throw notFound('Widget');
   const uploaded = await previewUpload(deps.db, widgetId);
@@ -136,6 +137,7 @@ const xml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /** A PNG of the size saying what the widget is and why there is no picture of it. */
 export async function placeholder(name: string, type: string, size: { width: number; height: number }, why: string): Promise<Buffer> {
+  const sharp = await loadSharp();
   const { width, height } = size;
   const f = Math.max(8, Math.round(Math.min(width, height) / 14));
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#e5e7eb"/><g font-family="sans-serif" fill="#374151" text-anchor="middle"><text x="50%" y="42%" font-size="${f}" font-weight="bold">${xml(name.slice(0, 80))}</text><text x="50%" y="54%" font-size="${Math.round(f * 0.7)}">${xml(type)} widget</text><text x="50%" y="66%" font-size="${Math.round(f * 0.5)}">${xml(why.slice(0, 120))}</text></g></svg>`;

@@ -8,7 +8,7 @@ import { ApiError, invalidReference } from '../../platform/http/errors.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { KeyedLocks } from '../../platform/media/locks.js';
 import { existingSourceIds, outputDocument, outputFor, requireSourceReader, type View, viewKeyOf, viewProblems } from '../data-sources/index.js';
-import { compileWidget, type TemplateError, type WidgetData } from './compiler.js';
+import type { CompileInput, TemplateError, WidgetData } from './compiler.js';
 import { fireWidgetBundleChange } from './hooks.js';
 import {
   type BundleRow,
@@ -25,6 +25,12 @@ import {
 } from './widgets.repo.js';
 import type { BindingSchema } from './widgets.schemas.js';
 import { isWidgetType, SETTINGS, type WidgetType } from './types.js';
+
+/**
+ * The compiler (liquidjs, sanitize-html with postcss, qrcode: ~4 MiB of heap) loads at the
+ * first compile, not at start (docs/performance.md, "Idle memory").
+ */
+const compileWidget = async (input: CompileInput) => (await import('./compiler.js')).compileWidget(input);
 
 /**
  * Widgets (issue 19, docs/widgets.md): validation, the bundles built from a widget and its

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
+import { loadSharp } from './sharp.js';
 import { renderStill, THUMBNAIL_SIZE, type RenderedFile } from './image.js';
 import type { MediaTools } from './tools.js';
 
@@ -361,6 +361,7 @@ export async function processPdf(
   progress: (f: number) => Promise<void>,
   signal: AbortSignal,
 ): Promise<AvResult> {
+  const sharp = await loadSharp();
   const support = await tools.pdf();
   if (!support.available || !tools.pdftoppm || !tools.pdfinfo) throw new MediaRejected(support.detail);
   let pages: number;

@@ -3,7 +3,8 @@
  * fitted into its box in z-order, and an outline with the zone's name where a zone has
  * nothing to show. Rendered with sharp, scaled so the longer side is at most `maxSide`.
  */
-import sharp, { type OverlayOptions } from 'sharp';
+import type { OverlayOptions } from 'sharp';
+import { loadSharp } from './sharp.js';
 
 export interface PreviewZone {
   x: number;
@@ -29,6 +30,7 @@ const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(
 
 /** PNG bytes of the preview. */
 export async function composeLayoutPreview(input: PreviewInput, maxSide = 960): Promise<Buffer> {
+  const sharp = await loadSharp();
   const scale = Math.min(1, maxSide / Math.max(input.width, input.height));
   const W = Math.max(1, Math.round(input.width * scale));
   const H = Math.max(1, Math.round(input.height * scale));
@@ -63,6 +65,7 @@ export async function composeLayoutPreview(input: PreviewInput, maxSide = 960): 
 
 /** The image fitted into w x h (a transparent letterbox for contain), or null when unreadable. */
 async function tryResize(source: string | Buffer, w: number, h: number, fit: 'contain' | 'cover' | 'fill'): Promise<Buffer | null> {
+  const sharp = await loadSharp();
   try {
     return await sharp(source, { limitInputPixels: 100_000_000 })
       .rotate()
@@ -76,6 +79,7 @@ async function tryResize(source: string | Buffer, w: number, h: number, fit: 'co
 
 /** Checks an uploaded preview is an image sharp reads; answers it as PNG or WebP as given. */
 export async function normalizePreviewImage(bytes: Buffer, maxSide = 4096): Promise<{ data: Buffer; contentType: string; width: number; height: number }> {
+  const sharp = await loadSharp();
   const image = sharp(bytes, { limitInputPixels: 100_000_000 }).rotate();
   const meta = await image.metadata();
   if (!meta.width || !meta.height) throw new Error('not an image');

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import sharp, { type Metadata, type SharpOptions } from 'sharp';
+import type { Metadata, SharpOptions } from 'sharp';
+import { loadSharp, type Sharp } from './sharp.js';
 
 export interface RenderedFile {
   file: string;
@@ -40,7 +41,7 @@ export function animationBudget(maxPixels: number): number {
   return maxPixels * ANIMATION_BUDGET_FRAMES;
 }
 
-function open(file: string, maxPixels: number, options: SharpOptions = {}) {
+function open(sharp: Sharp, file: string, maxPixels: number, options: SharpOptions = {}) {
   return sharp(file, { limitInputPixels: maxPixels, failOn: 'error', sequentialRead: true, ...options });
 }
 
@@ -49,10 +50,11 @@ function open(file: string, maxPixels: number, options: SharpOptions = {}) {
  * over `maxPixels`, or an animation over its budget (animationBudget).
  */
 export async function probeImage(file: string, maxPixels: number): Promise<ImageInfo> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     // Headers only (nothing is decoded): the limits are checked below, with clear reasons.
-    meta = await open(file, maxPixels, { limitInputPixels: false }).metadata();
+    meta = await open(sharp, file, maxPixels, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw new ImageRejected(`not a readable image: ${(err as Error).message}`);
   }
@@ -92,13 +94,14 @@ export function playerWidths(width: number): number[] {
  * (at a density that renders the largest width sharply).
  */
 export async function renderImage(file: string, info: ImageInfo, outDir: string, maxPixels: number, isSvg: boolean): Promise<RenderedFile[]> {
+  const sharp = await loadSharp();
   const out: RenderedFile[] = [];
   const base = (w: number, options: SharpOptions = {}) => {
     if (isSvg) {
       const density = Math.min(2400, Math.max(72, Math.ceil((72 * w) / info.width)));
-      return open(file, maxPixels, { density, ...options });
+      return open(sharp, file, maxPixels, { density, ...options });
     }
-    return open(file, maxPixels, options);
+    return open(sharp, file, maxPixels, options);
   };
 
   const thumb = path.join(outDir, 'thumbnail.webp');
@@ -144,16 +147,17 @@ export async function renderImage(file: string, info: ImageInfo, outDir: string,
 
 /** A thumbnail (and optionally a poster) from a still frame or page image. */
 export async function renderStill(file: string, outDir: string, maxPixels: number, poster: boolean): Promise<RenderedFile[]> {
+  const sharp = await loadSharp();
   const out: RenderedFile[] = [];
   const thumb = path.join(outDir, 'thumbnail.webp');
-  const t = await open(file, maxPixels)
+  const t = await open(sharp, file, maxPixels)
     .resize({ width: THUMBNAIL_SIZE, height: THUMBNAIL_SIZE, fit: 'inside', withoutEnlargement: true })
     .webp({ quality: 80 })
     .toFile(thumb);
   out.push({ file: thumb, purpose: 'thumbnail', contentType: 'image/webp', width: t.width, height: t.height });
   if (poster) {
     const p = path.join(outDir, 'poster.jpg');
-    const r = await open(file, maxPixels).resize({ width: PLAYER_WIDTHS[0], withoutEnlargement: true }).jpeg({ quality: 85 }).toFile(p);
+    const r = await open(sharp, file, maxPixels).resize({ width: PLAYER_WIDTHS[0], withoutEnlargement: true }).jpeg({ quality: 85 }).toFile(p);
     out.push({ file: p, purpose: 'poster', contentType: 'image/jpeg', width: r.width, height: r.height });
   }
   return out;

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from './sharp.js';
 import { run } from './av.js';
 import type { MediaTools } from './tools.js';
 
@@ -22,6 +22,7 @@ const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>
 
 /** A JPEG slide: a colour gradient with large readable text composited over it (SVG overlay). */
 export async function renderSlide(file: string, spec: SlideSpec): Promise<void> {
+  const sharp = await loadSharp();
   const { width, height } = spec;
   const gradient = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
     <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${spec.from}"/><stop offset="1" stop-color="${spec.to}"/></linearGradient></defs>

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 
 export type SniffedKind = 'image' | 'video' | 'audio' | 'pdf';
 
@@ -98,12 +97,15 @@ async function looksLikeSvg(file: string): Promise<boolean> {
   return /^\s*<svg[\s>]/i.test(stripped);
 }
 
+/** file-type (with its tokenizers) loads at the first upload, not at start (docs/performance.md, "Idle memory"). */
+const fileType = () => import('file-type');
+
 /**
  * Decides a file's type from its bytes (file-type's magic numbers, plus a check for SVG
  * text), never from its name. Answers null for anything the library does not accept.
  */
 export async function sniffFile(file: string): Promise<Sniffed | null> {
-  const found = await fileTypeFromFile(file);
+  const found = await (await fileType()).fileTypeFromFile(file);
   if (found && (found.mime === 'application/xml' || found.mime.startsWith('text/')) && (await looksLikeSvg(file))) {
     return { kind: 'image', contentType: 'image/svg+xml', ext: 'svg' };
   }
@@ -120,11 +122,12 @@ export async function sniffFile(file: string): Promise<Sniffed | null> {
 
 /** A name for people: what the sniffer found, for error messages. */
 export async function describeUnsupported(file: string): Promise<string> {
+  const { fileTypeFromFile } = await fileType();
   const found = await fileTypeFromFile(file).catch(() => undefined);
   return found ? `${found.mime} files are not supported` : 'the file type is not recognised';
 }
 
 /** The MIME type file-type reads from bytes already in memory, or null (a small upload such as a preview image). */
 export async function sniffBufferType(bytes: Uint8Array): Promise<string | null> {
-  return (await fileTypeFromBuffer(bytes))?.mime ?? null;
+  return (await (await fileType()).fileTypeFromBuffer(bytes))?.mime ?? null;
 }

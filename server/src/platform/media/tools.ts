@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import sharp from 'sharp';
 
 const require = createRequire(import.meta.url);
 
@@ -101,7 +100,7 @@ export class MediaTools {
   /** poppler-utils, for PDF assets (optional: PDFs are refused without it). */
   readonly pdftoppm: string | null;
   readonly pdfinfo: string | null;
-  private cached: { at: number; status: Promise<MediaToolsStatus> } | null = null;
+  private cached: { at: number; status: Promise<MediaToolsStatus>; sharp: Promise<SharpProbe> } | null = null;
   private pdfCached: { at: number; status: Promise<{ available: boolean; detail: string }> } | null = null;
 
   constructor(
@@ -154,14 +153,24 @@ export class MediaTools {
   }
 
   check(): Promise<MediaToolsStatus> {
-    const now = Date.now();
-    if (!this.cached || now - this.cached.at > this.ttlMs) {
-      this.cached = { at: now, status: this.runChecks() };
-    }
-    return this.cached.status;
+    return this.fresh().status;
   }
 
-  private async runChecks(): Promise<MediaToolsStatus> {
+  /** sharp's and libvips' versions, as the last check found them (null when sharp does not run). */
+  async sharpVersions(): Promise<SharpVersions> {
+    return (await this.fresh().sharp).versions;
+  }
+
+  private fresh() {
+    const now = Date.now();
+    if (!this.cached || now - this.cached.at > this.ttlMs) {
+      const sharp = probeSharp();
+      this.cached = { at: now, sharp, status: this.runChecks(sharp) };
+    }
+    return this.cached;
+  }
+
+  private async runChecks(sharp: Promise<SharpProbe>): Promise<MediaToolsStatus> {
     const binary = async (tool: ResolvedTool | null, name: string): Promise<ToolCheck> => {
       if (!tool) return { ok: false, detail: `${name} not found (set PLACARD_${name.toUpperCase()} or install ${name})` };
       try {
@@ -170,18 +179,56 @@ export class MediaTools {
         return { ok: false, detail: `${name} at ${tool.path} is not usable: ${(err as Error).message}` };
       }
     };
-    const [ffmpeg, ffprobe, sharpCheck] = await Promise.all([binary(this.ffmpeg, 'ffmpeg'), binary(this.ffprobe, 'ffprobe'), checkSharp()]);
-    return { sharp: sharpCheck, ffmpeg, ffprobe };
+    const [ffmpeg, ffprobe, sharpProbe] = await Promise.all([binary(this.ffmpeg, 'ffmpeg'), binary(this.ffprobe, 'ffprobe'), sharp]);
+    return { sharp: sharpProbe.check, ffmpeg, ffprobe };
   }
 }
 
-async function checkSharp(): Promise<ToolCheck> {
-  try {
-    await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } })
-      .png()
-      .toBuffer();
-    return { ok: true, detail: `sharp ${sharp.versions.sharp ?? ''} (libvips ${sharp.versions.vips})` };
-  } catch (err) {
-    return { ok: false, detail: `sharp is not usable: ${(err as Error).message}` };
-  }
+export interface SharpVersions {
+  sharp: string | null;
+  vips: string | null;
+}
+
+interface SharpProbe {
+  check: ToolCheck;
+  versions: SharpVersions;
+}
+
+/**
+ * Run in a child node: loads this installation's sharp, makes a 2x2 PNG (libvips works), and
+ * prints the versions; a failure prints sharp's message and exits 1.
+ */
+const SHARP_PROBE = `try {
+  const { default: sharp } = await import(process.argv[1]);
+  await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer();
+  process.stdout.write(JSON.stringify({ sharp: sharp.versions.sharp ?? null, vips: sharp.versions.vips ?? null }));
+} catch (err) {
+  process.stderr.write(String(err?.message ?? err).split('\\n')[0]);
+  process.exit(1);
+}`;
+
+/**
+ * Whether sharp runs, checked in a child node process (~0.15 s of CPU, like the ffmpeg and
+ * ffprobe probes beside it) so that neither start-up nor /readyz loads sharp and libvips
+ * into the server: they load at the first image (platform/media/sharp.ts).
+ */
+function probeSharp(): Promise<SharpProbe> {
+  return new Promise((resolve) => {
+    const script = ['--input-type=module', '-e', SHARP_PROBE, import.meta.resolve('sharp')];
+    execFile(process.execPath, script, { timeout: 30_000 }, (err, stdout, stderr) => {
+      const versions: SharpVersions = { sharp: null, vips: null };
+      if (err) {
+        const why = stderr.trim() || err.message.split('\n')[0];
+        resolve({ check: { ok: false, detail: `sharp is not usable: ${why}` }, versions });
+        return;
+      }
+      try {
+        Object.assign(versions, JSON.parse(stdout) as SharpVersions);
+      } catch {
+        resolve({ check: { ok: false, detail: `sharp is not usable: its check answered ${JSON.stringify(stdout.slice(0, 200))}` }, versions });
+        return;
+      }
+      resolve({ check: { ok: true, detail: `sharp ${versions.sharp ?? ''} (libvips ${versions.vips})` }, versions });
+    });
+  });
 }

@@ -1,11 +1,9 @@
-import 'reflect-metadata'; // @peculiar/x509's dependency injection needs it loaded first
 import { createHash, createPrivateKey, createPublicKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
-import * as x509 from '@peculiar/x509';
 
 /**
  * The server's own HTTPS identity (docs/trust.md).
@@ -48,7 +46,17 @@ const VALIDITY_DAYS = 825;
 /** Re-issued this long before it expires (at a start). */
 const RENEW_BEFORE_DAYS = 30;
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+/**
+ * @peculiar/x509 (with reflect-metadata, tsyringe and the ASN.1 schemas: ~2.5 MiB of heap)
+ * is needed only to issue a certificate (first start, a new name, a rotation): it loads then,
+ * not at every start (docs/performance.md, "Idle memory").
+ */
+async function x509Library() {
+  await import('reflect-metadata'); // @peculiar/x509's dependency injection needs it loaded first
+  const x509 = await import('@peculiar/x509');
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  return x509;
+}
 
 /** base64 SHA-256 of a PEM key's SubjectPublicKeyInfo (a private or public key). */
 export function spkiSha256(pemKey: string): string {
@@ -92,6 +100,7 @@ async function newKeyPem(): Promise<string> {
 }
 
 async function issue(keyPem: string, names: string[]): Promise<string> {
+  const x509 = await x509Library();
   const priv = createPrivateKey(keyPem);
   const privateKey = await webcrypto.subtle.importKey('pkcs8', priv.export({ type: 'pkcs8', format: 'der' }), ALG, false, ['sign']);
   const publicKey = await webcrypto.subtle.importKey('spki', createPublicKey(priv).export({ type: 'spki', format: 'der' }), ALG, true, ['verify']);

@@ -1,11 +1,12 @@
 import { DateTime, IANAZone } from 'luxon';
 import Papa from 'papaparse';
-import { z } from 'zod';
 import { cellType } from './columns.js';
 import { isoDateOf, isoWithOffset, wallToInstant } from './dates.js';
 import { charsetOf, decodeText, guessedEncodingWarning } from './decode.js';
-import { REMOTE_SECRET_PATHS, remoteConfigBase, remoteFetch } from './remote.js';
-import type { Cell, Column, ColumnType, Dataset, FetchContext, ProviderDefinition, Row } from './types.js';
+import { CSV_LIMITS, type CsvConfig } from './csv.config.js';
+import type { Cell, Column, ColumnType, Dataset, FetchContext, Row } from './types.js';
+
+export { CSV_LIMITS, type CsvConfig, csvConfigSchema } from './csv.config.js';
 
 /**
  * The `csv` provider (issue 17, spec 4.5): a CSV document over HTTP, e.g. a spreadsheet's
@@ -16,26 +17,6 @@ import type { Cell, Column, ColumnType, Dataset, FetchContext, ProviderDefinitio
  * (ISO, dd.mm.yyyy, d/m/yyyy or m/d/yyyy decided per column), URLs and images; the rest text.
  */
 
-export const CSV_LIMITS = { defaultRows: 10_000, maxRows: 100_000 } as const;
-const DELIMITERS = [',', ';', '\t', '|'] as const;
-
-export const csvConfigSchema = remoteConfigBase.extend({
-  hasHeader: z.boolean().default(true).describe('The first row names the columns (else they are col1, col2, ...)'),
-  delimiter: z
-    .enum(['auto', ...DELIMITERS])
-    .default('auto')
-    .describe('The character between values; auto detects comma, semicolon, tab or pipe'),
-  encoding: z
-    .enum(['auto', 'utf-8', 'utf-16le', 'utf-16be', 'windows-1252'])
-    .default('auto')
-    .describe('The character encoding; auto reads a byte-order mark, then UTF-8, then Windows-1252 (Latin-1)'),
-  decimalSeparator: z
-    .enum(['auto', '.', ','])
-    .default('auto')
-    .describe("The decimal mark of numbers; auto means ',' when the delimiter is ';' (as European spreadsheets write), else '.'"),
-  maxRows: z.number().int().min(1).max(CSV_LIMITS.maxRows).default(CSV_LIMITS.defaultRows).describe('Rows kept at most (after the header)'),
-});
-export type CsvConfig = z.infer<typeof csvConfigSchema>;
 type CsvParseConfig = Pick<CsvConfig, 'hasHeader' | 'delimiter' | 'encoding' | 'maxRows'> & Partial<Pick<CsvConfig, 'decimalSeparator'>>;
 
 /** Names of the header row, trimmed, the empty ones named by position, the repeated ones suffixed (_2, _3...). */
@@ -283,15 +264,3 @@ export function parseCsv(body: Buffer, contentType: string | null, config: CsvPa
   });
   return { columns, rows, warnings };
 }
-
-export const csvProvider: ProviderDefinition<CsvConfig> = {
-  id: 'csv',
-  name: 'CSV file',
-  description:
-    'Rows of a CSV document at an address, such as a spreadsheet published as CSV. Delimiter, encoding and column types are detected; the first row names the columns.',
-  configSchema: csvConfigSchema,
-  secretPaths: REMOTE_SECRET_PATHS,
-  needs: ['network access from the server to the CSV address'],
-  refresh: { minSec: 60, defaultSec: 900, maxSec: 86_400 },
-  fetch: remoteFetch<CsvConfig>('text/csv, text/plain;q=0.9, */*;q=0.5', parseCsv),
-};

@@ -1,11 +1,12 @@
 import ICAL from 'ical.js';
 import { DateTime, IANAZone } from 'luxon';
-import { z } from 'zod';
 import { isoWithOffset, wallToInstant } from './dates.js';
 import { charsetOf, decodeText, guessedEncodingWarning } from './decode.js';
 import { htmlToText, looksLikeHtml, resolveUrl } from './html.js';
-import { REMOTE_SECRET_PATHS, remoteConfigBase, remoteFetch } from './remote.js';
-import type { Column, Dataset, FetchContext, ProviderDefinition, Row } from './types.js';
+import { ICAL_COLUMNS, ICAL_LIMITS, type IcalConfig } from './ical.config.js';
+import type { Dataset, FetchContext, Row } from './types.js';
+
+export { ICAL_COLUMNS, ICAL_LIMITS, type IcalConfig, icalConfigSchema } from './ical.config.js';
 
 /**
  * The `ical` provider (issue 17, spec 4.5): the events of an iCalendar feed (RFC 5545) that
@@ -24,46 +25,6 @@ type IComponent = InstanceType<typeof ICAL.Component>;
 type IRecur = InstanceType<typeof ICAL.Recur>;
 type IPeriod = InstanceType<typeof ICAL.Period>;
 type IDuration = InstanceType<typeof ICAL.Duration>;
-
-export const ICAL_LIMITS = {
-  maxDays: 366,
-  defaultOccurrences: 1000,
-  maxOccurrences: 5000,
-  /**
-   * Steps of ical.js's recurrence iterator (one candidate each; ~8 µs) one event may take,
-   * and the whole calendar. A rule whose filters never match (FREQ=DAILY;BYMONTH=2;
-   * BYMONTHDAY=30) would otherwise loop forever inside the library.
-   */
-  stepsPerEvent: 10_000,
-  stepsPerCalendar: 50_000,
-  /** ...and wall time for the calendar's expansion (the library's first runs, before the JIT warms up, are ~20x slower). */
-  calendarMs: 1_000,
-} as const;
-
-export const icalConfigSchema = remoteConfigBase.extend({
-  daysAhead: z.number().int().min(0).max(ICAL_LIMITS.maxDays).default(30).describe('Days after today whose events are listed'),
-  daysBehind: z.number().int().min(0).max(ICAL_LIMITS.maxDays).default(0).describe('Days before today whose events are listed (0: from the start of today)'),
-  maxOccurrences: z
-    .number()
-    .int()
-    .min(1)
-    .max(ICAL_LIMITS.maxOccurrences)
-    .default(ICAL_LIMITS.defaultOccurrences)
-    .describe('Events kept at most (the earliest first)'),
-});
-export type IcalConfig = z.infer<typeof icalConfigSchema>;
-
-export const ICAL_COLUMNS: Column[] = [
-  { name: 'title', type: 'text' },
-  { name: 'description', type: 'text' },
-  { name: 'location', type: 'text' },
-  { name: 'start', type: 'datetime' },
-  { name: 'end', type: 'datetime' },
-  { name: 'allDay', type: 'boolean' },
-  { name: 'url', type: 'url' },
-  { name: 'uid', type: 'text' },
-  { name: 'categories', type: 'text' },
-];
 
 const DAY_MS = 86_400_000;
 
@@ -468,15 +429,3 @@ function salvage(text: string): { calendars: IComponent[]; dropped: number; reas
 const UNITS_PER_DAY: Record<string, number> = { DAILY: 1, HOURLY: 24, MINUTELY: 1440, SECONDLY: 86_400 };
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 const lcm = (a: number, b: number) => (a / gcd(a, b)) * b;
-
-export const icalProvider: ProviderDefinition<IcalConfig> = {
-  id: 'ical',
-  name: 'Calendar (iCal)',
-  description:
-    'Events of an iCalendar (ICS) feed within a window of days, repeating events expanded in their time zone: title, description, location, start, end, url.',
-  configSchema: icalConfigSchema,
-  secretPaths: REMOTE_SECRET_PATHS,
-  needs: ['network access from the server to the calendar address'],
-  refresh: { minSec: 60, defaultSec: 900, maxSec: 86_400 },
-  fetch: remoteFetch<IcalConfig>('text/calendar, text/plain;q=0.9, */*;q=0.5', parseIcal),
-};

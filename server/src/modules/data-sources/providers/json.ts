@@ -1,41 +1,9 @@
 import { JSONPath } from 'jsonpath-plus';
-import { z } from 'zod';
 import { inferColumns } from './columns.js';
-import { REMOTE_SECRET_PATHS, remoteConfigBase, remoteFetch } from './remote.js';
-import { type Cell, type Column, COLUMN_TYPES, type ColumnType, type Dataset, type ProviderDefinition, type Row } from './types.js';
+import { JSON_LIMITS, type JsonConfig } from './json.config.js';
+import type { Cell, Column, ColumnType, Dataset, Row } from './types.js';
 
-/** Bounds of what one JSON document yields. */
-export const JSON_LIMITS = { defaultRows: 10_000, maxRows: 100_000, maxColumns: 200, maxCellChars: 65_536, flattenDepth: 3 } as const;
-
-const Expression = z.string().trim().min(1).max(1000);
-
-export const jsonColumn = z.object({
-  name: z.string().trim().min(1).max(100).describe('The column’s name'),
-  path: Expression.describe('JSONPath into one row (e.g. $.price or $.location.name); its first match is the cell'),
-  type: z.enum(COLUMN_TYPES).optional().describe('The cell type; detected from the values when left out'),
-});
-
-export const jsonConfig = remoteConfigBase
-  .extend({
-    rowsPath: Expression.default('$').describe(
-      'JSONPath selecting the rows (e.g. $.data.items[*]); a match that is a list gives its elements. $ is the whole document.',
-    ),
-    columns: z
-      .array(jsonColumn)
-      .min(1)
-      .max(JSON_LIMITS.maxColumns)
-      .optional()
-      .describe('Columns mapped from each row; left out, every field of the rows becomes a column (nested fields as a.b)'),
-    maxRows: z.number().int().min(1).max(JSON_LIMITS.maxRows).default(JSON_LIMITS.defaultRows).describe('Rows kept; the rest are cut with a warning'),
-  })
-  .superRefine((config, ctx) => {
-    const seen = new Set<string>();
-    for (const [i, column] of (config.columns ?? []).entries()) {
-      if (seen.has(column.name)) ctx.addIssue({ code: 'custom', path: ['columns', i, 'name'], message: `Two columns are named "${column.name}"` });
-      seen.add(column.name);
-    }
-  });
-export type JsonConfig = z.output<typeof jsonConfig>;
+export { JSON_LIMITS, type JsonConfig, jsonColumn, jsonConfig } from './json.config.js';
 
 /**
  * Every match of a JSONPath expression. Script filters (`?()`, `()`) are off (eval: false):
@@ -168,15 +136,3 @@ export function parseJsonDocument(body: Buffer, _contentType: string | null, con
   for (const c of mapped) if (selected.length > 0 && rows.every((r) => r[c.name] === null)) warnings.push(`Column ${c.name} (${c.path}) is empty in every row`);
   return { columns, rows, warnings };
 }
-
-/** An HTTP JSON document (an API, a published sheet as JSON): rows by JSONPath, columns mapped or detected. */
-export const jsonProvider: ProviderDefinition<JsonConfig> = {
-  id: 'json',
-  name: 'JSON',
-  description: 'A JSON document on the web (an API, an export): rows chosen by a JSONPath expression, columns mapped from each row.',
-  configSchema: jsonConfig,
-  secretPaths: REMOTE_SECRET_PATHS,
-  needs: ['Network access from the server to the document’s address', 'An API key or credentials, when the document needs them'],
-  refresh: { minSec: 60, defaultSec: 300, maxSec: 86_400 },
-  fetch: remoteFetch<JsonConfig>('application/json, */*;q=0.5', (body, contentType, config) => parseJsonDocument(body, contentType, config)),
-};

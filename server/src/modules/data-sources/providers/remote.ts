@@ -104,18 +104,21 @@ export async function fetchDocument(config: RemoteConfigBase, ctx: FetchContext,
   return { kind: 'body', body: res.body, contentType: header('content-type'), url: res.url, attempt: done, state };
 }
 
+/** A remote provider's parser: the document's bytes -> a dataset (throws when it cannot read them). */
+export type RemoteParse<C> = (body: Buffer, contentType: string | null, config: C, ctx: FetchContext, url: string) => Dataset;
+
 /**
- * The fetch of a remote provider: the document, then `parse`; a parse failure is a failed
- * attempt (the last good snapshot stays) with the parser's message. `parse` is also given
+ * The fetch of a remote provider: the document, then its parser; a parse failure is a failed
+ * attempt (the last good snapshot stays) with the parser's message. The parser is also given
  * the address the document came from after redirects (relative links resolve against it).
+ * `parser` answers it once a document is there to parse: its module, with the library
+ * behind it, loads at the first fetch instead of at start (index.ts).
  */
-export function remoteFetch<C extends RemoteConfigBase>(
-  accept: string,
-  parse: (body: Buffer, contentType: string | null, config: C, ctx: FetchContext, url: string) => Dataset,
-) {
+export function remoteFetch<C extends RemoteConfigBase>(accept: string, parser: () => Promise<RemoteParse<C>>) {
   return async (config: C, ctx: FetchContext): Promise<FetchOutcome> => {
     const doc = await fetchDocument(config, ctx, accept);
     if (doc.kind === 'unchanged') return doc;
+    const parse = await parser();
     try {
       return { kind: 'data', dataset: parse(doc.body, doc.contentType, config, ctx, doc.url), attempt: doc.attempt, state: doc.state };
     } catch (err) {

@@ -1,11 +1,12 @@
 import { type AtomFeed, DetectError, type JsonFeed, parseFeed, type RdfFeed, type RssFeed } from 'feedsmith';
 import { IANAZone } from 'luxon';
-import { z } from 'zod';
 import { feedDateToIso } from './dates.js';
 import { charsetOf, decodeText, guessedEncodingWarning, xmlDeclaredEncoding } from './decode.js';
 import { firstImage, plainText, resolveBase, resolveUrl, sanitizeRichText, textToHtml } from './html.js';
-import { REMOTE_SECRET_PATHS, remoteConfigBase, remoteFetch } from './remote.js';
-import type { Column, Dataset, FetchContext, ProviderDefinition, Row } from './types.js';
+import { RSS_COLUMNS, type RssConfig } from './rss.config.js';
+import type { Dataset, FetchContext, Row } from './types.js';
+
+export { RSS_COLUMNS, type RssConfig, rssConfigSchema } from './rss.config.js';
 
 /**
  * The `rss` provider (issue 17, spec 4.5): RSS 2.0 (and 0.9x, RDF 1.0), Atom 1.0 and JSON
@@ -15,22 +16,6 @@ import type { Column, Dataset, FetchContext, ProviderDefinition, Row } from './t
  * JSON Feed image/banner_image, else the first <img> of the content) and the item's id.
  * Links resolve against xml:base where the feed has one, else the feed's own address.
  */
-
-export const rssConfigSchema = remoteConfigBase.extend({
-  maxItems: z.number().int().min(1).max(1000).default(50).describe('How many items to keep (the newest first, as the feed lists them)'),
-});
-export type RssConfig = z.infer<typeof rssConfigSchema>;
-
-export const RSS_COLUMNS: Column[] = [
-  { name: 'title', type: 'text' },
-  { name: 'summary', type: 'text' },
-  { name: 'summaryHtml', type: 'richtext' },
-  { name: 'link', type: 'url' },
-  { name: 'published', type: 'datetime' },
-  { name: 'author', type: 'text' },
-  { name: 'image', type: 'image' },
-  { name: 'guid', type: 'text' },
-];
 
 interface Item {
   title: string | null;
@@ -250,14 +235,3 @@ export function parseRss(
   const rows: Row[] = usable.slice(0, config.maxItems).map((i) => ({ ...i }));
   return { columns: RSS_COLUMNS.map((c) => ({ ...c })), rows, warnings };
 }
-
-export const rssProvider: ProviderDefinition<RssConfig> = {
-  id: 'rss',
-  name: 'News feed (RSS, Atom, JSON Feed)',
-  description: 'Items of an RSS 2.0, Atom or JSON Feed document: title, summary, link, date, author and image. The format is detected from the document.',
-  configSchema: rssConfigSchema,
-  secretPaths: REMOTE_SECRET_PATHS,
-  needs: ['network access from the server to the feed address'],
-  refresh: { minSec: 60, defaultSec: 900, maxSec: 86_400 },
-  fetch: remoteFetch<RssConfig>('application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5', parseRss),
-};
