@@ -206,9 +206,12 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
   const refreshUnfinished = () => void unfinishedUploads().then(setUnfinished);
   useEffect(refreshUnfinished, []);
   // What the server takes (types, size, kinds it can process): files it would refuse are refused here, before any byte is sent.
+  // Files chosen before the answer came wait for it (the server checks its media tools, which can take a moment).
   const [caps, setCaps] = useState<MediaCapabilities | null>(null);
+  const capsAnswer = useRef<Promise<MediaCapabilities | null> | null>(null);
   useEffect(() => {
-    api.get<MediaCapabilities>('media/capabilities').then(setCaps, () => setCaps(null));
+    capsAnswer.current = api.get<MediaCapabilities>('media/capabilities').catch(() => null);
+    void capsAnswer.current.then(setCaps);
   }, []);
 
   const changed = () => setItems((list) => [...list]);
@@ -235,7 +238,8 @@ function Uploader({ folderId, onUploaded }: { folderId: string | null; onUploade
       asset: null,
       upload: null,
     }));
-    const refusals = await Promise.all(list.map((f) => refusalOf(f, caps).catch(() => null)));
+    const known = caps ?? (await capsAnswer.current);
+    const refusals = await Promise.all(list.map((f) => refusalOf(f, known).catch(() => null)));
     fresh.forEach((item, i) => {
       if (refusals[i]) Object.assign(item, { state: 'refused', error: refusals[i] });
     });
