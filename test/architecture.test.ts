@@ -72,6 +72,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/openapi/document.ts envelopes': 'a memo of schemas',
   'platform/db/database.ts opened': 'keyed by the database',
   'platform/db/database.ts durabilityOf': 'keyed by the database: its fsync bookkeeping',
+  'platform/db/database.ts readersOf': 'keyed by the database: its synchronous read path (readNow)',
   'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
   'modules/schedules/recurrence.ts compiledRules': 'a memo of RRULE text: its parsed options (bounded)',
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',

@@ -56,3 +56,65 @@ t.test('a query whose shape depends on an argument is refused at its first call'
   const unused = prepared((d: typeof db, _ignored: string) => d.selectNoFrom(sql<number>`1`.as('x')));
   t.throws(() => unused(db, 'y'), /every argument must be exactly one parameter/, 'an argument the query never uses');
 });
+
+t.test('a prepared read outside a transaction runs at once and sees what a queued read would', async (t) => {
+  const opened = openDatabase(path.join(tempDataDir(t), 'placard.db'));
+  t.teardown(() => opened.close());
+  const db = opened.db;
+  await sql`create table q (id integer primary key, v text)`.execute(db);
+  await sql`insert into q values (1, 'committed')`.execute(db);
+  const read = prepared((d: typeof db, id: number) =>
+    d
+      .selectFrom('q' as never)
+      .select('v' as never)
+      .where('id' as never, '=', id as never),
+  );
+  const value = async (d: typeof db) => (await read(d, 1)).rows[0] as { v: string } | undefined;
+  t.same(await value(db), { v: 'committed' });
+
+  // Another request holds the connection in a transaction with an uncommitted write: a read
+  // on the database must not see it (it waits for the connection, then sees the commit),
+  // while a read inside that transaction sees its own write.
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let inside: unknown;
+  const writer = db.transaction().execute(async (trx) => {
+    await sql`update q set v = 'uncommitted' where id = 1`.execute(trx);
+    inside = await value(trx);
+    await held;
+  });
+  while (!opened.sqlite.inTransaction) await new Promise((r) => setImmediate(r));
+  let outside: unknown = 'pending';
+  const reader = value(db).then((v) => {
+    outside = v;
+  });
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(outside, 'pending', 'the read waits while a transaction holds the connection');
+  release();
+  await Promise.all([writer, reader]);
+  t.same(inside, { v: 'uncommitted' }, 'the transaction reads its own write');
+  t.same(outside, { v: 'uncommitted' }, 'the waiting read sees the committed write');
+
+  // A prepared write still goes through the driver and waits for its fsync.
+  const set = prepared((d: typeof db, v: string) =>
+    d
+      .updateTable('q' as never)
+      .set({ v } as never)
+      .where('id' as never, '=', 1 as never),
+  );
+  const before = opened.walSync!.completed;
+  await set(db, 'written');
+  t.ok(opened.walSync!.completed > before, 'the write waited for an fsync of the WAL');
+  t.same(await value(db), { v: 'written' });
+
+  // A bad read fails as a rejected promise, as kysely's would.
+  const broken = prepared((d: typeof db, id: number) =>
+    d
+      .selectFrom('missing_table' as never)
+      .selectAll()
+      .where('id' as never, '=', id as never),
+  );
+  await t.rejects(() => broken(db, 1), /no such table/);
+});

@@ -3,8 +3,9 @@
  * plain SQL so this module does not reach into theirs. screen-context.ts makes a screen's
  * context of these rows.
  */
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { executeText } from '../../platform/db/prepared.js';
 
 export interface ScreenContextRow {
   id: string;
@@ -30,7 +31,7 @@ const SCREEN_CONTEXT_SQL = `
 
 /** A screen with its location's zone, the display size its player last reported and its groups (by id). */
 export async function screenContextRow(db: Db, screenId: string): Promise<ScreenContextRow | undefined> {
-  return (await db.executeQuery<ScreenContextRow>(CompiledQuery.raw(SCREEN_CONTEXT_SQL, [screenId]))).rows[0];
+  return (await executeText<ScreenContextRow>(db, SCREEN_CONTEXT_SQL, [screenId])).rows[0];
 }
 
 /** The given screens with their location's zone (no display: the resolver does not read it). */

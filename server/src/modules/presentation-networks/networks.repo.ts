@@ -1,5 +1,6 @@
 /** Presentation networks' queries (migration 0410). */
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import type { PresentationNetworksTable } from '../../platform/db/schema.js';
 
@@ -67,8 +68,11 @@ export function memberRows(db: Db, networkId: string): Promise<MemberRow[]> {
     .execute();
 }
 
-export function membershipOf(db: Db, screenId: string) {
-  return db.selectFrom('presentation_network_members').selectAll().where('screen_id', '=', screenId).executeTakeFirst();
+const membershipByScreen = prepared((db: Db, screenId: string) => db.selectFrom('presentation_network_members').selectAll().where('screen_id', '=', screenId));
+
+/** The screen's network membership, if any: every manifest request asks, so it is prepared. */
+export async function membershipOf(db: Db, screenId: string) {
+  return (await membershipByScreen(db, screenId)).rows[0];
 }
 
 export async function replaceMembers(db: Db, networkId: string, rows: { screen_id: string; position: number; leader: number }[]): Promise<void> {

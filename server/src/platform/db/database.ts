@@ -157,6 +157,20 @@ class DurableSqliteDialect extends SqliteDialect {
 
 const opened = new WeakMap<Db, OpenedDatabase>();
 const durabilityOf = new WeakMap<Db, Durability>();
+const readersOf = new WeakMap<Db, (sql: string, parameters: readonly unknown[]) => unknown[] | undefined>();
+
+/**
+ * Runs a read-only statement at once, without kysely's executor and its connection lock,
+ * when that is the same as waiting for the connection: `db` is the database itself (not a
+ * transaction) and no transaction is open on the connection, so the statement sees exactly
+ * what a queued one would (the committed state; nothing is held between statements outside
+ * a transaction). Answers undefined when it cannot (a transaction is open, the statement
+ * writes, a restore swapped the handle out): the caller then goes through kysely. For the
+ * hot prepared reads (`prepared.ts`): device authentication, a screen's context, policies.
+ */
+export function readNow(db: Db, sql: string, parameters: readonly unknown[]): unknown[] | undefined {
+  return readersOf.get(db)?.(sql, parameters);
+}
 
 /**
  * For a transaction that wants its commit's fsync handed over rather than waited for (the
@@ -211,7 +225,7 @@ export function openDatabase(file: string): OpenedDatabase {
   // (kysely runs what it prepares at once); DurableSqliteDialect waits for the fsync.
   let written = false;
   const wal = file === ':memory:' ? null : new WalSync(`${file}-wal`);
-  const prepare = (source: string): SQLite.Statement => {
+  const statement = (source: string) => {
     let entry = statements.get(source);
     if (!entry) {
       const stmt = sqlite.prepare(source);
@@ -219,6 +233,10 @@ export function openDatabase(file: string): OpenedDatabase {
       if (statements.size >= STATEMENT_CACHE_SIZE) statements = new Map();
       statements.set(source, entry);
     }
+    return entry;
+  };
+  const prepare = (source: string): SQLite.Statement => {
+    const entry = statement(source);
     if (entry.writes) written = true;
     return entry.stmt;
   };
@@ -246,6 +264,11 @@ export function openDatabase(file: string): OpenedDatabase {
   };
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect({ database: proxy as unknown as SQLite.Database }, durability) });
   durabilityOf.set(db, durability);
+  readersOf.set(db, (source, parameters) => {
+    if (!sqlite.open || sqlite.inTransaction) return undefined;
+    const { stmt } = statement(source);
+    return stmt.reader ? (stmt.all(parameters) as unknown[]) : undefined;
+  });
   let closed = false;
   const handle: OpenedDatabase = {
     db,

@@ -1,5 +1,5 @@
 import { type Compilable, CompiledQuery, type QueryResult } from 'kysely';
-import type { Db } from './database.js';
+import { type Db, readNow } from './database.js';
 
 const MARK = '\u0000placard-arg-';
 
@@ -13,6 +13,9 @@ const MARK = '\u0000placard-arg-';
  * must not depend on the arguments' values (no `in` list of varying length, no condition
  * chosen by a value): an argument that does not come out as one parameter is refused at
  * the first call, as is a marker that ended up in the SQL text.
+ *
+ * A read run on the database itself while no transaction is open skips kysely's executor
+ * and its connection lock (`readNow`): the same rows, without a dozen promises per query.
  */
 export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<QueryResult<R>> {
   let compiled: { sql: string; slots: ({ arg: number } | { value: unknown })[] } | null = null;
@@ -29,7 +32,24 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
   };
   return (db, ...args) => {
     compiled ??= compile(db);
-    const parameters = compiled.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
-    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
+    return executeText<R>(
+      db,
+      compiled.sql,
+      compiled.slots.map((s) => ('arg' in s ? args[s.arg] : s.value)),
+    );
   };
+}
+
+/**
+ * Runs an SQL text with its parameters: a read on the database outside any transaction at
+ * once (database.ts `readNow`), anything else queued for the connection through kysely.
+ */
+export function executeText<R>(db: Db, sql: string, parameters: unknown[]): Promise<QueryResult<R>> {
+  let rows: unknown[] | undefined;
+  try {
+    rows = readNow(db, sql, parameters);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return rows ? Promise.resolve({ rows: rows as R[] }) : db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
 }
