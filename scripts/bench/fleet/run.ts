@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { HttpClient } from './http.js';
 import { type FleetContext, newStats, SimPlayer } from './player.js';
 import { Admin, changeContent, createContent, seedFleet } from './seed.js';
-import { ProcessSampler, startServer } from './server.js';
+import { describeMemory, ProcessSampler, readServerMemory, startServer } from './server.js';
 
 export interface FleetOptions {
   players: number;
@@ -145,7 +145,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const seedMs = performance.now() - t;
   log(`seeded ${n} screens with credentials in ${Math.round(seedMs)} ms`);
 
-  const server = await startServer(dataDir, { entry: options.entry, logLevel: options.logLevel, cpuProfDir: options.cpuProfDir });
+  const memoryFile = path.join(path.dirname(dataDir), 'server-memory.json');
+  const server = await startServer(dataDir, { entry: options.entry, logLevel: options.logLevel, cpuProfDir: options.cpuProfDir, memoryFile });
   const players: SimPlayer[] = [];
   const fleet: FleetContext = {
     wsUrl: `${server.url.replace(/^http/, 'ws')}/api/v1/player/socket`,
@@ -175,6 +176,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const idleCpu = sampler.averageCpu(idleFrom);
     const idleRss = sampler.take()!.rssKiB;
     log(`idle: CPU ${round(idleCpu)}%, RSS ${MiB(idleRss)} MiB`);
+    const idleMemory = readServerMemory(memoryFile)?.now;
+    if (idleMemory) log(`memory idle: ${describeMemory(idleMemory)}`);
 
     // Ramp: every player opens its socket, fetches the manifest on hello, caches the media.
     for (let i = 0; i < n; i++) {
@@ -190,6 +193,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     );
     await sleep(1000);
     const rssWithSockets = sampler.take()!.rssKiB;
+    const socketsMemory = readServerMemory(memoryFile)?.now;
+    if (socketsMemory) log(`memory with sockets: ${describeMemory(socketsMemory)}`);
 
     // The measured run: heartbeats spread evenly over the cadence (player i at i/N of it).
     const stats = fleet.stats;
@@ -227,6 +232,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const cpu = process.cpuUsage(cpu0);
     loop.disable();
     sampler.take();
+    const peakMemory = readServerMemory(memoryFile)?.peak;
+    if (peakMemory) log(`memory at the peak: ${describeMemory(peakMemory)}`);
 
     fleet.stopping = true;
     for (const p of players) p.close();

@@ -107,6 +107,30 @@ export class ProcessSampler {
   }
 }
 
+/** One reading of memory-probe.cjs, in bytes. */
+export interface ServerMemory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** The server's last memory reading and the one with the highest RSS so far; null before the first. */
+export function readServerMemory(file: string): { now: ServerMemory; peak: ServerMemory } | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as { now: ServerMemory; peak: ServerMemory };
+  } catch {
+    return null;
+  }
+}
+
+/** "rss R = V8 heap U used of T, outside the heap E (Buffers B), native and code N" in MiB. */
+export function describeMemory(m: ServerMemory): string {
+  const mib = (b: number) => (b / 1048576).toFixed(1);
+  return `rss ${mib(m.rss)} = V8 heap ${mib(m.heapTotal)} (${mib(m.heapUsed)} used) + outside the heap ${mib(m.external)} (Buffers ${mib(m.arrayBuffers)}) + native, code and the rest ${mib(m.rss - m.heapTotal - m.external)} MiB`;
+}
+
 export interface FleetServer {
   child: ChildProcess;
   pid: number;
@@ -131,6 +155,8 @@ export async function startServer(
     timeoutMs?: number;
     /** Write a V8 CPU profile of the server (node --cpu-prof) into this directory when it stops. */
     cpuProfDir?: string;
+    /** Have the server write its own memory readings here (memory-probe.cjs; read with readServerMemory). */
+    memoryFile?: string;
   } = {},
 ): Promise<FleetServer> {
   const entry = path.resolve(ROOT, options.entry ?? 'server/src/main.ts');
@@ -138,6 +164,7 @@ export async function startServer(
   const fd = openSync(logFile, 'a');
   const args = [
     ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
+    ...(options.memoryFile ? ['--require', path.join(ROOT, 'scripts/bench/fleet/memory-probe.cjs')] : []),
     ...(entry.endsWith('.ts') ? ['--import=tsx'] : []),
     entry,
   ];
@@ -150,6 +177,7 @@ export async function startServer(
       PLACARD_HTTPS_PORT: '0',
       PLACARD_HOST: '127.0.0.1',
       PLACARD_LOG_LEVEL: options.logLevel ?? 'info',
+      ...(options.memoryFile ? { PLACARD_BENCH_MEMORY_FILE: options.memoryFile } : {}),
       ...options.env,
     },
     stdio: ['ignore', fd, fd],
