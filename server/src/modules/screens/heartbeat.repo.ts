@@ -68,27 +68,53 @@ const BUCKET_COLUMNS = [
   'trigger_count',
   'received_at',
 ] as const satisfies readonly (keyof NoiseBucketsTable)[];
-const RETURNED = ['started_ms', 'average_level', 'peak_level', 'monitored_ms', 'warning_ms', 'loud_ms', 'trigger_count'] as const;
-type InsertedBucket = Pick<NoiseBucketsTable, (typeof RETURNED)[number]>;
 /** Statement texts by row count (a heartbeat carries at most 120 buckets, so bounded). */
 const bucketInsertTexts = new Map<number, string>();
 
+/** The starts already stored for a screen between two starts (the primary key's range: UTC text sorts by time). */
+const storedStarts = prepared((trx: Db, screenId: string, from: string, to: string) =>
+  trx.selectFrom('noise_buckets').select('started_at').where('screen_id', '=', screenId).where('started_at', '>=', from).where('started_at', '<=', to),
+);
+
 /**
- * Inserts a heartbeat's buckets, the first write winning, and answers the rows it inserted.
- * The text is written once per row count and handed to the driver compiled: kysely building
- * a 1,200-value insert cost more than SQLite inserting it (issue 24's ingest per bucket).
+ * Inserts one screen's buckets from a heartbeat, the first write winning, and answers the
+ * rows it inserted. Which those are is read first, in the same transaction (one range
+ * read on the primary key, usually empty), so the insert needs no RETURNING: SQLite's
+ * RETURNING of 120 rows cost about as much again as the insert itself (issue 24). A
+ * bucket stored already, or sent twice in the request, is inserted once (the first one).
+ * The text is written once per row count and handed to the driver compiled: kysely
+ * building a 1,200-value insert cost more than SQLite inserting it.
  */
-export async function insertNoiseBuckets(trx: Db, rows: readonly NoiseBucketsTable[]): Promise<InsertedBucket[]> {
+export async function insertNoiseBuckets(trx: Db, screenId: string, rows: readonly NoiseBucketsTable[]): Promise<NoiseBucketsTable[]> {
   if (rows.length === 0) return [];
-  let text = bucketInsertTexts.get(rows.length);
+  let from = rows[0]!.started_at;
+  let to = from;
+  for (const r of rows) {
+    if (r.screen_id !== screenId) throw new Error('insertNoiseBuckets: buckets of one screen only');
+    if (r.started_at < from) from = r.started_at;
+    else if (r.started_at > to) to = r.started_at;
+  }
+  const { rows: stored } = await storedStarts(trx, screenId, from, to);
+  const seen = new Set(stored.map((r) => r.started_at));
+  const fresh: NoiseBucketsTable[] = [];
+  for (const r of rows) {
+    if (seen.has(r.started_at)) continue;
+    seen.add(r.started_at);
+    fresh.push(r);
+  }
+  if (fresh.length === 0) return [];
+  let text = bucketInsertTexts.get(fresh.length);
   if (!text) {
     const tuple = `(${BUCKET_COLUMNS.map(() => '?').join(', ')})`;
-    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(rows.length).fill(tuple).join(', ')} on conflict (screen_id, started_at) do nothing returning ${RETURNED.join(', ')}`;
-    bucketInsertTexts.set(rows.length, text);
+    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(fresh.length).fill(tuple).join(', ')} on conflict (screen_id, started_at) do nothing`;
+    bucketInsertTexts.set(fresh.length, text);
   }
   const parameters: unknown[] = [];
-  for (const row of rows) for (const c of BUCKET_COLUMNS) parameters.push(row[c]);
-  return (await trx.executeQuery<InsertedBucket>(CompiledQuery.raw(text, parameters))).rows;
+  for (const row of fresh) for (const c of BUCKET_COLUMNS) parameters.push(row[c]);
+  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters));
+  // The read above is in this transaction, which holds the only writer: nothing came in between.
+  if (Number(result.numAffectedRows) !== fresh.length) throw new Error(`insertNoiseBuckets: ${result.numAffectedRows} of ${fresh.length} buckets inserted`);
+  return fresh;
 }
 
 /** What a heartbeat writes on its screen's row. */

@@ -84,7 +84,7 @@ export function parseGridTimeFully(s: string): { ms: number } | { error: string 
  * hand: one regular expression and the day-of-month check, no zod. Accepts only what
  * parseGridTimeFully accepts (the RFC 3339 schema, a zero fraction, years 0100-9999,
  * on the grid) and answers the same instant; anything else is null and goes the full path,
- * which accepts it or says why not (test/heartbeat-validation.test.ts compares the two).
+ * which accepts it or says why not (test/heartbeat-buckets.test.ts compares the two).
  */
 const GRID_TIME = /^(\d{4})-(\d\d)-(\d\d)T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.0+)?(?:Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -381,7 +381,7 @@ export async function ingestHeartbeat(
       });
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
       // the roll-ups add only what was inserted, so a retry adds nothing twice.
-      const inserted = await insertNoiseBuckets(trx, rows);
+      const inserted = await insertNoiseBuckets(trx, screen.id, rows);
       if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(

@@ -189,3 +189,37 @@ t.test('over HTTP: a bad bucket gets the envelope zod gives it; good ones are st
     'stored in UTC with milliseconds, whatever form was sent',
   );
 });
+
+t.test('a bucket sent twice in one heartbeat, or again later, is stored and rolled up once: the first one', async (t) => {
+  const { app, owner } = await signedInApp(t);
+  const screen = await pairScreen(app, owner);
+  const beat = (json: unknown) => app.json('/api/v1/player/heartbeat', { method: 'POST', headers: screen.headers, json });
+  const first = { ...good(0), averageLevel: 10 };
+  const again = { ...good(0), startedAt: '2026-01-01T01:00:00+01:00', averageLevel: 90 };
+  const res = await beat({ noiseMeter: { pendingHistory: [first, good(1), again] } });
+  t.equal(res.status, 200);
+  t.equal(res.body.data.noiseHistory.accepted, 3, 'every bucket of the request counts as stored');
+  const later = await beat({ noiseMeter: { pendingHistory: [{ ...good(1), averageLevel: 99 }, good(2)] } });
+  t.equal(later.body.data.noiseHistory.accepted, 2);
+  const rows = await app.deps.db
+    .selectFrom('noise_buckets')
+    .select(['started_ms', 'average_level'])
+    .where('screen_id', '=', screen.screenId)
+    .orderBy('started_ms')
+    .execute();
+  t.strictSame(
+    rows.map((r) => [r.started_ms, r.average_level]),
+    [
+      [Date.UTC(2026, 0, 1), 10],
+      [Date.UTC(2026, 0, 1, 0, 0, 10), 41.5],
+      [Date.UTC(2026, 0, 1, 0, 0, 20), 41.5],
+    ],
+    'one row per start, the first write winning',
+  );
+  const minute = await app.deps.db
+    .selectFrom('noise_minutes')
+    .select(['bucket_count', 'level_ms'])
+    .where('screen_id', '=', screen.screenId)
+    .executeTakeFirstOrThrow();
+  t.strictSame([minute.bucket_count, minute.level_ms], [3, (10 + 41.5 + 41.5) * 10_000], 'the roll-up adds each stored bucket once');
+});
