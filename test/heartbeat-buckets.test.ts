@@ -223,3 +223,37 @@ t.test('a bucket sent twice in one heartbeat, or again later, is stored and roll
     .executeTakeFirstOrThrow();
   t.strictSame([minute.bucket_count, minute.level_ms], [3, (10 + 41.5 + 41.5) * 10_000], 'the roll-up adds each stored bucket once');
 });
+
+t.test('the heartbeat answers the effective policy’s interval, with every change to the policies or groups', async (t) => {
+  const { app, owner } = await signedInApp(t);
+  const s = await pairScreen(app, owner);
+  const h = owner.headers;
+  const interval = async () => {
+    const hb = await app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: {} });
+    const eff = (await app.json(`/api/v1/screens/${s.screenId}/effective-policy`, { headers: h })).body.data;
+    t.equal(hb.body.data.heartbeatIntervalSec, eff.values.heartbeatIntervalSec, 'the same as the effective policy');
+    const row = await app.deps.db.selectFrom('screens').select('expected_interval_sec').where('id', '=', s.screenId).executeTakeFirstOrThrow();
+    t.equal(row.expected_interval_sec, hb.body.data.heartbeatIntervalSec, 'and recorded on the screen');
+    return hb.body.data.heartbeatIntervalSec as number;
+  };
+  t.equal(await interval(), 30, 'the default');
+  const group = async (name: string) =>
+    (await app.json('/api/v1/screen-groups', { method: 'POST', headers: h, json: { name, screenIds: [s.screenId] } })).body.data.id as string;
+  const put = (url: string, json: unknown) => app.json(url, { method: 'PUT', headers: h, json });
+  const b = await group('B');
+  t.equal((await put(`/api/v1/screen-groups/${b}/policy`, { heartbeatIntervalSec: 120 })).status, 200);
+  t.equal(await interval(), 120, 'a group’s');
+  const a = await group('A');
+  await put(`/api/v1/screen-groups/${a}/policy`, { volumePercent: 10 });
+  t.equal(await interval(), 120, 'a first-sorting group without the key leaves it to the next');
+  await put(`/api/v1/screen-groups/${a}/policy`, { heartbeatIntervalSec: 60 });
+  t.equal(await interval(), 60, 'the first-sorting group wins');
+  await put(`/api/v1/screens/${s.screenId}/policy`, { heartbeatIntervalSec: 15 });
+  t.equal(await interval(), 15, 'the screen’s own wins over its groups');
+  await put(`/api/v1/screens/${s.screenId}/policy`, { logLevel: 'warn' });
+  t.equal(await interval(), 60, 'its own without the key leaves it to the groups');
+  await app.json(`/api/v1/screen-groups/${a}/screens/${s.screenId}`, { method: 'DELETE', headers: h });
+  t.equal(await interval(), 120, 'leaving a group drops its policy');
+  await app.json(`/api/v1/screen-groups/${b}`, { method: 'DELETE', headers: h });
+  t.equal(await interval(), 30, 'a deleted group’s too');
+});

@@ -29,13 +29,20 @@ export function rollbackToJobSavepoint(trx: Db) {
 }
 
 /**
- * What a heartbeat compares with: the screen's player fields, status and revision, and the
- * display size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null.
+ * What a heartbeat compares with: the screen's player fields, status and revision, the display
+ * size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null, and the
+ * policy texts its interval comes from (its own, its groups').
  */
 const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
   trx
     .selectFrom('screens')
-    .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+    .select(['player_version', 'player_family', 'known_status', 'manifest_revision', 'policy'])
+    // The policies of the screen's groups, first-sorting first (policies.ts effectivePolicyValue): a JSON array of texts or nulls.
+    .select(
+      sql<string>`(select json_group_array(g.policy order by g.name, g.id) from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
+        'group_policies',
+      ),
+    )
     // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
     .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
     .select(

@@ -7,7 +7,7 @@ import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
 import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
-import { effectivePolicy } from './policies.js';
+import { effectivePolicyValue } from './policies.js';
 import { cachedSettings } from '../system/index.js';
 import {
   asFamily,
@@ -349,8 +349,6 @@ export async function ingestHeartbeat(
   const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
 
   const nowText = nowIso(now);
-  const policy = await effectivePolicy(db, screen.id);
-  const interval = policy.values.heartbeatIntervalSec;
 
   // The default zone (a screen without a location's), cached by the settings module: no query.
   const defaultZone = buckets.length ? (await cachedSettings(db)).timeZone : null;
@@ -361,6 +359,8 @@ export async function ingestHeartbeat(
     // which the reply carries, so the player fetches the manifest made for it. No size is the
     // assumed one (DEFAULT_DISPLAY), so a first report of that size changes no manifest.
     const displayChanged = (before.display ?? ASSUMED_DISPLAY) !== (displayKey ?? ASSUMED_DISPLAY);
+    // The policy's interval, from the texts read with the screen (no query of its own).
+    const interval = effectivePolicyValue('heartbeatIntervalSec', before.policy, JSON.parse(before.group_policies) as (string | null)[]);
     if (buckets.length) {
       const rows = buckets.map((b) => {
         const fast = gridMs(b.startedAt);
@@ -410,7 +410,7 @@ export async function ingestHeartbeat(
       history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })),
     );
     const pendingCommands = await countPendingCommands(trx, screen.id, nowText);
-    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands };
+    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands, interval };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
@@ -422,7 +422,7 @@ export async function ingestHeartbeat(
     noiseHistory: { accepted: buckets.length },
     serverTime: nowIso(),
     manifestRevision: result.manifestRevision,
-    heartbeatIntervalSec: interval,
+    heartbeatIntervalSec: result.interval,
     pendingCommands: result.pendingCommands,
   };
 }
