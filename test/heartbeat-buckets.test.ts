@@ -10,6 +10,7 @@ import {
   parseGridTimeFully,
   safeParseHeartbeatFully,
 } from '../server/src/modules/screens/heartbeat.js';
+import { pruneNoiseBuckets } from '../server/src/modules/screens/heartbeat.repo.js';
 import { signedInApp } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
 
@@ -256,4 +257,46 @@ t.test('the heartbeat answers the effective policy’s interval, with every chan
   t.equal(await interval(), 120, 'leaving a group drops its policy');
   await app.json(`/api/v1/screen-groups/${b}`, { method: 'DELETE', headers: h });
   t.equal(await interval(), 30, 'a deleted group’s too');
+});
+
+t.test('the prune deletes every screen’s buckets before the cutoff, and only those', async (t) => {
+  const { app, owner } = await signedInApp(t);
+  const one = await pairScreen(app, owner, { name: 'One' });
+  const two = await pairScreen(app, owner, { name: 'Two' });
+  const send = (s: typeof one, list: unknown[]) =>
+    app.json('/api/v1/player/heartbeat', { method: 'POST', headers: s.headers, json: { noiseMeter: { pendingHistory: list } } });
+  t.equal(
+    (
+      await send(
+        one,
+        Array.from({ length: 100 }, (_, i) => good(i)),
+      )
+    ).status,
+    200,
+  );
+  t.equal(
+    (
+      await send(
+        two,
+        Array.from({ length: 50 }, (_, i) => good(i * 3)),
+      )
+    ).status,
+    200,
+  );
+  const starts = async (s: typeof one) =>
+    (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', s.screenId).orderBy('started_ms').execute()).map(
+      (r) => r.started_ms,
+    );
+  const cutoff = Date.UTC(2026, 0, 1) + 45 * 10_000 + 1; // not on the grid: a bucket starting at 45 goes
+  t.equal(await pruneNoiseBuckets(app.deps.db, cutoff), 46 + 16);
+  t.strictSame(
+    await starts(one),
+    Array.from({ length: 54 }, (_, i) => Date.UTC(2026, 0, 1) + (i + 46) * 10_000),
+  );
+  t.strictSame(
+    await starts(two),
+    Array.from({ length: 34 }, (_, i) => Date.UTC(2026, 0, 1) + (i + 16) * 30_000),
+  );
+  t.equal(await pruneNoiseBuckets(app.deps.db, cutoff), 0, 'nothing left before it');
+  t.equal(await pruneNoiseBuckets(app.deps.db, Date.UTC(10_000, 0, 1)), 88, 'a cutoff past year 9999 deletes them all');
 });

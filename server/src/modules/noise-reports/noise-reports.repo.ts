@@ -15,6 +15,19 @@ export interface GrainRow {
   tc: number;
 }
 
+/**
+ * The same range on raw buckets' `started_at` (UTC text with milliseconds, which sorts as the
+ * time does): the primary key (screen_id, started_at) then finds a screen's buckets in the
+ * range by itself (the table has no time index, migration 0470).
+ */
+const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+function startedAtRange(from: number, to: number) {
+  const lo = from > MIN_BUCKET_MS && from <= MAX_BUCKET_MS ? sql` and started_at >= ${new Date(from).toISOString()}` : sql``;
+  const hi = to > MIN_BUCKET_MS && to <= MAX_BUCKET_MS ? sql` and started_at < ${new Date(to).toISOString()}` : sql``;
+  return sql`${lo}${hi}`;
+}
+
 export type SourceTable = 'noise_hours' | 'noise_minutes' | 'noise_buckets';
 
 /**
@@ -44,7 +57,7 @@ export async function grainSums(
   const rows = await sql<GrainRow>`
     select ${sid} as screen_id, ${k} as k, ${sums}
     from ${sql.table(table)}
-    where screen_id in (${ids}) and started_ms >= ${from} and started_ms < ${to}
+    where screen_id in (${ids}) and started_ms >= ${from} and started_ms < ${to}${table === 'noise_buckets' ? startedAtRange(from, to) : sql``}
     ${groupBy.length ? sql`group by ${sql.join(groupBy)}` : sql``}`.execute(db);
   return rows.rows.filter((r) => Number(r.n) > 0);
 }

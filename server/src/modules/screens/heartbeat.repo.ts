@@ -246,11 +246,26 @@ export function pruneEventHistory(db: Db, beforeMs: number): Promise<number> {
   );
 }
 
-/** Deletes noise buckets that started before `beforeMs`, in batches; answers how many. */
-export function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
-  return deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${beforeMs} limit ${limit})`,
-  );
+/** The first and last instants a stored `started_at` can name (0000-01-01 to 9999-12-31, heartbeat.ts). */
+const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * Deletes noise buckets that started before `beforeMs`, screen by screen along the primary key
+ * (the table has no time index, migration 0470; `started_at` is UTC text with milliseconds,
+ * which sorts as the time does), in batches; answers how many.
+ */
+export async function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
+  // Every stored start is within years 0000-9999; a cutoff outside them is all or nothing.
+  if (beforeMs <= MIN_BUCKET_MS) return 0;
+  const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(beforeMs);
+  let total = 0;
+  const screens = await db.selectFrom('screens').select('id').execute();
+  for (const { id } of screens)
+    total += await deleteInBatches(
+      db,
+      (limit) =>
+        sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where screen_id = ${id}${before === null ? sql`` : sql` and started_at < ${before}`} limit ${limit})`,
+    );
+  return total;
 }
