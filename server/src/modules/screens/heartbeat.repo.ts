@@ -261,11 +261,16 @@ export async function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<numbe
   const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(beforeMs);
   let total = 0;
   const screens = await db.selectFrom('screens').select('id').execute();
-  for (const { id } of screens)
+  const older = (id: string) => (before === null ? sql`screen_id = ${id}` : sql`screen_id = ${id} and started_at < ${before}`);
+  for (const { id } of screens) {
+    // A read first: a screen with nothing to prune costs no write (and no fsync).
+    const any = await sql`select 1 from noise_buckets where ${older(id)} limit 1`.execute(db);
+    if (!any.rows.length) continue;
     total += await deleteInBatches(
       db,
       (limit) =>
-        sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where screen_id = ${id}${before === null ? sql`` : sql` and started_at < ${before}`} limit ${limit})`,
+        sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where ${older(id)} limit ${limit})`,
     );
+  }
   return total;
 }
