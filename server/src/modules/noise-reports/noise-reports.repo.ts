@@ -23,9 +23,11 @@ export interface GrainRow {
 const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
 const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 function startedAtRange(from: number, to: number) {
-  const lo = from > MIN_BUCKET_MS && from <= MAX_BUCKET_MS ? sql` and started_at >= ${new Date(from).toISOString()}` : sql``;
-  const hi = to > MIN_BUCKET_MS && to <= MAX_BUCKET_MS ? sql` and started_at < ${new Date(to).toISOString()}` : sql``;
-  return sql`${lo}${hi}`;
+  // Starts are whole ms: start >= from is start >= ceil(from), start < to is start < ceil(to).
+  const [lo, hi] = [Math.ceil(from), Math.ceil(to)];
+  const above = lo > MIN_BUCKET_MS && lo <= MAX_BUCKET_MS ? sql` and started_at >= ${new Date(lo).toISOString()}` : sql``;
+  const below = hi > MIN_BUCKET_MS && hi <= MAX_BUCKET_MS ? sql` and started_at < ${new Date(hi).toISOString()}` : sql``;
+  return sql`${above}${below}`;
 }
 
 export type SourceTable = 'noise_hours' | 'noise_minutes' | 'noise_buckets';

@@ -258,7 +258,7 @@ const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export async function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
   // Every stored start is within years 0000-9999; a cutoff outside them is all or nothing.
   if (beforeMs <= MIN_BUCKET_MS) return 0;
-  const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(beforeMs);
+  const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(Math.ceil(beforeMs)); // starts are whole ms
   let total = 0;
   const screens = await db.selectFrom('screens').select('id').execute();
   const older = (id: string) => (before === null ? sql`screen_id = ${id}` : sql`screen_id = ${id} and started_at < ${before}`);
