@@ -80,6 +80,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/time/zone-clock.ts months': 'a memo of (zone, month): the offsets tzdata gives (bounded)',
   'modules/screens/noise-rollups.repo.ts upsertTexts': 'a memo of SQL text by table and row count (bounded by MAX_BUCKETS)',
   'modules/screens/heartbeat.repo.ts bucketInsertTexts': 'a memo of SQL text by row count (at most 120 buckets a heartbeat)',
+  'modules/screens/policies.ts parsedPolicies': 'a memo of policy JSON text: its parsed document (bounded)',
   'modules/content/plan.ts dayparted': 'a memo of (day-parts, validity, zone, window): the windows they allow (bounded)',
   'modules/content/resolve.ts expansions': 'a memo of (schedule id, timing, rule, zone, window): its occurrences (bounded)',
 };

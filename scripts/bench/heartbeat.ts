@@ -22,7 +22,8 @@ import { migrate, openDatabase } from '../../server/src/platform/db/database.js'
 import { createLogger } from '../../server/src/platform/log.js';
 import { listen } from '../../server/src/server.js';
 import { issueDeviceCredential } from '../../server/src/modules/screens/device-auth.js';
-import { ingestHeartbeat, type HeartbeatBody } from '../../server/src/modules/screens/heartbeat.js';
+import { groupCommitStats } from '../../server/src/modules/screens/group-commit.js';
+import { HeartbeatBody, ingestHeartbeat } from '../../server/src/modules/screens/heartbeat.js';
 import { newId, newScreenRow, nowIso } from '../../server/src/modules/screens/screens.repo.js';
 import type { Db } from '../../server/src/platform/db/database.js';
 
@@ -32,6 +33,8 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
+/** `--only ingest`: the in-process figures alone (no HTTP cases). */
+const ingestOnly = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'ingest';
 
 async function makeScreen(db: Db, name: string): Promise<string> {
   const now = nowIso();
@@ -118,22 +121,58 @@ async function main() {
       opts: { url, method: 'POST' as const, headers: { ...json, authorization: `Bearer ${credA}` }, requests: withBuckets },
     },
   ];
-  const results: { name: string; bareOf?: string; rps: number; p50: number; p99: number; errors: number }[] = [];
-  for (const c of cases) {
+  const results: { name: string; bareOf?: string; rps: number; p50: number; p99: number; errors: number; perCommit?: number; perFsync?: number }[] = [];
+  for (const c of ingestOnly ? [] : cases) {
     await autocannon({ ...c.opts, connections, duration: 1 } as autocannon.Options);
+    const gc0 = groupCommitStats(database.db);
+    const fsyncs0 = database.walSync?.completed ?? 0;
     const r = await autocannon({ ...c.opts, connections, duration: seconds } as autocannon.Options);
-    results.push({ name: c.name, bareOf: c.bareOf, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx });
+    const gc = groupCommitStats(database.db);
+    const fsyncs = (database.walSync?.completed ?? 0) - fsyncs0;
+    const jobs = gc.jobs - gc0.jobs;
+    results.push({
+      name: c.name,
+      bareOf: c.bareOf,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      errors: r.errors + r.non2xx,
+      ...(jobs ? { perCommit: jobs / (gc.commits - gc0.commits), perFsync: jobs / fsyncs } : {}),
+    });
   }
 
   // In-process ingest cost (no HTTP): the same two bodies through ingestHeartbeat.
   const screenRow = await database.db.selectFrom('screens').selectAll().where('id', '=', screenA).executeTakeFirstOrThrow();
-  const direct = async (make: () => string, n: number) => {
+  // Bodies made and parsed beforehand; wall time and this process's CPU time per call, in
+  // alternating rounds, the median round reported (CPU time moves less on a loaded machine).
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const timed = async (n: number, make: () => string, call: (body: HeartbeatBody) => Promise<unknown> | unknown) => {
+    const bodies = Array.from({ length: n }, () => JSON.parse(make()) as HeartbeatBody);
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await ingestHeartbeat({ db: database.db }, screenRow, JSON.parse(make()) as HeartbeatBody, '127.0.0.1');
-    return Number(process.hrtime.bigint() - t0) / 1e6 / n;
+    for (const body of bodies) await call(body);
+    const cpu = process.cpuUsage(c0);
+    return { wallMs: Number(process.hrtime.bigint() - t0) / 1e6 / n, cpuMs: (cpu.user + cpu.system) / 1000 / n };
   };
-  const msPlain = await direct(() => PLAIN, 300);
-  const msBuckets = await direct(bucketsBody, 300);
+  const ingest = (body: HeartbeatBody) => ingestHeartbeat({ db: database.db }, screenRow, body, '127.0.0.1');
+  const validate = (body: HeartbeatBody) => {
+    if (!HeartbeatBody.safeParse(body).success) throw new Error('the bench body is invalid');
+  };
+  const rounds: { plain: Awaited<ReturnType<typeof timed>>; buckets: Awaited<ReturnType<typeof timed>>; vPlain: number; vBuckets: number }[] = [];
+  for (let r = 0; r < 7; r++) {
+    rounds.push({
+      plain: await timed(100, () => PLAIN, ingest),
+      buckets: await timed(100, bucketsBody, ingest),
+      vPlain: (await timed(200, () => PLAIN, validate)).cpuMs,
+      vBuckets: (await timed(200, bucketsBody, validate)).cpuMs,
+    });
+  }
+  const msPlain = median(rounds.map((r) => r.plain.wallMs));
+  const msBuckets = median(rounds.map((r) => r.buckets.wallMs));
+  const cpuPlain = median(rounds.map((r) => r.plain.cpuMs));
+  const cpuBuckets = median(rounds.map((r) => r.buckets.cpuMs));
+  const cpuPerBucketUs = median(rounds.map((r) => ((r.buckets.cpuMs - r.plain.cpuMs) * 1000) / 120));
+  const validatePerBucketUs = median(rounds.map((r) => ((r.vBuckets - r.vPlain) * 1000) / 120));
   const stored = await database.db
     .selectFrom('noise_buckets')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -144,7 +183,6 @@ async function main() {
   await database.close();
   rmSync(dir, { recursive: true, force: true });
 
-  const base = results[0]!;
   const byName = new Map(results.map((r) => [r.name, r]));
   console.log(
     `Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus, load average ${os
@@ -152,22 +190,27 @@ async function main() {
       .map((x) => x.toFixed(1))
       .join(' ')}`,
   );
-  console.log(
-    `${'case'.padEnd(28)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'vs bare GET'.padStart(12)} ${'vs bare POST'.padStart(13)}`,
-  );
-  for (const r of results) {
-    const post = r.bareOf ? byName.get(r.bareOf) : undefined;
+  const base = results[0];
+  if (base) {
     console.log(
-      `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)} ${(post ? (r.rps / post.rps).toFixed(3) : '-').padStart(13)}`,
+      `${'case'.padEnd(28)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'vs bare GET'.padStart(12)} ${'vs bare POST'.padStart(13)} ${'per commit'.padStart(11)} ${'per fsync'.padStart(10)}`,
     );
+    for (const r of results) {
+      const post = r.bareOf ? byName.get(r.bareOf) : undefined;
+      console.log(
+        `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${(r.rps / base.rps).toFixed(3).padStart(12)} ${(post ? (r.rps / post.rps).toFixed(3) : '-').padStart(13)} ${(r.perCommit?.toFixed(1) ?? '-').padStart(11)} ${(r.perFsync?.toFixed(1) ?? '-').padStart(10)}`,
+      );
+    }
+    const plain = byName.get('heartbeat, no noise')!;
+    const full = byName.get('heartbeat, 120 buckets')!;
+    console.log(`ingest cost per bucket over HTTP (server time, from throughput): ${(((1 / full.rps - 1 / plain.rps) * 1e6) / 120).toFixed(1)} µs`);
   }
-  const plain = byName.get('heartbeat, no noise')!;
-  const full = byName.get('heartbeat, 120 buckets')!;
-  const httpPerBucketUs = ((1 / full.rps - 1 / plain.rps) * 1e6) / 120;
   console.log(`buckets stored: ${stored.n}`);
-  console.log(`ingest cost per bucket over HTTP (server time, from throughput): ${httpPerBucketUs.toFixed(1)} µs`);
   console.log(
-    `in-process ingestHeartbeat: ${msPlain.toFixed(3)} ms without noise, ${msBuckets.toFixed(3)} ms with 120 buckets -> ${(((msBuckets - msPlain) * 1000) / 120).toFixed(1)} µs per bucket`,
+    `in-process ingestHeartbeat (median of 7 rounds): ${msPlain.toFixed(3)} ms without noise, ${msBuckets.toFixed(3)} ms with 120 buckets -> ${(((msBuckets - msPlain) * 1000) / 120).toFixed(1)} µs per bucket`,
+  );
+  console.log(
+    `  CPU time: ${cpuPlain.toFixed(3)} ms without noise, ${cpuBuckets.toFixed(3)} ms with 120 buckets -> ${cpuPerBucketUs.toFixed(1)} µs per bucket; validation (HeartbeatBody.safeParse) ${validatePerBucketUs.toFixed(1)} µs per bucket`,
   );
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
 }

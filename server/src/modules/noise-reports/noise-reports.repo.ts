@@ -15,6 +15,21 @@ export interface GrainRow {
   tc: number;
 }
 
+/**
+ * The same range on raw buckets' `started_at` (UTC text with milliseconds, which sorts as the
+ * time does): the primary key (screen_id, started_at) then finds a screen's buckets in the
+ * range by itself (the table has no time index, migration 0470).
+ */
+const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+function startedAtRange(from: number, to: number) {
+  // Starts are whole ms: start >= from is start >= ceil(from), start < to is start < ceil(to).
+  const [lo, hi] = [Math.ceil(from), Math.ceil(to)];
+  const above = lo > MIN_BUCKET_MS && lo <= MAX_BUCKET_MS ? sql` and started_at >= ${new Date(lo).toISOString()}` : sql``;
+  const below = hi > MIN_BUCKET_MS && hi <= MAX_BUCKET_MS ? sql` and started_at < ${new Date(hi).toISOString()}` : sql``;
+  return sql`${above}${below}`;
+}
+
 export type SourceTable = 'noise_hours' | 'noise_minutes' | 'noise_buckets';
 
 /**
@@ -44,7 +59,7 @@ export async function grainSums(
   const rows = await sql<GrainRow>`
     select ${sid} as screen_id, ${k} as k, ${sums}
     from ${sql.table(table)}
-    where screen_id in (${ids}) and started_ms >= ${from} and started_ms < ${to}
+    where screen_id in (${ids}) and started_ms >= ${from} and started_ms < ${to}${table === 'noise_buckets' ? startedAtRange(from, to) : sql``}
     ${groupBy.length ? sql`group by ${sql.join(groupBy)}` : sql``}`.execute(db);
   return rows.rows.filter((r) => Number(r.n) > 0);
 }

@@ -22,6 +22,8 @@ class GroupCommit {
   private queue: Job<unknown>[] = [];
   private flushing = false;
   private scheduled = false;
+  /** Commits made and jobs they carried, for benchmarks (scripts/bench/heartbeat.ts). */
+  readonly stats = { commits: 0, jobs: 0 };
 
   constructor(private readonly db: Db) {}
 
@@ -68,6 +70,8 @@ class GroupCommit {
           }
         }
         deferDurability(this.db, commit);
+        this.stats.commits++;
+        this.stats.jobs += batch.length;
         return out;
       });
       // Committed: the next batch may begin while this one's fsync runs (pipelined).
@@ -102,4 +106,9 @@ export function groupCommit<T>(db: Db, run: (trx: Transaction<Database>) => Prom
     committers.set(db, gc);
   }
   return gc.submit(run);
+}
+
+/** How many group commits `db` has made and how many jobs they carried (benchmarks: heartbeats per commit). */
+export function groupCommitStats(db: Db): { commits: number; jobs: number } {
+  return { ...(committers.get(db)?.stats ?? { commits: 0, jobs: 0 }) };
 }

@@ -29,13 +29,20 @@ export function rollbackToJobSavepoint(trx: Db) {
 }
 
 /**
- * What a heartbeat compares with: the screen's player fields, status and revision, and the
- * display size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null.
+ * What a heartbeat compares with: the screen's player fields, status and revision, the display
+ * size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null, and the
+ * policy texts its interval comes from (its own, its groups').
  */
 const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
   trx
     .selectFrom('screens')
-    .select(['player_version', 'player_family', 'known_status', 'manifest_revision'])
+    .select(['player_version', 'player_family', 'known_status', 'manifest_revision', 'policy'])
+    // The policies of the screen's groups, first-sorting first (policies.ts effectivePolicyValue): a JSON array of texts or nulls.
+    .select(
+      sql<string>`(select json_group_array(g.policy order by g.name, g.id) from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
+        'group_policies',
+      ),
+    )
     // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
     .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
     .select(
@@ -68,27 +75,53 @@ const BUCKET_COLUMNS = [
   'trigger_count',
   'received_at',
 ] as const satisfies readonly (keyof NoiseBucketsTable)[];
-const RETURNED = ['started_ms', 'average_level', 'peak_level', 'monitored_ms', 'warning_ms', 'loud_ms', 'trigger_count'] as const;
-type InsertedBucket = Pick<NoiseBucketsTable, (typeof RETURNED)[number]>;
 /** Statement texts by row count (a heartbeat carries at most 120 buckets, so bounded). */
 const bucketInsertTexts = new Map<number, string>();
 
+/** The starts already stored for a screen between two starts (the primary key's range: UTC text sorts by time). */
+const storedStarts = prepared((trx: Db, screenId: string, from: string, to: string) =>
+  trx.selectFrom('noise_buckets').select('started_at').where('screen_id', '=', screenId).where('started_at', '>=', from).where('started_at', '<=', to),
+);
+
 /**
- * Inserts a heartbeat's buckets, the first write winning, and answers the rows it inserted.
- * The text is written once per row count and handed to the driver compiled: kysely building
- * a 1,200-value insert cost more than SQLite inserting it (issue 24's ingest per bucket).
+ * Inserts one screen's buckets from a heartbeat, the first write winning, and answers the
+ * rows it inserted. Which those are is read first, in the same transaction (one range
+ * read on the primary key, usually empty), so the insert needs no RETURNING: SQLite's
+ * RETURNING of 120 rows cost about as much again as the insert itself (issue 24). A
+ * bucket stored already, or sent twice in the request, is inserted once (the first one).
+ * The text is written once per row count and handed to the driver compiled: kysely
+ * building a 1,200-value insert cost more than SQLite inserting it.
  */
-export async function insertNoiseBuckets(trx: Db, rows: readonly NoiseBucketsTable[]): Promise<InsertedBucket[]> {
+export async function insertNoiseBuckets(trx: Db, screenId: string, rows: readonly NoiseBucketsTable[]): Promise<NoiseBucketsTable[]> {
   if (rows.length === 0) return [];
-  let text = bucketInsertTexts.get(rows.length);
+  let from = rows[0]!.started_at;
+  let to = from;
+  for (const r of rows) {
+    if (r.screen_id !== screenId) throw new Error('insertNoiseBuckets: buckets of one screen only');
+    if (r.started_at < from) from = r.started_at;
+    else if (r.started_at > to) to = r.started_at;
+  }
+  const { rows: stored } = await storedStarts(trx, screenId, from, to);
+  const seen = new Set(stored.map((r) => r.started_at));
+  const fresh: NoiseBucketsTable[] = [];
+  for (const r of rows) {
+    if (seen.has(r.started_at)) continue;
+    seen.add(r.started_at);
+    fresh.push(r);
+  }
+  if (fresh.length === 0) return [];
+  let text = bucketInsertTexts.get(fresh.length);
   if (!text) {
     const tuple = `(${BUCKET_COLUMNS.map(() => '?').join(', ')})`;
-    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(rows.length).fill(tuple).join(', ')} on conflict (screen_id, started_at) do nothing returning ${RETURNED.join(', ')}`;
-    bucketInsertTexts.set(rows.length, text);
+    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(fresh.length).fill(tuple).join(', ')} on conflict (screen_id, started_at) do nothing`;
+    bucketInsertTexts.set(fresh.length, text);
   }
   const parameters: unknown[] = [];
-  for (const row of rows) for (const c of BUCKET_COLUMNS) parameters.push(row[c]);
-  return (await trx.executeQuery<InsertedBucket>(CompiledQuery.raw(text, parameters))).rows;
+  for (const row of fresh) for (const c of BUCKET_COLUMNS) parameters.push(row[c]);
+  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters));
+  // The read above is in this transaction, which holds the only writer: nothing came in between.
+  if (Number(result.numAffectedRows) !== fresh.length) throw new Error(`insertNoiseBuckets: ${result.numAffectedRows} of ${fresh.length} buckets inserted`);
+  return fresh;
 }
 
 /** What a heartbeat writes on its screen's row. */
@@ -213,11 +246,31 @@ export function pruneEventHistory(db: Db, beforeMs: number): Promise<number> {
   );
 }
 
-/** Deletes noise buckets that started before `beforeMs`, in batches; answers how many. */
-export function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
-  return deleteInBatches(
-    db,
-    (limit) =>
-      sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where started_ms < ${beforeMs} limit ${limit})`,
-  );
+/** The first and last instants a stored `started_at` can name (0000-01-01 to 9999-12-31, heartbeat.ts). */
+const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * Deletes noise buckets that started before `beforeMs`, screen by screen along the primary key
+ * (the table has no time index, migration 0470; `started_at` is UTC text with milliseconds,
+ * which sorts as the time does), in batches; answers how many.
+ */
+export async function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
+  // Every stored start is within years 0000-9999; a cutoff outside them is all or nothing.
+  if (beforeMs <= MIN_BUCKET_MS) return 0;
+  const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(Math.ceil(beforeMs)); // starts are whole ms
+  let total = 0;
+  const screens = await db.selectFrom('screens').select('id').execute();
+  const older = (id: string) => (before === null ? sql`screen_id = ${id}` : sql`screen_id = ${id} and started_at < ${before}`);
+  for (const { id } of screens) {
+    // A read first: a screen with nothing to prune costs no write (and no fsync).
+    const any = await sql`select 1 from noise_buckets where ${older(id)} limit 1`.execute(db);
+    if (!any.rows.length) continue;
+    total += await deleteInBatches(
+      db,
+      (limit) =>
+        sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where ${older(id)} limit ${limit})`,
+    );
+  }
+  return total;
 }

@@ -7,7 +7,7 @@ import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
 import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
-import { effectivePolicy } from './policies.js';
+import { effectivePolicyValue } from './policies.js';
 import { cachedSettings } from '../system/index.js';
 import {
   asFamily,
@@ -63,6 +63,12 @@ const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  * would roll 2026-02-30 over to March 2 and truncate a fraction: the format is checked first).
  */
 export function parseGridTime(s: string): { ms: number } | { error: string } {
+  const fast = gridMs(s);
+  return fast !== null ? { ms: fast } : parseGridTimeFully(s);
+}
+
+/** parseGridTime without the hand-written fast path (gridMs): the reference the tests compare it with. */
+export function parseGridTimeFully(s: string): { ms: number } | { error: string } {
   if (!Rfc3339.safeParse(s).success)
     return { error: 'an RFC 3339 date-time with a time zone (a day that exists, a time of day, an offset like +01:00), e.g. 2026-01-01T10:00:00Z' };
   const fraction = /\.(\d+)/.exec(s)?.[1];
@@ -71,6 +77,32 @@ export function parseGridTime(s: string): { ms: number } | { error: string } {
   if (!(ms >= MIN_MS && ms <= MAX_MS)) return { error: 'a year from 0000 to 9999 once in UTC' };
   if (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS !== 0) return { error: 'on the ten-second grid (…:00, :10, … :50, no fraction)' };
   return { ms };
+}
+
+/**
+ * The date-times players send (`2026-01-01T10:00:10.000Z`, `…:10Z`, `…:10+01:00`), read by
+ * hand: one regular expression and the day-of-month check, no zod. Accepts only what
+ * parseGridTimeFully accepts (the RFC 3339 schema, a zero fraction, years 0100-9999,
+ * on the grid) and answers the same instant; anything else is null and goes the full path,
+ * which accepts it or says why not (test/heartbeat-buckets.test.ts compares the two).
+ */
+const GRID_TIME = /^(\d{4})-(\d\d)-(\d\d)T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.0+)?(?:Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+export function gridMs(s: string): number | null {
+  if (s.length > 64) return null;
+  const m = GRID_TIME.exec(s);
+  if (!m) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  // Date.UTC reads years 0-99 as 1900-1999: those take the full path.
+  if (year < 100 || month < 1 || month > 12 || day < 1) return null;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > MONTH_DAYS[month - 1]! + (leap ? 1 : 0)) return null;
+  let ms = Date.UTC(year, month - 1, day, Number(m[4]), Number(m[5]), Number(m[6]));
+  if (m[7]) ms -= (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])) * 60_000;
+  if (!(ms >= MIN_MS && ms <= MAX_MS) || ms % BUCKET_MS !== 0) return null;
+  return ms;
 }
 
 /** `startedAt`: an RFC 3339 date-time on the fixed ten-second grid (any offset; stored as UTC). */
@@ -95,13 +127,9 @@ export const NoiseBucket = z
   })
   .meta({ id: 'NoiseBucket' });
 
-/**
- * The player status document (spec 2.2). Additive: fields beyond these are accepted and
- * kept in the screen's last status. `playerFamily`/`playerArchitecture` are never errors,
- * nor are malformed playback identifiers; the noise meter's bounds are.
- */
-export const HeartbeatBody = z
-  .looseObject({
+/** The body's fields; `pendingHistory` is the parameter (heartbeatBody, HeartbeatBody). */
+function heartbeatBody<H extends z.ZodType>(pendingHistory: H) {
+  return z.looseObject({
     // Never errors: what a player should send is typed (and documented); anything else
     // parses to UNUSABLE and is recorded as absent or named in ignoredFields.
     playerFamily: PlayerFamilyField,
@@ -123,12 +151,60 @@ export const HeartbeatBody = z
       .looseObject({
         status: z.enum(NOISE_STATUSES).nullable().optional(),
         currentLevel: Level.nullable().optional(),
-        pendingHistory: z.array(NoiseBucket).max(MAX_BUCKETS).nullable().optional(),
+        pendingHistory: pendingHistory.nullable().optional(),
       })
       .nullable()
       .optional(),
-  })
-  .meta({ id: 'HeartbeatBody' });
+  });
+}
+
+/**
+ * The player status document (spec 2.2). Additive: fields beyond these are accepted and
+ * kept in the screen's last status. `playerFamily`/`playerArchitecture` are never errors,
+ * nor are malformed playback identifiers; the noise meter's bounds are.
+ */
+export const HeartbeatBody = heartbeatBody(z.array(NoiseBucket).max(MAX_BUCKETS)).meta({ id: 'HeartbeatBody' });
+
+const isLevel = (v: unknown) => typeof v === 'number' && v >= 0 && v <= 100;
+const isMs = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 10_000;
+
+/**
+ * The bucket array checked by hand: true only when NoiseBucket's schema accepts every
+ * bucket as it is (its output is then the same values). Zod's generic object machinery
+ * cost more than the buckets' insert (issue 24's profile of a 120-bucket heartbeat).
+ */
+export function bucketsValid(list: unknown): list is z.infer<typeof NoiseBucket>[] {
+  if (!Array.isArray(list) || list.length > MAX_BUCKETS) return false;
+  for (const b of list as unknown[]) {
+    if (typeof b !== 'object' || b === null || Array.isArray(b)) return false;
+    const o = b as Record<string, unknown>;
+    if (typeof o.startedAt !== 'string' || gridMs(o.startedAt) === null) return false;
+    if (!isLevel(o.averageLevel) || !isLevel(o.peakLevel) || !isMs(o.monitoredMs) || !isMs(o.warningMs) || !isMs(o.loudMs)) return false;
+    const t = o.triggerCount;
+    if (t !== undefined && t !== null && !(Number.isInteger(t) && (t as number) >= 0 && (t as number) <= 1000)) return false;
+  }
+  return true;
+}
+
+/** The same body with the buckets taken as they are: for a bucket array bucketsValid accepted. */
+const HeartbeatBodyCheckedBuckets = heartbeatBody(z.array(z.unknown()));
+const fullSafeParse = HeartbeatBody.safeParse.bind(HeartbeatBody);
+/** HeartbeatBody's zod validation alone, without the bucket fast path: the reference for tests. */
+export const safeParseHeartbeatFully = fullSafeParse;
+/**
+ * Validation of a heartbeat (the API router calls safeParse): a body whose buckets pass
+ * bucketsValid has the rest checked by zod and the buckets kept as they are; anything else,
+ * and any failure, goes through the full schema, so a refused body gets zod's own issues,
+ * messages and order, unchanged.
+ */
+HeartbeatBody.safeParse = ((data: unknown, params?: Parameters<typeof fullSafeParse>[1]) => {
+  const history = (data as { noiseMeter?: { pendingHistory?: unknown } } | null)?.noiseMeter?.pendingHistory;
+  if (Array.isArray(history) && history.length && bucketsValid(history)) {
+    const rest = HeartbeatBodyCheckedBuckets.safeParse(data, params);
+    if (rest.success) return rest;
+  }
+  return fullSafeParse(data, params);
+}) as typeof HeartbeatBody.safeParse;
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 
 export const HeartbeatReply = z
@@ -273,8 +349,6 @@ export async function ingestHeartbeat(
   const displayKey = w !== null && h !== null ? `${w}x${h}` : null;
 
   const nowText = nowIso(now);
-  const policy = await effectivePolicy(db, screen.id);
-  const interval = policy.values.heartbeatIntervalSec;
 
   // The default zone (a screen without a location's), cached by the settings module: no query.
   const defaultZone = buckets.length ? (await cachedSettings(db)).timeZone : null;
@@ -285,12 +359,16 @@ export async function ingestHeartbeat(
     // which the reply carries, so the player fetches the manifest made for it. No size is the
     // assumed one (DEFAULT_DISPLAY), so a first report of that size changes no manifest.
     const displayChanged = (before.display ?? ASSUMED_DISPLAY) !== (displayKey ?? ASSUMED_DISPLAY);
+    // The policy's interval, from the texts read with the screen (no query of its own).
+    const interval = effectivePolicyValue('heartbeatIntervalSec', before.policy, JSON.parse(before.group_policies) as (string | null)[]);
     if (buckets.length) {
       const rows = buckets.map((b) => {
-        const ms = (parseGridTime(b.startedAt) as { ms: number }).ms; // validated by the schema
+        const fast = gridMs(b.startedAt);
+        const ms = fast ?? (parseGridTime(b.startedAt) as { ms: number }).ms; // validated by the schema
         return {
           screen_id: screen.id,
-          started_at: nowIso(ms),
+          // Stored as UTC with milliseconds (nowIso): the text the player sent when it is that form already.
+          started_at: fast !== null && b.startedAt.length === 24 && b.startedAt.endsWith('.000Z') ? b.startedAt : nowIso(ms),
           started_ms: ms,
           average_level: b.averageLevel,
           peak_level: b.peakLevel,
@@ -303,7 +381,7 @@ export async function ingestHeartbeat(
       });
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
       // the roll-ups add only what was inserted, so a retry adds nothing twice.
-      const inserted = await insertNoiseBuckets(trx, rows);
+      const inserted = await insertNoiseBuckets(trx, screen.id, rows);
       if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(
@@ -332,7 +410,7 @@ export async function ingestHeartbeat(
       history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })),
     );
     const pendingCommands = await countPendingCommands(trx, screen.id, nowText);
-    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands };
+    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands, interval };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
@@ -344,7 +422,7 @@ export async function ingestHeartbeat(
     noiseHistory: { accepted: buckets.length },
     serverTime: nowIso(),
     manifestRevision: result.manifestRevision,
-    heartbeatIntervalSec: interval,
+    heartbeatIntervalSec: result.interval,
     pendingCommands: result.pendingCommands,
   };
 }

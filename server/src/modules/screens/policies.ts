@@ -59,6 +59,38 @@ export function parsePolicy(text: string | null): PolicyDocument | null {
   return parsed.success ? parsed.data : null;
 }
 
+/** Parsed policy documents by their text: a few distinct texts, read on every heartbeat. */
+const parsedPolicies = new Map<string, PolicyDocument | null>();
+const PARSED_POLICIES_KEPT = 1000;
+
+/** parsePolicy, remembered by text (the document answered is shared: read it, never change it). */
+function parsedPolicy(text: string | null): PolicyDocument | null {
+  if (!text) return null;
+  let p = parsedPolicies.get(text);
+  if (p === undefined) {
+    p = parsePolicy(text);
+    if (parsedPolicies.size >= PARSED_POLICIES_KEPT) parsedPolicies.clear();
+    parsedPolicies.set(text, p);
+  }
+  return p;
+}
+
+/**
+ * One value of a screen's effective policy from its layers' texts: the screen's own policy,
+ * then its groups' first-sorting first (by name, then id), then the default. The same
+ * precedence as effectivePolicy, for the heartbeat, which reads the texts with the screen's
+ * row (one query) and needs only its interval.
+ */
+export function effectivePolicyValue<K extends PolicyKey>(key: K, own: string | null, groups: readonly (string | null)[]): Required<PolicyDocument>[K] {
+  const mine = parsedPolicy(own)?.[key];
+  if (mine !== undefined) return mine as Required<PolicyDocument>[K];
+  for (const g of groups) {
+    const v = parsedPolicy(g)?.[key];
+    if (v !== undefined) return v as Required<PolicyDocument>[K];
+  }
+  return POLICY_DEFAULTS[key];
+}
+
 /**
  * The screen's effective policy with the source of every value. Precedence, weakest
  * first: built-in defaults, then the screen's groups (when groups disagree, the group
@@ -74,7 +106,7 @@ export async function effectivePolicy(db: Db, screenId: string): Promise<Effecti
   const layers: EffectivePolicy['layers'] = [];
   // Groups from the last-sorting to the first, so the first-sorting group applies last and wins.
   for (const g of [...groups].reverse()) {
-    const p = parsePolicy(g.policy);
+    const p = parsedPolicy(g.policy);
     if (!p) continue;
     const source: PolicySource = { type: 'group', id: g.id, name: g.name };
     layers.unshift({ source, policy: p });
@@ -84,7 +116,7 @@ export async function effectivePolicy(db: Db, screenId: string): Promise<Effecti
       sources[k] = source;
     }
   }
-  const own = parsePolicy(screen?.policy ?? null);
+  const own = parsedPolicy(screen?.policy ?? null);
   if (own && screen) {
     const source: PolicySource = { type: 'screen', id: screen.id, name: screen.name };
     layers.push({ source, policy: own });
