@@ -1,5 +1,97 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { checkJsonValue, scanJsonText, type JsonLimitProblem } from '../json-limits.js';
 import { ApiError } from './errors.js';
+
+/** Why a body could not be read: 413 too large, 415 an unknown content coding, 400 anything else. */
+export class BodyReadError extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BodyReadError';
+  }
+}
+
+/**
+ * The text of a request body, read as koa-body's text parser (co-body with raw-body and
+ * inflation) read it, without its per-request type checks and option copies: the content
+ * coding identity, gzip, deflate or br (anything else 415, the header's value as sent); a
+ * Content-Length over `limitBytes` refused before anything is read, and more than
+ * `limitBytes` (decoded) as they arrive (413); a body shorter or longer than its
+ * Content-Length 400; the bytes decoded as UTF-8 whatever the charset, a leading BOM dropped.
+ * On a refusal the stream is left paused, unread. A request closed before its end never settles
+ * (as with raw-body; the connection is gone).
+ */
+export function readBodyText(req: IncomingMessage, limitBytes: number): Promise<string> {
+  const coding = req.headers['content-encoding'] || 'identity';
+  let length: number | null = null;
+  let stream: Readable = req;
+  if (coding === 'identity') {
+    const declared = req.headers['content-length'];
+    if (declared) length = Number(declared) | 0; // as co-body's ~~len
+  } else if (coding === 'gzip' || coding === 'deflate') {
+    stream = req.pipe(zlib.createUnzip());
+  } else if (coding === 'br') {
+    stream = req.pipe(zlib.createBrotliDecompress());
+  } else {
+    return Promise.reject(new BodyReadError(415, `Unsupported Content-Encoding: ${coding}`));
+  }
+  const halt = () => {
+    stream.unpipe();
+    stream.pause();
+  };
+  if (length !== null && length > limitBytes) {
+    halt();
+    return Promise.reject(new BodyReadError(413, 'request entity too large'));
+  }
+  if (!stream.readable) return Promise.reject(new BodyReadError(400, 'stream is not readable'));
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let complete = false;
+    const cleanup = () => {
+      stream.off('aborted', onAborted);
+      stream.off('close', cleanup);
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+    };
+    const fail = (err: unknown) => {
+      complete = true;
+      cleanup();
+      halt();
+      reject(err);
+    };
+    const onAborted = () => {
+      if (!complete) fail(new BodyReadError(400, 'request aborted'));
+    };
+    const onData = (chunk: Buffer) => {
+      if (complete) return;
+      received += chunk.length;
+      if (received > limitBytes) fail(new BodyReadError(413, 'request entity too large'));
+      else chunks.push(chunk);
+    };
+    const onError = (err: unknown) => {
+      if (!complete) fail(err);
+    };
+    const onEnd = () => {
+      if (complete) return;
+      if (length !== null && received !== length) return fail(new BodyReadError(400, 'request size did not match content length'));
+      complete = true;
+      cleanup();
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)).toString('utf8');
+      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    };
+    stream.on('aborted', onAborted);
+    stream.on('close', cleanup);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+  });
+}
 
 /** The top level of a body: an object or an array (strict JSON bodies), after optional whitespace. */
 const STRICT_START = /^[\x20\x09\x0a\x0d]*[[{]/;
