@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { checkJsonValue, scanJsonText, type JsonLimitProblem } from '../json-limits.js';
+import { checkJsonValue, FORBIDDEN_JSON_KEYS, scanJsonText, type JsonLimitProblem } from '../json-limits.js';
 import { ApiError } from './errors.js';
 
 /** Why a body could not be read: 413 too large, 415 an unknown content coding, 400 anything else. */
@@ -39,58 +39,83 @@ export function readBodyText(req: IncomingMessage, limitBytes: number): Promise<
   } else {
     return Promise.reject(new BodyReadError(415, `Unsupported Content-Encoding: ${coding}`));
   }
-  const halt = () => {
-    stream.unpipe();
-    stream.pause();
-  };
   if (length !== null && length > limitBytes) {
-    halt();
+    halt(stream);
     return Promise.reject(new BodyReadError(413, 'request entity too large'));
   }
   if (!stream.readable) return Promise.reject(new BodyReadError(400, 'stream is not readable'));
-  return new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let complete = false;
-    const cleanup = () => {
-      stream.off('aborted', onAborted);
-      stream.off('close', cleanup);
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-    };
-    const fail = (err: unknown) => {
-      complete = true;
-      cleanup();
-      halt();
-      reject(err);
-    };
-    const onAborted = () => {
-      if (!complete) fail(new BodyReadError(400, 'request aborted'));
-    };
-    const onData = (chunk: Buffer) => {
-      if (complete) return;
-      received += chunk.length;
-      if (received > limitBytes) fail(new BodyReadError(413, 'request entity too large'));
-      else chunks.push(chunk);
-    };
-    const onError = (err: unknown) => {
-      if (!complete) fail(err);
-    };
-    const onEnd = () => {
-      if (complete) return;
-      if (length !== null && received !== length) return fail(new BodyReadError(400, 'request size did not match content length'));
-      complete = true;
-      cleanup();
-      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)).toString('utf8');
-      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-    };
-    stream.on('aborted', onAborted);
-    stream.on('close', cleanup);
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-  });
+  return new Promise<string>((resolve, reject) => new BodyText(stream, length, limitBytes, resolve, reject));
+}
+
+function halt(stream: Readable): void {
+  stream.unpipe();
+  stream.pause();
+}
+
+/** One body being read (a class, not closures: one object and its bound listeners per body). */
+class BodyText {
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  private complete = false;
+  private readonly onData = this.data.bind(this);
+  private readonly onEnd = this.end.bind(this);
+  private readonly onError = this.error.bind(this);
+  private readonly onAborted = this.aborted.bind(this);
+  private readonly onClose = this.cleanup.bind(this);
+
+  constructor(
+    private readonly stream: Readable,
+    private readonly length: number | null,
+    private readonly limitBytes: number,
+    private readonly resolve: (text: string) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    stream.on('aborted', this.onAborted);
+    stream.on('close', this.onClose);
+    stream.on('data', this.onData);
+    stream.on('end', this.onEnd);
+    stream.on('error', this.onError);
+  }
+
+  private cleanup(): void {
+    this.stream.off('aborted', this.onAborted);
+    this.stream.off('close', this.onClose);
+    this.stream.off('data', this.onData);
+    this.stream.off('end', this.onEnd);
+    this.stream.off('error', this.onError);
+  }
+
+  private fail(err: unknown): void {
+    this.complete = true;
+    this.cleanup();
+    halt(this.stream);
+    this.reject(err);
+  }
+
+  private data(chunk: Buffer): void {
+    if (this.complete) return;
+    this.received += chunk.length;
+    if (this.received > this.limitBytes) this.fail(new BodyReadError(413, 'request entity too large'));
+    else this.chunks.push(chunk);
+  }
+
+  private end(): void {
+    if (this.complete) return;
+    if (this.length !== null && this.received !== this.length) return this.fail(new BodyReadError(400, 'request size did not match content length'));
+    this.complete = true;
+    this.cleanup();
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received);
+    const text = bytes.toString('utf8');
+    this.resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  }
+
+  private error(err: unknown): void {
+    if (!this.complete) this.fail(err);
+  }
+
+  private aborted(): void {
+    if (!this.complete) this.fail(new BodyReadError(400, 'request aborted'));
+  }
 }
 
 /** The top level of a body: an object or an array (strict JSON bodies), after optional whitespace. */
@@ -134,6 +159,9 @@ export function parseJsonBody(text: string): unknown {
   } catch (err) {
     throw new ApiError('malformed_json', `The body is not valid JSON: ${(err as Error).message}`);
   }
+  // The text was checked for depth and entries; the walk of the value adds the forbidden
+  // keys, which a text holding none of them literally and no \u escape cannot have.
+  if (!FORBIDDEN_JSON_KEYS.some((key) => text.includes(key)) && !text.includes('\\u')) return value;
   const problem = checkJsonValue(value, 'The body');
   if (problem) throw refused(problem);
   return value;
