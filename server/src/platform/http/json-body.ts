@@ -101,7 +101,10 @@ class BodyText {
 
   private end(): void {
     if (this.complete) return;
-    if (this.length !== null && this.received !== this.length) return this.fail(new BodyReadError(400, 'request size did not match content length'));
+    if (this.length !== null && this.received !== this.length) {
+      this.fail(new BodyReadError(400, 'request size did not match content length'));
+      return;
+    }
     this.complete = true;
     this.cleanup();
     const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received);
