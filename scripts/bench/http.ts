@@ -4,8 +4,9 @@
  * (a GET, and a POST that parses the same JSON body with koa-body), all in the same run on
  * loopback, printed as a table with ratios to the matching bare route (GET for /healthz,
  * POST for the validated route). `cpu µs` is this process's CPU time per request (server and
- * load generator together, as req/s is); its ratio (bare's over the case's) is what the req/s
- * ratio would be on an idle machine, and moves far less on a loaded one.
+ * load generator together, as req/s is); its ratio (bare's over the case's) approximates the
+ * req/s ratio of an idle machine (the process is bound by its one thread), and moves far
+ * less than req/s on a loaded one.
  *   npm run bench [-- --seconds 5 --connections 32 --cpu-prof-dir DIR]
  * --cpu-prof-dir writes one V8 CPU profile per case (the measured run only, through the
  * inspector; the load generator runs in this process too, so it is in the profile):
