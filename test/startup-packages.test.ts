@@ -24,6 +24,9 @@ const LAZY = [
   'file-type', // upload sniffing
   'fast-xml-parser', // CAP/Atom weather feeds
   '@peculiar/x509', // issuing a TLS certificate
+  'koa-body', // multipart uploads only (platform/http/receive-file.ts); JSON bodies: platform/http/json-body.ts
+  'formidable',
+  'koa-session', // console sessions: modules/accounts/sessions.ts loads it at the first request that needs one
 ];
 
 t.test('a started, ready server has not loaded the libraries of occasional work', async (t) => {

@@ -3,12 +3,19 @@
  * JSON route (zod body + response check off, as in production) against bare Koa routes
  * (a GET, and a POST that parses the same JSON body with koa-body), all in the same run on
  * loopback, printed as a table with ratios to the matching bare route (GET for /healthz,
- * POST for the validated route).
- *   npm run bench [-- --seconds 5 --connections 32]
+ * POST for the validated route). `cpu µs` is this process's CPU time per request (server and
+ * load generator together, as req/s is); its ratio (bare's over the case's) approximates the
+ * req/s ratio of an idle machine (the process is bound by its one thread), and moves far
+ * less than req/s on a loaded one.
+ *   npm run bench [-- --seconds 5 --connections 32 --cpu-prof-dir DIR]
+ * --cpu-prof-dir writes one V8 CPU profile per case (the measured run only, through the
+ * inspector; the load generator runs in this process too, so it is in the profile):
+ * npx tsx scripts/bench/fleet/profile-top.ts DIR/<case>.cpuprofile sums one.
  * Figures depend on the machine and its load: compare the ratios, not the absolute numbers.
  */
 import { newAppDeps } from '../../server/src/platform/app-deps.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -28,6 +35,8 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 32);
+const profIndex = process.argv.indexOf('--cpu-prof-dir');
+const profDir = profIndex > 0 ? process.argv[profIndex + 1] : undefined;
 
 const Echo = z.object({ name: z.string().min(1).max(100), tags: z.array(z.string().max(40)).max(20), count: z.number().int().min(0) });
 const echo = defineRoute({
@@ -73,12 +82,29 @@ async function main() {
     { name: 'GET /healthz', url: `${placard.url}/healthz`, baseline: 0 },
     { name: 'POST validated JSON', url: `${placard.url}/api/v1/bench/echo`, ...json, baseline: 1 },
   ];
-  const results: { name: string; rps: number; p50: number; p99: number; errors: number }[] = [];
+  const results: { name: string; rps: number; p50: number; p99: number; errors: number; cpuUs: number }[] = [];
   for (const { baseline: _, ...c } of cases) {
     // A short warm-up, then the measured run.
     await autocannon({ ...c, connections, duration: 1 });
+    const inspector = profDir ? new Session() : null;
+    if (inspector) {
+      inspector.connect();
+      await inspector.post('Profiler.enable');
+      await inspector.post('Profiler.start');
+    }
+    const cpu = process.cpuUsage();
     const r = await autocannon({ ...c, connections, duration: seconds });
-    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx });
+    const used = process.cpuUsage(cpu);
+    if (inspector && profDir) {
+      const { profile } = await inspector.post('Profiler.stop');
+      mkdirSync(profDir, { recursive: true });
+      writeFileSync(path.join(profDir, `${c.name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+      inspector.disconnect();
+    }
+    // CPU time of this process (server and load generator, user and system) per request:
+    // on a loaded machine it moves far less than req/s, which also counts time not scheduled.
+    const cpuUs = (used.user + used.system) / Math.max(1, r.requests.total);
+    results.push({ name: c.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUs });
   }
   await placard.close();
   await bareServer.close();
@@ -89,17 +115,17 @@ async function main() {
     `HTTP overhead, ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   console.log(
-    `${'case'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)}   ${'vs bare:'.padEnd(9)} ${'req/s'.padStart(6)} ${'p50'.padStart(6)} ${'p99'.padStart(6)}`,
+    `${'case'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'cpu µs'.padStart(7)}   ${'vs bare:'.padEnd(9)} ${'req/s'.padStart(6)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'cpu'.padStart(6)}`,
   );
   results.forEach((r, i) => {
     const base = results[cases[i]!.baseline]!;
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '-').padStart(6);
     const vs =
       i === cases[i]!.baseline
-        ? ''.padEnd(9 + 3 * 7)
-        : `${base.name.replace('bare Koa ', '').padEnd(9)} ${ratio(r.rps, base.rps)} ${ratio(r.p50, base.p50)} ${ratio(r.p99, base.p99)}`;
+        ? ''.padEnd(9 + 4 * 7)
+        : `${base.name.replace('bare Koa ', '').padEnd(9)} ${ratio(r.rps, base.rps)} ${ratio(r.p50, base.p50)} ${ratio(r.p99, base.p99)} ${ratio(base.cpuUs, r.cpuUs)}`;
     console.log(
-      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(6)}   ${vs}`,
+      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(6)} ${r.cpuUs.toFixed(1).padStart(7)}   ${vs}`,
     );
   });
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;

@@ -1,6 +1,5 @@
 import type Koa from 'koa';
-import type { Context } from 'koa';
-import { createSession } from 'koa-session';
+import type { Context, Middleware } from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
 import type { Db } from '../../platform/db/database.js';
 import type { SessionPrincipal } from '../../platform/http/auth.js';
@@ -105,28 +104,45 @@ export function installSessions(app: Koa, deps: AppDeps, signingKey: string): Sq
       await next();
     });
   }
-  const sessions = createSession(
-    {
-      key: SESSION_COOKIE,
-      maxAge: deps.config.sessionMaxMs,
-      httpOnly: true,
-      sameSite: 'lax',
-      signed: true,
-      rolling: false,
-      renew: false,
-      store: store as never,
-      genid: () => randomToken(32),
-    },
-    app,
-  );
+  // koa-session (with the copy of zod 3 it validates its options with: ~1.1 MiB of heap)
+  // loads at the first request that needs a session, not at start (issue 24, idle memory).
+  // It then defines `ctx.session` on app.context, which every context inherits, earlier ones included.
+  let sessions: Middleware | null = null;
+  let loading: Promise<Middleware> | null = null;
+  const load = () =>
+    (loading ??= import('koa-session').then(({ createSession }) => {
+      sessions = createSession(
+        {
+          key: SESSION_COOKIE,
+          maxAge: deps.config.sessionMaxMs,
+          httpOnly: true,
+          sameSite: 'lax',
+          signed: true,
+          rolling: false,
+          renew: false,
+          store: store as never,
+          genid: () => randomToken(32),
+        },
+        app,
+      ) as unknown as Middleware;
+      return sessions;
+    })).catch((err: unknown) => {
+      loading = null; // the next request tries again
+      throw err;
+    });
   // koa-session gives every request a session, and a request without a cookie a new random
   // id it never saves: a CSPRNG call on /healthz, every heartbeat and every static file
   // (issue 24's profile: a tenth of a /healthz request's server time). Only
   // a request carrying the cookie, or one to /api/v1/auth/ (sign-in, MFA, passkey challenges:
   // the routes that start a session), needs it; elsewhere `ctx.session` still works lazily
-  // (a fresh, unsaved session), and the session authenticator answers null without the cookie.
+  // once koa-session is loaded (a fresh, unsaved session), and the session authenticator
+  // answers null without the cookie.
   const needsSession = (ctx: Context) => ctx.path.startsWith('/api/v1/auth/') || ctx.get('cookie').includes(`${SESSION_COOKIE}=`);
-  app.use((ctx, next) => (needsSession(ctx) ? sessions(ctx, next) : next()));
+  app.use((ctx, next) => {
+    if (!needsSession(ctx)) return next();
+    if (sessions) return sessions(ctx, next);
+    return load().then((loaded) => loaded(ctx, next));
+  });
   deps.periodic.every('sessions.prune', 15 * 60_000, () => store.prune());
   return store;
 }

@@ -15,7 +15,9 @@ const OPEN_DURING_RESTORE = [/^\/api\/v1\/system\/status\/?$/, /^\/api\/v1\/syst
  */
 export function restoreGate(deps: AppDeps): Koa.Middleware {
   const writes = writesOf(deps);
-  return async (ctx, next) => {
+  // A plain function: a request that is not a counted write passes on without the promise
+  // (and its async hook: platform/http/middleware.ts) of an async layer.
+  return (ctx, next) => {
     const api = ctx.path === '/api' || ctx.path.startsWith('/api/');
     if (deps.state.restoreInProgress && api) {
       const open = (ctx.method === 'GET' || ctx.method === 'HEAD') && OPEN_DURING_RESTORE.some((re) => re.test(ctx.path));
@@ -38,14 +40,18 @@ export function restoreGate(deps: AppDeps): Koa.Middleware {
       (ctx.method === 'PATCH' && ctx.path.startsWith('/api/v1/uploads/'))
     )
       return next();
-    writes.inFlight++;
-    try {
-      await next();
-    } finally {
-      writes.inFlight--;
-      if (writes.inFlight === 0) for (const wake of writes.waiters.splice(0)) wake();
-    }
+    return counted(writes, next);
   };
+}
+
+async function counted(writes: Writes, next: Koa.Next): Promise<void> {
+  writes.inFlight++;
+  try {
+    await next();
+  } finally {
+    writes.inFlight--;
+    if (writes.inFlight === 0) for (const wake of writes.waiters.splice(0)) wake();
+  }
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);

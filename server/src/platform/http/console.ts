@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ScopeKey } from '../app-scope.js';
 import type { Route } from './route.js';
@@ -187,8 +187,10 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
     return csp.value;
   };
   const isServerPath = routeMatcher(routes);
-  return async (ctx, next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+  // A plain function in front: the API, /healthz and other methods pass on without the
+  // promise (and its async hook: platform/http/middleware.ts) of the async part.
+  return (ctx, next) => {
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.path.startsWith('/api/')) return next();
     let p: string;
     try {
       p = decodeURIComponent(ctx.path);
@@ -196,6 +198,9 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
       return next();
     }
     if (isServerPath(p) || p.includes('\0')) return next();
+    return serveStatic(ctx, next, p);
+  };
+  async function serveStatic(ctx: Context, next: Next, p: string): Promise<unknown> {
     // Source maps would publish the sources: a missing file (404), whatever the build left.
     if (/\.map$/i.test(p)) return next();
     const file = path.resolve(root, `.${path.posix.normalize(`/${p}`)}`);
@@ -242,5 +247,5 @@ export function consoleStatic(dir: string, routes: readonly Route[], options: Co
     // A missing file with an extension is a 404; any other path is a console route.
     if (/\.[a-z0-9]+$/i.test(path.posix.basename(p)) && p !== '/index.html') return next();
     return html('index.html');
-  };
+  }
 }

@@ -1,11 +1,10 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { z } from 'zod';
-import { authenticate, isAuthKind, type Authenticators } from './auth.js';
+import { authenticate, isAuthKind, type Authenticators, type Principal } from './auth.js';
 import { ApiError, knownFailure, type ErrorCode } from './errors.js';
 import { claimIdempotencyKey, idempotencyKeyOf, principalKeyOf } from './idempotency.js';
-import { parseJsonBody } from './json-body.js';
+import { parseJsonBody, readBodyText } from './json-body.js';
 import { CODE_BY_STATUS } from './middleware.js';
 import { contentTypeDeclared, responsesOf } from './responses.js';
 import { authKinds, toRouterPath, type Reply, type Route } from './route.js';
@@ -42,38 +41,28 @@ function hasBody(ctx: Context): boolean {
 }
 
 /**
- * Reads a JSON body as text with koa-body (size limit, content encodings) and parses it with
- * parseJsonBody (depth, entry and key limits, then JSON.parse); failures map onto the error vocabulary.
+ * Reads a JSON body as text (readBodyText: size limit, content codings) and parses it with
+ * parseJsonBody (depth, entry and key limits, then JSON.parse); failures map onto the error
+ * vocabulary. The text is kept as `ctx.request.body` (an Idempotency-Key compares it).
  */
 function jsonBodyParser(limitBytes: number): (ctx: Context) => Promise<unknown> {
-  const reader = koaBody({
-    json: false,
-    text: true,
-    // The route already checked the type is JSON (isJsonType); koa-body only reads the text.
-    textTypes: ['*/*'],
-    textLimit: limitBytes,
-    multipart: false,
-    urlencoded: false,
-    parsedMethods: Object.values(HttpMethodEnum),
-  }) as unknown as Middleware;
   return async (ctx) => {
     if (!hasBody(ctx)) return {};
     const type = ctx.request.type;
     if (!isJsonType(type)) {
       throw new ApiError('unsupported_media_type', `Send the body as application/json${type ? ` (got ${type})` : ''}`);
     }
+    let text: string;
     try {
-      await reader(ctx, async () => {});
+      text = await readBodyText(ctx.req, limitBytes);
     } catch (err) {
-      const e = err as { status?: number; type?: string; message?: string };
-      if (e.status === 413 || e.type === 'entity.too.large') {
-        throw new ApiError('payload_too_large', `The body is larger than ${limitBytes} bytes`);
-      }
+      const e = err as { status?: number };
+      if (e.status === 413) throw new ApiError('payload_too_large', `The body is larger than ${limitBytes} bytes`);
       if (e.status === 415) throw new ApiError('unsupported_media_type', 'Unsupported body encoding');
       throw new ApiError('malformed_json', 'The body could not be read as text');
     }
-    const text = ctx.request.body;
-    return parseJsonBody(typeof text === 'string' ? text : '');
+    ctx.request.body = text;
+    return parseJsonBody(text);
   };
 }
 
@@ -154,8 +143,12 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
   const kinds = authKinds(route);
   const parseBody = route.body && !route.rawBody ? jsonBodyParser(route.bodyLimitBytes ?? options.jsonLimitBytes) : null;
   const rawTypes = route.rawBody?.contentTypes;
+  // A public route needs no authenticate() call, and a handler that answers at once no
+  // await: each promise and await of a request costs an async hook (the request scope,
+  // middleware.ts), and /healthz, the bench's routes and a 304 are a few microseconds of work.
+  const isPublic = kinds.includes('public');
   const pipeline = async (ctx: Context) => {
-    const auth = await authenticate(ctx, kinds, route.minRole, options.authenticators());
+    const auth: Principal = isPublic ? { kind: 'anonymous' } : await authenticate(ctx, kinds, route.minRole, options.authenticators());
     ctx.state.auth = auth;
     const params = validate(route.params, ctx.params, 'params');
     const query = validate(route.query, ctx.query, 'query');
@@ -174,7 +167,8 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
     const key = route.idempotent ? idempotencyKeyOf(ctx) : null;
     const principal = key === null ? null : principalKeyOf(auth);
     if (key === null || principal === null) {
-      const reply = await route.handler(ctx, { params, query, body, auth } as never);
+      const answered = route.handler(ctx, { params, query, body, auth } as never);
+      const reply = answered instanceof Promise ? await answered : answered;
       if (reply) applyReply(ctx, route, reply, options.validateResponses);
       else if (options.validateResponses) checkWritten(ctx, route);
       return;
@@ -277,6 +271,14 @@ function groupKey(path: string): string {
 /**
  * The router: every route's pipeline, then the fallbacks. A path that exists for other
  * methods answers 405 with Allow (OPTIONS answers 204 with Allow); anything else 404.
+ *
+ * @koa/router matches (its regexes, case-sensitive, an optional trailing slash, parameters
+ * decoded as it decodes them), but its `routes()` middleware is not used: per request it
+ * composed a fresh middleware chain of the matched layers (flattening arrays, one closure a
+ * layer), read the Host header for host matching, and stored matched-route fields nothing
+ * here reads (issue 24's second profile: ~1.7 µs of a /healthz request). A method+path has
+ * one layer, whose pipeline never calls next, so the first layer matching the path and the
+ * method is what its chain ran; it runs directly.
  */
 export function buildRouter(routes: readonly Route[], options: RouterOptions): Middleware {
   checkRoutes(routes);
@@ -293,28 +295,36 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): M
       const methods = route.method === 'GET' ? ['HEAD', 'GET'] : [route.method];
       router.register(toRouterPath(route.path), methods, routeMiddleware(route, options), { name: `${route.method} ${route.path}` });
     }
-    return { router, dispatch: router.routes() };
+    return router;
   };
   const groups = new Map([...keys].map((key) => [key, build(key)]));
   const rest = build(null);
   return (ctx) => {
-    const { router, dispatch } = groups.get(groupKey(ctx.path)) ?? rest;
-    return dispatch(ctx as never, async () => {
-      const match = router.match(ctx.path, ctx.method);
-      if (match.path.length === 0) {
-        throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}`);
-      }
-      const allowed = new Set<string>();
-      for (const layer of match.path) for (const m of layer.methods) allowed.add(m);
-      const allow = [...allowed].join(', ');
-      if (ctx.method === 'OPTIONS') {
-        ctx.set('Allow', allow);
-        ctx.status = 204;
-        return;
-      }
-      throw new ApiError('method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`, {
-        headers: { Allow: allow },
-      });
+    const path = ctx.path;
+    const router = groups.get(groupKey(path)) ?? rest;
+    const match = router.match(path, ctx.method);
+    const layer = match.pathAndMethod[0];
+    if (layer) {
+      ctx.params = layer.params(path, layer.captures(path), {});
+      (ctx.request as { params?: unknown }).params = ctx.params;
+      return (layer.stack[0] as Middleware)(ctx, noNext);
+    }
+    if (match.path.length === 0) {
+      throw new ApiError('not_found', `No route ${ctx.method} ${path}`);
+    }
+    const allowed = new Set<string>();
+    for (const l of match.path) for (const m of l.methods) allowed.add(m);
+    const allow = [...allowed].join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    throw new ApiError('method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`, {
+      headers: { Allow: allow },
     });
   };
 }
+
+/** A route's pipeline answers; it never calls on. */
+const noNext = async () => {};
