@@ -1,124 +1,23 @@
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import inflate from 'inflation';
+import getRawBody from 'raw-body';
 import { checkJsonValue, FORBIDDEN_JSON_KEYS, scanJsonText, type JsonLimitProblem } from '../json-limits.js';
 import { ApiError } from './errors.js';
 
-/** Why a body could not be read: 413 too large, 415 an unknown content coding, 400 anything else. */
-export class BodyReadError extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BodyReadError';
-  }
-}
-
 /**
- * The text of a request body, read as koa-body's text parser (co-body with raw-body and
- * inflation) read it, without its per-request type checks and option copies: the content
- * coding identity, gzip, deflate or br (anything else 415, the header's value as sent); a
- * Content-Length over `limitBytes` refused before anything is read, and more than
- * `limitBytes` (decoded) as they arrive (413); a body shorter or longer than its
- * Content-Length 400; the bytes decoded as UTF-8 whatever the charset, a leading BOM dropped.
- * On a refusal the stream is left paused, unread. A request closed before its end never settles
- * (as with raw-body; the connection is gone).
+ * The text of a request body, read as koa-body's text parser reads it (co-body: inflation for
+ * the content coding, raw-body for the limits), without koa-body's per-request type checks
+ * and option copies: identity, gzip, deflate or br (anything else 415); a Content-Length over
+ * `limitBytes` refused before anything is read, more than `limitBytes` (decoded) as they arrive
+ * (413); a body shorter or longer than its Content-Length 400; the bytes decoded as UTF-8
+ * whatever the charset, a leading BOM dropped. Errors carry their `status`.
  */
-export function readBodyText(req: IncomingMessage, limitBytes: number): Promise<string> {
+export async function readBodyText(req: IncomingMessage, limitBytes: number): Promise<string> {
   const coding = req.headers['content-encoding'] || 'identity';
-  let length: number | null = null;
-  let stream: Readable = req;
-  if (coding === 'identity') {
-    const declared = req.headers['content-length'];
-    if (declared) length = Number(declared) | 0; // as co-body's ~~len
-  } else if (coding === 'gzip' || coding === 'deflate') {
-    stream = req.pipe(zlib.createUnzip());
-  } else if (coding === 'br') {
-    stream = req.pipe(zlib.createBrotliDecompress());
-  } else {
-    return Promise.reject(new BodyReadError(415, `Unsupported Content-Encoding: ${coding}`));
-  }
-  if (length !== null && length > limitBytes) {
-    halt(stream);
-    return Promise.reject(new BodyReadError(413, 'request entity too large'));
-  }
-  if (!stream.readable) return Promise.reject(new BodyReadError(400, 'stream is not readable'));
-  return new Promise<string>((resolve, reject) => new BodyText(stream, length, limitBytes, resolve, reject));
-}
-
-function halt(stream: Readable): void {
-  stream.unpipe();
-  stream.pause();
-}
-
-/** One body being read (a class, not closures: one object and its bound listeners per body). */
-class BodyText {
-  private readonly chunks: Buffer[] = [];
-  private received = 0;
-  private complete = false;
-  private readonly onData = this.data.bind(this);
-  private readonly onEnd = this.end.bind(this);
-  private readonly onError = this.error.bind(this);
-  private readonly onAborted = this.aborted.bind(this);
-  private readonly onClose = this.cleanup.bind(this);
-
-  constructor(
-    private readonly stream: Readable,
-    private readonly length: number | null,
-    private readonly limitBytes: number,
-    private readonly resolve: (text: string) => void,
-    private readonly reject: (err: unknown) => void,
-  ) {
-    stream.on('aborted', this.onAborted);
-    stream.on('close', this.onClose);
-    stream.on('data', this.onData);
-    stream.on('end', this.onEnd);
-    stream.on('error', this.onError);
-  }
-
-  private cleanup(): void {
-    this.stream.off('aborted', this.onAborted);
-    this.stream.off('close', this.onClose);
-    this.stream.off('data', this.onData);
-    this.stream.off('end', this.onEnd);
-    this.stream.off('error', this.onError);
-  }
-
-  private fail(err: unknown): void {
-    this.complete = true;
-    this.cleanup();
-    halt(this.stream);
-    this.reject(err);
-  }
-
-  private data(chunk: Buffer): void {
-    if (this.complete) return;
-    this.received += chunk.length;
-    if (this.received > this.limitBytes) this.fail(new BodyReadError(413, 'request entity too large'));
-    else this.chunks.push(chunk);
-  }
-
-  private end(): void {
-    if (this.complete) return;
-    if (this.length !== null && this.received !== this.length) {
-      this.fail(new BodyReadError(400, 'request size did not match content length'));
-      return;
-    }
-    this.complete = true;
-    this.cleanup();
-    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received);
-    const text = bytes.toString('utf8');
-    this.resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  }
-
-  private error(err: unknown): void {
-    if (!this.complete) this.fail(err);
-  }
-
-  private aborted(): void {
-    if (!this.complete) this.fail(new BodyReadError(400, 'request aborted'));
-  }
+  const declared = coding === 'identity' ? req.headers['content-length'] : undefined;
+  const bytes = await getRawBody(inflate(req), { length: declared ? Number(declared) | 0 : undefined, limit: limitBytes });
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** The top level of a body: an object or an array (strict JSON bodies), after optional whitespace. */
