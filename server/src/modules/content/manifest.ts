@@ -212,6 +212,7 @@ async function buildAndCache(
       (screenId) => updateOfferOf(deps, screenId),
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
+    deps.scope.get(RECORDED).delete(screen.id);
     quiet = contentChangeCount(deps) === before;
   }
   const entry = cachedEntry(screen, windowStart, contextKey, built!);
@@ -265,6 +266,8 @@ interface SharedBuild {
   hash: string;
   /** What the build used, without the building screen's own assignment (each screen adds its own). */
   deps: DepRef[];
+  /** `deps` as one sorted text: equal for equal sets. */
+  depsKey: string;
   assetIds: Set<string>;
   dataSourceIds: Set<string>;
   widgetIds: Set<string>;
@@ -276,6 +279,18 @@ interface SharedBuild {
  * request after a change builds again, once per context.
  */
 const SHARED = new ScopeKey('content.shared-manifests', () => new Map<string, Promise<SharedBuild | null>>());
+/**
+ * Per screen, the shared dependency set (`SharedBuild.depsKey`) its `manifest_deps` rows hold,
+ * as last written or checked by `sharedEntry`; a build of its own, or the screen's deletion
+ * (`forgetRecordedDeps`), forgets it. Only this module writes those rows.
+ */
+const RECORDED = new ScopeKey('content.recorded-manifest-deps', () => new Map<string, string>());
+
+/** The screen's `manifest_deps` rows are being deleted (the screen is). */
+export function forgetRecordedDeps(deps: AppDeps, screenId: string): void {
+  deps.scope.get(RECORDED).delete(screenId);
+}
+
 /** Distinct contexts kept at once (beyond: forgotten, built again when asked). */
 const MAX_SHARED = 512;
 
@@ -306,8 +321,15 @@ async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, 
   }
   const s = await shared;
   if (!s || contentChangeCount(deps) !== count) return null;
-  // The same dependencies as a build of its own would record (replaceManifestDeps writes nothing when they are the same).
-  await replaceManifestDeps(deps.db, screen.id, [...s.deps, { kind: 'assignment', id: screen.id }]);
+  // The same dependencies as a build of its own would record. After a change most screens'
+  // sets are what they were: known here, they are not read again (replaceManifestDeps would
+  // read the screen's rows to find them the same: hundreds of rows a screen for a big manifest).
+  const recorded = deps.scope.get(RECORDED);
+  if (recorded.get(screen.id) !== s.depsKey) {
+    recorded.delete(screen.id);
+    await replaceManifestDeps(deps.db, screen.id, [...s.deps, { kind: 'assignment', id: screen.id }]);
+    recorded.set(screen.id, s.depsKey);
+  }
   if (contentChangeCount(deps) !== count) return null;
   const entry: CachedManifest = {
     revision: screen.manifestRevision,
@@ -350,10 +372,15 @@ async function buildShared(deps: AppDeps, screen: ScreenContext, nowMs: number, 
   // Checked before the build; what shows in the result is checked again (an offer or the screen's own assignment).
   if (m.update || m.presentationNetwork || m.timeline.some((seg) => seg.source.type === 'assignment')) return null;
   const { stable } = serialise(m);
+  const shared = built.deps.filter((d) => !(d.kind === 'assignment' && d.id === screen.id));
   return {
     tail: Buffer.from(`${stable[1]}${stable[2]}${stable[3]}}`),
     hash: contentHash(stable),
-    deps: built.deps.filter((d) => !(d.kind === 'assignment' && d.id === screen.id)),
+    deps: shared,
+    depsKey: shared
+      .map((d) => `${d.kind}\u0000${d.id}`)
+      .sort()
+      .join('\n'),
     assetIds: new Set(m.media.map((x) => x.assetId)),
     dataSourceIds: new Set(m.data.map((x) => x.sourceId)),
     widgetIds: new Set(m.widgets.map((x) => x.widgetId)),
