@@ -181,3 +181,48 @@ t.test('a screen with its own schedule, assignment, takeover, overlay or update 
   t.same((await body(plain3)).timeline, p1.timeline);
   t.equal(shared(taken.screenId), shared(plain3.screenId), 'nothing of its own any more: it shares (the build since the cancel)');
 });
+
+t.test('a window or overlay provider that cannot say which screens it names is asked per screen', async (t) => {
+  const { app, owner, group, manifest, shared } = await setup(t);
+  const { provideWindows } = await import('../server/src/modules/content/windows.js');
+  const { provideOverlays } = await import('../server/src/modules/content/overlays.js');
+  const plain = await pairScreen(app, owner, { name: 'Plain', groupIds: [group] });
+  const plain2 = await pairScreen(app, owner, { name: 'Plain 2', groupIds: [group] });
+  const alerted = await pairScreen(app, owner, { name: 'Alerted', groupIds: [group] });
+  const badged = await pairScreen(app, owner, { name: 'Badged', groupIds: [group] });
+  const names = (targets: readonly { type: string; id: string }[], id: string) => targets.some((x) => x.type === 'screen' && x.id === id);
+  // Registered as a module would, without the screens they name: each screen asks them itself.
+  provideWindows(app.deps, async (_db, targets, from, to) =>
+    names(targets, alerted.screenId)
+      ? [
+          {
+            source: { type: 'alert', id: 'alert-1' },
+            content: { type: 'message', id: 'alert-1' },
+            start: from,
+            end: to,
+            message: { text: 'Storm', severity: 'warning' },
+            audio: 'default',
+            name: 'Storm',
+          },
+        ]
+      : [],
+  );
+  provideOverlays(app.deps, async (_db, ctx) =>
+    names(ctx.targets, badged.screenId) ? [{ instanceId: 'badge-1', pluginId: 'countdown-bar', name: 'Badge', revision: 1, config: {} }] : [],
+  );
+  const body = async (s: { headers: Record<string, string> }) => ((await (await manifest(s)).json()) as any).data;
+  const p = await body(plain);
+  await body(plain2);
+  const a = await body(alerted);
+  const b = await body(badged);
+  t.equal(shared(plain.screenId), shared(plain2.screenId), 'the plain screens share');
+  t.not(shared(alerted.screenId), shared(plain.screenId), 'the alerted screen: its own build');
+  t.not(shared(badged.screenId), shared(plain.screenId), 'the badged screen: its own build');
+  t.match(a.timeline[0], { source: { type: 'alert', id: 'alert-1' }, message: { text: 'Storm' } });
+  t.same(
+    b.overlays.map((o: any) => o.instanceId),
+    ['badge-1'],
+  );
+  t.equal(p.timeline[0].source.type, 'group-assignment');
+  t.same(p.overlays, [], 'nothing of theirs on the plain screens');
+});

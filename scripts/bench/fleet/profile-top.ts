@@ -33,7 +33,9 @@ const opt = (name: string) => {
   return k > 0 ? process.argv[k + 1] : undefined;
 };
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const window = opt('window')?.split(',').map((x) => Number(x) * 1e6);
+const window = opt('window')
+  ?.split(',')
+  .map((x) => Number(x) * 1e6);
 
 // Each node's parent, to walk a sample's stack.
 const parent = new Map<number, number>();
