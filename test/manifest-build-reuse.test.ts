@@ -1,7 +1,7 @@
 /**
  * What a manifest build reuses (issue 24, docs/performance.md "Manifest"): the body serialised
- * in one pass is exactly `JSON.stringify({ data: manifest })` and its ETag hashes the manifest
- * without `generatedAt`, as before; day-part windows and schedule expansions are kept per
+ * in one pass is exactly `JSON.stringify({ data: manifest })` and its ETag is the revision and a hash of the
+ * manifest without `screenId`, `revision` and `generatedAt`; day-part windows and schedule expansions are kept per
  * rule and schedule version and hour window, so an edit within the hour still reaches the manifest.
  */
 import { createHash } from 'node:crypto';
@@ -42,9 +42,10 @@ t.test('the body is the built manifest as JSON, and the ETag hashes it without g
   t.ok(timeline.filter((x) => x.playlist?.id === rest.id).length >= 2, 'a playlist shown by several segments');
   t.equal(entry.body, JSON.stringify({ data: built.manifest }), 'the same bytes as JSON.stringify');
   t.equal(entry.bytes.toString(), entry.body);
-  const { generatedAt: _g, ...stable } = built.manifest;
+  // The hash leaves out the screen's id and revision too (issue 24: one hash serves every screen of a shared build).
+  const { generatedAt: _g, screenId: _s, revision: _r, ...stable } = built.manifest;
   const hash = createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 27);
-  t.equal(entry.etag, `"m${built.manifest.revision}-${hash}"`, 'the ETag of the manifest without generatedAt');
+  t.equal(entry.etag, `"m${built.manifest.revision}-${hash}"`, 'the revision and the hash of the manifest without screenId, revision and generatedAt');
 });
 
 t.test('a schedule’s new times reach the manifest within the hour', async (t) => {

@@ -10,6 +10,7 @@
  *     [--noise-share 0.2] [--entry dist/server/src/main.js] [--log-level info] [--json] [--keep]
  *     [--cpu-prof-dir DIR]   (the server's V8 CPU profile, written when it stops)
  *     [--connections 256]    (keep-alive connections of each of the two client pools)
+ *     [--contexts 1]         (groups the screens are spread over: distinct manifest contexts)
  * Each N gets a fresh server and data directory. Default run: 2 cadences (the change at
  * the middle) after the ramp. docs/performance.md ("Fleet simulator") has the figures.
  */
@@ -41,7 +42,7 @@ const json = process.argv.includes('--json');
 
 function table(r: FleetReport): string {
   const rows: [string, string][] = [
-    ['players (noisy)', `${r.players} (${r.noisyPlayers})`],
+    ['players (noisy), contexts', `${r.players} (${r.noisyPlayers}), ${r.contexts}`],
     ['cadence / run', `${r.cadenceSec} s / ${r.seconds} s after a ${(r.rampMs / 1000).toFixed(1)} s ramp`],
     ['heartbeats ok / sent (skipped)', `${r.heartbeats.ok} / ${r.heartbeats.sent} (${r.heartbeats.skipped})`],
     ['heartbeats/s', String(r.heartbeats.perSec)],
@@ -97,6 +98,7 @@ async function main() {
       keepDir: process.argv.includes('--keep'),
       cpuProfDir: arg('cpu-prof-dir'),
       httpConnections: arg('connections') !== undefined ? num('connections', 256) : undefined,
+      contexts: arg('contexts') !== undefined ? num('contexts', 1) : undefined,
       log: (line) => console.error(`[${players}] ${line}`),
     });
     reports.push(report);

@@ -6,9 +6,12 @@
  *   - uncached: the cache is emptied before every request (a full build: timeline,
  *     flattening, variants, dependency record), one connection,
  * against a bare Koa route in the same run. Prints req/s, latencies and ratios.
- *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --cpu-prof-dir DIR]
+ *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --group 200 --cpu-prof-dir DIR]
  * Before the HTTP cases it times `--builds` manifest builds in-process (currentManifest with
- * the cache emptied: no HTTP, no device authentication). With --cpu-prof-dir, each phase is
+ * the cache emptied: no HTTP, no device authentication), then a change reaching `--group`
+ * screens of one group the same 50 schedules also target (every screen asks for its manifest
+ * once after the change: one build per shared context, docs/performance.md "Manifest per
+ * shared context") and what gzipping one manifest costs (done per screen). With --cpu-prof-dir, each phase is
  * profiled on its own (node:inspector) into DIR/<phase>.cpuprofile (the HTTP cases include
  * autocannon, in node_modules/autocannon); sum one with
  *   npx tsx scripts/bench/fleet/profile-top.ts DIR/build.cpuprofile --top 40
@@ -16,6 +19,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -26,9 +30,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../server/src/app.js';
 import { type AppDeps, newAppDeps } from '../../server/src/platform/app-deps.js';
 import { testConfig } from '../../server/src/config.js';
+import { contentChanged } from '../../server/src/modules/content/changes.js';
 import { currentManifest } from '../../server/src/modules/content/manifest.js';
 import { manifestCache } from '../../server/src/modules/content/manifest.cache.js';
 import { screenContext } from '../../server/src/modules/content/screen-context.js';
+import { newScreenRow } from '../../server/src/modules/screens/screens.repo.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
 import { listen } from '../../server/src/server.js';
@@ -40,6 +46,7 @@ const arg = (name: string, fallback: number) => {
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
 const builds = arg('builds', 100);
+const groupSize = arg('group', 200);
 const profDir = (() => {
   const i = process.argv.indexOf('--cpu-prof-dir');
   return i > 0 ? process.argv[i + 1]! : null;
@@ -160,6 +167,22 @@ async function seed(deps: AppDeps, base: string) {
   const start = new Date();
   start.setUTCMinutes(0, 0, 0);
   const slot = 86_400_000 / 50;
+  // `--group` screens in one group the same schedules target (rows only: they never connect).
+  const groupId = uuidv7();
+  const members: string[] = [];
+  await deps.db
+    .insertInto('screen_groups')
+    .values({ id: groupId, name: 'Shared', description: null, policy: null, span: null, created_at: now, updated_at: now })
+    .execute();
+  for (let i = 0; i < groupSize; i++) {
+    const id = uuidv7();
+    members.push(id);
+    await deps.db
+      .insertInto('screens')
+      .values(newScreenRow({ id, name: `Member ${i}` }, now))
+      .execute();
+    await deps.db.insertInto('screen_group_members').values({ group_id: groupId, screen_id: id, added_at: now }).execute();
+  }
   for (let p = 0; p < 50; p++) {
     const items = assetIds.slice(p * 10, p * 10 + 10).map((assetId, k) => ({
       assetId,
@@ -174,7 +197,7 @@ async function seed(deps: AppDeps, base: string) {
       body: {
         name: `Schedule ${p}`,
         content: { playlistId: playlist.body.data.id },
-        targets: { screenIds: [screenId] },
+        targets: { screenIds: [screenId], groupIds: [groupId] },
         startsAt: s.toISOString(),
         endsAt: new Date(s.getTime() + (1 + (p % 4)) * 3600_000).toISOString(),
         rrule: 'FREQ=DAILY',
@@ -183,7 +206,7 @@ async function seed(deps: AppDeps, base: string) {
       },
     });
   }
-  return { authorization: `Bearer ${credential}` };
+  return { device: { authorization: `Bearer ${credential}` }, members };
 }
 
 async function main() {
@@ -210,7 +233,7 @@ async function main() {
   });
   const bareServer = await listen(bare, '127.0.0.1', 0);
 
-  const device = await seed(deps, placard.url);
+  const { device, members } = await seed(deps, placard.url);
   const first = await fetch(`${placard.url}/api/v1/player/manifest`, { headers: device });
   const body = await first.text();
   const etag = first.headers.get('etag')!;
@@ -257,6 +280,25 @@ async function main() {
   const lookupMs = await profiled('lookup', timeLookups);
   const lookupLine = `in-process cached lookup (screenContext + currentManifest, cache hit), ${20 * builds} lookups: mean ${(lookupMs * 1000).toFixed(0)} µs`;
   console.log(lookupLine);
+
+  // A change reaching every screen of the group: each asks for its manifest once (in turn).
+  const timeGroup = async () => {
+    await contentChanged(deps, []);
+    manifestCache(deps).clear();
+    const t = performance.now();
+    for (const id of members) await currentManifest(deps, (await screenContext(deps.db, id))!);
+    return performance.now() - t;
+  };
+  await timeGroup();
+  const groupTimes: number[] = [];
+  for (let i = 0; i < 3; i++) groupTimes.push(await profiled(`group-${i}`, timeGroup));
+  const groupMs = Math.min(...groupTimes);
+  const one = manifestCache(deps).get(members[0]!)!;
+  const gz = performance.now();
+  for (let i = 0; i < 20; i++) gzipSync(one.bytes);
+  const gzipMs = (performance.now() - gz) / 20;
+  const groupLine = `a change reaching ${members.length} screens of one group (each asks once, in turn): best of 3 ${groupMs.toFixed(0)} ms, ${((groupMs * 1000) / members.length).toFixed(0)} µs a screen (runs: ${groupTimes.map((x) => x.toFixed(0)).join(', ')} ms); gzip of one member's ${(one.bytes.length / 1024).toFixed(0)} KiB manifest: ${gzipMs.toFixed(1)} ms`;
+  console.log(groupLine);
 
   const url = `${placard.url}/api/v1/player/manifest`;
   const cases = [
@@ -319,6 +361,7 @@ async function main() {
   );
   console.log(buildLine);
   console.log(lookupLine);
+  console.log(groupLine);
   console.log(
     `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
   );

@@ -17,6 +17,8 @@ import { describeMemory, ProcessSampler, readServerMemory, startServer } from '.
 
 export interface FleetOptions {
   players: number;
+  /** Groups the screens are spread over (screen i in group i mod K, the playlist assigned to each): distinct manifest contexts. */
+  contexts?: number;
   /** Seconds between a player's heartbeats. */
   cadenceSec: number;
   /** Length of the measured run (after the ramp); the change is sent at its middle. */
@@ -40,6 +42,7 @@ export interface FleetOptions {
 
 export interface FleetReport {
   players: number;
+  contexts: number;
   cadenceSec: number;
   seconds: number;
   noisyPlayers: number;
@@ -141,7 +144,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const dbFile = path.join(dataDir, 'placard.db');
 
   let t = performance.now();
-  const seeded = await seedFleet(dbFile, n);
+  const seeded = await seedFleet(dbFile, n, options.contexts ?? 1);
   const seedMs = performance.now() - t;
   log(`seeded ${n} screens with credentials in ${Math.round(seedMs)} ms`);
 
@@ -165,9 +168,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     log(`server pid ${server.pid} on ${server.url}, RSS ${MiB(startRss)} MiB after start`);
 
     const admin = await Admin.setUp(server.url);
-    const content = await createContent(admin, seeded.groupId);
+    const content = await createContent(admin, seeded.groupIds);
     fleet.changeAssetId = content.changeAssetId;
-    log('content ready (two images, a playlist assigned to the fleet group)');
+    log(`content ready (two images, a playlist assigned to the fleet's ${seeded.groupIds.length} group(s))`);
 
     // Idle: settle, then 3 s with nothing connected.
     await sleep(2000);
@@ -257,6 +260,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const errorsByKind = Object.fromEntries(stats.errors);
     return {
       players: n,
+      contexts: options.contexts ?? 1,
       cadenceSec: options.cadenceSec,
       seconds: options.seconds,
       noisyPlayers: players.filter((p) => p.noisy).length,

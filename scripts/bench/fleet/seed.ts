@@ -1,9 +1,10 @@
 /**
  * The fleet's database before the server starts (its own migrations, then N screens,
  * one device credential each through issueDeviceCredential, and one group holding them
- * all, in one transaction), and the content through the admin API once it runs: the
- * first owner (/auth/setup), two images uploaded with tus, a playlist showing the first
- * one assigned to the group. The mid-run change adds the second image to the playlist.
+ * all (or `contexts` groups, screen i in group i mod contexts), in one transaction), and the
+ * content through the admin API once it runs: the first owner (/auth/setup), two images
+ * uploaded with tus, a playlist showing the first one assigned to every group. The mid-run
+ * change adds the second image to the playlist.
  */
 import sharp from 'sharp';
 import { migrate, openDatabase } from '../../../server/src/platform/db/database.js';
@@ -11,33 +12,39 @@ import { issueDeviceCredential } from '../../../server/src/modules/screens/devic
 import { newId, newScreenRow, nowIso } from '../../../server/src/modules/screens/screens.repo.js';
 
 export interface SeededFleet {
-  groupId: string;
+  groupIds: string[];
   screens: { screenId: string; credential: string }[];
 }
 
-export async function seedFleet(dbFile: string, players: number): Promise<SeededFleet> {
+export async function seedFleet(dbFile: string, players: number, contexts = 1): Promise<SeededFleet> {
   const database = openDatabase(dbFile);
   try {
     await migrate(database.db);
     const now = nowIso();
-    const groupId = newId();
+    const groupIds = Array.from({ length: contexts }, () => newId());
     const screens: SeededFleet['screens'] = [];
     await database.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('screen_groups')
-        .values({ id: groupId, name: 'Fleet', description: 'fleet simulator', policy: null, span: null, created_at: now, updated_at: now })
-        .execute();
+      for (const [i, id] of groupIds.entries()) {
+        const name = contexts === 1 ? 'Fleet' : `Fleet ${i + 1}`;
+        await trx
+          .insertInto('screen_groups')
+          .values({ id, name, description: 'fleet simulator', policy: null, span: null, created_at: now, updated_at: now })
+          .execute();
+      }
       for (let i = 0; i < players; i++) {
         const screenId = newId();
         await trx
           .insertInto('screens')
           .values(newScreenRow({ id: screenId, name: `fleet-${String(i).padStart(5, '0')}` }, now))
           .execute();
-        await trx.insertInto('screen_group_members').values({ group_id: groupId, screen_id: screenId, added_at: now }).execute();
+        await trx
+          .insertInto('screen_group_members')
+          .values({ group_id: groupIds[i % contexts]!, screen_id: screenId, added_at: now })
+          .execute();
         screens.push({ screenId, credential: await issueDeviceCredential(trx, screenId) });
       }
     });
-    return { groupId, screens };
+    return { groupIds, screens };
   } finally {
     await database.close();
   }
@@ -129,12 +136,12 @@ export interface FleetContent {
   changeAssetId: string;
 }
 
-/** Two images, a playlist with the first, assigned to the fleet's group. */
-export async function createContent(admin: Admin, groupId: string): Promise<FleetContent> {
+/** Two images, a playlist with the first, assigned to each of the fleet's groups. */
+export async function createContent(admin: Admin, groupIds: readonly string[]): Promise<FleetContent> {
   const firstAssetId = await admin.uploadImage(await samplePng({ r: 220, g: 30, b: 40 }), 'fleet-red.png');
   const changeAssetId = await admin.uploadImage(await samplePng({ r: 30, g: 60, b: 220 }), 'fleet-blue.png');
   const playlist = await admin.call<{ id: string }>('POST', '/api/v1/playlists', { name: 'Fleet', items: [{ assetId: firstAssetId }] });
-  await admin.call('PUT', `/api/v1/screen-groups/${groupId}/playlist-assignment`, { playlistId: playlist.id });
+  for (const groupId of groupIds) await admin.call('PUT', `/api/v1/screen-groups/${groupId}/playlist-assignment`, { playlistId: playlist.id });
   return { playlistId: playlist.id, firstAssetId, changeAssetId };
 }
 

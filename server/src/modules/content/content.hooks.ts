@@ -19,7 +19,7 @@ import { screenContext } from './screen-context.js';
 import { screensWithoutLocation } from './screen-context.repo.js';
 import { deleteAssignment } from './assignments.repo.js';
 import { deleteManifestDeps, screensDependingOnSource } from './manifest.repo.js';
-import { currentManifest } from './manifest.js';
+import { currentManifest, forgetRecordedDeps } from './manifest.js';
 import { layoutsReferencing, playlistsWithAssets, playlistsWithWidgets } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
 import { nowShowingDescriber } from './describe-now-showing.js';
@@ -74,7 +74,10 @@ export function installContentHooks(deps: AppDeps): void {
     },
     async forget(db, kind, id) {
       if (kind !== 'location') await deleteAssignment(db, kind, id);
-      if (kind === 'screen') await deleteManifestDeps(db, id);
+      if (kind === 'screen') {
+        forgetRecordedDeps(deps, id);
+        await deleteManifestDeps(db, id);
+      }
     },
   });
   // Screens without a location run in the server's default zone: when it moves, so do they.

@@ -20,7 +20,7 @@ export const contentModule: PlacardModule = {
 };
 
 export { contentChanged, type DepRef } from './changes.js';
-export { type ProvidedWindow, provideWindows, type WindowProvider, type WindowTarget } from './windows.js';
+export { type ProvidedWindow, provideWindows, type ScreensTargetedFn, type WindowProvider, type WindowTarget } from './windows.js';
 export { type ManifestOverlay, type OverlayContext, type OverlayProvider, provideOverlays } from './overlays.js';
 export { assertRefs, contentRefs, type LayoutContent, LayoutContentSchema, normalizeContent } from './layouts.repo.js';
 export { newItemRow } from './playlists.repo.js';

@@ -69,3 +69,11 @@ const DEPS_SQL = 'select kind, ref_id from manifest_deps where screen_id = ?';
 export async function deleteManifestDeps(db: Db, screenId: string): Promise<void> {
   await db.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
 }
+
+const NAMED_SQL = `select target_id from schedule_targets where target_type = 'screen'
+  union select target_id from playlist_assignments where target_type = 'screen'`;
+
+/** Every screen a schedule (enabled or not) or a playlist assignment names by its own id. */
+export async function screensNamedDirectly(db: Db): Promise<string[]> {
+  return (await db.executeQuery<{ target_id: string }>(CompiledQuery.raw(NAMED_SQL, []))).rows.map((r) => r.target_id);
+}

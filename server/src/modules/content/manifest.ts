@@ -16,6 +16,7 @@ import { type ScreenContext, screenContext } from './screen-context.js';
 import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
+import { hasOwnInputs } from './manifest-own.js';
 import { ContentLoader } from './playable.js';
 import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
@@ -146,6 +147,8 @@ const MAX_BUILDS = 3;
 
 /**
  * The screen's manifest for this hour: cached per (revision, hour), else built and recorded.
+ * A screen nothing reaches by its own id (manifest-own.ts) gets its context's shared build
+ * (`sharedEntry`), with its id and revision stamped in; any other builds its own.
  *
  * A change that commits while the manifest is being built may be missed by the build
  * (read before it) and by the change push (the build's dependencies are recorded only at
@@ -187,6 +190,11 @@ async function buildAndCache(
   contextKey: string,
   network: ManifestNetwork | null,
 ): Promise<CachedManifest> {
+  // A network member plays its leader's timeline and carries its own position: always its own build.
+  if (!network) {
+    const shared = await sharedEntry(deps, screen, nowMs, windowStart, contextKey);
+    if (shared) return shared;
+  }
   const cache = manifestCache(deps);
   let built: BuiltManifest;
   let quiet = false;
@@ -204,6 +212,7 @@ async function buildAndCache(
       (screenId) => updateOfferOf(deps, screenId),
     );
     await replaceManifestDeps(deps.db, screen.id, built.deps);
+    deps.scope.get(RECORDED).delete(screen.id);
     quiet = contentChangeCount(deps) === before;
   }
   const entry = cachedEntry(screen, windowStart, contextKey, built!);
@@ -219,14 +228,11 @@ async function buildAndCache(
 
 function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: string, built: BuiltManifest): CachedManifest {
   const { body, stable } = serialise(built.manifest);
-  const hash = createHash('sha256');
-  for (const part of stable) hash.update(part);
-  const etag = `"m${screen.manifestRevision}-${hash.digest('base64url').slice(0, 27)}"`;
   const entry: CachedManifest = {
     revision: screen.manifestRevision,
     windowStart,
     contextKey,
-    etag,
+    etag: etagOf(screen.manifestRevision, contentHash(stable)),
     bytes: Buffer.from(body),
     get body() {
       return this.bytes.toString();
@@ -236,6 +242,149 @@ function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: str
     widgetIds: new Set(built.manifest.widgets.map((w) => w.widgetId)),
   };
   return entry;
+}
+
+/**
+ * The ETag: the screen's revision and a hash of the manifest without `screenId`, `revision`
+ * and `generatedAt` (`JSON.stringify` of the rest, in order). The screen's id never changes
+ * and its revision is in the tag, so the tag changes whenever the screen's bytes do (apart
+ * from `generatedAt`: a rebuild of the same content keeps its tag); and one hash serves every
+ * screen of a shared build.
+ */
+function contentHash(stable: readonly string[]): string {
+  const hash = createHash('sha256').update('{').update(stable[1]!.slice(1));
+  for (const part of stable.slice(2)) hash.update(part);
+  return hash.digest('base64url').slice(0, 27);
+}
+
+const etagOf = (revision: number, hash: string) => `"m${revision}-${hash}"`;
+
+/** A build shared by the screens of one context that nothing reaches by their own id. */
+interface SharedBuild {
+  /** The body after `{"data":{"screenId":..,"revision":..,"generatedAt":..`: from `,"validUntil"` to the end. */
+  tail: Buffer;
+  hash: string;
+  /** What the build used, without the building screen's own assignment (each screen adds its own). */
+  deps: DepRef[];
+  /** `deps` as one sorted text: equal for equal sets. */
+  depsKey: string;
+  assetIds: Set<string>;
+  dataSourceIds: Set<string>;
+  widgetIds: Set<string>;
+}
+
+/**
+ * Shared builds by (context, display size, hour, content change count). Every content change
+ * counts one, so a build is only shared while nothing changed since it began: the next
+ * request after a change builds again, once per context.
+ */
+const SHARED = new ScopeKey('content.shared-manifests', () => new Map<string, Promise<SharedBuild | null>>());
+/**
+ * Per screen, the shared dependency set (`SharedBuild.depsKey`) its `manifest_deps` rows hold,
+ * as last written or checked by `sharedEntry`; a build of its own, or the screen's deletion
+ * (`forgetRecordedDeps`), forgets it. Only this module writes those rows.
+ */
+const RECORDED = new ScopeKey('content.recorded-manifest-deps', () => new Map<string, string>());
+
+/** The screen's `manifest_deps` rows are being deleted (the screen is). */
+export function forgetRecordedDeps(deps: AppDeps, screenId: string): void {
+  deps.scope.get(RECORDED).delete(screenId);
+}
+
+/** Distinct contexts kept at once (beyond: forgotten, built again when asked). */
+const MAX_SHARED = 512;
+
+/**
+ * The context's shared build stamped with the screen's id and revision, recorded in the
+ * screen's `manifest_deps` and cached for it; null when the screen has inputs of its own or a
+ * change came between (the caller then builds the screen its own, with its retries).
+ */
+async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, windowStart: number, contextKey: string): Promise<CachedManifest | null> {
+  const count = contentChangeCount(deps);
+  if (await hasOwnInputs(deps, screen, windowStart, windowStart + HORIZON_MS)) return null;
+  const box = screen.display ? `${screen.display.width}x${screen.display.height}` : '';
+  const when = `|${windowStart}|${count}`;
+  const key = `${contextKey}|${box}${when}`;
+  const builds = deps.scope.get(SHARED);
+  let shared = builds.get(key);
+  if (!shared) {
+    // Builds of an earlier change or hour are never asked for again.
+    for (const k of builds.keys()) if (!k.endsWith(when)) builds.delete(k);
+    if (builds.size >= MAX_SHARED) builds.clear();
+    const mine = buildShared(deps, screen, nowMs, count);
+    builds.set(key, mine);
+    const forget = () => {
+      if (builds.get(key) === mine) builds.delete(key);
+    };
+    mine.then((s) => s ?? forget(), forget);
+    shared = mine;
+  }
+  const s = await shared;
+  if (!s || contentChangeCount(deps) !== count) return null;
+  // The same dependencies as a build of its own would record. After a change most screens'
+  // sets are what they were: known here, they are not read again (replaceManifestDeps would
+  // read the screen's rows to find them the same: hundreds of rows a screen for a big manifest).
+  const recorded = deps.scope.get(RECORDED);
+  if (recorded.get(screen.id) !== s.depsKey) {
+    recorded.delete(screen.id);
+    await replaceManifestDeps(deps.db, screen.id, [...s.deps, { kind: 'assignment', id: screen.id }]);
+    recorded.set(screen.id, s.depsKey);
+  }
+  if (contentChangeCount(deps) !== count) return null;
+  const entry: CachedManifest = {
+    revision: screen.manifestRevision,
+    windowStart,
+    contextKey,
+    etag: etagOf(screen.manifestRevision, s.hash),
+    // The screen's own head, made when it is stamped, then the shared text.
+    bytes: Buffer.concat([
+      Buffer.from(
+        `{"data":${JSON.stringify({ screenId: screen.id, revision: screen.manifestRevision, generatedAt: new Date(nowMs).toISOString() }).slice(0, -1)}`,
+      ),
+      s.tail,
+    ]),
+    get body() {
+      return this.bytes.toString();
+    },
+    assetIds: s.assetIds,
+    dataSourceIds: s.dataSourceIds,
+    widgetIds: s.widgetIds,
+  };
+  manifestCache(deps).set(screen.id, entry);
+  return entry;
+}
+
+/** Builds `screen`'s manifest to share; null when a change came during the build or it used anything of the screen's own. */
+async function buildShared(deps: AppDeps, screen: ScreenContext, nowMs: number, count: number): Promise<SharedBuild | null> {
+  const built = await buildManifest(
+    deps.db,
+    screen,
+    nowMs,
+    (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
+    (widgetId) => widgetBundleFor(deps, widgetId),
+    windowSource(deps),
+    null,
+    overlaySource(deps),
+    (screenId) => updateOfferOf(deps, screenId),
+  );
+  if (contentChangeCount(deps) !== count) return null;
+  const m = built.manifest;
+  // Checked before the build; what shows in the result is checked again (an offer or the screen's own assignment).
+  if (m.update || m.presentationNetwork || m.timeline.some((seg) => seg.source.type === 'assignment')) return null;
+  const { stable } = serialise(m);
+  const shared = built.deps.filter((d) => !(d.kind === 'assignment' && d.id === screen.id));
+  return {
+    tail: Buffer.from(`${stable[1]}${stable[2]}${stable[3]}}`),
+    hash: contentHash(stable),
+    deps: shared,
+    depsKey: shared
+      .map((d) => `${d.kind}\u0000${d.id}`)
+      .sort()
+      .join('\n'),
+    assetIds: new Set(m.media.map((x) => x.assetId)),
+    dataSourceIds: new Set(m.data.map((x) => x.sourceId)),
+    widgetIds: new Set(m.widgets.map((x) => x.widgetId)),
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { DepRef } from './changes.js';
 import type { ManifestMedia, ManifestOverlay } from './manifest.shapes.js';
 import type { Warning } from './playable.js';
-import type { WindowTarget } from './windows.js';
+import type { ScreensTargetedFn, WindowTarget } from './windows.js';
 
 export type { ManifestOverlay } from './manifest.shapes.js';
 
@@ -35,10 +35,26 @@ export interface OverlayContext {
 export type OverlayProvider = (db: Db, ctx: OverlayContext) => Promise<ManifestOverlay[]>;
 
 const PROVIDERS = new ScopeKey('content.overlay-providers', (): OverlayProvider[] => []);
+const TARGETED = new ScopeKey('content.overlay-screens-targeted', () => ({ fns: [] as ScreensTargetedFn[], unknown: 0 }));
 
-/** A module with overlays registers its provider here, in its install(). */
-export function provideOverlays(deps: AppDeps, provider: OverlayProvider): void {
+/**
+ * A module with overlays registers its provider here, in its install(), with the screens its
+ * overlays may target directly when it can tell (windows.ts `ScreensTargetedFn`).
+ */
+export function provideOverlays(deps: AppDeps, provider: OverlayProvider, screensTargeted?: ScreensTargetedFn): void {
   deps.scope.get(PROVIDERS).push(provider);
+  const targeted = deps.scope.get(TARGETED);
+  if (screensTargeted) targeted.fns.push(screensTargeted);
+  else targeted.unknown++;
+}
+
+/** The screens any provider's overlays may name directly, or null when a provider cannot tell. */
+export async function screensTargetedByOverlays(deps: AppDeps): Promise<string[] | null> {
+  const { fns, unknown } = deps.scope.get(TARGETED);
+  if (unknown > 0) return null;
+  const out: string[] = [];
+  for (const fn of fns) out.push(...(await fn(deps.db)));
+  return out;
 }
 
 export type OverlaySourceFn = (ctx: OverlayContext) => Promise<ManifestOverlay[]>;

@@ -24,9 +24,33 @@ export type WindowProvider = (db: Db, targets: readonly WindowTarget[], from: nu
 
 const PROVIDERS = new ScopeKey('content.window-providers', (): WindowProvider[] => []);
 
-/** A module with windows registers its provider here, in its install(). */
-export function provideWindows(deps: AppDeps, provider: WindowProvider): void {
+/**
+ * Every screen a provider's windows may name by its own id (a superset will do: such a screen
+ * gets a manifest build of its own, manifest-own.ts). Its answer may change only with a change
+ * announced through contentChanged.
+ */
+export type ScreensTargetedFn = (db: Db) => Promise<string[]>;
+
+const TARGETED = new ScopeKey('content.window-screens-targeted', () => ({ fns: [] as ScreensTargetedFn[], unknown: 0 }));
+
+/**
+ * A module with windows registers its provider here, in its install(), with the screens it
+ * may target directly when it can tell (without: every screen asks the provider on its own).
+ */
+export function provideWindows(deps: AppDeps, provider: WindowProvider, screensTargeted?: ScreensTargetedFn): void {
   deps.scope.get(PROVIDERS).push(provider);
+  const targeted = deps.scope.get(TARGETED);
+  if (screensTargeted) targeted.fns.push(screensTargeted);
+  else targeted.unknown++;
+}
+
+/** The screens any provider's windows may name directly, or null when a provider cannot tell. */
+export async function screensTargetedByWindows(deps: AppDeps): Promise<string[] | null> {
+  const { fns, unknown } = deps.scope.get(TARGETED);
+  if (unknown > 0) return null;
+  const out: string[] = [];
+  for (const fn of fns) out.push(...(await fn(deps.db)));
+  return out;
 }
 
 /** The windows for a subject's targets, as resolveSubject asks them (ResolveOptions.windows). */

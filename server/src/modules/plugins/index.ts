@@ -3,7 +3,7 @@ import { provideOverlays } from '../content/index.js';
 import { addAssetUsageFinder } from '../media/index.js';
 import { registerTargetReferences } from '../screens/index.js';
 import { pluginRoutes } from './plugins.routes.js';
-import { forgetTarget } from './plugins.repo.js';
+import { forgetTarget, screensNamedByInstances } from './plugins.repo.js';
 import { assetUsages, screenOverlays } from './plugins.service.js';
 
 /**
@@ -14,7 +14,7 @@ export const pluginsModule: PlacardModule = {
   name: 'plugins',
   routes: pluginRoutes,
   install({ deps }) {
-    provideOverlays(deps, screenOverlays);
+    provideOverlays(deps, screenOverlays, screensNamedByInstances);
     addAssetUsageFinder(deps, assetUsages);
     // A deleted screen, group or location leaves the instances that targeted it (an instance
     // left with no target reaches nothing until edited).

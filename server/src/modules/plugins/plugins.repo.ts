@@ -177,3 +177,9 @@ export async function assetKind(db: Db, assetId: string): Promise<{ kind: string
 export async function forgetTarget(db: Db, kind: string, id: string): Promise<void> {
   await db.deleteFrom('plugin_instance_targets').where('target_type', '=', kind).where('target_id', '=', id).execute();
 }
+
+/** Every screen an instance names by its id (content's manifest sharing; a superset: installation is not read). */
+export async function screensNamedByInstances(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('plugin_instance_targets').select('target_id').distinct().where('target_type', '=', 'screen').execute();
+  return rows.map((r) => r.target_id);
+}

@@ -1,6 +1,7 @@
 import type { PlacardModule } from '../../platform/module.js';
 import { provideWindows } from '../content/index.js';
 import { takeoverRoutes } from './takeovers.routes.js';
+import { screensNamedByTakeovers } from './takeovers.repo.js';
 import { activeWindows, endsTick } from './takeovers.service.js';
 
 /** How often natural ends (endsAt passed) are pushed to screens and audited. */
@@ -14,7 +15,7 @@ export const takeoversModule: PlacardModule = {
   name: 'takeovers',
   routes: takeoverRoutes,
   install({ deps }) {
-    provideWindows(deps, activeWindows);
+    provideWindows(deps, activeWindows, screensNamedByTakeovers);
     deps.periodic.every('takeovers.ends', ENDS_TICK_MS, () => endsTick(deps));
   },
 };

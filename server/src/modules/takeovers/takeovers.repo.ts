@@ -116,3 +116,16 @@ export async function activeRows(db: Db, targets: readonly WindowTarget[], fromI
     )
     .execute();
 }
+
+/** Every screen a takeover or override not ended by hand names by its id (content's manifest sharing; a superset: times are not read). */
+export async function screensNamedByTakeovers(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('takeover_targets as t')
+    .innerJoin('takeovers as k', 'k.id', 't.takeover_id')
+    .select('t.target_id')
+    .distinct()
+    .where('t.target_type', '=', 'screen')
+    .where('k.state', '=', 'active')
+    .execute();
+  return rows.map((r) => r.target_id);
+}
