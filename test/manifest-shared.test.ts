@@ -32,7 +32,7 @@ async function setup(t: Parameters<typeof signedInApp>[0]) {
 }
 
 t.test('two screens of one group share one build, byte for byte what their own builds make', async (t) => {
-  const { app, owner, call, group, playlist, buildManifest, currentManifest, context, manifest, depsOf, shared } = await setup(t);
+  const { app, owner, call, group, playlist, manifestCache, buildManifest, currentManifest, context, manifest, depsOf, shared } = await setup(t);
   const a = await pairScreen(app, owner, { name: 'A', groupIds: [group] });
   const b = await pairScreen(app, owner, { name: 'B', groupIds: [group] });
   const ra = await manifest(a);
@@ -46,6 +46,15 @@ t.test('two screens of one group share one build, byte for byte what their own b
   t.equal(mb.timeline[0].playlist.id, playlist.id);
   t.ok(shared(a.screenId), 'cached');
   t.equal(shared(a.screenId), shared(b.screenId), 'one build served both');
+  // What the cache keeps per screen owns exactly its memory: not a slice of Node's 8 KiB pool
+  // slab or of gzip's 16 KiB output buffer (each would pin the whole for as long as it is kept).
+  for (const id of [a.screenId, b.screenId]) {
+    const entry = manifestCache(app.deps).get(id)!;
+    t.equal(entry.bytes.buffer.byteLength, entry.bytes.byteLength, 'the body owns its memory');
+    const gz = await entry.gzip;
+    t.ok(gz, 'the fetch asked for gzip');
+    t.equal(gz!.buffer.byteLength, gz!.byteLength, 'the gzip owns its memory');
+  }
 
   // The stamped bytes are exactly what a build of the screen's own makes (same hour, same instant).
   const at = Date.parse('2026-06-01T10:05:00Z');

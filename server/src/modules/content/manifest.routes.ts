@@ -7,6 +7,7 @@ import { defineRoute } from '../../platform/http/route.js';
 import { etagMatches } from '../../platform/http/send-file.js';
 import { screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
+import { keptBytes } from './manifest.cache.js';
 
 const gzipAsync = promisify(gzip);
 /**
@@ -218,7 +219,9 @@ export const manifestRoutes = [
       // compresses its new manifest. Requests that arrive while it runs share it; a failure is not kept.
       if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
         const pending = (m.gzip ??= (
-          m.bytes.length <= GZIP_ON_LOOP_BYTES ? Promise.resolve(gzipSync(m.bytes)) : gzipAsync(m.bytes, { chunkSize: m.bytes.length })
+          m.bytes.length <= GZIP_ON_LOOP_BYTES
+            ? Promise.resolve(keptBytes(gzipSync(m.bytes)))
+            : gzipAsync(m.bytes, { chunkSize: m.bytes.length }).then((gz) => keptBytes(gz))
         ).catch((err: unknown) => {
           if (m.gzip === pending) m.gzip = undefined;
           throw err;

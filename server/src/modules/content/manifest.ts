@@ -14,7 +14,7 @@ import { contentChangeCount, type DepRef } from './changes.js';
 import { bumpManifestRevision, type UpdateOffer, updateOfferOf } from '../screens/index.js';
 import { type ScreenContext, screenContext } from './screen-context.js';
 import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
-import { manifestCache, type CachedManifest } from './manifest.cache.js';
+import { keptBytes, manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { hasOwnInputs } from './manifest-own.js';
 import { ContentLoader } from './playable.js';
@@ -233,7 +233,7 @@ function cachedEntry(screen: ScreenContext, windowStart: number, contextKey: str
     windowStart,
     contextKey,
     etag: etagOf(screen.manifestRevision, contentHash(stable)),
-    bytes: Buffer.from(body),
+    bytes: keptBytes(body),
     get body() {
       return this.bytes.toString();
     },
@@ -337,12 +337,10 @@ async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, 
     contextKey,
     etag: etagOf(screen.manifestRevision, s.hash),
     // The screen's own head, made when it is stamped, then the shared text.
-    bytes: Buffer.concat([
-      Buffer.from(
-        `{"data":${JSON.stringify({ screenId: screen.id, revision: screen.manifestRevision, generatedAt: new Date(nowMs).toISOString() }).slice(0, -1)}`,
-      ),
+    bytes: keptBytes(
+      `{"data":${JSON.stringify({ screenId: screen.id, revision: screen.manifestRevision, generatedAt: new Date(nowMs).toISOString() }).slice(0, -1)}`,
       s.tail,
-    ]),
+    ),
     get body() {
       return this.bytes.toString();
     },
