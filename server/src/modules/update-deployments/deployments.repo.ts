@@ -1,6 +1,7 @@
 /** The update deployments' queries (migration 0460): deployments, their screens, offers. */
 import type { Updateable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { DeploymentScreenState, UpdateDeploymentScreensTable, UpdateDeploymentsTable } from '../../platform/db/schema/releases.js';
 
 export type DeploymentRow = UpdateDeploymentsTable;
@@ -175,18 +176,29 @@ export async function updateScreens(
   return rows.map((r) => r.screen_id);
 }
 
-/** The update offered to a screen: its newest offered row in a running or paused deployment. */
-export async function offerRow(db: Db, screenId: string, releaseId?: string) {
-  let q = db
+/** A screen's newest offer: its offered row in a running or paused deployment (one row). */
+function offerQuery(db: Db, screenId: string) {
+  return db
     .selectFrom('update_deployment_screens as d')
     .innerJoin('update_deployments as u', 'u.id', 'd.deployment_id')
     .innerJoin('player_releases as r', 'r.id', 'u.release_id')
     .select(['u.id as deploymentId', 'r.id as releaseId', 'r.version', 'r.family', 'r.channel', 'r.notes'])
     .where('d.screen_id', '=', screenId)
     .where('d.state', 'in', OFFERED_STATES)
-    .where('u.state', 'in', ['running', 'paused']);
-  if (releaseId) q = q.where('r.id', '=', releaseId);
-  return (await q.orderBy('d.offered_at', 'desc').orderBy('u.created_at', 'desc').executeTakeFirst()) ?? null;
+    .where('u.state', 'in', ['running', 'paused'])
+    .orderBy('d.offered_at', 'desc')
+    .orderBy('u.created_at', 'desc')
+    .limit(1);
+}
+
+// Every manifest build asks for the screen's offer (and a refetch burst after a change asks
+// for 10,000 of them): compiled once.
+const offerOfScreen = prepared((db: Db, screenId: string) => offerQuery(db, screenId));
+const offerOfRelease = prepared((db: Db, screenId: string, releaseId: string) => offerQuery(db, screenId).where('r.id', '=', releaseId));
+
+/** The update offered to the screen (of `releaseId` when given), or null. */
+export async function offerRow(db: Db, screenId: string, releaseId?: string) {
+  return (releaseId ? await offerOfRelease(db, screenId, releaseId) : await offerOfScreen(db, screenId)).rows[0] ?? null;
 }
 
 /** The web releases a screen installed through deployments. */
