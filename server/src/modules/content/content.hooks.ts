@@ -16,14 +16,14 @@ import type { Db } from '../../platform/db/database.js';
 import { addAssetChangeHook, addAssetUsageFinder, addPlayerAssetGuard, type Usage } from '../media/index.js';
 import { contentChanged, type DepRef } from './changes.js';
 import { screenContext } from './screen-context.js';
-import { screensWithoutLocation } from './screen-context.repo.js';
+import { everyScreenId, screensWithoutLocation } from './screen-context.repo.js';
 import { deleteAssignment } from './assignments.repo.js';
 import { deleteManifestDeps, screensDependingOnSource } from './manifest.repo.js';
-import { currentManifest, forgetRecordedDeps } from './manifest.js';
+import { currentManifest, forgetAllManifests, forgetRecordedDeps } from './manifest.js';
 import { layoutsReferencing, playlistsWithAssets, playlistsWithWidgets } from './playlists.repo.js';
 import { registerNowShowingDescriber } from '../screens/index.js';
 import { nowShowingDescriber } from './describe-now-showing.js';
-import { onSettingsChanged } from '../system/index.js';
+import { onSettingsChanged, registerRestoreParticipant } from '../system/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { registerTargetReferences } from '../screens/index.js';
@@ -78,6 +78,16 @@ export function installContentHooks(deps: AppDeps): void {
         forgetRecordedDeps(deps, id);
         await deleteManifestDeps(db, id);
       }
+    },
+  });
+  // A restore replaces the database under the caches: manifests, shared builds and recorded
+  // dependency sets of the old one are dropped, and every screen is told to fetch again.
+  registerRestoreParticipant(deps, {
+    key: 'content-manifests',
+    pause: async () => {},
+    resume: async (deps) => {
+      forgetAllManifests(deps);
+      await contentChanged(deps, [], await everyScreenId(deps.db));
     },
   });
   // Screens without a location run in the server's default zone: when it moves, so do they.

@@ -291,6 +291,17 @@ export function forgetRecordedDeps(deps: AppDeps, screenId: string): void {
   deps.scope.get(RECORDED).delete(screenId);
 }
 
+/**
+ * The database was replaced (a restore): nothing kept from the old one may serve a manifest.
+ * The cached and shared builds and the recorded dependency sets are dropped; the caller then
+ * counts a change for every screen (`contentChanged`), which also pushes `manifest.changed`.
+ */
+export function forgetAllManifests(deps: AppDeps): void {
+  manifestCache(deps).clear();
+  deps.scope.get(SHARED).clear();
+  deps.scope.get(RECORDED).clear();
+}
+
 /** Distinct contexts kept at once (beyond: forgotten, built again when asked). */
 const MAX_SHARED = 512;
 

@@ -65,6 +65,11 @@ export async function screensWithoutLocation(db: Db): Promise<string[]> {
   return (await db.selectFrom('screens').select('id').where('location_id', 'is', null).execute()).map((r) => r.id);
 }
 
+/** Every screen's id. */
+export async function everyScreenId(db: Db): Promise<string[]> {
+  return (await db.selectFrom('screens').select('id').execute()).map((r) => r.id);
+}
+
 export async function groupExists(db: Db, groupId: string): Promise<{ id: string; name: string } | undefined> {
   return (await sql<{ id: string; name: string }>`select id, name from screen_groups where id = ${groupId}`.execute(db)).rows[0];
 }
