@@ -71,9 +71,10 @@ export function installFaultHandlers(options: FaultHandlerOptions): () => void {
 
   const cutLater = (scope: RequestScope) => {
     const timer = setTimeout(() => {
-      if (scope.res.writableEnded || scope.res.destroyed) return;
+      const res = scope.res;
+      if (!res || res.writableEnded || res.destroyed) return;
       logger.warn({ reqId: scope.id, method: scope.method, path: scope.path }, 'closing the connection of a request a fault left unanswered');
-      scope.res.destroy();
+      res.destroy();
     }, requestGraceMs);
     timer.unref();
   };

@@ -12,7 +12,14 @@ export interface RequestScope {
   id: string;
   method: string;
   path: string;
-  res: ServerResponse;
+  /**
+   * The response while the request's handlers run; null once they are done (answered, or a
+   * body streaming). Every promise made while a request runs carries its scope, and some
+   * outlive the request (a cached manifest's gzip, a shared build): holding the response
+   * after that kept each one's response, request and closed socket alive (a heap snapshot of
+   * the fleet simulator at 3,000 players found 3,056 ServerResponses held this way).
+   */
+  res: ServerResponse | null;
 }
 
 const scopes = new AsyncLocalStorage<RequestScope>();
@@ -61,16 +68,18 @@ export function conventions(logger: Logger): Middleware {
     ctx.set('X-Request-Id', id);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'same-origin');
-    return scopes.run({ id, method: ctx.method, path: ctx.path, res: ctx.res }, inScope, ctx, next, logger, started);
+    const scope: RequestScope = { id, method: ctx.method, path: ctx.path, res: ctx.res };
+    return scopes.run(scope, inScope, ctx, next, logger, started, scope);
   };
 }
 
-async function inScope(ctx: Context, next: () => Promise<unknown>, logger: Logger, started: bigint): Promise<void> {
+async function inScope(ctx: Context, next: () => Promise<unknown>, logger: Logger, started: bigint, scope: RequestScope): Promise<void> {
   try {
     await next();
   } catch (err) {
     answerError(ctx, err);
   }
+  scope.res = null; // answered: a fault from here on has no request to cut (RequestScope.res)
   const path = ctx.path;
   // API answers are live state: never cached unless a route says otherwise.
   if (path.startsWith('/api/') && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
