@@ -179,6 +179,21 @@ export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowM
   }
 }
 
+/** buildManifest with this app's data outputs, widget bundles, windows, overlays and update offers. */
+function buildWithApp(deps: AppDeps, screen: ScreenContext, nowMs: number, network: ManifestNetwork | null): Promise<BuiltManifest> {
+  return buildManifest(
+    deps.db,
+    screen,
+    nowMs,
+    (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
+    (widgetId) => widgetBundleFor(deps, widgetId),
+    windowSource(deps),
+    network,
+    overlaySource(deps),
+    (screenId) => updateOfferOf(deps, screenId),
+  );
+}
+
 /** Builds in progress, per screen, with the (revision, hour, context) they build for. */
 const BUILDS = new ScopeKey('content.manifest-builds', () => new Map<string, { key: string; entry: Promise<CachedManifest> }>());
 
@@ -200,17 +215,7 @@ async function buildAndCache(
   let quiet = false;
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
     const before = contentChangeCount(deps);
-    built = await buildManifest(
-      deps.db,
-      screen,
-      nowMs,
-      (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
-      (widgetId) => widgetBundleFor(deps, widgetId),
-      windowSource(deps),
-      network,
-      overlaySource(deps),
-      (screenId) => updateOfferOf(deps, screenId),
-    );
+    built = await buildWithApp(deps, screen, nowMs, network);
     await replaceManifestDeps(deps.db, screen.id, built.deps);
     deps.scope.get(RECORDED).delete(screen.id);
     quiet = contentChangeCount(deps) === before;
@@ -365,17 +370,7 @@ async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, 
 
 /** Builds `screen`'s manifest to share; null when a change came during the build or it used anything of the screen's own. */
 async function buildShared(deps: AppDeps, screen: ScreenContext, nowMs: number, count: number): Promise<SharedBuild | null> {
-  const built = await buildManifest(
-    deps.db,
-    screen,
-    nowMs,
-    (sourceId, view) => outputFor(deps, sourceId, view, new Date(nowMs)),
-    (widgetId) => widgetBundleFor(deps, widgetId),
-    windowSource(deps),
-    null,
-    overlaySource(deps),
-    (screenId) => updateOfferOf(deps, screenId),
-  );
+  const built = await buildWithApp(deps, screen, nowMs, null);
   if (contentChangeCount(deps) !== count) return null;
   const m = built.manifest;
   // Checked before the build; what shows in the result is checked again (an offer or the screen's own assignment).
