@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { MAX_BUCKET_MS, MIN_BUCKET_MS } from '../screens/index.js';
 
 /** What the noise reports read: roll-ups and raw buckets, grouped in SQL on a grain; instance and screen names. */
 
@@ -20,8 +21,6 @@ export interface GrainRow {
  * time does): the primary key (screen_id, started_at) then finds a screen's buckets in the
  * range by itself (the table has no time index, migration 0470).
  */
-const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
-const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 function startedAtRange(from: number, to: number) {
   // Starts are whole ms: start >= from is start >= ceil(from), start < to is start < ceil(to).
   const [lo, hi] = [Math.ceil(from), Math.ceil(to)];

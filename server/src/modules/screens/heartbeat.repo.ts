@@ -246,9 +246,9 @@ export function pruneEventHistory(db: Db, beforeMs: number): Promise<number> {
   );
 }
 
-/** The first and last instants a stored `started_at` can name (0000-01-01 to 9999-12-31, heartbeat.ts). */
-const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
-const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** The first and last instants a bucket's `startedAt` may name (years 0000 to 9999 in UTC): heartbeats, prunes and reports. */
+export const MIN_BUCKET_MS = new Date(0).setUTCFullYear(0, 0, 1);
+export const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * Deletes noise buckets that started before `beforeMs`, screen by screen along the primary key

@@ -5,7 +5,15 @@ import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
-import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
+import {
+  insertHistoryRows,
+  insertNoiseBuckets,
+  MAX_BUCKET_MS,
+  MIN_BUCKET_MS,
+  recordHeartbeatOnScreen,
+  screenBeforeHeartbeat,
+  screenBeforeLiveness,
+} from './heartbeat.repo.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicyValue } from './policies.js';
 import { cachedSettings } from '../system/index.js';
@@ -53,10 +61,6 @@ const Ms = z.number().int().min(0).max(10_000);
 
 /** RFC 3339 with an offset, strictly (zod: upper-case `T` and `Z`, days that exist in their month, hour < 24, no leap second, offsets within ±23:59 with a colon). */
 const Rfc3339 = z.iso.datetime({ offset: true });
-/** 0000-01-01T00:00:00Z (Date.UTC would read year 0 as 1900). */
-const MIN_MS = new Date(0).setUTCFullYear(0, 0, 1);
-const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
 /**
  * Parses an RFC 3339 date-time on the ten-second grid and answers its instant in epoch ms,
  * or a reason it is refused. A fraction, when present, must be all zeros (Date.parse alone
@@ -74,7 +78,7 @@ export function parseGridTimeFully(s: string): { ms: number } | { error: string 
   const fraction = /\.(\d+)/.exec(s)?.[1];
   if (fraction !== undefined && !/^0+$/.test(fraction)) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
   const ms = Date.parse(s);
-  if (!(ms >= MIN_MS && ms <= MAX_MS)) return { error: 'a year from 0000 to 9999 once in UTC' };
+  if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS)) return { error: 'a year from 0000 to 9999 once in UTC' };
   if (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS !== 0) return { error: 'on the ten-second grid (…:00, :10, … :50, no fraction)' };
   return { ms };
 }
@@ -101,7 +105,7 @@ export function gridMs(s: string): number | null {
   if (day > MONTH_DAYS[month - 1]! + (leap ? 1 : 0)) return null;
   let ms = Date.UTC(year, month - 1, day, Number(m[4]), Number(m[5]), Number(m[6]));
   if (m[7]) ms -= (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])) * 60_000;
-  if (!(ms >= MIN_MS && ms <= MAX_MS) || ms % BUCKET_MS !== 0) return null;
+  if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS) || ms % BUCKET_MS !== 0) return null;
   return ms;
 }
 
@@ -364,7 +368,7 @@ export async function ingestHeartbeat(
     if (buckets.length) {
       const rows = buckets.map((b) => {
         const fast = gridMs(b.startedAt);
-        const ms = fast ?? (parseGridTime(b.startedAt) as { ms: number }).ms; // validated by the schema
+        const ms = fast ?? (parseGridTimeFully(b.startedAt) as { ms: number }).ms; // validated by the schema
         return {
           screen_id: screen.id,
           // Stored as UTC with milliseconds (nowIso): the text the player sent when it is that form already.

@@ -27,6 +27,7 @@ export { DEFAULT_DISPLAY, deriveStatus, newScreenRow } from './screens.repo.js';
 export { groupCommit } from './group-commit.js';
 export { registerTargetReferences, type TargetKind, type TargetUsage } from './usage.js';
 export { localDay, purgeNoiseHistory } from './noise-rollups.repo.js';
+export { MAX_BUCKET_MS, MIN_BUCKET_MS } from './heartbeat.repo.js';
 export { screensOfTargets, type TargetRef } from './targets.repo.js';
 export { type Targets, TargetsInput, unknownTargets } from './targets.js';
 export { provideUpdateInfo, type UpdateInfoProvider, type UpdateOffer, updateOfferOf, type WebRelease, webReleaseOf } from './update-info.js';
