@@ -23,7 +23,14 @@ async function setup(t: Parameters<typeof signedInApp>[0]) {
   const manifest = async (s: { headers: Record<string, string> }, etag?: string) =>
     app.fetch('/api/v1/player/manifest', { headers: { ...s.headers, ...(etag ? { 'if-none-match': etag } : {}) } });
   const depsOf = async (screenId: string) =>
-    (await app.deps.db.selectFrom('manifest_deps').select(['kind', 'ref_id']).where('screen_id', '=', screenId).execute())
+    (
+      await app.deps.db
+        .selectFrom('manifest_screen_deps as m')
+        .innerJoin('manifest_dep_sets as d', 'd.set_id', 'm.set_id')
+        .select(['d.kind', 'd.ref_id'])
+        .where('m.screen_id', '=', screenId)
+        .execute()
+    )
       .map((r) => `${r.kind}:${r.ref_id}`)
       .sort();
   /** The cache entry's asset set: one object for every screen served one shared build. */
@@ -64,16 +71,18 @@ t.test('two screens of one group share one build, byte for byte what their own b
   t.equal(served.body, JSON.stringify({ data: own.manifest }), 'the same JSON as the screen’s own build');
   t.equal(served.bytes.toString(), served.body);
 
-  // Each screen's dependencies are recorded, its own assignment among them.
+  // Each screen's dependencies are recorded: one set for both, stored once; each screen's own
+  // assignment slot is implied by its row, not kept in the shared set.
   const da = await depsOf(a.screenId);
   const db = await depsOf(b.screenId);
-  t.ok(da.includes(`playlist:${playlist.id}`) && db.includes(`playlist:${playlist.id}`), 'both depend on the playlist');
-  t.ok(db.includes(`assignment:${b.screenId}`) && !db.includes(`assignment:${a.screenId}`), 'B’s own assignment slot, not A’s');
-  t.same(
-    da.filter((d) => d !== `assignment:${a.screenId}`),
-    db.filter((d) => d !== `assignment:${b.screenId}`),
-    'the same dependencies apart from the own slot',
-  );
+  t.ok(da.includes(`playlist:${playlist.id}`) && da.includes(`assignment:${group}`), 'the set holds the playlist and the group’s slot');
+  t.same(da, db, 'the same dependencies');
+  t.notOk(da.includes(`assignment:${a.screenId}`) || da.includes(`assignment:${b.screenId}`), 'no screen’s own slot in the shared set');
+  const sets = await app.deps.db.selectFrom('manifest_screen_deps').select(['screen_id', 'set_id']).execute();
+  t.equal(new Set(sets.map((r) => r.set_id)).size, 1, 'both screens name one set');
+  const { screensDependingOn } = await import('../server/src/modules/content/manifest.repo.js');
+  t.same(await screensDependingOn(app.deps.db, [{ kind: 'assignment', id: b.screenId }]), [b.screenId], 'B’s own slot reaches B alone');
+  t.same((await screensDependingOn(app.deps.db, [{ kind: 'playlist', id: playlist.id }])).sort(), [a.screenId, b.screenId].sort(), 'the playlist reaches both');
 
   // A change to the shared playlist bumps both; each refetches new bytes under a new ETag.
   const etagA = ra.headers.get('etag')!;

@@ -1,7 +1,7 @@
 /**
  * Which screens a content change alters, and telling them. A screen's manifest build
- * records what it used (playlists, layouts, assets, schedules, tag rules) in
- * `manifest_deps`; a change to any of those bumps exactly those screens' manifest
+ * records what it used (playlists, layouts, assets, schedules, tag rules: manifest.repo.ts);
+ * a change to any of those bumps exactly those screens' manifest
  * revision, which pushes `manifest.changed` on their sockets. Changes that add content
  * to a screen (a new schedule or assignment) name the screens directly.
  */
@@ -19,7 +19,7 @@ const CHANGES = new ScopeKey('content.change-count', () => ({ count: 0 }));
  * How many content changes this app has announced. `contentChanged` counts one before
  * it looks anything up (and after the change committed), so a manifest build that reads
  * the count before and after knows whether a change may have slipped between its reads
- * and the recording of its dependencies (a change then finds no `manifest_deps` row for
+ * and the recording of its dependencies (a change then finds no recorded dependency for
  * a first build, or only the old ones).
  */
 export function contentChangeCount(deps: AppDeps): number {

@@ -1,9 +1,11 @@
 /**
- * The manifest_deps table: what each screen's last manifest build used (playlists, layouts,
- * assets, schedules, tag rules, assignments, data sources and their outputs, widgets), so a change bumps exactly the screens it alters.
+ * What each screen's last manifest build used (playlists, layouts, assets, schedules, tag rules,
+ * assignments, data sources and their outputs, widgets), so a change bumps exactly the screens
+ * it alters: sets of refs stored once (`manifest_dep_sets`) and each screen's set (`manifest_screen_deps`).
  */
+import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
-import type { Db } from '../../platform/db/database.js';
+import { type Db, readNow } from '../../platform/db/database.js';
 import { groupCommit } from '../screens/index.js';
 
 /**
@@ -16,14 +18,51 @@ export interface DepRef {
   id: string;
 }
 
-/** The screens whose last manifest used any of `refs`. */
+/**
+ * What a manifest build used, as stored: its refs without the screen's own assignment (every
+ * screen's build depends on that one, so it is implied by the screen's row), named by a hash
+ * of the sorted refs. The screens of one shared build get one set, stored once (migration 0490).
+ */
+export interface DepSet {
+  id: string;
+  refs: DepRef[];
+}
+
+/** The dependency set of `screenId`'s build that used `deps`. */
+export function depSetOf(screenId: string, deps: readonly DepRef[]): DepSet {
+  const keys = new Set<string>();
+  for (const d of deps) if (!(d.kind === 'assignment' && d.id === screenId)) keys.add(`${d.kind}\u0000${d.id}`);
+  const sorted = [...keys].sort();
+  const id = createHash('sha256').update(sorted.join('\n')).digest('base64url').slice(0, 22);
+  return {
+    id,
+    refs: sorted.map((k) => {
+      const at = k.indexOf('\u0000');
+      return { kind: k.slice(0, at) as DepKind, id: k.slice(at + 1) };
+    }),
+  };
+}
+
+/** The screens whose last manifest used any of `refs` (an `assignment` ref names a screen's own assignment by its id). */
 export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promise<string[]> {
   if (refs.length === 0) return [];
+  const own = refs.filter((r) => r.kind === 'assignment').map((r) => r.id);
   const rows = await db
-    .selectFrom('manifest_deps')
+    .selectFrom('manifest_screen_deps')
     .select('screen_id')
-    .where((eb) => eb.or(refs.map((r) => eb.and([eb('kind', '=', r.kind), eb('ref_id', '=', r.id)]))))
-    .distinct()
+    .where((eb) =>
+      eb.or([
+        eb(
+          'set_id',
+          'in',
+          eb
+            .selectFrom('manifest_dep_sets')
+            .select('set_id')
+            .where((eb) => eb.or(refs.map((r) => eb.and([eb('kind', '=', r.kind), eb('ref_id', '=', r.id)])))),
+        ),
+        ...(own.length > 0 ? [eb('screen_id', 'in', own)] : []),
+      ]),
+    )
     .execute();
   return rows.map((r) => r.screen_id);
 }
@@ -31,8 +70,9 @@ export async function screensDependingOn(db: Db, refs: readonly DepRef[]): Promi
 /** The screens whose last manifest showed a data source, by name. */
 export async function screensDependingOnSource(db: Db, sourceId: string): Promise<{ id: string; name: string }[]> {
   return db
-    .selectFrom('manifest_deps as d')
-    .innerJoin('screens as s', 's.id', 'd.screen_id')
+    .selectFrom('manifest_dep_sets as d')
+    .innerJoin('manifest_screen_deps as m', 'm.set_id', 'd.set_id')
+    .innerJoin('screens as s', 's.id', 'm.screen_id')
     .select(['s.id', 's.name'])
     .where('d.kind', '=', 'data-source')
     .where('d.ref_id', '=', sourceId)
@@ -42,32 +82,56 @@ export async function screensDependingOnSource(db: Db, sourceId: string): Promis
 }
 
 /**
- * Replaces what the screen's manifest depends on. After one content change every screen
- * rebuilds at once, so the writes share commits (the heartbeat's group commit) instead of one
- * fsync per screen, and a set that did not change writes nothing: that is read first, outside
- * the group commit, so the usual rebuild (the same set) waits for no batch and opens no transaction.
+ * Records that the screen's manifest depends on `set`. After one content change every screen
+ * rebuilds at once: a screen whose set is already recorded writes nothing (read first, outside
+ * any transaction); the others write one row each, sharing commits (the heartbeat's group
+ * commit) instead of one fsync per screen, and the set's refs are written by the first screen
+ * that names it. A set no screen names any more is deleted.
  */
-export async function replaceManifestDeps(db: Db, screenId: string, deps: readonly DepRef[]): Promise<void> {
-  const want = new Set(deps.map((d) => `${d.kind}\u0000${d.id}`));
-  const same = (have: readonly { kind: string; ref_id: string }[]) => have.length === want.size && have.every((r) => want.has(`${r.kind}\u0000${r.ref_id}`));
-  if (same((await db.executeQuery<{ kind: string; ref_id: string }>(CompiledQuery.raw(DEPS_SQL, [screenId]))).rows)) return;
+export async function recordManifestDeps(db: Db, screenId: string, set: DepSet): Promise<void> {
+  if ((await setOf(db, screenId)) === set.id) return;
   await groupCommit(db, async (trx) => {
-    if (same((await trx.executeQuery<{ kind: string; ref_id: string }>(CompiledQuery.raw(DEPS_SQL, [screenId]))).rows)) return;
-    await trx.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
-    for (let i = 0; i < deps.length; i += 300) {
-      await trx
-        .insertInto('manifest_deps')
-        .values(deps.slice(i, i + 300).map((d) => ({ screen_id: screenId, kind: d.kind, ref_id: d.id })))
-        .execute();
+    const old = await setOf(trx, screenId);
+    if (old === set.id) return;
+    if ((await trx.executeQuery(CompiledQuery.raw(SET_STORED, [set.id]))).rows.length === 0) {
+      for (let i = 0; i < set.refs.length; i += 300) {
+        await trx
+          .insertInto('manifest_dep_sets')
+          .values(set.refs.slice(i, i + 300).map((d) => ({ set_id: set.id, kind: d.kind, ref_id: d.id })))
+          .execute();
+      }
     }
+    await trx
+      .insertInto('manifest_screen_deps')
+      .values({ screen_id: screenId, set_id: set.id })
+      .onConflict((oc) => oc.column('screen_id').doUpdateSet({ set_id: set.id }))
+      .execute();
+    if (old !== undefined) await dropSetIfUnused(trx, old);
   });
 }
 
-const DEPS_SQL = 'select kind, ref_id from manifest_deps where screen_id = ?';
+const SET_OF = 'select set_id from manifest_screen_deps where screen_id = ?';
+
+async function setOf(db: Db, screenId: string): Promise<string | undefined> {
+  const rows = (readNow(db, SET_OF, [screenId]) ?? (await db.executeQuery(CompiledQuery.raw(SET_OF, [screenId]))).rows) as { set_id: string }[];
+  return rows[0]?.set_id;
+}
+const SET_STORED = 'select 1 from manifest_dep_sets where set_id = ? limit 1';
+
+async function dropSetIfUnused(db: Db, setId: string): Promise<void> {
+  await db
+    .deleteFrom('manifest_dep_sets')
+    .where('set_id', '=', setId)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('manifest_screen_deps').select('screen_id').where('set_id', '=', setId))))
+    .execute();
+}
 
 /** Forgets a screen's manifest dependencies (the screen is being deleted). */
 export async function deleteManifestDeps(db: Db, screenId: string): Promise<void> {
-  await db.deleteFrom('manifest_deps').where('screen_id', '=', screenId).execute();
+  const old = await setOf(db, screenId);
+  if (old === undefined) return;
+  await db.deleteFrom('manifest_screen_deps').where('screen_id', '=', screenId).execute();
+  await dropSetIfUnused(db, old);
 }
 
 const NAMED_SQL = `select target_id from schedule_targets where target_type = 'screen'

@@ -3,8 +3,8 @@
  * screen, the resolved timeline of the next 48 hours in its time zone, each segment with
  * its layout or playlist flattened to playable items, every media variant, data output and
  * widget bundle to cache, and warnings for what was left out. Built on demand, cached per (screen, manifest
- * revision, hour), and recorded in `manifest_deps` so a change bumps exactly the screens
- * it alters.
+ * revision, hour), and its dependencies recorded (manifest.repo.ts) so a change bumps exactly
+ * the screens it alters.
  */
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../platform/app-deps.js';
@@ -15,7 +15,7 @@ import { bumpManifestRevision, type UpdateOffer, updateOfferOf } from '../screen
 import { type ScreenContext, screenContext } from './screen-context.js';
 import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { keptBytes, manifestCache, type CachedManifest } from './manifest.cache.js';
-import { replaceManifestDeps } from './manifest.repo.js';
+import { type DepSet, depSetOf, recordManifestDeps } from './manifest.repo.js';
 import { hasOwnInputs } from './manifest-own.js';
 import { ContentLoader } from './playable.js';
 import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
@@ -216,8 +216,7 @@ async function buildAndCache(
   for (let attempt = 0; attempt < MAX_BUILDS && !quiet; attempt++) {
     const before = contentChangeCount(deps);
     built = await buildWithApp(deps, screen, nowMs, network);
-    await replaceManifestDeps(deps.db, screen.id, built.deps);
-    deps.scope.get(RECORDED).delete(screen.id);
+    await recordDeps(deps, screen.id, depSetOf(screen.id, built.deps));
     quiet = contentChangeCount(deps) === before;
   }
   const entry = cachedEntry(screen, windowStart, contextKey, built!);
@@ -269,10 +268,8 @@ interface SharedBuild {
   /** The body after `{"data":{"screenId":..,"revision":..,"generatedAt":..`: from `,"validUntil"` to the end. */
   tail: Buffer;
   hash: string;
-  /** What the build used, without the building screen's own assignment (each screen adds its own). */
-  deps: DepRef[];
-  /** `deps` as one sorted text: equal for equal sets. */
-  depsKey: string;
+  /** What the build used, without the building screen's own assignment (implied for each screen). */
+  deps: DepSet;
   assetIds: Set<string>;
   dataSourceIds: Set<string>;
   widgetIds: Set<string>;
@@ -285,13 +282,22 @@ interface SharedBuild {
  */
 const SHARED = new ScopeKey('content.shared-manifests', () => new Map<string, Promise<SharedBuild | null>>());
 /**
- * Per screen, the shared dependency set (`SharedBuild.depsKey`) its `manifest_deps` rows hold,
- * as last written or checked by `sharedEntry`; a build of its own, or the screen's deletion
- * (`forgetRecordedDeps`), forgets it. Only this module writes those rows.
+ * Per screen, the dependency set recorded for it (`recordManifestDeps`), as last written or
+ * found there; the screen's deletion (`forgetRecordedDeps`) forgets it. Only this module
+ * records dependencies, so after a change that left a screen's set as it was, nothing is read.
  */
 const RECORDED = new ScopeKey('content.recorded-manifest-deps', () => new Map<string, string>());
 
-/** The screen's `manifest_deps` rows are being deleted (the screen is). */
+/** Records the screen's dependency set unless it is the one recorded last. */
+async function recordDeps(deps: AppDeps, screenId: string, set: DepSet): Promise<void> {
+  const recorded = deps.scope.get(RECORDED);
+  if (recorded.get(screenId) === set.id) return;
+  recorded.delete(screenId);
+  await recordManifestDeps(deps.db, screenId, set);
+  recorded.set(screenId, set.id);
+}
+
+/** The screen's recorded dependencies are being deleted (the screen is). */
 export function forgetRecordedDeps(deps: AppDeps, screenId: string): void {
   deps.scope.get(RECORDED).delete(screenId);
 }
@@ -312,7 +318,7 @@ const MAX_SHARED = 512;
 
 /**
  * The context's shared build stamped with the screen's id and revision, recorded in the
- * screen's `manifest_deps` and cached for it; null when the screen has inputs of its own or a
+ * screen's dependencies and cached for it; null when the screen has inputs of its own or a
  * change came between (the caller then builds the screen its own, with its retries).
  */
 async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, windowStart: number, contextKey: string): Promise<CachedManifest | null> {
@@ -337,15 +343,8 @@ async function sharedEntry(deps: AppDeps, screen: ScreenContext, nowMs: number, 
   }
   const s = await shared;
   if (!s || contentChangeCount(deps) !== count) return null;
-  // The same dependencies as a build of its own would record. After a change most screens'
-  // sets are what they were: known here, they are not read again (replaceManifestDeps would
-  // read the screen's rows to find them the same: hundreds of rows a screen for a big manifest).
-  const recorded = deps.scope.get(RECORDED);
-  if (recorded.get(screen.id) !== s.depsKey) {
-    recorded.delete(screen.id);
-    await replaceManifestDeps(deps.db, screen.id, [...s.deps, { kind: 'assignment', id: screen.id }]);
-    recorded.set(screen.id, s.depsKey);
-  }
+  // The same dependencies as a build of its own would record, one set for the whole context.
+  await recordDeps(deps, screen.id, s.deps);
   if (contentChangeCount(deps) !== count) return null;
   const entry: CachedManifest = {
     revision: screen.manifestRevision,
@@ -376,15 +375,10 @@ async function buildShared(deps: AppDeps, screen: ScreenContext, nowMs: number, 
   // Checked before the build; what shows in the result is checked again (an offer or the screen's own assignment).
   if (m.update || m.presentationNetwork || m.timeline.some((seg) => seg.source.type === 'assignment')) return null;
   const { stable } = serialise(m);
-  const shared = built.deps.filter((d) => !(d.kind === 'assignment' && d.id === screen.id));
   return {
     tail: Buffer.from(`${stable[1]}${stable[2]}${stable[3]}}`),
     hash: contentHash(stable),
-    deps: shared,
-    depsKey: shared
-      .map((d) => `${d.kind}\u0000${d.id}`)
-      .sort()
-      .join('\n'),
+    deps: depSetOf(screen.id, built.deps),
     assetIds: new Set(m.media.map((x) => x.assetId)),
     dataSourceIds: new Set(m.data.map((x) => x.sourceId)),
     widgetIds: new Set(m.widgets.map((x) => x.widgetId)),

@@ -110,7 +110,8 @@ export async function wipeVenue(db: Db): Promise<WipedVenue> {
     await trx.deleteFrom('content_tags').execute();
     await trx.deleteFrom('pairing_sessions').execute();
     await trx.deleteFrom('screens').execute(); // credentials, commands, history, members cascade
-    await trx.deleteFrom('manifest_deps').execute();
+    await trx.deleteFrom('manifest_screen_deps').execute();
+    await trx.deleteFrom('manifest_dep_sets').execute();
     await trx.deleteFrom('screen_groups').execute();
     await trx.deleteFrom('locations').execute();
     return {

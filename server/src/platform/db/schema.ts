@@ -32,7 +32,8 @@ import type {
   SchedulesTable,
   ScheduleTargetsTable,
   PlaylistAssignmentsTable,
-  ManifestDepsTable,
+  ManifestDepSetsTable,
+  ManifestScreenDepsTable,
 } from './schema/content.js';
 import type {
   MediaFilesTable,
@@ -138,7 +139,8 @@ export interface Database {
   schedules: SchedulesTable;
   schedule_targets: ScheduleTargetsTable;
   playlist_assignments: PlaylistAssignmentsTable;
-  manifest_deps: ManifestDepsTable;
+  manifest_dep_sets: ManifestDepSetsTable;
+  manifest_screen_deps: ManifestScreenDepsTable;
   data_sources: DataSourcesTable;
   data_source_snapshots: DataSourceSnapshotsTable;
   data_source_fetch_state: DataSourceFetchStateTable;

@@ -106,8 +106,15 @@ export interface PlaylistAssignmentsTable {
   updated_at: string;
 }
 
-export interface ManifestDepsTable {
-  screen_id: string;
+/** A set of manifest dependencies, stored once for every screen whose last build used exactly it (migration 0490). */
+export interface ManifestDepSetsTable {
+  set_id: string;
   kind: string;
   ref_id: string;
+}
+
+/** The dependency set of each screen's last manifest build (its own assignment is implied). */
+export interface ManifestScreenDepsTable {
+  screen_id: string;
+  set_id: string;
 }
