@@ -8,7 +8,7 @@ import { startApp, type TestApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { bumpManifestRevision } from '../server/src/modules/screens/revision.js';
 import { resolveDeviceCredential } from '../server/src/modules/screens/device-auth.js';
-import { RealtimeHub, type SocketIdentity } from '../server/src/platform/realtime/hub.js';
+import { RealtimeHub, type RealtimeOptions, type SocketIdentity } from '../server/src/platform/realtime/hub.js';
 import { ApiError } from '../server/src/platform/http/errors.js';
 
 const wsUrl = (app: TestApp, path = '/api/v1/player/socket') => app.url.replace(/^http/, 'ws') + path;
@@ -260,8 +260,8 @@ t.test('enrolling again closes the sockets opened with the superseded credential
 });
 
 /** A hub on its own HTTP server whose credential check the test controls. */
-async function hubWith(t: Test, authenticator: Parameters<RealtimeHub['setAuthenticator']>[0]) {
-  const hub = new RealtimeHub(pino({ level: 'silent' }));
+async function hubWith(t: Test, authenticator: Parameters<RealtimeHub['setAuthenticator']>[0], options: RealtimeOptions = {}) {
+  const hub = new RealtimeHub(pino({ level: 'silent' }), options);
   hub.setAuthenticator(authenticator);
   const server = http.createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
@@ -350,4 +350,54 @@ t.test('pushes that arrive while the second check runs are held and sent after h
   );
   t.equal(sock.messages[0].manifestRevision, 4);
   sock.ws.close();
+});
+
+t.test('manifest.changed to many screens goes out in turn: a place frees when a told screen fetches or lapses', async (t) => {
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `s${i + 1}`);
+  const { hub, url } = await hubWith(
+    t,
+    async (token) =>
+      token.startsWith('s') ? { screenId: token, credentialId: `c-${token}`, manifestRevision: 1 } : Promise.reject(new ApiError('invalid_credential', 'no')),
+    { fetchWindow: 2, fetchWaitMs: 300 },
+  );
+  const sockets = new Map<string, Awaited<ReturnType<typeof open>>>();
+  for (const id of ids(5)) {
+    const socket = await open(url, { headers: { authorization: `Bearer ${id}` } });
+    await socket.next('hello');
+    sockets.set(id, socket);
+  }
+  hub.pushManifestChanged('nobody', 2);
+  t.same(hub.manifestPushes(), { fetching: 0, waiting: 0 }, 'a screen without a socket: nothing to do');
+  for (const id of ids(5)) hub.pushManifestChanged(id, 2);
+  t.same(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'two told, three wait');
+  t.equal((await sockets.get('s1')!.next('manifest.changed')).revision, 2);
+  t.equal((await sockets.get('s2')!.next('manifest.changed')).revision, 2);
+  hub.pushManifestChanged('s4', 3);
+  t.same(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'told again while waiting: still one place in the line');
+  hub.fetched('s5', 2);
+  t.same(hub.manifestPushes(), { fetching: 2, waiting: 2 }, 's5 fetched revision 2 by itself (its heartbeat showed it): not told');
+  hub.fetched('s1', 2);
+  t.equal((await sockets.get('s3')!.next('manifest.changed')).revision, 2, 's1 fetched: s3 is told');
+  t.same(hub.manifestPushes(), { fetching: 2, waiting: 1 });
+  // Neither s2 nor s3 fetches: their places lapse and s4 is told, with the newest revision.
+  t.equal((await sockets.get('s4')!.next('manifest.changed', 5000)).revision, 3, 'lapsed places: s4 told revision 3');
+  t.equal(hub.manifestPushes().waiting, 0);
+  hub.fetched('s4', 3);
+  for (const socket of sockets.values()) socket.ws.close();
+});
+
+t.test('the manifest route frees the place of a screen told manifest.changed', async (t) => {
+  const app = await startApp(t);
+  const owner = await signIn(app);
+  const s = await pairScreen(app, owner);
+  const socket = await open(wsUrl(app), { headers: s.headers });
+  await socket.next('hello');
+  await bumpManifestRevision(app.deps, [s.screenId]);
+  const told = await socket.next('manifest.changed');
+  t.same(app.deps.realtime!.manifestPushes(), { fetching: 1, waiting: 0 }, 'told, to fetch');
+  const res = await app.fetch('/api/v1/player/manifest', { headers: s.headers });
+  t.equal(res.status, 200);
+  t.ok(told.revision > 0);
+  t.same(app.deps.realtime!.manifestPushes(), { fetching: 0, waiting: 0 }, 'fetched: its place is free');
+  socket.ws.close();
 });

@@ -206,6 +206,8 @@ export const manifestRoutes = [
       const screen = await screenContext(ctx.deps.db, (auth as DevicePrincipal).screenId);
       if (!screen) throw notFound('Screen');
       const m = await currentManifest(ctx.deps, screen);
+      // A screen told `manifest.changed` has fetched: the next one waiting is told.
+      ctx.deps.realtime?.fetched(screen.id, screen.manifestRevision);
       ctx.set('ETag', m.etag);
       ctx.set('Cache-Control', 'private, no-cache');
       if (etagMatches(ctx.get('if-none-match'), m.etag)) {

@@ -10,8 +10,9 @@ export interface RevisionDeps {
 
 /**
  * Tells screens that what they should play may have changed: increments each screen's
- * `manifest_revision` and pushes `{type: 'manifest.changed', revision}` on its socket at
- * once. Call it after the change has committed (the player fetches the manifest next).
+ * `manifest_revision` and pushes `{type: 'manifest.changed', revision}` on its socket (at
+ * once, or in turn when many screens are told together: `RealtimeHub.pushManifestChanged`).
+ * Call it after the change has committed (the player fetches the manifest next).
  * Unknown ids are ignored; duplicates count once.
  */
 export async function bumpManifestRevision(deps: RevisionDeps, screenIds: string[]): Promise<void> {
@@ -19,7 +20,7 @@ export async function bumpManifestRevision(deps: RevisionDeps, screenIds: string
   if (ids.length === 0) return;
   const rows = await incrementManifestRevisions(deps.db, ids);
   if (!deps.realtime) return;
-  for (const r of rows) deps.realtime.send(r.id, { type: 'manifest.changed', revision: r.manifest_revision });
+  for (const r of rows) deps.realtime.pushManifestChanged(r.id, r.manifest_revision);
 }
 
 /** Every screen's revision (e.g. after a change that affects the whole fleet: idle slide, settings). */

@@ -32,7 +32,15 @@ export type SocketAuthenticator = (token: string) => Promise<SocketIdentity>;
 export interface RealtimeOptions {
   /** How often the server pings every socket; a socket that missed the last pong is closed. */
   pingIntervalMs?: number;
+  /** Screens told `manifest.changed` and not yet fetched, at most; the others wait their turn (`pushManifestChanged`). */
+  fetchWindow?: number;
+  /** A screen told that has not fetched within this long gives its place to the next. */
+  fetchWaitMs?: number;
 }
+
+/** Defaults: at 10,000 screens of one group, 64 at a time keeps the server busy and its queue short (docs/decisions.md). */
+const FETCH_WINDOW = 64;
+const FETCH_WAIT_MS = 2_000;
 
 /** Close codes players can act on. */
 export const CLOSE_CODES = {
@@ -74,12 +82,21 @@ export class RealtimeHub {
   private authenticator: SocketAuthenticator | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private readonly pingIntervalMs: number;
+  private readonly fetchWindow: number;
+  private readonly fetchWaitMs: number;
+  /** Screens told `manifest.changed` that have not fetched since, with when their place lapses. */
+  private readonly fetching = new Map<string, number>();
+  /** Screens waiting to be told, in turn, with the newest revision for each. */
+  private readonly waiting = new Map<string, number>();
+  private fetchTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly logger: Logger,
     options: RealtimeOptions = {},
   ) {
     this.pingIntervalMs = options.pingIntervalMs ?? 25_000;
+    this.fetchWindow = Math.max(1, options.fetchWindow ?? FETCH_WINDOW);
+    this.fetchWaitMs = options.fetchWaitMs ?? FETCH_WAIT_MS;
   }
 
   /** The screens module installs the device-credential check. */
@@ -113,6 +130,72 @@ export class RealtimeHub {
       sent++;
     }
     return sent;
+  }
+
+  /**
+   * Tells a screen its manifest changed (`{type: 'manifest.changed', revision}`), at once while
+   * fewer than `fetchWindow` screens told are still to fetch it; beyond that the screen waits its
+   * turn, which comes as told screens fetch (`fetched`) or after `fetchWaitMs` without their fetch.
+   * A single change (a few screens) is told at once, as before.
+   * A change reaching 10,000 screens then reaches them as fast as the server serves their
+   * fetches, and heartbeats never queue behind 10,000 requests arriving at once. A screen told
+   * again while it waits is told once, with the newest revision; one that fetches that revision
+   * meanwhile (its heartbeat showed the new revision) is not told. No socket: nothing to do.
+   */
+  pushManifestChanged(screenId: string, revision: number): void {
+    if (!this.channels.has(screenId)) return;
+    // A screen told already holds its place: told again at once (it fetches once either way).
+    if (this.fetching.has(screenId) || this.fetching.size < this.fetchWindow) {
+      this.tell(screenId, revision);
+      return;
+    }
+    this.waiting.delete(screenId);
+    this.waiting.set(screenId, revision);
+    this.armFetchTimer();
+  }
+
+  /** The screen fetched its manifest at `revision` (the manifest route): its place goes to the next waiting. */
+  fetched(screenId: string, revision: number): void {
+    const waits = this.waiting.get(screenId);
+    if (waits !== undefined && waits <= revision) this.waiting.delete(screenId);
+    if (this.fetching.delete(screenId)) this.tellWaiting();
+  }
+
+  /** Screens told and still to fetch, and screens waiting to be told (for tests and the status). */
+  manifestPushes(): { fetching: number; waiting: number } {
+    return { fetching: this.fetching.size, waiting: this.waiting.size };
+  }
+
+  private tell(screenId: string, revision: number): void {
+    if (this.send(screenId, { type: 'manifest.changed', revision }) === 0) return;
+    this.fetching.set(screenId, Date.now() + this.fetchWaitMs);
+    this.armFetchTimer();
+  }
+
+  private tellWaiting(): void {
+    for (const [id, revision] of this.waiting) {
+      if (this.fetching.size >= this.fetchWindow) return;
+      this.waiting.delete(id);
+      this.tell(id, revision);
+    }
+  }
+
+  /** While screens are told or waiting: places of screens that did not fetch in time lapse. */
+  private armFetchTimer(): void {
+    if (this.fetchTimer) return;
+    this.fetchTimer = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [id, until] of this.fetching) if (until <= now) this.fetching.delete(id);
+        this.tellWaiting();
+        if (this.fetching.size === 0 && this.waiting.size === 0 && this.fetchTimer) {
+          clearInterval(this.fetchTimer);
+          this.fetchTimer = null;
+        }
+      },
+      Math.max(10, Math.floor(this.fetchWaitMs / 4)),
+    );
+    this.fetchTimer.unref();
   }
 
   /**
@@ -239,6 +322,10 @@ export class RealtimeHub {
   close(): void {
     if (this.pingTimer) clearInterval(this.pingTimer);
     this.pingTimer = null;
+    if (this.fetchTimer) clearInterval(this.fetchTimer);
+    this.fetchTimer = null;
+    this.fetching.clear();
+    this.waiting.clear();
     for (const set of this.channels.values()) for (const client of set) client.ws.close(CLOSE_CODES.shutdown, 'server stopping');
     for (const set of this.channels.values()) for (const client of set) client.ws.terminate();
     this.channels.clear();
