@@ -352,13 +352,13 @@ t.test('pushes that arrive while the second check runs are held and sent after h
   sock.ws.close();
 });
 
-t.test('manifest.changed to many screens goes out in turn: a place frees when a told screen fetches or lapses', async (t) => {
+t.test('manifest.changed to many screens goes out in turn (a fixed window): a place frees when a told screen fetches or lapses', async (t) => {
   const ids = (n: number) => Array.from({ length: n }, (_, i) => `s${i + 1}`);
   const { hub, url } = await hubWith(
     t,
     async (token) =>
       token.startsWith('s') ? { screenId: token, credentialId: `c-${token}`, manifestRevision: 1 } : Promise.reject(new ApiError('invalid_credential', 'no')),
-    { fetchWindow: 2, fetchWaitMs: 300 },
+    { manifestLine: { window: 2, minWindow: 2, maxWindow: 2, waitMs: 300 } },
   );
   const sockets = new Map<string, Awaited<ReturnType<typeof open>>>();
   for (const id of ids(5)) {
@@ -367,18 +367,18 @@ t.test('manifest.changed to many screens goes out in turn: a place frees when a 
     sockets.set(id, socket);
   }
   hub.pushManifestChanged('nobody', 2);
-  t.same(hub.manifestPushes(), { fetching: 0, waiting: 0 }, 'a screen without a socket: nothing to do');
+  t.match(hub.manifestPushes(), { fetching: 0, waiting: 0 }, 'a screen without a socket: nothing to do');
   for (const id of ids(5)) hub.pushManifestChanged(id, 2);
-  t.same(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'two told, three wait');
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'two told, three wait');
   t.equal((await sockets.get('s1')!.next('manifest.changed')).revision, 2);
   t.equal((await sockets.get('s2')!.next('manifest.changed')).revision, 2);
   hub.pushManifestChanged('s4', 3);
-  t.same(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'told again while waiting: still one place in the line');
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 3 }, 'told again while waiting: still one place in the line');
   hub.fetched('s5', 2);
-  t.same(hub.manifestPushes(), { fetching: 2, waiting: 2 }, 's5 fetched revision 2 by itself (its heartbeat showed it): not told');
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 2 }, 's5 fetched revision 2 by itself (its heartbeat showed it): not told');
   hub.fetched('s1', 2);
   t.equal((await sockets.get('s3')!.next('manifest.changed')).revision, 2, 's1 fetched: s3 is told');
-  t.same(hub.manifestPushes(), { fetching: 2, waiting: 1 });
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 1 });
   // Neither s2 nor s3 fetches: their places lapse and s4 is told, with the newest revision.
   t.equal((await sockets.get('s4')!.next('manifest.changed', 5000)).revision, 3, 'lapsed places: s4 told revision 3');
   t.equal(hub.manifestPushes().waiting, 0);
@@ -394,10 +394,39 @@ t.test('the manifest route frees the place of a screen told manifest.changed', a
   await socket.next('hello');
   await bumpManifestRevision(app.deps, [s.screenId]);
   const told = await socket.next('manifest.changed');
-  t.same(app.deps.realtime!.manifestPushes(), { fetching: 1, waiting: 0 }, 'told, to fetch');
+  t.match(app.deps.realtime!.manifestPushes(), { fetching: 1, waiting: 0 }, 'told, to fetch');
   const res = await app.fetch('/api/v1/player/manifest', { headers: s.headers });
   t.equal(res.status, 200);
   t.ok(told.revision > 0);
-  t.same(app.deps.realtime!.manifestPushes(), { fetching: 0, waiting: 0 }, 'fetched: its place is free');
+  t.match(app.deps.realtime!.manifestPushes(), { fetching: 0, waiting: 0 }, 'fetched: its place is free');
   socket.ws.close();
+});
+
+t.test('the line’s window grows while screens wait and the server keeps up', async (t) => {
+  const { hub, url } = await hubWith(t, async (token) => ({ screenId: token, credentialId: `c-${token}`, manifestRevision: 1 }), {
+    manifestLine: { window: 2, minWindow: 2, maxWindow: 64, waitMs: 60_000 },
+  });
+  const sockets = [];
+  for (let i = 0; i < 20; i++) {
+    const socket = await open(url, { headers: { authorization: `Bearer g${i}` } });
+    await socket.next('hello');
+    sockets.push(socket);
+  }
+  for (let i = 0; i < 20; i++) hub.pushManifestChanged(`g${i}`, 2);
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 18, window: 2 });
+  // Nobody fetches and no place lapses (60 s): only a wider window tells the others.
+  for (const socket of sockets) t.equal((await socket.next('manifest.changed', 5000)).revision, 2);
+  t.match(hub.manifestPushes(), { fetching: 20, waiting: 0 });
+  t.ok(hub.manifestPushes().window >= 20, 'the window grew');
+  for (const socket of sockets) socket.ws.close();
+});
+
+t.test('nextWindow: halves when the loop runs late, doubles when on time with a full window, within bounds', async (t) => {
+  const { nextWindow } = await import('../server/src/platform/realtime/fetch-line.js');
+  t.equal(nextWindow(64, 40, true, 16, 4096), 32, 'late: halved');
+  t.equal(nextWindow(20, 40, false, 16, 4096), 16, 'not below the minimum');
+  t.equal(nextWindow(64, 2, true, 16, 4096), 128, 'on time, full, screens waiting: doubled');
+  t.equal(nextWindow(64, 2, false, 16, 4096), 64, 'on time but room left: as it was');
+  t.equal(nextWindow(4000, 2, true, 16, 4096), 4096, 'not above the maximum');
+  t.equal(nextWindow(64, 15, true, 16, 4096), 64, 'a little late: as it was');
 });

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ApiError } from '../http/errors.js';
+import { FetchLine, type FetchLineOptions } from './fetch-line.js';
 
 /** The path players open the socket on (DESIGN.md section 6.4). */
 export const PLAYER_SOCKET_PATH = '/api/v1/player/socket';
@@ -32,15 +33,9 @@ export type SocketAuthenticator = (token: string) => Promise<SocketIdentity>;
 export interface RealtimeOptions {
   /** How often the server pings every socket; a socket that missed the last pong is closed. */
   pingIntervalMs?: number;
-  /** Screens told `manifest.changed` and not yet fetched, at most; the others wait their turn (`pushManifestChanged`). */
-  fetchWindow?: number;
-  /** A screen told that has not fetched within this long gives its place to the next. */
-  fetchWaitMs?: number;
+  /** The line of screens told `manifest.changed` (fetch-line.ts): its window's bounds and how long a told screen keeps its place. */
+  manifestLine?: FetchLineOptions;
 }
-
-/** Defaults: at 10,000 screens of one group, 64 at a time keeps the server busy and its queue short (docs/decisions.md). */
-const FETCH_WINDOW = 64;
-const FETCH_WAIT_MS = 2_000;
 
 /** Close codes players can act on. */
 export const CLOSE_CODES = {
@@ -82,21 +77,14 @@ export class RealtimeHub {
   private authenticator: SocketAuthenticator | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private readonly pingIntervalMs: number;
-  private readonly fetchWindow: number;
-  private readonly fetchWaitMs: number;
-  /** Screens told `manifest.changed` that have not fetched since, with when their place lapses. */
-  private readonly fetching = new Map<string, number>();
-  /** Screens waiting to be told, in turn, with the newest revision for each. */
-  private readonly waiting = new Map<string, number>();
-  private fetchTimer: NodeJS.Timeout | null = null;
+  private readonly line: FetchLine;
 
   constructor(
     private readonly logger: Logger,
     options: RealtimeOptions = {},
   ) {
     this.pingIntervalMs = options.pingIntervalMs ?? 25_000;
-    this.fetchWindow = Math.max(1, options.fetchWindow ?? FETCH_WINDOW);
-    this.fetchWaitMs = options.fetchWaitMs ?? FETCH_WAIT_MS;
+    this.line = new FetchLine((screenId, revision) => this.send(screenId, { type: 'manifest.changed', revision }) > 0, options.manifestLine);
   }
 
   /** The screens module installs the device-credential check. */
@@ -133,69 +121,25 @@ export class RealtimeHub {
   }
 
   /**
-   * Tells a screen its manifest changed (`{type: 'manifest.changed', revision}`), at once while
-   * fewer than `fetchWindow` screens told are still to fetch it; beyond that the screen waits its
-   * turn, which comes as told screens fetch (`fetched`) or after `fetchWaitMs` without their fetch.
-   * A single change (a few screens) is told at once, as before.
-   * A change reaching 10,000 screens then reaches them as fast as the server serves their
-   * fetches, and heartbeats never queue behind 10,000 requests arriving at once. A screen told
-   * again while it waits is told once, with the newest revision; one that fetches that revision
-   * meanwhile (its heartbeat showed the new revision) is not told. No socket: nothing to do.
+   * Tells a screen its manifest changed (`{type: 'manifest.changed', revision}`): at once while
+   * the line has room, else in turn (fetch-line.ts: the window of screens told and still to
+   * fetch adapts to the server; a told screen's fetch, `fetched`, tells the next). A change
+   * reaching 10,000 screens then reaches them as fast as the server serves their fetches, and
+   * heartbeats do not queue behind 10,000 requests arriving at once; a change reaching a few
+   * screens is told at once, as before. No socket: nothing to do.
    */
   pushManifestChanged(screenId: string, revision: number): void {
-    if (!this.channels.has(screenId)) return;
-    // A screen told already holds its place: told again at once (it fetches once either way).
-    if (this.fetching.has(screenId) || this.fetching.size < this.fetchWindow) {
-      this.tell(screenId, revision);
-      return;
-    }
-    this.waiting.delete(screenId);
-    this.waiting.set(screenId, revision);
-    this.armFetchTimer();
+    if (this.channels.has(screenId)) this.line.push(screenId, revision);
   }
 
-  /** The screen fetched its manifest at `revision` (the manifest route): its place goes to the next waiting. */
+  /** The screen fetched its manifest at `revision` (the manifest route): its place in the line goes to the next. */
   fetched(screenId: string, revision: number): void {
-    const waits = this.waiting.get(screenId);
-    if (waits !== undefined && waits <= revision) this.waiting.delete(screenId);
-    if (this.fetching.delete(screenId)) this.tellWaiting();
+    this.line.fetched(screenId, revision);
   }
 
-  /** Screens told and still to fetch, and screens waiting to be told (for tests and the status). */
-  manifestPushes(): { fetching: number; waiting: number } {
-    return { fetching: this.fetching.size, waiting: this.waiting.size };
-  }
-
-  private tell(screenId: string, revision: number): void {
-    if (this.send(screenId, { type: 'manifest.changed', revision }) === 0) return;
-    this.fetching.set(screenId, Date.now() + this.fetchWaitMs);
-    this.armFetchTimer();
-  }
-
-  private tellWaiting(): void {
-    for (const [id, revision] of this.waiting) {
-      if (this.fetching.size >= this.fetchWindow) return;
-      this.waiting.delete(id);
-      this.tell(id, revision);
-    }
-  }
-
-  /** While screens are told or waiting: places of screens that did not fetch in time lapse. */
-  private armFetchTimer(): void {
-    if (this.fetchTimer) return;
-    this.fetchTimer = setInterval(
-      () => {
-        const now = Date.now();
-        for (const [id, until] of this.fetching) if (until <= now) this.fetching.delete(id);
-        this.tellWaiting();
-        if (this.fetching.size === 0 && this.waiting.size === 0 && this.fetchTimer) {
-          clearInterval(this.fetchTimer);
-          this.fetchTimer = null;
-        }
-      },
-      Math.max(10, Math.floor(this.fetchWaitMs / 4)),
-    );
-    this.fetchTimer.unref();
+  /** Screens told and still to fetch, screens waiting, and the line's window now (tests, benches). */
+  manifestPushes(): { fetching: number; waiting: number; window: number } {
+    return this.line.counts();
   }
 
   /**
@@ -322,10 +266,7 @@ export class RealtimeHub {
   close(): void {
     if (this.pingTimer) clearInterval(this.pingTimer);
     this.pingTimer = null;
-    if (this.fetchTimer) clearInterval(this.fetchTimer);
-    this.fetchTimer = null;
-    this.fetching.clear();
-    this.waiting.clear();
+    this.line.close();
     for (const set of this.channels.values()) for (const client of set) client.ws.close(CLOSE_CODES.shutdown, 'server stopping');
     for (const set of this.channels.values()) for (const client of set) client.ws.terminate();
     this.channels.clear();
