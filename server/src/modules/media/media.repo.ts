@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { AssetKind, AssetsTable, AssetVariantsTable, Database, JobsTable, MediaFilesTable } from '../../platform/db/schema.js';
 import { type ApiError, invalidReference, notFound, unknownIdsIn } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
@@ -258,6 +259,21 @@ export async function setWebsite(db: DbOrTrx, id: string, website: string, size:
 
 export async function findVariant(db: DbOrTrx, assetId: string, variantId: string): Promise<AssetVariantsTable | undefined> {
   return db.selectFrom('asset_variants').selectAll().where('id', '=', variantId).where('asset_id', '=', assetId).executeTakeFirst();
+}
+
+const readyVariant = prepared((db: Db, assetId: string, variantId: string) =>
+  db
+    .selectFrom('asset_variants as v')
+    .innerJoin('assets as a', 'a.id', 'v.asset_id')
+    .select(['v.sha256', 'v.content_type'])
+    .where('v.id', '=', variantId)
+    .where('v.asset_id', '=', assetId)
+    .where('a.state', '=', 'ready'),
+);
+
+/** What a player needs to download a variant of a ready asset, in one prepared read (after a change, every screen downloads its new media at once). */
+export async function readyVariantOf(db: Db, assetId: string, variantId: string): Promise<Pick<AssetVariantsTable, 'sha256' | 'content_type'> | undefined> {
+  return (await readyVariant(db, assetId, variantId)).rows[0];
 }
 
 /** An asset's state, and the one it had before it was archived; undefined when it is gone. */

@@ -4,7 +4,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, uuidParam } from '../../platform/http/route.js';
 import { sendFile } from '../../platform/http/send-file.js';
 import { screenMayDownload } from './hooks.js';
-import { findVariant, getAsset } from './media.repo.js';
+import { readyVariantOf } from './media.repo.js';
 
 const params = z.object({ assetId: uuidParam, variantId: uuidParam });
 
@@ -29,13 +29,8 @@ export const playerMediaRoutes = [
     },
     handler: async (ctx, { params, auth }) => {
       const screenId = (auth as DevicePrincipal).screenId;
-      const db = ctx.deps.db;
-      const asset = await getAsset(db, params.assetId);
-      const gone = new ApiError('not_found', 'No such media for this screen');
-      if (asset?.state !== 'ready') throw gone;
-      const variant = await findVariant(db, asset.id, params.variantId);
-      if (!variant) throw gone;
-      if (!(await screenMayDownload(ctx.deps, screenId, asset.id))) throw gone;
+      const variant = await readyVariantOf(ctx.deps.db, params.assetId, params.variantId);
+      if (!variant || !(await screenMayDownload(ctx.deps, screenId, params.assetId))) throw new ApiError('not_found', 'No such media for this screen');
       await sendFile(ctx, {
         path: ctx.media.store.pathOf(variant.sha256),
         contentType: variant.content_type,

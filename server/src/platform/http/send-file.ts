@@ -124,7 +124,8 @@ export async function sendFile(ctx: Context, options: SendFileOptions): Promise<
     ctx.length = range.end - range.start + 1;
   } else {
     ctx.status = 200;
-    if (ctx.method !== 'HEAD') ctx.body = createReadStream(options.path, { highWaterMark: 256 * 1024 });
+    // With its end given, the stream reads at most the file's size: a small file is not read into a 256 KiB buffer.
+    if (ctx.method !== 'HEAD') ctx.body = createReadStream(options.path, { end: Math.max(0, size - 1), highWaterMark: 256 * 1024 });
     ctx.length = size;
   }
   // HEAD: no body is set (Koa would turn a null body into 204); the headers are GET's.
