@@ -13,6 +13,7 @@ import {
 import { pruneNoiseBuckets } from '../server/src/modules/screens/heartbeat.repo.js';
 import { signedInApp } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
+import { noiseBuckets, screenNum } from './helpers/noise.js';
 
 /**
  * The heartbeat's hand-written bucket checks (gridMs, bucketsValid, HeartbeatBody.safeParse)
@@ -173,12 +174,7 @@ t.test('over HTTP: a bad bucket gets the envelope zod gives it; good ones are st
   const res = await beat({ noiseMeter: { pendingHistory: sent } });
   t.equal(res.status, 200);
   t.equal(res.body.data.noiseHistory.accepted, 4);
-  const rows = await app.deps.db
-    .selectFrom('noise_buckets')
-    .select(['started_at', 'started_ms', 'average_level', 'peak_level', 'trigger_count'])
-    .where('screen_id', '=', screen.screenId)
-    .orderBy('started_ms')
-    .execute();
+  const rows = await noiseBuckets(app.deps.db, screen.screenId);
   t.strictSame(
     rows.map((r) => [r.started_at, r.started_ms, r.average_level, r.peak_level, r.trigger_count]),
     [
@@ -205,7 +201,7 @@ t.test('a bucket sent twice in one heartbeat, or again later, is stored and roll
   const rows = await app.deps.db
     .selectFrom('noise_buckets')
     .select(['started_ms', 'average_level'])
-    .where('screen_id', '=', screen.screenId)
+    .where('screen_num', '=', screenNum(screen.screenId))
     .orderBy('started_ms')
     .execute();
   t.strictSame(
@@ -220,7 +216,7 @@ t.test('a bucket sent twice in one heartbeat, or again later, is stored and roll
   const minute = await app.deps.db
     .selectFrom('noise_minutes')
     .select(['bucket_count', 'level_ms'])
-    .where('screen_id', '=', screen.screenId)
+    .where('screen_num', '=', screenNum(screen.screenId))
     .executeTakeFirstOrThrow();
   t.strictSame([minute.bucket_count, minute.level_ms], [3, (10 + 41.5 + 41.5) * 10_000], 'the roll-up adds each stored bucket once');
 });
@@ -284,7 +280,7 @@ t.test('the prune deletes every screen’s buckets before the cutoff, and only t
     200,
   );
   const starts = async (s: typeof one) =>
-    (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', s.screenId).orderBy('started_ms').execute()).map(
+    (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_num', '=', screenNum(s.screenId)).orderBy('started_ms').execute()).map(
       (r) => r.started_ms,
     );
   const cutoff = Date.UTC(2026, 0, 1) + 45 * 10_000 + 1; // not on the grid: a bucket starting at 45 goes

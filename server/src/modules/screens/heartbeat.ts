@@ -366,27 +366,23 @@ export async function ingestHeartbeat(
     // The policy's interval, from the texts read with the screen (no query of its own).
     const interval = effectivePolicyValue('heartbeatIntervalSec', before.policy, JSON.parse(before.group_policies) as (string | null)[]);
     if (buckets.length) {
-      const rows = buckets.map((b) => {
-        const fast = gridMs(b.startedAt);
-        const ms = fast ?? (parseGridTimeFully(b.startedAt) as { ms: number }).ms; // validated by the schema
-        return {
-          screen_id: screen.id,
-          // Stored as UTC with milliseconds (nowIso): the text the player sent when it is that form already.
-          started_at: fast !== null && b.startedAt.length === 24 && b.startedAt.endsWith('.000Z') ? b.startedAt : nowIso(ms),
-          started_ms: ms,
-          average_level: b.averageLevel,
-          peak_level: b.peakLevel,
-          monitored_ms: b.monitoredMs,
-          warning_ms: b.warningMs,
-          loud_ms: b.loudMs,
-          trigger_count: b.triggerCount ?? null,
-          received_at: nowText,
-        };
-      });
+      const num = before.num!;
+      const rows = buckets.map((b) => ({
+        screen_num: num,
+        // Validated by the schema: gridMs reads the usual forms, the full parse the rest.
+        started_ms: gridMs(b.startedAt) ?? (parseGridTimeFully(b.startedAt) as { ms: number }).ms,
+        average_level: b.averageLevel,
+        peak_level: b.peakLevel,
+        monitored_ms: b.monitoredMs,
+        warning_ms: b.warningMs,
+        loud_ms: b.loudMs,
+        trigger_count: b.triggerCount ?? null,
+        received_ms: now,
+      }));
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
       // the roll-ups add only what was inserted, so a retry adds nothing twice.
-      const inserted = await insertNoiseBuckets(trx, screen.id, rows);
-      if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
+      const inserted = await insertNoiseBuckets(trx, num, rows);
+      if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(num, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(
       trx,
