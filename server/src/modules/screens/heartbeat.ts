@@ -190,26 +190,25 @@ export function bucketsValid(list: unknown): list is z.infer<typeof NoiseBucket>
   return true;
 }
 
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+
 /** The same body with the buckets taken as they are: for a bucket array bucketsValid accepted. */
 const HeartbeatBodyCheckedBuckets = heartbeatBody(z.array(z.unknown()));
-const fullSafeParse = HeartbeatBody.safeParse.bind(HeartbeatBody);
 /** HeartbeatBody's zod validation alone, without the bucket fast path: the reference for tests. */
-export const safeParseHeartbeatFully = fullSafeParse;
+export const safeParseHeartbeatFully = (data: unknown) => HeartbeatBody.safeParse(data);
+
 /**
- * Validation of a heartbeat (the API router calls safeParse): a body whose buckets pass
- * bucketsValid has the rest checked by zod and the buckets kept as they are; anything else,
- * and any failure, goes through the full schema, so a refused body gets zod's own issues,
- * messages and order, unchanged.
+ * The heartbeat route's body pre-check (RouteDef.bodyPrecheck): a body with buckets that pass
+ * bucketsValid has the rest checked by zod and the buckets kept as they are. Anything else,
+ * and any failure, is left to the router's full HeartbeatBody validation, so a refused body
+ * gets zod's own issues, messages and order, unchanged.
  */
-HeartbeatBody.safeParse = ((data: unknown, params?: Parameters<typeof fullSafeParse>[1]) => {
+export function precheckHeartbeatBody(data: unknown): { data: HeartbeatBody } | undefined {
   const history = (data as { noiseMeter?: { pendingHistory?: unknown } } | null)?.noiseMeter?.pendingHistory;
-  if (Array.isArray(history) && history.length && bucketsValid(history)) {
-    const rest = HeartbeatBodyCheckedBuckets.safeParse(data, params);
-    if (rest.success) return rest;
-  }
-  return fullSafeParse(data, params);
-}) as typeof HeartbeatBody.safeParse;
-export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+  if (!Array.isArray(history) || !history.length || !bucketsValid(history)) return undefined;
+  const rest = HeartbeatBodyCheckedBuckets.safeParse(data);
+  return rest.success ? { data: rest.data as HeartbeatBody } : undefined;
+}
 
 export const HeartbeatReply = z
   .object({
