@@ -93,6 +93,10 @@ export function parseGridTimeFully(s: string): { ms: number } | { error: string 
 const GRID_TIME = /^(\d{4})-(\d\d)-(\d\d)T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.0+)?(?:Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 export function gridMs(s: string): number | null {
+  if (s.length === 24) {
+    const ms = utcMs(s);
+    if (ms !== undefined) return ms;
+  }
   if (s.length > 64) return null;
   const m = GRID_TIME.exec(s);
   if (!m) return null;
@@ -105,6 +109,66 @@ export function gridMs(s: string): number | null {
   if (day > MONTH_DAYS[month - 1]! + (leap ? 1 : 0)) return null;
   let ms = Date.UTC(year, month - 1, day, Number(m[4]), Number(m[5]), Number(m[6]));
   if (m[7]) ms -= (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])) * 60_000;
+  if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS) || ms % BUCKET_MS !== 0) return null;
+  return ms;
+}
+
+/** The day utcMs read last (`YYYY-MM-DD`) and its start: a heartbeat's buckets fall on one or two days. */
+let lastDay = '';
+let lastDayMs = 0;
+/** The digit at `i`, or -1. */
+const digitAt = (s: string, i: number) => {
+  const d = s.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+};
+const two = (s: string, i: number) => {
+  const a = digitAt(s, i);
+  const b = digitAt(s, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+};
+
+/**
+ * gridMs for the form players send (`2026-01-01T10:00:10.000Z`, what toISOString writes):
+ * read by character, the day's start remembered, so a bucket costs a few comparisons.
+ * Undefined for any other text (gridMs then reads it with its expression); for this form it
+ * answers what the expression would (test/heartbeat-buckets.test.ts compares with the full parse).
+ */
+function utcMs(s: string): number | null | undefined {
+  if (
+    s.charCodeAt(4) !== 45 || // -
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 || // T
+    s.charCodeAt(13) !== 58 || // :
+    s.charCodeAt(16) !== 58 ||
+    s.charCodeAt(19) !== 46 || // .
+    s.charCodeAt(20) !== 48 || // 0
+    s.charCodeAt(21) !== 48 ||
+    s.charCodeAt(22) !== 48 ||
+    s.charCodeAt(23) !== 90 // Z
+  )
+    return undefined;
+  let dayMs: number;
+  if (lastDay.length === 10 && s.startsWith(lastDay)) dayMs = lastDayMs;
+  else {
+    const hi = two(s, 0);
+    const lo = two(s, 2);
+    const month = two(s, 5);
+    const day = two(s, 8);
+    if (hi < 0 || lo < 0 || month < 0 || day < 0) return undefined;
+    const year = hi * 100 + lo;
+    // Date.UTC reads years 0-99 as 1900-1999: those take the full path.
+    if (year < 100 || month < 1 || month > 12 || day < 1) return undefined;
+    const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    if (day > MONTH_DAYS[month - 1]! + (leap ? 1 : 0)) return null;
+    dayMs = Date.UTC(year, month - 1, day);
+    lastDay = s.slice(0, 10);
+    lastDayMs = dayMs;
+  }
+  const hour = two(s, 11);
+  const minute = two(s, 14);
+  const second = two(s, 17);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  const ms = dayMs + ((hour * 60 + minute) * 60 + second) * 1000;
   if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS) || ms % BUCKET_MS !== 0) return null;
   return ms;
 }
