@@ -322,9 +322,9 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
   const now = Date.now();
   const at = (ms: number) => new Date(ms).toISOString();
 
+  const num = (await db.selectFrom('screens').select('num').where('id', '=', screen.screenId).executeTakeFirstOrThrow()).num!;
   const bucket = (ageDays: number) => ({
-    screen_id: screen.screenId,
-    started_at: at(now - ageDays * DAY),
+    screen_num: num,
     started_ms: now - ageDays * DAY,
     average_level: 40,
     peak_level: 60,
@@ -332,14 +332,14 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
     warning_ms: 0,
     loud_ms: 0,
     trigger_count: 0,
-    received_at: at(now),
+    received_ms: now,
   });
   await db
     .insertInto('noise_buckets')
     .values([bucket(6), bucket(4)])
     .execute();
   // More old rows than four delete batches (1 000 each): pruning goes on until none is left.
-  const many = Array.from({ length: 4500 }, (_, i) => ({ ...bucket(7), started_at: at(now - 7 * DAY - i * 10_000), started_ms: now - 7 * DAY - i * 10_000 }));
+  const many = Array.from({ length: 4500 }, (_, i) => ({ ...bucket(7), started_ms: now - 7 * DAY - i * 10_000 }));
   for (let i = 0; i < many.length; i += 500)
     await db
       .insertInto('noise_buckets')
@@ -403,7 +403,7 @@ t.test('retention settings: noise buckets, screenshots, player history and job h
   await app.deps.periodic.runNow('screens.retention');
   await app.deps.periodic.runNow('jobs.prune');
 
-  const buckets = await db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', screen.screenId).execute();
+  const buckets = await db.selectFrom('noise_buckets').select('started_ms').where('screen_num', '=', num).execute();
   t.same(
     buckets.map((b) => b.started_ms),
     [now - 4 * DAY],

@@ -7,6 +7,7 @@ import { checkA11y } from './helpers/a11y.js';
 import { alertText, CHROMIUM, CHROMIUM_ARGS, DESKTOP, launchBrowser, PHONE, pairPlayPage, signedInContext, snap, waitUntil } from './helpers/browser.js';
 import { startApp, type TestApp } from './helpers/harness.js';
 import { type PairedScreen, pairScreen } from './helpers/screens.js';
+import { screenNum } from './helpers/noise.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
 
 /** The average colour of a small square at the centre of `selector`'s box, from a real screenshot. */
@@ -324,7 +325,7 @@ t.test('noise report: summary figures as the API answers them, a drawn chart, th
       const n = r.body.data.lastStatus?.noiseMeter;
       return n &&
         n.status === 'loud' &&
-        (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', micId).execute()).length >= 2
+        (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_num', '=', screenNum(micId)).execute()).length >= 2
         ? n
         : undefined;
     },

@@ -11,12 +11,15 @@ import {
   safeParseHeartbeatFully,
 } from '../server/src/modules/screens/heartbeat.js';
 import { pruneNoiseBuckets } from '../server/src/modules/screens/heartbeat.repo.js';
+import { playerRoutes } from '../server/src/modules/screens/player.routes.js';
+import { safeParseBody } from '../server/src/platform/http/router.js';
 import { signedInApp } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
+import { noiseBuckets, screenNum } from './helpers/noise.js';
 
 /**
- * The heartbeat's hand-written bucket checks (gridMs, bucketsValid, HeartbeatBody.safeParse)
- * against zod's full validation: they may only accept what zod accepts, with the same
+ * The heartbeat's hand-written bucket checks (gridMs, bucketsValid, and the route's body
+ * pre-check as the router applies it, safeParseBody) against zod's full validation: they may only accept what zod accepts, with the same
  * values, and a refused body gets zod's own issues.
  */
 
@@ -119,7 +122,14 @@ function mutated(i: number): Record<string, unknown> {
   return b;
 }
 
-t.test('bucketsValid and HeartbeatBody.safeParse agree with zod, issues included', async (t) => {
+const heartbeatRoute = playerRoutes.find((r) => r.path === '/api/v1/player/heartbeat')!;
+/** The heartbeat's body as the router validates it: the route's pre-check, then HeartbeatBody. */
+const routerParse = (body: unknown) => safeParseBody(heartbeatRoute, body) as ReturnType<typeof safeParseHeartbeatFully>;
+
+t.test('bucketsValid and the heartbeat route’s body pre-check agree with zod, issues included', async (t) => {
+  t.equal(heartbeatRoute.body, HeartbeatBody, 'the route validates with HeartbeatBody');
+  t.ok(heartbeatRoute.bodyPrecheck, 'and gives a pre-check');
+  let fast = 0;
   const Buckets = z.array(NoiseBucket).max(MAX_BUCKETS);
   let accepted = 0;
   const differ: string[] = [];
@@ -127,8 +137,9 @@ t.test('bucketsValid and HeartbeatBody.safeParse agree with zod, issues included
     const list: unknown[] = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, i) => (rand() < 0.5 ? good(i) : mutated(i)));
     if (rand() < 0.05) list.push(pick([null, 'bucket', 7, [good(9)]]));
     const body = { playerFamily: pick(['desktop-linux', 'nonsense']), noiseMeter: { status: pick(['normal', 'deafening']), pendingHistory: list } };
-    const mine = HeartbeatBody.safeParse(body);
+    const mine = routerParse(body);
     const zods = safeParseHeartbeatFully(body);
+    if (heartbeatRoute.bodyPrecheck!(body)) fast++;
     if (bucketsValid(list)) {
       accepted++;
       if (!Buckets.safeParse(list).success) t.fail(`bucketsValid accepted what zod refused: ${JSON.stringify(list)}`);
@@ -136,12 +147,12 @@ t.test('bucketsValid and HeartbeatBody.safeParse agree with zod, issues included
     const outcome = (r: typeof mine) => JSON.stringify(r.success ? r.data : r.error.issues);
     if (mine.success !== zods.success || outcome(mine) !== outcome(zods)) differ.push(JSON.stringify(body));
   }
-  t.strictSame(differ.slice(0, 5), [], 'HeartbeatBody.safeParse answers what zod does: the same values, or the same issues');
-  t.ok(accepted > 300, `the fast path was taken (${accepted} bodies)`);
+  t.strictSame(differ.slice(0, 5), [], 'the router answers what zod does: the same values, or the same issues');
+  t.ok(accepted > 300 && fast > 300, `the fast path was taken (${accepted} bucket lists, ${fast} bodies)`);
   const full = Array.from({ length: MAX_BUCKETS }, (_, i) => good(i));
   t.ok(bucketsValid(full), `${MAX_BUCKETS} buckets are valid`);
   t.notOk(bucketsValid([...full, good(MAX_BUCKETS)]), `${MAX_BUCKETS + 1} are not`);
-  t.notOk(HeartbeatBody.safeParse({ noiseMeter: { pendingHistory: [...full, good(MAX_BUCKETS)] } }).success, 'nor does the body accept them');
+  t.notOk(routerParse({ noiseMeter: { pendingHistory: [...full, good(MAX_BUCKETS)] } }).success, 'nor does the body accept them');
 });
 
 t.test('over HTTP: a bad bucket gets the envelope zod gives it; good ones are stored as sent', async (t) => {
@@ -173,12 +184,7 @@ t.test('over HTTP: a bad bucket gets the envelope zod gives it; good ones are st
   const res = await beat({ noiseMeter: { pendingHistory: sent } });
   t.equal(res.status, 200);
   t.equal(res.body.data.noiseHistory.accepted, 4);
-  const rows = await app.deps.db
-    .selectFrom('noise_buckets')
-    .select(['started_at', 'started_ms', 'average_level', 'peak_level', 'trigger_count'])
-    .where('screen_id', '=', screen.screenId)
-    .orderBy('started_ms')
-    .execute();
+  const rows = await noiseBuckets(app.deps.db, screen.screenId);
   t.strictSame(
     rows.map((r) => [r.started_at, r.started_ms, r.average_level, r.peak_level, r.trigger_count]),
     [
@@ -205,7 +211,7 @@ t.test('a bucket sent twice in one heartbeat, or again later, is stored and roll
   const rows = await app.deps.db
     .selectFrom('noise_buckets')
     .select(['started_ms', 'average_level'])
-    .where('screen_id', '=', screen.screenId)
+    .where('screen_num', '=', screenNum(screen.screenId))
     .orderBy('started_ms')
     .execute();
   t.strictSame(
@@ -220,7 +226,7 @@ t.test('a bucket sent twice in one heartbeat, or again later, is stored and roll
   const minute = await app.deps.db
     .selectFrom('noise_minutes')
     .select(['bucket_count', 'level_ms'])
-    .where('screen_id', '=', screen.screenId)
+    .where('screen_num', '=', screenNum(screen.screenId))
     .executeTakeFirstOrThrow();
   t.strictSame([minute.bucket_count, minute.level_ms], [3, (10 + 41.5 + 41.5) * 10_000], 'the roll-up adds each stored bucket once');
 });
@@ -284,7 +290,7 @@ t.test('the prune deletes every screen’s buckets before the cutoff, and only t
     200,
   );
   const starts = async (s: typeof one) =>
-    (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_id', '=', s.screenId).orderBy('started_ms').execute()).map(
+    (await app.deps.db.selectFrom('noise_buckets').select('started_ms').where('screen_num', '=', screenNum(s.screenId)).orderBy('started_ms').execute()).map(
       (r) => r.started_ms,
     );
   const cutoff = Date.UTC(2026, 0, 1) + 45 * 10_000 + 1; // not on the grid: a bucket starting at 45 goes

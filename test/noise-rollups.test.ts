@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { signedInApp } from './helpers/auth.js';
 import type { TestApp } from './helpers/harness.js';
 import { pairScreen, type PairedScreen } from './helpers/screens.js';
+import { screenNum } from './helpers/noise.js';
 
 /**
  * The roll-ups (minute, hour, local day) against sums computed here from the buckets sent
@@ -95,9 +96,9 @@ function compare(t: Test, actual: { key: string; row: Record<string, number> }[]
 
 async function check(t: Test, app: TestApp, screen: PairedScreen, list: B[], zone: string) {
   const db = app.deps.db;
-  const minutes = await db.selectFrom('noise_minutes').selectAll().where('screen_id', '=', screen.screenId).execute();
-  const hours = await db.selectFrom('noise_hours').selectAll().where('screen_id', '=', screen.screenId).execute();
-  const days = await db.selectFrom('noise_days').selectAll().where('screen_id', '=', screen.screenId).execute();
+  const minutes = await db.selectFrom('noise_minutes').selectAll().where('screen_num', '=', screenNum(screen.screenId)).execute();
+  const hours = await db.selectFrom('noise_hours').selectAll().where('screen_num', '=', screenNum(screen.screenId)).execute();
+  const days = await db.selectFrom('noise_days').selectAll().where('screen_num', '=', screenNum(screen.screenId)).execute();
   compare(
     t,
     minutes.map((r) => ({ key: new Date(r.started_ms).toISOString().slice(0, 16), row: r as any })),
@@ -158,7 +159,7 @@ t.test('roll-ups equal the sums of the buckets sent, across DST and a half-hour 
   const oct = await app.deps.db
     .selectFrom('noise_days')
     .selectAll()
-    .where('screen_id', '=', berlin.screenId)
+    .where('screen_num', '=', screenNum(berlin.screenId))
     .where('day', '=', '2026-10-25')
     .executeTakeFirstOrThrow();
   t.equal(oct.ends_ms - oct.started_ms, 25 * 3600_000, 'October 25 in Berlin has 25 hours');
@@ -203,7 +204,10 @@ t.test('migration 0450 drops the roll-ups’ started_at and keeps every row and 
   raw.exec(`insert into noise_minutes values ('s1', 60000, '1970-01-01T00:01:00.000Z', ${sums})`);
   raw.exec(`insert into noise_hours values ('s1', 0, '1970-01-01T00:00:00.000Z', ${sums})`);
   raw.exec(`insert into noise_days values ('s1', 'UTC', '1970-01-01', 0, '1970-01-01T00:00:00.000Z', 86400000, ${sums})`);
-  await migrate(database.db);
+  await migrate(
+    database.db,
+    MIGRATIONS.filter((m) => m.version < 480),
+  );
   const expected = { bucket_count: 3, monitored_ms: 30000, level_ms: 1350000.5, peak_level: 71.5, warning_ms: 1500, loud_ms: 300, trigger_count: 2 };
   t.same(raw.prepare('select * from noise_minutes').all(), [{ screen_id: 's1', started_ms: 60000, ...expected }]);
   t.same(raw.prepare('select * from noise_hours').all(), [{ screen_id: 's1', started_ms: 0, ...expected }]);

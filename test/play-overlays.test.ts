@@ -12,6 +12,7 @@ import t from 'tap';
 import { signIn } from './helpers/auth.js';
 import { CHROMIUM, CHROMIUM_ARGS, colourAt, dominant, ensureConsoleBuilt, pairPlayPage, snap, waitUntil } from './helpers/browser.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
+import { noiseBuckets } from './helpers/noise.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
 import { sampleMp4 } from './helpers/sample-media.js';
 
@@ -149,7 +150,7 @@ t.test('overlays on /play: brand bug, countdown bar, noise meter; still drawn of
     const rows = await waitUntil(
       'noise buckets stored',
       async () => {
-        const r = await app.database.db.selectFrom('noise_buckets').selectAll().where('screen_id', '=', screenId).execute();
+        const r = await noiseBuckets(app.database.db, screenId);
         return r.length > 0 ? r : undefined;
       },
       90_000,

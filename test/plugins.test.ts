@@ -240,9 +240,9 @@ t.test('instances: CRUD per plugin, defaults, bad configs, If-Match, not-install
   const now = Date.now();
   app.database.sqlite
     .prepare(
-      'insert into noise_buckets (screen_id, started_at, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, received_at) values (?, ?, ?, 50, 60, 10000, 0, 0, ?)',
+      'insert into noise_buckets (screen_num, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, received_ms) values ((select num from screens where id = ?), ?, 50, 60, 10000, 0, 0, ?)',
     )
-    .run(screen.screenId, new Date(now).toISOString(), now, new Date(now).toISOString());
+    .run(screen.screenId, now, now);
   t.equal((await uninstall('noise-meter', true)).status, 204);
   t.same((await call('GET', base('noise-meter'))).body.data.items, [], 'purged');
   t.equal((app.database.sqlite.prepare('select count(*) as n from noise_buckets').get() as { n: number }).n, 0, 'the noise history went too');

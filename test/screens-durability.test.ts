@@ -4,6 +4,7 @@ import { openDatabase } from '../server/src/platform/db/database.js';
 import { tempDataDir } from './helpers/harness.js';
 import { startServerProcess } from './helpers/server-process.js';
 import { cookieHeader } from './helpers/auth.js';
+import { noiseBuckets } from './helpers/noise.js';
 
 /**
  * kill -9 while heartbeats stream in: every bucket the server answered `accepted` for
@@ -105,7 +106,7 @@ t.test('a process ingesting heartbeats is killed -9; every accepted bucket survi
 
   const db = openDatabase(path.join(dataDir, 'placard.db'));
   t.teardown(() => db.close());
-  const rows = await db.db.selectFrom('noise_buckets').selectAll().where('screen_id', '=', screenId).execute();
+  const rows = await noiseBuckets(db.db, screenId);
   const stored = new Map(rows.map((r) => [r.started_at, [r.average_level, r.peak_level, r.monitored_ms, r.warning_ms, r.loud_ms, r.trigger_count] as Values]));
   const missing = [...accepted].filter((x) => !stored.has(x));
   t.same(missing, [], 'no acknowledged bucket was lost');

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { signedInApp } from './helpers/auth.js';
 import type { TestApp } from './helpers/harness.js';
 import { pairScreen, type PairedScreen } from './helpers/screens.js';
+import { noiseBuckets, screenNum } from './helpers/noise.js';
 
 const GRID = Math.floor(Date.now() / 10_000) * 10_000 - 3600_000;
 const bucket = (i: number, over: Record<string, unknown> = {}) => ({
@@ -28,7 +29,7 @@ const bucketCount = async (app: TestApp, screen: PairedScreen) =>
       await app.deps.db
         .selectFrom('noise_buckets')
         .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('screen_id', '=', screen.screenId)
+        .where('screen_num', '=', screenNum(screen.screenId))
         .executeTakeFirstOrThrow()
     ).n,
   );
@@ -211,12 +212,7 @@ t.test('startedAt is a strict RFC 3339 date-time on the ten-second grid; offsets
     t.equal(res.status, 200, startedAt);
     t.equal(res.body.data?.noiseHistory?.accepted, 1, startedAt);
   }
-  const stored = await app.deps.db
-    .selectFrom('noise_buckets')
-    .select(['started_at', 'started_ms'])
-    .where('screen_id', '=', screen.screenId)
-    .orderBy('started_ms')
-    .execute();
+  const stored = await noiseBuckets(app.deps.db, screen.screenId);
   t.same(
     stored.map((r) => r.started_at),
     accepted.map(([, utc]) => utc).sort(),
@@ -309,7 +305,7 @@ t.test('noise buckets: idempotent on (screen, startedAt); accepted is the same o
   const again = await beat({ noiseMeter: { pendingHistory: [bucket(0, { startedAt: shifted, averageLevel: 99 })] } });
   t.equal(again.body.data.noiseHistory.accepted, 1);
   t.equal(await bucketCount(app, screen), 3);
-  const stored = await app.deps.db.selectFrom('noise_buckets').selectAll().where('screen_id', '=', screen.screenId).orderBy('started_ms').execute();
+  const stored = await noiseBuckets(app.deps.db, screen.screenId);
   t.equal(stored[0]!.average_level, 40, 'the first write wins');
   t.equal(stored[0]!.started_at, new Date(GRID).toISOString());
 
@@ -330,7 +326,7 @@ t.test('stored buckets carry the values sent; triggerCount may be omitted; each 
   const res = await beat({ noiseMeter: { pendingHistory: sent } });
   t.equal(res.status, 200, 'an omitted or null triggerCount is accepted');
   t.equal(res.body.data.noiseHistory.accepted, 3);
-  const rows = await app.deps.db.selectFrom('noise_buckets').selectAll().where('screen_id', '=', screen.screenId).orderBy('started_ms').execute();
+  const rows = await noiseBuckets(app.deps.db, screen.screenId);
   t.same(
     rows.map((r) => [r.started_at, r.average_level, r.peak_level, r.monitored_ms, r.warning_ms, r.loud_ms, r.trigger_count]),
     [
@@ -346,7 +342,7 @@ t.test('stored buckets carry the values sent; triggerCount may be omitted; each 
     other.headers,
   );
   t.equal(theirs.body.data.noiseHistory.accepted, 1);
-  const both = await app.deps.db.selectFrom('noise_buckets').selectAll().where('started_at', '=', sent[0]!.startedAt).orderBy('average_level').execute();
+  const both = (await noiseBuckets(app.deps.db)).filter((r) => r.started_at === sent[0]!.startedAt);
   t.same(
     both.map((r) => [r.screen_id, r.average_level, r.peak_level, r.monitored_ms, r.warning_ms, r.loud_ms, r.trigger_count]),
     [

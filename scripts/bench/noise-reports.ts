@@ -72,17 +72,19 @@ try {
 
     let t0 = process.hrtime.bigint();
     const insert = raw.prepare(
-      'insert into noise_buckets (screen_id, started_at, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, trigger_count, received_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'insert into noise_buckets (screen_num, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, trigger_count, received_ms) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const received = new Date().toISOString();
+    const received = Date.now();
+    const numOf = raw.prepare('select num from screens where id = ?').pluck();
     rows = 0;
     for (const id of screenIds) {
+      const num = numOf.get(id) as number;
       raw.transaction(() => {
         let x = rows;
         for (let t = start; t < end; t += 10_000) {
           x = (x * 1103515245 + 12345) & 0x7fffffff;
           const level = 30 + (x % 500) / 10;
-          insert.run(id, new Date(t).toISOString(), t, level, Math.min(100, level + 15), 10_000, x % 3000, x % 1000, x % 3, received);
+          insert.run(num, t, level, Math.min(100, level + 15), 10_000, x % 3000, x % 1000, x % 3, received);
           rows++;
         }
       })();
@@ -90,18 +92,18 @@ try {
     fillMs = ms(t0);
 
     t0 = process.hrtime.bigint();
-    raw.exec(`insert into noise_minutes (screen_id, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
-      select screen_id, (started_ms / 60000) * 60000, count(*), sum(monitored_ms),
+    raw.exec(`insert into noise_minutes (screen_num, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+      select screen_num, (started_ms / 60000) * 60000, count(*), sum(monitored_ms),
         sum(average_level * monitored_ms), max(peak_level), sum(warning_ms), sum(loud_ms), sum(coalesce(trigger_count, 0))
-      from noise_buckets group by screen_id, started_ms / 60000`);
-    raw.exec(`insert into noise_hours (screen_id, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
-      select screen_id, (started_ms / 3600000) * 3600000, sum(bucket_count), sum(monitored_ms),
+      from noise_buckets group by screen_num, started_ms / 60000`);
+    raw.exec(`insert into noise_hours (screen_num, started_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+      select screen_num, (started_ms / 3600000) * 3600000, sum(bucket_count), sum(monitored_ms),
         sum(level_ms), max(peak_level), sum(warning_ms), sum(loud_ms), sum(trigger_count)
-      from noise_minutes group by screen_id, started_ms / 3600000`);
+      from noise_minutes group by screen_num, started_ms / 3600000`);
     const dayInsert = raw.prepare(
-      `insert into noise_days (screen_id, time_zone, day, started_ms, ends_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
+      `insert into noise_days (screen_num, time_zone, day, started_ms, ends_ms, bucket_count, monitored_ms, level_ms, peak_level, warning_ms, loud_ms, trigger_count)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (screen_id, time_zone, day) do update set bucket_count = bucket_count + excluded.bucket_count, monitored_ms = monitored_ms + excluded.monitored_ms,
+       on conflict (screen_num, time_zone, day) do update set bucket_count = bucket_count + excluded.bucket_count, monitored_ms = monitored_ms + excluded.monitored_ms,
          level_ms = level_ms + excluded.level_ms, peak_level = max(peak_level, excluded.peak_level), warning_ms = warning_ms + excluded.warning_ms,
          loud_ms = loud_ms + excluded.loud_ms, trigger_count = trigger_count + excluded.trigger_count`,
     );
@@ -109,7 +111,7 @@ try {
       for (const h of raw.prepare('select * from noise_hours').all() as any[]) {
         const d = localDay(h.started_ms, ZONE);
         dayInsert.run(
-          h.screen_id,
+          h.screen_num,
           ZONE,
           d.day,
           d.startMs,
@@ -131,7 +133,7 @@ try {
 
   const range: ReportRange = { instanceId: 'bench', instanceName: 'bench', from: start, to: end, zone: ZONE, screenIds };
   const ids = screenIds.map((s) => `'${s}'`).join(',');
-  const where = `screen_id in (${ids}) and started_ms >= ${start} and started_ms < ${end}`;
+  const where = `screen_num in (select num from screens where id in (${ids})) and started_ms >= ${start} and started_ms < ${end}`;
   const sums =
     'count(*), sum(monitored_ms), sum(average_level * monitored_ms), max(peak_level), sum(warning_ms), sum(loud_ms), sum(coalesce(trigger_count, 0))';
   const scans: Record<string, () => unknown> = {
@@ -141,7 +143,7 @@ try {
     ],
     'series (auto: 1h)': () => raw.prepare(`select started_ms / ${HOUR}, ${sums} from noise_buckets where ${where} group by 1`).all(),
     daily: () => raw.prepare(`select started_ms / ${HOUR}, ${sums} from noise_buckets where ${where} group by 1`).all(),
-    screens: () => raw.prepare(`select screen_id, ${sums} from noise_buckets where ${where} group by 1`).all(),
+    screens: () => raw.prepare(`select screen_num, ${sums} from noise_buckets where ${where} group by 1`).all(),
   };
   const reports: Record<string, () => Promise<unknown>> = {
     summary: () => summary(database.db, range),
@@ -167,7 +169,9 @@ try {
   // Heartbeat ingest: 120 new buckets per heartbeat, alternating rounds with and without the roll-ups.
   const screen = screenRows[0]!;
   // After every bucket there (a kept database already holds earlier runs' heartbeats).
-  const last = raw.prepare('select max(started_ms) as ms from noise_buckets where screen_id = ?').get(screen.id) as { ms: number | null };
+  const last = raw.prepare('select max(started_ms) as ms from noise_buckets where screen_num = (select num from screens where id = ?)').get(screen.id) as {
+    ms: number | null;
+  };
   let next = Math.max(end, (last.ms ?? 0) + 10_000) + DAY;
   const body = (): HeartbeatBody => {
     const pendingHistory = [];

@@ -87,11 +87,13 @@ try {
       screen.run(id, `screen ${i}`, i % 50 === 0 ? iso(now) : null, i % 10 === 0 ? null : now - (i % 3) * 3600_000, iso(now), iso(now));
     }
     const bucket = raw.prepare(
-      'insert into noise_buckets (screen_id, started_at, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, trigger_count, received_at) values (?, ?, ?, 40, 60, 10000, 0, 0, 0, ?)',
+      'insert into noise_buckets (screen_num, started_ms, average_level, peak_level, monitored_ms, warning_ms, loud_ms, trigger_count, received_ms) values (?, ?, 40, 60, 10000, 0, 0, 0, ?)',
     );
+    const numOf = raw.prepare('select num from screens where id = ?').pluck();
+    const nums = screenIds.map((id) => numOf.get(id) as number);
     for (let i = 0; i < N.buckets; i++) {
       const ms = now - Math.floor((i / N.buckets) * 100 * DAY);
-      bucket.run(screenIds[i % screenIds.length], iso(ms), ms - (i % 1000), iso(ms));
+      bucket.run(nums[i % nums.length], ms - (i % 1000), ms);
     }
     const hist = raw.prepare("insert into screen_history (id, screen_id, at, at_ms, kind, detail) values (?, ?, ?, ?, ?, '{}')");
     for (let i = 0; i < N.history; i++) {

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { MAX_BUCKET_MS, MIN_BUCKET_MS } from '../screens/index.js';
 
 /** What the noise reports read: roll-ups and raw buckets, grouped in SQL on a grain; instance and screen names. */
 
@@ -14,19 +13,6 @@ export interface GrainRow {
   w: number;
   ld: number;
   tc: number;
-}
-
-/**
- * The same range on raw buckets' `started_at` (UTC text with milliseconds, which sorts as the
- * time does): the primary key (screen_id, started_at) then finds a screen's buckets in the
- * range by itself (the table has no time index, migration 0470).
- */
-function startedAtRange(from: number, to: number) {
-  // Starts are whole ms: start >= from is start >= ceil(from), start < to is start < ceil(to).
-  const [lo, hi] = [Math.ceil(from), Math.ceil(to)];
-  const above = lo > MIN_BUCKET_MS && lo <= MAX_BUCKET_MS ? sql` and started_at >= ${new Date(lo).toISOString()}` : sql``;
-  const below = hi > MIN_BUCKET_MS && hi <= MAX_BUCKET_MS ? sql` and started_at < ${new Date(hi).toISOString()}` : sql``;
-  return sql`${above}${below}`;
 }
 
 export type SourceTable = 'noise_hours' | 'noise_minutes' | 'noise_buckets';
@@ -45,20 +31,21 @@ export async function grainSums(
   perScreen: boolean,
 ): Promise<GrainRow[]> {
   if (!screenIds.length) return [];
-  const k = grain ? sql`(started_ms / ${grain}) * ${grain}` : sql`0`;
-  const sid = perScreen ? sql`screen_id` : sql`''`;
+  const k = grain ? sql`(t.started_ms / ${grain}) * ${grain}` : sql`0`;
+  const sid = perScreen ? sql`s.id` : sql`''`;
   const sums =
     table === 'noise_buckets'
-      ? sql`count(*) as n, sum(monitored_ms) as m, sum(average_level * monitored_ms) as l, max(peak_level) as p,
-          sum(warning_ms) as w, sum(loud_ms) as ld, sum(coalesce(trigger_count, 0)) as tc`
-      : sql`sum(bucket_count) as n, sum(monitored_ms) as m, sum(level_ms) as l, max(peak_level) as p,
-          sum(warning_ms) as w, sum(loud_ms) as ld, sum(trigger_count) as tc`;
+      ? sql`count(*) as n, sum(t.monitored_ms) as m, sum(t.average_level * t.monitored_ms) as l, max(t.peak_level) as p,
+          sum(t.warning_ms) as w, sum(t.loud_ms) as ld, sum(coalesce(t.trigger_count, 0)) as tc`
+      : sql`sum(t.bucket_count) as n, sum(t.monitored_ms) as m, sum(t.level_ms) as l, max(t.peak_level) as p,
+          sum(t.warning_ms) as w, sum(t.loud_ms) as ld, sum(t.trigger_count) as tc`;
   const ids = sql.join(screenIds.map((id) => sql`${id}`));
-  const groupBy = [...(perScreen ? [sql`screen_id`] : []), ...(grain ? [sql`k`] : [])];
+  const groupBy = [...(perScreen ? [sql`s.id`] : []), ...(grain ? [sql`k`] : [])];
+  // The screens by id, then each one's rows by its number and a range of starts: the primary key.
   const rows = await sql<GrainRow>`
     select ${sid} as screen_id, ${k} as k, ${sums}
-    from ${sql.table(table)}
-    where screen_id in (${ids}) and started_ms >= ${from} and started_ms < ${to}${table === 'noise_buckets' ? startedAtRange(from, to) : sql``}
+    from screens s cross join ${sql.table(table)} t
+    where s.id in (${ids}) and t.screen_num = s.num and t.started_ms >= ${from} and t.started_ms < ${to}
     ${groupBy.length ? sql`group by ${sql.join(groupBy)}` : sql``}`.execute(db);
   return rows.rows.filter((r) => Number(r.n) > 0);
 }

@@ -36,7 +36,7 @@ export function rollbackToJobSavepoint(trx: Db) {
 const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
   trx
     .selectFrom('screens')
-    .select(['player_version', 'player_family', 'known_status', 'manifest_revision', 'policy'])
+    .select(['num', 'player_version', 'player_family', 'known_status', 'manifest_revision', 'policy'])
     // The policies of the screen's groups, first-sorting first (policies.ts effectivePolicyValue): a JSON array of texts or nulls.
     .select(
       sql<string>`(select json_group_array(g.policy order by g.name, g.id) from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
@@ -59,13 +59,9 @@ export async function screenBeforeHeartbeat(trx: Db, screenId: string) {
   return (await beforeHeartbeat(trx, screenId)).rows[0];
 }
 
-/**
- * Stores noise buckets; a bucket already there (same screen and start) is left as it is.
- * Answers the buckets actually inserted (what the roll-ups add).
- */
+/** The columns of a bucket row, in the order the insert binds them. */
 const BUCKET_COLUMNS = [
-  'screen_id',
-  'started_at',
+  'screen_num',
   'started_ms',
   'average_level',
   'peak_level',
@@ -73,14 +69,14 @@ const BUCKET_COLUMNS = [
   'warning_ms',
   'loud_ms',
   'trigger_count',
-  'received_at',
+  'received_ms',
 ] as const satisfies readonly (keyof NoiseBucketsTable)[];
 /** Statement texts by row count (a heartbeat carries at most 120 buckets, so bounded). */
 const bucketInsertTexts = new Map<number, string>();
 
-/** The starts already stored for a screen between two starts (the primary key's range: UTC text sorts by time). */
-const storedStarts = prepared((trx: Db, screenId: string, from: string, to: string) =>
-  trx.selectFrom('noise_buckets').select('started_at').where('screen_id', '=', screenId).where('started_at', '>=', from).where('started_at', '<=', to),
+/** The starts already stored for a screen between two starts (a range of the primary key). */
+const storedStarts = prepared((trx: Db, screenNum: number, from: number, to: number) =>
+  trx.selectFrom('noise_buckets').select('started_ms').where('screen_num', '=', screenNum).where('started_ms', '>=', from).where('started_ms', '<=', to),
 );
 
 /**
@@ -92,36 +88,61 @@ const storedStarts = prepared((trx: Db, screenId: string, from: string, to: stri
  * The text is written once per row count and handed to the driver compiled: kysely
  * building a 1,200-value insert cost more than SQLite inserting it.
  */
-export async function insertNoiseBuckets(trx: Db, screenId: string, rows: readonly NoiseBucketsTable[]): Promise<NoiseBucketsTable[]> {
+export async function insertNoiseBuckets(trx: Db, screenNum: number, rows: readonly NoiseBucketsTable[]): Promise<NoiseBucketsTable[]> {
   if (rows.length === 0) return [];
-  let from = rows[0]!.started_at;
+  let from = rows[0]!.started_ms;
   let to = from;
   for (const r of rows) {
-    if (r.screen_id !== screenId) throw new Error('insertNoiseBuckets: buckets of one screen only');
-    if (r.started_at < from) from = r.started_at;
-    else if (r.started_at > to) to = r.started_at;
+    if (r.screen_num !== screenNum) throw new Error('insertNoiseBuckets: buckets of one screen only');
+    if (r.started_ms < from) from = r.started_ms;
+    else if (r.started_ms > to) to = r.started_ms;
   }
-  const { rows: stored } = await storedStarts(trx, screenId, from, to);
-  const seen = new Set(stored.map((r) => r.started_at));
-  const fresh: NoiseBucketsTable[] = [];
-  for (const r of rows) {
-    if (seen.has(r.started_at)) continue;
-    seen.add(r.started_at);
-    fresh.push(r);
+  const { rows: stored } = await storedStarts(trx, screenNum, from, to);
+  let fresh: readonly NoiseBucketsTable[] = rows;
+  if (stored.length || hasDuplicates(rows)) {
+    const seen = new Set(stored.map((r) => r.started_ms));
+    const kept: NoiseBucketsTable[] = [];
+    for (const r of rows) {
+      if (seen.has(r.started_ms)) continue;
+      seen.add(r.started_ms);
+      kept.push(r);
+    }
+    fresh = kept;
   }
   if (fresh.length === 0) return [];
   let text = bucketInsertTexts.get(fresh.length);
   if (!text) {
     const tuple = `(${BUCKET_COLUMNS.map(() => '?').join(', ')})`;
-    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(fresh.length).fill(tuple).join(', ')} on conflict (screen_id, started_at) do nothing`;
+    text = `insert into noise_buckets (${BUCKET_COLUMNS.join(', ')}) values ${Array(fresh.length).fill(tuple).join(', ')} on conflict (screen_num, started_ms) do nothing`;
     bucketInsertTexts.set(fresh.length, text);
   }
-  const parameters: unknown[] = [];
-  for (const row of fresh) for (const c of BUCKET_COLUMNS) parameters.push(row[c]);
+  const parameters: unknown[] = new Array(fresh.length * BUCKET_COLUMNS.length);
+  let i = 0;
+  for (const row of fresh) {
+    parameters[i++] = row.screen_num;
+    parameters[i++] = row.started_ms;
+    parameters[i++] = row.average_level;
+    parameters[i++] = row.peak_level;
+    parameters[i++] = row.monitored_ms;
+    parameters[i++] = row.warning_ms;
+    parameters[i++] = row.loud_ms;
+    parameters[i++] = row.trigger_count;
+    parameters[i++] = row.received_ms;
+  }
   const result = await trx.executeQuery(CompiledQuery.raw(text, parameters));
   // The read above is in this transaction, which holds the only writer: nothing came in between.
   if (Number(result.numAffectedRows) !== fresh.length) throw new Error(`insertNoiseBuckets: ${result.numAffectedRows} of ${fresh.length} buckets inserted`);
-  return fresh;
+  return fresh as NoiseBucketsTable[];
+}
+
+/** Whether two rows share a start (a request naming a bucket twice); players send them ascending, so usually one pass. */
+function hasDuplicates(rows: readonly NoiseBucketsTable[]): boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const r of rows) {
+    if (r.started_ms <= last) return new Set(rows.map((x) => x.started_ms)).size !== rows.length;
+    last = r.started_ms;
+  }
+  return false;
 }
 
 /** What a heartbeat writes on its screen's row. */
@@ -252,24 +273,19 @@ export const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * Deletes noise buckets that started before `beforeMs`, screen by screen along the primary key
- * (the table has no time index, migration 0470; `started_at` is UTC text with milliseconds,
- * which sorts as the time does), in batches; answers how many.
+ * (screen number, start; the table has no time index), in batches; answers how many.
  */
 export async function pruneNoiseBuckets(db: Db, beforeMs: number): Promise<number> {
-  // Every stored start is within years 0000-9999; a cutoff outside them is all or nothing.
-  if (beforeMs <= MIN_BUCKET_MS) return 0;
-  const before = beforeMs > MAX_BUCKET_MS ? null : nowIso(Math.ceil(beforeMs)); // starts are whole ms
   let total = 0;
-  const screens = await db.selectFrom('screens').select('id').execute();
-  const older = (id: string) => (before === null ? sql`screen_id = ${id}` : sql`screen_id = ${id} and started_at < ${before}`);
-  for (const { id } of screens) {
+  const screens = await db.selectFrom('screens').select('num').execute();
+  for (const { num } of screens) {
     // A read first: a screen with nothing to prune costs no write (and no fsync).
-    const any = await sql`select 1 from noise_buckets where ${older(id)} limit 1`.execute(db);
+    const any = await sql`select 1 from noise_buckets where screen_num = ${num} and started_ms < ${beforeMs} limit 1`.execute(db);
     if (!any.rows.length) continue;
     total += await deleteInBatches(
       db,
       (limit) =>
-        sql`delete from noise_buckets where (screen_id, started_at) in (select screen_id, started_at from noise_buckets where ${older(id)} limit ${limit})`,
+        sql`delete from noise_buckets where screen_num = ${num} and started_ms in (select started_ms from noise_buckets where screen_num = ${num} and started_ms < ${beforeMs} limit ${limit})`,
     );
   }
   return total;

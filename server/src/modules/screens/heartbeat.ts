@@ -5,15 +5,8 @@ import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
 import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
-import {
-  insertHistoryRows,
-  insertNoiseBuckets,
-  MAX_BUCKET_MS,
-  MIN_BUCKET_MS,
-  recordHeartbeatOnScreen,
-  screenBeforeHeartbeat,
-  screenBeforeLiveness,
-} from './heartbeat.repo.js';
+import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
+import { gridMs, parseGridTime, parseGridTimeFully } from './heartbeat-time.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicyValue } from './policies.js';
 import { cachedSettings } from '../system/index.js';
@@ -30,10 +23,11 @@ import {
   updateScreen,
 } from './screens.repo.js';
 
+export { BUCKET_MS, gridMs, parseGridTime, parseGridTimeFully } from './heartbeat-time.js';
+
 /** Limits of spec section 8. */
 export const MAX_BUCKETS = 120;
 const ASSUMED_DISPLAY = `${DEFAULT_DISPLAY.width}x${DEFAULT_DISPLAY.height}`;
-export const BUCKET_MS = 10_000;
 export const NOISE_STATUSES = ['active', 'normal', 'loud', 'unavailable', 'inactive'] as const;
 
 /** Optional playback identifiers: a malformed one is dropped and named in ignoredFields. */
@@ -58,56 +52,6 @@ const PLAYBACK_ID_DESCRIPTIONS: Record<(typeof PLAYBACK_ID_FIELDS)[number], stri
 
 const Level = z.number().min(0).max(100);
 const Ms = z.number().int().min(0).max(10_000);
-
-/** RFC 3339 with an offset, strictly (zod: upper-case `T` and `Z`, days that exist in their month, hour < 24, no leap second, offsets within ±23:59 with a colon). */
-const Rfc3339 = z.iso.datetime({ offset: true });
-/**
- * Parses an RFC 3339 date-time on the ten-second grid and answers its instant in epoch ms,
- * or a reason it is refused. A fraction, when present, must be all zeros (Date.parse alone
- * would roll 2026-02-30 over to March 2 and truncate a fraction: the format is checked first).
- */
-export function parseGridTime(s: string): { ms: number } | { error: string } {
-  const fast = gridMs(s);
-  return fast !== null ? { ms: fast } : parseGridTimeFully(s);
-}
-
-/** parseGridTime without the hand-written fast path (gridMs): the reference the tests compare it with. */
-export function parseGridTimeFully(s: string): { ms: number } | { error: string } {
-  if (!Rfc3339.safeParse(s).success)
-    return { error: 'an RFC 3339 date-time with a time zone (a day that exists, a time of day, an offset like +01:00), e.g. 2026-01-01T10:00:00Z' };
-  const fraction = /\.(\d+)/.exec(s)?.[1];
-  if (fraction !== undefined && !/^0+$/.test(fraction)) return { error: 'on the ten-second grid (…:00, :10, … :50): the fraction must be zero' };
-  const ms = Date.parse(s);
-  if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS)) return { error: 'a year from 0000 to 9999 once in UTC' };
-  if (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS !== 0) return { error: 'on the ten-second grid (…:00, :10, … :50, no fraction)' };
-  return { ms };
-}
-
-/**
- * The date-times players send (`2026-01-01T10:00:10.000Z`, `…:10Z`, `…:10+01:00`), read by
- * hand: one regular expression and the day-of-month check, no zod. Accepts only what
- * parseGridTimeFully accepts (the RFC 3339 schema, a zero fraction, years 0100-9999,
- * on the grid) and answers the same instant; anything else is null and goes the full path,
- * which accepts it or says why not (test/heartbeat-buckets.test.ts compares the two).
- */
-const GRID_TIME = /^(\d{4})-(\d\d)-(\d\d)T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.0+)?(?:Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
-const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-export function gridMs(s: string): number | null {
-  if (s.length > 64) return null;
-  const m = GRID_TIME.exec(s);
-  if (!m) return null;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  // Date.UTC reads years 0-99 as 1900-1999: those take the full path.
-  if (year < 100 || month < 1 || month > 12 || day < 1) return null;
-  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > MONTH_DAYS[month - 1]! + (leap ? 1 : 0)) return null;
-  let ms = Date.UTC(year, month - 1, day, Number(m[4]), Number(m[5]), Number(m[6]));
-  if (m[7]) ms -= (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])) * 60_000;
-  if (!(ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS) || ms % BUCKET_MS !== 0) return null;
-  return ms;
-}
 
 /** `startedAt`: an RFC 3339 date-time on the fixed ten-second grid (any offset; stored as UTC). */
 const GridTime = z
@@ -190,26 +134,25 @@ export function bucketsValid(list: unknown): list is z.infer<typeof NoiseBucket>
   return true;
 }
 
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+
 /** The same body with the buckets taken as they are: for a bucket array bucketsValid accepted. */
 const HeartbeatBodyCheckedBuckets = heartbeatBody(z.array(z.unknown()));
-const fullSafeParse = HeartbeatBody.safeParse.bind(HeartbeatBody);
 /** HeartbeatBody's zod validation alone, without the bucket fast path: the reference for tests. */
-export const safeParseHeartbeatFully = fullSafeParse;
+export const safeParseHeartbeatFully = (data: unknown) => HeartbeatBody.safeParse(data);
+
 /**
- * Validation of a heartbeat (the API router calls safeParse): a body whose buckets pass
- * bucketsValid has the rest checked by zod and the buckets kept as they are; anything else,
- * and any failure, goes through the full schema, so a refused body gets zod's own issues,
- * messages and order, unchanged.
+ * The heartbeat route's body pre-check (RouteDef.bodyPrecheck): a body with buckets that pass
+ * bucketsValid has the rest checked by zod and the buckets kept as they are. Anything else,
+ * and any failure, is left to the router's full HeartbeatBody validation, so a refused body
+ * gets zod's own issues, messages and order, unchanged.
  */
-HeartbeatBody.safeParse = ((data: unknown, params?: Parameters<typeof fullSafeParse>[1]) => {
+export function precheckHeartbeatBody(data: unknown): { data: HeartbeatBody } | undefined {
   const history = (data as { noiseMeter?: { pendingHistory?: unknown } } | null)?.noiseMeter?.pendingHistory;
-  if (Array.isArray(history) && history.length && bucketsValid(history)) {
-    const rest = HeartbeatBodyCheckedBuckets.safeParse(data, params);
-    if (rest.success) return rest;
-  }
-  return fullSafeParse(data, params);
-}) as typeof HeartbeatBody.safeParse;
-export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+  if (!Array.isArray(history) || !history.length || !bucketsValid(history)) return undefined;
+  const rest = HeartbeatBodyCheckedBuckets.safeParse(data);
+  return rest.success ? { data: rest.data as HeartbeatBody } : undefined;
+}
 
 export const HeartbeatReply = z
   .object({
@@ -366,27 +309,23 @@ export async function ingestHeartbeat(
     // The policy's interval, from the texts read with the screen (no query of its own).
     const interval = effectivePolicyValue('heartbeatIntervalSec', before.policy, JSON.parse(before.group_policies) as (string | null)[]);
     if (buckets.length) {
-      const rows = buckets.map((b) => {
-        const fast = gridMs(b.startedAt);
-        const ms = fast ?? (parseGridTimeFully(b.startedAt) as { ms: number }).ms; // validated by the schema
-        return {
-          screen_id: screen.id,
-          // Stored as UTC with milliseconds (nowIso): the text the player sent when it is that form already.
-          started_at: fast !== null && b.startedAt.length === 24 && b.startedAt.endsWith('.000Z') ? b.startedAt : nowIso(ms),
-          started_ms: ms,
-          average_level: b.averageLevel,
-          peak_level: b.peakLevel,
-          monitored_ms: b.monitoredMs,
-          warning_ms: b.warningMs,
-          loud_ms: b.loudMs,
-          trigger_count: b.triggerCount ?? null,
-          received_at: nowText,
-        };
-      });
+      const num = before.num!;
+      const rows = buckets.map((b) => ({
+        screen_num: num,
+        // Validated by the schema: gridMs reads the usual forms, the full parse the rest.
+        started_ms: gridMs(b.startedAt) ?? (parseGridTimeFully(b.startedAt) as { ms: number }).ms,
+        average_level: b.averageLevel,
+        peak_level: b.peakLevel,
+        monitored_ms: b.monitoredMs,
+        warning_ms: b.warningMs,
+        loud_ms: b.loudMs,
+        trigger_count: b.triggerCount ?? null,
+        received_ms: now,
+      }));
       // First write wins: a retry (or a concurrent duplicate) finds its buckets there, and
       // the roll-ups add only what was inserted, so a retry adds nothing twice.
-      const inserted = await insertNoiseBuckets(trx, screen.id, rows);
-      if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(screen.id, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
+      const inserted = await insertNoiseBuckets(trx, num, rows);
+      if (inserted.length && !deps.skipNoiseRollups) await addToRollups(trx, aggregateBuckets(num, inserted, before.time_zone ?? defaultZone ?? 'UTC'));
     }
     await recordHeartbeatOnScreen(
       trx,

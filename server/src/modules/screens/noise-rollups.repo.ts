@@ -48,7 +48,7 @@ export interface RollupRows {
 }
 
 /** The roll-up rows a screen's newly inserted buckets add. */
-export function aggregateBuckets(screenId: string, buckets: readonly Bucket[], zone: string): RollupRows {
+export function aggregateBuckets(screenNum: number, buckets: readonly Bucket[], zone: string): RollupRows {
   const minutes = new Map<number, NoiseRollupTable>();
   const hours = new Map<number, NoiseRollupTable>();
   const days = new Map<string, NoiseDaysTable>();
@@ -57,17 +57,17 @@ export function aggregateBuckets(screenId: string, buckets: readonly Bucket[], z
     const m = b.started_ms - (((b.started_ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
     const h = b.started_ms - (((b.started_ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
     let ms = minutes.get(m);
-    if (!ms) minutes.set(m, (ms = { screen_id: screenId, started_ms: m, ...empty() }));
+    if (!ms) minutes.set(m, (ms = { screen_num: screenNum, started_ms: m, ...empty() }));
     add(ms, b);
     let hs = hours.get(h);
-    if (!hs) hours.set(h, (hs = { screen_id: screenId, started_ms: h, ...empty() }));
+    if (!hs) hours.set(h, (hs = { screen_num: screenNum, started_ms: h, ...empty() }));
     add(hs, b);
     if (!dayCache || b.started_ms < dayCache.startMs || b.started_ms >= dayCache.endMs) dayCache = localDay(b.started_ms, zone);
     let ds = days.get(dayCache.day);
     if (!ds)
       days.set(
         dayCache.day,
-        (ds = { screen_id: screenId, time_zone: zone, day: dayCache.day, started_ms: dayCache.startMs, ends_ms: dayCache.endMs, ...empty() }),
+        (ds = { screen_num: screenNum, time_zone: zone, day: dayCache.day, started_ms: dayCache.startMs, ends_ms: dayCache.endMs, ...empty() }),
       );
     add(ds, b);
   }
@@ -77,9 +77,9 @@ export function aggregateBuckets(screenId: string, buckets: readonly Bucket[], z
 const SUMS = ['bucket_count', 'monitored_ms', 'level_ms', 'peak_level', 'warning_ms', 'loud_ms', 'trigger_count'] as const;
 const ADD_SUMS = SUMS.map((c) => (c === 'peak_level' ? `${c} = max(${c}, excluded.${c})` : `${c} = ${c} + excluded.${c}`)).join(', ');
 const UPSERTS = {
-  noise_minutes: { columns: ['screen_id', 'started_ms', ...SUMS] as const, key: 'screen_id, started_ms' },
-  noise_hours: { columns: ['screen_id', 'started_ms', ...SUMS] as const, key: 'screen_id, started_ms' },
-  noise_days: { columns: ['screen_id', 'time_zone', 'day', 'started_ms', 'ends_ms', ...SUMS] as const, key: 'screen_id, time_zone, day' },
+  noise_minutes: { columns: ['screen_num', 'started_ms', ...SUMS] as const, key: 'screen_num, started_ms' },
+  noise_hours: { columns: ['screen_num', 'started_ms', ...SUMS] as const, key: 'screen_num, started_ms' },
+  noise_days: { columns: ['screen_num', 'time_zone', 'day', 'started_ms', 'ends_ms', ...SUMS] as const, key: 'screen_num, time_zone, day' },
 };
 /** Statement texts by table and row count (at most MAX_BUCKETS rows, so bounded). */
 const upsertTexts = new Map<string, string>();
@@ -117,19 +117,19 @@ export async function addToRollups(trx: Db, rows: RollupRows): Promise<void> {
  */
 export async function pruneNoiseRollups(db: Db, now: number): Promise<number> {
   let total = 0;
-  const screens = await db.selectFrom('screens').select('id').execute();
+  const screens = await db.selectFrom('screens').select('num').execute();
   for (const [table, days] of [
     ['noise_minutes', MINUTE_ROLLUP_DAYS],
     ['noise_hours', HOUR_ROLLUP_DAYS],
     ['noise_days', DAY_ROLLUP_DAYS],
   ] as const) {
     const before = now - days * DAY_MS;
-    const key = sql.raw(table === 'noise_days' ? 'screen_id, time_zone, day' : 'screen_id, started_ms');
-    for (const { id } of screens)
+    const key = sql.raw(table === 'noise_days' ? 'screen_num, time_zone, day' : 'screen_num, started_ms');
+    for (const { num } of screens)
       total += await deleteInBatches(
         db,
         (limit) =>
-          sql`delete from ${sql.table(table)} where (${key}) in (select ${key} from ${sql.table(table)} where screen_id = ${id} and started_ms < ${before} limit ${limit})`,
+          sql`delete from ${sql.table(table)} where (${key}) in (select ${key} from ${sql.table(table)} where screen_num = ${num} and started_ms < ${before} limit ${limit})`,
       );
   }
   return total;
@@ -139,10 +139,10 @@ export async function pruneNoiseRollups(db: Db, now: number): Promise<number> {
 export async function purgeNoiseHistory(db: Db): Promise<number> {
   let total = 0;
   for (const [table, key] of [
-    ['noise_buckets', 'screen_id, started_at'],
-    ['noise_minutes', 'screen_id, started_ms'],
-    ['noise_hours', 'screen_id, started_ms'],
-    ['noise_days', 'screen_id, time_zone, day'],
+    ['noise_buckets', 'screen_num, started_ms'],
+    ['noise_minutes', 'screen_num, started_ms'],
+    ['noise_hours', 'screen_num, started_ms'],
+    ['noise_days', 'screen_num, time_zone, day'],
   ] as const) {
     const k = sql.raw(key);
     total += await deleteInBatches(db, (limit) => sql`delete from ${sql.table(table)} where (${k}) in (select ${k} from ${sql.table(table)} limit ${limit})`);

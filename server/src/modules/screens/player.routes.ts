@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { screenOf } from './device-auth.js';
-import { HeartbeatBody, HeartbeatReply, ingestHeartbeat, recordLiveness } from './heartbeat.js';
+import { HeartbeatBody, HeartbeatReply, ingestHeartbeat, precheckHeartbeatBody, recordLiveness } from './heartbeat.js';
 import { effectivePolicy } from './policies.js';
 import { nowIso } from './screens.repo.js';
 import { screenTimeZone } from './targets.repo.js';
@@ -20,6 +20,7 @@ export const playerRoutes = [
     description:
       'The screen is the credential’s, never a `screenId` in the body. Unknown or malformed credential 401 `invalid_credential`, revoked 401 `credential_revoked`, disabled screen 403 `screen_disabled`, invalid body 400 `validation_failed` with details. A `playerFamily` outside android, desktop-linux, edge is recorded as absent; `playerArchitecture` (x86_64, aarch64) is kept only for edge. Malformed playback identifiers are dropped and named in `ignoredFields`. Noise buckets are stored idempotently on (screen, startedAt) and durable before the reply; `noiseHistory.accepted` counts the request’s buckets now stored, so a retry gets the same answer. Fields beyond these are accepted (additive contract).',
     body: HeartbeatBody,
+    bodyPrecheck: precheckHeartbeatBody,
     responses: {
       200: { description: 'Accepted', data: HeartbeatReply },
       400: { description: 'validation_failed' },

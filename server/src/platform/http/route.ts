@@ -64,6 +64,14 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
   query?: Q;
   /** JSON body schema. Requests without a body are validated as `{}`. */
   body?: B;
+  /**
+   * A fast check of the body for the requests the route usually gets, tried before `body`'s
+   * schema: it answers `{ data }` only for a value the schema accepts, with the output the
+   * schema would give, and undefined for anything else, which the schema then validates (so a
+   * refused body gets the schema's own issues). For bodies where zod's generic machinery costs
+   * more than the work (the heartbeat's 120 noise buckets).
+   */
+  bodyPrecheck?: (value: unknown) => { data: z.output<B> } | undefined;
   /** Body size limit for this route, when not the server's JSON default. */
   bodyLimitBytes?: number;
   /** The handler reads the request stream itself (uploads); no body parsing happens. */

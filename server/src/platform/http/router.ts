@@ -23,13 +23,27 @@ function issuesOf(location: Location, error: z.ZodError) {
 
 function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, location: Location): T {
   if (!schema) return (location === 'body' ? undefined : {}) as T;
-  const result = schema.safeParse(value);
+  return validated(schema.safeParse(value), location);
+}
+
+/** The value of a successful validation, or the error it answers (404 for params, else 400 with zod's issues). */
+function validated<T>(result: z.ZodSafeParseResult<T>, location: Location): T {
   if (result.success) return result.data;
   if (location === 'params') throw new ApiError('not_found', 'Resource not found');
   const issues = issuesOf(location, result.error);
   const first = issues[0];
   const where = first ? `${location}${first.path.length ? `.${first.path.join('.')}` : ''}: ${first.message}` : location;
   throw new ApiError('validation_failed', `Invalid request ${where}`, { details: { issues } });
+}
+
+/**
+ * A route's body as the router validates it: the route's pre-check (RouteDef.bodyPrecheck)
+ * when it accepts the value, else the body schema, whose issues a refusal then carries.
+ */
+export function safeParseBody(route: Pick<Route, 'body' | 'bodyPrecheck'>, value: unknown): z.ZodSafeParseResult<unknown> {
+  const fast = route.bodyPrecheck?.(value);
+  if (fast) return { success: true, data: fast.data };
+  return route.body ? route.body.safeParse(value) : { success: true, data: undefined };
 }
 
 const isJsonType = (type: string) => /^application\/([a-z0-9.+-]+\+)?json$/i.test(type);
@@ -154,7 +168,7 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
     const query = validate(route.query, ctx.query, 'query');
     let body: unknown;
     if (parseBody) {
-      body = validate(route.body, await parseBody(ctx), 'body');
+      body = validated(safeParseBody(route, await parseBody(ctx)), 'body');
     } else if (rawTypes && hasBody(ctx)) {
       if (!rawTypes.includes(ctx.request.type)) throw new ApiError('unsupported_media_type', `Send the body as ${rawTypes.join(' or ')}`);
       // Raw bodies are stored as sent: a compressed one would be kept compressed (and a

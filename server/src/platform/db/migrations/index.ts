@@ -28,6 +28,7 @@ import { m0440_noise_rollups } from './0440_noise_rollups.js';
 import { m0450_noise_rollups_lean } from './0450_noise_rollups_lean.js';
 import { m0460_player_releases } from './0460_player_releases.js';
 import { m0470_noise_buckets_no_time_index } from './0470_noise_buckets_no_time_index.js';
+import { m0480_noise_integer_keys } from './0480_noise_integer_keys.js';
 import { m0490_manifest_dep_sets } from './0490_manifest_dep_sets.js';
 
 export type { Migration } from './migration.js';
@@ -63,5 +64,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0450_noise_rollups_lean,
   m0460_player_releases,
   m0470_noise_buckets_no_time_index,
+  m0480_noise_integer_keys,
   m0490_manifest_dep_sets,
 ];

@@ -1,4 +1,4 @@
-/** Noise history roll-ups (migrations 0440, 0450): sums over a screen's ten-second buckets. */
+/** Noise history roll-ups (migrations 0440, 0450, 0480): sums over a screen's ten-second buckets. */
 
 /** The sums of a roll-up row; the average level is level_ms / monitored_ms. */
 export interface NoiseSums {
@@ -14,13 +14,14 @@ export interface NoiseSums {
 
 /** `noise_minutes` and `noise_hours`: one row per screen per UTC minute / hour. */
 export interface NoiseRollupTable extends NoiseSums {
-  screen_id: string;
+  /** The screen's number (`screens.num`). */
+  screen_num: number;
   started_ms: number;
 }
 
 /** `noise_days`: one row per screen per local day of the zone the screen had when the buckets arrived. */
 export interface NoiseDaysTable extends NoiseSums {
-  screen_id: string;
+  screen_num: number;
   time_zone: string;
   /** YYYY-MM-DD, local */
   day: string;

@@ -47,6 +47,11 @@ export interface ScreensTable {
   power_assist_state: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * The screen's stable number (migration 0480), which the noise tables are keyed by: given on
+   * insert by a trigger (leave it out), never changed.
+   */
+  num?: number;
 }
 
 export interface DeviceCredentialsTable {
@@ -124,9 +129,9 @@ export interface ScreenHistoryTable {
   detail: string;
 }
 
+/** One ten-second noise bucket (migration 0480: keyed by the screen's number and the start in epoch ms). */
 export interface NoiseBucketsTable {
-  screen_id: string;
-  started_at: string;
+  screen_num: number;
   started_ms: number;
   average_level: number;
   peak_level: number;
@@ -134,5 +139,5 @@ export interface NoiseBucketsTable {
   warning_ms: number;
   loud_ms: number;
   trigger_count: number | null;
-  received_at: string;
+  received_ms: number;
 }
