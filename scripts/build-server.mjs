@@ -43,6 +43,17 @@ const { values } = parseArgs({
  */
 const EXTERNAL = ['better-sqlite3', 'argon2', 'sharp', '@ffmpeg-installer/ffmpeg', '@ffprobe-installer/ffprobe', 'ffmpeg-static', 'age-encryption'];
 
+/**
+ * A package loaded with `await import()` becomes a chunk of its own. When that package is
+ * CommonJS the chunk exports only `default` (esbuild cannot list a CommonJS module's names the
+ * way Node does), so named imports from it would be undefined in the bundle though they work
+ * under tsx. Such a package is either imported for its default or its side effects only
+ * (listed here), or taken in its ES module build (ALIAS); the build refuses any other.
+ */
+const CJS_DEFAULT_ONLY = new Set(['reflect-metadata', 'qrcode']);
+/** @peculiar/x509's package.json names its CommonJS build first ("main"); platform/security/tls.ts uses its named exports. */
+const ALIAS = { '@peculiar/x509': '@peculiar/x509/build/x509.es.js' };
+
 const outdir = path.resolve(ROOT, values.outdir);
 rmSync(outdir, { recursive: true, force: true });
 
@@ -57,6 +68,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
+  alias: ALIAS,
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   sourcesContent: false,
@@ -72,5 +84,18 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
+
+const packageOf = (file) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
+const cjsChunks = Object.values(result.metafile.outputs)
+  .filter((o) => o.entryPoint && result.metafile.inputs[o.entryPoint]?.format === 'cjs' && packageOf(o.entryPoint))
+  .map((o) => packageOf(o.entryPoint))
+  .filter((pkg) => !CJS_DEFAULT_ONLY.has(pkg));
+if (cjsChunks.length) {
+  console.error(
+    `build-server: loaded with import() but CommonJS, so only its default export exists in the bundle: ${cjsChunks.join(', ')}.\n` +
+      'Use its default export and list it in CJS_DEFAULT_ONLY, or alias it to its ES module build (ALIAS) in scripts/build-server.mjs.',
+  );
+  process.exit(1);
+}
 
 if (values.metafile) writeFileSync(path.resolve(ROOT, values.metafile), JSON.stringify(result.metafile));

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startServerProcess } from './helpers/server-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -61,11 +62,14 @@ t.test('a started, ready server has not loaded the libraries of occasional work'
 /** The npm package a script (or a bundled file named in a chunk's source map) comes from. */
 const packageOf = (file: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
 
-t.test('the bundled build: same, its lazy chunks load at first use', async (t) => {
+/**
+ * The build as `npm run build:server` makes it, into a scratch package (its own package.json,
+ * the checkout's node_modules for the packages left external), started with the preload that
+ * lists the scripts it loads; resolves once it listens.
+ */
+async function startBundle(t: Test, env: Record<string, string>) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-startup-bundle-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  // The build as `npm run build:server` makes it, into a scratch package (its own package.json,
-  // the checkout's node_modules for the packages left external).
   const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs'), '--outdir', path.join(dir, 'pkg/server/src')], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -73,11 +77,10 @@ t.test('the bundled build: same, its lazy chunks load at first use', async (t) =
   t.equal(built.status, 0, `built${built.stderr ? `: ${built.stderr}` : ''}`);
   copyFileSync(path.join(ROOT, 'package.json'), path.join(dir, 'pkg/package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'pkg/node_modules'), 'dir');
-  const entry = path.join(dir, 'pkg/server/src/main.js');
   t.ok(existsSync(path.join(dir, 'pkg/server/src/cli.js')), 'the CLI is built beside the server');
 
   const scriptsFile = path.join(dir, 'scripts.json');
-  const child = spawn(process.execPath, [`--import=${path.join(ROOT, 'test/helpers/loaded-scripts-preload.mjs')}`, entry], {
+  const child = spawn(process.execPath, [`--import=${path.join(ROOT, 'test/helpers/loaded-scripts-preload.mjs')}`, path.join(dir, 'pkg/server/src/main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -87,6 +90,7 @@ t.test('the bundled build: same, its lazy chunks load at first use', async (t) =
       PLACARD_HOST: '127.0.0.1',
       PLACARD_LOG_LEVEL: 'info',
       LOADED_SCRIPTS_FILE: scriptsFile,
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -131,14 +135,18 @@ t.test('the bundled build: same, its lazy chunks load at first use', async (t) =
     t.ok(chunks > 0, "the bundle's files were seen");
     return [...packages].sort();
   };
+  return { child, url, exited, output: () => out, loaded };
+}
 
-  const ready = await fetch(`${url}/readyz`);
+t.test('the bundled build: same, its lazy chunks load at first use', async (t) => {
+  const server = await startBundle(t, {});
+  const ready = await fetch(`${server.url}/readyz`);
   const readiness = (await ready.json()) as { data: { checks: Record<string, { ok: boolean; detail: string }> } };
   t.equal(ready.status, 200, 'ready');
   t.equal(readiness.data.checks.sharp?.ok, true, 'sharp (external) runs');
   t.equal(readiness.data.checks.database?.ok, true, 'better-sqlite3 (external) answers');
   await new Promise((r) => setTimeout(r, 500)); // the start-up's own tool checks settle
-  const packages = await loaded();
+  const packages = await server.loaded();
   t.ok(packages.includes('koa') && packages.includes('zod') && packages.includes('kysely'), 'the scan sees the bundled packages start-up loads');
   t.same(
     LAZY.filter((p) => packages.includes(p)),
@@ -147,11 +155,33 @@ t.test('the bundled build: same, its lazy chunks load at first use', async (t) =
   );
 
   // A request that needs a session loads koa-session's chunk, and it works.
-  const status = await fetch(`${url}/api/v1/auth/status`);
+  const status = await fetch(`${server.url}/api/v1/auth/status`);
   t.equal(status.status, 200, 'the session route answers');
   await status.arrayBuffer();
-  t.ok((await loaded()).includes('koa-session'), 'koa-session loaded at its first use');
+  t.ok((await server.loaded()).includes('koa-session'), 'koa-session loaded at its first use');
 
-  child.kill('SIGTERM');
-  t.equal(await exited, 0, 'stops cleanly');
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0, 'stops cleanly');
 });
+
+t.test('the bundled build with HTTPS issues its certificate (@peculiar/x509, loaded lazily, named exports)', async (t) => {
+  const server = await startBundle(t, { PLACARD_HTTPS_PORT: String(await freePort()) });
+  t.match(server.output(), /"tlsFingerprint":"([0-9A-F]{2}:){31}[0-9A-F]{2}"/, 'a certificate was issued at first start');
+  t.ok((await server.loaded()).includes('@peculiar/x509'), 'by @peculiar/x509');
+  const ready = await fetch(`${server.url}/readyz`);
+  t.equal(ready.status, 200, 'ready');
+  await ready.arrayBuffer();
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0, 'stops cleanly');
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
