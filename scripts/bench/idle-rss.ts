@@ -8,10 +8,11 @@
  * The same for a bare Koa server (`node -e`) in the same run, for reference.
  *
  *   npm run build:server            # this bench builds nothing
- *   npm run bench:idle-rss [-- --runs 3 --idle 5,30 --https --node-arg --max-semi-space-size=4 --modules]
+ *   npm run bench:idle-rss [-- --runs 3 --idle 5,30 --https --node-arg --max-semi-space-size=4 --modules --entry FILE]
  *
  * --https      HTTPS on as by default (a free port; the certificate is made at first start)
  * --node-arg   a node flag for both processes (repeatable), e.g. to try V8 heap sizes
+ * --entry      the server's entry point (default dist/server/src/main.js)
  * --modules    one more run with an inspector preload that lists the scripts loaded at
  *              start by package (source bytes); its memory is not the plain server's
  */
@@ -23,7 +24,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ENTRY = path.join(ROOT, 'dist/server/src/main.js');
 const REPORTER = path.join(ROOT, 'scripts/bench/idle-rss/report-memory.mjs');
 const LISTER = path.join(ROOT, 'scripts/bench/idle-rss/list-scripts.mjs');
 
@@ -42,6 +42,9 @@ const idlePoints = (idleIndex >= 0 ? argv[idleIndex + 1]! : '5,30')
 const https = argv.includes('--https');
 const listModules = argv.includes('--modules');
 const nodeArgs = argv.flatMap((a, i) => (argv[i - 1] === '--node-arg' ? [a] : []));
+const entryIndex = argv.indexOf('--entry');
+/** The server's entry point (another build's, to compare two builds back to back). */
+const ENTRY = path.resolve(ROOT, entryIndex >= 0 ? argv[entryIndex + 1]! : 'dist/server/src/main.js');
 
 const MiB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -211,7 +214,7 @@ async function main(): Promise<void> {
       (nodeArgs.length ? `, node flags ${nodeArgs.join(' ')}` : ''),
   );
   const rows: { name: string; f: Figures[] }[] = [
-    ...idlePoints.map((s) => ({ name: `placard (dist/server/src/main.js), ${s} s idle`, f: [] })),
+    ...idlePoints.map((s) => ({ name: `placard (${path.relative(ROOT, ENTRY)}), ${s} s idle`, f: [] })),
     ...idlePoints.map((s) => ({ name: `bare Koa (node -e), ${s} s idle`, f: [] })),
   ];
   // Alternated, so a change in the machine's load touches both alike.

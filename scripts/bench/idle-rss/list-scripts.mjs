@@ -17,7 +17,7 @@ if (out) {
     const groups = {};
     for (const { url, bytes } of scripts) {
       const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-      const key = pkg ?? (url.startsWith('node:') ? 'node: (builtins)' : url.includes('/dist/server/') ? '(placard dist/server)' : '(other)');
+      const key = pkg ?? (url.startsWith('node:') ? 'node: (builtins)' : /\/dist(-modules)?\/server\//.test(url) ? '(placard dist/server)' : '(other)');
       groups[key] ??= { scripts: 0, bytes: 0 };
       groups[key].scripts++;
       groups[key].bytes += bytes;
