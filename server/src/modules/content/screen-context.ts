@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../platform/db/database.js';
 import { defaultTimeZone } from '../schedules/index.js';
-import { mostCommonGroupZone, screenContextRow } from './screen-context.repo.js';
+import { mostCommonGroupZone, type ScreenContextRow, screenContextRow } from './screen-context.repo.js';
 
 export { defaultTimeZone, screensOf, type Targets } from '../schedules/index.js';
 
@@ -25,18 +25,29 @@ const plausible = (n: unknown): n is number => typeof n === 'number' && n >= 16 
 
 export async function screenContext(db: Db, screenId: string): Promise<ScreenContext | undefined> {
   const row = await screenContextRow(db, screenId);
-  if (!row) return undefined;
-  const groupIds = JSON.parse(row.group_ids) as string[];
-  return {
+  return row ? contextOfRow(db, row) : undefined;
+}
+
+/**
+ * A screen's context made of its row: the one `screenContext` reads, or the one a device
+ * route's authentication read with the credential (screens module, `readsDeviceContextOnly`:
+ * the same columns). Asks for nothing when the screen has a location (no default zone needed).
+ */
+export function contextOfRow(
+  db: Db,
+  row: Omit<ScreenContextRow, 'display_width' | 'display_height'> & { display_width: unknown; display_height: unknown },
+): ScreenContext | Promise<ScreenContext> {
+  const make = (timeZone: string): ScreenContext => ({
     id: row.id,
     name: row.name,
-    timeZone: row.time_zone ?? (await defaultTimeZone(db)),
+    timeZone,
     locationId: row.location_id,
-    groupIds,
+    groupIds: JSON.parse(row.group_ids) as string[],
     manifestRevision: row.manifest_revision,
     display:
       plausible(row.display_width) && plausible(row.display_height) ? { width: Math.round(row.display_width), height: Math.round(row.display_height) } : null,
-  };
+  });
+  return row.time_zone !== null ? make(row.time_zone) : defaultTimeZone(db).then(make);
 }
 
 /** The zone most of a group's members are in (ties: alphabetical), else the default. */

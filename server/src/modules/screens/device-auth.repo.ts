@@ -1,12 +1,73 @@
 import type { Db } from '../../platform/db/database.js';
-import { prepared } from '../../platform/db/prepared.js';
-import type { DeviceCredentialsTable } from '../../platform/db/schema.js';
+import { executeText, prepared } from '../../platform/db/prepared.js';
+import type { DeviceCredentialsTable, ScreensTable } from '../../platform/db/schema.js';
 
 const credentialByPublicId = prepared((db: Db, publicId: string) => db.selectFrom('device_credentials').selectAll().where('public_id', '=', publicId));
 
 /** The device credential with this public id (any state): every device request asks, so it is prepared. */
 export async function findCredentialByPublicId(db: Db, publicId: string): Promise<DeviceCredentialsTable | undefined> {
   return (await credentialByPublicId(db, publicId)).rows[0];
+}
+
+/**
+ * What authenticating a device credential checks: the credential's hash, revocation and last
+ * use, and whether its screen exists (`id` null: it does not), is revoked or disabled.
+ */
+export interface CredentialCheckColumns {
+  cred_id: string;
+  cred_secret_hash: string;
+  cred_revoked_at: string | null;
+  cred_last_used_at: string | null;
+  id: string | null;
+  revoked_at: string | null;
+  disabled_at: string | null;
+}
+
+/**
+ * The credential and its screen in one statement (each statement outside a transaction is a
+ * read transaction of its own: in WAL mode ~4 µs of shared-memory locking before any row,
+ * more than the lookup). A left join: a credential whose screen is gone still answers.
+ */
+const CREDENTIAL_COLUMNS = `c.id as cred_id, c.secret_hash as cred_secret_hash, c.revoked_at as cred_revoked_at, c.last_used_at as cred_last_used_at`;
+
+const CREDENTIAL_WITH_SCREEN_SQL = `select ${CREDENTIAL_COLUMNS}, s.* from device_credentials c left join screens s on s.id = c.screen_id where c.public_id = ?`;
+
+export type CredentialWithScreenRow = Omit<CredentialCheckColumns, 'id'> & { [K in keyof ScreensTable]: K extends 'id' ? string | null : ScreensTable[K] };
+
+/** The credential with this public id and its screen's whole row (null columns when the screen is gone). */
+export async function credentialWithScreen(db: Db, publicId: string): Promise<CredentialWithScreenRow | undefined> {
+  return (await executeText<CredentialWithScreenRow>(db, CREDENTIAL_WITH_SCREEN_SQL, [publicId])).rows[0];
+}
+
+/**
+ * What a device route that needs only the screen's context reads (the manifest, asked by every
+ * player, mostly answered 304): the credential's checks and the screen's context, in one
+ * statement. No wide column is read (the last status is a few hundred bytes to kilobytes of
+ * JSON; only its display size is extracted). The context is what content's screen context is
+ * made of (modules/content/screen-context.ts).
+ */
+const CREDENTIAL_WITH_CONTEXT_SQL = `
+  select ${CREDENTIAL_COLUMNS}, s.id, s.revoked_at, s.disabled_at, s.name, s.location_id, l.time_zone, s.manifest_revision,
+    json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height,
+    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids
+  from device_credentials c left join screens s on s.id = c.screen_id left join locations l on l.id = s.location_id
+  where c.public_id = ?`;
+
+export interface DeviceContextRow extends CredentialCheckColumns {
+  name: string;
+  location_id: string | null;
+  /** The location's zone (null: no location). */
+  time_zone: string | null;
+  manifest_revision: number;
+  display_width: unknown;
+  display_height: unknown;
+  /** JSON array of the screen's group ids, in order. */
+  group_ids: string;
+}
+
+/** The credential with this public id, its screen's state and its screen's context (null columns when the screen is gone). */
+export async function credentialWithContext(db: Db, publicId: string): Promise<DeviceContextRow | undefined> {
+  return (await executeText<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL, [publicId])).rows[0];
 }
 
 /** The row and screen of the credential with this public id (throws when there is none). */
