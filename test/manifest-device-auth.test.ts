@@ -95,9 +95,11 @@ t.test('the context read with the credential is the screen context, and the ETag
   const auth = await import('../server/src/modules/screens/device-auth.js');
   const { context } = await auth.resolveDeviceContext(app.deps.db, screen.credential);
   const { contextOfRow } = await import('../server/src/modules/content/screen-context.js');
-  const fromAuth = await contextOfRow(app.deps.db, context as typeof context & { id: string });
+  const { inNetwork, ...fromAuth } = await contextOfRow(app.deps.db, context as typeof context & { id: string });
   const read = (await screenContext(app.deps.db, screen.screenId))!;
   t.same(fromAuth, read, 'the same context as screenContext reads');
+  t.equal(inNetwork, false, 'and in no presentation network');
+  t.equal(read.inNetwork, undefined, 'screenContext does not say');
   t.same(read.groupIds, [...groups].sort(), 'its groups, in order');
   t.equal(read.timeZone, 'Asia/Tokyo');
   t.same(read.display, { width: 1280, height: 720 }, 'the display its player reported');
@@ -118,7 +120,7 @@ t.test('the context read with the credential is the screen context, and the ETag
   const plain = await pairScreen(app, owner, { name: 'Plain' });
   const plainCtx = (await screenContext(app.deps.db, plain.screenId))!;
   const { context: plainRow } = await auth.resolveDeviceContext(app.deps.db, plain.credential);
-  t.same(await contextOfRow(app.deps.db, plainRow as typeof plainRow & { id: string }), plainCtx, 'no location: the default zone');
+  t.same(await contextOfRow(app.deps.db, plainRow as typeof plainRow & { id: string }), { ...plainCtx, inNetwork: false }, 'no location: the default zone');
   t.same(plainCtx.groupIds, []);
   t.equal(plainCtx.display, null, 'no display reported');
 });
@@ -152,4 +154,29 @@ t.test('a manifest request touches the credential’s last use once a minute, li
   await app.deps.db.updateTable('device_credentials').set({ last_used_at: null }).where('screen_id', '=', screen.screenId).execute();
   t.equal((await app.fetch('/api/v1/player/manifest', { headers: screen.headers })).status, 200);
   t.ok(await lastUsed(), 'never used: touched');
+});
+
+t.test('a screen in a presentation network is known to be in one: its manifest carries the network', async (t) => {
+  const { app, owner, call } = await setup(t);
+  const a = await pairScreen(app, owner, { name: 'A' });
+  const b = await pairScreen(app, owner, { name: 'B' });
+  const auth = await import('../server/src/modules/screens/device-auth.js');
+  const { contextOfRow } = await import('../server/src/modules/content/screen-context.js');
+  const { manifestNetworkOf } = await import('../server/src/modules/content/manifest-network.js');
+  const contextOf = async (s: typeof a) => {
+    const { context } = await auth.resolveDeviceContext(app.deps.db, s.credential);
+    return contextOfRow(app.deps.db, context as typeof context & { id: string });
+  };
+  t.equal((await contextOf(a)).inNetwork, false);
+  t.equal(await manifestNetworkOf(app.deps, await contextOf(a)), null, 'in none: no network');
+  const made = await call('POST', '/api/v1/presentation-networks', { name: 'Row', screenIds: [a.screenId, b.screenId] });
+  t.equal(made.status, 201);
+  const ctx = await contextOf(a);
+  t.equal(ctx.inNetwork, true, 'a member');
+  t.equal((await manifestNetworkOf(app.deps, ctx))?.id, made.body.data.id, 'the provider answers its network');
+  t.same(await manifestNetworkOf(app.deps, ctx), await manifestNetworkOf(app.deps, a.screenId), 'as it does by id');
+  const res = await app.json('/api/v1/player/manifest', { headers: a.headers });
+  t.equal(res.status, 200);
+  t.equal(res.body.data.presentationNetwork?.id, made.body.data.id, 'the manifest carries the network');
+  t.equal(res.body.data.presentationNetwork?.memberCount, 2);
 });

@@ -19,6 +19,11 @@ export interface ScreenContext {
   manifestRevision: number;
   /** The display size (device pixels) the player last reported, when plausible: full-screen media is picked for it. */
   display: { width: number; height: number } | null;
+  /**
+   * False when the screen was in no presentation network as its context was read (then the
+   * manifest asks no network provider: manifest-network.ts); absent when not read.
+   */
+  inNetwork?: boolean;
 }
 
 const plausible = (n: unknown): n is number => typeof n === 'number' && n >= 16 && n <= 16384;
@@ -35,7 +40,7 @@ export async function screenContext(db: Db, screenId: string): Promise<ScreenCon
  */
 export function contextOfRow(
   db: Db,
-  row: Omit<ScreenContextRow, 'display_width' | 'display_height'> & { display_width: unknown; display_height: unknown },
+  row: Omit<ScreenContextRow, 'display_width' | 'display_height'> & { display_width: unknown; display_height: unknown; in_network?: number },
 ): ScreenContext | Promise<ScreenContext> {
   const make = (timeZone: string): ScreenContext => ({
     id: row.id,
@@ -46,6 +51,7 @@ export function contextOfRow(
     manifestRevision: row.manifest_revision,
     display:
       plausible(row.display_width) && plausible(row.display_height) ? { width: Math.round(row.display_width), height: Math.round(row.display_height) } : null,
+    ...(row.in_network === undefined ? {} : { inNetwork: row.in_network === 1 }),
   });
   return row.time_zone !== null ? make(row.time_zone) : defaultTimeZone(db).then(make);
 }

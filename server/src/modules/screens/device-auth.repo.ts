@@ -49,7 +49,8 @@ export async function credentialWithScreen(db: Db, publicId: string): Promise<Cr
 const CREDENTIAL_WITH_CONTEXT_SQL = `
   select ${CREDENTIAL_COLUMNS}, s.id, s.revoked_at, s.disabled_at, s.name, s.location_id, l.time_zone, s.manifest_revision,
     json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height,
-    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids
+    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids,
+    exists(select 1 from presentation_network_members n where n.screen_id = s.id) as in_network
   from device_credentials c left join screens s on s.id = c.screen_id left join locations l on l.id = s.location_id
   where c.public_id = ?`;
 
@@ -63,6 +64,12 @@ export interface DeviceContextRow extends CredentialCheckColumns {
   display_height: unknown;
   /** JSON array of the screen's group ids, in order. */
   group_ids: string;
+  /**
+   * 1 when the screen is a member of a presentation network (the presentation-networks module's
+   * table, read here so that the manifest of a screen in none asks no more: content's
+   * manifest-network.ts), else 0.
+   */
+  in_network: number;
 }
 
 /** The credential with this public id, its screen's state and its screen's context (null columns when the screen is gone). */
