@@ -218,7 +218,8 @@ export const manifestRoutes = [
       304: { description: 'Not modified: the If-None-Match ETag is current' },
     },
     handler: async (ctx, { auth }) => {
-      const screen = await screenAsking(ctx, auth as DevicePrincipal);
+      const asking = screenAsking(ctx, auth as DevicePrincipal);
+      const screen = asking instanceof Promise ? await asking : asking;
       if (!screen) throw notFound('Screen');
       const m = await currentManifest(ctx.deps, screen);
       ctx.set('ETag', m.etag);

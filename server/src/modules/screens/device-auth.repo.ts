@@ -1,4 +1,4 @@
-import type { Db } from '../../platform/db/database.js';
+import { type Db, readNow } from '../../platform/db/database.js';
 import { executeText, prepared } from '../../platform/db/prepared.js';
 import type { DeviceCredentialsTable, ScreensTable } from '../../platform/db/schema.js';
 
@@ -35,8 +35,18 @@ const CREDENTIAL_WITH_SCREEN_SQL = `select ${CREDENTIAL_COLUMNS}, s.* from devic
 export type CredentialWithScreenRow = Omit<CredentialCheckColumns, 'id'> & { [K in keyof ScreensTable]: K extends 'id' ? string | null : ScreensTable[K] };
 
 /** The credential with this public id and its screen's whole row (null columns when the screen is gone). */
-export async function credentialWithScreen(db: Db, publicId: string): Promise<CredentialWithScreenRow | undefined> {
-  return (await executeText<CredentialWithScreenRow>(db, CREDENTIAL_WITH_SCREEN_SQL, [publicId])).rows[0];
+export function credentialWithScreen(db: Db, publicId: string): CredentialWithScreenRow | undefined | Promise<CredentialWithScreenRow | undefined> {
+  return firstRow<CredentialWithScreenRow>(db, CREDENTIAL_WITH_SCREEN_SQL, publicId);
+}
+
+/**
+ * The first row of a read by public id: at once when the database can answer now (outside any
+ * transaction: `readNow`, what `executeText` does too), else queued. At once, the caller awaits
+ * no promise: every request of a device pays each promise with an async hook (the request scope).
+ */
+function firstRow<R>(db: Db, sql: string, publicId: string): R | undefined | Promise<R | undefined> {
+  const rows = readNow(db, sql, [publicId]);
+  return rows ? (rows[0] as R | undefined) : executeText<R>(db, sql, [publicId]).then((r) => r.rows[0]);
 }
 
 /**
@@ -73,8 +83,8 @@ export interface DeviceContextRow extends CredentialCheckColumns {
 }
 
 /** The credential with this public id, its screen's state and its screen's context (null columns when the screen is gone). */
-export async function credentialWithContext(db: Db, publicId: string): Promise<DeviceContextRow | undefined> {
-  return (await executeText<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL, [publicId])).rows[0];
+export function credentialWithContext(db: Db, publicId: string): DeviceContextRow | undefined | Promise<DeviceContextRow | undefined> {
+  return firstRow<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL, publicId);
 }
 
 /** The row and screen of the credential with this public id (throws when there is none). */

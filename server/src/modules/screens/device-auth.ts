@@ -46,11 +46,12 @@ export interface ResolvedDevice {
 async function checkCredential<R extends CredentialCheckColumns>(
   db: Db,
   token: string,
-  read: (db: Db, publicId: string) => Promise<R | undefined>,
+  read: (db: Db, publicId: string) => R | undefined | Promise<R | undefined>,
 ): Promise<R> {
   const m = CREDENTIAL_SHAPE.exec(token);
   if (!m) throw new ApiError('invalid_credential', 'Malformed device credential');
-  const row = await read(db, m[1]!);
+  const read1 = read(db, m[1]!);
+  const row = read1 instanceof Promise ? await read1 : read1;
   if (!row || !safeEqual(row.cred_secret_hash, sha256Hex(m[2]!))) throw new ApiError('invalid_credential', 'Unknown device credential');
   if (row.cred_revoked_at) throw new ApiError('credential_revoked', 'This device credential was revoked; pair the screen again');
   if (row.id === null) throw new ApiError('invalid_credential', 'Unknown device credential');
@@ -103,9 +104,9 @@ export function readsDeviceContextOnly(deps: AppDeps, path: string): void {
 export function deviceAuthenticator(db: Db) {
   return async (ctx: Context, token: string): Promise<DevicePrincipal> => {
     if (ctx.deps?.scope.get(CONTEXT_ONLY).has(ctx.path)) {
-      const { context, credentialId } = await resolveDeviceContext(db, token);
+      const context = await checkCredential(db, token, credentialWithContext);
       ctx.state.deviceContext = context;
-      return { kind: 'device', screenId: context.id!, credentialId };
+      return { kind: 'device', screenId: context.id!, credentialId: context.cred_id };
     }
     const { screen, credentialId } = await resolveDeviceCredential(db, token);
     ctx.state.screen = screen;
