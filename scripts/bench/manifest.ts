@@ -5,7 +5,8 @@
  *   - 304: If-None-Match with the current ETag,
  *   - uncached: the cache is emptied before every request (a full build: timeline,
  *     flattening, variants, dependency record), one connection,
- * against a bare Koa route in the same run. Prints req/s, latencies and ratios.
+ * against a bare Koa route in the same run. Prints req/s, latencies and ratios, and the
+ * process CPU time (server and autocannon) per request with its ratio to the bare row.
  *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --group 200 --cpu-prof-dir DIR --only TEXT]
  * `--only 304` runs just the HTTP cases whose name has that text, with the bare row each is compared with.
  * Before the HTTP cases it times `--builds` manifest builds in-process (currentManifest with
@@ -353,7 +354,7 @@ async function main() {
   // Each case is compared with the bare row named by its `base` (an index into allCases).
   const baseOf = (c: (typeof allCases)[number]) => allCases[(c as { base?: number }).base ?? (c.connections === 1 ? 5 : 0)]!;
   const cases = only ? allCases.filter((c) => allCases.some((x) => x.name.includes(only) && (x === c || baseOf(x) === c))) : allCases;
-  const results: { name: string; rps: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: string }[] = [];
+  const results: { name: string; rps: number; cpuUs: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: string }[] = [];
   for (const c of cases) {
     const { setupClient, base: _base, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void; base?: number };
     await autocannon({ ...opts, duration: 1, ...(setupClient ? { setupClient } : {}) });
@@ -361,13 +362,17 @@ async function main() {
     // The event loop's delay (server and load generator share it): how long something held it.
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
+    // CPU time of the process (server and load generator) per request: less moved by other load on the box than req/s.
+    const cpu = process.cpuUsage();
     const r = await profiled(c.name, () => autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) }));
+    const used = process.cpuUsage(cpu);
     loop.disable();
     const expected304 = c.name.includes('304');
     const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
     results.push({
       name: c.name,
       rps: r.requests.average,
+      cpuUs: (used.user + used.system) / Math.max(1, r.requests.total),
       p50: r.latency.p50,
       p99: r.latency.p99,
       loopP99: loop.percentile(99) / 1e6,
@@ -392,12 +397,12 @@ async function main() {
   console.log(lookupLine);
   console.log(groupLine);
   console.log(
-    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
+    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)} ${'CPU µs/req'.padStart(10)} ${'bare CPU/CPU'.padStart(12)}  (bare: the row named in brackets)`,
   );
   for (const [i, r] of results.entries()) {
     const base = results.find((x) => x.name === r.base)!;
     console.log(
-      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)}  (${base.name})`,
+      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)} ${r.cpuUs.toFixed(1).padStart(10)} ${(base.cpuUs / r.cpuUs).toFixed(3).padStart(12)}  (${base.name})`,
     );
   }
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
