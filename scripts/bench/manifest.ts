@@ -5,8 +5,10 @@
  *   - 304: If-None-Match with the current ETag,
  *   - uncached: the cache is emptied before every request (a full build: timeline,
  *     flattening, variants, dependency record), one connection,
- * against a bare Koa route in the same run. Prints req/s, latencies and ratios.
- *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --group 200 --cpu-prof-dir DIR]
+ * against a bare Koa route in the same run. Prints req/s, latencies and ratios, and the
+ * process CPU time (server and autocannon) per request with its ratio to the bare row.
+ *   npm run bench:manifest [-- --seconds 5 --connections 16 --builds 100 --group 200 --cpu-prof-dir DIR --only TEXT]
+ * `--only 304` runs just the HTTP cases whose name has that text, with the bare row each is compared with.
  * Before the HTTP cases it times `--builds` manifest builds in-process (currentManifest with
  * the cache emptied: no HTTP, no device authentication), then a change reaching `--group`
  * screens of one group the same 50 schedules also target (every screen asks for its manifest
@@ -47,6 +49,10 @@ const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
 const builds = arg('builds', 100);
 const groupSize = arg('group', 200);
+const only = (() => {
+  const i = process.argv.indexOf('--only');
+  return i > 0 ? process.argv[i + 1]! : null;
+})();
 const profDir = (() => {
   const i = process.argv.indexOf('--cpu-prof-dir');
   return i > 0 ? process.argv[i + 1]! : null;
@@ -159,6 +165,27 @@ async function seed(deps: AppDeps, base: string) {
   const polled = await json(base, `/api/v1/player/pairing-sessions/${id}`, { headers: { 'x-pairing-secret': pollSecret } });
   const enrolled = await json(base, '/api/v1/player/enroll', { method: 'POST', body: { enrollmentToken: polled.body.data.enrollmentToken } });
   const { screenId, credential } = enrolled.body.data;
+  // A heartbeat as the web player sends it, so the screen's row holds a status document like a
+  // running player's (every device request authenticates against that row).
+  await json(base, '/api/v1/player/heartbeat', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${credential}` },
+    body: {
+      playerVersion: '1.4.2',
+      playerFamily: 'desktop-linux',
+      currentPlaylistId: uuidv7(),
+      currentItemId: uuidv7(),
+      currentAssetId: uuidv7(),
+      currentScheduleId: uuidv7(),
+      manifestRevision: 0,
+      display: { width: 1920, height: 1080 },
+      cache: { items: 500, bytes: 75_000_000, missing: 0, failed: 0 },
+      storage: { freeBytes: 12_345_678_901, totalBytes: 64_000_000_000 },
+      socketConnected: true,
+      playerStartedAt: new Date().toISOString(),
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+    },
+  });
 
   // 50 playlists of 10 items, 50 daily schedules: each starts 28.8 minutes after the one
   // before, runs 1-4 hours and outranks the earlier ones (priority p), so every schedule
@@ -301,7 +328,7 @@ async function main() {
   console.log(groupLine);
 
   const url = `${placard.url}/api/v1/player/manifest`;
-  const cases = [
+  const allCases = [
     { name: 'bare Koa GET /bare', url: `${bareServer.url}/bare`, connections },
     { name: 'bare Koa, same bytes', url: `${bareServer.url}/same-bytes`, connections },
     { name: 'manifest cached (200)', url, headers: device, connections, base: 1 },
@@ -324,7 +351,10 @@ async function main() {
       setupClient: (client: autocannon.Client) => void client.on('response', () => manifestCache(deps).clear()),
     },
   ];
-  const results: { name: string; rps: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: number }[] = [];
+  // Each case is compared with the bare row named by its `base` (an index into allCases).
+  const baseOf = (c: (typeof allCases)[number]) => allCases[(c as { base?: number }).base ?? (c.connections === 1 ? 5 : 0)]!;
+  const cases = only ? allCases.filter((c) => allCases.some((x) => x.name.includes(only) && (x === c || baseOf(x) === c))) : allCases;
+  const results: { name: string; rps: number; cpuUs: number; p50: number; p99: number; loopP99: number; loopMax: number; errors: number; base: string }[] = [];
   for (const c of cases) {
     const { setupClient, base: _base, ...opts } = c as typeof c & { setupClient?: (client: autocannon.Client) => void; base?: number };
     await autocannon({ ...opts, duration: 1, ...(setupClient ? { setupClient } : {}) });
@@ -332,19 +362,23 @@ async function main() {
     // The event loop's delay (server and load generator share it): how long something held it.
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
+    // CPU time of the process (server and load generator) per request: less moved by other load on the box than req/s.
+    const cpu = process.cpuUsage();
     const r = await profiled(c.name, () => autocannon({ ...opts, duration: seconds, ...(setupClient ? { setupClient } : {}) }));
+    const used = process.cpuUsage(cpu);
     loop.disable();
     const expected304 = c.name.includes('304');
     const bad = expected304 ? r.non2xx - (r['3xx'] ?? 0) : r.non2xx;
     results.push({
       name: c.name,
       rps: r.requests.average,
+      cpuUs: (used.user + used.system) / Math.max(1, r.requests.total),
       p50: r.latency.p50,
       p99: r.latency.p99,
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,
       errors: r.errors + Math.max(0, bad),
-      base: (c as { base?: number }).base ?? (c.connections === 1 ? 5 : 0),
+      base: baseOf(c).name,
     });
   }
   await placard.close();
@@ -363,12 +397,12 @@ async function main() {
   console.log(lookupLine);
   console.log(groupLine);
   console.log(
-    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)}  (bare: the row named in brackets)`,
+    `${'case'.padEnd(28)} ${'conns'.padStart(5)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)} ${'loop p99/max ms'.padStart(15)} ${'rps vs bare'.padStart(12)} ${'CPU µs/req'.padStart(10)} ${'bare CPU/CPU'.padStart(12)}  (bare: the row named in brackets)`,
   );
   for (const [i, r] of results.entries()) {
-    const base = results[r.base]!;
+    const base = results.find((x) => x.name === r.base)!;
     console.log(
-      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)}  (${base.name})`,
+      `${r.name.padEnd(28)} ${String(cases[i]!.connections).padStart(5)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)} ${String(r.errors).padStart(7)} ${`${r.loopP99.toFixed(1)}/${r.loopMax.toFixed(1)}`.padStart(15)} ${(r.rps / base.rps).toFixed(3).padStart(12)} ${r.cpuUs.toFixed(1).padStart(10)} ${(base.cpuUs / r.cpuUs).toFixed(3).padStart(12)}  (${base.name})`,
     );
   }
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;

@@ -3,7 +3,8 @@ import { installContentHooks } from './content.hooks.js';
 import { assignmentRoutes } from './assignments.routes.js';
 import { impactRoutes } from './impact.routes.js';
 import { layoutRoutes } from './layouts.routes.js';
-import { manifestRoutes } from './manifest.routes.js';
+import { readsDeviceContextOnly } from '../screens/index.js';
+import { MANIFEST_PATH, manifestRoutes } from './manifest.routes.js';
 import { playlistRoutes } from './playlists.routes.js';
 import { previewRoutes } from './preview.routes.js';
 
@@ -16,6 +17,8 @@ export const contentModule: PlacardModule = {
   routes: [...playlistRoutes, ...layoutRoutes, ...previewRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes],
   install({ deps }) {
     installContentHooks(deps);
+    // Its handler reads the screen's context only: authenticated with it, in one statement.
+    readsDeviceContextOnly(deps, MANIFEST_PATH);
   },
 };
 

@@ -29,7 +29,16 @@ export function registerManifestNetwork(deps: AppDeps, fn: ManifestNetworkProvid
   deps.scope.get(PROVIDER).fn = fn;
 }
 
-export async function manifestNetworkOf(deps: AppDeps, screenId: string): Promise<ManifestNetwork | null> {
+/**
+ * The network the screen plays in (null: none). Given the screen's context rather than its id,
+ * a screen whose context says it is in no network (`inNetwork` false: read with the context,
+ * in the same statement as its credential on the manifest route) asks the provider nothing.
+ */
+export function manifestNetworkOf(deps: AppDeps, screen: string | { id: string; inNetwork?: boolean }): Promise<ManifestNetwork | null> {
+  if (typeof screen !== 'string' && screen.inNetwork === false) return NO_NETWORK;
   const fn = deps.scope.get(PROVIDER).fn;
-  return fn ? fn(deps.db, screenId) : null;
+  return fn ? fn(deps.db, typeof screen === 'string' ? screen : screen.id) : NO_NETWORK;
 }
+
+/** One settled answer for "none" (a new promise per manifest request is an async hook more). */
+const NO_NETWORK: Promise<null> = Promise.resolve(null);

@@ -1,11 +1,13 @@
 import { promisify } from 'node:util';
+import type { Context } from 'koa';
 import { gzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { notFound } from '../../platform/http/errors.js';
 import { defineRoute } from '../../platform/http/route.js';
 import { etagMatches } from '../../platform/http/send-file.js';
-import { screenContext } from './screen-context.js';
+import type { DeviceContextRow } from '../screens/index.js';
+import { contextOfRow, type ScreenContext, screenContext } from './screen-context.js';
 import { currentManifest } from './manifest.js';
 import { keptBytes } from './manifest.cache.js';
 
@@ -189,10 +191,23 @@ export const ManifestDto = z
   })
   .meta({ id: 'PlayerManifest' });
 
+export const MANIFEST_PATH = '/api/v1/player/manifest';
+
+/**
+ * The screen whose manifest is asked for: the context its authentication read with the
+ * credential (content/index.ts declares this path `readsDeviceContextOnly`: one statement for
+ * the credential, the screen's state and its context, the whole of a 304's reads but the
+ * network's), else read now.
+ */
+function screenAsking(ctx: Context, auth: DevicePrincipal): ScreenContext | Promise<ScreenContext | undefined> {
+  const row = ctx.state.deviceContext;
+  return row && row.id === auth.screenId ? contextOfRow(ctx.deps.db, row as DeviceContextRow & { id: string }) : screenContext(ctx.deps.db, auth.screenId);
+}
+
 export const manifestRoutes = [
   defineRoute({
     method: 'GET',
-    path: '/api/v1/player/manifest',
+    path: MANIFEST_PATH,
     auth: 'device',
     tags: ['Player'],
     summary: 'Everything the screen plays in the next 48 hours, and the media to cache',
@@ -203,7 +218,8 @@ export const manifestRoutes = [
       304: { description: 'Not modified: the If-None-Match ETag is current' },
     },
     handler: async (ctx, { auth }) => {
-      const screen = await screenContext(ctx.deps.db, (auth as DevicePrincipal).screenId);
+      const asking = screenAsking(ctx, auth as DevicePrincipal);
+      const screen = asking instanceof Promise ? await asking : asking;
       if (!screen) throw notFound('Screen');
       const m = await currentManifest(ctx.deps, screen);
       // A screen told `manifest.changed` has fetched: the next one waiting is told.

@@ -160,7 +160,7 @@ const MAX_BUILDS = 3;
 export async function currentManifest(deps: AppDeps, screen: ScreenContext, nowMs = Date.now()): Promise<CachedManifest> {
   const windowStart = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const cache = manifestCache(deps);
-  const network = await manifestNetworkOf(deps, screen.id);
+  const network = await manifestNetworkOf(deps, screen);
   const contextKey = `${screen.timeZone}|${screen.locationId ?? ''}|${screen.groupIds.join(',')}|${network?.key ?? ''}`;
   const hit = cache.get(screen.id);
   if (hit && hit.revision === screen.manifestRevision && hit.windowStart === windowStart && hit.contextKey === contextKey) return hit;

@@ -20,6 +20,7 @@ export const screensModule: PlacardModule = {
   },
 };
 
+export { type DeviceContextRow, readsDeviceContextOnly } from './device-auth.js';
 export { screenshotDir } from './commands.service.js';
 export { registerNowShowingDescriber, type NowShowing, type NowShowingRequest } from './now-showing.js';
 export { bumpManifestRevision } from './revision.js';
