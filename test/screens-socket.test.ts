@@ -402,31 +402,46 @@ t.test('the manifest route frees the place of a screen told manifest.changed', a
   socket.ws.close();
 });
 
-t.test('the line’s window grows while screens wait and the server keeps up', async (t) => {
+t.test('the line’s window grows as told screens fetch while others wait', async (t) => {
   const { hub, url } = await hubWith(t, async (token) => ({ screenId: token, credentialId: `c-${token}`, manifestRevision: 1 }), {
     manifestLine: { window: 2, minWindow: 2, maxWindow: 64, waitMs: 60_000 },
   });
-  const sockets = [];
-  for (let i = 0; i < 20; i++) {
+  const sockets = new Map<string, Awaited<ReturnType<typeof open>>>();
+  for (let i = 0; i < 30; i++) {
     const socket = await open(url, { headers: { authorization: `Bearer g${i}` } });
     await socket.next('hello');
-    sockets.push(socket);
+    sockets.set(`g${i}`, socket);
   }
-  for (let i = 0; i < 20; i++) hub.pushManifestChanged(`g${i}`, 2);
-  t.match(hub.manifestPushes(), { fetching: 2, waiting: 18, window: 2 });
-  // Nobody fetches and no place lapses (60 s): only a wider window tells the others.
-  for (const socket of sockets) t.equal((await socket.next('manifest.changed', 5000)).revision, 2);
-  t.match(hub.manifestPushes(), { fetching: 20, waiting: 0 });
-  t.ok(hub.manifestPushes().window >= 20, 'the window grew');
-  for (const socket of sockets) socket.ws.close();
+  for (const id of sockets.keys()) hub.pushManifestChanged(id, 2);
+  t.match(hub.manifestPushes(), { fetching: 2, waiting: 28, window: 2 });
+  // Rounds: every screen told fetches; each fetch while others wait adds a place.
+  const told = new Set<string>();
+  const rounds: number[] = [];
+  while (told.size < 30) {
+    const now = [...sockets].filter(([id, s]) => !told.has(id) && s.messages.some((m) => m.type === 'manifest.changed')).map(([id]) => id);
+    if (now.length === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+      continue;
+    }
+    rounds.push(now.length);
+    for (const id of now) {
+      told.add(id);
+      hub.fetched(id, 2);
+    }
+  }
+  t.ok(rounds.length < 15, `fewer rounds than a fixed window of 2 needs (${rounds.join(', ')})`);
+  t.ok(Math.max(...rounds) > 2, 'some round told more than the first window');
+  t.ok(hub.manifestPushes().window > 2, 'the window grew');
+  for (const socket of sockets.values()) socket.ws.close();
 });
 
-t.test('nextWindow: halves when the loop runs late, doubles when on time with a full window, within bounds', async (t) => {
-  const { nextWindow } = await import('../server/src/platform/realtime/fetch-line.js');
-  t.equal(nextWindow(64, 40, true, 16, 4096), 32, 'late: halved');
-  t.equal(nextWindow(20, 40, false, 16, 4096), 16, 'not below the minimum');
-  t.equal(nextWindow(64, 2, true, 16, 4096), 128, 'on time, full, screens waiting: doubled');
-  t.equal(nextWindow(64, 2, false, 16, 4096), 64, 'on time but room left: as it was');
-  t.equal(nextWindow(4000, 2, true, 16, 4096), 4096, 'not above the maximum');
-  t.equal(nextWindow(64, 15, true, 16, 4096), 64, 'a little late: as it was');
+t.test('the line’s window halves when the event loop runs late, grows by one a fetch when on time, within bounds', async (t) => {
+  const { afterTick, afterFetch } = await import('../server/src/platform/realtime/fetch-line.js');
+  t.equal(afterTick(64, 40, 16), 32, 'late: halved');
+  t.equal(afterTick(20, 40, 16), 16, 'not below the minimum');
+  t.equal(afterTick(64, 15, 16), 64, 'a little late: as it was');
+  t.equal(afterFetch(64, 2, true, 4096), 65, 'on time, screens waiting: one more place');
+  t.equal(afterFetch(64, 2, false, 4096), 64, 'nobody waiting: as it was');
+  t.equal(afterFetch(64, 15, true, 4096), 64, 'the loop ran late: as it was');
+  t.equal(afterFetch(4096, 2, true, 4096), 4096, 'not above the maximum');
 });

@@ -1,10 +1,13 @@
 /**
  * The line of screens told `manifest.changed` (docs/decisions.md, "Telling many screens in
  * turn"). At most `window` screens are told and still to fetch; the others wait, and each
- * fetch of a told screen tells the next. The window adapts to the server: while screens wait
- * and the event loop runs on time it doubles (up to `maxWindow`), so fast players are never
- * held back by the line; when the loop runs late (requests queueing) it halves (down to
- * `minWindow`), so heartbeats do not wait behind a burst of fetches.
+ * fetch of a told screen tells the next. The window adapts to the server, as a TCP window
+ * does to its path: each fetch of a told screen while screens wait and the event loop ran on
+ * time adds a place (so the window doubles each round of fetches, up to `maxWindow`, and fast
+ * players are not held back by the line); when the loop runs late (requests queueing) it
+ * halves (down to `minWindow`), so heartbeats do not wait behind a burst of fetches. Growth
+ * comes from fetches served, not from time passing: a window that grew by the clock would be
+ * wide open before the first fetches of a burst arrive to slow the loop.
  */
 
 export interface FetchLineOptions {
@@ -22,18 +25,18 @@ const MAX_WINDOW = 4096;
 const WAIT_MS = 2_000;
 /** How often the line looks at the event loop while screens are told or waiting. */
 const TICK_MS = 25;
-/** Event loop lateness (beyond the tick) under which the window may grow, and over which it shrinks. */
+/** Event loop lateness (beyond the tick) under which the window may grow, and over which it halves. */
 const ON_TIME_MS = 8;
 const LATE_MS = 25;
 
-/**
- * The window after a tick whose timer ran `lateMs` late: halved when late, doubled when on
- * time while the window is full and screens wait, else as it was.
- */
-export function nextWindow(window: number, lateMs: number, full: boolean, min: number, max: number): number {
-  if (lateMs > LATE_MS) return Math.max(min, Math.floor(window / 2));
-  if (lateMs < ON_TIME_MS && full) return Math.min(max, window * 2);
-  return window;
+/** The window after a tick whose timer ran `lateMs` late: halved when late, else as it was. */
+export function afterTick(window: number, lateMs: number, min: number): number {
+  return lateMs > LATE_MS ? Math.max(min, Math.floor(window / 2)) : window;
+}
+
+/** The window after a told screen fetched: one place more when screens wait and the last tick ran on time. */
+export function afterFetch(window: number, lastLateMs: number, waiting: boolean, max: number): number {
+  return waiting && lastLateMs < ON_TIME_MS ? Math.min(max, window + 1) : window;
 }
 
 export class FetchLine {
@@ -48,6 +51,8 @@ export class FetchLine {
   private readonly waiting = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private lastTick = 0;
+  /** How late the last tick ran (0 before the first). */
+  private late = 0;
 
   /** `tell` sends the message; false when the screen has no socket (it then takes no place). */
   constructor(
@@ -75,7 +80,9 @@ export class FetchLine {
   fetched(screenId: string, revision: number): void {
     const waits = this.waiting.get(screenId);
     if (waits !== undefined && waits <= revision) this.waiting.delete(screenId);
-    if (this.told.delete(screenId)) this.tellWaiting();
+    if (!this.told.delete(screenId)) return;
+    this.window = afterFetch(this.window, this.late, this.waiting.size > 0, this.max);
+    this.tellWaiting();
   }
 
   counts(): { fetching: number; waiting: number; window: number } {
@@ -106,17 +113,18 @@ export class FetchLine {
   private start(): void {
     if (this.timer) return;
     this.lastTick = performance.now();
+    this.late = 0;
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
   }
 
   private tick(): void {
     const at = performance.now();
-    const late = at - this.lastTick - TICK_MS;
+    this.late = at - this.lastTick - TICK_MS;
     this.lastTick = at;
     const now = Date.now();
     for (const [id, until] of this.told) if (until <= now) this.told.delete(id);
-    this.window = nextWindow(this.window, late, this.waiting.size > 0 && this.told.size >= this.window, this.min, this.max);
+    this.window = afterTick(this.window, this.late, this.min);
     this.tellWaiting();
     if (this.told.size === 0 && this.waiting.size === 0 && this.timer) {
       clearInterval(this.timer);
