@@ -17,6 +17,7 @@ import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { keptBytes, manifestCache, type CachedManifest } from './manifest.cache.js';
 import { replaceManifestDeps } from './manifest.repo.js';
 import { hasOwnInputs } from './manifest-own.js';
+import { forgetAllParts } from './playlist-parts.js';
 import { ContentLoader } from './playable.js';
 import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
@@ -305,6 +306,7 @@ export function forgetAllManifests(deps: AppDeps): void {
   manifestCache(deps).clear();
   deps.scope.get(SHARED).clear();
   deps.scope.get(RECORDED).clear();
+  forgetAllParts(deps.db);
 }
 
 /** Distinct contexts kept at once (beyond: forgotten, built again when asked). */
