@@ -15,7 +15,8 @@ import type { Warning } from './resolve.js';
 import { type OutputAnswer, type View, viewKeyOf } from '../data-sources/index.js';
 import type { WidgetBundleAnswer, WidgetBundleRef } from '../widgets/index.js';
 import { DEFAULT_DISPLAY } from '../screens/index.js';
-import { type BuiltPart, freezePlaylist, PlaylistParts } from './playlist-parts.js';
+import { PlaylistParts } from './playlist-parts.js';
+import { type BuiltPart, freezePlaylist } from './playlist-built.js';
 
 /** What a playlist's build did besides its items (a part in the making, playlist-parts.ts). */
 interface Capture {
@@ -329,43 +330,43 @@ export class Builder {
     const parts = this.loader.parts;
     const key = PlaylistParts.key(id, this.zone, this.from, this.to);
     const builtKey = PlaylistParts.builtKey(box, fit, muted);
-    const kept = parts.built(key, builtKey);
+    const kept = parts.built(key, builtKey) as BuiltPart | undefined;
     if (kept) {
       this.replay(kept);
       return kept.playlist;
     }
     const recorded = this.loader.startRecording();
+    const mark = this.loader.mark();
     const capture: Capture = { warnings: [], media: new Map(), widgets: [] };
     this.captures.push(capture);
     let playlist: ManifestPlaylist;
+    let used: [string, DepRef][];
     try {
       playlist = await this.buildPlaylist(id, box, fit, muted);
     } finally {
       this.captures.splice(this.captures.indexOf(capture), 1);
-      this.loader.endRecording(recorded);
+      used = this.loader.endRecording(recorded);
     }
-    // A widget without a bundle now may have one soon without a change to announce it: not kept.
-    if (capture.widgets.every((w) => w.answer.ok)) {
-      parts.putBuilt(
-        key,
-        builtKey,
-        {
-          playlist: freezePlaylist(playlist),
-          text: JSON.stringify(playlist),
-          deps: [...recorded.values()],
-          warnings: capture.warnings,
-          media: [...capture.media.values()],
-          widgets: capture.widgets,
-        },
-        this.loader.since,
-      );
+    // A widget without a bundle now may have one soon without a change to announce it, and an
+    // asset processing or failed may move on unannounced: not kept.
+    if (capture.widgets.every((w) => w.answer.ok) && this.loader.keepable(mark)) {
+      const text = JSON.stringify(playlist);
+      const part: BuiltPart = {
+        playlist: freezePlaylist(playlist, text),
+        text,
+        deps: used,
+        warnings: capture.warnings,
+        media: [...capture.media.values()],
+        widgets: capture.widgets,
+      };
+      parts.putBuilt(key, builtKey, part, this.loader.since);
     }
     return playlist;
   }
 
   /** Does here what a kept part's build did besides its items. */
   private replay(part: BuiltPart): void {
-    for (const d of part.deps) this.dep(d.kind, d.id);
+    this.loader.addDeps(part.deps);
     for (const [key, warning] of part.warnings) this.warn(key, warning);
     for (const m of part.media) {
       if (!this.media.has(m.variantId)) this.media.set(m.variantId, m);
@@ -376,10 +377,7 @@ export class Builder {
       for (const c of this.captures) c.widgets.push(w);
       if (!this.bundles.get(w.widgetId)!.ok) continue;
       const seen = this.widgetBoxes.get(w.widgetId);
-      this.widgetBoxes.set(
-        w.widgetId,
-        seen ? { width: Math.max(seen.width, w.box.width), height: Math.max(seen.height, w.box.height) } : { ...w.box },
-      );
+      this.widgetBoxes.set(w.widgetId, seen ? { width: Math.max(seen.width, w.box.width), height: Math.max(seen.height, w.box.height) } : { ...w.box });
     }
   }
 

@@ -23,6 +23,7 @@ import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
+import { playlistText } from './playlist-built.js';
 import { windowSource, type WindowSourceFn } from './windows.js';
 import { overlaySource, type OverlaySourceFn } from './overlays.js';
 import type { Manifest, ManifestPlaylist, OutputResolver, WidgetResolver } from './manifest.shapes.js';
@@ -415,7 +416,7 @@ function serialise(manifest: Manifest): { body: string; stable: string[] } {
       continue;
     }
     let text = playlists.get(playlist);
-    if (text === undefined) playlists.set(playlist, (text = JSON.stringify(playlist)));
+    if (text === undefined) playlists.set(playlist, (text = playlistText(playlist)));
     const other = JSON.stringify(rest);
     segments.push(`${other.length > 2 ? `${other.slice(0, -1)},` : '{'}"playlist":${text}}`);
   }

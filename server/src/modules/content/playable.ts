@@ -13,13 +13,20 @@ import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
 import { publishedPlaylist, publishedPlaylists, type PlaylistSnapshot } from './playlists.publishable.js';
 import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
 import { publishedWidgetIds } from '../widgets/index.js';
-import { PlaylistParts, playlistParts } from './playlist-parts.js';
+import { type KeptPart, PlaylistParts, playlistParts } from './playlist-parts.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
   code: string;
   message: string;
   [key: string]: unknown;
+}
+
+/** What `playableWindows` answered for a playlist over a window, and what it used (a part kept between builds, playlist-parts.ts). */
+export interface WindowsPart extends KeptPart {
+  windows: readonly Interval[];
+  /** The playlist was never published (the resolution's warning says so). */
+  unpublished: boolean;
 }
 
 export class ContentLoader {
@@ -42,6 +49,12 @@ export class ContentLoader {
   private readonly tagRuled = new Set<string>();
   /** Dependency sets being recorded (a part in the making): every `dep` goes to each. */
   private readonly recording: Map<string, DepRef>[] = [];
+  /**
+   * Assets met in a passing state (uploading, processing, failed): not every move out of one is
+   * announced (a retry puts a failed asset back to processing silently), so a part that met one
+   * is not kept (`keepable`).
+   */
+  private passing = 0;
 
   /** The parts kept between builds (playlist-parts.ts), and their change count when this loader began. */
   readonly parts: PlaylistParts;
@@ -59,10 +72,28 @@ export class ContentLoader {
     return set;
   }
 
-  endRecording(set: Map<string, DepRef>): DepRef[] {
+  /** A mark to give `keepable` later. */
+  mark(): number {
+    return this.passing;
+  }
+
+  /** Whether what was built since `mark` may be kept: it met no asset in a passing state. */
+  keepable(mark: number): boolean {
+    return this.passing === mark;
+  }
+
+  endRecording(set: Map<string, DepRef>): [string, DepRef][] {
     const i = this.recording.lastIndexOf(set);
     if (i >= 0) this.recording.splice(i, 1);
-    return [...set.values()];
+    return [...set.entries()];
+  }
+
+  /** Records dependencies a kept part used (`kind:id` and the ref, as `deps` keeps them). */
+  addDeps(entries: readonly (readonly [string, DepRef])[]): void {
+    for (const [key, ref] of entries) {
+      this.deps.set(key, ref);
+      for (const set of this.recording) set.set(key, ref);
+    }
   }
 
   /**
@@ -198,6 +229,7 @@ export class ContentLoader {
     const asset = this.assets.get(assetId);
     if (!asset)
       return { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, ...(playlistId ? { playlistId } : {}) };
+    if (asset.state !== 'ready' && asset.state !== 'archived') this.passing++;
     if (asset.state !== 'ready')
       return {
         code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready',
@@ -230,14 +262,16 @@ export class ContentLoader {
    */
   async playableWindows(id: string, zone: string, from: number, to: number): Promise<Interval[]> {
     const key = partKey(id, { zone, from, to });
-    const kept = this.parts.windows(key);
+    const kept = this.parts.windows(key) as WindowsPart | undefined;
     if (kept) {
-      for (const d of kept.deps) this.dep(d.kind, d.id);
+      this.addDeps(kept.deps);
       if (kept.unpublished) this.unpublished.add(id);
       return kept.windows.map((w) => ({ start: w.start, end: w.end }));
     }
     const recorded = this.startRecording();
+    const mark = this.mark();
     let merged: Interval[];
+    let used: [string, DepRef][];
     try {
       const { items } = await this.flatten(id, zone, from, to);
       const windows: Interval[] = [];
@@ -247,13 +281,10 @@ export class ContentLoader {
       }
       merged = mergeIntervals(windows);
     } finally {
-      this.endRecording(recorded);
+      used = this.endRecording(recorded);
     }
-    this.parts.putWindows(
-      key,
-      { windows: Object.freeze(merged.map((w) => Object.freeze({ ...w }))), unpublished: this.unpublished.has(id), deps: [...recorded.values()] },
-      this.since,
-    );
+    const part: WindowsPart = { windows: Object.freeze(merged.map((w) => Object.freeze({ ...w }))), unpublished: this.unpublished.has(id), deps: used };
+    if (this.keepable(mark)) this.parts.putWindows(key, part, this.since);
     return merged;
   }
 }

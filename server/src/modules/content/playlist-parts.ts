@@ -9,42 +9,29 @@
  * A part is dropped when content announces a change to any ref it depends on (changes.ts
  * `contentChanged` calls `forgetPartsUsing`: the same refs `manifest_deps` records), and is
  * kept only when no change was announced since the build that made it began (the rule
- * `currentManifest` applies to whole manifests). A restore drops them all. Parts are keyed by
- * the database (one per app: tests run several apps in one process).
+ * `currentManifest` applies to whole manifests). A restore drops them all. Parts are kept per
+ * database (one per app: tests run several apps in one process).
  */
 import type { Db } from '../../platform/db/database.js';
-import type { DepRef } from './changes.js';
-import type { ManifestMedia, ManifestPlaylist } from './manifest.shapes.js';
-import type { Interval } from './plan.js';
-import type { Warning } from './playable.js';
-import type { WidgetBundleAnswer } from '../widgets/index.js';
+import type { DepRef } from './manifest.repo.js';
 
-/** What `ContentLoader.playableWindows` answered for a playlist, and what it used. */
-export interface WindowsPart {
-  windows: readonly Interval[];
-  /** The playlist was never published (the resolution's warning says so). */
-  unpublished: boolean;
-  deps: readonly DepRef[];
+/**
+ * What every kept part has: the refs it used, as `ContentLoader.deps` keeps them (`kind:id`,
+ * the ref). The resolution's part is `WindowsPart` (playable.ts), the builder's `BuiltPart`
+ * (manifest.builder.ts): this file knows only their dependencies and size (no import circle).
+ */
+export interface KeptPart {
+  deps: readonly (readonly [string, DepRef])[];
 }
 
-/** What `Builder.playlist` made of a playlist for one (box, fit, muted), and everything it did on the way. */
-export interface BuiltPart {
-  /** Frozen (freezePlaylist): every manifest that shows it shares it. */
-  playlist: ManifestPlaylist;
-  /** `JSON.stringify(playlist)`. */
+export interface KeptBuilt extends KeptPart {
+  /** The playlist's JSON text (its size counts towards the bound). */
   text: string;
-  deps: readonly DepRef[];
-  /** Every `warn` call, in order (the build keeps the first of each key). */
-  warnings: readonly (readonly [string, Warning])[];
-  /** Every media entry the items use. */
-  media: readonly ManifestMedia[];
-  /** Every widget bundle asked, with the box it is shown in. */
-  widgets: readonly { widgetId: string; answer: WidgetBundleAnswer; box: { width: number; height: number } }[];
 }
 
 interface Part {
-  windows?: WindowsPart;
-  built: Map<string, BuiltPart>;
+  windows?: KeptPart;
+  built: Map<string, KeptBuilt>;
   /** Approximate size (the built parts' JSON text), for the bound. */
   size: number;
 }
@@ -69,22 +56,22 @@ export class PlaylistParts {
     return `${box.width}x${box.height}|${fit}|${muted}`;
   }
 
-  windows(key: string): WindowsPart | undefined {
+  windows(key: string): KeptPart | undefined {
     return this.parts.get(key)?.windows;
   }
 
-  built(key: string, builtKey: string): BuiltPart | undefined {
+  built(key: string, builtKey: string): KeptBuilt | undefined {
     return this.parts.get(key)?.built.get(builtKey);
   }
 
   /** Keeps `windows` unless a change was announced since `since` (the build's start). */
-  putWindows(key: string, windows: WindowsPart, since: number): void {
+  putWindows(key: string, windows: KeptPart, since: number): void {
     if (since !== this.changes) return;
     this.partOf(key, windows.deps).windows = windows;
   }
 
   /** Keeps `built` unless a change was announced since `since` (the build's start). */
-  putBuilt(key: string, builtKey: string, built: BuiltPart, since: number): void {
+  putBuilt(key: string, builtKey: string, built: KeptBuilt, since: number): void {
     if (since !== this.changes) return;
     const part = this.partOf(key, built.deps);
     part.built.set(builtKey, built);
@@ -122,7 +109,7 @@ export class PlaylistParts {
     this.parts.delete(key);
   }
 
-  private partOf(key: string, deps: readonly DepRef[]): Part {
+  private partOf(key: string, deps: readonly (readonly [string, DepRef])[]): Part {
     let part = this.parts.get(key);
     if (!part) {
       if (this.parts.size >= MAX_PARTS || this.text >= MAX_TEXT || this.byRef.size >= 8 * MAX_PARTS) {
@@ -133,8 +120,7 @@ export class PlaylistParts {
       part = { built: new Map(), size: 0 };
       this.parts.set(key, part);
     }
-    for (const d of deps) {
-      const ref = `${d.kind}:${d.id}`;
+    for (const [ref] of deps) {
       let keys = this.byRef.get(ref);
       if (!keys) this.byRef.set(ref, (keys = new Set()));
       keys.add(key);
@@ -143,12 +129,17 @@ export class PlaylistParts {
   }
 }
 
-const stores = new WeakMap<Db, PlaylistParts>();
+const stores = new WeakMap<object, PlaylistParts>();
 
-/** The parts kept for this database (made when first asked). */
+/**
+ * The parts kept for this database (made when first asked). Keyed by its kysely adapter: one
+ * per opened database, shared by its transactions and by `db.withPlugin(..)` copies (which
+ * read the same data, and must see the changes announced through the app's `deps.db`).
+ */
 export function playlistParts(db: Db): PlaylistParts {
-  let parts = stores.get(db);
-  if (!parts) stores.set(db, (parts = new PlaylistParts()));
+  const key = db.getExecutor().adapter;
+  let parts = stores.get(key);
+  if (!parts) stores.set(key, (parts = new PlaylistParts()));
   return parts;
 }
 
@@ -160,11 +151,4 @@ export function forgetPartsUsing(db: Db, refs: readonly DepRef[]): void {
 /** The database was replaced (a restore): no part of the old one may serve. */
 export function forgetAllParts(db: Db): void {
   playlistParts(db).forgetAll();
-}
-
-/** Freezes the playlist, its item list and its items (a part's playlist is shared by every manifest showing it). */
-export function freezePlaylist(playlist: ManifestPlaylist): ManifestPlaylist {
-  for (const item of playlist.items) Object.freeze(item);
-  Object.freeze(playlist.items);
-  return Object.freeze(playlist);
 }
