@@ -11,7 +11,7 @@ import type { DepRef } from './changes.js';
 import { flattenPlaylist, mergeIntervals, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
 import { publishedPlaylist, publishedPlaylists, type PlaylistSnapshot } from './playlists.publishable.js';
-import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
+import { playableAssets, variantsOf, type PlayableAsset, type VariantInfo } from './refs.repo.js';
 import { publishedWidgetIds } from '../widgets/index.js';
 import { type KeptPart, PlaylistParts, playlistParts } from './playlist-parts.js';
 
@@ -31,7 +31,7 @@ export interface WindowsPart extends KeptPart {
 
 export class ContentLoader {
   readonly playlists = new Map<string, PlanPlaylist>();
-  readonly assets = new Map<string, AssetInfo>();
+  readonly assets = new Map<string, PlayableAsset>();
   /** Each asset's player and poster variants (the ones screens play; not thumbnails or previews). */
   readonly variants = new Map<string, VariantInfo[]>();
   readonly deps = new Map<string, DepRef>();
@@ -192,7 +192,7 @@ export class ContentLoader {
   async ensureAssets(ids: readonly string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.fetched.has(id));
     if (missing.length === 0) return;
-    for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
+    for (const [id, a] of await playableAssets(this.db, missing)) this.assets.set(id, a);
     // What plays (problem(), the manifest): player variants and video posters; thumbnails and previews are the console's.
     const variants = await variantsOf(this.db, missing, ['player', 'poster']);
     for (const id of missing) {
