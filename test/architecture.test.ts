@@ -83,6 +83,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/screens/policies.ts parsedPolicies': 'a memo of policy JSON text: its parsed document (bounded)',
   'modules/content/plan.ts dayparted': 'a memo of (day-parts, validity, zone, window): the windows they allow (bounded)',
   'modules/content/resolve.ts expansions': 'a memo of (schedule id, timing, rule, zone, window): its occurrences (bounded)',
+  'modules/content/playlist-parts.ts stores': 'keyed by the database: the playlist parts kept between manifest builds (bounded)',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

@@ -134,6 +134,9 @@ t.test('media in the manifest: variants to cache, downloads guarded, archive and
 
   // Not ready: left out and named (built directly over the real database).
   await app.deps.db.updateTable('assets').set({ state: 'processing' }).where('id', '=', red.id).execute();
+  // announced as the media module's writes are (builds keep playlist parts until a change to what they used is announced)
+  const { contentChanged } = await import('../server/src/modules/content/changes.js');
+  await contentChanged(app.deps, [{ kind: 'asset', id: red.id }]);
   const built = await buildManifest(app.deps.db, (await screenContext(app.deps.db, screen.screenId))!);
   t.ok(
     built.manifest.warnings.some((w) => w.code === 'asset_not_ready' && w.assetId === red.id && w.state === 'processing'),

@@ -35,6 +35,7 @@ import { testConfig } from '../../server/src/config.js';
 import { contentChanged } from '../../server/src/modules/content/changes.js';
 import { currentManifest } from '../../server/src/modules/content/manifest.js';
 import { manifestCache } from '../../server/src/modules/content/manifest.cache.js';
+import { forgetAllParts } from '../../server/src/modules/content/playlist-parts.js';
 import { screenContext } from '../../server/src/modules/content/screen-context.js';
 import { newScreenRow } from '../../server/src/modules/screens/screens.repo.js';
 import { migrate, openDatabase } from '../../server/src/platform/db/database.js';
@@ -279,10 +280,13 @@ async function main() {
 
   // In-process builds: what a request without a cached manifest costs past authentication.
   const screenId = manifest.screenId as string;
-  const timeBuilds = async () => {
+  // `cold`: the playlist parts kept between builds are dropped too (docs/performance.md
+  // "Manifest parts kept between builds"); else a build re-uses them, as after a change they did not touch.
+  const timeBuilds = async (cold = false) => {
     const times: number[] = [];
     for (let i = 0; i < builds; i++) {
       manifestCache(deps).clear();
+      if (cold) forgetAllParts(deps.db);
       const t = performance.now();
       const screen = await screenContext(deps.db, screenId);
       await currentManifest(deps, screen!);
@@ -290,10 +294,15 @@ async function main() {
     }
     return times.sort((a, b) => a - b);
   };
+  const summary = (times: number[]) => {
+    const pct = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
+    return `mean ${(times.reduce((a, b) => a + b, 0) / times.length).toFixed(1)} ms, p50 ${pct(0.5)} ms, p90 ${pct(0.9)} ms`;
+  };
+  await timeBuilds(true);
+  const coldTimes = await profiled('cold-build', () => timeBuilds(true));
   await timeBuilds();
-  const buildTimes = await profiled('build', timeBuilds);
-  const pct = (q: number) => buildTimes[Math.min(buildTimes.length - 1, Math.floor(q * buildTimes.length))]!.toFixed(1);
-  const buildLine = `in-process build (screenContext + currentManifest, cache emptied), ${builds} builds: mean ${(buildTimes.reduce((a, b) => a + b, 0) / builds).toFixed(1)} ms, p50 ${pct(0.5)} ms, p90 ${pct(0.9)} ms`;
+  const buildTimes = await profiled('build', () => timeBuilds());
+  const buildLine = `in-process build (screenContext + currentManifest, cache emptied, parts kept), ${builds} builds: ${summary(buildTimes)}\nin-process cold build (the same, parts dropped too), ${builds} builds: ${summary(coldTimes)}`;
   console.log(buildLine);
   manifestCache(deps).clear();
   // In-process lookups: what a 304 (or a cached 200, or a media download's guard) costs past authentication.

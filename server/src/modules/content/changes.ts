@@ -10,6 +10,7 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { type DepRef, screensDependingOn } from './manifest.repo.js';
+import { forgetPartsUsing } from './playlist-parts.js';
 
 export type { DepKind, DepRef } from './manifest.repo.js';
 
@@ -29,6 +30,7 @@ export function contentChangeCount(deps: AppDeps): number {
 /** Bumps the manifests of the screens that used `refs`, plus `screenIds`. Never throws. */
 export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], screenIds: readonly string[] = []): Promise<void> {
   deps.scope.get(CHANGES).count++;
+  forgetPartsUsing(deps.db, refs); // the playlist parts built from what changed (playlist-parts.ts)
   try {
     const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
     if (affected.size === 0) return;

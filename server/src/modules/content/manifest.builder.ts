@@ -15,6 +15,15 @@ import type { Warning } from './resolve.js';
 import { type OutputAnswer, type View, viewKeyOf } from '../data-sources/index.js';
 import type { WidgetBundleAnswer, WidgetBundleRef } from '../widgets/index.js';
 import { DEFAULT_DISPLAY } from '../screens/index.js';
+import { PlaylistParts } from './playlist-parts.js';
+import { type BuiltPart, freezePlaylist } from './playlist-built.js';
+
+/** What a playlist's build did besides its items (a part in the making, playlist-parts.ts). */
+interface Capture {
+  warnings: [string, Warning][];
+  media: Map<string, ManifestMedia>;
+  widgets: BuiltPart['widgets'][number][];
+}
 
 /** The box a full-screen playlist fills when the screen has not reported its display size. */
 export const DEFAULT_BOX: { width: number; height: number } = DEFAULT_DISPLAY;
@@ -34,6 +43,8 @@ export class Builder {
   /** Each widget's answer (asked once per build) and the largest box it is shown in. */
   private readonly bundles = new Map<string, WidgetBundleAnswer>();
   private readonly widgetBoxes = new Map<string, { width: number; height: number }>();
+  /** Parts being made (`playlist`): what `warn`, `addMedia` and `widgetBundle` do goes to each. */
+  private readonly captures: Capture[] = [];
 
   constructor(
     private readonly loader: ContentLoader,
@@ -53,14 +64,19 @@ export class Builder {
   }
 
   warn(key: string, warning: Warning) {
+    for (const c of this.captures) c.warnings.push([key, warning]);
     if (this.warned.has(key)) return;
     this.warned.add(key);
     this.warnings.push(warning);
   }
 
   private addMedia(v: VariantInfo) {
-    if (this.media.has(v.id)) return;
-    this.media.set(v.id, {
+    if (!this.media.has(v.id)) this.media.set(v.id, this.mediaOf(v));
+    for (const c of this.captures) c.media.set(v.id, this.media.get(v.id)!);
+  }
+
+  private mediaOf(v: VariantInfo): ManifestMedia {
+    return {
       assetId: v.assetId,
       variantId: v.id,
       purpose: v.purpose,
@@ -70,7 +86,7 @@ export class Builder {
       sha256: v.sha256,
       width: v.width,
       height: v.height,
-    });
+    };
   }
 
   /**
@@ -172,6 +188,7 @@ export class Builder {
       answer = this.widgets ? await this.widgets(widgetId) : { ok: false, reason: 'no_bundle', message: 'Widget bundles are not built here' };
       this.bundles.set(widgetId, answer);
     }
+    for (const c of this.captures) c.widgets.push({ widgetId, answer, box: { ...box } });
     if (!answer.ok) {
       this.warn(`widget:${widgetId}`, { code: 'widget_unavailable', message: answer.message, widgetId, reason: answer.reason });
       return null;
@@ -304,7 +321,67 @@ export class Builder {
     return { id: playlistId, name: item?.name ?? '', items: item ? [item] : [] };
   }
 
+  /**
+   * A playlist's items for a box, fit and sound: the part kept for them (playlist-parts.ts) with
+   * what its build did replayed here (dependencies, warnings, media, widget bundles), else built
+   * and kept.
+   */
   async playlist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'] = 'contain', muted = true): Promise<ManifestPlaylist> {
+    const parts = this.loader.parts;
+    const key = PlaylistParts.key(id, this.zone, this.from, this.to);
+    const builtKey = PlaylistParts.builtKey(box, fit, muted);
+    const kept = parts.built(key, builtKey) as BuiltPart | undefined;
+    if (kept) {
+      this.replay(kept);
+      return kept.playlist;
+    }
+    const recorded = this.loader.startRecording();
+    const mark = this.loader.mark();
+    const capture: Capture = { warnings: [], media: new Map(), widgets: [] };
+    this.captures.push(capture);
+    let playlist: ManifestPlaylist;
+    let used: [string, DepRef][];
+    try {
+      playlist = await this.buildPlaylist(id, box, fit, muted);
+    } finally {
+      this.captures.splice(this.captures.indexOf(capture), 1);
+      used = this.loader.endRecording(recorded);
+    }
+    // A widget without a bundle now may have one soon without a change to announce it, and an
+    // asset processing or failed may move on unannounced: not kept.
+    if (capture.widgets.every((w) => w.answer.ok) && this.loader.keepable(mark)) {
+      const text = JSON.stringify(playlist);
+      const part: BuiltPart = {
+        playlist: freezePlaylist(playlist, text),
+        text,
+        deps: used,
+        warnings: capture.warnings,
+        media: [...capture.media.values()],
+        widgets: capture.widgets,
+      };
+      parts.putBuilt(key, builtKey, part, this.loader.since);
+    }
+    return playlist;
+  }
+
+  /** Does here what a kept part's build did besides its items. */
+  private replay(part: BuiltPart): void {
+    this.loader.addDeps(part.deps);
+    for (const [key, warning] of part.warnings) this.warn(key, warning);
+    for (const m of part.media) {
+      if (!this.media.has(m.variantId)) this.media.set(m.variantId, m);
+      for (const c of this.captures) c.media.set(m.variantId, this.media.get(m.variantId)!);
+    }
+    for (const w of part.widgets) {
+      if (!this.bundles.has(w.widgetId)) this.bundles.set(w.widgetId, w.answer);
+      for (const c of this.captures) c.widgets.push(w);
+      if (!this.bundles.get(w.widgetId)!.ok) continue;
+      const seen = this.widgetBoxes.get(w.widgetId);
+      this.widgetBoxes.set(w.widgetId, seen ? { width: Math.max(seen.width, w.box.width), height: Math.max(seen.height, w.box.height) } : { ...w.box });
+    }
+  }
+
+  private async buildPlaylist(id: string, box: { width: number; height: number }, fit: ManifestItem['fit'], muted: boolean): Promise<ManifestPlaylist> {
     const { items, problems } = await this.loader.flatten(id, this.zone, this.from, this.to);
     for (const p of problems) this.warn(`problem:${p}`, { code: 'playlist_problem', message: p, playlistId: id });
     const out: ManifestItem[] = [];

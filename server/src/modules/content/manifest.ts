@@ -17,11 +17,13 @@ import { type ManifestNetwork, manifestNetworkOf } from './manifest-network.js';
 import { keptBytes, manifestCache, type CachedManifest } from './manifest.cache.js';
 import { type DepSet, depSetOf, recordManifestDeps } from './manifest.repo.js';
 import { hasOwnInputs } from './manifest-own.js';
+import { forgetAllParts } from './playlist-parts.js';
 import { ContentLoader } from './playable.js';
 import { campaignOfSegment, resolveSubject, screenTargets } from './resolve.js';
 import { outputFor } from '../data-sources/index.js';
 import { widgetBundleFor } from '../widgets/index.js';
 import { Builder, DEFAULT_BOX } from './manifest.builder.js';
+import { playlistText } from './playlist-built.js';
 import { windowSource, type WindowSourceFn } from './windows.js';
 import { overlaySource, type OverlaySourceFn } from './overlays.js';
 import type { Manifest, ManifestPlaylist, OutputResolver, WidgetResolver } from './manifest.shapes.js';
@@ -311,6 +313,7 @@ export function forgetAllManifests(deps: AppDeps): void {
   manifestCache(deps).clear();
   deps.scope.get(SHARED).clear();
   deps.scope.get(RECORDED).clear();
+  forgetAllParts(deps.db);
 }
 
 /** Distinct contexts kept at once (beyond: forgotten, built again when asked). */
@@ -407,7 +410,7 @@ function serialise(manifest: Manifest): { body: string; stable: string[] } {
       continue;
     }
     let text = playlists.get(playlist);
-    if (text === undefined) playlists.set(playlist, (text = JSON.stringify(playlist)));
+    if (text === undefined) playlists.set(playlist, (text = playlistText(playlist)));
     const other = JSON.stringify(rest);
     segments.push(`${other.length > 2 ? `${other.slice(0, -1)},` : '{'}"playlist":${text}}`);
   }

@@ -11,8 +11,9 @@ import type { DepRef } from './changes.js';
 import { flattenPlaylist, mergeIntervals, type FlattenResult, type Interval, type PlanItem, type PlanPlaylist } from './plan.js';
 import { planPlaylistRow, tagRuleAssets } from './playlists.repo.js';
 import { publishedPlaylist, publishedPlaylists, type PlaylistSnapshot } from './playlists.publishable.js';
-import { assetInfos, variantsOf, type AssetInfo, type VariantInfo } from './refs.repo.js';
+import { playableAssets, variantsOf, type PlayableAsset, type VariantInfo } from './refs.repo.js';
 import { publishedWidgetIds } from '../widgets/index.js';
+import { type KeptPart, PlaylistParts, playlistParts } from './playlist-parts.js';
 
 /** A problem found while resolving what a screen plays (shown in previews and plans). */
 export interface Warning {
@@ -21,9 +22,16 @@ export interface Warning {
   [key: string]: unknown;
 }
 
+/** What `playableWindows` answered for a playlist over a window, and what it used (a part kept between builds, playlist-parts.ts). */
+export interface WindowsPart extends KeptPart {
+  windows: readonly Interval[];
+  /** The playlist was never published (the resolution's warning says so). */
+  unpublished: boolean;
+}
+
 export class ContentLoader {
   readonly playlists = new Map<string, PlanPlaylist>();
-  readonly assets = new Map<string, AssetInfo>();
+  readonly assets = new Map<string, PlayableAsset>();
   /** Each asset's player and poster variants (the ones screens play; not thumbnails or previews). */
   readonly variants = new Map<string, VariantInfo[]>();
   readonly deps = new Map<string, DepRef>();
@@ -37,8 +45,56 @@ export class ContentLoader {
 
   /** Publications read ahead by `prefetch` (null: never published; undefined: no such playlist). */
   private readonly snapshots = new Map<string, PlaylistSnapshot | null | undefined>();
+  /** Loaded playlists with a tag rule (their items depend on every asset's tags). */
+  private readonly tagRuled = new Set<string>();
+  /** Dependency sets being recorded (a part in the making): every `dep` goes to each. */
+  private readonly recording: Map<string, DepRef>[] = [];
+  /**
+   * Assets met in a passing state (uploading, processing, failed): not every move out of one is
+   * announced (a retry puts a failed asset back to processing silently), so a part that met one
+   * is not kept (`keepable`).
+   */
+  private passing = 0;
 
-  constructor(readonly db: Db) {}
+  /** The parts kept between builds (playlist-parts.ts), and their change count when this loader began. */
+  readonly parts: PlaylistParts;
+  readonly since: number;
+
+  constructor(readonly db: Db) {
+    this.parts = playlistParts(db);
+    this.since = this.parts.changes;
+  }
+
+  /** Starts recording what `dep` is told (ended by `endRecording` with the set returned). */
+  startRecording(): Map<string, DepRef> {
+    const set = new Map<string, DepRef>();
+    this.recording.push(set);
+    return set;
+  }
+
+  /** A mark to give `keepable` later. */
+  mark(): number {
+    return this.passing;
+  }
+
+  /** Whether what was built since `mark` may be kept: it met no asset in a passing state. */
+  keepable(mark: number): boolean {
+    return this.passing === mark;
+  }
+
+  endRecording(set: Map<string, DepRef>): [string, DepRef][] {
+    const i = this.recording.lastIndexOf(set);
+    if (i >= 0) this.recording.splice(i, 1);
+    return [...set.entries()];
+  }
+
+  /** Records dependencies a kept part used (`kind:id` and the ref, as `deps` keeps them). */
+  addDeps(entries: readonly (readonly [string, DepRef])[]): void {
+    for (const [key, ref] of entries) {
+      this.deps.set(key, ref);
+      for (const set of this.recording) set.set(key, ref);
+    }
+  }
 
   /**
    * Reads ahead what `load` and `flatten` of these playlists will ask: their publications and
@@ -46,8 +102,10 @@ export class ContentLoader {
    * widgets their enabled items name (one query each), instead of a few queries per playlist.
    * Records no dependency: `load`, `problem` and `widgetExists` record what the build uses.
    */
-  async prefetch(ids: readonly string[]): Promise<void> {
-    let level = [...new Set(ids)].filter((id) => !this.snapshots.has(id) && !this.playlists.has(id));
+  async prefetch(ids: readonly string[], window?: { zone: string; from: number; to: number }): Promise<void> {
+    // A playlist whose part for this window is kept needs nothing read (playableWindows answers from the part).
+    const kept = (id: string) => window !== undefined && this.parts.windows(partKey(id, window)) !== undefined;
+    let level = [...new Set(ids)].filter((id) => !this.snapshots.has(id) && !this.playlists.has(id) && !kept(id));
     const assets: string[] = [];
     const widgets: string[] = [];
     while (level.length) {
@@ -70,16 +128,30 @@ export class ContentLoader {
   }
 
   dep(kind: DepRef['kind'], id: string): void {
-    this.deps.set(`${kind}:${id}`, { kind, id });
+    const key = `${kind}:${id}`;
+    const ref = { kind, id };
+    this.deps.set(key, ref);
+    for (const set of this.recording) set.set(key, ref);
   }
 
-  /** Loads a playlist and everything nested in it (tag rules expanded into items). */
+  /**
+   * Loads a playlist and everything nested in it (tag rules expanded into items). Records the
+   * whole tree as dependencies every time (a part in the making needs it even when loaded before).
+   */
   async load(rootId: string): Promise<void> {
     const queue = [rootId];
+    const seen = new Set<string>();
     while (queue.length) {
       const id = queue.shift()!;
-      if (this.playlists.has(id)) continue;
+      if (seen.has(id)) continue;
+      seen.add(id);
       this.dep('playlist', id);
+      const loaded = this.playlists.get(id);
+      if (loaded) {
+        if (this.tagRuled.has(id)) this.dep('tag-rule', '*');
+        for (const p of loaded.items) if (p.kind === 'playlist' && p.enabled) queue.push(p.refId);
+        continue;
+      }
       // Screens play the playlist's publication (issue 20), not its draft rows; a playlist
       // never published plays nothing (like an empty one).
       const published = this.snapshots.has(id) ? this.snapshots.get(id) : await publishedPlaylist(this.db, id);
@@ -97,6 +169,7 @@ export class ContentLoader {
       }));
       const rule = snapshot.tagRule;
       if (rule?.tags.length) {
+        this.tagRuled.add(id);
         this.dep('tag-rule', '*');
         for (const a of await tagRuleAssets(this.db, rule)) {
           plan.push({
@@ -119,7 +192,7 @@ export class ContentLoader {
   async ensureAssets(ids: readonly string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.fetched.has(id));
     if (missing.length === 0) return;
-    for (const [id, a] of await assetInfos(this.db, missing)) this.assets.set(id, a);
+    for (const [id, a] of await playableAssets(this.db, missing)) this.assets.set(id, a);
     // What plays (problem(), the manifest): player variants and video posters; thumbnails and previews are the console's.
     const variants = await variantsOf(this.db, missing, ['player', 'poster']);
     for (const id of missing) {
@@ -156,6 +229,7 @@ export class ContentLoader {
     const asset = this.assets.get(assetId);
     if (!asset)
       return { code: 'asset_missing', message: `An item refers to asset ${assetId}, which no longer exists`, assetId, ...(playlistId ? { playlistId } : {}) };
+    if (asset.state !== 'ready' && asset.state !== 'archived') this.passing++;
     if (asset.state !== 'ready')
       return {
         code: asset.state === 'archived' ? 'asset_archived' : 'asset_not_ready',
@@ -178,7 +252,7 @@ export class ContentLoader {
       await this.ensureAssets(result.items.filter((i) => i.kind === 'asset').map((i) => i.refId));
       await this.ensureWidgets(result.items.filter((i) => i.kind === 'widget').map((i) => i.refId));
       this.flattened.set(key, result);
-    }
+    } else if (this.recording.length) await this.load(id); // the tree's dependencies, for the part being recorded
     return result;
   }
 
@@ -187,12 +261,35 @@ export class ContentLoader {
    * merged; empty: never). A widget item can play when its widget exists.
    */
   async playableWindows(id: string, zone: string, from: number, to: number): Promise<Interval[]> {
-    const { items } = await this.flatten(id, zone, from, to);
-    const windows: Interval[] = [];
-    for (const item of items) {
-      if (item.kind === 'widget' ? !this.widgetExists(item.refId) : this.problem(item.refId)) continue;
-      windows.push(...(item.windows ?? [{ start: from, end: to }]));
+    const key = partKey(id, { zone, from, to });
+    const kept = this.parts.windows(key) as WindowsPart | undefined;
+    if (kept) {
+      this.addDeps(kept.deps);
+      if (kept.unpublished) this.unpublished.add(id);
+      return kept.windows.map((w) => ({ start: w.start, end: w.end }));
     }
-    return mergeIntervals(windows);
+    const recorded = this.startRecording();
+    const mark = this.mark();
+    let merged: Interval[];
+    let used: [string, DepRef][];
+    try {
+      const { items } = await this.flatten(id, zone, from, to);
+      const windows: Interval[] = [];
+      for (const item of items) {
+        if (item.kind === 'widget' ? !this.widgetExists(item.refId) : this.problem(item.refId)) continue;
+        windows.push(...(item.windows ?? [{ start: from, end: to }]));
+      }
+      merged = mergeIntervals(windows);
+    } finally {
+      used = this.endRecording(recorded);
+    }
+    const part: WindowsPart = { windows: Object.freeze(merged.map((w) => Object.freeze({ ...w }))), unpublished: this.unpublished.has(id), deps: used };
+    if (this.keepable(mark)) this.parts.putWindows(key, part, this.since);
+    return merged;
   }
+}
+
+/** The part key of a playlist over a window in a zone. */
+function partKey(id: string, window: { zone: string; from: number; to: number }): string {
+  return PlaylistParts.key(id, window.zone, window.from, window.to);
 }

@@ -177,7 +177,10 @@ export async function resolveSubject(db: Db, subject: Subject, from: number, to:
   // give the event loop a turn between them when one took a while.
   const pace = pacer();
   // What the schedules' playlists need, read in a few queries rather than a few per playlist.
-  await loader.prefetch(rows.flatMap((r) => (r.playlist_id ? [r.playlist_id] : [])));
+  await loader.prefetch(
+    rows.flatMap((r) => (r.playlist_id ? [r.playlist_id] : [])),
+    { zone, from, to },
+  );
   for (const r of rows) {
     await pace();
     if (r.layout_id) deps.push({ kind: 'layout', id: r.layout_id });
