@@ -196,8 +196,16 @@ function offerQuery(db: Db, screenId: string) {
 const offerOfScreen = prepared((db: Db, screenId: string) => offerQuery(db, screenId));
 const offerOfRelease = prepared((db: Db, screenId: string, releaseId: string) => offerQuery(db, screenId).where('r.id', '=', releaseId));
 
+// Whether the screen has an offered row at all: an index probe (~2 µs), where the offer query
+// itself costs ~11 µs even when it finds nothing (its ORDER BY sets up a sorter). Most screens
+// have no offer most of the time.
+const anyOffered = prepared((db: Db, screenId: string) =>
+  db.selectFrom('update_deployment_screens').select('screen_id').where('screen_id', '=', screenId).where('state', 'in', OFFERED_STATES).limit(1),
+);
+
 /** The update offered to the screen (of `releaseId` when given), or null. */
 export async function offerRow(db: Db, screenId: string, releaseId?: string) {
+  if ((await anyOffered(db, screenId)).rows.length === 0) return null;
   return (releaseId ? await offerOfRelease(db, screenId, releaseId) : await offerOfScreen(db, screenId)).rows[0] ?? null;
 }
 
