@@ -7,7 +7,7 @@
  * not touch.
  *
  * A part is dropped when content announces a change to any ref it depends on (changes.ts
- * `contentChanged` calls `forgetPartsUsing`: the same refs `manifest_deps` records), and is
+ * `contentChanged` calls `forgetPartsUsing`: the same refs a manifest build records as its dependencies), and is
  * kept only when no change was announced since the build that made it began (the rule
  * `currentManifest` applies to whole manifests). A restore drops them all. Parts are kept per
  * database (one per app: tests run several apps in one process).
