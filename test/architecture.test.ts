@@ -73,6 +73,8 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/db/database.ts opened': 'keyed by the database',
   'platform/db/database.ts durabilityOf': 'keyed by the database: its fsync bookkeeping',
   'platform/db/database.ts readersOf': 'keyed by the database: its synchronous read path (readNow)',
+  'platform/db/database.ts heldRunnersOf': 'keyed by the database: its statements at once for a transaction holding the connection',
+  'platform/db/database.ts held': 'keyed by a transaction (holdConnection), while its callback runs',
   'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
   'modules/schedules/recurrence.ts compiledRules': 'a memo of RRULE text: its parsed options (bounded)',
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
 import type { Test } from 'tap';
-import { deferDurability, openDatabase, WalSync } from '../server/src/platform/db/database.js';
+import { deferDurability, holdConnection, openDatabase, WalSync } from '../server/src/platform/db/database.js';
+import { executeText } from '../server/src/platform/db/prepared.js';
 import { groupCommit } from '../server/src/modules/screens/index.js';
 import { tempDataDir } from './helpers/harness.js';
 
@@ -85,6 +86,56 @@ t.test('a group commit resolves its callers after the fsync that follows the com
     ),
   );
   t.same(seen, [before + 1, before + 1, before + 1], 'three writes, one transaction, one fsync, all resolved after it');
+});
+
+t.test('a write with RETURNING is a write: it waits for its fsync, and is never run as a read at once', async (t) => {
+  const db = await opened(t);
+  const wal = db.walSync!;
+  const before = wal.completed;
+  const returned = await db.db
+    .insertInto('t' as never)
+    .values({ id: 40, v: 'r' } as never)
+    .returning('id' as never)
+    .execute();
+  t.same(returned, [{ id: 40 }]);
+  t.equal(wal.completed, before + 1, 'an insert ... returning waited for one fsync');
+  // executeText tries a read at once first: a statement that answers rows but writes is queued instead.
+  const pending = executeText(db.db, 'update t set v = ? where id = ? returning v', ['s', 40]);
+  t.equal((db.sqlite.prepare('select v from t where id = 40').get() as { v: string }).v, 'r', 'not run at once, as a read would be');
+  t.same((await pending).rows, [{ v: 's' }]);
+  t.equal(wal.completed, before + 2, 'and it waited for its fsync');
+});
+
+t.test('a transaction holding the connection runs its statements at once; released, they queue again', async (t) => {
+  const db = await opened(t);
+  const wal = db.walSync!;
+  const before = wal.completed;
+  const count = () => (db.sqlite.prepare('select count(*) as n from t').get() as { n: number }).n;
+  await db.db.transaction().execute(async (trx) => {
+    // Counts the statements that go through kysely's executor on this transaction.
+    let viaKysely = 0;
+    const executeQuery = trx.executeQuery.bind(trx);
+    trx.executeQuery = ((query: Parameters<typeof executeQuery>[0]) => {
+      viaKysely++;
+      return executeQuery(query);
+    }) as typeof trx.executeQuery;
+    const release = holdConnection(db.db, trx);
+    const write = executeText(trx, 'insert into t (id, v) values (?, ?)', [50, 'h']);
+    t.equal(count(), 1, 'the insert ran before its promise was awaited');
+    t.equal(Number((await write).numAffectedRows), 1, 'its result says so');
+    const read = executeText<{ v: string }>(trx, 'select v from t where id = ?', [50]);
+    t.same((await read).rows, [{ v: 'h' }], 'a read sees the transaction’s own write');
+    await t.rejects(executeText(trx, 'insert into t (id, v) values (?, ?)', [50, 'again']), { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' }, 'an error rejects');
+    t.equal(viaKysely, 0, 'none went through kysely');
+    release();
+    await executeText(trx, 'insert into t (id, v) values (?, ?)', [51, 'q']);
+    t.equal(viaKysely, 1, 'released: the next one did');
+  });
+  t.equal(count(), 2);
+  t.equal(wal.completed, before + 1, 'the writes run at once made the transaction wait for its fsync');
+  const outside = executeText(db.db, 'insert into t (id, v) values (?, ?)', [52, 'o']);
+  t.equal(count(), 2, 'outside a transaction a write is never run at once');
+  await outside;
 });
 
 t.test('a read is not held behind a write waiting for its fsync', async (t) => {

@@ -1,7 +1,7 @@
 import { closeSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Driver, Kysely, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
+import { type Driver, Kysely, type QueryResult, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
 import { checkpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
@@ -109,12 +109,6 @@ export class WalSync {
 }
 
 /**
- * Statements that write nothing themselves: transaction control. A commit publishes the
- * writes before it, and each of those already marked the holder of the connection.
- */
-const NOT_A_WRITE = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
-
-/**
  * Kysely's SQLite driver, with durability moved off the event loop. The handle runs
  * synchronous=NORMAL, so a commit costs no fsync on the JavaScript thread (1.7-2.2 ms a
  * commit on the disks measured, blocking every request meanwhile: issue 24). Instead,
@@ -158,6 +152,39 @@ class DurableSqliteDialect extends SqliteDialect {
 const opened = new WeakMap<Db, OpenedDatabase>();
 const durabilityOf = new WeakMap<Db, Durability>();
 const readersOf = new WeakMap<Db, (sql: string, parameters: readonly unknown[]) => unknown[] | undefined>();
+type HeldRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown> | undefined;
+/** Per database: runs a statement on the handle at once (for a transaction that holds the connection). */
+const heldRunnersOf = new WeakMap<Db, HeldRunner>();
+/** The transactions whose statements run at once (holdConnection), with their database's runner. */
+const held = new WeakMap<object, HeldRunner>();
+
+/**
+ * Lets the statements that `trx` (a transaction of `db`, inside its callback) runs through
+ * `runNow` (prepared.ts `executeText`) go to the handle at once, rather than through kysely's
+ * executor: a transaction holds the connection until its callback returns, so nothing else
+ * can run between its statements, and each statement through kysely costs more than SQLite
+ * running it (issue 24: the heartbeats' group commit runs six small statements per
+ * heartbeat). Answers the release, to call before the callback returns. A database not made
+ * by openDatabase: nothing changes.
+ */
+export function holdConnection(db: Db, trx: Db): () => void {
+  const runner = heldRunnersOf.get(db);
+  if (!runner) return () => undefined;
+  held.set(trx, runner);
+  return () => held.delete(trx);
+}
+
+/**
+ * A statement at once, when that is the same as queueing it for the connection: a read on the
+ * database outside any transaction (`readNow`), or anything on a transaction that holds the
+ * connection (`holdConnection`). Else undefined: the caller goes through kysely.
+ */
+export function runNow(db: Db, sql: string, parameters: readonly unknown[]): QueryResult<unknown> | undefined {
+  const runner = held.get(db);
+  if (runner) return runner(sql, parameters);
+  const rows = readersOf.get(db)?.(sql, parameters);
+  return rows ? { rows } : undefined;
+}
 
 /**
  * Runs a read-only statement at once, without kysely's executor and its connection lock,
@@ -229,7 +256,9 @@ export function openDatabase(file: string): OpenedDatabase {
     let entry = statements.get(source);
     if (!entry) {
       const stmt = sqlite.prepare(source);
-      entry = { stmt, writes: !stmt.reader && !NOT_A_WRITE.test(source) };
+      // SQLite's own answer: transaction control is read-only (a commit publishes writes that
+      // already marked the holder); a write with RETURNING answers rows and still writes.
+      entry = { stmt, writes: !stmt.readonly };
       if (statements.size >= STATEMENT_CACHE_SIZE) statements = new Map();
       statements.set(source, entry);
     }
@@ -266,8 +295,17 @@ export function openDatabase(file: string): OpenedDatabase {
   durabilityOf.set(db, durability);
   readersOf.set(db, (source, parameters) => {
     if (!sqlite.open || sqlite.inTransaction) return undefined;
-    const { stmt } = statement(source);
-    return stmt.reader ? (stmt.all(parameters) as unknown[]) : undefined;
+    const { stmt, writes } = statement(source);
+    return stmt.reader && !writes ? (stmt.all(parameters) as unknown[]) : undefined;
+  });
+  heldRunnersOf.set(db, (source, parameters) => {
+    // SQLite rolls a transaction back by itself on some errors: then kysely's path answers.
+    if (!sqlite.open || !sqlite.inTransaction) return undefined;
+    const entry = statement(source);
+    if (entry.writes) written = true;
+    if (entry.stmt.reader) return { rows: entry.stmt.all(parameters) };
+    const info = entry.stmt.run(parameters);
+    return { rows: [], numAffectedRows: BigInt(info.changes), insertId: BigInt(info.lastInsertRowid) };
   });
   let closed = false;
   const handle: OpenedDatabase = {

@@ -1,5 +1,5 @@
 import { type Compilable, CompiledQuery, type QueryResult } from 'kysely';
-import { type Db, readNow } from './database.js';
+import { type Db, runNow } from './database.js';
 
 const MARK = '\u0000placard-arg-';
 
@@ -41,15 +41,16 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
 }
 
 /**
- * Runs an SQL text with its parameters: a read on the database outside any transaction at
- * once (database.ts `readNow`), anything else queued for the connection through kysely.
+ * Runs an SQL text with its parameters: at once when that is the same as queueing it (a read
+ * on the database outside any transaction, or any statement of a transaction holding the
+ * connection: database.ts `runNow`), else queued for the connection through kysely.
  */
 export function executeText<R>(db: Db, sql: string, parameters: unknown[]): Promise<QueryResult<R>> {
-  let rows: unknown[] | undefined;
+  let result: QueryResult<unknown> | undefined;
   try {
-    rows = readNow(db, sql, parameters);
+    result = runNow(db, sql, parameters);
   } catch (err) {
     return Promise.reject(err);
   }
-  return rows ? Promise.resolve({ rows: rows as R[] }) : db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
+  return result ? Promise.resolve(result as QueryResult<R>) : db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
 }
