@@ -1,6 +1,7 @@
 /**
  * The manifest route authenticates with the screen's context in one statement
- * (docs/performance.md "Manifest 304": `readsDeviceContextOnly`), other device routes with the
+ * (docs/performance.md "Manifest 304": `readsDeviceContextOnly`), the heartbeat and the liveness
+ * ping with the screen's id and state only (`readsDeviceIdOnly`), other device routes with the
  * credential and the screen's row in one statement. Both must answer exactly what the two
  * reads they replace did: the same statuses and envelopes for a wrong, unknown, revoked or
  * deleted credential and a disabled screen, the same context (zone, groups, display), the
@@ -42,7 +43,21 @@ t.test('the manifest route and a heartbeat answer the same for every credential 
   const manifest = (authorization: string) => app.fetch('/api/v1/player/manifest', { headers: { authorization } });
   const beat = (authorization: string) =>
     app.fetch('/api/v1/player/heartbeat', { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
-  const both = async (authorization: string) => [await answer(await manifest(authorization)), await answer(await beat(authorization))];
+  // The three ways of reading with the credential: the context (manifest), the screen's id only
+  // (heartbeat, liveness: readsDeviceIdOnly), the screen's row (config).
+  const ping = (authorization: string) =>
+    app.fetch('/api/v1/player/liveness', { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
+  const config = (authorization: string) => app.fetch('/api/v1/player/config', { headers: { authorization } });
+  const both = async (authorization: string) => {
+    const [m, h, p, c] = [
+      await answer(await manifest(authorization)),
+      await answer(await beat(authorization)),
+      await answer(await ping(authorization)),
+      await answer(await config(authorization)),
+    ];
+    t.same([p, c], [h, h], 'liveness and config answer as the heartbeat does');
+    return [m, h];
+  };
   const [publicId, secret] = screen.credential.slice('svc_device_'.length).split('.') as [string, string];
 
   const ok = await both(screen.headers.authorization);
@@ -51,6 +66,7 @@ t.test('the manifest route and a heartbeat answer the same for every credential 
     [200, 200],
     'a good credential',
   );
+  t.equal((await app.fetch('/api/v1/player/config', { headers: screen.headers })).status, 200, 'the config too');
   const wrongSecret = `Bearer svc_device_${publicId}.${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
   for (const [what, authorization, status, code] of [
     ['a wrong secret', wrongSecret, 401, 'invalid_credential'],

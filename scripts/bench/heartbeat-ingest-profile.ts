@@ -47,7 +47,7 @@ const body = (b: number): HeartbeatBody =>
     },
   }) as HeartbeatBody;
 const bodies = Array.from({ length: calls + 200 }, (_, b) => body(b));
-for (let b = 0; b < 200; b++) await ingestHeartbeat({ db: database.db }, screen, bodies[b]!, '127.0.0.1'); // warm-up
+for (let b = 0; b < 200; b++) await ingestHeartbeat({ db: database.db }, screen.id, bodies[b]!, '127.0.0.1'); // warm-up
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
@@ -56,7 +56,8 @@ await session.post('Profiler.start');
 const c0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
 // Eight at a time, as concurrent heartbeats share a group commit.
-for (let b = 200; b < calls + 200; b += 8) await Promise.all(bodies.slice(b, b + 8).map((x) => ingestHeartbeat({ db: database.db }, screen, x, '127.0.0.1')));
+for (let b = 200; b < calls + 200; b += 8)
+  await Promise.all(bodies.slice(b, b + 8).map((x) => ingestHeartbeat({ db: database.db }, screen.id, x, '127.0.0.1')));
 const wall = Number(process.hrtime.bigint() - t0) / 1e6;
 const cpu = process.cpuUsage(c0);
 const { profile } = await session.post('Profiler.stop');

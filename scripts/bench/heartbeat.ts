@@ -156,7 +156,7 @@ async function main() {
     const cpu = process.cpuUsage(c0);
     return { wallMs: Number(process.hrtime.bigint() - t0) / 1e6 / n, cpuMs: (cpu.user + cpu.system) / 1000 / n };
   };
-  const ingest = (body: HeartbeatBody) => ingestHeartbeat({ db: database.db }, screenRow, body, '127.0.0.1');
+  const ingest = (body: HeartbeatBody) => ingestHeartbeat({ db: database.db }, screenRow.id, body, '127.0.0.1');
   const heartbeatRoute = playerRoutes.find((r) => r.path === '/api/v1/player/heartbeat')!;
   const validate = (body: HeartbeatBody) => {
     // As the router validates it: the route's pre-check, then the schema (safeParseBody).

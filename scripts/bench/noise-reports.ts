@@ -190,11 +190,11 @@ try {
   const rate = { with: [] as number[], without: [] as number[] };
   const ingest = only !== 'reports';
   // Warm-up (statement cache, the zone clock's memo, the JIT) before measuring.
-  for (let i = 0; ingest && i < 20; i++) await ingestHeartbeat({ db: database.db, skipNoiseRollups: i % 2 === 0 }, screen, body(), '127.0.0.1');
+  for (let i = 0; ingest && i < 20; i++) await ingestHeartbeat({ db: database.db, skipNoiseRollups: i % 2 === 0 }, screen.id, body(), '127.0.0.1');
   for (let round = 0; ingest && round < 6; round++) {
     for (const mode of round % 2 ? (['without', 'with'] as const) : (['with', 'without'] as const)) {
       const t = process.hrtime.bigint();
-      for (let i = 0; i < N.beats / 6; i++) await ingestHeartbeat({ db: database.db, skipNoiseRollups: mode === 'without' }, screen, body(), '127.0.0.1');
+      for (let i = 0; i < N.beats / 6; i++) await ingestHeartbeat({ db: database.db, skipNoiseRollups: mode === 'without' }, screen.id, body(), '127.0.0.1');
       rate[mode].push(N.beats / 6 / (ms(t) / 1000));
     }
   }

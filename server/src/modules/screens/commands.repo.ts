@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { Db } from '../../platform/db/database.js';
-import { prepared } from '../../platform/db/prepared.js';
-import type { ScreenCommandsTable } from '../../platform/db/schema.js';
+import type { Database, ScreenCommandsTable } from '../../platform/db/schema.js';
 import { nowIso, type ScreenDto } from './screens.repo.js';
 
 /** The newest screenshot each screen sent (one query per 500 screens). */
@@ -40,18 +39,18 @@ export async function expireCommands(db: Db, now = Date.now()): Promise<number> 
   return Number(r.numUpdatedRows);
 }
 
-/** How many of a screen's commands are queued or delivered and not expired at `nowText` (the heartbeat's `pendingCommands`). */
-const pendingCommands = prepared((db: Db, screenId: string, nowText: string) =>
-  db
+/**
+ * A subquery of a select from `screens`: how many of the row's commands are queued or delivered
+ * and not expired at `nowText`. The heartbeat's `pendingCommands`, read with what the heartbeat
+ * compares with (heartbeat.repo.ts): one statement fewer per heartbeat.
+ */
+export function pendingCommandCount(eb: ExpressionBuilder<Database, 'screens'>, nowText: string) {
+  return eb
     .selectFrom('screen_commands')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('screen_id', '=', screenId)
-    .where('state', 'in', ['queued', 'delivered'])
-    .where('expires_at', '>', nowText),
-);
-
-export async function countPendingCommands(db: Db, screenId: string, nowText: string): Promise<number> {
-  return Number((await pendingCommands(db, screenId, nowText)).rows[0]?.n ?? 0);
+    .select((c) => c.fn.countAll<number>().as('n'))
+    .whereRef('screen_commands.screen_id', '=', 'screens.id')
+    .where('screen_commands.state', 'in', ['queued', 'delivered'])
+    .where('screen_commands.expires_at', '>', nowText);
 }
 
 /** The command `id` (throws when there is none). */

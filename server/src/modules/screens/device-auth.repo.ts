@@ -87,6 +87,17 @@ export function credentialWithContext(db: Db, publicId: string): DeviceContextRo
   return firstRow<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL, publicId);
 }
 
+const CREDENTIAL_CHECK_SQL = `select ${CREDENTIAL_COLUMNS}, s.id, s.revoked_at, s.disabled_at from device_credentials c left join screens s on s.id = c.screen_id where c.public_id = ?`;
+
+/**
+ * The credential with this public id and only what its checks need of its screen (id and
+ * state): for a device route whose handler needs the screen's id alone (the heartbeat, which
+ * reads what it compares with in its own transaction). No status document is read.
+ */
+export function credentialCheck(db: Db, publicId: string): CredentialCheckColumns | undefined | Promise<CredentialCheckColumns | undefined> {
+  return firstRow<CredentialCheckColumns>(db, CREDENTIAL_CHECK_SQL, publicId);
+}
+
 /** The row and screen of the credential with this public id (throws when there is none). */
 export function credentialOwnerRow(db: Db, publicId: string): Promise<Pick<DeviceCredentialsTable, 'id' | 'screen_id'>> {
   return db.selectFrom('device_credentials').select(['id', 'screen_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();

@@ -7,6 +7,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
 import {
   type CredentialCheckColumns,
+  credentialCheck,
   credentialOwnerRow,
   credentialWithContext,
   credentialWithScreen,
@@ -25,7 +26,7 @@ const TOUCH_EVERY_MS = 60_000;
 
 declare module 'koa' {
   interface DefaultState {
-    /** The screen a device credential authenticated (routes with auth kind `device`, except those of `readsDeviceContextOnly`). */
+    /** The screen a device credential authenticated (routes with auth kind `device`, except those of `readsDeviceContextOnly` and `readsDeviceIdOnly`). */
     screen?: ScreenRow;
     /** On the routes of `readsDeviceContextOnly`: the authenticated screen's context, read with the credential. */
     deviceContext?: DeviceContextRow;
@@ -83,8 +84,8 @@ export async function resolveDeviceContext(db: Db, token: string): Promise<{ con
   return { context, credentialId: context.cred_id };
 }
 
-/** The paths (GET) whose handlers read the screen's context (`ctx.state.deviceContext`), never its row. */
-const CONTEXT_ONLY = new ScopeKey('screens.device-context-routes', () => new Set<string>());
+/** What a device route's authentication reads with the credential, by path: the default is the screen's row. */
+const READS = new ScopeKey('screens.device-auth-reads', () => new Map<string, 'context' | 'id'>());
 
 /**
  * A device route (a literal path) whose handler needs the authenticated screen's context only
@@ -93,20 +94,35 @@ const CONTEXT_ONLY = new ScopeKey('screens.device-context-routes', () => new Set
  * other path of the route (a trailing slash) gets the row as usual, and no context.
  */
 export function readsDeviceContextOnly(deps: AppDeps, path: string): void {
-  deps.scope.get(CONTEXT_ONLY).add(path);
+  deps.scope.get(READS).set(path, 'context');
+}
+
+/**
+ * A device route (a literal path) whose handler needs the authenticated screen's id only (the
+ * principal's `screenId`): its authentication reads the credential and its screen's state,
+ * no other column (`screenOf` throws there). The heartbeat: the screen's whole row carries the
+ * last status document, and the heartbeat reads what it compares with in its own transaction.
+ */
+export function readsDeviceIdOnly(deps: AppDeps, path: string): void {
+  deps.scope.get(READS).set(path, 'id');
 }
 
 /**
  * The `device` authenticator (spec's deviceBearer). Sets `ctx.state.screen` to the
  * authenticated screen's row, so any module's player route can declare auth `device`
- * and read it.
+ * and read it (except the paths declared above).
  */
 export function deviceAuthenticator(db: Db) {
   return async (ctx: Context, token: string): Promise<DevicePrincipal> => {
-    if (ctx.deps?.scope.get(CONTEXT_ONLY).has(ctx.path)) {
+    const reads = ctx.deps?.scope.get(READS).get(ctx.path);
+    if (reads === 'context') {
       const context = await checkCredential(db, token, credentialWithContext);
       ctx.state.deviceContext = context;
       return { kind: 'device', screenId: context.id!, credentialId: context.cred_id };
+    }
+    if (reads === 'id') {
+      const checked = await checkCredential(db, token, credentialCheck);
+      return { kind: 'device', screenId: checked.id!, credentialId: checked.cred_id };
     }
     const { screen, credentialId } = await resolveDeviceCredential(db, token);
     ctx.state.screen = screen;

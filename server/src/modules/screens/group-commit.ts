@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { type Db, deferDurability } from '../../platform/db/database.js';
+import { type Db, deferDurability, holdConnection } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
 import { openJobSavepoint, releaseJobSavepoint, rollbackToJobSavepoint } from './heartbeat.repo.js';
 
@@ -51,23 +51,12 @@ class GroupCommit {
     try {
       const outcomes = await this.db.transaction().execute(async (trx) => {
         const out: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-        for (const job of batch) {
-          await openJobSavepoint(trx);
-          try {
-            const value = await job.run(trx);
-            await releaseJobSavepoint(trx);
-            out.push({ ok: true, value });
-          } catch (error) {
-            // Undo this job's writes only. If that fails, the transaction is gone (SQLite rolls
-            // back on some errors by itself): the batch fails, with this job's error.
-            try {
-              await rollbackToJobSavepoint(trx);
-              await releaseJobSavepoint(trx);
-            } catch {
-              throw error;
-            }
-            out.push({ ok: false, error });
-          }
+        // The jobs' prepared statements (and the savepoints) run on the handle at once.
+        const release = holdConnection(this.db, trx);
+        try {
+          await this.runJobs(trx, batch, out);
+        } finally {
+          release();
         }
         deferDurability(this.db, commit);
         this.stats.commits++;
@@ -91,6 +80,28 @@ class GroupCommit {
       if (this.flushing) {
         this.flushing = false;
         if (this.queue.length) this.schedule();
+      }
+    }
+  }
+
+  /** Each job in its own savepoint: one that throws has its writes undone and keeps its error. */
+  private async runJobs(trx: Transaction<Database>, batch: Job<unknown>[], out: ({ ok: true; value: unknown } | { ok: false; error: unknown })[]) {
+    for (const job of batch) {
+      await openJobSavepoint(trx);
+      try {
+        const value = await job.run(trx);
+        await releaseJobSavepoint(trx);
+        out.push({ ok: true, value });
+      } catch (error) {
+        // Undo this job's writes only. If that fails, the transaction is gone (SQLite rolls
+        // back on some errors by itself): the batch fails, with this job's error.
+        try {
+          await rollbackToJobSavepoint(trx);
+          await releaseJobSavepoint(trx);
+        } catch {
+          throw error;
+        }
+        out.push({ ok: false, error });
       }
     }
   }

@@ -1,8 +1,9 @@
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { prepared } from '../../platform/db/prepared.js';
+import { executeText, prepared } from '../../platform/db/prepared.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { NoiseBucketsTable, ScreenHistoryTable } from '../../platform/db/schema.js';
+import { pendingCommandCount } from './commands.repo.js';
 import { newId, nowIso, type ScreenRow } from './screens.repo.js';
 
 /**
@@ -12,31 +13,29 @@ import { newId, nowIso, type ScreenRow } from './screens.repo.js';
  */
 
 /** The savepoint each group commit job runs in (group-commit.ts). */
-const SAVEPOINT = CompiledQuery.raw('savepoint group_commit_job');
-const RELEASE = CompiledQuery.raw('release group_commit_job');
-const ROLLBACK_TO = CompiledQuery.raw('rollback to group_commit_job');
-
 export function openJobSavepoint(trx: Db) {
-  return trx.executeQuery(SAVEPOINT);
+  return executeText(trx, 'savepoint group_commit_job', []);
 }
 
 export function releaseJobSavepoint(trx: Db) {
-  return trx.executeQuery(RELEASE);
+  return executeText(trx, 'release group_commit_job', []);
 }
 
 export function rollbackToJobSavepoint(trx: Db) {
-  return trx.executeQuery(ROLLBACK_TO);
+  return executeText(trx, 'rollback to group_commit_job', []);
 }
 
 /**
  * What a heartbeat compares with: the screen's player fields, status and revision, the display
- * size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null, and the
- * policy texts its interval comes from (its own, its groups').
+ * size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null, the
+ * policy texts its interval comes from (its own, its groups') and its pending commands' count.
  */
-const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
+const beforeHeartbeat = prepared((trx: Db, screenId: string, nowText: string) =>
   trx
     .selectFrom('screens')
-    .select(['num', 'player_version', 'player_family', 'known_status', 'manifest_revision', 'policy'])
+    // The commands waiting for it (the reply's pendingCommands): none of the heartbeat's writes changes them.
+    .select((eb) => pendingCommandCount(eb, nowText).as('pending_commands'))
+    .select(['num', 'player_version', 'player_family', 'player_architecture', 'known_status', 'manifest_revision', 'policy'])
     // The policies of the screen's groups, first-sorting first (policies.ts effectivePolicyValue): a JSON array of texts or nulls.
     .select(
       sql<string>`(select json_group_array(g.policy order by g.name, g.id) from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
@@ -55,8 +54,8 @@ const beforeHeartbeat = prepared((trx: Db, screenId: string) =>
     .where('id', '=', screenId),
 );
 
-export async function screenBeforeHeartbeat(trx: Db, screenId: string) {
-  return (await beforeHeartbeat(trx, screenId)).rows[0];
+export async function screenBeforeHeartbeat(trx: Db, screenId: string, nowText: string) {
+  return (await beforeHeartbeat(trx, screenId, nowText)).rows[0];
 }
 
 /** The columns of a bucket row, in the order the insert binds them. */
@@ -129,7 +128,7 @@ export async function insertNoiseBuckets(trx: Db, screenNum: number, rows: reado
     parameters[i++] = row.trigger_count;
     parameters[i++] = row.received_ms;
   }
-  const result = await trx.executeQuery(CompiledQuery.raw(text, parameters));
+  const result = await executeText(trx, text, parameters);
   // The read above is in this transaction, which holds the only writer: nothing came in between.
   if (Number(result.numAffectedRows) !== fresh.length) throw new Error(`insertNoiseBuckets: ${result.numAffectedRows} of ${fresh.length} buckets inserted`);
   return fresh as NoiseBucketsTable[];

@@ -3,25 +3,13 @@ import type { Db } from '../../platform/db/database.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
-import { countPendingCommands } from './commands.repo.js';
 import { groupCommit } from './group-commit.js';
 import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
 import { gridMs, parseGridTime, parseGridTimeFully } from './heartbeat-time.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicyValue } from './policies.js';
 import { cachedSettings } from '../system/index.js';
-import {
-  asFamily,
-  DEFAULT_DISPLAY,
-  lenient,
-  newId,
-  nowIso,
-  PLAYER_ARCHITECTURES,
-  PlayerFamilyField,
-  type ScreenRow,
-  UNUSABLE,
-  updateScreen,
-} from './screens.repo.js';
+import { asFamily, DEFAULT_DISPLAY, lenient, newId, nowIso, PLAYER_ARCHITECTURES, PlayerFamilyField, UNUSABLE, updateScreen } from './screens.repo.js';
 
 export { BUCKET_MS, gridMs, parseGridTime, parseGridTimeFully } from './heartbeat-time.js';
 
@@ -254,7 +242,7 @@ export interface HeartbeatDeps {
  */
 export async function ingestHeartbeat(
   deps: HeartbeatDeps,
-  screen: ScreenRow,
+  screenId: string,
   body: HeartbeatBody,
   address: string | null,
   now = Date.now(),
@@ -272,22 +260,13 @@ export async function ingestHeartbeat(
     }
   }
   delete status.screenId; // the screen comes from the credential only
-
-  // Family: an unknown value is recorded as absent; omitting the field keeps the last one.
-  const family = 'playerFamily' in body ? asFamily(body.playerFamily) : (asFamily(screen.player_family) ?? null);
-  const archRaw = 'playerArchitecture' in body ? body.playerArchitecture : screen.player_architecture;
-  const architecture = family === 'edge' && typeof archRaw === 'string' && (PLAYER_ARCHITECTURES as readonly string[]).includes(archRaw) ? archRaw : null;
-  const version = typeof body.playerVersion === 'string' ? body.playerVersion : 'playerVersion' in body ? null : screen.player_version;
   if (body.playerVersion === UNUSABLE) delete status.playerVersion;
-  status.playerFamily = family;
-  status.playerArchitecture = architecture;
 
   const buckets = body.noiseMeter?.pendingHistory ?? [];
   if (status.noiseMeter && typeof status.noiseMeter === 'object') {
     const { pendingHistory: _omit, ...rest } = status.noiseMeter as Record<string, unknown>;
     status.noiseMeter = { ...rest, pendingHistoryCount: buckets.length };
   }
-  const statusText = fitStatusDocument(status);
   const display = (status.display && typeof status.display === 'object' ? status.display : null) as { width?: unknown; height?: unknown } | null;
   const side = (n: unknown) => (typeof n === 'number' && n >= 16 && n <= 16384 ? Math.round(n) : null);
   const w = side(display?.width);
@@ -300,8 +279,17 @@ export async function ingestHeartbeat(
   // The default zone (a screen without a location's), cached by the settings module: no query.
   const defaultZone = buckets.length ? (await cachedSettings(db)).timeZone : null;
   const result = await groupCommit(db, async (trx) => {
-    const before = await screenBeforeHeartbeat(trx, screen.id);
+    const before = await screenBeforeHeartbeat(trx, screenId, nowText);
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
+    // Family: an unknown value is recorded as absent; omitting the field keeps the last one.
+    const family = 'playerFamily' in body ? asFamily(body.playerFamily) : (asFamily(before.player_family) ?? null);
+    const archRaw = 'playerArchitecture' in body ? body.playerArchitecture : before.player_architecture;
+    const architecture = family === 'edge' && typeof archRaw === 'string' && (PLAYER_ARCHITECTURES as readonly string[]).includes(archRaw) ? archRaw : null;
+    const version = typeof body.playerVersion === 'string' ? body.playerVersion : 'playerVersion' in body ? null : before.player_version;
+    status.playerFamily = family;
+    status.playerArchitecture = architecture;
+    // Refused (400, the job's error) when SQLite could not read it: nothing of this heartbeat is written then.
+    const statusText = fitStatusDocument(status);
     // The manifest picks media for the reported display size: a new size is a new revision,
     // which the reply carries, so the player fetches the manifest made for it. No size is the
     // assumed one (DEFAULT_DISPLAY), so a first report of that size changes no manifest.
@@ -329,7 +317,7 @@ export async function ingestHeartbeat(
     }
     await recordHeartbeatOnScreen(
       trx,
-      screen.id,
+      screenId,
       {
         player_family: family,
         player_architecture: architecture,
@@ -350,15 +338,19 @@ export async function ingestHeartbeat(
     if (before.known_status !== 'online') history.push({ kind: 'status', detail: { from: before.known_status, to: 'online' } });
     await insertHistoryRows(
       trx,
-      history.map((h) => ({ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })),
+      history.map((h) => ({ id: newId(), screen_id: screenId, at: nowText, at_ms: now, kind: h.kind, detail: JSON.stringify(h.detail) })),
     );
-    const pendingCommands = await countPendingCommands(trx, screen.id, nowText);
-    return { manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0), displayChanged, pendingCommands, interval };
+    return {
+      manifestRevision: before.manifest_revision + (displayChanged ? 1 : 0),
+      displayChanged,
+      pendingCommands: Number(before.pending_commands),
+      interval,
+    };
   });
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
   // Pushed after the commit (as bumpManifestRevision does), so a player that fetches at once sees it.
-  if (result.displayChanged) deps.realtime?.send(screen.id, { type: 'manifest.changed', revision: result.manifestRevision });
+  if (result.displayChanged) deps.realtime?.send(screenId, { type: 'manifest.changed', revision: result.manifestRevision });
   return {
     ignoredFields,
     // Every bucket of the request is stored now (new or already there): a retry gets the same count.
@@ -373,20 +365,20 @@ export async function ingestHeartbeat(
 /** A liveness ping: keeps the screen online between heartbeats, nothing else. */
 export async function recordLiveness(
   db: Db,
-  screen: ScreenRow,
+  screenId: string,
   address: string | null,
   now = Date.now(),
 ): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
   const nowText = nowIso(now);
   const result = await groupCommit(db, async (trx) => {
-    const before = await screenBeforeLiveness(trx, screen.id);
+    const before = await screenBeforeLiveness(trx, screenId);
     if (!before) return null;
-    await updateScreen(trx, screen.id, { last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' });
-    const rows = [{ id: newId(), screen_id: screen.id, at: nowText, at_ms: now, kind: 'liveness', detail: '{}' }];
+    await updateScreen(trx, screenId, { last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' });
+    const rows = [{ id: newId(), screen_id: screenId, at: nowText, at_ms: now, kind: 'liveness', detail: '{}' }];
     if (before.known_status !== 'online')
       rows.push({
         id: newId(),
-        screen_id: screen.id,
+        screen_id: screenId,
         at: nowText,
         at_ms: now,
         kind: 'status',

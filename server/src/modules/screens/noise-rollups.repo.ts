@@ -1,6 +1,7 @@
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
+import { executeText } from '../../platform/db/prepared.js';
 import type { NoiseBucketsTable, NoiseDaysTable, NoiseRollupTable, NoiseSums } from '../../platform/db/schema.js';
 import { instantOf, wallClock } from '../../platform/time/zone-clock.js';
 
@@ -101,7 +102,7 @@ function upsert<T extends keyof typeof UPSERTS>(trx: Db, table: T, rows: readonl
   }
   const parameters: unknown[] = [];
   for (const row of rows) for (const c of columns) parameters.push(row[c as keyof typeof row]);
-  return trx.executeQuery(CompiledQuery.raw(text, parameters));
+  return executeText(trx, text, parameters);
 }
 
 /** Adds the rows to the roll-ups: one upsert statement per table. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DevicePrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { screenOf } from './device-auth.js';
@@ -9,11 +10,14 @@ import { screenTimeZone } from './targets.repo.js';
 import { updateOfferOf, webReleaseOf } from './update-info.js';
 
 const TAGS = ['Player'];
+/** Their handlers need the screen's id only (index.ts declares them `readsDeviceIdOnly`). */
+export const HEARTBEAT_PATH = '/api/v1/player/heartbeat';
+export const LIVENESS_PATH = '/api/v1/player/liveness';
 
 export const playerRoutes = [
   defineRoute({
     method: 'POST',
-    path: '/api/v1/player/heartbeat',
+    path: HEARTBEAT_PATH,
     auth: 'device',
     tags: TAGS,
     summary: 'The player status document: status, playback, noise history',
@@ -27,11 +31,12 @@ export const playerRoutes = [
       401: { description: 'invalid_credential or credential_revoked' },
       403: { description: 'screen_disabled' },
     },
-    handler: async (ctx, { body }) => ok(await ingestHeartbeat({ db: ctx.deps.db, realtime: ctx.realtime }, screenOf(ctx), body, ctx.ip)),
+    handler: async (ctx, { body, auth }) =>
+      ok(await ingestHeartbeat({ db: ctx.deps.db, realtime: ctx.realtime }, (auth as DevicePrincipal).screenId, body, ctx.ip)),
   }),
   defineRoute({
     method: 'POST',
-    path: '/api/v1/player/liveness',
+    path: LIVENESS_PATH,
     auth: 'device',
     tags: TAGS,
     summary: 'A light ping that keeps the screen online between heartbeats',
@@ -39,8 +44,8 @@ export const playerRoutes = [
     responses: {
       200: { description: 'Seen', data: z.object({ serverTime: z.string(), manifestRevision: z.number().int(), heartbeatIntervalSec: z.number().int() }) },
     },
-    handler: async (ctx) => {
-      const r = await recordLiveness(ctx.deps.db, screenOf(ctx), ctx.ip);
+    handler: async (ctx, { auth }) => {
+      const r = await recordLiveness(ctx.deps.db, (auth as DevicePrincipal).screenId, ctx.ip);
       return ok({ serverTime: nowIso(), ...r });
     },
   }),
