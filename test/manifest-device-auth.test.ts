@@ -1,16 +1,18 @@
 /**
  * The manifest route authenticates with the screen's context in one statement
  * (docs/performance.md "Manifest 304": `readsDeviceContextOnly`), the heartbeat and the liveness
- * ping with the screen's id and state only (`readsDeviceIdOnly`), other device routes with the
+ * ping, media and data downloads with the screen's id and state only (RouteDef `deviceIdOnly`), other device routes with the
  * credential and the screen's row in one statement. Both must answer exactly what the two
  * reads they replace did: the same statuses and envelopes for a wrong, unknown, revoked or
  * deleted credential and a disabled screen, the same context (zone, groups, display), the
  * same ETag, and the credential's last-used touch once a minute.
  */
+import sharp from 'sharp';
 import t from 'tap';
 import { heartbeat } from './helpers/update-deployments.js';
 import { signedInApp } from './helpers/auth.js';
 import { pairScreen } from './helpers/screens.js';
+import { settledAsset, uploadAsset } from './helpers/media.js';
 
 const LOC = '0190f5a2-7b3c-7def-8abc-0000000000a1';
 
@@ -33,7 +35,7 @@ async function setup(t: Parameters<typeof signedInApp>[0]) {
 /** What a device route answered, without the request id. */
 async function answer(res: Response) {
   const text = await res.text();
-  const body = text ? JSON.parse(text) : null;
+  const body = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null;
   return { status: res.status, code: body?.error?.code ?? null, message: body?.error?.message ?? null };
 }
 
@@ -44,18 +46,29 @@ t.test('the manifest route and a heartbeat answer the same for every credential 
   const beat = (authorization: string) =>
     app.fetch('/api/v1/player/heartbeat', { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
   // The three ways of reading with the credential: the context (manifest), the screen's id only
-  // (heartbeat, liveness: readsDeviceIdOnly), the screen's row (config).
+  // (heartbeat, liveness: deviceIdOnly), the screen's row (config).
   const ping = (authorization: string) =>
     app.fetch('/api/v1/player/liveness', { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
   const config = (authorization: string) => app.fetch('/api/v1/player/config', { headers: { authorization } });
+  // A media download (deviceIdOnly too, a template path): an image the screen's manifest lists.
+  const image = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#ff0000' } })
+    .png()
+    .toBuffer();
+  const asset = await settledAsset(app, owner, (await uploadAsset(app, owner, image, 'red.png')).id);
+  const playlist = (await call('POST', '/api/v1/playlists', { name: 'Main', items: [{ assetId: asset.id }] })).body.data;
+  t.equal((await call('PUT', `/api/v1/screens/${screen.screenId}/playlist-assignment`, { playlistId: playlist.id })).status, 200);
+  const mediaUrl = (await app.json('/api/v1/player/manifest', { headers: screen.headers })).body.data.media[0].url as string;
+  const download = (authorization: string) => app.fetch(mediaUrl, { headers: { authorization } });
+  t.equal((await download(screen.headers.authorization)).status, 200, 'the media downloads');
   const both = async (authorization: string) => {
-    const [m, h, p, c] = [
+    const [m, h, p, c, d] = [
       await answer(await manifest(authorization)),
       await answer(await beat(authorization)),
       await answer(await ping(authorization)),
       await answer(await config(authorization)),
+      await answer(await download(authorization)),
     ];
-    t.same([p, c], [h, h], 'liveness and config answer as the heartbeat does');
+    t.same([p, c, d], [h, h, h], 'liveness, config and the media download answer as the heartbeat does');
     return [m, h];
   };
   const [publicId, secret] = screen.credential.slice('svc_device_'.length).split('.') as [string, string];

@@ -68,6 +68,7 @@ export const outputRoutes = [
     method: 'GET',
     path: '/api/v1/player/data-outputs/{outputId}',
     auth: 'device',
+    deviceIdOnly: true,
     tags: ['Player'],
     summary: 'Download a data output the screen’s manifest lists (`data[].url`); ETag = its sha256, 304; HEAD for size',
     description:

@@ -14,6 +14,7 @@ export const playerMediaRoutes = [
     method: 'GET',
     path: '/api/v1/player/assets/{assetId}/variants/{variantId}',
     auth: 'device',
+    deviceIdOnly: true,
     tags: ['Player'],
     summary: 'Download a media variant (Range, If-Range, ETag = sha256, 304); HEAD for its size and hash',
     params,

@@ -26,7 +26,7 @@ const TOUCH_EVERY_MS = 60_000;
 
 declare module 'koa' {
   interface DefaultState {
-    /** The screen a device credential authenticated (routes with auth kind `device`, except those of `readsDeviceContextOnly` and `readsDeviceIdOnly`). */
+    /** The screen a device credential authenticated (routes with auth kind `device`, except `deviceIdOnly` ones and those of `readsDeviceContextOnly`). */
     screen?: ScreenRow;
     /** On the routes of `readsDeviceContextOnly`: the authenticated screen's context, read with the credential. */
     deviceContext?: DeviceContextRow;
@@ -84,8 +84,8 @@ export async function resolveDeviceContext(db: Db, token: string): Promise<{ con
   return { context, credentialId: context.cred_id };
 }
 
-/** What a device route's authentication reads with the credential, by path: the default is the screen's row. */
-const READS = new ScopeKey('screens.device-auth-reads', () => new Map<string, 'context' | 'id'>());
+/** The paths (GET) whose handlers read the screen's context (`ctx.state.deviceContext`), never its row. */
+const CONTEXT_ONLY = new ScopeKey('screens.device-context-routes', () => new Set<string>());
 
 /**
  * A device route (a literal path) whose handler needs the authenticated screen's context only
@@ -94,33 +94,24 @@ const READS = new ScopeKey('screens.device-auth-reads', () => new Map<string, 'c
  * other path of the route (a trailing slash) gets the row as usual, and no context.
  */
 export function readsDeviceContextOnly(deps: AppDeps, path: string): void {
-  deps.scope.get(READS).set(path, 'context');
-}
-
-/**
- * A device route (a literal path) whose handler needs the authenticated screen's id only (the
- * principal's `screenId`): its authentication reads the credential and its screen's state,
- * no other column (`screenOf` throws there). The heartbeat: the screen's whole row carries the
- * last status document, and the heartbeat reads what it compares with in its own transaction.
- */
-export function readsDeviceIdOnly(deps: AppDeps, path: string): void {
-  deps.scope.get(READS).set(path, 'id');
+  deps.scope.get(CONTEXT_ONLY).add(path);
 }
 
 /**
  * The `device` authenticator (spec's deviceBearer). Sets `ctx.state.screen` to the
  * authenticated screen's row, so any module's player route can declare auth `device`
- * and read it (except the paths declared above).
+ * and read it; a route declared `deviceIdOnly` (RouteDef) gets the principal only, its
+ * credential read with its screen's id and state, and the paths of `readsDeviceContextOnly`
+ * the screen's context.
  */
 export function deviceAuthenticator(db: Db) {
-  return async (ctx: Context, token: string): Promise<DevicePrincipal> => {
-    const reads = ctx.deps?.scope.get(READS).get(ctx.path);
-    if (reads === 'context') {
+  return async (ctx: Context, token: string, idOnly = false): Promise<DevicePrincipal> => {
+    if (ctx.deps?.scope.get(CONTEXT_ONLY).has(ctx.path)) {
       const context = await checkCredential(db, token, credentialWithContext);
       ctx.state.deviceContext = context;
       return { kind: 'device', screenId: context.id!, credentialId: context.cred_id };
     }
-    if (reads === 'id') {
+    if (idOnly) {
       const checked = await checkCredential(db, token, credentialCheck);
       return { kind: 'device', screenId: checked.id!, credentialId: checked.cred_id };
     }

@@ -5,8 +5,7 @@ import { fleetRoutes } from './fleet.routes.js';
 import { groupRoutes } from './groups.routes.js';
 import { locationRoutes } from './locations.routes.js';
 import { pairingRoutes } from './pairing.routes.js';
-import { readsDeviceIdOnly } from './device-auth.js';
-import { HEARTBEAT_PATH, LIVENESS_PATH, playerRoutes } from './player.routes.js';
+import { playerRoutes } from './player.routes.js';
 import { installScreens, registerScreensStatus } from './screens.module.js';
 import { screenRoutes } from './screens.routes.js';
 
@@ -18,9 +17,6 @@ export const screensModule: PlacardModule = {
     registerScreensStatus(deps);
     registerScreensExportSections(deps);
     installScreens(deps, realtime);
-    // Their handlers need the screen's id only: authenticated without reading the screen's row.
-    readsDeviceIdOnly(deps, HEARTBEAT_PATH);
-    readsDeviceIdOnly(deps, LIVENESS_PATH);
   },
 };
 

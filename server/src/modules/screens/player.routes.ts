@@ -10,15 +10,14 @@ import { screenTimeZone } from './targets.repo.js';
 import { updateOfferOf, webReleaseOf } from './update-info.js';
 
 const TAGS = ['Player'];
-/** Their handlers need the screen's id only (index.ts declares them `readsDeviceIdOnly`). */
-export const HEARTBEAT_PATH = '/api/v1/player/heartbeat';
-export const LIVENESS_PATH = '/api/v1/player/liveness';
 
 export const playerRoutes = [
   defineRoute({
     method: 'POST',
-    path: HEARTBEAT_PATH,
+    path: '/api/v1/player/heartbeat',
     auth: 'device',
+    // It reads what it compares with in its own transaction.
+    deviceIdOnly: true,
     tags: TAGS,
     summary: 'The player status document: status, playback, noise history',
     description:
@@ -36,8 +35,9 @@ export const playerRoutes = [
   }),
   defineRoute({
     method: 'POST',
-    path: LIVENESS_PATH,
+    path: '/api/v1/player/liveness',
     auth: 'device',
+    deviceIdOnly: true,
     tags: TAGS,
     summary: 'A light ping that keeps the screen online between heartbeats',
     body: z.object({}).loose(),

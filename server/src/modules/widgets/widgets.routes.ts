@@ -209,6 +209,7 @@ export const widgetRoutes = [
     method: 'GET',
     path: '/api/v1/player/widget-bundles/{bundleId}',
     auth: 'device',
+    deviceIdOnly: true,
     tags: ['Player'],
     summary: 'Download a widget bundle the screen’s manifest lists (`widgets[].url`); ETag = its sha256, 304',
     description: 'The self-contained HTML document (docs/widgets.md "Bundle format"). 404 for a bundle of a widget the screen’s current manifest does not use.',

@@ -39,7 +39,8 @@ export type Principal = { kind: 'anonymous' } | SessionPrincipal | DevicePrincip
  */
 export interface Authenticators {
   session?: (ctx: Context) => Promise<SessionPrincipal | null>;
-  device?: (ctx: Context, token: string) => Promise<DevicePrincipal>;
+  /** `idOnly`: the route needs the principal only (RouteDef.deviceIdOnly), not the screen's row. */
+  device?: (ctx: Context, token: string, idOnly: boolean) => Promise<DevicePrincipal>;
   integration?: (ctx: Context, token: string) => Promise<IntegrationPrincipal>;
 }
 
@@ -70,7 +71,13 @@ function describe(kinds: readonly AuthKind[]): string {
  * Central enforcement: runs for every route before validation. A credential of a kind
  * the route does not accept is 401; a missing capability or role is 403.
  */
-export async function authenticate(ctx: Context, kinds: readonly AuthKind[], minRole: Role | undefined, authenticators: Authenticators): Promise<Principal> {
+export async function authenticate(
+  ctx: Context,
+  kinds: readonly AuthKind[],
+  minRole: Role | undefined,
+  authenticators: Authenticators,
+  deviceIdOnly = false,
+): Promise<Principal> {
   if (kinds.includes('public')) return { kind: 'anonymous' };
   const presented = presentedCredential(ctx);
   const unauthenticated = () => new ApiError('unauthenticated', `This route needs ${describe(kinds)}`);
@@ -87,7 +94,7 @@ export async function authenticate(ctx: Context, kinds: readonly AuthKind[], min
     }
     case 'device': {
       if (!kinds.includes('device') || !authenticators.device) throw unauthenticated();
-      return authenticators.device(ctx, presented.token);
+      return authenticators.device(ctx, presented.token, deviceIdOnly);
     }
     case 'integration': {
       const needed = kinds.filter((k) => k.startsWith('integration:')).map((k) => k.slice('integration:'.length));

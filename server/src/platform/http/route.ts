@@ -54,6 +54,13 @@ export interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.
   auth: AuthKind | readonly AuthKind[];
   /** For session callers: the weakest role allowed. */
   minRole?: Role;
+  /**
+   * A `device` route whose handler uses the principal's `screenId` only: its authentication
+   * checks the credential and its screen's state without reading the screen's row (the
+   * status document is the row's widest column). The screens module's `screenOf(ctx)` throws
+   * on such a route. For the player's hot routes: heartbeat, liveness, media and data downloads.
+   */
+  deviceIdOnly?: boolean;
   summary: string;
   description?: string;
   tags: readonly string[];

@@ -162,7 +162,7 @@ function routeMiddleware(route: Route, options: RouterOptions): Middleware {
   // middleware.ts), and /healthz, the bench's routes and a 304 are a few microseconds of work.
   const isPublic = kinds.includes('public');
   const pipeline = async (ctx: Context) => {
-    const auth: Principal = isPublic ? { kind: 'anonymous' } : await authenticate(ctx, kinds, route.minRole, options.authenticators());
+    const auth: Principal = isPublic ? { kind: 'anonymous' } : await authenticate(ctx, kinds, route.minRole, options.authenticators(), route.deviceIdOnly);
     ctx.state.auth = auth;
     const params = validate(route.params, ctx.params, 'params');
     const query = validate(route.query, ctx.query, 'query');
