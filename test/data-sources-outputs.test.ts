@@ -248,7 +248,8 @@ t.test('a view with relative dates expires at the next midnight in the source’
   const { app, owner, call, screen, manifest } = await setup(t);
   const londonDay = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/London' }).format(new Date(ms));
   const today = londonDay(Date.now());
-  const tomorrow = londonDay(Date.now() + 26 * 3600_000 - (Date.now() % 3600_000));
+  // The calendar day after today (noon UTC of today's date plus a day: no zone arithmetic, right at any hour).
+  const tomorrow = new Date(Date.parse(`${today}T12:00:00Z`) + 24 * 3600_000).toISOString().slice(0, 10);
   const made = await createSource(app, owner, {
     name: 'Classes',
     provider: 'manual-table',
