@@ -198,9 +198,11 @@ export class JobQueue {
     this.kick();
   }
 
-  /** Resolves when nothing is queued-and-due or running (tests, benchmarks). */
+  /** Resolves when nothing is queued-and-due, being claimed or running (tests, benchmarks). */
   async idle(): Promise<void> {
-    if (this.running.size === 0 && !(await this.hasDue())) return;
+    // A claim in flight (filling) has made its row `running` before the job is in `running`:
+    // it waits for its fsync like any write.
+    if (this.running.size === 0 && !this.filling && !(await this.hasDue())) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -248,7 +250,8 @@ export class JobQueue {
   }
 
   private async afterSettle(): Promise<void> {
-    if (this.running.size > 0 || this.idleWaiters.length === 0) return;
+    // While filling, fill() settles the waiters itself (or the jobs it claims do).
+    if (this.running.size > 0 || this.filling || this.idleWaiters.length === 0) return;
     if (await this.hasDue()) return;
     for (const w of this.idleWaiters.splice(0)) w();
   }
