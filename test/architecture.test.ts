@@ -86,6 +86,8 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/content/plan.ts dayparted': 'a memo of (day-parts, validity, zone, window): the windows they allow (bounded)',
   'modules/content/resolve.ts expansions': 'a memo of (schedule id, timing, rule, zone, window): its occurrences (bounded)',
   'modules/content/playlist-parts.ts stores': 'keyed by the database: the playlist parts kept between manifest builds (bounded)',
+  'platform/db/prepared.ts numbered': 'a memo of the code’s SQL texts with PostgreSQL’s numbered placeholders (bounded by the texts)',
+  'platform/db/postgres.ts checked': 'weak: the pooled PostgreSQL connections whose statements are checked for NUL characters',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

@@ -12,6 +12,7 @@ import type { Route } from '../../server/src/platform/http/route.js';
 import type { Authenticators } from '../../server/src/platform/http/auth.js';
 import { listen, type RunningServer } from '../../server/src/server.js';
 import { defaultNames, generatedIdentity, type TlsIdentity } from '../../server/src/platform/security/tls.js';
+import { freshPostgresDatabase, TEST_DATABASE_URL } from './postgres.js';
 
 /** A fresh temporary data directory, removed when the test ends. */
 export function tempDataDir(t: Test): string {
@@ -43,11 +44,24 @@ export interface TestAppOptions {
   https?: boolean;
 }
 
-/** The real app, on a real port (0), over a real SQLite file in a temp data directory. */
+/**
+ * The database a test's app runs on: a real SQLite file in its data directory, or with
+ * PLACARD_TEST_DATABASE_URL a PostgreSQL database of its own (helpers/postgres.ts). `drop`
+ * removes the PostgreSQL one, after the app has closed it.
+ */
+export async function testDatabase(dataDir: string): Promise<{ database: OpenedDatabase; drop: () => Promise<void> }> {
+  if (TEST_DATABASE_URL) {
+    const { url, drop } = await freshPostgresDatabase();
+    return { database: openDatabase(url, { poolSize: 4 }), drop };
+  }
+  return { database: openDatabase(path.join(dataDir, 'placard.db')), drop: async () => undefined };
+}
+
+/** The real app, on a real port (0), over a real SQLite file in a temp data directory (or PostgreSQL: testDatabase). */
 export async function startApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);
   const config = testConfig(dataDir, options.config);
-  const database = openDatabase(path.join(dataDir, 'placard.db'));
+  const { database, drop } = await testDatabase(dataDir);
   await migrate(database.db);
   const logger = createLogger(process.env.PLACARD_TEST_LOG ?? 'silent');
   const deps = newAppDeps({
@@ -70,6 +84,7 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
     await Promise.all([server.close(), secure?.close()]);
     await deps.periodic.stop();
     await database.close();
+    await drop();
   });
   const doFetch = (p: string, init?: RequestInit) => fetch(server.url + p, init);
   return {

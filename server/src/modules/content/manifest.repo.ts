@@ -4,8 +4,8 @@
  * it alters: sets of refs stored once (`manifest_dep_sets`) and each screen's set (`manifest_screen_deps`).
  */
 import { createHash } from 'node:crypto';
-import { CompiledQuery } from 'kysely';
-import { type Db, readNow } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
+import { executeText } from '../../platform/db/prepared.js';
 import { groupCommit } from '../screens/index.js';
 
 /**
@@ -93,7 +93,7 @@ export async function recordManifestDeps(db: Db, screenId: string, set: DepSet):
   await groupCommit(db, async (trx) => {
     const old = await setOf(trx, screenId);
     if (old === set.id) return;
-    if ((await trx.executeQuery(CompiledQuery.raw(SET_STORED, [set.id]))).rows.length === 0) {
+    if ((await executeText(trx, SET_STORED, [set.id])).rows.length === 0) {
       for (let i = 0; i < set.refs.length; i += 300) {
         await trx
           .insertInto('manifest_dep_sets')
@@ -113,7 +113,7 @@ export async function recordManifestDeps(db: Db, screenId: string, set: DepSet):
 const SET_OF = 'select set_id from manifest_screen_deps where screen_id = ?';
 
 async function setOf(db: Db, screenId: string): Promise<string | undefined> {
-  const rows = (readNow(db, SET_OF, [screenId]) ?? (await db.executeQuery(CompiledQuery.raw(SET_OF, [screenId]))).rows) as { set_id: string }[];
+  const rows = (await executeText<{ set_id: string }>(db, SET_OF, [screenId])).rows;
   return rows[0]?.set_id;
 }
 const SET_STORED = 'select 1 from manifest_dep_sets where set_id = ? limit 1';
@@ -139,5 +139,5 @@ const NAMED_SQL = `select target_id from schedule_targets where target_type = 's
 
 /** Every screen a schedule (enabled or not) or a playlist assignment names by its own id. */
 export async function screensNamedDirectly(db: Db): Promise<string[]> {
-  return (await db.executeQuery<{ target_id: string }>(CompiledQuery.raw(NAMED_SQL, []))).rows.map((r) => r.target_id);
+  return (await executeText<{ target_id: string }>(db, NAMED_SQL, [])).rows.map((r) => r.target_id);
 }

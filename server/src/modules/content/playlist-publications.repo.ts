@@ -1,6 +1,7 @@
 /** The queries of playlists' publications (playlists.publishable.ts; issue 20). */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import type { ContentPublicationsTable, PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
 type PlaylistRow = PlaylistsTable;
 type ItemRow = PlaylistItemsTable;
@@ -102,12 +103,13 @@ export async function publishedPlaylistsWith(
   ids: readonly string[],
 ): Promise<{ ref: string; id: string; name: string }[]> {
   if (ids.length === 0) return [];
-  const path = `$.${field}`;
+  const d = dialectOf(db);
+  const ref = sql.raw(sqlText.jsonValue(d, 'i.value', `$.${field}`));
   const rows = await sql<{ ref: string; id: string; name: string }>`
-    select distinct json_extract(i.value, ${path}) as ref, p.id, p.name
+    select distinct ${ref} as ref, p.id, p.name
     from playlists p
     join content_publications c on c.id = p.published_publication_id and c.content_type = 'playlist'
-    join json_each(c.snapshot, '$.items') i
-    where json_extract(i.value, ${path}) in (${sql.join([...ids])})`.execute(db);
+    cross join ${sql.raw(sqlText.jsonArrayItems(d, 'c.snapshot', '$.items', 'i'))}
+    where ${ref} in (${sql.join([...ids])})`.execute(db);
   return rows.rows;
 }

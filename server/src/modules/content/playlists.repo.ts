@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import type { PlaylistItemsTable, PlaylistsTable } from '../../platform/db/schema.js';
 import { ApiError, notFound } from '../../platform/http/errors.js';
 import { afterCursor } from '../../platform/http/pagination.js';
@@ -316,15 +317,16 @@ export async function playlistUsage(db: Db, id: string): Promise<Usage[]> {
 
 /** Layouts whose draft or published revision has a zone showing `field` = `id`. */
 export async function layoutsReferencing(db: Db, field: 'playlistId' | 'assetId' | 'sourceId' | 'widgetId', id: string): Promise<Usage[]> {
-  const path = `$.content.${field}`;
+  const d = dialectOf(db);
+  const zoneRef = sql.raw(sqlText.jsonValue(d, 'z.value', `$.content.${field}`));
+  const zonesOf = (doc: string) => sql.raw(sqlText.jsonArrayItems(d, doc, '$.zones', 'z'));
+  const background = (doc: string) => sql.raw(sqlText.jsonValue(d, doc, '$.background.assetId'));
   const rows = await sql<{ id: string; name: string }>`
     select distinct l.id, l.name from layouts l
     left join layout_revisions r on r.id = l.published_revision_id
-    where exists (select 1 from json_each(l.draft, '$.zones') z where json_extract(z.value, ${path}) = ${id})
-       or exists (select 1 from json_each(r.content, '$.zones') z where json_extract(z.value, ${path}) = ${id})
-       ${field === 'assetId' ? sql`or json_extract(l.draft, '$.background.assetId') = ${id} or json_extract(r.content, '$.background.assetId') = ${id}` : sql``}`.execute(
-    db,
-  );
+    where exists (select 1 from ${zonesOf('l.draft')} where ${zoneRef} = ${id})
+       or exists (select 1 from ${zonesOf('r.content')} where ${zoneRef} = ${id})
+       ${field === 'assetId' ? sql`or ${background('l.draft')} = ${id} or ${background('r.content')} = ${id}` : sql``}`.execute(db);
   return rows.rows.map((r) => ({ type: 'layout' as const, id: r.id, name: r.name }));
 }
 

@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { type DialectName, dialectOf, sqlText } from '../../platform/db/dialect.js';
 import type { AssetVariantsTable } from '../../platform/db/schema.js';
 
 export interface AssetInfo {
@@ -70,7 +71,7 @@ export async function assetInfos(db: Db, ids: readonly string[]): Promise<Map<st
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
-    const rows = await sql<AssetRow>`${ASSET_SELECT} where a.id in (${sql.join(chunk)})`.execute(db);
+    const rows = await sql<AssetRow>`${ASSET_SELECT[dialectOf(db)]} where a.id in (${sql.join(chunk)})`.execute(db);
     for (const r of rows.rows) out.set(r.id, toInfo(r));
   }
   return out;
@@ -117,10 +118,12 @@ interface AssetRow {
   created_at: string;
 }
 
-const ASSET_SELECT = sql`
+const assetSelect = (d: DialectName) =>
+  sql.raw(`
   select a.id, a.name, a.kind, a.state, a.duration_ms, a.width, a.height, a.website, a.created_at,
-    (select json_group_array(t.name) from asset_tags x join content_tags t on t.id = x.tag_id where x.asset_id = a.id) as tags
-  from assets a`;
+    (select ${sqlText.jsonArrayAgg(d, 't.name')} from asset_tags x join content_tags t on t.id = x.tag_id where x.asset_id = a.id) as tags
+  from assets a`);
+const ASSET_SELECT = { sqlite: assetSelect('sqlite'), postgres: assetSelect('postgres') };
 
 function toInfo(r: AssetRow): AssetInfo {
   let tags: string[] = [];
@@ -182,7 +185,9 @@ export async function widgetInfos(db: Db, ids: readonly string[]): Promise<Map<s
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
     const rows = await sql<{ id: string; name: string; type: string; duration: unknown }>`
-      select id, name, type, json_extract(settings, '$.durationMs') as duration from widgets where id in (${sql.join(unique.slice(i, i + 500))})`.execute(db);
+      select id, name, type, ${sql.raw(sqlText.jsonNumber(dialectOf(db), 'settings', '$.durationMs'))} as duration from widgets where id in (${sql.join(unique.slice(i, i + 500))})`.execute(
+      db,
+    );
     for (const r of rows.rows)
       out.set(r.id, {
         id: r.id,

@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { type DialectName, dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { executeText } from '../../platform/db/prepared.js';
 
 export interface ScreenContextRow {
@@ -23,15 +24,16 @@ export interface ScreenContextRow {
  * Asked by every manifest request (a 304 too) and every media download's guard: one statement,
  * compiled once (no query builder per call; the connection keeps it prepared by its text).
  */
-const SCREEN_CONTEXT_SQL = `
+const screenContextSql = (d: DialectName) => `
   select s.id, s.name, s.location_id, l.time_zone, s.manifest_revision,
-    json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height,
-    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids
+    ${sqlText.jsonNumber(d, 's.last_status', '$.display.width')} as display_width, ${sqlText.jsonNumber(d, 's.last_status', '$.display.height')} as display_height,
+    (select ${sqlText.jsonArrayAgg(d, 'm.group_id', 'm.group_id')} from screen_group_members m where m.screen_id = s.id) as group_ids
   from screens s left join locations l on l.id = s.location_id where s.id = ?`;
+const SCREEN_CONTEXT_SQL = { sqlite: screenContextSql('sqlite'), postgres: screenContextSql('postgres') };
 
 /** A screen with its location's zone, the display size its player last reported and its groups (by id). */
 export async function screenContextRow(db: Db, screenId: string): Promise<ScreenContextRow | undefined> {
-  return (await executeText<ScreenContextRow>(db, SCREEN_CONTEXT_SQL, [screenId])).rows[0];
+  return (await executeText<ScreenContextRow>(db, SCREEN_CONTEXT_SQL[dialectOf(db)], [screenId])).rows[0];
 }
 
 /** The given screens with their location's zone (no display: the resolver does not read it). */

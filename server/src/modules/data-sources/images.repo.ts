@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 
 /** Queries of data_source_images: the image addresses sources' rows use and their assets. */
 
@@ -106,7 +107,7 @@ export async function unusedImages(db: Db, before: string, limit: number) {
     select i.source_id, i.url, i.asset_id from data_source_images i
     where i.created_at < ${before}
       and not exists (
-        select 1 from data_source_outputs o, json_each(o.image_urls) j
+        select 1 from data_source_outputs o, ${sql.raw(sqlText.jsonArrayItems(dialectOf(db), 'o.image_urls', null, 'j', true))}
         where o.source_id = i.source_id and j.value = i.url)
     limit ${limit}`.execute(db);
   return rows.rows;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, isPostgres, sqlText } from '../../platform/db/dialect.js';
 import { newId, nowIso } from '../../platform/db/ids.js';
 import type { DataSourceRowsTable } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/http/errors.js';
@@ -81,17 +82,22 @@ export interface RecordQuery {
   direction: 'asc' | 'desc';
 }
 
-/** The sort key of a listing as SQL: a column, or a field's value (empty values as ''). */
-function sortKeyOf(sort: string) {
-  if (sort === 'position') return sql<string | number>`position`;
-  if (sort === 'updatedAt') return sql<string | number>`updated_at`;
-  if (sort === 'createdAt') return sql<string | number>`created_at`;
-  return sql<string | number>`coalesce(json_extract("values", ${`$.${sort}`}), '')`;
+/**
+ * The sort key of a listing as SQL: a column, or a field's value (empty values as ''), and
+ * how a cursor's key compares with it. A field's value on PostgreSQL is its jsonb (numbers
+ * order as numbers, strings as text; the cursor carries its JSON text).
+ */
+function sortKeyOf(db: Db, sort: string) {
+  const column = { position: 'position', updatedAt: 'updated_at', createdAt: 'created_at' }[sort];
+  if (column) return { key: sql<string | number>`${sql.ref(column)}`, cursorKey: (k: unknown) => sql`${k}` };
+  if (isPostgres(db))
+    return { key: sql<string | number>`coalesce("values"::jsonb -> ${sort}, '""'::jsonb)`, cursorKey: (k: unknown) => sql`cast(${k} as jsonb)` };
+  return { key: sql<string | number>`coalesce(json_extract("values", ${`$.${sort}`}), '')`, cursorKey: (k: unknown) => sql`${k}` };
 }
 
 /** A page of a table's records, filtered and sorted, with the cursor to the next one. */
 export async function listRecords(db: Db, sourceId: string, query: RecordQuery) {
-  const key = sortKeyOf(query.sort);
+  const { key, cursorKey } = sortKeyOf(db, query.sort);
   let q = db.selectFrom('data_source_rows').selectAll().select(key.as('sort_key')).where('source_id', '=', sourceId);
   if (query.state !== undefined) q = q.where('state', '=', query.state);
   if (query.live !== undefined) q = q.where('live', '=', query.live ? 1 : 0);
@@ -100,12 +106,12 @@ export async function listRecords(db: Db, sourceId: string, query: RecordQuery) 
   // In the values, not the keys: each value as text (a multi-choice list as its JSON).
   if (query.q)
     q = q.where(
-      sql<boolean>`exists (select 1 from json_each(data_source_rows."values") j where instr(lower(cast(j.value as text)), ${query.q.toLowerCase()}) > 0)`,
+      sql<boolean>`exists (select 1 from ${sql.raw(sqlText.jsonObjectValues(dialectOf(db), 'data_source_rows."values"', 'j'))} where instr(lower(cast(j.value as text)), ${query.q.toLowerCase()}) > 0)`,
     );
   if (query.cursor) {
     const pos = decodeCursor(query.cursor);
     const op = sql.raw(query.direction === 'asc' ? '>' : '<');
-    q = q.where(sql<boolean>`(${key}, id) ${op} (${pos.key}, ${pos.id})`);
+    q = q.where(sql<boolean>`(${key}, id) ${op} (${cursorKey(pos.key)}, ${pos.id})`);
   }
   const dir = sql.raw(query.direction);
   const rows = await q

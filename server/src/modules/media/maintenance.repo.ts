@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import type { AssetsTable, JobsTable } from '../../platform/db/schema.js';
 import type { DbOrTrx } from './media.repo.js';
 
@@ -141,7 +142,7 @@ export async function activeJobPayloads(db: Db, kind: string): Promise<string[]>
 export async function activeJobAssetIds(db: Db, kind: string): Promise<string[]> {
   const rows = await db
     .selectFrom('jobs')
-    .select(sql<string>`json_extract(payload, '$.assetId')`.as('assetId'))
+    .select(sql<string>`${sql.raw(sqlText.jsonValue(dialectOf(db), 'payload', '$.assetId'))}`.as('assetId'))
     .where('kind', '=', kind)
     .where('state', 'in', ['queued', 'running'])
     .execute();

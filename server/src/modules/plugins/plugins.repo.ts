@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 /** The plugins' queries (migration 0430): installations, instances and their targets. */
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { afterCursor } from '../../platform/http/pagination.js';
 import type { PluginInstallationsTable, PluginInstancesTable } from '../../platform/db/schema/plugins.js';
 
@@ -116,7 +118,7 @@ export async function reachingInstances(db: Db, targets: readonly TargetRow[]): 
 export async function brandBugsUsing(db: Db, assetIds: readonly string[]): Promise<{ id: string; name: string; assetId: string }[]> {
   const rows = await db
     .selectFrom('plugin_instances')
-    .select(['id', 'name', (eb) => eb.fn<string>('json_extract', ['config', eb.val('$.assetId')]).as('asset_id')])
+    .select(['id', 'name', sql<string>`${sql.raw(sqlText.jsonValue(dialectOf(db), 'config', '$.assetId'))}`.as('asset_id')])
     .where('plugin_id', '=', 'brand-bug')
     .execute();
   const wanted = new Set(assetIds);

@@ -1,4 +1,5 @@
 import { type Db, readNow } from '../../platform/db/database.js';
+import { type DialectName, dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { executeText, prepared } from '../../platform/db/prepared.js';
 import type { DeviceCredentialsTable, ScreensTable } from '../../platform/db/schema.js';
 
@@ -56,13 +57,14 @@ function firstRow<R>(db: Db, sql: string, publicId: string): R | undefined | Pro
  * JSON; only its display size is extracted). The context is what content's screen context is
  * made of (modules/content/screen-context.ts).
  */
-const CREDENTIAL_WITH_CONTEXT_SQL = `
+const credentialWithContextSql = (d: DialectName) => `
   select ${CREDENTIAL_COLUMNS}, s.id, s.revoked_at, s.disabled_at, s.name, s.location_id, l.time_zone, s.manifest_revision,
-    json_extract(s.last_status, '$.display.width') as display_width, json_extract(s.last_status, '$.display.height') as display_height,
-    (select json_group_array(m.group_id order by m.group_id) from screen_group_members m where m.screen_id = s.id) as group_ids,
+    ${sqlText.jsonNumber(d, 's.last_status', '$.display.width')} as display_width, ${sqlText.jsonNumber(d, 's.last_status', '$.display.height')} as display_height,
+    (select ${sqlText.jsonArrayAgg(d, 'm.group_id', 'm.group_id')} from screen_group_members m where m.screen_id = s.id) as group_ids,
     exists(select 1 from presentation_network_members n where n.screen_id = s.id) as in_network
   from device_credentials c left join screens s on s.id = c.screen_id left join locations l on l.id = s.location_id
   where c.public_id = ?`;
+const CREDENTIAL_WITH_CONTEXT_SQL = { sqlite: credentialWithContextSql('sqlite'), postgres: credentialWithContextSql('postgres') };
 
 export interface DeviceContextRow extends CredentialCheckColumns {
   name: string;
@@ -84,7 +86,7 @@ export interface DeviceContextRow extends CredentialCheckColumns {
 
 /** The credential with this public id, its screen's state and its screen's context (null columns when the screen is gone). */
 export function credentialWithContext(db: Db, publicId: string): DeviceContextRow | undefined | Promise<DeviceContextRow | undefined> {
-  return firstRow<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL, publicId);
+  return firstRow<DeviceContextRow>(db, CREDENTIAL_WITH_CONTEXT_SQL[dialectOf(db)], publicId);
 }
 
 const CREDENTIAL_CHECK_SQL = `select ${CREDENTIAL_COLUMNS}, s.id, s.revoked_at, s.disabled_at from device_credentials c left join screens s on s.id = c.screen_id where c.public_id = ?`;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { executeText, prepared } from '../../platform/db/prepared.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { NoiseBucketsTable, ScreenHistoryTable } from '../../platform/db/schema.js';
@@ -30,6 +31,16 @@ export function rollbackToJobSavepoint(trx: Db) {
  * size of its last status, normalised as `WxH` (sides 16..16384, rounded), or null, the
  * policy texts its interval comes from (its own, its groups') and its pending commands' count.
  */
+const DISPLAY_SQL = {
+  sqlite: sql.raw(`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
+    then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
+    from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`),
+  // jsonNumber is null for anything but a number; round() of a numeric rounds half away from zero, as SQLite's does.
+  postgres: sql.raw(`(select case when w between 16 and 16384 and h between 16 and 16384
+    then round(w::numeric)::bigint || 'x' || round(h::numeric)::bigint end
+    from (select ${sqlText.jsonNumber('postgres', 'last_status', '$.display.width')} as w, ${sqlText.jsonNumber('postgres', 'last_status', '$.display.height')} as h) d)`),
+};
+
 const beforeHeartbeat = prepared((trx: Db, screenId: string, nowText: string) =>
   trx
     .selectFrom('screens')
@@ -38,19 +49,13 @@ const beforeHeartbeat = prepared((trx: Db, screenId: string, nowText: string) =>
     .select(['num', 'player_version', 'player_family', 'player_architecture', 'known_status', 'manifest_revision', 'policy'])
     // The policies of the screen's groups, first-sorting first (policies.ts effectivePolicyValue): a JSON array of texts or nulls.
     .select(
-      sql<string>`(select json_group_array(g.policy order by g.name, g.id) from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
+      sql<string>`(select ${sql.raw(sqlText.jsonArrayAgg(dialectOf(trx), 'g.policy', 'g.name, g.id'))} from screen_group_members m join screen_groups g on g.id = m.group_id where m.screen_id = screens.id)`.as(
         'group_policies',
       ),
     )
     // The location's zone (null: the default zone setting), for the noise roll-ups' local days.
     .select(sql<string | null>`(select time_zone from locations where locations.id = screens.location_id)`.as('time_zone'))
-    .select(
-      sql<
-        string | null
-      >`(select case when typeof(w) in ('integer', 'real') and typeof(h) in ('integer', 'real') and w between 16 and 16384 and h between 16 and 16384
-          then cast(round(w) as integer) || 'x' || cast(round(h) as integer) end
-          from (select json_extract(last_status, '$.display.width') as w, json_extract(last_status, '$.display.height') as h))`.as('display'),
-    )
+    .select(sql<string | null>`${DISPLAY_SQL[dialectOf(trx)]}`.as('display'))
     .where('id', '=', screenId),
 );
 

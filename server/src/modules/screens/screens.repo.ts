@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
+import { dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { prepared } from '../../platform/db/prepared.js';
 import type { ScreensTable } from '../../platform/db/schema.js';
 import { afterCursor } from '../../platform/http/pagination.js';
@@ -255,9 +256,9 @@ export interface ScreenFilter {
 }
 
 /** SQL for "the derived status is X" (same thresholds as deriveStatus). */
-function statusCondition(status: ScreenStatus, now: number) {
+function statusCondition(db: Db, status: ScreenStatus, now: number) {
   const online = sql`(${now} - last_seen_ms) <= (2 * expected_interval_sec + 15) * 1000`;
-  const staleLimit = sql`max(${STALE_AFTER_MS}, 10 * expected_interval_sec * 1000, (2 * expected_interval_sec + 15) * 1000)`;
+  const staleLimit = sql`${sql.raw(sqlText.greatest(dialectOf(db)))}(${sql.lit(STALE_AFTER_MS)}, 10 * expected_interval_sec * 1000, (2 * expected_interval_sec + 15) * 1000)`;
   switch (status) {
     case 'pending':
       return sql<boolean>`last_seen_ms is null`;
@@ -276,7 +277,7 @@ export async function listScreens(db: Db, filter: ScreenFilter, now: number): Pr
     .selectFrom('screens')
     .selectAll()
     .where(afterCursor('name', 'id', 'asc', filter.cursor));
-  if (filter.status) q = q.where(statusCondition(filter.status, now));
+  if (filter.status) q = q.where(statusCondition(db, filter.status, now));
   if (filter.groupId) {
     const g = filter.groupId;
     q = q.where((eb) =>
@@ -293,7 +294,7 @@ export async function listScreens(db: Db, filter: ScreenFilter, now: number): Pr
   }
   if (filter.tag) {
     const tag = filter.tag;
-    q = q.where(sql<boolean>`exists (select 1 from json_each(screens.tags) where json_each.value = ${tag})`);
+    q = q.where(sql<boolean>`exists (select 1 from ${sql.raw(sqlText.jsonArrayItems(dialectOf(db), 'screens.tags', null, 't', true))} where t.value = ${tag})`);
   }
   if (filter.disabled !== undefined) q = q.where('disabled_at', filter.disabled ? 'is not' : 'is', null);
   if (filter.revoked !== undefined) q = q.where('revoked_at', filter.revoked ? 'is not' : 'is', null);

@@ -1,4 +1,5 @@
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 
 /**
  * Unique constraints a write broke, as a client should hear of them. Two requests that
@@ -27,6 +28,7 @@ const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRI
 export function uniqueViolationOf(err: unknown): UniqueViolation | null {
   const candidates = [err, (err as { cause?: unknown } | null)?.cause];
   for (const e of candidates) {
+    if (e instanceof pg.DatabaseError && e.code === '23505') return postgresViolation(e);
     if (!(e instanceof SQLite.SqliteError) || !UNIQUE_CODES.has(e.code)) continue;
     const what = /constraint failed: (.+)$/.exec(e.message)?.[1]?.trim() ?? '';
     const index = /^index '(.+)'$/.exec(what)?.[1];
@@ -38,6 +40,18 @@ export function uniqueViolationOf(err: unknown): UniqueViolation | null {
     return { table: parts[0]?.[0] ?? null, columns: parts.map((p) => p[1]!), index: null };
   }
   return null;
+}
+
+/**
+ * PostgreSQL's unique_violation, named as SQLite names it (so UNIQUE_MEANINGS serves both):
+ * its detail says `Key (email)=(...)` or `Key (a, b)=(...)`; an index on expressions
+ * (`Key (COALESCE(parent_id, ''::text), name)=...`) is named by the index, as SQLite does.
+ */
+function postgresViolation(e: pg.DatabaseError): UniqueViolation {
+  const inside = /^Key \((.*)\)=\(/.exec(e.detail ?? '')?.[1] ?? '';
+  const columns = inside.split(/\s*,\s*/);
+  if (e.table && columns.length > 0 && columns.every((c) => /^[a-z_][a-z0-9_]*$/.test(c))) return { table: e.table, columns, index: null };
+  return { table: null, columns: [], index: e.constraint ?? null };
 }
 
 /** The constraint's key in UNIQUE_MEANINGS: `table.column, table.column` or the index's name. */

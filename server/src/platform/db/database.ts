@@ -5,14 +5,21 @@ import { type Driver, Kysely, type QueryResult, SqliteDialect, type SqliteDialec
 import { checkpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
+import { DdlTranslation, isPostgres, POSTGRES_PRELUDE } from './dialect.js';
+import { isPostgresUrl, openPostgresPool, type PostgresOptions, redactUrl } from './postgres.js';
 
 export type Db = Kysely<Database>;
 
 export interface OpenedDatabase {
+  /** SQLite (a file in the data directory) or PostgreSQL (PLACARD_DATABASE_URL). */
+  readonly kind: 'sqlite' | 'postgres';
   db: Db;
-  /** The raw handle, for pragmas, backups and the WAL checkpoint at shutdown (the current one after a restore). */
+  /** The raw handle, for pragmas, backups and the WAL checkpoint at shutdown (the current one after a restore); SQLite only. */
   readonly sqlite: SQLite.Database;
+  /** The SQLite file, or the PostgreSQL URL without its password. */
   file: string;
+  /** PostgreSQL's connection pool (for /readyz); null on SQLite. */
+  readonly pool: { totalCount: number; idleCount: number; waitingCount: number } | null;
   /** The fsyncs that make commits durable (null in memory). */
   readonly walSync: WalSync | null;
   close(): Promise<void>;
@@ -239,7 +246,8 @@ export function durableRename(from: string, to: string): void {
  * WAL, an acknowledged commit survives power loss (synchronous=FULL's promise, kept by
  * DurableSqliteDialect's fsync off the event loop), foreign keys, and a busy timeout.
  */
-export function openDatabase(file: string): OpenedDatabase {
+export function openDatabase(file: string, options: PostgresOptions = {}): OpenedDatabase {
+  if (isPostgresUrl(file)) return openPostgres(file, options);
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   let sqlite = openHandle(file);
   // Prepared statements by SQL text. Kysely prepares every query anew, which is a good part
@@ -309,7 +317,9 @@ export function openDatabase(file: string): OpenedDatabase {
   });
   let closed = false;
   const handle: OpenedDatabase = {
+    kind: 'sqlite',
     db,
+    pool: null,
     walSync: wal,
     get sqlite() {
       return sqlite;
@@ -351,6 +361,35 @@ export function openDatabase(file: string): OpenedDatabase {
   return handle;
 }
 
+/** PostgreSQL (issue 25): a pool; no file, no WAL of ours, no in-place replacement (a restore is pg_restore's). */
+function openPostgres(url: string, options: PostgresOptions): OpenedDatabase {
+  const { db, pool } = openPostgresPool(url, options);
+  let closed = false;
+  const handle: OpenedDatabase = {
+    kind: 'postgres',
+    db,
+    get sqlite(): SQLite.Database {
+      throw new Error('this is a PostgreSQL database, not a SQLite file');
+    },
+    file: redactUrl(url),
+    pool,
+    walSync: null,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy(); // ends the pool
+    },
+    async replaceFile() {
+      throw new Error('a PostgreSQL database is restored with pg_restore, not by replacing a file');
+    },
+  };
+  opened.set(db, handle);
+  return handle;
+}
+
+/** pg_advisory_lock's key held while one instance migrates ('plcm'): instances starting together migrate one after the other. */
+const MIGRATION_LOCK = 0x706c636d;
+
 export class DatabaseTooNewError extends Error {
   constructor(
     readonly found: number,
@@ -379,6 +418,21 @@ export interface MigrationReport {
  * together with its schema_migrations row. Refuses a database newer than this server.
  */
 export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationReport> {
+  if (!isPostgres(db)) return migrateOn(db, migrations);
+  // One connection for the whole run, holding a session lock: a second instance starting
+  // meanwhile waits, then finds the schema current.
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${sql.lit(MIGRATION_LOCK)})`.execute(conn);
+    try {
+      return await migrateOn(conn, migrations);
+    } finally {
+      await sql`select pg_advisory_unlock(${sql.lit(MIGRATION_LOCK)})`.execute(conn);
+    }
+  });
+}
+
+async function migrateOn(db: Db, migrations: readonly Migration[]): Promise<MigrationReport> {
+  const postgres = isPostgres(db);
   await db.schema
     .createTable('schema_migrations')
     .ifNotExists()
@@ -395,11 +449,13 @@ export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATI
   const strangers = [...have].filter((v) => !knownVersions.has(v)).sort((a, b) => a - b);
   if (strangers.length) throw new UnknownMigrationError(strangers);
 
+  if (postgres) for (const statement of POSTGRES_PRELUDE) await sql.raw(statement).execute(db);
   const applied: number[] = [];
   for (const m of migrations) {
     if (have.has(m.version)) continue;
     await db.transaction().execute(async (trx) => {
-      await m.up(trx);
+      // The migrations speak SQLite's DDL; on PostgreSQL it is translated (dialect.ts).
+      await m.up(postgres ? trx.withPlugin(new DdlTranslation()) : trx);
       await trx.insertInto('schema_migrations').values({ version: m.version, name: m.name, applied_at: new Date().toISOString() }).execute();
     });
     applied.push(m.version);

@@ -13,6 +13,8 @@ function sqliteReads(text: string): boolean {
   return jsonValid.get(text) === 1;
 }
 
+const UNREADABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;
+
 /**
  * The JSON text to store for a document a client sent (a heartbeat's status, command params
  * and results, settings, layouts...): every write of such a document goes through here, so
@@ -33,5 +35,9 @@ export function storableJson(value: unknown, what: string): string {
   }
   if (typeof text !== 'string') throw new ApiError('validation_failed', `${what} is not a JSON value; it was not stored`);
   if (!sqliteReads(text)) throw new ApiError('validation_failed', `${what} is JSON the database cannot read; it was not stored`);
+  // PostgreSQL's jsonb refuses \u0000 and a lone surrogate's escape (JSON.stringify escapes only
+  // those as \uXXXX, a pair stays as it is): refused on both databases, so a document stored on
+  // one is readable on the other (an odd run of backslashes: an escape, not an escaped backslash).
+  if (UNREADABLE_ESCAPE.test(text)) throw new ApiError('validation_failed', `${what} holds a NUL character or a broken UTF-16 surrogate; it was not stored`);
   return text;
 }

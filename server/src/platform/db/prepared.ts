@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery, type QueryResult } from 'kysely';
 import { type Db, runNow } from './database.js';
+import { type DialectName, dialectOf, isPostgres } from './dialect.js';
 
 const MARK = '\u0000placard-arg-';
 
@@ -18,7 +19,9 @@ const MARK = '\u0000placard-arg-';
  * and its connection lock (`readNow`): the same rows, without a dozen promises per query.
  */
 export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<QueryResult<R>> {
-  let compiled: { sql: string; slots: ({ arg: number } | { value: unknown })[] } | null = null;
+  type Compiled = { sql: string; slots: ({ arg: number } | { value: unknown })[] };
+  // By dialect: a process that opens both (migrate-to) compiles each query for each.
+  const compiledFor: Partial<Record<DialectName, Compiled>> = {};
   const compile = (db: Db) => {
     const arity = build.length - 1;
     const marks = Array.from({ length: arity }, (_, i) => `${MARK}${i}`);
@@ -31,7 +34,8 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
     return { sql: query.sql, slots };
   };
   return (db, ...args) => {
-    compiled ??= compile(db);
+    const dialect = dialectOf(db);
+    const compiled = (compiledFor[dialect] ??= compile(db));
     return executeText<R>(
       db,
       compiled.sql,
@@ -52,5 +56,23 @@ export function executeText<R>(db: Db, sql: string, parameters: unknown[]): Prom
   } catch (err) {
     return Promise.reject(err);
   }
-  return result ? Promise.resolve(result as QueryResult<R>) : db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
+  if (result) return Promise.resolve(result as QueryResult<R>);
+  return db.executeQuery<R>(CompiledQuery.raw(isPostgres(db) ? numberedPlaceholders(sql) : sql, parameters));
+}
+
+const numbered = new Map<string, string>();
+
+/**
+ * An SQL text written with SQLite's `?` placeholders, with PostgreSQL's `$1, $2...` instead
+ * (a text compiled by kysely for PostgreSQL has none and comes back as it is). Outside
+ * string literals and quoted names; the texts are the code's own, so they are few: kept.
+ */
+export function numberedPlaceholders(text: string): string {
+  let out = numbered.get(text);
+  if (out === undefined) {
+    let n = 0;
+    out = text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (m) => (m === '?' ? `$${++n}` : m));
+    numbered.set(text, out);
+  }
+  return out;
 }

@@ -1,4 +1,5 @@
 import { describeUniqueViolation, uniqueViolationOf } from '../db/constraints.js';
+import { DATABASE_UNAVAILABLE, NUL_IN_TEXT } from '../db/postgres.js';
 
 /**
  * The closed vocabulary of error codes (DESIGN.md section 3). Every error the API
@@ -132,7 +133,19 @@ export function invalidField(field: string, message: string): ApiError {
 /** Errors of a full disk (or quota, or a database that cannot grow): answered 507 `insufficient_storage`. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+  // 53100: PostgreSQL's disk_full.
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100';
+}
+
+/**
+ * PostgreSQL cannot be reached or refuses work for now (issue 25): no connection
+ * (ECONNREFUSED, a timeout of the pool), a connection exception (class 08), too many
+ * connections (53300), a server shutting down or restarting (57P01-57P03). The
+ * operator's problem, not the request's: 503 `not_ready`, as /readyz says.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === DATABASE_UNAVAILABLE || /^08/.test(code) || ['53300', '57P01', '57P02', '57P03'].includes(code));
 }
 
 /** System error codes that mean the data directory cannot be used as it is (not the request's fault). */
@@ -201,6 +214,12 @@ export function uniqueConflict(err: unknown): ApiError | null {
  */
 export function knownFailure(err: unknown): ApiError | null {
   if (isDiskFull(err)) return new ApiError('insufficient_storage', 'The server’s disk is full; free some space and try again');
+  if ((err as { code?: unknown } | null)?.code === NUL_IN_TEXT) {
+    return new ApiError('validation_failed', 'A text value holds a NUL character (U+0000), which cannot be stored or searched for');
+  }
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError('not_ready', 'The server cannot reach its database; try again shortly (/readyz names the check)', { headers: { 'Retry-After': '10' } });
+  }
   if (isStorageUnusable(err)) {
     const e = err as NodeJS.ErrnoException;
     return new ApiError(

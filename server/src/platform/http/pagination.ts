@@ -63,7 +63,7 @@ export function toPage<T extends { id: string }>(
  * Use with `.where(afterCursor(...))` and order by the same two columns.
  */
 export function afterCursor(sortColumn: string, idColumn: string, direction: 'asc' | 'desc', cursor: string | undefined) {
-  if (!cursor) return sql<boolean>`1`;
+  if (!cursor) return sql<boolean>`true`;
   const pos = decodeCursor(cursor);
   const op = sql.raw(direction === 'asc' ? '>' : '<');
   return sql<boolean>`(${sql.ref(sortColumn)}, ${sql.ref(idColumn)}) ${op} (${pos.key}, ${pos.id})`;

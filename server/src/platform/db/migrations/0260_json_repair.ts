@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 import type { Migration } from './migration.js';
 
 /**
@@ -14,6 +15,7 @@ export const m0260_json_repair: Migration = {
   version: 260,
   name: 'json_repair',
   async up(db: Kysely<any>) {
+    if (isPostgres(db)) return; // repairs rows of SQLite's; a PostgreSQL database has none yet (migration.ts)
     await sql`update screens set last_status = null where last_status is not null and not json_valid(last_status)`.execute(db);
     await sql`update screen_commands set params = '{}' where not json_valid(params)`.execute(db);
     await sql`

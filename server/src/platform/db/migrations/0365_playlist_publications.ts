@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 import type { Migration } from './migration.js';
 
 /**
@@ -14,6 +15,7 @@ export const m0365_playlist_publications: Migration = {
   name: 'playlist_publications',
   async up(db: Kysely<any>) {
     await sql`alter table playlists add column published_publication_id text`.execute(db);
+    if (isPostgres(db)) return; // moves existing playlists; a PostgreSQL database has none yet (migration.ts)
     // One id per playlist, made in SQL (uuid-shaped random hex: the id is opaque text).
     await sql`
       insert into content_publications (id, content_type, content_id, number, snapshot, note, source, published_by, published_at)
