@@ -3,7 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { access, constants as fsConstants, copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { sql } from 'kysely';
+import { ConfigError, databaseTarget, loadConfig, type Config } from './config.js';
 import { hashPassword, PasswordSchema } from './modules/accounts/passwords.js';
 import { endUserSessions, findUserByEmail, updateUser } from './modules/accounts/users.repo.js';
 import { createBackup } from './modules/system/backup-create.js';
@@ -85,9 +86,9 @@ async function serverAnswers(config: Config): Promise<boolean> {
 }
 
 async function withDatabase<T>(config: Config, fn: (opened: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
-  const file = path.join(config.dataDir, 'placard.db');
-  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
-  const opened = openDatabase(file);
+  const file = databaseTarget(config);
+  if (!config.databaseUrl && !existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  const opened = openDatabase(file, { poolSize: 2 });
   try {
     return await fn(opened);
   } finally {
@@ -216,7 +217,7 @@ async function commandBackups(config: Config): Promise<void> {
 
 async function commandMigrate(config: Config): Promise<void> {
   recoverInterruptedRestore(config.dataDir);
-  const opened = openDatabase(path.join(config.dataDir, 'placard.db'));
+  const opened = openDatabase(databaseTarget(config), { poolSize: 2 });
   try {
     const report = await migrate(opened.db);
     out(report.applied.length ? `applied migrations ${report.applied.join(', ')}; schema ${report.current}` : `schema ${report.current} is up to date`);
@@ -229,16 +230,30 @@ async function commandMigrate(config: Config): Promise<void> {
 export const SCHEMA_TOO_NEW_EXIT = 3;
 
 async function commandSchema(config: Config): Promise<number> {
-  const file = path.join(config.dataDir, 'placard.db');
-  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
-  // Read-only: nothing is migrated or converted, whichever version wrote the file.
   let found = 0;
-  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
-  try {
-    const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'schema_migrations'").get();
-    if (table) found = Number((sqlite.prepare('select max(version) as v from schema_migrations').get() as { v: number | null }).v ?? 0);
-  } finally {
-    sqlite.close();
+  if (config.databaseUrl) {
+    // Read-only: one query, nothing migrated.
+    const opened = openDatabase(config.databaseUrl, { poolSize: 1 });
+    try {
+      // No schema_migrations table yet: schema 0.
+      const r = await sql<{ v: number | null }>`select max(version) as v from schema_migrations`
+        .execute(opened.db)
+        .catch(() => ({ rows: [] as { v: number | null }[] }));
+      found = Number(r.rows[0]?.v ?? 0);
+    } finally {
+      await opened.close();
+    }
+  } else {
+    const file = path.join(config.dataDir, 'placard.db');
+    if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+    // Read-only: nothing is migrated or converted, whichever version wrote the file.
+    const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
+    try {
+      const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'schema_migrations'").get();
+      if (table) found = Number((sqlite.prepare('select max(version) as v from schema_migrations').get() as { v: number | null }).v ?? 0);
+    } finally {
+      sqlite.close();
+    }
   }
   const known = knownSchemaVersion();
   if (found > known) {

@@ -81,6 +81,13 @@ const EnvSchema = z.object({
   PLACARD_DATA_SOURCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
   /** Demo mode: seed a sample venue once, let owners/admins reset it (docs/demo.md). */
   PLACARD_DEMO: boolFromEnv.default(false),
+  /** PostgreSQL instead of the SQLite file in the data directory (issue 25; docs/operations.md "Scaling out"). */
+  PLACARD_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, 'a postgres:// or postgresql:// URL')
+    .optional(),
+  /** Connections each instance keeps to PostgreSQL. */
+  PLACARD_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** Encrypt every backup with the passphrase in this file (its first line; keep it outside the data directory). */
   PLACARD_BACKUP_PASSPHRASE_FILE: z.string().min(1).optional(),
   /** Copy every backup to this directory: a NAS or USB drive mounted there (install.sh --backup-copy-dir). */
@@ -141,6 +148,10 @@ export interface Config {
   readonly dataSourceTimeoutMs: number;
   /** Demo mode (PLACARD_DEMO): sample data seeded at start, resettable (docs/demo.md). */
   readonly demo: boolean;
+  /** PLACARD_DATABASE_URL: PostgreSQL's URL, or null: the SQLite file `<dataDir>/placard.db`. */
+  readonly databaseUrl: string | null;
+  /** PLACARD_DATABASE_POOL_SIZE: PostgreSQL connections per instance. */
+  readonly databasePoolSize: number;
   /** PLACARD_BACKUP_PASSPHRASE_FILE: backups are encrypted (age) with its passphrase; null: not encrypted. */
   readonly backupPassphraseFile: string | null;
   /** PLACARD_BACKUP_COPY_DIR: every backup is copied there too; null: none. */
@@ -208,6 +219,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fetchAllowLoopback: e.PLACARD_FETCH_ALLOW_LOOPBACK,
     dataSourceTimeoutMs: e.PLACARD_DATA_SOURCE_TIMEOUT_MS,
     demo: e.PLACARD_DEMO,
+    databaseUrl: e.PLACARD_DATABASE_URL ?? null,
+    databasePoolSize: e.PLACARD_DATABASE_POOL_SIZE,
     backupPassphraseFile: e.PLACARD_BACKUP_PASSPHRASE_FILE ? path.resolve(e.PLACARD_BACKUP_PASSPHRASE_FILE) : null,
     backupCopyDir: e.PLACARD_BACKUP_COPY_DIR ? path.resolve(e.PLACARD_BACKUP_COPY_DIR) : null,
     minFreeBytes: e.PLACARD_MIN_FREE_BYTES,
@@ -219,4 +232,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** A configuration for tests and tools: defaults, a given data directory, overrides. */
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
   return Object.freeze({ ...loadConfig({}), dataDir, port: 0, host: '127.0.0.1', logLevel: 'silent', validateResponses: true, ...overrides });
+}
+
+/** What openDatabase opens for this configuration: PostgreSQL's URL, or the data directory's SQLite file. */
+export function databaseTarget(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  return config.databaseUrl ?? path.join(config.dataDir, 'placard.db');
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, databaseTarget, loadConfig, type Config } from './config.js';
 import { DatabaseTooNewError, migrate, openDatabase, pingDatabase, UnknownMigrationError } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
 import { newAppDeps } from './platform/app-deps.js';
@@ -45,7 +45,8 @@ export async function main(options: MainOptions = {}): Promise<void> {
 
   const recovered = recoverInterruptedRestore(config.dataDir);
   if (recovered) logger.warn(recovered);
-  const database = openDatabase(path.join(config.dataDir, 'placard.db'));
+  const database = openDatabase(databaseTarget(config), { poolSize: config.databasePoolSize });
+  if (database.kind === 'postgres') logger.info({ database: database.file }, 'using PostgreSQL');
   try {
     const report = await migrate(database.db);
     if (report.applied.length) logger.info({ applied: report.applied }, 'database migrated');
