@@ -4,6 +4,7 @@ import { getSettings, DEFAULT_SETTINGS } from '../server/src/modules/system/sett
 import { registerStatusContributor } from '../server/src/modules/system/hooks.js';
 import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
+import { TEST_DATABASE_URL } from './helpers/postgres.js';
 
 t.test('settings: defaults, patch with If-Match, validation, roles', async (t) => {
   const app = await startApp(t);
@@ -115,7 +116,14 @@ t.test('system status: versions, database, disk, tools, backups, contributed sec
   }
   t.match(s.version, /^\d+\.\d+\.\d+/);
   t.equal(s.runtime.node, process.version);
-  t.match(s.database.sqliteVersion, /^3\.\d+/);
+  if (TEST_DATABASE_URL) {
+    t.same([s.database.engine, s.database.sqliteVersion], ['postgres', null], 'PostgreSQL: its engine, no SQLite version');
+    t.match(s.database.engineVersion, /^\d+\.\d+/);
+  } else {
+    t.equal(s.database.engine, 'sqlite');
+    t.match(s.database.sqliteVersion, /^3\.\d+/);
+    t.equal(s.database.engineVersion, s.database.sqliteVersion);
+  }
   t.ok(s.database.sizeBytes > 0);
   t.equal(s.database.schemaVersion, s.database.schemaVersionKnown);
   t.ok(s.storage.totalBytes > 0 && s.storage.freeBytes >= 0);

@@ -7,7 +7,7 @@ import t from 'tap';
 import { loadConfig } from '../server/src/config.js';
 import { resolveMediaTools } from '../server/src/platform/media/tools.js';
 import { signIn } from './helpers/auth.js';
-import { startApp, tempDataDir } from './helpers/harness.js';
+import { startApp, TEST_POOL_SIZE, tempDataDir } from './helpers/harness.js';
 import { sha256, TUS, tusUpload } from './helpers/media.js';
 import { startServerProcess } from './helpers/server-process.js';
 
@@ -220,16 +220,29 @@ t.test('storage checks are cached briefly: a break shows within seconds, not on 
 
 t.test('/readyz answers 503 within seconds when the database is held, instead of hanging', async (t) => {
   const app = await startApp(t);
-  let release!: () => void;
-  const held = app.deps.db.connection().execute(() => new Promise<void>((r) => (release = r)));
+  // SQLite has one connection; PostgreSQL's pool is held whole.
+  const pool = app.database.pool;
+  const holds = pool ? TEST_POOL_SIZE : 1;
+  const releases: (() => void)[] = [];
+  const held = Array.from({ length: holds }, () => app.deps.db.connection().execute(() => new Promise<void>((r) => releases.push(r))));
+  while (releases.length < holds) await new Promise((r) => setTimeout(r, 10));
   const started = Date.now();
   const res = await app.json('/readyz');
   const took = Date.now() - started;
-  release();
-  await held;
+  for (const release of releases) release();
+  await Promise.all(held);
   t.equal(res.status, 503);
   t.match(res.body.error.details.checks.database.detail, /did not answer within 2000 ms/);
+  if (pool)
+    t.match(
+      res.body.error.details.checks.database.detail,
+      new RegExp(`PostgreSQL pool: ${TEST_POOL_SIZE} of ${TEST_POOL_SIZE} connections busy, [1-9]\\d* waiting`),
+      'the pool says why (the ping waits, perhaps with others)',
+    );
   t.ok(took < 4_000, `answered in ${took} ms`);
+  const after = await app.json('/readyz');
+  t.equal(after.status, 200, 'ready again once released');
+  if (pool) t.match(after.body.data.checks.database.detail, /^answers \(PostgreSQL pool: \d+ of \d+ connections busy, 0 waiting\)$/);
 });
 
 t.test(

@@ -27,7 +27,7 @@ export interface paths {
         };
         /**
          * Readiness: database, media tools and storage usable, no restore running
-         * @description Answers 503 `not_ready` naming what is missing: the database answers (within 2 s); sharp, ffmpeg and ffprobe run; no restore is running; `media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.
+         * @description Answers 503 `not_ready` naming what is missing: the database answers (within 2 s; on PostgreSQL the detail gives the pool’s busy and waiting connections); sharp, ffmpeg and ffprobe run; no restore is running; `media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -7757,7 +7757,10 @@ export interface operations {
                                 systemMemoryTotalBytes: number;
                             };
                             database: {
-                                sqliteVersion: string;
+                                /** @enum {string} */
+                                engine: "sqlite" | "postgres";
+                                engineVersion: string;
+                                sqliteVersion: string | null;
                                 schemaVersion: number;
                                 schemaVersionKnown: number;
                                 sizeBytes: number;

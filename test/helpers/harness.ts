@@ -44,6 +44,9 @@ export interface TestAppOptions {
   https?: boolean;
 }
 
+/** The PostgreSQL connections each test app keeps. */
+export const TEST_POOL_SIZE = 4;
+
 /**
  * The database a test's app runs on: a real SQLite file in its data directory, or with
  * PLACARD_TEST_DATABASE_URL a PostgreSQL database of its own (helpers/postgres.ts). `drop`
@@ -52,7 +55,7 @@ export interface TestAppOptions {
 export async function testDatabase(dataDir: string): Promise<{ database: OpenedDatabase; drop: () => Promise<void> }> {
   if (TEST_DATABASE_URL) {
     const { url, drop } = await freshPostgresDatabase();
-    return { database: openDatabase(url, { poolSize: 4 }), drop };
+    return { database: openDatabase(url, { poolSize: TEST_POOL_SIZE }), drop };
   }
   return { database: openDatabase(path.join(dataDir, 'placard.db')), drop: async () => undefined };
 }

@@ -35,7 +35,16 @@ export interface SystemStatus {
     systemMemoryFreeBytes: number;
     systemMemoryTotalBytes: number;
   };
-  database: { sqliteVersion: string; schemaVersion: number; schemaVersionKnown: number; sizeBytes: number; walBytes: number; file: string };
+  database: {
+    engine: 'sqlite' | 'postgres';
+    engineVersion: string;
+    sqliteVersion: string | null;
+    schemaVersion: number;
+    schemaVersionKnown: number;
+    sizeBytes: number;
+    walBytes: number;
+    file: string;
+  };
   storage: { dataDir: string; freeBytes: number | null; totalBytes: number | null; usedPercent: number | null };
   tools: { sharp: Tool; ffmpeg: Tool; ffprobe: Tool };
   backups: {
@@ -271,7 +280,7 @@ export function SystemPage() {
                 ['Placard', s.version],
                 ['API', s.apiVersion],
                 ['Node.js', s.runtime.node],
-                ['SQLite', s.database.sqliteVersion],
+                [s.database.engine === 'postgres' ? 'PostgreSQL' : 'SQLite', s.database.engineVersion],
                 [
                   'Image processing',
                   s.tools.sharp.ok ? (
@@ -301,14 +310,14 @@ export function SystemPage() {
             <Facts
               rows={[
                 ['Size', formatBytes(s.database.sizeBytes)],
-                ['Pending writes (WAL)', formatBytes(s.database.walBytes)],
+                ...(s.database.engine === 'sqlite' ? [['Pending writes (WAL)', formatBytes(s.database.walBytes)] as [string, string]] : []),
                 [
                   'Schema',
                   s.database.schemaVersion === s.database.schemaVersionKnown
                     ? 'up to date'
                     : `${s.database.schemaVersion} (this version knows ${s.database.schemaVersionKnown})`,
                 ],
-                ['File', <code>{s.database.file}</code>],
+                [s.database.engine === 'postgres' ? 'Server' : 'File', <code>{s.database.file}</code>],
               ]}
             />
           </Card>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
-import { pingDatabase } from '../../platform/db/database.js';
+import { type Db, openedDatabaseOf, pingDatabase } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { defineRoute, ok } from '../../platform/http/route.js';
 import { ScopeKey } from '../../platform/app-scope.js';
@@ -33,6 +33,13 @@ function storageOf(deps: AppDeps): StorageHealth {
   return slot.health;
 }
 
+/** PostgreSQL: the pool's state after the ping (SQLite has one connection, no pool). */
+function poolDetail(db: Db): string {
+  const pool = openedDatabaseOf(db)?.pool;
+  if (!pool) return '';
+  return ` (PostgreSQL pool: ${pool.totalCount - pool.idleCount} of ${pool.totalCount} connections busy, ${pool.waitingCount} waiting)`;
+}
+
 export const healthRoutes = [
   defineRoute({
     method: 'GET',
@@ -55,7 +62,7 @@ export const healthRoutes = [
     tags: ['Health'],
     summary: 'Readiness: database, media tools and storage usable, no restore running',
     description:
-      'Answers 503 `not_ready` naming what is missing: the database answers (within 2 s); sharp, ffmpeg and ffprobe run; no restore is running; ' +
+      'Answers 503 `not_ready` naming what is missing: the database answers (within 2 s; on PostgreSQL the detail gives the pool’s busy and waiting connections); sharp, ffmpeg and ffprobe run; no restore is running; ' +
       '`media/` and `uploads/` take a new file (written, fsynced, removed); the data directory’s disk has more free space than ' +
       'PLACARD_MIN_FREE_BYTES (256 MiB by default). Media tool checks are cached for 30 s, storage checks for 5 s.',
     responses: {
@@ -74,8 +81,8 @@ export const healthRoutes = [
       }
       const [database, media, stored] = await Promise.all([
         withDeadline(pingDatabase(db), DATABASE_TIMEOUT_MS, 'the database').then(
-          () => ({ ok: true, detail: 'answers' }),
-          (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}` }),
+          () => ({ ok: true, detail: `answers${poolDetail(db)}` }),
+          (err: Error) => ({ ok: false, detail: `database does not answer: ${err.message}${poolDetail(db)}` }),
         ),
         tools.check(),
         storageOf(ctx.deps).check(),

@@ -7,7 +7,8 @@ import { ensureInstanceId } from '../../platform/db/meta.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
 import { listFiles } from './backup-create.js';
 import { knownSchemaVersion } from './backup-format.js';
-import { schemaVersion, sqliteVersion } from './database.repo.js';
+import { pageBytes, schemaVersion, sqliteVersion } from './database.repo.js';
+import { isPostgres } from '../../platform/db/dialect.js';
 import { listBackups } from './backup-store.js';
 import { registerStatusContributor, statusContributorList, type StatusContributor } from './hooks.js';
 import { databaseFileOf, listRuns } from './maintenance.js';
@@ -43,7 +44,12 @@ export const SystemStatus = z.object({
     systemMemoryTotalBytes: z.number(),
   }),
   database: z.object({
-    sqliteVersion: z.string(),
+    /** Issue 25: the SQLite file, or PostgreSQL (PLACARD_DATABASE_URL). */
+    engine: z.enum(['sqlite', 'postgres']),
+    /** SQLite's library version, or the PostgreSQL server's. */
+    engineVersion: z.string(),
+    /** SQLite's library version; null on PostgreSQL. */
+    sqliteVersion: z.string().nullable(),
     schemaVersion: z.number(),
     schemaVersionKnown: z.number(),
     sizeBytes: z.number(),
@@ -113,12 +119,14 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
   const { db, config } = deps;
   const settings = await getSettings(db);
   const dbFile = databaseFileOf(deps);
-  const [sqlite, schema, instanceId, dbSize, walSize, fsStats, tools, sharpVersions, backups] = await Promise.all([
+  const postgres = isPostgres(db);
+  const [engineVersion, schema, instanceId, dbSize, walSize, fsStats, tools, sharpVersions, backups] = await Promise.all([
     sqliteVersion(db),
     schemaVersion(db),
     ensureInstanceId(db),
-    fileSize(dbFile),
-    fileSize(`${dbFile}-wal`),
+    // PostgreSQL: the database's size on its server; no WAL of ours.
+    postgres ? pageBytes(db) : fileSize(dbFile),
+    postgres ? 0 : fileSize(`${dbFile}-wal`),
     statfs(config.dataDir).catch(() => null),
     deps.tools.check(),
     deps.tools.sharpVersions(),
@@ -158,7 +166,9 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
       systemMemoryTotalBytes: os.totalmem(),
     },
     database: {
-      sqliteVersion: sqlite,
+      engine: postgres ? 'postgres' : 'sqlite',
+      engineVersion,
+      sqliteVersion: postgres ? null : engineVersion,
       schemaVersion: schema,
       schemaVersionKnown: knownSchemaVersion(),
       sizeBytes: dbSize,
