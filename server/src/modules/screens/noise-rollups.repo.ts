@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { type DialectName, dialectOf, sqlText } from '../../platform/db/dialect.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import { executeText } from '../../platform/db/prepared.js';
 import type { NoiseBucketsTable, NoiseDaysTable, NoiseRollupTable, NoiseSums } from '../../platform/db/schema.js';
@@ -76,7 +77,9 @@ export function aggregateBuckets(screenNum: number, buckets: readonly Bucket[], 
 }
 
 const SUMS = ['bucket_count', 'monitored_ms', 'level_ms', 'peak_level', 'warning_ms', 'loud_ms', 'trigger_count'] as const;
-const ADD_SUMS = SUMS.map((c) => (c === 'peak_level' ? `${c} = max(${c}, excluded.${c})` : `${c} = ${c} + excluded.${c}`)).join(', ');
+/** The conflict's update: the row's sums plus the new ones (the table's own columns named by the table: PostgreSQL wants it). */
+const addSums = (table: string, d: DialectName) =>
+  SUMS.map((c) => (c === 'peak_level' ? `${c} = ${sqlText.greatest(d)}(${table}.${c}, excluded.${c})` : `${c} = ${table}.${c} + excluded.${c}`)).join(', ');
 const UPSERTS = {
   noise_minutes: { columns: ['screen_num', 'started_ms', ...SUMS] as const, key: 'screen_num, started_ms' },
   noise_hours: { columns: ['screen_num', 'started_ms', ...SUMS] as const, key: 'screen_num, started_ms' },
@@ -93,11 +96,12 @@ const upsertTexts = new Map<string, string>();
  */
 function upsert<T extends keyof typeof UPSERTS>(trx: Db, table: T, rows: readonly Record<(typeof UPSERTS)[T]['columns'][number], unknown>[]) {
   const { columns, key } = UPSERTS[table];
-  const id = `${table}/${rows.length}`;
+  const dialect = dialectOf(trx);
+  const id = `${dialect}/${table}/${rows.length}`;
   let text = upsertTexts.get(id);
   if (!text) {
     const tuple = `(${columns.map(() => '?').join(', ')})`;
-    text = `insert into ${table} (${columns.join(', ')}) values ${Array(rows.length).fill(tuple).join(', ')} on conflict (${key}) do update set ${ADD_SUMS}`;
+    text = `insert into ${table} (${columns.join(', ')}) values ${Array(rows.length).fill(tuple).join(', ')} on conflict (${key}) do update set ${addSums(table, dialect)}`;
     upsertTexts.set(id, text);
   }
   const parameters: unknown[] = [];
