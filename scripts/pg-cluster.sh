@@ -8,7 +8,7 @@ set -euo pipefail
 cmd=${1:-start}
 dir=${2:-/tmp/placard-pg}
 port=${3:-55432}
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+bin=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 [ -x "$bin/initdb" ] || { echo "PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
 # PostgreSQL refuses to run as root: the cluster belongs to the postgres user then.
 as=()
