@@ -88,6 +88,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/content/playlist-parts.ts stores': 'keyed by the database: the playlist parts kept between manifest builds (bounded)',
   'platform/db/prepared.ts numbered': 'a memo of the code’s SQL texts with PostgreSQL’s numbered placeholders (bounded by the texts)',
   'platform/db/postgres.ts checked': 'weak: the pooled PostgreSQL connections whose statements are checked for NUL characters',
+  'platform/db/database.ts postgresUrls': 'weak: the URL each PostgreSQL database was opened with, off the handle (it holds the password)',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

@@ -311,7 +311,9 @@ t.test('a JSON source: secrets never answered, sealed at rest, kept by {set: tru
   const copyDiag = await diagnosticsOf(app, owner, copy.body.data.id);
   t.equal(copyDiag.attempts[0].error, null, 'and the server took it');
   t.equal(copyDiag.attempts[0].outcome, 'unchanged', 'the same document as the original: nothing new');
-  const copied = JSON.parse((await app.deps.db.selectFrom('data_sources').select('config').where('id', '=', copy.body.data.id).executeTakeFirstOrThrow()).config);
+  const copied = JSON.parse(
+    (await app.deps.db.selectFrom('data_sources').select('config').where('id', '=', copy.body.data.id).executeTakeFirstOrThrow()).config,
+  );
   t.match(copied.auth.token, { $sealed: /^v1\./ }, 'the copy’s secrets are sealed too');
   t.equal((await app.json(`/api/v1/data-sources/${src.id}/duplicate`, { method: 'POST', headers: editor.headers, json: { name: '' } })).status, 400);
 });

@@ -24,6 +24,7 @@ function httpsUrlOf(deps: AppDeps, ctx: Context): string | null {
 export function buildApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const realtime = (deps.realtime ??= new RealtimeHub(deps.logger));
+  realtime.attachCluster(deps.cluster); // players on other instances (PostgreSQL)
   const authenticators = deps.authenticators ?? defaultAuthenticators(deps);
   const routes = [...ROUTES, ...(deps.extraRoutes ?? [])];
   const secrets = new ServerSecrets(deps.config.dataDir);

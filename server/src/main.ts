@@ -5,6 +5,7 @@ import { ConfigError, databaseTarget, loadConfig, type Config } from './config.j
 import { DatabaseTooNewError, migrate, openDatabase, pingDatabase, UnknownMigrationError } from './platform/db/database.js';
 import { ensureInstanceId } from './platform/db/meta.js';
 import { newAppDeps } from './platform/app-deps.js';
+import { clusterOf } from './platform/cluster.js';
 import { installFaultHandlers, type FaultHandlerOptions } from './platform/faults.js';
 import type { Route } from './platform/http/route.js';
 import { PeriodicTasks } from './platform/jobs/periodic.js';
@@ -81,7 +82,15 @@ export async function main(options: MainOptions = {}): Promise<void> {
     }
   }
 
-  const deps = newAppDeps({ config, db: database.db, logger, tools, periodic, extraRoutes: options.extraRoutes });
+  // PostgreSQL: this instance's own connection (liveness lock, messages from the others).
+  const cluster = clusterOf(database, logger);
+  try {
+    await cluster.start();
+  } catch (err) {
+    await database.close();
+    fail(`cannot connect to PostgreSQL at ${database.file}: ${(err as Error).message}`);
+  }
+  const deps = newAppDeps({ config, db: database.db, logger, tools, periodic, cluster, extraRoutes: options.extraRoutes });
   const app = buildApp(deps);
   const listenOrFail = async (port: number, what: string, tls?: TlsIdentity): Promise<RunningServer> =>
     listen(app, config.host, port, config.shutdownTimeoutMs, tls).catch(async (err: NodeJS.ErrnoException) => {
@@ -137,6 +146,7 @@ export async function main(options: MainOptions = {}): Promise<void> {
     try {
       await Promise.all([running.close(), secure?.close()]);
       await periodic.stop();
+      await cluster.stop();
       await database.close(); // checkpoints the WAL
     } catch (err) {
       logger.error({ err }, 'stopping failed; the database will recover from its WAL at the next start');

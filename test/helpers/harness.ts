@@ -6,7 +6,8 @@ import type { Test } from 'tap';
 import { buildApp } from '../../server/src/app.js';
 import { type AppDeps, newAppDeps } from '../../server/src/platform/app-deps.js';
 import { testConfig, type Config } from '../../server/src/config.js';
-import { migrate, openDatabase, type OpenedDatabase } from '../../server/src/platform/db/database.js';
+import { clusterOf } from '../../server/src/platform/cluster.js';
+import { migrate, openDatabase, type OpenedDatabase, postgresUrlOf } from '../../server/src/platform/db/database.js';
 import { createLogger } from '../../server/src/platform/log.js';
 import type { Route } from '../../server/src/platform/http/route.js';
 import type { Authenticators } from '../../server/src/platform/http/auth.js';
@@ -42,6 +43,11 @@ export interface TestAppOptions {
   authenticators?: Authenticators;
   /** Also listen with HTTPS (port 0, the certificate main.ts would make), as deps.https. */
   https?: boolean;
+  /**
+   * A second instance of `other` (PostgreSQL only): the same database and data directory
+   * (the shared media), its own process state, pool and cluster connection.
+   */
+  instanceOf?: TestApp;
 }
 
 /** The PostgreSQL connections each test app keeps. */
@@ -62,15 +68,23 @@ export async function testDatabase(dataDir: string): Promise<{ database: OpenedD
 
 /** The real app, on a real port (0), over a real SQLite file in a temp data directory (or PostgreSQL: testDatabase). */
 export async function startApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = tempDataDir(t);
+  const other = options.instanceOf;
+  const otherUrl = other ? postgresUrlOf(other.database) : null;
+  if (other && !otherUrl) throw new Error('instanceOf: a second instance needs PostgreSQL (PLACARD_TEST_DATABASE_URL)');
+  const dataDir = other ? other.dataDir : tempDataDir(t);
   const config = testConfig(dataDir, options.config);
-  const { database, drop } = await testDatabase(dataDir);
+  const { database, drop } = otherUrl
+    ? { database: openDatabase(otherUrl, { poolSize: TEST_POOL_SIZE }), drop: async () => undefined }
+    : await testDatabase(dataDir);
   await migrate(database.db);
   const logger = createLogger(process.env.PLACARD_TEST_LOG ?? 'silent');
+  const cluster = clusterOf(database, logger);
+  await cluster.start();
   const deps = newAppDeps({
     config,
     db: database.db,
     logger,
+    cluster,
     authenticators: options.authenticators,
     extraRoutes: options.extraRoutes,
   });
@@ -86,6 +100,7 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
   t.teardown(async () => {
     await Promise.all([server.close(), secure?.close()]);
     await deps.periodic.stop();
+    await cluster.stop();
     await database.close();
     await drop();
   });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppScope } from './app-scope.js';
+import { Cluster } from './cluster.js';
 import type { Db } from './db/database.js';
 import type { Authenticators } from './http/auth.js';
 import type { Route } from './http/route.js';
@@ -36,6 +37,11 @@ export interface AppDeps {
   /** Periodic maintenance; modules register their tasks in install(), main.ts starts them. */
   periodic: PeriodicTasks;
   /**
+   * The instances sharing the database (platform/cluster.ts): one lone process on SQLite;
+   * on PostgreSQL messages between instances, their liveness and the periodic ticks' claims.
+   */
+  cluster: Cluster;
+  /**
    * The WebSocket hub (player sockets). Made by buildApp when not given; listen() attaches
    * it to the HTTP server. Modules push through it (screens/revision.ts).
    */
@@ -53,13 +59,17 @@ export interface AppDeps {
 
 /** AppDeps for one app: what is not given is made fresh (media tools, periodic tasks, state, scope). */
 export function newAppDeps(parts: Pick<AppDeps, 'config' | 'db' | 'logger'> & Partial<AppDeps>): AppDeps {
-  return {
+  const deps: AppDeps = {
     tools: new MediaTools(parts.config),
     periodic: new PeriodicTasks(parts.logger),
     state: { restoreInProgress: false },
     scope: new AppScope(),
+    cluster: parts.cluster ?? new Cluster(parts.db, null, parts.logger),
     ...parts,
   };
+  // Instances sharing a database run each periodic tick once between them.
+  if (deps.cluster.shared) deps.periodic.claimTicksWith((name, everyMs) => deps.cluster.claimTick(name, everyMs));
+  return deps;
 }
 
 declare module 'koa' {

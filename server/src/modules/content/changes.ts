@@ -10,7 +10,7 @@ import { ScopeKey } from '../../platform/app-scope.js';
 import { bumpManifestRevision } from '../screens/index.js';
 import { manifestCache } from './manifest.cache.js';
 import { type DepRef, screensDependingOn } from './manifest.repo.js';
-import { forgetPartsUsing } from './playlist-parts.js';
+import { forgetAllParts, forgetPartsUsing } from './playlist-parts.js';
 
 export type { DepKind, DepRef } from './manifest.repo.js';
 
@@ -31,6 +31,8 @@ export function contentChangeCount(deps: AppDeps): number {
 export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], screenIds: readonly string[] = []): Promise<void> {
   deps.scope.get(CHANGES).count++;
   forgetPartsUsing(deps.db, refs); // the playlist parts built from what changed (playlist-parts.ts)
+  // The other instances keep parts too (their manifests rebuild by the bumped revision).
+  if (refs.length > 0) deps.cluster.publish('content.changed', refs.length <= 100 ? refs : null);
   try {
     const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
     if (affected.size === 0) return;
@@ -39,4 +41,20 @@ export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], scr
   } catch (err) {
     deps.logger.error({ err }, 'could not bump manifests after a content change');
   }
+}
+
+/**
+ * What another instance's content change means here (PostgreSQL, several instances): the
+ * change is counted and the playlist parts built from what changed are forgotten (null: too
+ * many refs to send, or messages were missed while reconnecting: all of them). The screens'
+ * revisions were bumped in the database; their manifests here rebuild by it.
+ */
+export function relayContentChanges(deps: AppDeps): void {
+  const forget = (refs: DepRef[] | null) => {
+    deps.scope.get(CHANGES).count++;
+    if (Array.isArray(refs)) forgetPartsUsing(deps.db, refs);
+    else forgetAllParts(deps.db);
+  };
+  deps.cluster.on('content.changed', forget);
+  deps.cluster.on('cluster.resync', () => forget(null));
 }

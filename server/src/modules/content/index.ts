@@ -1,4 +1,5 @@
 import type { PlacardModule } from '../../platform/module.js';
+import { relayContentChanges } from './changes.js';
 import { installContentHooks } from './content.hooks.js';
 import { assignmentRoutes } from './assignments.routes.js';
 import { impactRoutes } from './impact.routes.js';
@@ -17,6 +18,7 @@ export const contentModule: PlacardModule = {
   routes: [...playlistRoutes, ...layoutRoutes, ...previewRoutes, ...assignmentRoutes, ...manifestRoutes, ...impactRoutes],
   install({ deps }) {
     installContentHooks(deps);
+    relayContentChanges(deps);
     // Its handler reads the screen's context only: authenticated with it, in one statement.
     readsDeviceContextOnly(deps, MANIFEST_PATH);
   },

@@ -287,13 +287,15 @@ const SHARED = new ScopeKey('content.shared-manifests', () => new Map<string, Pr
  * Per screen, the dependency set recorded for it (`recordManifestDeps`), as last written or
  * found there; the screen's deletion (`forgetRecordedDeps`) forgets it. Only this module
  * records dependencies, so after a change that left a screen's set as it was, nothing is read.
+ * Not when instances share the database: another one may have recorded another set since
+ * (recordManifestDeps then reads what is recorded, and writes only when it differs).
  */
 const RECORDED = new ScopeKey('content.recorded-manifest-deps', () => new Map<string, string>());
 
 /** Records the screen's dependency set unless it is the one recorded last. */
 async function recordDeps(deps: AppDeps, screenId: string, set: DepSet): Promise<void> {
   const recorded = deps.scope.get(RECORDED);
-  if (recorded.get(screenId) === set.id) return;
+  if (recorded.get(screenId) === set.id && !deps.cluster.shared) return;
   recorded.delete(screenId);
   await recordManifestDeps(deps.db, screenId, set);
   recorded.set(screenId, set.id);

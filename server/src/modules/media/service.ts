@@ -325,7 +325,7 @@ async function backfillWebsiteThumbnails(deps: AppDeps, jobs: JobQueue): Promise
 
 /** Wires the media library into an app: context, job handler, periodic tasks, the queue. */
 export function installMedia(app: Koa, deps: AppDeps): MediaService {
-  const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency });
+  const jobs = new JobQueue(deps.db, deps.logger.child({ module: 'jobs' }), { concurrency: deps.config.jobConcurrency, cluster: deps.cluster });
   const media = new MediaService(deps, jobs);
   app.context.media = media;
   deps.scope.get(MEDIA_SERVICE).service = media;
@@ -337,12 +337,16 @@ export function installMedia(app: Koa, deps: AppDeps): MediaService {
     await jobs.prune(settings.retention.jobHistoryDays * 24 * 3_600_000);
   });
   deps.periodic.every('media.sweep', 24 * 60 * 60_000, async () => void (await media.sweepStore()));
+  // Instances sharing a database: the jobs of an instance that stopped or died run again here.
+  if (deps.cluster.shared) deps.periodic.every('jobs.orphans', 30_000, async () => void (await jobs.recoverInterrupted()));
   app.use(tusResumableOnEveryAnswer('/api/v1/uploads'));
   deps.periodic.onStop(() => jobs.stop());
   void fs
     .mkdir(media.uploadsDir, { recursive: true })
     // Work directories of jobs a crash interrupted (running jobs start again from scratch).
-    .then(() => fs.rm(media.store.tmpDir, { recursive: true, force: true }))
+    // Not when instances share the media directory: theirs are in there too (the sweep
+    // removes stale work directories by age, modules/media/system.hooks.ts).
+    .then(() => (deps.cluster.shared ? undefined : fs.rm(media.store.tmpDir, { recursive: true, force: true })))
     .then(() => jobs.start())
     .then(() => backfillWebsiteThumbnails(deps, jobs))
     .catch((err: unknown) => deps.logger.error({ err }, 'media job queue did not start'));

@@ -1,4 +1,5 @@
 import type { PlacardModule } from '../../platform/module.js';
+import { relaySettingsChanges } from './settings.js';
 import { registerSystemExportSections } from './export.js';
 import { identityRoutes } from './identity.routes.js';
 import { registerSystemActions } from './maintenance.js';
@@ -16,6 +17,7 @@ export const systemModule: PlacardModule = {
   routes: [...openApiRoutes, ...identityRoutes, ...systemRoutes],
   install({ deps }) {
     registerSystemStatus(deps);
+    relaySettingsChanges(deps);
     registerSystemActions(deps);
     registerSystemExportSections(deps);
     installSystem(deps);

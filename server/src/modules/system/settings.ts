@@ -364,6 +364,12 @@ export async function settleDefaultTimeZone(db: Db, zone: string = boxTimeZone()
  */
 export type SettingsListener = (deps: AppDeps, before: Settings, after: Settings) => Promise<void> | void;
 const LISTENERS = new ScopeKey('system.settings-listeners', () => new Set<SettingsListener>());
+/** Another instance changed the settings (or messages were missed): the cached copy goes. */
+export function relaySettingsChanges(deps: AppDeps): void {
+  deps.cluster.on('settings.changed', () => invalidateSettings(deps.db));
+  deps.cluster.on('cluster.resync', () => invalidateSettings(deps.db));
+}
+
 /** Adds a listener for this app; answers the function that removes it. */
 export function onSettingsChanged(deps: AppDeps, listener: SettingsListener): () => void {
   const listeners = deps.scope.get(LISTENERS);
@@ -371,6 +377,8 @@ export function onSettingsChanged(deps: AppDeps, listener: SettingsListener): ()
   return () => listeners.delete(listener);
 }
 export async function notifySettingsChanged(deps: AppDeps, before: Settings, after: Settings): Promise<void> {
+  // The other instances' cached copies (their listeners' work, in the database, is done here).
+  deps.cluster.publish('settings.changed', null);
   for (const l of deps.scope.get(LISTENERS)) {
     try {
       await l(deps, before, after);

@@ -3,7 +3,7 @@
  * puts them together. Each migration that adds or changes a table updates the matching
  * interface there. Times are stored as ISO-8601 UTC text with milliseconds.
  */
-import type { SchemaMigrationsTable, MetaTable, SettingsTable, JobsTable } from './schema/core.js';
+import type { SchemaMigrationsTable, MetaTable, SettingsTable, JobsTable, PeriodicClaimsTable } from './schema/core.js';
 import type {
   UsersTable,
   SessionsTable,
@@ -95,6 +95,7 @@ export type * from './schema/publishing.js';
 export type * from './schema/weather-alerts.js';
 
 export interface Database {
+  periodic_claims: PeriodicClaimsTable;
   schema_migrations: SchemaMigrationsTable;
   meta: MetaTable;
   users: UsersTable;

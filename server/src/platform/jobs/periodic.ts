@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 interface Task {
   name: string;
   everyMs: number;
+  /** Ticks of its timer this instance ran (tests: with several instances, each tick runs on one). */
+  ticksRun: number;
   run: () => Promise<void> | void;
   timer?: NodeJS.Timeout;
   running?: Promise<void>;
@@ -20,14 +22,25 @@ export class PeriodicTasks {
   private readonly background = new Set<Promise<unknown>>();
   private started = false;
   private stopping = false;
+  /** Asked before a timer's tick runs: false when another instance has this tick (platform/cluster.ts). */
+  private claim: ((name: string, everyMs: number) => Promise<boolean>) | null = null;
 
   constructor(private readonly logger: Logger) {}
 
   every(name: string, everyMs: number, run: Task['run']): void {
     if (this.tasks.has(name)) throw new Error(`periodic task ${name} registered twice`);
-    const task: Task = { name, everyMs, run };
+    const task: Task = { name, everyMs, run, ticksRun: 0 };
     this.tasks.set(name, task);
     if (this.started) this.schedule(task);
+  }
+
+  /**
+   * Several instances share the database: a timer's tick runs only when `claim` says it is
+   * this instance's (`runNow` always runs). A claim that fails (the database is away) skips
+   * the tick, as another instance may have it.
+   */
+  claimTicksWith(claim: (name: string, everyMs: number) => Promise<boolean>): void {
+    this.claim = claim;
   }
 
   start(): void {
@@ -41,6 +54,11 @@ export class PeriodicTasks {
     const task = this.tasks.get(name);
     if (!task) throw new Error(`no periodic task ${name}`);
     await this.execute(task);
+  }
+
+  /** How many of the task's timer ticks this instance ran (tests). */
+  ticksRun(name: string): number {
+    return this.tasks.get(name)?.ticksRun ?? 0;
   }
 
   /** Runs at stop(), before it resolves: background workers (the job queue) stop with the tasks. */
@@ -76,8 +94,23 @@ export class PeriodicTasks {
   }
 
   private schedule(task: Task): void {
-    task.timer = setInterval(() => void this.execute(task), task.everyMs);
+    task.timer = setInterval(() => void this.tick(task), task.everyMs);
     task.timer.unref();
+  }
+
+  private async tick(task: Task): Promise<void> {
+    if (task.running) return; // still running its last tick: this one is skipped, claimed or not
+    if (this.claim) {
+      try {
+        if (!(await this.claim(task.name, task.everyMs))) return;
+      } catch (err) {
+        this.logger.warn({ err, task: task.name }, 'periodic task: could not claim its tick');
+        return;
+      }
+      if (!this.started) return;
+    }
+    task.ticksRun++;
+    await this.execute(task);
   }
 
   private execute(task: Task): Promise<void> {

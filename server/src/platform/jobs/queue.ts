@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
+import type { Cluster } from '../cluster.js';
 import { deleteInBatches } from '../db/batch.js';
 import type { Db } from '../db/database.js';
-import type { JobsTable } from '../db/schema.js';
+import { isPostgres } from '../db/dialect.js';
+import type { Database, JobsTable } from '../db/schema.js';
 
 /** A failure that retrying cannot fix (a corrupt file, an unsupported codec): no retry. */
 export class PermanentJobError extends Error {
@@ -43,6 +45,12 @@ export interface QueueOptions {
   backoffMaxMs?: number;
   /** Finished jobs are kept this long, then pruned. */
   keepDoneMs?: number;
+  /**
+   * The instances sharing the database (platform/cluster.ts): a claimed job names this
+   * process, a job is run again only when the process that held it is gone, and an enqueue
+   * wakes the other instances' queues. Without it: a lone process.
+   */
+  cluster?: Cluster;
 }
 
 const iso = (ms = Date.now()) => new Date(ms).toISOString();
@@ -83,6 +91,13 @@ export class JobQueue {
     this.backoffBaseMs = options.backoffBaseMs ?? 2_000;
     this.backoffMaxMs = options.backoffMaxMs ?? 10 * 60_000;
     this.keepDoneMs = options.keepDoneMs ?? 7 * 24 * 3_600_000;
+    // Another instance enqueued: a job may be ours to take.
+    options.cluster?.on('jobs.kick', () => this.kick());
+  }
+
+  /** What `locked_by` says for this process. */
+  private get holder(): string {
+    return String(this.options.cluster?.key ?? 0);
   }
 
   /** True once stop() was called: no job will be claimed any more in this process. */
@@ -109,6 +124,7 @@ export class JobQueue {
       progress: null,
       last_error: null,
       locked_at: null,
+      locked_by: null,
       created_at: iso(now),
       updated_at: iso(now),
     };
@@ -118,6 +134,7 @@ export class JobQueue {
     const row = JobQueue.row(kind, payload, options);
     await this.db.insertInto('jobs').values(row).execute();
     this.kick();
+    this.options.cluster?.publish('jobs.kick', null);
     return row.id;
   }
 
@@ -131,19 +148,43 @@ export class JobQueue {
   async start(): Promise<void> {
     if (this.started || this.stopped) return;
     this.started = true;
-    const interrupted = await this.db.selectFrom('jobs').selectAll().where('state', '=', 'running').execute();
-    for (const job of interrupted) {
+    await this.recoverInterrupted();
+    this.kick();
+  }
+
+  /**
+   * Jobs left `running` by a process that is gone (this one's previous life, or another
+   * instance that stopped or crashed: `cluster.isAlive`), handled as start() says. Run at
+   * start, and by the instances sharing a database every so often (installMedia), so a dead
+   * instance's jobs run again elsewhere. Answers how many it found.
+   */
+  async recoverInterrupted(): Promise<number> {
+    const cluster = this.options.cluster;
+    const candidates = await this.db.selectFrom('jobs').selectAll().where('state', '=', 'running').execute();
+    let found = 0;
+    for (const job of candidates) {
+      const key = Number(job.locked_by);
+      if (job.locked_by !== null && cluster && (await cluster.isAlive(key))) continue;
+      if (job.locked_by === this.holder && this.running.has(job.id)) continue;
+      found++;
       const crashes = crashCount(job.last_error) + 1;
       const now = iso();
+      // Only while it is still the same claim (another instance may be recovering it too).
+      const sameClaim = (eb: ExpressionBuilder<Database, 'jobs'>) =>
+        eb.and([
+          eb('id', '=', job.id),
+          eb('state', '=', 'running'),
+          job.locked_at === null ? eb('locked_at', 'is', null) : eb('locked_at', '=', job.locked_at),
+        ]);
       if (job.attempts >= job.max_attempts) {
         const reason = `processing stopped the server ${crashes === 1 ? 'once' : `${crashes} times`} (it was running when the server stopped or crashed); not retried after ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`;
-        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job failed: the server stopped while it ran');
-        await this.db
+        const r = await this.db
           .updateTable('jobs')
-          .set({ state: 'failed', last_error: reason, locked_at: null, updated_at: now })
-          .where('id', '=', job.id)
-          .where('state', '=', 'running')
-          .execute();
+          .set({ state: 'failed', last_error: reason, locked_at: null, locked_by: null, updated_at: now })
+          .where(sameClaim)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) === 0) continue;
+        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job failed: the server stopped while it ran');
         const handler = this.handlers.get(job.kind);
         try {
           await handler?.onFailed?.(JSON.parse(job.payload), reason);
@@ -151,16 +192,17 @@ export class JobQueue {
           this.logger.error({ err, job: job.id }, 'job failure handler failed');
         }
       } else {
-        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job was running when the server stopped; queued again');
-        await this.db
+        const r = await this.db
           .updateTable('jobs')
-          .set({ state: 'queued', locked_at: null, last_error: `${CRASH_NOTE} (${crashes})`, updated_at: now })
-          .where('id', '=', job.id)
-          .where('state', '=', 'running')
-          .execute();
+          .set({ state: 'queued', locked_at: null, locked_by: null, last_error: `${CRASH_NOTE} (${crashes})`, updated_at: now })
+          .where(sameClaim)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) === 0) continue;
+        this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, crashes }, 'job was running when the server stopped; queued again');
       }
     }
-    this.kick();
+    if (found > 0) this.kick();
+    return found;
   }
 
   /** Stops taking jobs, aborts running ones (they are retried at the next start) and waits for them. */
@@ -256,25 +298,39 @@ export class JobQueue {
     for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Claims the next due job in one statement (better-sqlite3 runs it atomically). */
+  /**
+   * Claims the next due job: a select and a conditional update (better-sqlite3 runs them one
+   * after the other, nothing between); on PostgreSQL one statement whose `for update skip
+   * locked` lets instances claiming at once take different jobs.
+   */
   private async claim(): Promise<JobsTable | undefined> {
     const now = iso();
     const handled = [...this.handlers.keys()];
     if (handled.length === 0) return undefined;
-    const next = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('state', '=', 'queued')
-      .where('run_after', '<=', now)
-      .where('kind', 'in', handled)
-      .orderBy('run_after')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
+    const due = (db: Db) =>
+      db
+        .selectFrom('jobs')
+        .select('id')
+        .where('state', '=', 'queued')
+        .where('run_after', '<=', now)
+        .where('kind', 'in', handled)
+        .orderBy('run_after')
+        .orderBy('id')
+        .limit(1);
+    const take = { state: 'running' as const, locked_at: now, locked_by: this.holder, updated_at: now, progress: 0 };
+    if (isPostgres(this.db)) {
+      return this.db
+        .updateTable('jobs')
+        .set((eb) => ({ ...take, attempts: eb('attempts', '+', 1) }))
+        .where('id', '=', due(this.db).forUpdate().skipLocked())
+        .returningAll()
+        .executeTakeFirst();
+    }
+    const next = await due(this.db).executeTakeFirst();
     if (!next) return undefined;
     return this.db
       .updateTable('jobs')
-      .set((eb) => ({ state: 'running', attempts: eb('attempts', '+', 1), locked_at: now, updated_at: now, progress: 0 }))
+      .set((eb) => ({ ...take, attempts: eb('attempts', '+', 1) }))
       .where('id', '=', next.id)
       .where('state', '=', 'queued')
       .returningAll()

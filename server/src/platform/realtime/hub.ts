@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { Cluster } from '../cluster.js';
 import { ApiError } from '../http/errors.js';
 import { FetchLine, type FetchLineOptions } from './fetch-line.js';
 
@@ -36,6 +37,12 @@ export interface RealtimeOptions {
   /** The line of screens told `manifest.changed` (fetch-line.ts): its window's bounds and how long a told screen keeps its place. */
   manifestLine?: FetchLineOptions;
 }
+
+/** What a hub relays to the other instances' hubs: a manifest push, a message, a close. */
+type Relayed = ['m', string, number] | ['s', string, RealtimeMessage] | ['c', string, number, string, string | null];
+
+/** A relay message's size at most (PostgreSQL's NOTIFY takes under 8000 bytes with the envelope). */
+const RELAY_BATCH_BYTES = 7_000;
 
 /** Close codes players can act on. */
 export const CLOSE_CODES = {
@@ -84,7 +91,53 @@ export class RealtimeHub {
     options: RealtimeOptions = {},
   ) {
     this.pingIntervalMs = options.pingIntervalMs ?? 25_000;
-    this.line = new FetchLine((screenId, revision) => this.send(screenId, { type: 'manifest.changed', revision }) > 0, options.manifestLine);
+    this.line = new FetchLine((screenId, revision) => this.sendHere(screenId, { type: 'manifest.changed', revision }) > 0, options.manifestLine);
+  }
+
+  /**
+   * Several instances share the database (platform/cluster.ts): a player's socket may be
+   * open on any of them. What this hub is asked to push or close is also relayed to the
+   * others (batched: one message per few hundred screens), which do the same to the sockets
+   * they hold; counts answered here are this instance's sockets.
+   */
+  attachCluster(cluster: Cluster): void {
+    if (!cluster.shared) return;
+    this.cluster = cluster;
+    cluster.on('realtime', (entries: Relayed[]) => {
+      if (!Array.isArray(entries)) return;
+      for (const e of entries) {
+        if (e[0] === 'm') this.pushHere(e[1], e[2]);
+        else if (e[0] === 's') this.sendHere(e[1], e[2]);
+        else if (e[0] === 'c') this.closeHere(e[1], e[2], e[3], e[4] === null ? {} : { exceptCredentialId: e[4] });
+      }
+    });
+  }
+
+  private cluster: Cluster | null = null;
+  private outbox: Relayed[] = [];
+
+  private relay(entry: Relayed): void {
+    if (!this.cluster) return;
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
+    this.outbox.push(entry);
+  }
+
+  private flush(): void {
+    const entries = this.outbox;
+    this.outbox = [];
+    let batch: Relayed[] = [];
+    let bytes = 0;
+    for (const e of entries) {
+      const size = JSON.stringify(e).length + 1;
+      if (bytes + size > RELAY_BATCH_BYTES && batch.length > 0) {
+        this.cluster?.publish('realtime', batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(e);
+      bytes += size;
+    }
+    if (batch.length > 0) this.cluster?.publish('realtime', batch);
   }
 
   /** The screens module installs the device-credential check. */
@@ -105,8 +158,13 @@ export class RealtimeHub {
     return [...this.channels.entries()].filter(([, s]) => s.size > 0).map(([id]) => id);
   }
 
-  /** Pushes a message to every socket of one screen; answers how many received it. */
+  /** Pushes a message to every socket of one screen, on every instance; answers how many here received it. */
   send(screenId: string, message: RealtimeMessage): number {
+    this.relay(['s', screenId, message]);
+    return this.sendHere(screenId, message);
+  }
+
+  private sendHere(screenId: string, message: RealtimeMessage): number {
     const set = this.channels.get(screenId);
     if (!set) return 0;
     const text = JSON.stringify(message);
@@ -129,6 +187,11 @@ export class RealtimeHub {
    * screens is told at once, as before. No socket: nothing to do.
    */
   pushManifestChanged(screenId: string, revision: number): void {
+    this.relay(['m', screenId, revision]);
+    this.pushHere(screenId, revision);
+  }
+
+  private pushHere(screenId: string, revision: number): void {
     if (this.channels.has(screenId)) this.line.push(screenId, revision);
   }
 
@@ -148,6 +211,11 @@ export class RealtimeHub {
    * again: its earlier credential is revoked).
    */
   closeScreen(screenId: string, code: number, reason: string, options: { exceptCredentialId?: string } = {}): number {
+    this.relay(['c', screenId, code, reason, options.exceptCredentialId ?? null]);
+    return this.closeHere(screenId, code, reason, options);
+  }
+
+  private closeHere(screenId: string, code: number, reason: string, options: { exceptCredentialId?: string }): number {
     const set = this.channels.get(screenId);
     if (!set) return 0;
     let closed = 0;

@@ -30,6 +30,7 @@ import { m0460_player_releases } from './0460_player_releases.js';
 import { m0470_noise_buckets_no_time_index } from './0470_noise_buckets_no_time_index.js';
 import { m0480_noise_integer_keys } from './0480_noise_integer_keys.js';
 import { m0490_manifest_dep_sets } from './0490_manifest_dep_sets.js';
+import { m0500_cluster } from './0500_cluster.js';
 
 export type { Migration } from './migration.js';
 
@@ -66,4 +67,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0470_noise_buckets_no_time_index,
   m0480_noise_integer_keys,
   m0490_manifest_dep_sets,
+  m0500_cluster,
 ];

@@ -35,6 +35,15 @@ export interface JobsTable {
   progress: number | null;
   last_error: string | null;
   locked_at: string | null;
+  /** The cluster key of the process running it (platform/cluster.ts; migration 0500). */
+  locked_by: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** When each periodic task is next due across the instances (platform/cluster.ts `claimTick`; migration 0500). */
+export interface PeriodicClaimsTable {
+  name: string;
+  due_ms: number;
+  claimed_by: string;
 }
