@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t, { type Test } from 'tap';
-import { compareTable, tableChecksum } from '../server/src/modules/system/migrate-to.js';
+import { compareTable, tableChecksum } from '../server/src/modules/system/migrate-to-verify.js';
 import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { MediaStore } from '../server/src/platform/media/store.js';

@@ -251,16 +251,11 @@ async function commandMigrateTo(config: Config, args: string[]): Promise<number>
       out,
       progress: (line) => process.stderr.write(`${line}\n`),
     });
-    if (!result.ok) {
-      process.stderr.write(
-        'placard: the copy does not match the SQLite database: do not switch to it; drop and recreate the PostgreSQL database, then run migrate-to again\n',
-      );
-      return 1;
-    }
-    if (!values['verify-only']) {
+    if (!result.ok)
+      process.stderr.write('placard: the copy does not match the SQLite database: do not switch to it; drop and recreate the target, then migrate-to again\n');
+    else if (!values['verify-only'])
       out('next: set PLACARD_DATABASE_URL to this URL (with its password) and start the server; the SQLite file is left as it was');
-    }
-    return 0;
+    return result.ok ? 0 : 1;
   } catch (err) {
     if (err instanceof MigrateToError) throw new CliError(err.message);
     throw err;
