@@ -72,6 +72,9 @@ async function rowsOf(url: string, text: string): Promise<any[]> {
 
 const noStack = (s: string) => !/\n\s+at /.test(s);
 
+// The demo seed (ffmpeg) and three server starts: more than tap's default two minutes on a slow machine.
+t.setTimeout(300_000);
+
 t.test('the demo data and uploaded media move to PostgreSQL, verified, and the server runs on them', { skip: NO_POSTGRES }, async (t) => {
   const dataDir = tempDataDir(t);
   const env = { PLACARD_DEMO: '1' };
