@@ -196,6 +196,11 @@ t.test(
     t.equal(moved.code, 0, moved.err);
     t.match(moved.err, /migrate-to: meta: 10000\/12345 rows\n/, 'a progress line while copying the large table');
     t.match(moved.err, /migrate-to: meta: 12345\/12345 rows\n/);
+    t.match(
+      moved.err,
+      /migrate-to: verifying meta: 10000 rows read from SQLite\nmigrate-to: verifying meta: 10000 rows read from PostgreSQL\n/,
+      'and while verifying it',
+    );
     t.match(moved.out, /\n {2}meta +12345 {2}[0-9a-f]{16} {2}ok\n/);
     t.match(moved.out, /\n {2}content_folders +2 {2}[0-9a-f]{16} {2}ok\n/, 'a self-referencing table, child first in the source, copied parents first');
     const blob = await rowsOf(url, `select encode(bytes, 'hex') as hex, size_bytes::text as size, created_at from data_output_blobs`);

@@ -101,12 +101,23 @@ export function orderBy(table: SourceTable, postgres: boolean, types?: Map<strin
   return table.primaryKey.map((c) => (postgres ? (types?.get(c) === 'text' ? `${quote(c)} collate "C"` : quote(c)) : `${quote(c)} collate binary`)).join(', ');
 }
 
+/** The rows as they go by, with a call every `every` of them (progress on large tables). */
+async function* counted<T>(rows: Iterable<T> | AsyncIterable<T>, every: number, report: (n: number) => void): AsyncGenerator<T> {
+  let n = 0;
+  for await (const row of rows) {
+    yield row;
+    if (++n % every === 0) report(n);
+  }
+}
+
 export async function verify(
   client: pg.Client,
   sqlite: SQLite.Database,
   tables: SourceTable[],
   types: Map<string, Map<string, string>>,
   out: (line: string) => void,
+  progress: (line: string) => void,
+  every: number,
 ): Promise<TableCheck[]> {
   out('verifying: row counts and sha256 checksums, each table read back from both databases');
   const width = Math.max(...tables.map((t) => t.name.length), 5);
@@ -118,9 +129,15 @@ export async function verify(
     const list = table.columns.map(quote).join(', ');
     const select = sqlite.prepare(`select ${list} from ${quote(table.name)} order by ${orderBy(table, false)}`);
     select.raw(true).safeIntegers(true);
-    const source = await tableChecksum(select.iterate() as Iterable<unknown[]>);
+    const source = await tableChecksum(
+      counted(select.iterate() as Iterable<unknown[]>, every, (n) => progress(`migrate-to: verifying ${table.name}: ${n} rows read from SQLite`)),
+    );
     const numeric = table.columns.map((c) => NUMERIC_TYPES.has(columnTypes.get(c) ?? ''));
-    const target = await tableChecksum(cursorRows(client, `select ${list} from ${quote(table.name)} order by ${orderBy(table, true, columnTypes)}`), numeric);
+    const rows = cursorRows(client, `select ${list} from ${quote(table.name)} order by ${orderBy(table, true, columnTypes)}`);
+    const target = await tableChecksum(
+      counted(rows, every, (n) => progress(`migrate-to: verifying ${table.name}: ${n} rows read from PostgreSQL`)),
+      numeric,
+    );
     const check = compareTable(table.name, source, target);
     checks.push(check);
     const verdict = check.ok

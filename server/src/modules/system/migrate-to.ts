@@ -268,7 +268,7 @@ export async function migrateToPostgres(options: MigrateToOptions): Promise<Migr
         types.set(t.name, new Map(target.map((c) => [c.name, c.type])));
       }
       if (!options.verifyOnly) await copyAll(client, sqlite, tables, options);
-      const checks = await verify(client, sqlite, tables, types, out);
+      const checks = await verify(client, sqlite, tables, types, out, options.progress, options.progressEvery ?? 10_000);
       const totalRows = checks.reduce((n, c) => n + c.sourceRows, 0);
       const bad = checks.filter((c) => !c.ok);
       if (bad.length) out(`verification FAILED: ${bad.length} of ${checks.length} tables differ (${bad.map((c) => c.table).join(', ')})`);
