@@ -11,6 +11,7 @@ import { createBackup } from './modules/system/backup-create.js';
 import { checkPassphrase, configuredPassphrase, isEncryptedFile } from './modules/system/backup-crypto.js';
 import { BACKUP_KINDS, BackupError, knownSchemaVersion, type BackupKind } from './modules/system/backup-format.js';
 import { discardPartialBackups, listBackups } from './modules/system/backup-store.js';
+import { MigrateToError, migrateToPostgres } from './modules/system/migrate-to.js';
 import { recoverInterruptedRestore, restoreBackup } from './modules/system/restore.js';
 import { DEFAULT_SETTINGS, getSettings, type Settings } from './modules/system/settings.js';
 import { migrate, openDatabase } from './platform/db/database.js';
@@ -33,6 +34,12 @@ Usage: placard <command> [options]
                           PLACARD_BACKUP_PASSPHRASE_FILE's
   backups                 list backups in the data directory
   migrate                 bring the database schema up to date
+  migrate-to URL [--verify-only]
+                          copy this data directory's SQLite database into an empty
+                          PostgreSQL database (postgres://user:password@host/db), in one
+                          transaction, then verify every table's row count and checksum;
+                          stop the service first. --verify-only: only compare them again.
+                          The media stay in PLACARD_DATA_DIR (docs/operations.md)
   schema                  the database's schema version and the newest this version knows;
                           exit status 3 when the database is newer (this version cannot
                           open it: restore a backup made by this version)
@@ -226,6 +233,35 @@ async function commandMigrate(config: Config): Promise<void> {
   }
 }
 
+async function commandMigrateTo(config: Config, args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'verify-only': { type: 'boolean', default: false } } });
+  const url = positionals[0];
+  if (!url || positionals.length > 1) throw new CliError('usage: placard migrate-to postgres://user:password@host:5432/database [--verify-only]');
+  // The SQLite file must not change under the copy: the server is stopped first.
+  if (await serverAnswers(config)) {
+    throw new CliError(`the server answers at ${localUrl(config)}: stop it first (systemctl stop placard), then run migrate-to`);
+  }
+  recoverInterruptedRestore(config.dataDir);
+  try {
+    const result = await migrateToPostgres({
+      sqliteFile: path.join(config.dataDir, 'placard.db'),
+      dataDir: config.dataDir,
+      url,
+      verifyOnly: values['verify-only'],
+      out,
+      progress: (line) => process.stderr.write(`${line}\n`),
+    });
+    if (!result.ok)
+      process.stderr.write('placard: the copy does not match the SQLite database: do not switch to it; drop and recreate the target, then migrate-to again\n');
+    else if (!values['verify-only'])
+      out('next: set PLACARD_DATABASE_URL to this URL (with its password) and start the server; the SQLite file is left as it was');
+    return result.ok ? 0 : 1;
+  } catch (err) {
+    if (err instanceof MigrateToError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 /** Exit status of `placard schema` when the database is newer than this version knows. */
 export const SCHEMA_TOO_NEW_EXIT = 3;
 
@@ -412,6 +448,8 @@ export async function runCli(argv: string[]): Promise<number> {
         break;
       case 'schema':
         return await commandSchema(config);
+      case 'migrate-to':
+        return await commandMigrateTo(config, args);
       case 'reset-password':
         await commandResetPassword(config, args);
         break;
