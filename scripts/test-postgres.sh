@@ -2,7 +2,7 @@
 # The route and repository tests again, on PostgreSQL (issue 25; docs/operations.md
 # "Scaling out"): starts a throwaway cluster (scripts/pg-cluster.sh), points the test
 # harness at it (PLACARD_TEST_DATABASE_URL: each test gets a database of its own) and
-# runs every test file that starts the app, except the browser tests (console-*, play-*,
+# runs every test file that starts the app or asks for PostgreSQL, except the browser tests (console-*, play-*,
 # player-e2e: they drive the same routes through Chromium; run them here by naming them)
 # and those listed in test/postgres-excluded.txt with their reason. Extra arguments are
 # passed to tap (file names replace the selection).
@@ -19,7 +19,7 @@ if ! printf '%s\n' "$@" | grep -q '\.test\.ts$'; then
     case "$f" in test/console-*|test/play-*|test/player-e2e.test.ts) continue ;; esac
     if printf '%s\n' "$excluded" | grep -qx "$f"; then continue; fi
     files+=("$f")
-  done < <(grep -l 'startApp\|testDatabase(' test/*.test.ts)
+  done < <(grep -l 'startApp\|testDatabase(\|TEST_DATABASE_URL\|freshPostgresDatabase' test/*.test.ts)
 fi
 echo "PostgreSQL at $url: ${#files[@]} test files"
 npx tap "${files[@]}" "$@"

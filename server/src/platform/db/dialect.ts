@@ -57,7 +57,7 @@ export function translateDdl(fragment: string, statementIsTableDefinition: boole
         .replace(/\bblob\b/gi, 'bytea')
         // A sum of conditions (`(a is not null) + (b is not null) = 1`): SQLite's are integers.
         .replace(/\((\w+ is (?:not )?null)\)(?=\s*\+)|(?<=\+\s*)\((\w+ is (?:not )?null)\)/gi, (_, a, b) => `(${a ?? b})::int`);
-      if (statementIsTableDefinition) out = out.replace(/\btext\b(?!\s+collate\b)/gi, 'text collate "C"');
+      if (statementIsTableDefinition) out = out.replace(/\btext\b(?![^,()]*\bcollate\b)/gi, 'text collate "C"');
       return out;
     })
     .join('');
