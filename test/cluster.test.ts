@@ -177,25 +177,32 @@ t.test('killing an instance loses nothing it acknowledged', { skip }, async (t) 
   const env = { PLACARD_DATABASE_URL: url };
   const a = await startServerProcess(t, dataDir, env);
   const b = await startServerProcess(t, dataDir, env);
-  // Pairing sessions: public writes a player makes; each 201 is an acknowledged commit.
-  const made: { id: string; pollSecret: string }[] = [];
-  const pending = Array.from({ length: 30 }, async () => {
-    const res = await fetch(`${a.url}/api/v1/player/pairing-sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ playerFamily: 'desktop-linux', playerVersion: '1.0.0', deviceName: 'box' }),
-    });
-    if (res.status === 201) made.push(((await res.json()) as { data: { id: string; pollSecret: string } }).data);
+  // The first owner through A (a session both instances accept: sessions are rows), then
+  // 30 playlists created through A at once: each 201 is an acknowledged commit.
+  const setup = await fetch(`${a.url}/api/v1/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'owner@example.test', password: 'correct horse battery staple', displayName: 'Owner' }),
   });
-  await Promise.all(pending);
+  t.ok(setup.status === 200 || setup.status === 201, `setup answered ${setup.status}`);
+  const cookie = setup.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .filter((pair) => !pair.endsWith('='))
+    .join('; ');
+  const headers = { cookie, 'x-csrf-token': ((await setup.json()) as { data: { csrfToken: string } }).data.csrfToken, 'content-type': 'application/json' };
+  const made: string[] = [];
+  await Promise.all(
+    Array.from({ length: 30 }, async (_, i) => {
+      const res = await fetch(`${a.url}/api/v1/playlists`, { method: 'POST', headers, body: JSON.stringify({ name: `Kept ${i}` }) });
+      if (res.status === 201) made.push(((await res.json()) as { data: { id: string } }).data.id);
+    }),
+  );
   a.child.kill('SIGKILL');
   t.match(await a.exited, { signal: 'SIGKILL' });
   t.equal(made.length, 30, 'A acknowledged 30 writes before it was killed');
   let found = 0;
-  for (const m of made) {
-    const res = await fetch(`${b.url}/api/v1/player/pairing-sessions/${m.id}`, { headers: { 'x-pairing-secret': m.pollSecret } });
-    if (res.status === 200) found++;
-  }
-  t.equal(found, 30, 'instance B serves every one');
+  for (const id of made) if ((await fetch(`${b.url}/api/v1/playlists/${id}`, { headers })).status === 200) found++;
+  t.equal(found, 30, 'instance B serves every one (with the session A made)');
   t.equal((await fetch(`${b.url}/readyz`)).status, 200, 'B is ready');
 });
