@@ -361,6 +361,18 @@ export function openDatabase(file: string, options: PostgresOptions = {}): Opene
   return handle;
 }
 
+/**
+ * The full URL a PostgreSQL database was opened with, password included (pg_dump and
+ * pg_restore need it): kept here, off the OpenedDatabase object, so that logging or
+ * serialising the handle never shows the password.
+ */
+const postgresUrls = new WeakMap<OpenedDatabase, string>();
+
+/** The URL `opened` was opened with (password included: never log it); null on SQLite. */
+export function postgresUrlOf(opened: OpenedDatabase): string | null {
+  return postgresUrls.get(opened) ?? null;
+}
+
 /** PostgreSQL (issue 25): a pool; no file, no WAL of ours, no in-place replacement (a restore is pg_restore's). */
 function openPostgres(url: string, options: PostgresOptions): OpenedDatabase {
   const { db, pool } = openPostgresPool(url, options);
@@ -383,6 +395,7 @@ function openPostgres(url: string, options: PostgresOptions): OpenedDatabase {
       throw new Error('a PostgreSQL database is restored with pg_restore, not by replacing a file');
     },
   };
+  postgresUrls.set(handle, url);
   opened.set(db, handle);
   return handle;
 }
