@@ -3,6 +3,7 @@ import t from 'tap';
 import { getSettings, DEFAULT_SETTINGS } from '../server/src/modules/system/settings.js';
 import { registerStatusContributor } from '../server/src/modules/system/hooks.js';
 import { signIn } from './helpers/auth.js';
+import { TEST_DATABASE_URL } from './helpers/postgres.js';
 import { startApp } from './helpers/harness.js';
 
 t.test('settings: defaults, patch with If-Match, validation, roles', async (t) => {
@@ -115,7 +116,8 @@ t.test('system status: versions, database, disk, tools, backups, contributed sec
   }
   t.match(s.version, /^\d+\.\d+\.\d+/);
   t.equal(s.runtime.node, process.version);
-  t.match(s.database.sqliteVersion, /^3\.\d+/);
+  // The engine's version: SQLite's library, or the PostgreSQL server's (PLACARD_TEST_DATABASE_URL).
+  t.match(s.database.sqliteVersion, TEST_DATABASE_URL ? /^\d+\.\d+/ : /^3\.\d+/);
   t.ok(s.database.sizeBytes > 0);
   t.equal(s.database.schemaVersion, s.database.schemaVersionKnown);
   t.ok(s.storage.totalBytes > 0 && s.storage.freeBytes >= 0);

@@ -86,8 +86,11 @@ async function runTool(tool: string, args: string[], env: NodeJS.ProcessEnv, std
   return { code, stdout, stderr: stderr.trim() };
 }
 
-/** The last line a tool wrote on stderr (its error), for a message. */
-const lastLine = (stderr: string) => stderr.split('\n').filter(Boolean).at(-1) ?? 'no message';
+/** What a tool said went wrong, for a message: its first `error:` line (else its last line), bounded. */
+const lastLine = (stderr: string) => {
+  const lines = stderr.split('\n').filter(Boolean);
+  return (lines.find((l) => /\berror:/.test(l)) ?? lines.at(-1) ?? 'no message').slice(0, 500);
+};
 
 /**
  * `pg_dump --format=custom` of the database at `url` into `dest`: one repeatable-read

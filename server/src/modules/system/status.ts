@@ -3,11 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
+import { isPostgres } from '../../platform/db/dialect.js';
 import { ensureInstanceId } from '../../platform/db/meta.js';
 import { API_VERSION, SERVER_VERSION } from '../../version.js';
 import { listFiles } from './backup-create.js';
 import { knownSchemaVersion } from './backup-format.js';
-import { schemaVersion, sqliteVersion } from './database.repo.js';
+import { pageBytes, schemaVersion, sqliteVersion } from './database.repo.js';
 import { listBackups } from './backup-store.js';
 import { registerStatusContributor, statusContributorList, type StatusContributor } from './hooks.js';
 import { databaseFileOf, listRuns } from './maintenance.js';
@@ -117,8 +118,9 @@ export async function collectStatus(deps: AppDeps): Promise<SystemStatus> {
     sqliteVersion(db),
     schemaVersion(db),
     ensureInstanceId(db),
-    fileSize(dbFile),
-    fileSize(`${dbFile}-wal`),
+    // PostgreSQL: the database's size (pg_database_size); its WAL is the server's, not ours.
+    isPostgres(db) ? pageBytes(db) : fileSize(dbFile),
+    isPostgres(db) ? 0 : fileSize(`${dbFile}-wal`),
     statfs(config.dataDir).catch(() => null),
     deps.tools.check(),
     deps.tools.sharpVersions(),
