@@ -24,6 +24,7 @@ Usage: placard <command> [options]
 
   backup [--kind cli|pre-upgrade] [--no-media] [--out DIR] [--passphrase-stdin]
                           online backup (safe while the server runs); prints the file.
+                          With PLACARD_DATABASE_URL the database part is a pg_dump
                           Encrypted (age, .tar.age) with the passphrase read from stdin, or
                           with PLACARD_BACKUP_PASSPHRASE_FILE's when that is set; copied to
                           PLACARD_BACKUP_COPY_DIR when that is set; --out DIR: a copy there too
@@ -221,7 +222,10 @@ async function commandRestore(config: Config, args: string[]): Promise<void> {
 async function commandBackups(config: Config): Promise<void> {
   const list = await listBackups(config.dataDir);
   if (list.length === 0) out('no backups');
-  for (const b of list) out(`${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.encrypted ? 'encrypted' : b.includesMedia ? 'with media' : 'database only'}`);
+  for (const b of list)
+    out(
+      `${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.encrypted ? 'encrypted' : b.includesMedia ? 'with media' : 'database only'}${b.engine ? `\t${b.engine}` : ''}`,
+    );
 }
 
 async function commandMigrate(config: Config): Promise<void> {
