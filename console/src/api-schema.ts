@@ -8249,6 +8249,7 @@ export interface operations {
                                 serverVersion: string | null;
                                 schemaVersion: number | null;
                                 includesMedia: boolean | null;
+                                engine: ("sqlite" | "postgres") | null;
                                 encrypted: boolean;
                                 downloadUrl: string;
                             }[];
@@ -8335,6 +8336,7 @@ export interface operations {
                             serverVersion: string | null;
                             schemaVersion: number | null;
                             includesMedia: boolean | null;
+                            engine: ("sqlite" | "postgres") | null;
                             encrypted: boolean;
                             downloadUrl: string;
                         };
