@@ -75,6 +75,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/db/database.ts readersOf': 'keyed by the database: its synchronous read path (readNow)',
   'platform/db/database.ts heldRunnersOf': 'keyed by the database: its statements at once for a transaction holding the connection',
   'platform/db/database.ts held': 'keyed by a transaction (holdConnection), while its callback runs',
+  'platform/db/database.ts postgresUrls': 'keyed by the opened database: the URL with its password, off the handle (pg_dump/pg_restore)',
   'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
   'modules/schedules/recurrence.ts compiledRules': 'a memo of RRULE text: its parsed options (bounded)',
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',
