@@ -75,7 +75,40 @@ t.test('on PostgreSQL a backup is a pg_dump plus the media; restored after chang
   const later = await signIn(app, { role: 'editor' });
   writeMedia(app.dataDir, 2, 1000);
 
-  const restored = await runAndWait(app, owner.headers, 'restore', { backup: name });
+  // A transaction in flight (it has only taken the writer lock every transaction takes
+  // first, no table lock): the restore waits for it before pg_restore touches anything, as
+  // SQLite's swap waits for the connection.
+  let release!: () => void;
+  const releasing = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const held = app.deps.db.transaction().execute(async (trx) => {
+    await sql`select 1`.execute(trx);
+    entered();
+    await releasing;
+  });
+  t.teardown(() => release());
+  await inside;
+  const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
+  t.equal(started.status, 202);
+  const runOf = async () => (await app.json(`/api/v1/system/maintenance/runs/${started.body.data.id}`, { headers: owner.headers })).body.data;
+  let run = await runOf();
+  for (let i = 0; i < 500 && run.state === 'running' && !/pg_restore/.test(run.message); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    run = await runOf();
+  }
+  t.match(run.message, /restoring the database \(pg_restore\)/, 'the restore reached the database');
+  await new Promise((r) => setTimeout(r, 300));
+  const stillLive = await app.deps.db.selectFrom('meta').select('value').where('key', '=', 'later-row').executeTakeFirst();
+  t.equal(stillLive?.value, 'not in the backup', 'nothing restored while the transaction runs (a read is not blocked by pg_restore either)');
+  t.equal((await runOf()).state, 'running');
+  release();
+  await held;
+  while (run.state === 'running') {
+    await new Promise((r) => setTimeout(r, 10));
+    run = await runOf();
+  }
+  const restored = { body: { data: run } };
   t.equal(restored.body.data.state, 'succeeded', JSON.stringify(restored.body.data.error));
   t.equal((await getSettings(app.deps.db)).serverName, 'Backed up', 'the settings are the backup’s (and no stale cached copy is served)');
   t.same(await dumpTables(app.deps.db), tablesBefore, 'every table, every row: the database is the backup’s');

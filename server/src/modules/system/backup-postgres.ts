@@ -9,6 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { WRITER_LOCK } from '../../platform/db/postgres.js';
 import { BackupError, knownSchemaVersion } from './backup-format.js';
 
 /** Most stderr kept from a tool (its last lines say what went wrong). */
@@ -172,25 +173,45 @@ export async function checkDumpSchema(file: string, known: readonly number[]): P
   return newest;
 }
 
+/** How long a restore waits for the transactions in flight (of every instance) before it gives up. */
+const WRITERS_TIMEOUT = '60s';
+
 /**
  * Restores `file` into the database at `url`: `pg_restore --clean --if-exists --no-owner
  * --no-privileges --single-transaction`, so the objects of the dump are dropped and
  * re-created in one transaction: a dump that fails half-way leaves the database as it
  * was. Tables the live database has and the dump does not (a newer schema's) are dropped
  * afterwards, so that the migrations bring the restored schema forward cleanly.
+ *
+ * Meanwhile a session of its own holds the writer lock (`WRITER_LOCK`, postgres.ts) that
+ * every transaction of every instance takes first: the restore waits for the transactions
+ * in flight to finish (as SQLite's `replaceFile` waits for the connection), and none starts
+ * until the restored data is in place. Released before the migrations, which take it too.
  */
 export async function restorePostgres(url: string, file: string, toc: string): Promise<void> {
   const { dbname, env } = libpqTarget(url);
-  const r = await runTool(
-    'pg_restore',
-    ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', '--no-password', `--dbname=${dbname}`, file],
-    env,
-  );
-  if (r.code !== 0) throw new BackupError(`pg_restore refused the backup's database dump (the database is unchanged): ${lastLine(r.stderr)}`);
-  const inDump = tablesInDump(toc);
   const client = new pg.Client({ connectionString: url, application_name: 'placard-restore' });
-  await client.connect();
   try {
+    await client.connect();
+  } catch (err) {
+    throw new BackupError(`no connection to PostgreSQL: ${(err as Error).message}`, 'failed');
+  }
+  client.on('error', () => undefined);
+  try {
+    await client.query(`set lock_timeout = '${WRITERS_TIMEOUT}'`);
+    try {
+      await client.query(`select pg_advisory_lock(${WRITER_LOCK})`);
+    } catch (err) {
+      throw new BackupError(`the transactions in flight did not finish within ${WRITERS_TIMEOUT}: ${(err as Error).message}`, 'failed');
+    }
+    await client.query('set lock_timeout = 0');
+    const r = await runTool(
+      'pg_restore',
+      ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', '--no-password', `--dbname=${dbname}`, file],
+      env,
+    );
+    if (r.code !== 0) throw new BackupError(`pg_restore refused the backup's database dump (the database is unchanged): ${lastLine(r.stderr)}`);
+    const inDump = tablesInDump(toc);
     const live = await client.query<{ name: string }>(
       "select table_schema || '.' || table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'",
     );
@@ -205,6 +226,7 @@ export async function restorePostgres(url: string, file: string, toc: string): P
       await client.query(`drop table if exists ${quoted.join(', ')} cascade`);
     }
   } finally {
+    // Ending the session releases the lock too.
     await client.end().catch(() => undefined);
   }
 }
