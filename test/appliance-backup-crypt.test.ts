@@ -9,6 +9,7 @@ import { getSettings, updateSettings } from '../server/src/modules/system/settin
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { signIn } from './helpers/auth.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
+import { cliDatabaseEnv, testDatabaseTarget } from './helpers/postgres.js';
 
 // Encrypted backups (age, passphrase) and the copy to a mounted drive (PLACARD_BACKUP_COPY_DIR),
 // by the API, the configured passphrase file and the CLI. See docs/operations.md, Backups.
@@ -29,7 +30,7 @@ async function serverName(app: TestApp) {
   return (await getSettings(app.deps.db)).serverName;
 }
 
-function cli(
+function cliIn(
   dataDir: string,
   args: string[],
   options: { stdin?: string; env?: Record<string, string>; as?: string[] } = {},
@@ -182,7 +183,11 @@ t.test(
 
 t.test('placard backup/restore --passphrase-stdin, and --out: a directory it cannot write is one clear line, before any work', async (t) => {
   const dataDir = tempDataDir(t);
-  const opened = openDatabase(path.join(dataDir, 'placard.db'));
+  // The CLI's database: the file in the data directory, or PLACARD_DATABASE_URL's.
+  const target = await testDatabaseTarget(t, dataDir);
+  const dbEnv = cliDatabaseEnv(target);
+  const cli = (dir: string, args: string[], options: Parameters<typeof cliIn>[2] = {}) => cliIn(dir, args, { ...options, env: { ...dbEnv, ...options.env } });
+  const opened = openDatabase(target);
   await migrate(opened.db);
   await updateSettings(opened.db, { serverName: 'CLI encrypted' });
   await opened.close();
@@ -197,7 +202,7 @@ t.test('placard backup/restore --passphrase-stdin, and --out: a directory it can
   t.equal(short.code, 1);
   t.match(short.err, /^placard: the passphrase must be at least 12 characters\n$/);
 
-  const later = openDatabase(path.join(dataDir, 'placard.db'));
+  const later = openDatabase(target);
   await updateSettings(later.db, { serverName: 'Changed' });
   await later.close();
   const noPass = await cli(dataDir, ['restore', file]);
@@ -208,7 +213,7 @@ t.test('placard backup/restore --passphrase-stdin, and --out: a directory it can
   t.match(wrong.err, /^placard: refused: the passphrase does not open this encrypted backup; the data directory is unchanged\n$/);
   const right = await cli(dataDir, ['restore', file, '--passphrase-stdin'], { stdin: `${PASSPHRASE}\n` });
   t.equal(right.code, 0, right.err);
-  const check = openDatabase(path.join(dataDir, 'placard.db'));
+  const check = openDatabase(target);
   t.equal((await getSettings(check.db)).serverName, 'CLI encrypted');
   await check.close();
 
@@ -217,7 +222,7 @@ t.test('placard backup/restore --passphrase-stdin, and --out: a directory it can
   const missing = await cli(dataDir, ['backup', '--no-media', '--out', '/nonexistent/dir']);
   t.equal(missing.code, 1);
   t.equal(missing.err, 'placard: --out /nonexistent/dir does not exist\n', 'one line, no stack');
-  const notDir = await cli(dataDir, ['backup', '--no-media', '--out', path.join(dataDir, 'placard.db')]);
+  const notDir = await cli(dataDir, ['backup', '--no-media', '--out', file]);
   t.equal(notDir.code, 1);
   t.match(notDir.err, /^placard: --out .* is not a directory\n$/);
   t.equal(readdirSync(path.join(dataDir, 'backups')).length, before, 'refused before making a backup');

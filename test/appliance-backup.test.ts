@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import t from 'tap';
 import { createBackup } from '../server/src/modules/system/backup-create.js';
 import { listBackups } from '../server/src/modules/system/backup-store.js';
@@ -10,27 +10,11 @@ import { mediaServiceOf } from '../server/src/modules/media/service.js';
 import { registerRestoreParticipant } from '../server/src/modules/system/index.js';
 import { getSettings } from '../server/src/modules/system/settings.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
+import { archivedDatabase, dumpTables } from './helpers/backup-db.js';
+import { TEST_DATABASE_URL } from './helpers/postgres.js';
 import { mediaDigest, writeMedia } from './helpers/data-dir.js';
 import { heldRoute } from './helpers/sample-routes.js';
 import { startApp, tempDataDir, type TestApp } from './helpers/harness.js';
-
-/** Every row of every table, ordered: the whole database as data. */
-function dumpDatabase(file: string): Record<string, unknown[]> {
-  const db = new SQLite(file, { readonly: true });
-  try {
-    const tables = (
-      db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]
-    ).map((r) => r.name);
-    const out: Record<string, unknown[]> = {};
-    for (const name of tables) {
-      const cols = (db.prepare(`select name from pragma_table_info(?)`).all(name) as { name: string }[]).map((c) => `"${c.name}"`);
-      out[name] = db.prepare(`select * from "${name}" order by ${cols.join(', ')}`).all();
-    }
-    return out;
-  } finally {
-    db.close();
-  }
-}
 
 async function runAndWait(app: TestApp, headers: Record<string, string>, action: string, options: Record<string, unknown> = {}) {
   const res = await app.json(`/api/v1/system/maintenance/${action}`, { method: 'POST', headers, json: { wait: true, options } });
@@ -90,10 +74,14 @@ t.test('a backup taken under a write load is a consistent snapshot with the medi
   t.equal(verified.header.includesMedia, true);
   t.equal(verified.manifest.files.filter((f) => f.path.startsWith('media/')).length, 40, 'every media file is in it');
   t.same(await mediaDigest(staging), await mediaDigest(app.dataDir), 'media identical by sha256');
-  const copy = new SQLite(path.join(staging, 'placard.db'), { readonly: true });
-  t.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-  const keys = (copy.prepare("select value from meta where key like 'load-%'").all() as { value: string }[]).map((r) => Number(r.value)).sort((a, b) => a - b);
-  copy.close();
+  t.equal(verified.header.engine, TEST_DATABASE_URL ? 'postgres' : 'sqlite', 'the header names the engine');
+  t.ok(
+    verified.manifest.files.some((f) => f.path === (TEST_DATABASE_URL ? 'placard.pgdump' : 'placard.db')),
+    'the database entry is the engine’s',
+  );
+  const copy = await archivedDatabase(t, staging);
+  if (!TEST_DATABASE_URL) t.equal((await sql<{ integrity_check: string }>`pragma integrity_check`.execute(copy)).rows[0]?.integrity_check, 'ok');
+  const keys = (await copy.selectFrom('meta').select('value').where('key', 'like', 'load-%').execute()).map((r) => Number(r.value)).sort((a, b) => a - b);
   t.same(
     keys,
     keys.map((_, i) => i),
@@ -180,9 +168,9 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
   // What the backup holds, table by table.
   const archived = tempDataDir(t);
   await verifyBackup(path.join(app.dataDir, 'backups', name), { extractTo: archived });
-  const backedUp = dumpDatabase(path.join(archived, 'placard.db'));
+  const backedUp = await dumpTables(await archivedDatabase(t, archived));
   t.ok(Object.keys(backedUp).length > 10, `${Object.keys(backedUp).length} tables`);
-  t.not(JSON.stringify(dumpDatabase(app.database.file)), JSON.stringify(backedUp), 'the live database differs before the restore');
+  t.not(JSON.stringify(await dumpTables(app.deps.db)), JSON.stringify(backedUp), 'the live database differs before the restore');
 
   const started = await app.json('/api/v1/system/maintenance/restore', { method: 'POST', headers: owner.headers, json: { options: { backup: name } } });
   t.equal(started.status, 202, JSON.stringify(started.body));
@@ -197,7 +185,7 @@ t.test('restore round trip: data and media identical by sha256, /readyz 503 duri
     if (res.status === 200) run = res.body.data;
   }
   t.equal(run.state, 'succeeded', JSON.stringify(run.error));
-  t.same(dumpDatabase(app.database.file), backedUp, 'every table, every row: the database is the backup’s');
+  t.same(await dumpTables(app.deps.db), backedUp, 'every table, every row: the database is the backup’s');
   t.equal((await app.json('/readyz')).status, 200, 'ready again after');
   t.equal((await getSettings(app.deps.db)).serverName, 'Before', 'the database is the backup’s');
   t.same(await mediaDigest(app.dataDir), before, 'media identical by sha256');

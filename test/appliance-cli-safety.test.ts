@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { discardPartialBackups } from '../server/src/modules/system/backup-store.js';
 import { getSettings, updateSettings } from '../server/src/modules/system/settings.js';
-import { migrate, openDatabase } from '../server/src/platform/db/database.js';
+import { migrate, openDatabase, postgresUrlOf } from '../server/src/platform/db/database.js';
 import { cookieHeader, signIn, TEST_PASSWORD } from './helpers/auth.js';
 import { startApp, tempDataDir } from './helpers/harness.js';
+import { cliDatabaseEnv, testDatabaseTarget } from './helpers/postgres.js';
 
 // The CLI's guards: what it refuses, what it must not delete, what a password reset undoes.
 
@@ -34,7 +35,8 @@ function cli(
 
 t.test('placard backup discards only partial files whose writer is gone or that nobody touched for an hour', async (t) => {
   const dataDir = tempDataDir(t);
-  const opened = openDatabase(path.join(dataDir, 'placard.db'));
+  const target = await testDatabaseTarget(t, dataDir);
+  const opened = openDatabase(target);
   await migrate(opened.db);
   await opened.close();
   const backups = path.join(dataDir, 'backups');
@@ -55,7 +57,7 @@ t.test('placard backup discards only partial files whose writer is gone or that 
   utimesSync(path.join(backups, files.liveButStale), hoursAgo, hoursAgo);
   utimesSync(path.join(backups, files.legacyStale), hoursAgo, hoursAgo);
 
-  const res = await cli(dataDir, ['backup', '--no-media']);
+  const res = await cli(dataDir, ['backup', '--no-media'], { env: cliDatabaseEnv(target) });
   t.equal(res.code, 0, res.err);
   const left = readdirSync(backups)
     .filter((n) => n.startsWith('.partial-'))
@@ -78,16 +80,17 @@ t.test('placard backup discards only partial files whose writer is gone or that 
 
 t.test('placard restore refuses a corrupt file, and refuses while the server answers', async (t) => {
   const app = await startApp(t);
+  const env = cliDatabaseEnv(postgresUrlOf(app.database));
   const owner = await signIn(app);
   await updateSettings(app.deps.db, { serverName: 'Live' });
-  const backup = await cli(app.dataDir, ['backup', '--no-media']);
+  const backup = await cli(app.dataDir, ['backup', '--no-media'], { env });
   t.equal(backup.code, 0, backup.err);
   const file = backup.out.trim();
   await updateSettings(app.deps.db, { serverName: 'Live, later' });
 
   // While the server answers on its port: refused, nothing touched.
   const port = new URL(app.url).port;
-  const answering = await cli(app.dataDir, ['restore', file], { env: { PLACARD_PORT: port, PLACARD_HOST: '127.0.0.1' } });
+  const answering = await cli(app.dataDir, ['restore', file], { env: { ...env, PLACARD_PORT: port, PLACARD_HOST: '127.0.0.1' } });
   t.equal(answering.code, 1);
   t.match(answering.err, new RegExp(`the server answers at http://127\\.0\\.0\\.1:${port}: stop it first`));
   t.equal((await getSettings(app.deps.db)).serverName, 'Live, later', 'the live database is untouched');
@@ -98,7 +101,7 @@ t.test('placard restore refuses a corrupt file, and refuses while the server ans
   bytes[bytes.length - 2000] = bytes[bytes.length - 2000]! ^ 0xff;
   const corrupt = path.join(tempDataDir(t), 'corrupt.tar');
   writeFileSync(corrupt, bytes);
-  const refused = await cli(app.dataDir, ['restore', corrupt]);
+  const refused = await cli(app.dataDir, ['restore', corrupt], { env });
   t.equal(refused.code, 1);
   t.match(refused.err, /refused: .*(checksum|damaged|manifest|JSON).*; the data directory is unchanged/);
   t.equal((await getSettings(app.deps.db)).serverName, 'Live, later');
@@ -124,7 +127,10 @@ t.test('placard reset-password ends the user’s sessions, clears disabled_at an
   await app.deps.db.updateTable('users').set({ disabled_at: new Date().toISOString() }).where('email', '=', email).execute();
   t.ok((await app.deps.db.selectFrom('auth_throttle').selectAll().execute()).length > 0);
 
-  const reset = await cli(app.dataDir, ['reset-password', email, '--password-stdin'], { stdin: 'a completely new passphrase\n' });
+  const reset = await cli(app.dataDir, ['reset-password', email, '--password-stdin'], {
+    stdin: 'a completely new passphrase\n',
+    env: cliDatabaseEnv(postgresUrlOf(app.database)),
+  });
   t.equal(reset.code, 0, reset.err);
   t.match(reset.out, /their sessions ended/);
 

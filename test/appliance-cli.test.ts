@@ -7,14 +7,15 @@ import { hashPassword, verifyPassword } from '../server/src/modules/accounts/pas
 import { findUserByEmail, insertUser } from '../server/src/modules/accounts/users.repo.js';
 import { getSettings, updateSettings } from '../server/src/modules/system/settings.js';
 import { tempDataDir } from './helpers/harness.js';
+import { cliDatabaseEnv, testDatabaseTarget } from './helpers/postgres.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function cli(dataDir: string, args: string[], stdin?: string): Promise<{ code: number | null; out: string; err: string }> {
+function cliIn(dataDir: string, args: string[], stdin?: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, 'server/src/cli.ts'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '1' },
+      env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '1', ...env },
     });
     let out = '';
     let err = '';
@@ -27,11 +28,15 @@ function cli(dataDir: string, args: string[], stdin?: string): Promise<{ code: n
 
 t.test('placard CLI: migrate, backup, restore, reset-password, bad input', async (t) => {
   const dataDir = tempDataDir(t);
+  // The database the CLI opens: the file in the data directory, or PLACARD_DATABASE_URL's.
+  const target = await testDatabaseTarget(t, dataDir, { empty: true });
+  const env = cliDatabaseEnv(target);
+  const cli = (dir: string, args: string[], stdin?: string) => cliIn(dir, args, stdin, env);
   const migrated = await cli(dataDir, ['migrate']);
   t.equal(migrated.code, 0, migrated.err);
   t.match(migrated.out, /applied migrations/);
 
-  const opened = openDatabase(path.join(dataDir, 'placard.db'));
+  const opened = openDatabase(target);
   await migrate(opened.db);
   await insertUser(opened.db, {
     email: 'owner@example.test',
@@ -49,14 +54,14 @@ t.test('placard CLI: migrate, backup, restore, reset-password, bad input', async
   const listed = await cli(dataDir, ['backups']);
   t.match(listed.out, path.basename(file));
 
-  const later = openDatabase(path.join(dataDir, 'placard.db'));
+  const later = openDatabase(target);
   await updateSettings(later.db, { serverName: 'After backup' });
   await later.close();
 
   const restored = await cli(dataDir, ['restore', file]);
   t.equal(restored.code, 0, restored.err);
   t.match(restored.out, /restored/);
-  const check = openDatabase(path.join(dataDir, 'placard.db'));
+  const check = openDatabase(target);
   t.equal((await getSettings(check.db)).serverName, 'Before backup');
   await check.close();
 
@@ -71,7 +76,7 @@ t.test('placard CLI: migrate, backup, restore, reset-password, bad input', async
   const viaStdin = await cli(dataDir, ['reset-password', 'OWNER@example.test', '--password-stdin', '--disable-mfa'], 'a brand new long password\n');
   t.equal(viaStdin.code, 0, viaStdin.err);
   t.notMatch(viaStdin.out, /new password:/, 'a given password is not echoed');
-  const db = openDatabase(path.join(dataDir, 'placard.db'));
+  const db = openDatabase(target);
   const user = await findUserByEmail(db.db, 'owner@example.test');
   t.ok(await verifyPassword(user!.password_hash, 'a brand new long password'));
   await db.close();

@@ -75,6 +75,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'platform/db/database.ts readersOf': 'keyed by the database: its synchronous read path (readNow)',
   'platform/db/database.ts heldRunnersOf': 'keyed by the database: its statements at once for a transaction holding the connection',
   'platform/db/database.ts held': 'keyed by a transaction (holdConnection), while its callback runs',
+  'platform/db/database.ts postgresUrls': 'keyed by the opened database: the URL with its password, off the handle (pg_dump/pg_restore)',
   'platform/db/json.ts jsonValid': 'a private in-memory SQLite statement: json_valid, no state',
   'modules/schedules/recurrence.ts compiledRules': 'a memo of RRULE text: its parsed options (bounded)',
   'modules/schedules/recurrence.ts seriesEnds': 'a memo of (RRULE text, start): where a COUNT series ends (bounded)',
@@ -88,7 +89,6 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/content/playlist-parts.ts stores': 'keyed by the database: the playlist parts kept between manifest builds (bounded)',
   'platform/db/prepared.ts numbered': 'a memo of the code’s SQL texts with PostgreSQL’s numbered placeholders (bounded by the texts)',
   'platform/db/postgres.ts checked': 'weak: the pooled PostgreSQL connections whose statements are checked for NUL characters',
-  'platform/db/database.ts postgresUrls': 'weak: the URL each PostgreSQL database was opened with, off the handle (it holds the password)',
 };
 
 t.test('no module-level state outside the app scope, beyond the listed exceptions', async (t) => {

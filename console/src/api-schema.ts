@@ -8252,6 +8252,7 @@ export interface operations {
                                 serverVersion: string | null;
                                 schemaVersion: number | null;
                                 includesMedia: boolean | null;
+                                engine: ("sqlite" | "postgres") | null;
                                 encrypted: boolean;
                                 downloadUrl: string;
                             }[];
@@ -8338,6 +8339,7 @@ export interface operations {
                             serverVersion: string | null;
                             schemaVersion: number | null;
                             includesMedia: boolean | null;
+                            engine: ("sqlite" | "postgres") | null;
                             encrypted: boolean;
                             downloadUrl: string;
                         };

@@ -25,11 +25,14 @@ Usage: placard <command> [options]
 
   backup [--kind cli|pre-upgrade] [--no-media] [--out DIR] [--passphrase-stdin]
                           online backup (safe while the server runs); prints the file.
+                          With PLACARD_DATABASE_URL the database part is a pg_dump
                           Encrypted (age, .tar.age) with the passphrase read from stdin, or
                           with PLACARD_BACKUP_PASSPHRASE_FILE's when that is set; copied to
                           PLACARD_BACKUP_COPY_DIR when that is set; --out DIR: a copy there too
   restore FILE [--force] [--passphrase-stdin]
-                          restore a backup; stop the service first (systemctl stop placard).
+                          restore a backup; stop the service first (systemctl stop placard;
+                          on PostgreSQL every instance). With PLACARD_DATABASE_URL the
+                          backup's pg_dump is restored into that database with pg_restore.
                           An encrypted one opens with the passphrase from stdin, else
                           PLACARD_BACKUP_PASSPHRASE_FILE's
   backups                 list backups in the data directory
@@ -146,8 +149,9 @@ async function commandBackup(config: Config, args: string[]): Promise<void> {
     },
   });
   if (!(BACKUP_KINDS as readonly string[]).includes(values.kind!)) throw new CliError(`--kind must be one of ${BACKUP_KINDS.join(', ')}`);
-  const file = path.join(config.dataDir, 'placard.db');
-  if (!existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
+  // SQLite: the file; PostgreSQL: the URL (PLACARD_DATABASE_URL), which pg_dump dumps.
+  const file = databaseTarget(config);
+  if (!config.databaseUrl && !existsSync(file)) throw new CliError(`no database at ${file} (is PLACARD_DATA_DIR right?)`);
   // Refused before the work: a backup of many gigabytes must not end in "cannot write".
   const outDir = values.out === undefined ? null : await writableDir(values.out, '--out');
   const passphrase = await passphraseFor(config, values['passphrase-stdin']);
@@ -206,7 +210,13 @@ async function commandRestore(config: Config, args: string[]): Promise<void> {
   const recovered = recoverInterruptedRestore(config.dataDir);
   if (recovered) process.stderr.write(`${recovered}\n`);
   try {
-    const result = await restoreBackup({ dataDir: config.dataDir, file: source, passphrase, progress: progressPrinter('restore') });
+    const result = await restoreBackup({
+      dataDir: config.dataDir,
+      file: source,
+      postgresUrl: config.databaseUrl,
+      passphrase,
+      progress: progressPrinter('restore'),
+    });
     out(
       `restored ${path.basename(source)} (made ${result.header.createdAt} by Placard ${result.header.serverVersion}): ${result.files} files, schema ${result.migratedTo}`,
     );
@@ -219,7 +229,10 @@ async function commandRestore(config: Config, args: string[]): Promise<void> {
 async function commandBackups(config: Config): Promise<void> {
   const list = await listBackups(config.dataDir);
   if (list.length === 0) out('no backups');
-  for (const b of list) out(`${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.encrypted ? 'encrypted' : b.includesMedia ? 'with media' : 'database only'}`);
+  for (const b of list)
+    out(
+      `${b.name}\t${b.createdAt}\t${b.sizeBytes} bytes\t${b.encrypted ? 'encrypted' : b.includesMedia ? 'with media' : 'database only'}${b.engine ? `\t${b.engine}` : ''}`,
+    );
 }
 
 async function commandMigrate(config: Config): Promise<void> {

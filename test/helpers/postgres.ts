@@ -85,3 +85,22 @@ export async function freshPostgresDatabase(t?: Test, base = TEST_DATABASE_URL):
   t?.teardown(drop);
   return { url: urlFor(base, name), drop };
 }
+
+/**
+ * A database for a test that has no app (a CLI test): the SQLite file in `dataDir`, or with
+ * PLACARD_TEST_DATABASE_URL a fresh PostgreSQL database of its own (dropped at teardown;
+ * `empty`: not even migrated, as a new server's). Answers what openDatabase opens.
+ */
+export async function testDatabaseTarget(t: Test, dataDir: string, options: { empty?: boolean } = {}): Promise<string> {
+  if (!TEST_DATABASE_URL) return path.join(dataDir, 'placard.db');
+  if (!options.empty) return (await freshPostgresDatabase(t)).url;
+  const name = `placard_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await withAdmin(TEST_DATABASE_URL, (admin) => admin.query(`create database ${name} template template0`));
+  t.teardown(() => withAdmin(TEST_DATABASE_URL, (admin) => admin.query(`drop database if exists ${name} with (force)`)).then(() => undefined));
+  return urlFor(TEST_DATABASE_URL, name);
+}
+
+/** What a spawned `placard` CLI needs in its environment to open `target` (a testDatabaseTarget, or an app's database URL). */
+export function cliDatabaseEnv(target: string | null): Record<string, string> {
+  return target && /^postgres(ql)?:\/\//i.test(target) ? { PLACARD_DATABASE_URL: target } : {};
+}

@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
 import tar from 'tar-stream';
 import { durableRename } from '../../platform/db/database.js';
+import { isPostgresUrl } from '../../platform/db/postgres.js';
 import { SERVER_VERSION } from '../../version.js';
 import { encryptTo } from './backup-crypto.js';
 import {
@@ -18,7 +19,7 @@ import {
   BackupError,
   backupName,
   backupsDir,
-  DATABASE_ENTRY,
+  databaseEntryOf,
   fsyncFile,
   HEADER_ENTRY,
   MANIFEST_ENTRY,
@@ -32,6 +33,7 @@ import {
   type CopyResult,
   type Progress,
 } from './backup-format.js';
+import { dumpPostgres } from './backup-postgres.js';
 import { copyBackup, pruneBackups } from './backup-store.js';
 
 const require = createRequire(import.meta.url);
@@ -146,7 +148,10 @@ export async function addEntry(pack: tar.Pack, name: string, size: number, sourc
 
 export interface CreateBackupOptions {
   dataDir: string;
-  /** The live database file. */
+  /**
+   * The live database: its SQLite file, or on PostgreSQL the URL it was opened with
+   * (password included: `postgresUrlOf`), which pg_dump dumps.
+   */
   databaseFile: string;
   kind: BackupKind;
   includeMedia: boolean;
@@ -171,11 +176,21 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
   const encrypted = Boolean(options.passphrase);
   const name = backupName(options.kind, new Date(), encrypted);
   const partial = path.join(dir, partialName(name));
-  const snapshot = `${partial}.db`;
+  const engine = isPostgresUrl(options.databaseFile) ? 'postgres' : 'sqlite';
+  const snapshot = engine === 'postgres' ? `${partial}.pgdump` : `${partial}.db`;
+  const databaseEntry = databaseEntryOf(engine);
   const createdAt = new Date().toISOString();
   try {
     progress(0.01, 'snapshotting the database');
-    const snap = await snapshotDatabase(options.databaseFile, snapshot);
+    let lastDumpReport = 0;
+    const snap =
+      engine === 'postgres'
+        ? await dumpPostgres(options.databaseFile, snapshot, (bytes) => {
+            if (Date.now() - lastDumpReport < 250) return;
+            lastDumpReport = Date.now();
+            progress(0.05, `dumping the database (pg_dump: ${(bytes / 1048576).toFixed(1)} MB)`);
+          })
+        : await snapshotDatabase(options.databaseFile, snapshot);
     const mediaFiles: { rel: string; size: number }[] = [];
     if (options.includeMedia) {
       for (const d of MEDIA_DIRS) for (const f of await listFiles(path.join(options.dataDir, d))) mediaFiles.push({ rel: `${d}/${f.rel}`, size: f.size });
@@ -196,6 +211,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       createdAt,
       kind: options.kind,
       includesMedia: options.includeMedia,
+      engine,
     };
     const pack = tar.pack();
     const written = encrypted
@@ -207,7 +223,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     const files: BackupManifest['files'] = [];
     const headerBuf = Buffer.from(JSON.stringify(header, null, 2));
     await addEntry(pack, HEADER_ENTRY, headerBuf.length, headerBuf);
-    files.push({ path: DATABASE_ENTRY, sizeBytes: snap.sizeBytes, sha256: await addEntry(pack, DATABASE_ENTRY, snap.sizeBytes, createReadStream(snapshot)) });
+    files.push({ path: databaseEntry, sizeBytes: snap.sizeBytes, sha256: await addEntry(pack, databaseEntry, snap.sizeBytes, createReadStream(snapshot)) });
     doneBytes += snap.sizeBytes;
     if (hasSecret) {
       const size = (await stat(secretFile)).size;
@@ -256,6 +272,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       serverVersion: SERVER_VERSION,
       schemaVersion: snap.schemaVersion,
       includesMedia: options.includeMedia,
+      engine,
       encrypted,
     };
     if (options.copyTo) {

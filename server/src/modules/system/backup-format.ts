@@ -16,6 +16,12 @@ export const BACKUP_FORMAT_VERSION = 1;
 export const HEADER_ENTRY = 'placard-backup.json';
 export const MANIFEST_ENTRY = 'manifest.json';
 export const DATABASE_ENTRY = 'placard.db';
+/** On PostgreSQL, the database entry is `pg_dump --format=custom` of the app's database (backup-postgres.ts). */
+export const PG_DUMP_ENTRY = 'placard.pgdump';
+/** The database engines a backup's database can come from (its header's `engine`). */
+export type DatabaseEngine = 'sqlite' | 'postgres';
+/** The archive entry that holds an engine's database. */
+export const databaseEntryOf = (engine: DatabaseEngine): string => (engine === 'postgres' ? PG_DUMP_ENTRY : DATABASE_ENTRY);
 export const SECRET_ENTRY = 'secret.key';
 /** Data directories a backup carries when it includes media. */
 export const MEDIA_DIRS = ['media', 'releases'] as const;
@@ -68,6 +74,8 @@ export const BackupHeader = z.object({
   createdAt: z.string().max(40),
   kind: z.string().max(40),
   includesMedia: z.boolean(),
+  /** The engine the database entry comes from; absent in backups made before PostgreSQL (SQLite). */
+  engine: z.enum(['sqlite', 'postgres']).default('sqlite'),
 });
 export type BackupHeader = z.output<typeof BackupHeader>;
 
@@ -107,12 +115,22 @@ export interface BackupInfo {
   serverVersion: string | null;
   schemaVersion: number | null;
   includesMedia: boolean | null;
+  /** The database engine it holds (null for an encrypted backup). */
+  engine: DatabaseEngine | null;
   encrypted: boolean;
   /** The copy to PLACARD_BACKUP_COPY_DIR, when one is configured (createBackup only). */
   copy?: CopyResult;
 }
 
 export type CopyResult = { ok: true; path: string; pruned: string[] } | { ok: false; dir: string; error: string };
+
+/** A backup of one engine's database offered to the other engine: refused, with the way across. */
+export function engineMismatch(backup: DatabaseEngine, live: DatabaseEngine): BackupError {
+  const name = (e: DatabaseEngine) => (e === 'postgres' ? 'PostgreSQL' : 'SQLite');
+  return new BackupError(
+    `the backup holds a ${name(backup)} database and this server runs on ${name(live)}: restore it on a ${name(backup)} server, then move the data with \`placard migrate-to\``,
+  );
+}
 
 /** fsync of a file written by a stream (its data reaches the disk before a rename publishes it). */
 export function fsyncFile(file: string): void {

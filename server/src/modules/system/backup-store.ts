@@ -132,6 +132,7 @@ export async function listBackupsIn(dir: string): Promise<BackupInfo[]> {
         serverVersion: null,
         schemaVersion: null,
         includesMedia: null,
+        engine: null,
         encrypted: true,
       });
       continue;
@@ -148,6 +149,7 @@ export async function listBackupsIn(dir: string): Promise<BackupInfo[]> {
       serverVersion: header.serverVersion,
       schemaVersion: header.schemaVersion,
       includesMedia: header.includesMedia,
+      engine: header.engine,
       encrypted: false,
     });
   }

@@ -14,10 +14,12 @@ import {
   BackupHeader,
   BackupManifest,
   DATABASE_ENTRY,
+  databaseEntryOf,
   HEADER_ENTRY,
   knownSchemaVersion,
   MANIFEST_ENTRY,
   MEDIA_DIRS,
+  PG_DUMP_ENTRY,
   SECRET_ENTRY,
   type Progress,
 } from './backup-format.js';
@@ -30,11 +32,11 @@ const MAX_JSON_ENTRY_BYTES = 64 * 1024 * 1024;
 
 /**
  * A relative archive path that may be written under the staging directory, or null: the
- * database, secret.key, or a file under one of MEDIA_DIRS; no empty, `.` or `..` segment,
+ * database (a SQLite file or a pg_dump), secret.key, or a file under one of MEDIA_DIRS; no empty, `.` or `..` segment,
  * no backslash or control character, bounded lengths.
  */
 function safeEntryPath(name: string): string | null {
-  if (name === DATABASE_ENTRY || name === SECRET_ENTRY) return name;
+  if (name === DATABASE_ENTRY || name === PG_DUMP_ENTRY || name === SECRET_ENTRY) return name;
   if (Buffer.byteLength(name) > MAX_ENTRY_PATH_BYTES || /[\\\u0000-\u001f\u007f]/.test(name)) return null;
   const parts = name.split('/');
   if (!(MEDIA_DIRS as readonly string[]).includes(parts[0]!) || parts.length < 2) return null;
@@ -214,7 +216,10 @@ export async function verifyBackup(
     if (got.sha256 !== f.sha256 || got.sizeBytes !== f.sizeBytes) throw new BackupError(`${f.path} in the backup does not match its checksum (damaged)`);
   }
   if (seen.size !== m.files.length) throw new BackupError('the backup holds files its manifest does not list');
-  if (!seen.has(DATABASE_ENTRY)) throw new BackupError('the backup holds no database');
+  // One database, the one its header's engine says (a SQLite file, or a pg_dump on PostgreSQL).
+  const expected = databaseEntryOf(h.engine);
+  if (!seen.has(expected)) throw new BackupError(`the backup holds no database (${expected} for its ${h.engine} header)`);
+  if (seen.has(DATABASE_ENTRY) && seen.has(PG_DUMP_ENTRY)) throw new BackupError('the backup holds two databases');
   progress(1, 'backup verified');
   return { header: h, manifest: m, encrypted };
 }

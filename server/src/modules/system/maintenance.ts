@@ -2,7 +2,7 @@ import path from 'node:path';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../../platform/app-deps.js';
-import { openedDatabaseOf } from '../../platform/db/database.js';
+import { openedDatabaseOf, postgresUrlOf } from '../../platform/db/database.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { ServerSecrets } from '../../platform/security/secrets.js';
 import { v7 as uuidv7 } from 'uuid';
@@ -139,6 +139,12 @@ export function databaseFileOf(deps: AppDeps): string {
   return openedDatabaseOf(deps.db)?.file ?? path.join(deps.config.dataDir, 'placard.db');
 }
 
+/** What a backup dumps: the SQLite file, or on PostgreSQL the URL the app opened (password included: never log it). */
+function backupSourceOf(deps: AppDeps): string {
+  const live = openedDatabaseOf(deps.db);
+  return (live && postgresUrlOf(live)) ?? databaseFileOf(deps);
+}
+
 /**
  * A backup: encrypted with `passphrase` when given, else with the configured one
  * (PLACARD_BACKUP_PASSPHRASE_FILE), else plain; copied to PLACARD_BACKUP_COPY_DIR when set
@@ -154,7 +160,7 @@ export async function runBackup(
   const settings = await getSettings(deps.db);
   const info = await createBackup({
     dataDir: deps.config.dataDir,
-    databaseFile: databaseFileOf(deps),
+    databaseFile: backupSourceOf(deps),
     kind,
     includeMedia: includeMedia ?? settings.backups.includeMedia,
     keep: settings.backups.keep,
@@ -175,7 +181,7 @@ const Passphrase = z
 
 const backupAction: MaintenanceAction = {
   name: 'backup',
-  summary: 'Online backup: a consistent database snapshot plus the media store, as one tar in backups/',
+  summary: 'Online backup: a consistent database snapshot (PostgreSQL: pg_dump) plus the media store, as one tar in backups/',
   minRole: 'admin',
   exclusive: true,
   options: z.object({ includeMedia: z.boolean().optional(), passphrase: Passphrase.optional() }).strict(),
@@ -244,7 +250,8 @@ const restoreAction: MaintenanceAction = {
 
 const vacuumAction: MaintenanceAction = {
   name: 'vacuum',
-  summary: 'Rebuild the database file compactly (VACUUM), then checkpoint the WAL and refresh the query planner statistics',
+  summary:
+    'Rebuild the database file compactly (VACUUM), then checkpoint the WAL and refresh the query planner statistics (PostgreSQL: VACUUM and ANALYZE, sizes from pg_database_size)',
   minRole: 'admin',
   exclusive: true,
   async run({ deps, progress }) {
@@ -252,8 +259,12 @@ const vacuumAction: MaintenanceAction = {
     const before = await pageBytes(deps.db);
     progress(0.1, 'vacuuming');
     await vacuum(deps.db);
-    progress(0.8, 'checkpointing');
-    if (live) live.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    // PostgreSQL has no file of ours to checkpoint: its own checkpoints handle its WAL.
+    if (live?.kind === 'sqlite') {
+      progress(0.8, 'checkpointing');
+      live.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    }
+    progress(0.9, 'refreshing the planner statistics');
     await optimize(deps.db);
     const after = await pageBytes(deps.db);
     return { sizeBeforeBytes: before, sizeAfterBytes: after, reclaimedBytes: Math.max(0, before - after) };

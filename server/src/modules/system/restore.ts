@@ -2,8 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { durableRename, migrate, openDatabase, type OpenedDatabase } from '../../platform/db/database.js';
-import { BackupError, DATABASE_ENTRY, MEDIA_DIRS, SECRET_ENTRY, type BackupHeader, type Progress } from './backup-format.js';
+import { durableRename, migrate, openDatabase, type OpenedDatabase, postgresUrlOf } from '../../platform/db/database.js';
+import { MIGRATIONS } from '../../platform/db/migrations/index.js';
+import {
+  BackupError,
+  DATABASE_ENTRY,
+  type DatabaseEngine,
+  engineMismatch,
+  MEDIA_DIRS,
+  PG_DUMP_ENTRY,
+  SECRET_ENTRY,
+  type BackupHeader,
+  type Progress,
+} from './backup-format.js';
+import { checkDump, checkDumpSchema, restorePostgres } from './backup-postgres.js';
 import { verifyBackup } from './backup-verify.js';
 
 const JOURNAL = 'restore-journal.json';
@@ -33,16 +45,26 @@ export interface RestoreResult {
  *    when `live` is given, else by renames), `secret.key`, and the media directories;
  * 4. remove the journal. A crash during 3 is finished forward by `recoverInterruptedRestore`
  *    at the next start (the staged copy was verified before the journal was written).
+ *
+ * On PostgreSQL (`live` a PostgreSQL database, or `postgresUrl` from the CLI), step 2 checks
+ * the staged pg_dump instead (`pg_restore --list`, the schema versions it holds), and the
+ * database is restored into the configured one with pg_restore in one transaction before
+ * the journal is written; the journal then swaps `secret.key` and the media.
+ * A backup of the other engine is refused before anything is touched.
  */
 export async function restoreBackup(options: {
   dataDir: string;
   file: string;
   live?: OpenedDatabase;
+  /** The PostgreSQL database to restore into when no `live` one is given (the CLI); else SQLite. */
+  postgresUrl?: string | null;
   progress?: Progress;
   passphrase?: string | null;
 }): Promise<RestoreResult> {
   const progress = options.progress ?? (() => {});
   const { dataDir } = options;
+  const postgresUrl = options.live ? postgresUrlOf(options.live) : (options.postgresUrl ?? null);
+  const engine: DatabaseEngine = options.live?.kind ?? (postgresUrl ? 'postgres' : 'sqlite');
   if (existsSync(path.join(dataDir, JOURNAL))) recoverInterruptedRestore(dataDir);
   const staging = path.join(dataDir, `${STAGING_PREFIX}${randomBytes(4).toString('hex')}`);
   await rm(staging, { recursive: true, force: true });
@@ -51,6 +73,30 @@ export async function restoreBackup(options: {
   try {
     progress(0.01, 'verifying the backup');
     const verified = await verifyBackup(options.file, { extractTo: staging, passphrase: options.passphrase, progress: (f, m) => progress(0.02 + f * 0.7, m) });
+    if (verified.header.engine !== engine) throw engineMismatch(verified.header.engine, engine);
+    if (engine === 'postgres') {
+      if (!postgresUrl) throw new BackupError('this PostgreSQL database was not opened from a URL', 'failed');
+      const dump = path.join(staging, PG_DUMP_ENTRY);
+      progress(0.75, 'checking the database dump');
+      const toc = await checkDump(dump);
+      await checkDumpSchema(
+        dump,
+        MIGRATIONS.map((m) => m.version),
+      );
+      if (verified.header.includesMedia) for (const d of MEDIA_DIRS) await mkdir(path.join(staging, d), { recursive: true });
+      progress(0.8, 'restoring the database (pg_restore)');
+      await restorePostgres(postgresUrl, dump, toc);
+      await rm(dump, { force: true });
+      progress(0.85, 'migrating the restored database');
+      const migratedTo = options.live ? (await migrate(options.live.db)).current : await migrateUrl(postgresUrl);
+      progress(0.9, 'swapping the media in');
+      const journal: Journal = { staging, includesMedia: verified.header.includesMedia };
+      writeFileSync(path.join(dataDir, JOURNAL), JSON.stringify(journal), { mode: 0o600 });
+      journalWritten = true;
+      finishSwap(dataDir, journal);
+      progress(1, 'restored');
+      return { header: verified.header, files: verified.manifest.files.length, bytes: verified.manifest.totalBytes, migratedTo };
+    }
     progress(0.75, 'checking and migrating the restored database');
     const stagedDb = path.join(staging, DATABASE_ENTRY);
     const staged = openDatabase(stagedDb);
@@ -79,6 +125,15 @@ export async function restoreBackup(options: {
   } finally {
     // Before the journal, the staging dir is just discarded; after, finishSwap consumed it.
     if (!journalWritten || !existsSync(path.join(dataDir, JOURNAL))) await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function migrateUrl(url: string): Promise<number> {
+  const opened = openDatabase(url, { poolSize: 1 });
+  try {
+    return (await migrate(opened.db)).current;
+  } finally {
+    await opened.close();
   }
 }
 

@@ -35,6 +35,8 @@ const BackupDto = z.object({
   serverVersion: z.string().nullable(),
   schemaVersion: z.number().nullable(),
   includesMedia: z.boolean().nullable(),
+  /** The database engine it holds: sqlite or postgres (null for an encrypted backup). */
+  engine: z.enum(['sqlite', 'postgres']).nullable(),
   /** age-encrypted with a passphrase (`.tar.age`). */
   encrypted: z.boolean(),
   downloadUrl: z.string(),
