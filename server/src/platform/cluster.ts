@@ -22,7 +22,7 @@ import { type Db, type OpenedDatabase, postgresUrlOf } from './db/database.js';
  * next due, and an instance runs a tick only when its conditional upsert moved that time on
  * (one statement: two instances cannot both win it).
  */
-export type ClusterHandler = (data: any) => void;
+export type ClusterHandler = (data: unknown) => void;
 
 const CHANNEL = 'placard_cluster';
 /** pg_advisory_lock's first key for the instances' liveness locks ('plci'). */
@@ -68,11 +68,14 @@ export class Cluster {
     await client?.end().catch(() => undefined); // its liveness lock goes with the session
   }
 
-  /** Runs `handler` with the data of every `topic` message another instance publishes. */
-  on(topic: string, handler: ClusterHandler): void {
+  /**
+   * Runs `handler` with the data of every `topic` message another instance publishes (`T`:
+   * what this code's own instances send under that topic; JSON, so check what you rely on).
+   */
+  on<T>(topic: string, handler: (data: T) => void): void {
     let set = this.handlers.get(topic);
     if (!set) this.handlers.set(topic, (set = new Set()));
-    set.add(handler);
+    set.add(handler as ClusterHandler);
   }
 
   /** Tells the other instances (nothing on SQLite). Never throws: a failure is logged. */

@@ -1,14 +1,4 @@
-import {
-  type Kysely,
-  type KyselyPlugin,
-  PostgresAdapter,
-  type RawBuilder,
-  sql,
-  type RootOperationNode,
-  type UnknownRow,
-  type QueryResult,
-  type RawNode,
-} from 'kysely';
+import { type Kysely, type KyselyPlugin, PostgresAdapter, type RootOperationNode, type UnknownRow, type QueryResult, type RawNode } from 'kysely';
 
 /**
  * The one place where SQLite and PostgreSQL differ (issue 25). The schema is written once,
@@ -20,11 +10,11 @@ import {
 export type DialectName = 'sqlite' | 'postgres';
 
 /** The dialect behind a database or a transaction of it. */
-export function dialectOf(db: Kysely<any>): DialectName {
+export function dialectOf(db: Pick<Kysely<unknown>, 'getExecutor'>): DialectName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
-export function isPostgres(db: Kysely<any>): boolean {
+export function isPostgres(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
