@@ -18,6 +18,7 @@ import { migrate, openDatabase } from './platform/db/database.js';
 import { randomToken } from './platform/security/secrets.js';
 import { providedIdentity, rotateGeneratedKey, storedIdentity, TlsError } from './platform/security/tls.js';
 import { SERVER_VERSION } from './version.js';
+import { waitUntilReady } from './wait-ready.js';
 
 const HELP = `placard ${SERVER_VERSION}: the Placard server's command line
 
@@ -383,46 +384,13 @@ async function commandResetPassword(config: Config, args: string[]): Promise<voi
   });
 }
 
-/** Readiness checks that `wait-ready` tolerates failing (the server works, short of space). */
-const LOW_DISK_ONLY = new Set(['diskSpace']);
-
-/** The names of the failing checks in a /readyz 503 body (none when it is not one). */
-function failingChecks(body: string): string[] {
-  try {
-    const checks = (JSON.parse(body) as { error?: { details?: { checks?: Record<string, { ok?: boolean }> } } }).error?.details?.checks ?? {};
-    return Object.entries(checks)
-      .filter(([, c]) => c?.ok === false)
-      .map(([name]) => name);
-  } catch {
-    return [];
-  }
-}
-
 async function commandWaitReady(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { timeout: { type: 'string', default: '60' } } });
   const seconds = Number(values.timeout);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError('--timeout must be a number of seconds');
-  const until = Date.now() + seconds * 1000;
-  let last = '';
-  while (Date.now() < until) {
-    try {
-      const res = await fetch(`${localUrl(config)}/readyz`, { signal: AbortSignal.timeout(5_000) });
-      if (res.status === 200) return;
-      const text = await res.text();
-      // Low disk space alone does not keep the service from starting: refusing to run frees
-      // nothing, and screens need the server all the more. It is said, and /readyz keeps saying it.
-      const failing = failingChecks(text);
-      if (res.status === 503 && failing.length > 0 && failing.every((c) => LOW_DISK_ONLY.has(c))) {
-        process.stderr.write(`placard: the server is up but short of disk space: ${JSON.parse(text).error.message}\n`);
-        return;
-      }
-      last = `${res.status} ${text.slice(0, 300)}`;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new CliError(`the server at ${localUrl(config)} was not ready within ${seconds}s (last answer: ${last})`);
+  const answer = await waitUntilReady(localUrl(config), seconds);
+  if (!answer.ready) throw new CliError(`the server at ${localUrl(config)} was not ready within ${seconds}s (last answer: ${answer.last})`);
+  if (answer.lowDisk) process.stderr.write(`placard: the server is up but short of disk space: ${answer.lowDisk}\n`);
 }
 
 export async function runCli(argv: string[]): Promise<number> {
