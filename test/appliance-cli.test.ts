@@ -7,24 +7,10 @@ import { hashPassword, verifyPassword } from '../server/src/modules/accounts/pas
 import { findUserByEmail, insertUser } from '../server/src/modules/accounts/users.repo.js';
 import { getSettings, updateSettings } from '../server/src/modules/system/settings.js';
 import { tempDataDir } from './helpers/harness.js';
+import { cliIn } from './helpers/cli.js';
 import { cliDatabaseEnv, testDatabaseTarget } from './helpers/postgres.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-function cliIn(dataDir: string, args: string[], stdin?: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, 'server/src/cli.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '1', ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
-    child.on('close', (code) => resolve({ code, out, err }));
-    child.stdin.end(stdin ?? '');
-  });
-}
 
 t.test('placard CLI: migrate, backup, restore, reset-password, bad input', async (t) => {
   const dataDir = tempDataDir(t);

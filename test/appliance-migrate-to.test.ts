@@ -9,6 +9,7 @@ import { compareTable, tableChecksum } from '../server/src/modules/system/migrat
 import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { MediaStore } from '../server/src/platform/media/store.js';
+import { cliIn } from './helpers/cli.js';
 import { cookieHeader, type SignedIn, TEST_PASSWORD } from './helpers/auth.js';
 import { tempDataDir, type TestApp } from './helpers/harness.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
@@ -22,20 +23,7 @@ import { type ServerProcess, startServerProcess } from './helpers/server-process
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NO_POSTGRES = TEST_DATABASE_URL ? false : 'PLACARD_TEST_DATABASE_URL is not set: migrate-to needs a PostgreSQL server to copy into';
 
-function cli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import=tsx', path.join(ROOT, 'server/src/cli.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, PLACARD_DATA_DIR: dataDir, PLACARD_PORT: '1', ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
-    child.on('close', (code) => resolve({ code, out, err }));
-    child.stdin.end('');
-  });
-}
+const cli = (dataDir: string, args: string[], env: Record<string, string> = {}) => cliIn(dataDir, args, '', env);
 
 /** What the test helpers need of an app (fetch and json), over a server process. */
 function client(server: ServerProcess, dataDir: string): TestApp {
