@@ -74,6 +74,12 @@ function table(r: FleetReport): string {
           `${s.players}, ${s.avgCpuPct} / ${s.peakCpuPct} %, ${s.idleRssMiB} idle / ${s.rssWithSocketsMiB} sockets / ${s.peakRssMiB} peak MiB`,
         ])
       : []),
+    ...(r.instances > 1
+      ? r.server.instances.map((s, i): [string, string] => [
+          `  instance ${i}: pushed, got the change (last)`,
+          `${s.pushedPlayers}, ${s.gotChange} of ${s.players} (${s.changeLastMs === null ? 'never' : `${s.changeLastMs} ms`})`,
+        ])
+      : []),
     ...(r.server.databaseCpuPct !== null ? [['PostgreSQL backends CPU avg', `${r.server.databaseCpuPct} % of one core`] as [string, string]] : []),
     [
       'server RSS start / idle / sockets / peak',

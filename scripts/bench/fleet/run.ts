@@ -65,6 +65,10 @@ export interface InstanceFigures {
   peakRssMiB: number;
   /** Players whose socket, heartbeats and fetches went to this instance. */
   players: number;
+  /** Of those: how many got `manifest.changed` on their socket, and how many fetched the changed manifest (the last one, ms after the change). */
+  pushedPlayers: number;
+  gotChange: number;
+  changeLastMs: number | null;
   exit: { code: number | null; signal: string | null };
 }
 
@@ -439,6 +443,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
           rssWithSocketsMiB: MiB(rssWithSocketsOf[i]!),
           peakRssMiB: MiB(sampler.peakRssKiB(t, runTo, i)),
           players: players.filter((p) => p.index % instances === i).length,
+          pushedPlayers: players.filter((p) => p.index % instances === i && p.changePushAt !== null).length,
+          gotChange: players.filter((p) => p.index % instances === i && p.gotChangeAt !== null).length,
+          changeLastMs: (() => {
+            const mine = players.filter((p) => p.index % instances === i && p.gotChangeAt !== null).map((p) => p.gotChangeAt! - changeAt);
+            return mine.length ? round(Math.max(...mine)) : null;
+          })(),
           exit: { code: exits[i]!.code, signal: exits[i]!.signal },
         })),
         databaseCpuPct: pgDatabase ? round(sampler.databaseCpu(runFrom, runTo)) : null,
