@@ -11,11 +11,15 @@
  *     [--cpu-prof-dir DIR]   (the server's V8 CPU profile, written when it stops)
  *     [--connections 256]    (keep-alive connections of each of the two client pools)
  *     [--contexts 1]         (groups the screens are spread over: distinct manifest contexts)
+ *     [--database-url postgres://placard@127.0.0.1:55432/postgres]  (issue 25: PostgreSQL; the run
+ *                            creates its own database placard_fleet_<pid>_<N> there and drops it)
+ *     [--instances 1]        (server processes sharing the database and data directory; more than
+ *                            one needs --database-url; player i uses instance i mod n)
  * Each N gets a fresh server and data directory. Default run: 2 cadences (the change at
  * the middle) after the ramp. docs/performance.md ("Fleet simulator") has the figures.
  */
 import os from 'node:os';
-import { type FleetReport, runFleet } from './fleet/run.js';
+import { checkTopology, type FleetReport, runFleet } from './fleet/run.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,10 +43,20 @@ const seconds = arg('minutes') !== undefined ? num('minutes', 1) * 60 : num('sec
 const noiseShare = Number(arg('noise-share') ?? 0.2);
 if (!(noiseShare >= 0 && noiseShare <= 1)) throw new Error('--noise-share is a share between 0 and 1');
 const json = process.argv.includes('--json');
+const databaseUrl = arg('database-url');
+const instancesArg = arg('instances');
+const instances = instancesArg === undefined ? 1 : Number(instancesArg);
+try {
+  checkTopology({ databaseUrl, instances });
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 
 function table(r: FleetReport): string {
   const rows: [string, string][] = [
     ['players (noisy), contexts', `${r.players} (${r.noisyPlayers}), ${r.contexts}`],
+    ['database, instances', `${r.database}, ${r.instances}`],
     ['cadence / run', `${r.cadenceSec} s / ${r.seconds} s after a ${(r.rampMs / 1000).toFixed(1)} s ramp`],
     ['heartbeats ok / sent (skipped)', `${r.heartbeats.ok} / ${r.heartbeats.sent} (${r.heartbeats.skipped})`],
     ['heartbeats/s', String(r.heartbeats.perSec)],
@@ -54,6 +68,19 @@ function table(r: FleetReport): string {
     ['manifest size (gzipped)', `${r.manifests.bytes} B (${r.manifests.wireBytes} B)`],
     ['media downloads', `${r.media.downloads} (${(r.media.bytes / 1024 / 1024).toFixed(1)} MiB)`],
     ['server CPU idle / avg / peak', `${r.server.idleCpuPct} / ${r.server.avgCpuPct} / ${r.server.peakCpuPct} % of one core`],
+    ...(r.instances > 1
+      ? r.server.instances.map((s, i): [string, string] => [
+          `  instance ${i}: players, CPU avg / peak, RSS`,
+          `${s.players}, ${s.avgCpuPct} / ${s.peakCpuPct} %, ${s.idleRssMiB} idle / ${s.rssWithSocketsMiB} sockets / ${s.peakRssMiB} peak MiB`,
+        ])
+      : []),
+    ...(r.instances > 1
+      ? r.server.instances.map((s, i): [string, string] => [
+          `  instance ${i}: pushed, got the change (last)`,
+          `${s.pushedPlayers}, ${s.gotChange} of ${s.players} (${s.changeLastMs === null ? 'never' : `${s.changeLastMs} ms`})`,
+        ])
+      : []),
+    ...(r.server.databaseCpuPct !== null ? [['PostgreSQL backends CPU avg', `${r.server.databaseCpuPct} % of one core`] as [string, string]] : []),
     [
       'server RSS start / idle / sockets / peak',
       `${r.server.startRssMiB} / ${r.server.idleRssMiB} / ${r.server.rssWithSocketsMiB} / ${r.server.peakRssMiB} MiB`,
@@ -71,7 +98,7 @@ function table(r: FleetReport): string {
     ['change request itself', `${r.change.requestMs} ms`],
     ['buckets generated / acked / counted', `${r.buckets.generated} / ${r.buckets.acknowledged} / ${r.buckets.counted}`],
     ['simulator CPU / loop delay p99 (max)', `${r.simulator.cpuPct} % / ${r.simulator.loopDelayP99Ms} (${r.simulator.loopDelayMaxMs}) ms`],
-    ['server exit', r.server.exit.signal ?? `code ${r.server.exit.code}`],
+    ['server exit', r.server.instances.map((s) => s.exit.signal ?? `code ${s.exit.code}`).join(', ')],
     ['load average at the end', r.loadAverage.join(' ')],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
@@ -83,7 +110,9 @@ async function main() {
     `Fleet simulator: node ${process.version}, ${os.cpus().length} cpus, load average ${os
       .loadavg()
       .map((x) => x.toFixed(1))
-      .join(' ')}; cadence ${cadenceSec} s, run ${seconds} s, noise share ${noiseShare}`,
+      .join(' ')}; cadence ${cadenceSec} s, run ${seconds} s, noise share ${noiseShare}; ${
+      databaseUrl ? `PostgreSQL, ${instances} instance(s)` : 'SQLite, one instance'
+    }`,
   );
   const reports: FleetReport[] = [];
   let failed = false;
@@ -99,6 +128,8 @@ async function main() {
       cpuProfDir: arg('cpu-prof-dir'),
       httpConnections: arg('connections') !== undefined ? num('connections', 256) : undefined,
       contexts: arg('contexts') !== undefined ? num('contexts', 1) : undefined,
+      databaseUrl,
+      instances,
       log: (line) => console.error(`[${players}] ${line}`),
     });
     reports.push(report);

@@ -48,11 +48,17 @@ export function newStats(): FleetStats {
   };
 }
 
-/** What the players share: the clients, the counters, and the change to look for. */
-export interface FleetContext {
+/** One server instance as the players see it: its socket URL and two keep-alive pools. */
+export interface FleetEndpoint {
   wsUrl: string;
   heartbeats: HttpClient;
   fetches: HttpClient;
+}
+
+/** What the players share: the instances, the counters, and the change to look for. */
+export interface FleetContext {
+  /** Player i uses endpoints[i % length] for its socket, heartbeats and fetches (sticky, as `balance source` does). */
+  endpoints: FleetEndpoint[];
   stats: FleetStats;
   stopping: boolean;
   /** The asset the mid-run change adds; a manifest with it is the changed one. */
@@ -93,6 +99,7 @@ export class SimPlayer {
   private fetching: Promise<void> | null = null;
   private fetchAgain = false;
   private readonly auth: Record<string, string>;
+  private readonly endpoint: FleetEndpoint;
 
   constructor(
     private readonly fleet: FleetContext,
@@ -102,12 +109,13 @@ export class SimPlayer {
     readonly noisy: boolean,
   ) {
     this.auth = { authorization: `Bearer ${credential}` };
+    this.endpoint = fleet.endpoints[index % fleet.endpoints.length]!;
   }
 
   /** Opens the socket; resolves on `hello` (or when the attempt fails, counted as an error). */
   connect(): Promise<void> {
     const browserForm = this.index % 2 === 0;
-    const ws = new WebSocket(this.fleet.wsUrl, browserForm ? ['placard.v1', `bearer.${this.credential}`] : ['placard.v1'], {
+    const ws = new WebSocket(this.endpoint.wsUrl, browserForm ? ['placard.v1', `bearer.${this.credential}`] : ['placard.v1'], {
       perMessageDeflate: false,
       ...(browserForm ? {} : { headers: this.auth }),
     });
@@ -188,7 +196,7 @@ export class SimPlayer {
     stats.heartbeatsSent++;
     const t0 = performance.now();
     try {
-      const res = await this.fleet.heartbeats.request('POST', '/api/v1/player/heartbeat', this.auth, body);
+      const res = await this.endpoint.heartbeats.request('POST', '/api/v1/player/heartbeat', this.auth, body);
       stats.heartbeatLatenciesMs.push(performance.now() - t0);
       stats.heartbeatSentAt.push(t0);
       if (res.status !== 200) {
@@ -227,7 +235,7 @@ export class SimPlayer {
   private async loadManifest(): Promise<void> {
     const stats = this.fleet.stats;
     try {
-      const res = await this.fleet.fetches.request('GET', '/api/v1/player/manifest', {
+      const res = await this.endpoint.fetches.request('GET', '/api/v1/player/manifest', {
         ...this.auth,
         'accept-encoding': 'gzip',
         ...(this.etag ? { 'if-none-match': this.etag } : {}),
@@ -253,7 +261,7 @@ export class SimPlayer {
       // Smallest first, like the player; each checked against its size and sha256.
       for (const media of [...m.media].sort((a, b) => a.sizeBytes - b.sizeBytes)) {
         if (this.cache.has(media.sha256)) continue;
-        const dl = await this.fleet.fetches.request('GET', media.url, this.auth);
+        const dl = await this.endpoint.fetches.request('GET', media.url, this.auth);
         if (dl.status !== 200) {
           count(stats, `media ${dl.status}`);
           continue;

@@ -4,16 +4,22 @@
  * `seconds` of heartbeats spread evenly over the cadence with one content change at the
  * middle, then the server stopped and its SQLite file opened to count the noise buckets.
  * Answers the figures and the correctness facts (docs/performance.md, "Fleet simulator").
+ *
+ * With `databaseUrl` (issue 25) the fleet lives in a PostgreSQL database of its own,
+ * `placard_fleet_<pid>_<N>`, created through that URL (a role that may create databases)
+ * and dropped at the end; with `instances` n, n server processes share it and one data
+ * directory, the admin calls go through the first, player i talks to instance i mod n.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { HttpClient } from './http.js';
 import { type FleetContext, newStats, SimPlayer } from './player.js';
 import { Admin, changeContent, createContent, seedFleet } from './seed.js';
-import { describeMemory, ProcessSampler, readServerMemory, startServer } from './server.js';
+import { describeMemory, FleetSampler, type FleetServer, readServerMemory, startServer } from './server.js';
 
 export interface FleetOptions {
   players: number;
@@ -37,12 +43,40 @@ export interface FleetOptions {
   keepDir?: boolean;
   /** Profile the server (node --cpu-prof) into this directory; the profile is written when it stops. */
   cpuProfDir?: string;
+  /**
+   * PostgreSQL instead of SQLite: a URL of a server where the role may create databases
+   * (its database part is only where to connect for `create database`). The run creates
+   * `placard_fleet_<pid>_<N>`, seeds it, hands it to every instance and drops it at the end.
+   */
+  databaseUrl?: string;
+  /** Server processes sharing the database and the data directory (default 1; more needs databaseUrl). */
+  instances?: number;
   log?: (line: string) => void;
+}
+
+export interface InstanceFigures {
+  pid: number;
+  url: string;
+  idleCpuPct: number;
+  avgCpuPct: number;
+  peakCpuPct: number;
+  idleRssMiB: number;
+  rssWithSocketsMiB: number;
+  peakRssMiB: number;
+  /** Players whose socket, heartbeats and fetches went to this instance. */
+  players: number;
+  /** Of those: how many got `manifest.changed` on their socket, and how many fetched the changed manifest (the last one, ms after the change). */
+  pushedPlayers: number;
+  gotChange: number;
+  changeLastMs: number | null;
+  exit: { code: number | null; signal: string | null };
 }
 
 export interface FleetReport {
   players: number;
   contexts: number;
+  database: 'sqlite' | 'postgres';
+  instances: number;
   cadenceSec: number;
   seconds: number;
   noisyPlayers: number;
@@ -74,7 +108,12 @@ export interface FleetReport {
     peakRssMiB: number;
     avgCpuPct: number;
     peakCpuPct: number;
+    /** The first instance's exit that was not a clean one (code 0), else code 0. */
     exit: { code: number | null; signal: string | null };
+    /** Each instance's own figures (the ones above are their sums; peaks are the peak of the sum). */
+    instances: InstanceFigures[];
+    /** CPU of the fleet database's PostgreSQL backends over the run (% of one core); null on SQLite. */
+    databaseCpuPct: number | null;
   };
   change: {
     /** The admin request's own time. */
@@ -131,11 +170,42 @@ function openFileLimit(): number | null {
   }
 }
 
+/** Checks the database and instance options before anything is made; the instance count. */
+export function checkTopology(options: Pick<FleetOptions, 'databaseUrl' | 'instances'>): number {
+  const instances = options.instances ?? 1;
+  if (!Number.isInteger(instances) || instances < 1) throw new Error(`--instances wants a whole number of at least 1, not ${options.instances}`);
+  if (instances > 1 && !options.databaseUrl)
+    throw new Error(
+      `--instances ${instances} needs --database-url postgres://...: on SQLite the server is one process (its database is a file only one process writes)`,
+    );
+  if (options.databaseUrl !== undefined) {
+    let u: URL;
+    try {
+      u = new URL(options.databaseUrl);
+    } catch {
+      throw new Error(`--database-url wants a postgres:// URL, not ${options.databaseUrl}`);
+    }
+    if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new Error(`--database-url wants a postgres:// URL, not ${u.protocol}//...`);
+  }
+  return instances;
+}
+
+async function withPg<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const log = options.log ?? (() => {});
   const n = options.players;
-  // Each player holds a socket here and in the server, plus the two keep-alive pools.
-  const needed = n + 2 * (options.httpConnections ?? 256) + 200;
+  const instances = checkTopology(options);
+  // Each player holds a socket here and in its server, plus the two keep-alive pools per instance.
+  const needed = n + 2 * instances * (options.httpConnections ?? 256) + 200;
   const limit = openFileLimit();
   if (limit !== null && limit < needed) throw new Error(`${n} players need about ${needed} open files in this process and the server; ulimit -n is ${limit}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-fleet-'));
@@ -143,29 +213,86 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   mkdirSync(dataDir);
   const dbFile = path.join(dataDir, 'placard.db');
 
-  let t = performance.now();
-  const seeded = await seedFleet(dbFile, n, options.contexts ?? 1);
-  const seedMs = performance.now() - t;
-  log(`seeded ${n} screens with credentials in ${Math.round(seedMs)} ms`);
+  // PostgreSQL: a database of the run's own, created empty (the server's migrations make the schema).
+  let pgDatabase: { name: string; url: string } | null = null;
+  if (options.databaseUrl) {
+    const name = `placard_fleet_${process.pid}_${n}`;
+    const u = new URL(options.databaseUrl);
+    u.pathname = `/${name}`;
+    await withPg(options.databaseUrl, async (c) => {
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.query(`create database ${name}`);
+    });
+    pgDatabase = { name, url: u.toString() };
+    log(`created PostgreSQL database ${name}`);
+  }
+  const dropDatabase = async () => {
+    if (!pgDatabase) return;
+    if (options.keepDir) log(`kept PostgreSQL database ${pgDatabase.name}`);
+    else await withPg(options.databaseUrl!, (c) => c.query(`drop database if exists ${pgDatabase!.name} with (force)`));
+  };
 
-  const memoryFile = path.join(path.dirname(dataDir), 'server-memory.json');
-  const server = await startServer(dataDir, { entry: options.entry, logLevel: options.logLevel, cpuProfDir: options.cpuProfDir, memoryFile });
+  let t = performance.now();
+  let seeded: Awaited<ReturnType<typeof seedFleet>>;
+  try {
+    seeded = await seedFleet(pgDatabase?.url ?? dbFile, n, options.contexts ?? 1);
+  } catch (err) {
+    await dropDatabase();
+    throw err;
+  }
+  const seedMs = performance.now() - t;
+  log(`seeded ${n} screens with credentials in ${Math.round(seedMs)} ms${pgDatabase ? ` (PostgreSQL ${pgDatabase.name})` : ''}`);
+
+  const memoryFile = (i: number) => path.join(dir, instances === 1 ? 'server-memory.json' : `server-memory-${i}.json`);
+  const servers: FleetServer[] = [];
+  try {
+    for (let i = 0; i < instances; i++) {
+      servers.push(
+        await startServer(dataDir, {
+          entry: options.entry,
+          logLevel: options.logLevel,
+          cpuProfDir: options.cpuProfDir,
+          memoryFile: memoryFile(i),
+          logFile: path.join(dir, instances === 1 ? 'server.log' : `server-${i}.log`),
+          env: pgDatabase ? { PLACARD_DATABASE_URL: pgDatabase.url } : {},
+        }),
+      );
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.stop(5_000)));
+    if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+    await dropDatabase();
+    throw err;
+  }
+  const server = servers[0]!;
   const players: SimPlayer[] = [];
   const fleet: FleetContext = {
-    wsUrl: `${server.url.replace(/^http/, 'ws')}/api/v1/player/socket`,
-    heartbeats: new HttpClient(server.url, options.httpConnections ?? 256),
-    fetches: new HttpClient(server.url, options.httpConnections ?? 256),
+    endpoints: servers.map((s) => ({
+      wsUrl: `${s.url.replace(/^http/, 'ws')}/api/v1/player/socket`,
+      heartbeats: new HttpClient(s.url, options.httpConnections ?? 256),
+      fetches: new HttpClient(s.url, options.httpConnections ?? 256),
+    })),
     stats: newStats(),
     stopping: false,
     changeAssetId: null,
     changeAt: null,
     bucketBase: Math.floor(Date.now() / 10_000) * 10_000 - 24 * 3600_000,
   };
-  const sampler = new ProcessSampler(server.pid, 500);
+  const closeClients = () => {
+    for (const e of fleet.endpoints) {
+      e.heartbeats.close();
+      e.fetches.close();
+    }
+  };
+  const sampler = new FleetSampler(
+    servers.map((s) => s.pid),
+    pgDatabase?.name ?? null,
+    500,
+  );
   try {
     await sleep(1000);
     const startRss = sampler.take()!.rssKiB;
-    log(`server pid ${server.pid} on ${server.url}, RSS ${MiB(startRss)} MiB after start`);
+    for (const [i, s] of servers.entries()) log(`server ${i} pid ${s.pid} on ${s.url}, RSS ${MiB(sampler.last(i)?.rssKiB ?? 0)} MiB after start`);
 
     const admin = await Admin.setUp(server.url);
     const content = await createContent(admin, seeded.groupIds);
@@ -178,9 +305,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     await sleep(3000);
     const idleCpu = sampler.averageCpu(idleFrom);
     const idleRss = sampler.take()!.rssKiB;
+    const idleRssOf = servers.map((_, i) => sampler.last(i)?.rssKiB ?? 0);
     log(`idle: CPU ${round(idleCpu)}%, RSS ${MiB(idleRss)} MiB`);
-    const idleMemory = readServerMemory(memoryFile)?.now;
-    if (idleMemory) log(`memory idle: ${describeMemory(idleMemory)}`);
+    for (let i = 0; i < instances; i++) {
+      const idleMemory = readServerMemory(memoryFile(i))?.now;
+      if (idleMemory) log(`memory idle${instances > 1 ? ` (server ${i})` : ''}: ${describeMemory(idleMemory)}`);
+    }
 
     // Ramp: every player opens its socket, fetches the manifest on hello, caches the media.
     for (let i = 0; i < n; i++) {
@@ -196,8 +326,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     );
     await sleep(1000);
     const rssWithSockets = sampler.take()!.rssKiB;
-    const socketsMemory = readServerMemory(memoryFile)?.now;
-    if (socketsMemory) log(`memory with sockets: ${describeMemory(socketsMemory)}`);
+    const rssWithSocketsOf = servers.map((_, i) => sampler.last(i)?.rssKiB ?? 0);
+    for (let i = 0; i < instances; i++) {
+      const socketsMemory = readServerMemory(memoryFile(i))?.now;
+      if (socketsMemory) log(`memory with sockets${instances > 1 ? ` (server ${i})` : ''}: ${describeMemory(socketsMemory)}`);
+    }
 
     // The measured run: heartbeats spread evenly over the cadence (player i at i/N of it).
     const stats = fleet.stats;
@@ -235,19 +368,26 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const cpu = process.cpuUsage(cpu0);
     loop.disable();
     sampler.take();
-    const peakMemory = readServerMemory(memoryFile)?.peak;
-    if (peakMemory) log(`memory at the peak: ${describeMemory(peakMemory)}`);
+    for (let i = 0; i < instances; i++) {
+      const peakMemory = readServerMemory(memoryFile(i))?.peak;
+      if (peakMemory) log(`memory at the peak${instances > 1 ? ` (server ${i})` : ''}: ${describeMemory(peakMemory)}`);
+    }
 
     fleet.stopping = true;
     for (const p of players) p.close();
-    fleet.heartbeats.close();
-    fleet.fetches.close();
-    const exit = await server.stop();
+    closeClients();
+    const exits = await Promise.all(servers.map((s) => s.stop()));
+    const exit = exits.find((e) => e.code !== 0) ?? exits[0]!;
     sampler.stop();
 
-    const counted = new Database(dbFile, { readonly: true });
-    const buckets = (counted.prepare('select count(*) as n from noise_buckets').get() as { n: number }).n;
-    counted.close();
+    let buckets: number;
+    if (pgDatabase) {
+      buckets = await withPg(pgDatabase.url, async (c) => Number((await c.query('select count(*) as n from noise_buckets')).rows[0].n));
+    } else {
+      const counted = new Database(dbFile, { readonly: true });
+      buckets = (counted.prepare('select count(*) as n from noise_buckets').get() as { n: number }).n;
+      counted.close();
+    }
 
     const lat = [...stats.heartbeatLatenciesMs].sort((a, b) => a - b);
     const changeAt = fleet.changeAt!;
@@ -261,6 +401,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     return {
       players: n,
       contexts: options.contexts ?? 1,
+      database: pgDatabase ? 'postgres' : 'sqlite',
+      instances,
       cadenceSec: options.cadenceSec,
       seconds: options.seconds,
       noisyPlayers: players.filter((p) => p.noisy).length,
@@ -291,6 +433,25 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         avgCpuPct: round(sampler.averageCpu(runFrom, runTo)),
         peakCpuPct: round(sampler.peakCpu(runFrom, runTo)),
         exit: { code: exit.code, signal: exit.signal },
+        instances: servers.map((s, i) => ({
+          pid: s.pid,
+          url: s.url,
+          idleCpuPct: round(sampler.averageCpu(idleFrom, idleFrom + 3000, i)),
+          avgCpuPct: round(sampler.averageCpu(runFrom, runTo, i)),
+          peakCpuPct: round(sampler.peakCpu(runFrom, runTo, i)),
+          idleRssMiB: MiB(idleRssOf[i]!),
+          rssWithSocketsMiB: MiB(rssWithSocketsOf[i]!),
+          peakRssMiB: MiB(sampler.peakRssKiB(t, runTo, i)),
+          players: players.filter((p) => p.index % instances === i).length,
+          pushedPlayers: players.filter((p) => p.index % instances === i && p.changePushAt !== null).length,
+          gotChange: players.filter((p) => p.index % instances === i && p.gotChangeAt !== null).length,
+          changeLastMs: (() => {
+            const mine = players.filter((p) => p.index % instances === i && p.gotChangeAt !== null).map((p) => p.gotChangeAt! - changeAt);
+            return mine.length ? round(Math.max(...mine)) : null;
+          })(),
+          exit: { code: exits[i]!.code, signal: exits[i]!.signal },
+        })),
+        databaseCpuPct: pgDatabase ? round(sampler.databaseCpu(runFrom, runTo)) : null,
       },
       change: {
         requestMs: round(changeRequestMs),
@@ -316,11 +477,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   } finally {
     fleet.stopping = true;
     for (const p of players) p.close();
-    fleet.heartbeats.close();
-    fleet.fetches.close();
+    closeClients();
     sampler.stop();
-    await server.stop(5_000);
+    await Promise.all(servers.map((s) => s.stop(5_000)));
     if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dir}`);
+    await dropDatabase();
   }
 }

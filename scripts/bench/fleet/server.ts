@@ -4,7 +4,7 @@
  * apart from the simulator's own process.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -107,6 +107,130 @@ export class ProcessSampler {
   }
 }
 
+/**
+ * Several server processes sampled together (issue 25: `--instances n`), one reading of
+ * each per tick, and optionally the PostgreSQL backends serving one database (found by
+ * their process title, `postgres: <role> <database> ...`, read from /proc each tick; their
+ * CPU only, as their RSS is mostly the cluster's shared memory). `index` picks one process;
+ * without it, the figures are the sum over the processes.
+ */
+export class FleetSampler {
+  private readonly ticks: { at: number; per: (ProcSample | null)[]; dbCpuSec: number }[] = [];
+  private readonly timer: NodeJS.Timeout;
+  /** Highest CPU seconds seen per backend pid (a counter that only grows: backends come and go). */
+  private readonly backends = new Map<number, number>();
+
+  constructor(
+    private readonly pids: readonly number[],
+    private readonly databaseName: string | null = null,
+    everyMs = 500,
+  ) {
+    this.take();
+    this.timer = setInterval(() => this.take(), everyMs);
+    this.timer.unref();
+  }
+
+  private backendCpuSec(): number {
+    if (!this.databaseName) return 0;
+    const title = `postgres: `;
+    let names: string[] = [];
+    try {
+      names = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+    } catch {
+      return 0;
+    }
+    for (const n of names) {
+      try {
+        const cmd = readFileSync(`/proc/${n}/cmdline`, 'utf8');
+        if (!cmd.startsWith(title) || cmd.split(' ')[2] !== this.databaseName) continue;
+        const s = sampleProcess(Number(n));
+        if (s) this.backends.set(Number(n), Math.max(this.backends.get(Number(n)) ?? 0, s.cpuSec));
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    let sum = 0;
+    for (const v of this.backends.values()) sum += v;
+    return sum;
+  }
+
+  /** Reads every process now; the total (null when all are gone). */
+  take(): ProcSample | null {
+    const per = this.pids.map((pid) => sampleProcess(pid));
+    this.ticks.push({ at: performance.now(), per, dbCpuSec: this.backendCpuSec() });
+    return this.at(this.ticks.length - 1);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Tick i as one sample: process `index`, or the sum of all (null if any is missing). */
+  private at(i: number, index?: number): ProcSample | null {
+    const tick = this.ticks[i]!;
+    if (index !== undefined) return tick.per[index] ? { ...tick.per[index]!, at: tick.at } : null;
+    if (tick.per.some((s) => s === null)) return null;
+    const per = tick.per as ProcSample[];
+    return {
+      at: tick.at,
+      cpuSec: per.reduce((a, s) => a + s.cpuSec, 0),
+      rssKiB: per.reduce((a, s) => a + s.rssKiB, 0),
+      hwmKiB: per.reduce((a, s) => a + s.hwmKiB, 0),
+    };
+  }
+
+  /** The last reading of process `index` (or the sum). */
+  last(index?: number): ProcSample | null {
+    for (let i = this.ticks.length - 1; i >= 0; i--) {
+      const s = this.at(i, index);
+      if (s) return s;
+    }
+    return null;
+  }
+
+  private between(from: number, to: number, index?: number): ProcSample[] {
+    const out: ProcSample[] = [];
+    for (let i = 0; i < this.ticks.length; i++) {
+      const t = this.ticks[i]!;
+      if (t.at < from || t.at > to) continue;
+      const s = this.at(i, index);
+      if (s) out.push(s);
+    }
+    return out;
+  }
+
+  /** The highest CPU % (of one core) over any window of at least `windowMs` within [from, to]. */
+  peakCpu(from: number, to = Number.POSITIVE_INFINITY, index?: number, windowMs = 1000): number {
+    const s = this.between(from, to, index);
+    let peak = 0;
+    let j = 0;
+    for (let i = 0; i < s.length; i++) {
+      while (j < s.length && s[j]!.at - s[i]!.at < windowMs) j++;
+      if (j >= s.length) break;
+      peak = Math.max(peak, cpuPercent(s[i]!, s[j]!));
+    }
+    return peak;
+  }
+
+  averageCpu(from: number, to = Number.POSITIVE_INFINITY, index?: number): number {
+    const s = this.between(from, to, index);
+    return s.length >= 2 ? cpuPercent(s[0]!, s[s.length - 1]!) : 0;
+  }
+
+  peakRssKiB(from: number, to = Number.POSITIVE_INFINITY, index?: number): number {
+    return Math.max(0, ...this.between(from, to, index).map((s) => s.rssKiB));
+  }
+
+  /** Average CPU % of the database's PostgreSQL backends over [from, to] (0 without a database). */
+  databaseCpu(from: number, to = Number.POSITIVE_INFINITY): number {
+    const t = this.ticks.filter((x) => x.at >= from && x.at <= to);
+    if (t.length < 2) return 0;
+    const a = t[0]!;
+    const b = t[t.length - 1]!;
+    return ((b.dbCpuSec - a.dbCpuSec) / ((b.at - a.at) / 1000)) * 100;
+  }
+}
+
 /** One reading of memory-probe.cjs, in bytes. */
 export interface ServerMemory {
   rss: number;
@@ -157,10 +281,12 @@ export async function startServer(
     cpuProfDir?: string;
     /** Have the server write its own memory readings here (memory-probe.cjs; read with readServerMemory). */
     memoryFile?: string;
+    /** The server's log (default `<dataDir>/../server.log`). */
+    logFile?: string;
   } = {},
 ): Promise<FleetServer> {
   const entry = path.resolve(ROOT, options.entry ?? 'server/src/main.ts');
-  const logFile = path.join(path.dirname(dataDir), 'server.log');
+  const logFile = options.logFile ?? path.join(path.dirname(dataDir), 'server.log');
   const fd = openSync(logFile, 'a');
   const args = [
     ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
