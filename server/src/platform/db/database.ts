@@ -462,7 +462,10 @@ async function migrateOn(db: Db, migrations: readonly Migration[]): Promise<Migr
   const strangers = [...have].filter((v) => !knownVersions.has(v)).sort((a, b) => a - b);
   if (strangers.length) throw new UnknownMigrationError(strangers);
 
-  if (postgres) for (const statement of POSTGRES_PRELUDE) await sql.raw(statement).execute(db);
+  // Before the first pending migration only: a server whose role does not own the schema
+  // starts on a database that is up to date (what the prelude makes came with the migrations).
+  const pending = migrations.some((m) => !have.has(m.version));
+  if (postgres && pending) for (const statement of POSTGRES_PRELUDE) await sql.raw(statement).execute(db);
   const applied: number[] = [];
   for (const m of migrations) {
     if (have.has(m.version)) continue;

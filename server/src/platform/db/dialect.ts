@@ -111,9 +111,10 @@ export const sqlText = {
 
 /**
  * What the translated schema and the shared statements need of a PostgreSQL database, made
- * (idempotently) whenever the server migrates it: the collation the schema names, and
- * SQLite's scalar functions the statements use that PostgreSQL spells differently, as SQL
- * functions the planner inlines.
+ * (idempotently) before the server applies pending migrations: the collation the schema
+ * names, and SQLite's scalar functions the statements use that PostgreSQL spells
+ * differently, as SQL functions the planner inlines. Something added here later comes with
+ * a migration too (a database with nothing pending does not run it).
  */
 export const POSTGRES_PRELUDE = [
   // SQLite's NOCASE: equality and uniqueness ignoring case (ICU, secondary strength).
