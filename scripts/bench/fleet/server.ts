@@ -51,6 +51,18 @@ export function sampleProcess(pid: number): ProcSample | null {
 /** CPU use between two samples, in percent of one core. */
 export const cpuPercent = (a: ProcSample, b: ProcSample) => ((b.cpuSec - a.cpuSec) / ((b.at - a.at) / 1000)) * 100;
 
+/** The highest CPU % over any window of at least `windowMs` between samples (in time order). */
+function peakCpuOf(s: readonly ProcSample[], windowMs: number): number {
+  let peak = 0;
+  let j = 0;
+  for (let i = 0; i < s.length; i++) {
+    while (j < s.length && s[j]!.at - s[i]!.at < windowMs) j++;
+    if (j >= s.length) break;
+    peak = Math.max(peak, cpuPercent(s[i]!, s[j]!));
+  }
+  return peak;
+}
+
 /**
  * Samples a process every `everyMs`; `peakCpu(since)` is the busiest one-second window
  * (two samples `windowMs` apart) after `since`.
@@ -86,14 +98,7 @@ export class ProcessSampler {
   /** The highest CPU % over any window of at least `windowMs` within [from, to]. */
   peakCpu(from: number, to = Number.POSITIVE_INFINITY, windowMs = 1000): number {
     const s = this.between(from, to);
-    let peak = 0;
-    let j = 0;
-    for (let i = 0; i < s.length; i++) {
-      while (j < s.length && s[j]!.at - s[i]!.at < windowMs) j++;
-      if (j >= s.length) break;
-      peak = Math.max(peak, cpuPercent(s[i]!, s[j]!));
-    }
-    return peak;
+    return peakCpuOf(s, windowMs);
   }
 
   /** Average CPU % over [from, to] (first and last sample in the range). */
@@ -202,14 +207,7 @@ export class FleetSampler {
   /** The highest CPU % (of one core) over any window of at least `windowMs` within [from, to]. */
   peakCpu(from: number, to = Number.POSITIVE_INFINITY, index?: number, windowMs = 1000): number {
     const s = this.between(from, to, index);
-    let peak = 0;
-    let j = 0;
-    for (let i = 0; i < s.length; i++) {
-      while (j < s.length && s[j]!.at - s[i]!.at < windowMs) j++;
-      if (j >= s.length) break;
-      peak = Math.max(peak, cpuPercent(s[i]!, s[j]!));
-    }
-    return peak;
+    return peakCpuOf(s, windowMs);
   }
 
   averageCpu(from: number, to = Number.POSITIVE_INFINITY, index?: number): number {
