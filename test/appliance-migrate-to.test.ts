@@ -11,7 +11,7 @@ import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { MediaStore } from '../server/src/platform/media/store.js';
 import { cliIn } from './helpers/cli.js';
 import { cookieHeader, type SignedIn, TEST_PASSWORD } from './helpers/auth.js';
-import { tempDataDir, type TestApp } from './helpers/harness.js';
+import { jsonOver, tempDataDir, type TestApp } from './helpers/harness.js';
 import { settledAsset, uploadAsset } from './helpers/media.js';
 import { freshPostgresDatabase, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { samplePng } from './helpers/sample-media.js';
@@ -32,14 +32,7 @@ function client(server: ServerProcess, dataDir: string): TestApp {
     url: server.url,
     dataDir,
     fetch: doFetch,
-    async json(p: string, init: RequestInit & { json?: unknown } = {}) {
-      const { json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (json !== undefined) headers.set('content-type', 'application/json');
-      const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-    },
+    json: jsonOver(doFetch),
   } as unknown as TestApp;
 }
 

@@ -8,7 +8,7 @@ import { newAppDeps } from '../server/src/platform/app-deps.js';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { createLogger } from '../server/src/platform/log.js';
 import { listen } from '../server/src/server.js';
-import { startApp, type TestApp, tempDataDir } from './helpers/harness.js';
+import { jsonOver, startApp, type TestApp, tempDataDir } from './helpers/harness.js';
 import { publishingWorld } from './helpers/publishing.js';
 import { openSocket } from './helpers/screens.js';
 
@@ -154,14 +154,7 @@ async function appOn(t: Test, dataDir: string): Promise<TestApp & { close: () =>
     tls: null,
     fetch: doFetch,
     close,
-    async json(p, init = {}) {
-      const { json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (json !== undefined) headers.set('content-type', 'application/json');
-      const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-    },
+    json: jsonOver(doFetch),
   };
 }
 

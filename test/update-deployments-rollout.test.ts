@@ -8,7 +8,7 @@ import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { createLogger } from '../server/src/platform/log.js';
 import { listen } from '../server/src/server.js';
 import { cookieHeader, signedInApp, signIn } from './helpers/auth.js';
-import { tempDataDir, type TestApp } from './helpers/harness.js';
+import { jsonOver, tempDataDir, type TestApp } from './helpers/harness.js';
 import { fleetScreen, heartbeat, makeRelease, until } from './helpers/update-deployments.js';
 
 /** The rollout's rules one at a time (docs/update-deployments.md): timeouts, windows, cancel, families, restarts, bad input. */
@@ -185,14 +185,7 @@ async function appOn(dataDir: string): Promise<TestApp & { stop(): Promise<void>
     httpsUrl: null,
     tls: null,
     fetch: doFetch,
-    async json(p, init = {}) {
-      const { json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (json !== undefined) headers.set('content-type', 'application/json');
-      const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-    },
+    json: jsonOver(doFetch),
     async stop() {
       await server.close();
       await deps.periodic.stop();

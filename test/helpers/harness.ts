@@ -114,22 +114,30 @@ export async function startApp(t: Test, options: TestAppOptions = {}): Promise<T
     httpsUrl: secure?.url ?? null,
     tls,
     fetch: doFetch,
-    async json(p, init = {}) {
-      const { json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-      const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-      const text = await res.text();
-      let body: any = null;
-      if (text) {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = text;
-        }
+    json: jsonOver(doFetch),
+  };
+}
+
+/**
+ * TestApp's `json` over a fetch of paths (the app on a port, or a server process): sends
+ * `json` as the body, answers status, headers and the parsed body (the text when not JSON).
+ */
+export function jsonOver(doFetch: (path: string, init?: RequestInit) => Promise<Response>): TestApp['json'] {
+  return async (p, init = {}) => {
+    const { json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+    const res = await doFetch(p, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+    const text = await res.text();
+    let body: any = null;
+    if (text) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
       }
-      return { status: res.status, headers: res.headers, body };
-    },
+    }
+    return { status: res.status, headers: res.headers, body };
   };
 }
 
