@@ -17,7 +17,7 @@ import {
   setCredentialLastUsed,
 } from './device-auth.repo.js';
 import { newId, nowIso, type ScreenRow } from './screens.repo.js';
-import { groupCommit } from './group-commit.js';
+import { groupCommit, ROW_LOCKED } from './group-commit.js';
 
 export type { DeviceContextRow } from './device-auth.repo.js';
 
@@ -61,7 +61,7 @@ async function checkCredential<R extends CredentialCheckColumns>(
   const now = Date.now();
   if (!row.cred_last_used_at || now - Date.parse(row.cred_last_used_at) > TOUCH_EVERY_MS) {
     // Once a minute per credential: shares the heartbeats' commits rather than an fsync of its own.
-    await groupCommit(db, (trx) => setCredentialLastUsed(trx, row.cred_id, nowIso(now)));
+    await groupCommit(db, (trx) => setCredentialLastUsed(trx, row.cred_id, nowIso(now)), ROW_LOCKED);
   }
   return row;
 }

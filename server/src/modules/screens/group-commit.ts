@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
-import { type Db, deferDurability, holdConnection } from '../../platform/db/database.js';
+import { type Db, deferDurability, holdConnection, rowLockedTransaction } from '../../platform/db/database.js';
+import { isPostgres } from '../../platform/db/dialect.js';
 import type { Database } from '../../platform/db/schema.js';
 import { openJobSavepoint, releaseJobSavepoint, rollbackToJobSavepoint } from './heartbeat.repo.js';
 
@@ -17,6 +18,11 @@ const MAX_BATCH = 64;
  * savepoint: a job that throws has its writes rolled back and its caller rejected with
  * its error, while the others commit and resolve. Only a failure of the transaction
  * itself (BEGIN, COMMIT, or a rollback to a savepoint) fails the whole batch.
+ *
+ * On PostgreSQL each job is a transaction of its own, on a pooled connection: statements
+ * there are round trips, so a batch would hold its one connection (and, but for row-locked
+ * jobs, the writer lock) for one round trip per statement of every job, while jobs of their
+ * own run side by side and the server groups their commits' WAL flushes itself.
  */
 class GroupCommit {
   private queue: Job<unknown>[] = [];
@@ -25,9 +31,19 @@ class GroupCommit {
   /** Commits made and jobs they carried, for benchmarks (scripts/bench/heartbeat.ts). */
   readonly stats = { commits: 0, jobs: 0 };
 
-  constructor(private readonly db: Db) {}
+  /** PostgreSQL: each job a transaction of its own (see above). */
+  private readonly separate: boolean;
 
-  submit<T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  constructor(private readonly db: Db) {
+    this.separate = isPostgres(db);
+  }
+
+  submit<T>(run: (trx: Transaction<Database>) => Promise<T>, rowLocked: boolean): Promise<T> {
+    if (this.separate) {
+      this.stats.commits++;
+      this.stats.jobs++;
+      return (rowLocked ? rowLockedTransaction(this.db) : this.db.transaction()).execute(run);
+    }
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve, reject } as Job<unknown>);
       this.schedule();
@@ -109,14 +125,21 @@ class GroupCommit {
 
 const committers = new WeakMap<Db, GroupCommit>();
 
-/** Runs `run` inside a transaction shared with other writes submitted at the same moment. */
-export function groupCommit<T>(db: Db, run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+/** groupCommit's options for a job whose writes are row-scoped (database.ts rowLockedTransaction). */
+export const ROW_LOCKED = { rowLocked: true } as const;
+
+/**
+ * Runs `run` inside a transaction shared with other writes submitted at the same moment.
+ * `rowLocked`: its writes are row-scoped (database.ts rowLockedTransaction), which on
+ * PostgreSQL lets it run without the writer lock.
+ */
+export function groupCommit<T>(db: Db, run: (trx: Transaction<Database>) => Promise<T>, options: { rowLocked?: boolean } = {}): Promise<T> {
   let gc = committers.get(db);
   if (!gc) {
     gc = new GroupCommit(db);
     committers.set(db, gc);
   }
-  return gc.submit(run);
+  return gc.submit(run, options.rowLocked ?? false);
 }
 
 /** How many group commits `db` has made and how many jobs they carried (benchmarks: heartbeats per commit). */

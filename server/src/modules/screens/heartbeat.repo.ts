@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { dialectOf, sqlText } from '../../platform/db/dialect.js';
+import { dialectOf, isPostgres, sqlText } from '../../platform/db/dialect.js';
 import { executeText, prepared } from '../../platform/db/prepared.js';
 import { deleteInBatches } from '../../platform/db/batch.js';
 import type { NoiseBucketsTable, ScreenHistoryTable } from '../../platform/db/schema.js';
@@ -24,6 +24,20 @@ export function releaseJobSavepoint(trx: Db) {
 
 export function rollbackToJobSavepoint(trx: Db) {
   return executeText(trx, 'rollback to group_commit_job', []);
+}
+
+const LOCK_SCREEN = 'select 1 from screens where id = ? for no key update';
+
+/**
+ * In a row-locked transaction (group commit's `rowLocked`) on PostgreSQL: locks the screen's
+ * row until the commit, before anything is read, so heartbeats and pings of one screen take
+ * turns and a transaction that changed the row has committed before the reads that follow
+ * (each statement of READ COMMITTED sees what was committed when it began). NO KEY: rows that
+ * reference the screen (commands, history) may still be inserted meanwhile. On SQLite nothing
+ * (its transactions take turns).
+ */
+export async function lockScreenRow(trx: Db, screenId: string): Promise<void> {
+  if (isPostgres(trx)) await executeText(trx, LOCK_SCREEN, [screenId]);
 }
 
 /**
@@ -134,7 +148,8 @@ export async function insertNoiseBuckets(trx: Db, screenNum: number, rows: reado
     parameters[i++] = row.received_ms;
   }
   const result = await executeText(trx, text, parameters);
-  // The read above is in this transaction, which holds the only writer: nothing came in between.
+  // The read above is in this transaction, which holds the only writer (SQLite) or the screen's row (PostgreSQL,
+  // lockScreenRow): nothing came in between.
   if (Number(result.numAffectedRows) !== fresh.length) throw new Error(`insertNoiseBuckets: ${result.numAffectedRows} of ${fresh.length} buckets inserted`);
   return fresh as NoiseBucketsTable[];
 }

@@ -1,10 +1,19 @@
 import { z } from 'zod';
+import type { Transaction } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import type { Database } from '../../platform/db/schema.js';
 import { storableJson } from '../../platform/db/json.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { RealtimeHub } from '../../platform/realtime/hub.js';
-import { groupCommit } from './group-commit.js';
-import { insertHistoryRows, insertNoiseBuckets, recordHeartbeatOnScreen, screenBeforeHeartbeat, screenBeforeLiveness } from './heartbeat.repo.js';
+import { groupCommit, ROW_LOCKED } from './group-commit.js';
+import {
+  insertHistoryRows,
+  insertNoiseBuckets,
+  lockScreenRow,
+  recordHeartbeatOnScreen,
+  screenBeforeHeartbeat,
+  screenBeforeLiveness,
+} from './heartbeat.repo.js';
 import { gridMs, parseGridTime, parseGridTimeFully } from './heartbeat-time.js';
 import { aggregateBuckets, addToRollups } from './noise-rollups.repo.js';
 import { effectivePolicyValue } from './policies.js';
@@ -278,7 +287,9 @@ export async function ingestHeartbeat(
 
   // The default zone (a screen without a location's), cached by the settings module: no query.
   const defaultZone = buckets.length ? (await cachedSettings(db)).timeZone : null;
-  const result = await groupCommit(db, async (trx) => {
+  // Its writes are this screen's row, its noise rows and new history lines: row-locked.
+  const write = async (trx: Transaction<Database>) => {
+    await lockScreenRow(trx, screenId);
     const before = await screenBeforeHeartbeat(trx, screenId, nowText);
     if (!before) return null; // deleted meanwhile: nothing of this heartbeat is written
     // Family: an unknown value is recorded as absent; omitting the field keeps the last one.
@@ -346,7 +357,8 @@ export async function ingestHeartbeat(
       pendingCommands: Number(before.pending_commands),
       interval,
     };
-  });
+  };
+  const result = await groupCommit(db, write, ROW_LOCKED);
 
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
   // Pushed after the commit (as bumpManifestRevision does), so a player that fetches at once sees it.
@@ -370,7 +382,8 @@ export async function recordLiveness(
   now = Date.now(),
 ): Promise<{ manifestRevision: number; heartbeatIntervalSec: number }> {
   const nowText = nowIso(now);
-  const result = await groupCommit(db, async (trx) => {
+  const write = async (trx: Transaction<Database>) => {
+    await lockScreenRow(trx, screenId);
     const before = await screenBeforeLiveness(trx, screenId);
     if (!before) return null;
     await updateScreen(trx, screenId, { last_liveness_at: nowText, last_seen_at: nowText, last_seen_ms: now, last_address: address, known_status: 'online' });
@@ -386,7 +399,8 @@ export async function recordLiveness(
       });
     await insertHistoryRows(trx, rows);
     return { manifestRevision: before.manifest_revision, heartbeatIntervalSec: before.expected_interval_sec };
-  });
+  };
+  const result = await groupCommit(db, write, ROW_LOCKED);
   if (!result) throw new ApiError('invalid_credential', 'Unknown device credential');
   return result;
 }

@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { WRITER_LOCK } from '../../platform/db/postgres.js';
+import { DATABASE_LOCK } from '../../platform/db/postgres.js';
 import { BackupError, knownSchemaVersion } from './backup-format.js';
 
 /** Most stderr kept from a tool (its last lines say what went wrong). */
@@ -183,10 +183,10 @@ const WRITERS_TIMEOUT = '60s';
  * was. Tables the live database has and the dump does not (a newer schema's) are dropped
  * afterwards, so that the migrations bring the restored schema forward cleanly.
  *
- * Meanwhile a session of its own holds the writer lock (`WRITER_LOCK`, postgres.ts) that
- * every transaction of every instance takes first: the restore waits for the transactions
- * in flight to finish (as SQLite's `replaceFile` waits for the connection), and none starts
- * until the restored data is in place. Released before the migrations, which take it too.
+ * Meanwhile a session of its own holds the database lock (`DATABASE_LOCK`, postgres.ts)
+ * exclusively, which every transaction of every instance takes shared first: the restore
+ * waits for the transactions in flight to finish (as SQLite's `replaceFile` waits for the
+ * connection), and none starts until the restored data is in place. Released before the migrations, which take it too.
  */
 export async function restorePostgres(url: string, file: string, toc: string): Promise<void> {
   const { dbname, env } = libpqTarget(url);
@@ -200,7 +200,7 @@ export async function restorePostgres(url: string, file: string, toc: string): P
   try {
     await client.query(`set lock_timeout = '${WRITERS_TIMEOUT}'`);
     try {
-      await client.query(`select pg_advisory_lock(${WRITER_LOCK})`);
+      await client.query(`select pg_advisory_lock(${DATABASE_LOCK})`);
     } catch (err) {
       throw new BackupError(`the transactions in flight did not finish within ${WRITERS_TIMEOUT}: ${(err as Error).message}`, 'failed');
     }

@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { MIGRATIONS } from '../../platform/db/migrations/index.js';
 import { migrate, openDatabase } from '../../platform/db/database.js';
-import { isPostgresUrl, redactUrl, WRITER_LOCK } from '../../platform/db/postgres.js';
+import { isPostgresUrl, redactUrl, DATABASE_LOCK } from '../../platform/db/postgres.js';
 import { checkMedia, orderBy, quote, type SourceTable, type TableCheck, verify } from './migrate-to-verify.js';
 
 /**
@@ -309,8 +309,8 @@ async function copyAll(client: pg.Client, sqlite: SQLite.Database, tables: Sourc
   await client.query('begin');
   let current = '';
   try {
-    // Transactions of any server instance on the target wait (postgres.ts WRITER_LOCK).
-    await client.query(`select pg_advisory_xact_lock(${WRITER_LOCK})`);
+    // Transactions of any server instance on the target wait (postgres.ts DATABASE_LOCK).
+    await client.query(`select pg_advisory_xact_lock(${DATABASE_LOCK})`);
     await client.query('set local statement_timeout = 0');
     await refuseHoldingData(client);
     options.out(`copying ${tables.length} tables in one transaction (nothing is kept if any of it fails)`);

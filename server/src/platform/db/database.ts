@@ -6,7 +6,7 @@ import { checkpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { DdlTranslation, isPostgres, POSTGRES_PRELUDE } from './dialect.js';
-import { isPostgresUrl, openPostgresPool, type PostgresOptions, redactUrl } from './postgres.js';
+import { isPostgresUrl, openPostgresPool, type PostgresOptions, ROW_LOCKED, redactUrl } from './postgres.js';
 
 export type Db = Kysely<Database>;
 
@@ -216,6 +216,17 @@ export function readNow(db: Db, sql: string, parameters: readonly unknown[]): un
 export function deferDurability(db: Db, holder: { durable?: Promise<void> }): void {
   const durability = durabilityOf.get(db);
   if (durability) durability.deferTo = holder;
+}
+
+/**
+ * A transaction that declares its writes row-scoped: it locks the rows it reads to decide
+ * its writes (`select ... for no key update`, PostgreSQL only) and writes nothing another
+ * transaction reads to decide its own, so on PostgreSQL it does not take the writer lock
+ * (postgres.ts) and runs alongside other transactions. On SQLite a transaction like any
+ * other (one runs at a time there). For the heartbeats' and liveness pings' writes.
+ */
+export function rowLockedTransaction(db: Db) {
+  return db.transaction().setIsolationLevel(ROW_LOCKED);
 }
 
 /** Most prepared statements kept per connection (the app's distinct queries are a few hundred). */

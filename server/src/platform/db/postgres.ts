@@ -21,6 +21,15 @@ import type { Database } from './schema.js';
  *   transactions of every instance sharing the database queue behind each other the same
  *   way; statements outside a transaction run concurrently, as they are atomic by
  *   themselves (a conditional UPDATE re-checks its condition on the row it locks).
+ * - **Row-locked transactions** (`ROW_LOCKED`, asked for with `rowLockedTransaction`,
+ *   database.ts) skip the writer lock: the heartbeats' and liveness pings' writes, which
+ *   touch one screen's rows after locking its `screens` row (`select ... for no key
+ *   update`), so they run side by side, one per pooled connection, instead of taking turns
+ *   with every other write (issue 25's fleet: 5,000 players' heartbeats queued behind one
+ *   lock).
+ * - **Whole-database work** (a restore, migrate-to's copy) holds `DATABASE_LOCK`
+ *   exclusively; every transaction, row-locked or not, takes it shared first, so such work
+ *   waits for the transactions in flight and none starts meanwhile.
  * - **Values as SQLite answers them.** 64-bit integers and numerics (counts, sums) come back
  *   as numbers, booleans (a comparison in a select list) as 1/0, JSON function results as
  *   text, as better-sqlite3 answers them.
@@ -28,6 +37,22 @@ import type { Database } from './schema.js';
 
 /** pg_advisory_xact_lock's key for "a transaction is running" (any constant; 'plcd' in ASCII). */
 export const WRITER_LOCK = 0x706c6364;
+
+/** The advisory lock every transaction takes shared and a restore or migrate-to's copy exclusively ('plcr'). */
+export const DATABASE_LOCK = 0x706c6372;
+
+/**
+ * The isolation level that marks a row-locked transaction (database.ts rowLockedTransaction):
+ * READ COMMITTED, PostgreSQL's default, asked for by name. Nothing else names an isolation level.
+ */
+export const ROW_LOCKED = 'read committed';
+
+/**
+ * How a transaction begins, in one round trip (the simple query protocol runs the statements
+ * in order): the database lock shared, then the writer lock unless the transaction is row-locked.
+ */
+const BEGIN = `begin; select pg_advisory_xact_lock_shared(${DATABASE_LOCK}); select pg_advisory_xact_lock(${WRITER_LOCK})`;
+const BEGIN_ROW_LOCKED = `start transaction isolation level ${ROW_LOCKED}; select pg_advisory_xact_lock_shared(${DATABASE_LOCK})`;
 
 const asNumber = (v: string) => Number(v);
 const types = {
@@ -88,8 +113,10 @@ class SerialisedPostgresDriver extends PostgresDriver {
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    await super.beginTransaction(connection, settings);
-    await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
+    if (settings.accessMode || (settings.isolationLevel && settings.isolationLevel !== ROW_LOCKED)) {
+      throw new Error(`transactions are begun as the writer lock needs: ${settings.isolationLevel ?? settings.accessMode} is not supported`);
+    }
+    await connection.executeQuery(CompiledQuery.raw(settings.isolationLevel === ROW_LOCKED ? BEGIN_ROW_LOCKED : BEGIN));
   }
 }
 
