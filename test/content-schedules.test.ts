@@ -252,7 +252,9 @@ t.test('a schedule created while its group is deleted: one of the two is refused
     seen.add(outcome);
     t.ok(['201/409', '400/204'].includes(outcome), `${n} queries ahead: schedule and delete answered ${outcome}`);
   }
-  t.same([...seen].sort(), ['201/409', '400/204'], 'both orders were tried');
+  // Holding "the one connection" orders the two requests on SQLite only; PostgreSQL's pool lets
+  // them run side by side, so which one wins there is up to it (the invariants below still hold).
+  if (app.database.kind === 'sqlite') t.same([...seen].sort(), ['201/409', '400/204'], 'both orders were tried');
   const stale = await app.deps.db
     .selectFrom('schedule_targets as t')
     .leftJoin('screen_groups as g', 'g.id', 't.target_id')
