@@ -61,6 +61,7 @@ t.test('every module folder is one module of MODULES, installed after the module
  */
 const MODULE_STATE_ALLOWED: Record<string, string> = {
   'modules/screens/group-commit.ts committers': 'keyed by the database: one committer per connection',
+  'modules/content/manifest.repo.ts recorders': 'keyed by the database: one batch of dependency records per connection',
   'modules/system/settings.ts cache': 'keyed by the database',
   'modules/system/settings.ts generation': 'invalidates every database’s cached settings after a write through a transaction',
   'modules/system/maintenance.ts stores': 'keyed by the data directory the runs guard',

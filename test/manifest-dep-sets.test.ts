@@ -3,7 +3,9 @@ import t from 'tap';
 import { migrate, openDatabase } from '../server/src/platform/db/database.js';
 import { MIGRATIONS } from '../server/src/platform/db/migrations/index.js';
 import { depSetOf, recordManifestDeps, screensDependingOn, deleteManifestDeps } from '../server/src/modules/content/manifest.repo.js';
+import { groupCommitStats } from '../server/src/modules/screens/group-commit.js';
 import { tempDataDir } from './helpers/harness.js';
+import { testDatabaseTarget } from './helpers/postgres.js';
 
 /**
  * Manifest dependencies as shared sets (migration 0490): the rows a database had per screen
@@ -101,4 +103,57 @@ t.test('recording: a changed set writes one row, a set no screen names is delete
   await deleteManifestDeps(database.db, 'b');
   t.same(refsOf(database.sqlite, two.id), [], 'the last screen gone: deleted');
   t.same(setsOf(database.sqlite), []);
+});
+
+t.test('records arriving together are written as one batch, as if one after the other (both databases)', async (t) => {
+  const target = await testDatabaseTarget(t, tempDataDir(t));
+  const database = openDatabase(target);
+  t.teardown(database.close);
+  const db = database.db;
+  await migrate(db);
+  const set = (...ids: string[]) =>
+    depSetOf(
+      '-',
+      ids.map((id) => ({ kind: 'playlist' as const, id })),
+    );
+  const [x, y, z] = [set('p1'), set('p2'), set('p1', 'p3')];
+  const screens = Array.from({ length: 120 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+  // First: everyone on x, except the last ten on y.
+  await Promise.all(screens.map((s, i) => recordManifestDeps(db, s, i >= 110 ? y : x)));
+  const before = groupCommitStats(db);
+  // Then together: the first hundred move to z, the last ten from y to x, and s000 is recorded twice (z, then y).
+  await Promise.all([
+    ...screens.slice(0, 100).map((s) => recordManifestDeps(db, s, z)),
+    ...screens.slice(110).map((s) => recordManifestDeps(db, s, x)),
+    recordManifestDeps(db, 's000', y),
+  ]);
+  const after = groupCommitStats(db);
+  t.ok(after.jobs - before.jobs <= 2, `111 records in ${after.jobs - before.jobs} write(s), not one each`);
+  const rows = await db.selectFrom('manifest_screen_deps').select(['screen_id', 'set_id']).orderBy('screen_id').execute();
+  const named = new Map(rows.map((r) => [r.screen_id, r.set_id]));
+  t.equal(named.size, 120);
+  t.equal(named.get('s000'), y.id, 'the later record of a screen wins');
+  t.ok(
+    screens.slice(1, 100).every((s) => named.get(s) === z.id),
+    'the hundred moved to z',
+  );
+  t.ok(
+    screens.slice(100).every((s) => named.get(s) === x.id),
+    'the rest name x',
+  );
+  const refs = async (id: string) =>
+    (await db.selectFrom('manifest_dep_sets').select(['kind', 'ref_id']).where('set_id', '=', id).orderBy('ref_id').execute()).map((r) => r.ref_id);
+  t.same(await refs(x.id), ['p1']);
+  t.same(await refs(y.id), ['p2'], 'y: still named (s000), kept');
+  t.same(await refs(z.id), ['p1', 'p3'], 'z: stored once');
+  const stored = await db.selectFrom('manifest_dep_sets').select('set_id').distinct().execute();
+  t.same(stored.map((r) => r.set_id).sort(), [x.id, y.id, z.id].sort(), 'no set no screen names, none missing');
+  t.same((await screensDependingOn(db, [{ kind: 'playlist', id: 'p3' }])).length, 99);
+
+  // Everyone leaves y and x: both deleted in the same batch.
+  await Promise.all(screens.map((s) => recordManifestDeps(db, s, z)));
+  t.same(
+    (await db.selectFrom('manifest_dep_sets').select('set_id').distinct().execute()).map((r) => r.set_id),
+    [z.id],
+  );
 });

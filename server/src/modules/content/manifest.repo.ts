@@ -84,30 +84,104 @@ export async function screensDependingOnSource(db: Db, sourceId: string): Promis
 /**
  * Records that the screen's manifest depends on `set`. After one content change every screen
  * rebuilds at once: a screen whose set is already recorded writes nothing (read first, outside
- * any transaction); the others write one row each, sharing commits (the heartbeat's group
- * commit) instead of one fsync per screen, and the set's refs are written by the first screen
- * that names it. A set no screen names any more is deleted.
+ * any transaction); the others' records are gathered while a write runs and written together
+ * (`writeDeps`: a few statements for the whole batch, not a few per screen), as one job of the
+ * heartbeats' group commit (SQLite: sharing their commits and fsyncs). On PostgreSQL each
+ * statement is a round trip made while holding the writer lock, so the burst after a change
+ * costs a few round trips per batch instead of six per screen (issue 25's fleet).
  */
 export async function recordManifestDeps(db: Db, screenId: string, set: DepSet): Promise<void> {
   if ((await setOf(db, screenId)) === set.id) return;
-  await groupCommit(db, async (trx) => {
-    const old = await setOf(trx, screenId);
-    if (old === set.id) return;
-    if ((await executeText(trx, SET_STORED, [set.id])).rows.length === 0) {
-      for (let i = 0; i < set.refs.length; i += 300) {
-        await trx
-          .insertInto('manifest_dep_sets')
-          .values(set.refs.slice(i, i + 300).map((d) => ({ set_id: set.id, kind: d.kind, ref_id: d.id })))
-          .execute();
+  let recorder = recorders.get(db);
+  if (!recorder) {
+    recorder = new DepRecorder(db);
+    recorders.set(db, recorder);
+  }
+  await recorder.submit(screenId, set);
+}
+
+/** Most screens one batch records (two parameters each per statement: within every limit). */
+const MAX_DEP_BATCH = 500;
+
+type DepRecord = { screenId: string; set: DepSet; resolve: () => void; reject: (e: unknown) => void };
+
+class DepRecorder {
+  private queue: DepRecord[] = [];
+  private flushing = false;
+
+  constructor(private readonly db: Db) {}
+
+  submit(screenId: string, set: DepSet): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ screenId, set, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    // Records arriving in the same turn of the event loop join the first batch.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, MAX_DEP_BATCH);
+      try {
+        await groupCommit(this.db, (trx) => writeDeps(trx, batch));
+        for (const r of batch) r.resolve();
+      } catch (err) {
+        for (const r of batch) r.reject(err);
       }
     }
-    await trx
-      .insertInto('manifest_screen_deps')
-      .values({ screen_id: screenId, set_id: set.id })
-      .onConflict((oc) => oc.column('screen_id').doUpdateSet({ set_id: set.id }))
-      .execute();
-    if (old !== undefined) await dropSetIfUnused(trx, old);
-  });
+    this.flushing = false;
+  }
+}
+
+const recorders = new WeakMap<Db, DepRecorder>();
+
+/**
+ * Writes a batch of screens' sets in one transaction: the sets not stored yet (their refs),
+ * each screen's row (the last record of a screen wins, as written one after the other), and
+ * the sets no screen names any more deleted.
+ */
+async function writeDeps(trx: Db, batch: readonly DepRecord[]): Promise<void> {
+  const latest = new Map<string, DepSet>();
+  for (const r of batch) latest.set(r.screenId, r.set);
+  const screenIds = [...latest.keys()];
+  const old = new Map(
+    (await trx.selectFrom('manifest_screen_deps').select(['screen_id', 'set_id']).where('screen_id', 'in', screenIds).execute()).map((r) => [
+      r.screen_id,
+      r.set_id,
+    ]),
+  );
+  const changed = screenIds.filter((id) => old.get(id) !== latest.get(id)!.id);
+  if (changed.length === 0) return;
+  const sets = new Map<string, DepSet>();
+  for (const id of changed) sets.set(latest.get(id)!.id, latest.get(id)!);
+  const stored = new Set(
+    (
+      await trx
+        .selectFrom('manifest_dep_sets')
+        .select('set_id')
+        .distinct()
+        .where('set_id', 'in', [...sets.keys()])
+        .execute()
+    ).map((r) => r.set_id),
+  );
+  for (const set of sets.values()) {
+    if (stored.has(set.id)) continue;
+    for (let i = 0; i < set.refs.length; i += 300) {
+      await trx
+        .insertInto('manifest_dep_sets')
+        .values(set.refs.slice(i, i + 300).map((d) => ({ set_id: set.id, kind: d.kind, ref_id: d.id })))
+        .execute();
+    }
+  }
+  await trx
+    .insertInto('manifest_screen_deps')
+    .values(changed.map((id) => ({ screen_id: id, set_id: latest.get(id)!.id })))
+    .onConflict((oc) => oc.column('screen_id').doUpdateSet((eb) => ({ set_id: eb.ref('excluded.set_id') })))
+    .execute();
+  const dropped = [...new Set(changed.map((id) => old.get(id)).filter((id): id is string => id !== undefined && !sets.has(id)))];
+  if (dropped.length) await dropSetsIfUnused(trx, dropped);
 }
 
 const SET_OF = 'select set_id from manifest_screen_deps where screen_id = ?';
@@ -116,13 +190,13 @@ async function setOf(db: Db, screenId: string): Promise<string | undefined> {
   const rows = (await executeText<{ set_id: string }>(db, SET_OF, [screenId])).rows;
   return rows[0]?.set_id;
 }
-const SET_STORED = 'select 1 from manifest_dep_sets where set_id = ? limit 1';
 
-async function dropSetIfUnused(db: Db, setId: string): Promise<void> {
+/** Deletes those of the sets that no screen names. */
+async function dropSetsIfUnused(db: Db, setIds: readonly string[]): Promise<void> {
   await db
     .deleteFrom('manifest_dep_sets')
-    .where('set_id', '=', setId)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('manifest_screen_deps').select('screen_id').where('set_id', '=', setId))))
+    .where('set_id', 'in', setIds)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('manifest_screen_deps as m').select('m.screen_id').whereRef('m.set_id', '=', 'manifest_dep_sets.set_id'))))
     .execute();
 }
 
@@ -131,7 +205,7 @@ export async function deleteManifestDeps(db: Db, screenId: string): Promise<void
   const old = await setOf(db, screenId);
   if (old === undefined) return;
   await db.deleteFrom('manifest_screen_deps').where('screen_id', '=', screenId).execute();
-  await dropSetIfUnused(db, old);
+  await dropSetsIfUnused(db, [old]);
 }
 
 const NAMED_SQL = `select target_id from schedule_targets where target_type = 'screen'
