@@ -290,3 +290,16 @@ t.test('one address holds at most 10 live pending pairing sessions', async (t) =
     .execute();
   t.equal((await app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })).status, 201, 'room again after an expiry');
 });
+
+t.test('a burst of pairing sessions from one address gets exactly the cap, each with its own code', async (t) => {
+  const app = await startApp(t);
+  const burst = await Promise.all(
+    Array.from({ length: MAX_PENDING_PER_ADDRESS + 6 }, () => app.json('/api/v1/player/pairing-sessions', { method: 'POST', json: {} })),
+  );
+  const statuses = burst.map((r) => r.status);
+  t.equal(statuses.filter((s) => s === 201).length, MAX_PENDING_PER_ADDRESS, `${MAX_PENDING_PER_ADDRESS} started: ${statuses.join(' ')}`);
+  t.equal(statuses.filter((s) => s === 429).length, 6, 'the rest refused');
+  const live = await app.deps.db.selectFrom('pairing_sessions').select('code').where('status', '=', 'pending').execute();
+  t.equal(live.length, MAX_PENDING_PER_ADDRESS, 'no more than the cap stored');
+  t.equal(new Set(live.map((r) => r.code)).size, live.length, 'codes unique');
+});

@@ -68,39 +68,44 @@ export async function startPairing(
   input: { playerFamily?: FamilyInput; playerVersion?: string; deviceName?: string },
 ): Promise<{ id: string; code: string; pollSecret: string; expiresAt: string; pollIntervalSec: number }> {
   const now = Date.now();
-  if ((await countLivePending(db, address, nowIso(now))) >= MAX_PENDING_PER_ADDRESS) {
-    throw new ApiError('rate_limited', 'Too many pairing sessions waiting from this address; wait for them to expire', {
-      headers: { 'Retry-After': '60' },
-    });
-  }
-  // A code is unique among live sessions.
-  let code = makeCode();
-  for (let i = 0; i < 20; i++) {
-    if (!(await liveCodeTaken(db, code, nowIso(now)))) break;
-    code = makeCode();
-  }
   const pollSecret = randomToken(32);
-  const row: PairingSessionsTable = {
-    id: newId(),
-    code,
-    poll_secret_hash: sha256Hex(pollSecret),
-    status: 'pending',
-    player_family: asFamily(input.playerFamily),
-    player_version: input.playerVersion || null,
-    device_name: input.deviceName || null,
-    address,
-    screen_id: null,
-    replaces_screen: 0,
-    enrollment_token_hash: null,
-    enrollment_expires_at: null,
-    decided_by: null,
-    created_at: nowIso(now),
-    expires_at: nowIso(now + PAIRING_TTL_MS),
-    decided_at: null,
-    enrolled_at: null,
-  };
-  await insertPairingSession(db, row);
-  return { id: row.id, code, pollSecret, expiresAt: row.expires_at, pollIntervalSec: POLL_INTERVAL_SEC };
+  // One transaction: the count, the code's check and the insert are not overtaken by another
+  // request's (a burst from one address gets exactly the cap; two live sessions never share a code).
+  const row = await db.transaction().execute(async (trx) => {
+    if ((await countLivePending(trx, address, nowIso(now))) >= MAX_PENDING_PER_ADDRESS) {
+      throw new ApiError('rate_limited', 'Too many pairing sessions waiting from this address; wait for them to expire', {
+        headers: { 'Retry-After': '60' },
+      });
+    }
+    // A code is unique among live sessions.
+    let code = makeCode();
+    for (let i = 0; i < 20; i++) {
+      if (!(await liveCodeTaken(trx, code, nowIso(now)))) break;
+      code = makeCode();
+    }
+    const row: PairingSessionsTable = {
+      id: newId(),
+      code,
+      poll_secret_hash: sha256Hex(pollSecret),
+      status: 'pending',
+      player_family: asFamily(input.playerFamily),
+      player_version: input.playerVersion || null,
+      device_name: input.deviceName || null,
+      address,
+      screen_id: null,
+      replaces_screen: 0,
+      enrollment_token_hash: null,
+      enrollment_expires_at: null,
+      decided_by: null,
+      created_at: nowIso(now),
+      expires_at: nowIso(now + PAIRING_TTL_MS),
+      decided_at: null,
+      enrolled_at: null,
+    };
+    await insertPairingSession(trx, row);
+    return row;
+  });
+  return { id: row.id, code: row.code, pollSecret, expiresAt: row.expires_at, pollIntervalSec: POLL_INTERVAL_SEC };
 }
 
 /**
