@@ -110,8 +110,10 @@ t.test('the demo data and uploaded media move to PostgreSQL, verified, and the s
   t.notMatch(moved.out, /MISMATCH/);
   t.equal((await rowsOf(url, 'select count(*)::int as n from media_files'))[0].n > 5, true, 'media rows copied');
 
-  const again = await cli(dataDir, ['migrate-to', url, '--verify-only']);
+  // Without a URL: PLACARD_DATABASE_URL's, as an operator who configured the service first runs it.
+  const again = await cli(dataDir, ['migrate-to', '--verify-only'], { PLACARD_DATABASE_URL: url });
   t.equal(again.code, 0, `verifies again: ${again.err}`);
+  t.match(again.out, /total: \d+ rows in \d+ tables; every row count and checksum matches/, 'the configured database verified');
 
   // A media file gone from the shared directory: said as a warning, the data still verifies.
   const mediaFile = new MediaStore(dataDir).pathOf(uploaded.sha256);
@@ -261,7 +263,7 @@ t.test('bad input: usage, a URL that is not PostgreSQL, an unreachable server, a
   await opened.close();
   const usage = await cli(dataDir, ['migrate-to']);
   t.equal(usage.code, 1);
-  t.match(usage.err, /usage: placard migrate-to postgres:\/\//);
+  t.match(usage.err, /usage: placard migrate-to \[postgres:\/\/.*default: PLACARD_DATABASE_URL/, 'no URL and none configured');
   const mysql = await cli(dataDir, ['migrate-to', 'mysql://root:secret@db/placard']);
   t.equal(mysql.code, 1);
   t.match(mysql.err, /not a PostgreSQL URL \(mysql:\.\.\.\): expected postgres:\/\/user:password@host:5432\/database/);
@@ -274,7 +276,7 @@ t.test('bad input: usage, a URL that is not PostgreSQL, an unreachable server, a
   t.match(unreachable.err, /cannot connect to postgres:\/\/placard:\*\*\*@127\.0\.0\.1:1\/placard: .*ECONNREFUSED/);
   t.notMatch(unreachable.err, /secret/);
   for (const r of [usage, mysql, noDb, unreachable]) t.ok(noStack(r.err), 'one line, no stack trace');
-  t.match((await cli(dataDir, ['help'])).out, /migrate-to URL \[--verify-only\]/, 'in the help');
+  t.match((await cli(dataDir, ['help'])).out, /migrate-to \[URL\] \[--verify-only\]/, 'in the help');
 
   const older = tempDataDir(t);
   const old = openDatabase(path.join(older, 'placard.db'));

@@ -38,9 +38,10 @@ Usage: placard <command> [options]
                           PLACARD_BACKUP_PASSPHRASE_FILE's
   backups                 list backups in the data directory
   migrate                 bring the database schema up to date
-  migrate-to URL [--verify-only]
+  migrate-to [URL] [--verify-only]
                           copy this data directory's SQLite database into an empty
-                          PostgreSQL database (postgres://user:password@host/db), in one
+                          PostgreSQL database (postgres://user:password@host/db; without
+                          one, PLACARD_DATABASE_URL's), in one
                           transaction, then verify every table's row count and checksum;
                           stop the service first. --verify-only: only compare them again.
                           The media stay in PLACARD_DATA_DIR (docs/operations.md)
@@ -249,8 +250,10 @@ async function commandMigrate(config: Config): Promise<void> {
 
 async function commandMigrateTo(config: Config, args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'verify-only': { type: 'boolean', default: false } } });
-  const url = positionals[0];
-  if (!url || positionals.length > 1) throw new CliError('usage: placard migrate-to postgres://user:password@host:5432/database [--verify-only]');
+  // Without a URL: the one the server is configured for (PLACARD_DATABASE_URL), set before the move.
+  const url = positionals[0] ?? config.databaseUrl;
+  if (!url || positionals.length > 1)
+    throw new CliError('usage: placard migrate-to [postgres://user:password@host:5432/database] [--verify-only] (default: PLACARD_DATABASE_URL)');
   // The SQLite file must not change under the copy: the server is stopped first.
   if (await serverAnswers(config)) {
     throw new CliError(`the server answers at ${localUrl(config)}: stop it first (systemctl stop placard), then run migrate-to`);
@@ -268,7 +271,11 @@ async function commandMigrateTo(config: Config, args: string[]): Promise<number>
     if (!result.ok)
       process.stderr.write('placard: the copy does not match the SQLite database: do not switch to it; drop and recreate the target, then migrate-to again\n');
     else if (!values['verify-only'])
-      out('next: set PLACARD_DATABASE_URL to this URL (with its password) and start the server; the SQLite file is left as it was');
+      out(
+        positionals[0]
+          ? 'next: set PLACARD_DATABASE_URL to this URL (with its password) and start the server; the SQLite file is left as it was'
+          : 'next: start the server (PLACARD_DATABASE_URL names this database); the SQLite file is left as it was',
+      );
     return result.ok ? 0 : 1;
   } catch (err) {
     if (err instanceof MigrateToError) throw new CliError(err.message);
