@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../../platform/app-deps.js';
 import { ScopeKey } from '../../platform/app-scope.js';
 import type { Db } from '../../platform/db/database.js';
+import { isPostgres } from '../../platform/db/dialect.js';
 import { DEVICE_TOKEN_PREFIX, type DevicePrincipal } from '../../platform/http/auth.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../platform/security/secrets.js';
@@ -17,7 +18,7 @@ import {
   setCredentialLastUsed,
 } from './device-auth.repo.js';
 import { newId, nowIso, type ScreenRow } from './screens.repo.js';
-import { groupCommit, ROW_LOCKED } from './group-commit.js';
+import { groupCommit } from './group-commit.js';
 
 export type { DeviceContextRow } from './device-auth.repo.js';
 
@@ -60,8 +61,10 @@ async function checkCredential<R extends CredentialCheckColumns>(
   if (row.disabled_at) throw new ApiError('screen_disabled', 'This screen is disabled');
   const now = Date.now();
   if (!row.cred_last_used_at || now - Date.parse(row.cred_last_used_at) > TOUCH_EVERY_MS) {
-    // Once a minute per credential: shares the heartbeats' commits rather than an fsync of its own.
-    await groupCommit(db, (trx) => setCredentialLastUsed(trx, row.cred_id, nowIso(now)), ROW_LOCKED);
+    // Once a minute per credential: on SQLite it shares the heartbeats' commits rather than an
+    // fsync of its own; on PostgreSQL one statement needs no transaction (one round trip, not three).
+    if (isPostgres(db)) await setCredentialLastUsed(db, row.cred_id, nowIso(now));
+    else await groupCommit(db, (trx) => setCredentialLastUsed(trx, row.cred_id, nowIso(now)));
   }
   return row;
 }
