@@ -80,6 +80,22 @@ t.test('a player connected to instance A hears within a second of edits made thr
   t.ok(Date.now() - since < 1_000, 'within a second');
 });
 
+t.test('sync: what another instance published before is handled here when it resolves', { skip }, async (t) => {
+  const a = await startApp(t);
+  const b = await startApp(t, { instanceOf: a });
+  const heard: number[] = [];
+  a.deps.cluster.on<number>('test.sync', (n) => heard.push(n));
+  for (let i = 0; i < 25; i++) {
+    await b.deps.cluster.publish('test.sync', i); // committed
+    await a.deps.cluster.sync();
+    t.equal(heard.at(-1), i, `message ${i} handled before sync resolved`);
+  }
+  // Callers at once share statements, and each still resolves after what was committed before it.
+  await b.deps.cluster.publish('test.sync', 100);
+  await Promise.all(Array.from({ length: 10 }, () => a.deps.cluster.sync()));
+  t.equal(heard.at(-1), 100);
+});
+
 t.test('a scheduled publish runs exactly once, and each periodic tick on one instance', { skip }, async (t) => {
   const a = await startApp(t);
   const b = await startApp(t, { instanceOf: a });

@@ -38,6 +38,8 @@ export class Cluster {
   private client: pg.Client | null = null;
   private stopped = false;
   private reconnecting: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> | null = null;
+  private nextSync: Promise<void> | null = null;
   /** Notifications received from other instances (tests). */
   received = 0;
 
@@ -78,17 +80,51 @@ export class Cluster {
     set.add(handler as ClusterHandler);
   }
 
-  /** Tells the other instances (nothing on SQLite). Never throws: a failure is logged. */
-  publish(topic: string, data: unknown): void {
-    if (!this.url) return;
+  /**
+   * Tells the other instances (nothing on SQLite). Resolves once the message is committed
+   * (await it when what you do next must come after the others can hear it); never rejects:
+   * a failure is logged.
+   */
+  publish(topic: string, data: unknown): Promise<void> {
+    if (!this.url) return Promise.resolve();
     const payload = JSON.stringify({ from: this.key, topic, data });
     if (Buffer.byteLength(payload) > MAX_PAYLOAD) {
       this.logger.warn({ topic, bytes: Buffer.byteLength(payload) }, 'cluster message too large to send; split it');
-      return;
+      return Promise.resolve();
     }
-    void sql`select pg_notify(${CHANNEL}, ${payload})`
-      .execute(this.db)
-      .catch((err: unknown) => this.logger.warn({ err, topic }, 'could not tell the other instances'));
+    return sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db).then(
+      () => undefined,
+      (err: unknown) => this.logger.warn({ err, topic }, 'could not tell the other instances'),
+    );
+  }
+
+  /**
+   * Resolves once the messages other instances committed before the call have been handled
+   * here: one statement on this instance's listening connection, whose answer PostgreSQL
+   * sends after the notifications already waiting for that session (they are delivered when
+   * it is idle, and it was: the statement was not sent yet). Callers waiting at once share
+   * the next statement. At once on SQLite or while reconnecting (a reconnect forgets
+   * everything anyway: `cluster.resync`).
+   */
+  sync(): Promise<void> {
+    const client = this.client;
+    if (!client) return Promise.resolve();
+    if (!this.syncing) {
+      this.syncing = client.query('select 1').then(
+        () => undefined,
+        () => undefined,
+      );
+      // Callers arriving while it runs may have seen newer commits than it started after: the next one serves them.
+      void this.syncing.then(() => {
+        this.syncing = null;
+      });
+      return this.syncing;
+    }
+    this.nextSync ??= this.syncing.then(() => {
+      this.nextSync = null;
+      return this.sync();
+    });
+    return this.nextSync;
   }
 
   /** Whether the instance with `key` is running (SQLite: only this process is). */

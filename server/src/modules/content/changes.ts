@@ -31,8 +31,10 @@ export function contentChangeCount(deps: AppDeps): number {
 export async function contentChanged(deps: AppDeps, refs: readonly DepRef[], screenIds: readonly string[] = []): Promise<void> {
   deps.scope.get(CHANGES).count++;
   forgetPartsUsing(deps.db, refs); // the playlist parts built from what changed (playlist-parts.ts)
-  // The other instances keep parts too (their manifests rebuild by the bumped revision).
-  if (refs.length > 0) deps.cluster.publish('content.changed', refs.length <= 100 ? refs : null);
+  // The other instances keep parts too (their manifests rebuild by the bumped revision). Told
+  // before the screens are looked up: a build there whose dependency record this lookup misses
+  // (not committed yet) hears of the change before it caches (manifest.ts buildAndCache).
+  if (refs.length > 0) await deps.cluster.publish('content.changed', refs.length <= 100 ? refs : null);
   try {
     const affected = new Set([...screenIds, ...(await screensDependingOn(deps.db, refs))]);
     if (affected.size === 0) return;

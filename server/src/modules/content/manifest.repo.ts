@@ -88,16 +88,18 @@ export async function screensDependingOnSource(db: Db, sourceId: string): Promis
  * (`writeDeps`: a few statements for the whole batch, not a few per screen), as one job of the
  * heartbeats' group commit (SQLite: sharing their commits and fsyncs). On PostgreSQL each
  * statement is a round trip made while holding the writer lock, so the burst after a change
- * costs a few round trips per batch instead of six per screen (issue 25's fleet).
+ * costs a few round trips per batch instead of six per screen (issue 25's fleet). Answers
+ * whether it wrote.
  */
-export async function recordManifestDeps(db: Db, screenId: string, set: DepSet): Promise<void> {
-  if ((await setOf(db, screenId)) === set.id) return;
+export async function recordManifestDeps(db: Db, screenId: string, set: DepSet): Promise<boolean> {
+  if ((await setOf(db, screenId)) === set.id) return false;
   let recorder = recorders.get(db);
   if (!recorder) {
     recorder = new DepRecorder(db);
     recorders.set(db, recorder);
   }
   await recorder.submit(screenId, set);
+  return true;
 }
 
 /** Most screens one batch records (two parameters each per statement: within every limit). */

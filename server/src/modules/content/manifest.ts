@@ -292,12 +292,18 @@ const SHARED = new ScopeKey('content.shared-manifests', () => new Map<string, Pr
  */
 const RECORDED = new ScopeKey('content.recorded-manifest-deps', () => new Map<string, string>());
 
-/** Records the screen's dependency set unless it is the one recorded last. */
+/**
+ * Records the screen's dependency set unless it is the one recorded last. When instances
+ * share the database and it wrote, it waits for the messages the others committed before
+ * (cluster.sync): a change made through another instance, whose lookup of the screens to
+ * bump ran before this record committed, is announced before that lookup
+ * (changes.ts contentChanged), so it is counted here before the caller compares the counts.
+ */
 async function recordDeps(deps: AppDeps, screenId: string, set: DepSet): Promise<void> {
   const recorded = deps.scope.get(RECORDED);
   if (recorded.get(screenId) === set.id && !deps.cluster.shared) return;
   recorded.delete(screenId);
-  await recordManifestDeps(deps.db, screenId, set);
+  if ((await recordManifestDeps(deps.db, screenId, set)) && deps.cluster.shared) await deps.cluster.sync();
   recorded.set(screenId, set.id);
 }
 
