@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import t, { type Test } from 'tap';
 import { ManifestDto } from '../server/src/modules/content/manifest.routes.js';
 import { signedInApp } from './helpers/auth.js';
@@ -258,14 +259,31 @@ t.test('a change committed while the first manifest is built is not lost', async
     transformQuery: (args: any) => args.node,
     transformResult: async (args: any) => {
       if (!announced && JSON.stringify(args.result.rows ?? []).includes(p.id) && 'snapshot' in (args.result.rows?.[0] ?? {})) {
-        // the connection is held by this query: write on the raw handle (committed at once), announce without waiting
         // (what screens play is the publication: the rename reaches its snapshot, as publishing it would)
-        app.database.sqlite.prepare('update playlists set name = ?, revision = revision + 1 where id = ?').run('After', p.id);
-        app.database.sqlite
-          .prepare(
-            `update content_publications set snapshot = json_set(snapshot, '$.name', ?) where id = (select published_publication_id from playlists where id = ?)`,
-          )
-          .run('After', p.id);
+        if (app.database.kind === 'sqlite') {
+          // the connection is held by this query: write on the raw handle (committed at once)
+          app.database.sqlite.prepare('update playlists set name = ?, revision = revision + 1 where id = ?').run('After', p.id);
+          app.database.sqlite
+            .prepare(
+              `update content_publications set snapshot = json_set(snapshot, '$.name', ?) where id = (select published_publication_id from playlists where id = ?)`,
+            )
+            .run('After', p.id);
+        } else {
+          // PostgreSQL: another connection of the pool, committed before the build goes on
+          const db = app.deps.db;
+          await db.updateTable('playlists').set({ name: 'After', revision: sql`revision + 1` }).where('id', '=', p.id).execute();
+          const pub = await db
+            .selectFrom('content_publications')
+            .select(['id', 'snapshot'])
+            .where('id', '=', (eb) => eb.selectFrom('playlists').select('published_publication_id').where('id', '=', p.id))
+            .executeTakeFirstOrThrow();
+          await db
+            .updateTable('content_publications')
+            .set({ snapshot: JSON.stringify({ ...JSON.parse(pub.snapshot), name: 'After' }) })
+            .where('id', '=', pub.id)
+            .execute();
+        }
+        // announced without waiting
         announced = contentChanged(app.deps, [{ kind: 'playlist', id: p.id }]);
       }
       return args.result;
