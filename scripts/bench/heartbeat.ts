@@ -6,6 +6,8 @@
  * and in-process). Ratios are printed against the bare GET and against the bare POST of
  * the same body (what the heartbeat adds beyond HTTP + JSON parsing).
  *   npm run bench:heartbeat [-- --seconds 5 --connections 16]
+ *     [--database-url postgres://placard@127.0.0.1:55432/postgres]  (issue 25: a database of the
+ *     run's own, created there and dropped after)
  * Each 120-bucket request carries buckets never seen before (real inserts, not
  * idempotent no-ops). Every commit is synchronous=FULL. Compare ratios, not absolutes.
  */
@@ -14,6 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { buildApp } from '../../server/src/app.js';
@@ -35,6 +38,10 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
+const databaseUrl = (() => {
+  const i = process.argv.indexOf('--database-url');
+  return i > 0 ? process.argv[i + 1] : undefined;
+})();
 /** `--only ingest`: the in-process figures alone (no HTTP cases). */
 const ingestOnly = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'ingest';
 
@@ -71,7 +78,25 @@ const PLAIN = JSON.stringify({
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'placard-bench-'));
   const config = testConfig(dir, { validateResponses: false });
-  const database = openDatabase(path.join(dir, 'placard.db'));
+  // PostgreSQL: a database of the run's own, dropped at the end.
+  const pgName = `placard_hb_${process.pid}`;
+  const admin = async (statement: string) => {
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    try {
+      await c.query(statement);
+    } finally {
+      await c.end();
+    }
+  };
+  let target = path.join(dir, 'placard.db');
+  if (databaseUrl) {
+    await admin(`create database ${pgName}`);
+    const u = new URL(databaseUrl);
+    u.pathname = `/${pgName}`;
+    target = u.toString();
+  }
+  const database = openDatabase(target);
   await migrate(database.db);
   const logger = createLogger('silent');
   const app = buildApp(
@@ -139,7 +164,7 @@ async function main() {
       p50: r.latency.p50,
       p99: r.latency.p99,
       errors: r.errors + r.non2xx,
-      ...(jobs ? { perCommit: jobs / (gc.commits - gc0.commits), perFsync: jobs / fsyncs } : {}),
+      ...(jobs ? { perCommit: jobs / (gc.commits - gc0.commits), ...(fsyncs ? { perFsync: jobs / fsyncs } : {}) } : {}),
     });
   }
 
@@ -185,11 +210,12 @@ async function main() {
   await placard.close();
   await bareServer.close();
   await database.close();
+  if (databaseUrl) await admin(`drop database if exists ${pgName} with (force)`);
   rmSync(dir, { recursive: true, force: true });
 
   const byName = new Map(results.map((r) => [r.name, r]));
   console.log(
-    `Heartbeat ingest, ${connections} connections, ${seconds}s per case, synchronous=FULL, node ${process.version}, ${os.cpus().length} cpus, load average ${os
+    `Heartbeat ingest on ${database.kind === 'postgres' ? 'PostgreSQL (synchronous_commit on)' : 'SQLite (synchronous=FULL)'}, ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,
