@@ -6,6 +6,8 @@
  * and in-process). Ratios are printed against the bare GET and against the bare POST of
  * the same body (what the heartbeat adds beyond HTTP + JSON parsing).
  *   npm run bench:heartbeat [-- --seconds 5 --connections 16]
+ *     [--screens 1]  (the heartbeat cases' requests go to this many screens in turn: one screen's
+ *                    heartbeats take turns on its row, many screens' run side by side on PostgreSQL)
  *     [--database-url postgres://placard@127.0.0.1:55432/postgres]  (issue 25: a database of the
  *     run's own, created there and dropped after)
  * Each 120-bucket request carries buckets never seen before (real inserts, not
@@ -38,6 +40,7 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg('seconds', 5);
 const connections = arg('connections', 16);
+const screenCount = arg('screens', 1);
 const databaseUrl = (() => {
   const i = process.argv.indexOf('--database-url');
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -109,8 +112,23 @@ async function main() {
   const placard = await listen(app, '127.0.0.1', 0);
   const screenA = await makeScreen(database.db, 'bench-buckets');
   const screenB = await makeScreen(database.db, 'bench-plain');
-  const credA = await issueDeviceCredential(database.db, screenA);
-  const credB = await issueDeviceCredential(database.db, screenB);
+  const credsA = [await issueDeviceCredential(database.db, screenA)];
+  const credsB = [await issueDeviceCredential(database.db, screenB)];
+  for (let i = 1; i < screenCount; i++) {
+    credsA.push(await issueDeviceCredential(database.db, await makeScreen(database.db, `bench-buckets-${i}`)));
+    credsB.push(await issueDeviceCredential(database.db, await makeScreen(database.db, `bench-plain-${i}`)));
+  }
+  let turn = 0;
+  /** Each request with the next screen's credential (and, with buckets, a body of new buckets). */
+  const inTurn = (creds: string[], body: () => string) => [
+    {
+      setupRequest: (req: Record<string, unknown>) => ({
+        ...req,
+        body: body(),
+        headers: { ...(req.headers as Record<string, string>), authorization: `Bearer ${creds[turn++ % creds.length]}` },
+      }),
+    },
+  ];
 
   const bare = new Koa();
   // The same JSON parsing as the API router (platform/http/router.ts): strict, 1 MiB.
@@ -140,12 +158,12 @@ async function main() {
     {
       name: 'heartbeat, no noise',
       bareOf: 'bare Koa POST, no noise',
-      opts: { url, method: 'POST' as const, body: PLAIN, headers: { ...json, authorization: `Bearer ${credB}` } },
+      opts: { url, method: 'POST' as const, headers: json, requests: inTurn(credsB, () => PLAIN) },
     },
     {
       name: 'heartbeat, 120 buckets',
       bareOf: 'bare Koa POST, 120 buckets',
-      opts: { url, method: 'POST' as const, headers: { ...json, authorization: `Bearer ${credA}` }, requests: withBuckets },
+      opts: { url, method: 'POST' as const, headers: json, requests: inTurn(credsA, bucketsBody) },
     },
   ];
   const results: { name: string; bareOf?: string; rps: number; p50: number; p99: number; errors: number; perCommit?: number; perFsync?: number }[] = [];
@@ -215,7 +233,7 @@ async function main() {
 
   const byName = new Map(results.map((r) => [r.name, r]));
   console.log(
-    `Heartbeat ingest on ${database.kind === 'postgres' ? 'PostgreSQL (synchronous_commit on)' : 'SQLite (synchronous=FULL)'}, ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os
+    `Heartbeat ingest on ${database.kind === 'postgres' ? 'PostgreSQL (synchronous_commit on)' : 'SQLite (synchronous=FULL)'}, ${screenCount} screen(s), ${connections} connections, ${seconds}s per case, node ${process.version}, ${os.cpus().length} cpus, load average ${os
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,
