@@ -3,6 +3,7 @@ import { signIn } from './helpers/auth.js';
 import { startApp } from './helpers/harness.js';
 import { pairScreen } from './helpers/screens.js';
 import { pruneHistory, sweepStatuses } from '../server/src/modules/screens/screens.module.js';
+import { recordStatusChange, screensForStatusSweep } from '../server/src/modules/screens/heartbeat.repo.js';
 import { DEFAULT_SETTINGS } from '../server/src/modules/system/settings.js';
 import { bumpManifestRevision } from '../server/src/modules/screens/revision.js';
 import { resolveScreenTargets, screensForTargets } from '../server/src/modules/screens/targets.repo.js';
@@ -191,6 +192,19 @@ t.test('player history: versions, status transitions, paging, pruning', async (t
   t.same((await history('?kind=status')).items[0].detail, { from: 'online', to: 'offline' });
   await beat({});
   t.same((await history('?kind=status')).items[0].detail, { from: 'offline', to: 'online' });
+
+  // A heartbeat between the sweep's read and its write: the transition it derived is not recorded.
+  await app.deps.db
+    .updateTable('screens')
+    .set({ last_seen_ms: Date.now() - 3600_000 })
+    .where('id', '=', s.screenId)
+    .execute();
+  const read = (await screensForStatusSweep(app.deps.db)).find((r) => r.id === s.screenId)!;
+  await beat({});
+  t.equal(await recordStatusChange(app.deps.db, s.screenId, read.known_status, 'offline', Date.now(), read.last_seen_ms), false, 'seen since: not recorded');
+  const after = await app.deps.db.selectFrom('screens').select('known_status').where('id', '=', s.screenId).executeTakeFirstOrThrow();
+  t.equal(after.known_status, 'online', 'still online');
+  t.same((await history('?kind=status')).items[0].detail, { from: 'offline', to: 'online' }, 'no status line for it');
 
   // kind= takes known kinds only: a typo is an error, not an empty list.
   for (const q of ['?kind=nope', '?kind=heartbeat,nope', '?kind=heartbeat,', '?kind=HEARTBEAT']) {

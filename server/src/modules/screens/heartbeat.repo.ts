@@ -256,15 +256,33 @@ export function screensForStatusSweep(db: Db) {
 
 /**
  * Records a status transition that happened without a request: the screen's known status
- * (only if it still reads `from`) and a `status` line of history, in one transaction.
+ * and a `status` line of history, in one transaction, only if the screen still reads
+ * `from` and was last seen at `seenMs` (what the transition was derived from). A heartbeat
+ * or ping that came in meanwhile (on PostgreSQL they run alongside: row-locked) leaves
+ * both unwritten. Answers whether it recorded the transition.
  */
-export async function recordStatusChange(db: Db, screenId: string, from: string, to: ScreenRow['known_status'], atMs: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.updateTable('screens').set({ known_status: to }).where('id', '=', screenId).where('known_status', '=', from).execute();
+export async function recordStatusChange(
+  db: Db,
+  screenId: string,
+  from: string,
+  to: ScreenRow['known_status'],
+  atMs: number,
+  seenMs: number | null,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('screens')
+      .set({ known_status: to })
+      .where('id', '=', screenId)
+      .where('known_status', '=', from)
+      .where('last_seen_ms', seenMs === null ? 'is' : '=', seenMs)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
     await trx
       .insertInto('screen_history')
       .values({ id: newId(), screen_id: screenId, at: nowIso(atMs), at_ms: atMs, kind: 'status', detail: JSON.stringify({ from, to }) })
       .execute();
+    return true;
   });
 }
 

@@ -26,8 +26,7 @@ export async function sweepStatuses(db: AppDeps['db'], now = Date.now()): Promis
   for (const r of rows) {
     const status = deriveStatus(r, now);
     if (status === r.known_status) continue;
-    await recordStatusChange(db, r.id, r.known_status, status, now);
-    changed++;
+    if (await recordStatusChange(db, r.id, r.known_status, status, now, r.last_seen_ms)) changed++;
   }
   return changed;
 }
