@@ -6,7 +6,7 @@ import { checkpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { DdlTranslation, isPostgres, POSTGRES_PRELUDE } from './dialect.js';
-import { isPostgresUrl, openPostgresPool, type PostgresOptions, ROW_LOCKED, redactUrl } from './postgres.js';
+import { isPostgresUrl, openPostgresPool, type PostgresOptions, ROW_LOCKED_ISOLATION, redactUrl } from './postgres.js';
 
 export type Db = Kysely<Database>;
 
@@ -226,7 +226,7 @@ export function deferDurability(db: Db, holder: { durable?: Promise<void> }): vo
  * other (one runs at a time there). For the heartbeats' and liveness pings' writes.
  */
 export function rowLockedTransaction(db: Db) {
-  return db.transaction().setIsolationLevel(ROW_LOCKED);
+  return db.transaction().setIsolationLevel(ROW_LOCKED_ISOLATION);
 }
 
 /** Most prepared statements kept per connection (the app's distinct queries are a few hundred). */

@@ -21,7 +21,7 @@ import type { Database } from './schema.js';
  *   transactions of every instance sharing the database queue behind each other the same
  *   way; statements outside a transaction run concurrently, as they are atomic by
  *   themselves (a conditional UPDATE re-checks its condition on the row it locks).
- * - **Row-locked transactions** (`ROW_LOCKED`, asked for with `rowLockedTransaction`,
+ * - **Row-locked transactions** (`ROW_LOCKED_ISOLATION`, asked for with `rowLockedTransaction`,
  *   database.ts) skip the writer lock: the heartbeats' and liveness pings' writes, which
  *   touch one screen's rows after locking its `screens` row (`select ... for no key
  *   update`), so they run side by side, one per pooled connection, instead of taking turns
@@ -45,14 +45,14 @@ export const DATABASE_LOCK = 0x706c6372;
  * The isolation level that marks a row-locked transaction (database.ts rowLockedTransaction):
  * READ COMMITTED, PostgreSQL's default, asked for by name. Nothing else names an isolation level.
  */
-export const ROW_LOCKED = 'read committed';
+export const ROW_LOCKED_ISOLATION = 'read committed';
 
 /**
  * How a transaction begins, in one round trip (the simple query protocol runs the statements
  * in order): the database lock shared, then the writer lock unless the transaction is row-locked.
  */
 const BEGIN = `begin; select pg_advisory_xact_lock_shared(${DATABASE_LOCK}); select pg_advisory_xact_lock(${WRITER_LOCK})`;
-const BEGIN_ROW_LOCKED = `start transaction isolation level ${ROW_LOCKED}; select pg_advisory_xact_lock_shared(${DATABASE_LOCK})`;
+const BEGIN_ROW_LOCKED = `start transaction isolation level ${ROW_LOCKED_ISOLATION}; select pg_advisory_xact_lock_shared(${DATABASE_LOCK})`;
 
 const asNumber = (v: string) => Number(v);
 const types = {
@@ -113,10 +113,10 @@ class SerialisedPostgresDriver extends PostgresDriver {
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    if (settings.accessMode || (settings.isolationLevel && settings.isolationLevel !== ROW_LOCKED)) {
+    if (settings.accessMode || (settings.isolationLevel && settings.isolationLevel !== ROW_LOCKED_ISOLATION)) {
       throw new Error(`transactions are begun as the writer lock needs: ${settings.isolationLevel ?? settings.accessMode} is not supported`);
     }
-    await connection.executeQuery(CompiledQuery.raw(settings.isolationLevel === ROW_LOCKED ? BEGIN_ROW_LOCKED : BEGIN));
+    await connection.executeQuery(CompiledQuery.raw(settings.isolationLevel === ROW_LOCKED_ISOLATION ? BEGIN_ROW_LOCKED : BEGIN));
   }
 }
 
